@@ -1,0 +1,131 @@
+"""One user-assistant interaction as a Markdown note (paper, appendix A).
+
+A note file is::
+
+    #who:user #what:activity/yoga #when:time/morning #where:n/a #why:n/a #extra:n/a
+    ### User
+    <user text>
+    ---
+    ### Assistant
+    <assistant text>
+
+Only the first line carries tags. Body lines that could be mistaken for the
+format's own structure (``---``, ``### ...``, a leading ``#who:``-style tag line)
+are escaped with one leading backslash, so any conversation text round-trips
+and never changes a note's tags.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+CATEGORIES: tuple[str, ...] = ("who", "what", "when", "where", "why", "extra")
+EMPTY_TAG = "n/a"
+
+Tags = dict[str, tuple[str, ...]]
+
+# Lines escaped in the body: any number of backslashes, then a structural prefix.
+_STRUCTURAL = re.compile(r"^(\\*)(---|###|#(?:who|what|when|where|why|extra):)")
+_ESCAPED = re.compile(r"^\\(\\*(?:---|###|#(?:who|what|when|where|why|extra):))")
+_TAG_TOKEN = re.compile(r"#(who|what|when|where|why|extra):(\S+)")
+
+
+class NoteFormatError(ValueError):
+    """A note file does not follow the note format; the message says where."""
+
+
+def empty_tags() -> Tags:
+    return {c: () for c in CATEGORIES}
+
+
+@dataclass
+class Note:
+    """One interaction with its extracted tags. `index` is its position in the case."""
+
+    note_id: str
+    session_id: str
+    user: str
+    assistant: str
+    timestamp: str = ""
+    tags: Tags = field(default_factory=empty_tags)
+    summary: str = ""
+    index: int = 0
+
+    def __post_init__(self) -> None:
+        self.tags = {c: tuple(self.tags.get(c, ())) for c in CATEGORIES}
+
+    def tag_pairs(self) -> list[tuple[str, str]]:
+        """(category, path) for every tag, in category order, without duplicates."""
+        seen: dict[tuple[str, str], None] = {}
+        for c in CATEGORIES:
+            for path in self.tags[c]:
+                seen[(c, path)] = None
+        return list(seen)
+
+    def paths(self) -> list[str]:
+        """Distinct tag paths regardless of category, in first-seen order."""
+        return list(dict.fromkeys(p for _, p in self.tag_pairs()))
+
+    @property
+    def tag_line(self) -> str:
+        return format_tag_line(self.tags)
+
+    @property
+    def raw_text(self) -> str:
+        """The interaction as the user and assistant wrote it (OpenClaw reads this)."""
+        return f"User: {self.user}\nAssistant: {self.assistant}"
+
+    def to_markdown(self) -> str:
+        return (
+            f"{self.tag_line}\n### User\n{_escape(self.user)}\n---\n"
+            f"### Assistant\n{_escape(self.assistant)}\n"
+        )
+
+
+def format_tag_line(tags: Tags) -> str:
+    parts = []
+    for c in CATEGORIES:
+        paths = tags.get(c, ())
+        if paths:
+            parts.extend(f"#{c}:{p}" for p in paths)
+        else:
+            parts.append(f"#{c}:{EMPTY_TAG}")
+    return " ".join(parts)
+
+
+def parse_tag_line(line: str) -> Tags:
+    tags: dict[str, list[str]] = {c: [] for c in CATEGORIES}
+    for category, path in _TAG_TOKEN.findall(line):
+        if path != EMPTY_TAG and path not in tags[category]:
+            tags[category].append(path)
+    return {c: tuple(v) for c, v in tags.items()}
+
+
+def _escape(text: str) -> str:
+    return "\n".join(_STRUCTURAL.sub(r"\\\1\2", line) for line in text.split("\n"))
+
+
+def _unescape(text: str) -> str:
+    return "\n".join(_ESCAPED.sub(r"\1", line) for line in text.split("\n"))
+
+
+def parse_note(markdown: str, *, note_id: str, session_id: str = "", timestamp: str = "",
+               summary: str = "", index: int = 0, source: str = "<note>") -> Note:
+    """Parse a note file's text; `source` names the file in error messages."""
+    head, sep, rest = markdown.partition("\n")
+    if not sep or not head.startswith("#"):
+        raise NoteFormatError(f"{source}: first line must be the tag line (#who:... #what:...)")
+    if not rest.startswith("### User\n"):
+        raise NoteFormatError(f"{source}: line 2 must be '### User'")
+    body = rest[len("### User\n"):]
+    user, sep, assistant = body.partition("\n---\n### Assistant\n")
+    if not sep:
+        raise NoteFormatError(f"{source}: missing the '---' / '### Assistant' separator")
+    if not assistant.endswith("\n"):
+        raise NoteFormatError(f"{source}: file is truncated (no final newline)")
+    return Note(
+        note_id=note_id, session_id=session_id, timestamp=timestamp, summary=summary,
+        index=index, user=_unescape(user), assistant=_unescape(assistant[:-1]),
+        tags=parse_tag_line(head),
+    )

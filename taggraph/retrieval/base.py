@@ -1,0 +1,120 @@
+"""The common backend interface: ``remember(interaction)`` and ``query(text, k)``.
+
+A `Retriever` indexes one `MemoryStore` and keeps its index current as the
+store grows (the store calls ``add(note)`` for each new note). Results carry an
+`Explanation`; ``explain(query, note_id)`` also answers for notes that were not
+retrieved.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from taggraph.store import Interaction, MemoryStore
+from taggraph.notes import Note
+
+DEFAULT_DEPTH = 40  # paper, appendix E: retrieval depth fixed at 40
+
+
+@dataclass
+class Explanation:
+    """Why a note ranked where it did, in one method's own terms.
+
+    `reason` is one human sentence; `details` holds the structured evidence
+    (matched terms, graph paths, seed mass, component scores, ...).
+    """
+
+    method: str
+    note_id: str
+    retrieved: bool
+    rank: int | None
+    score: float
+    reason: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Result:
+    note_id: str
+    score: float
+    session_id: str
+    rank: int
+    explanation: Explanation | None = None
+
+
+class Retriever:
+    """Base class of every retrieval method. Subclasses set `name` and implement
+    `add`, `score` and `_explain_details`."""
+
+    name: ClassVar[str] = ""
+
+    def __init__(self, store: MemoryStore, **params: Any) -> None:
+        self.store = store
+        self.params = params
+        for note in store.notes:
+            self.add(note)
+        store.attach(self)
+
+    def config(self) -> dict[str, Any]:
+        """The method's parameters, as recorded in run.json."""
+        return {"method": self.name, **self.params}
+
+    def add(self, note: Note) -> None:
+        raise NotImplementedError
+
+    def score(self, text: str) -> dict[int, float]:
+        """Scores of candidate notes by note index; notes absent were not reached."""
+        raise NotImplementedError
+
+    def rank(self, text: str, k: int = DEFAULT_DEPTH) -> list[tuple[int, float]]:
+        """Top-k (note index, score): score descending, ties by earlier note first."""
+        scores = self.score(text)
+        return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+
+    def remember(self, interaction: Interaction) -> Note:
+        return self.store.remember(interaction)
+
+    def query(self, text: str, k: int = DEFAULT_DEPTH, explain: bool = False) -> list[Result]:
+        ranked = self.rank(text, k)
+        out = []
+        for r, (idx, s) in enumerate(ranked, 1):
+            note = self.store.notes[idx]
+            exp = self.explain(text, note.note_id, _ranked=ranked) if explain else None
+            out.append(Result(note.note_id, float(s), note.session_id, r, exp))
+        return out
+
+    def explain(self, text: str, note_id: str, k: int = DEFAULT_DEPTH,
+                _ranked: list[tuple[int, float]] | None = None) -> Explanation:
+        """Why `note_id` was (not) retrieved for `text` at depth `k`."""
+        note = self.store.by_id.get(note_id)
+        if note is None:
+            raise KeyError(f"no note {note_id!r} in case {self.store.case_id!r}")
+        scores = self.score(text)
+        ranked = _ranked if _ranked is not None else sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+        order = {idx: r for r, (idx, _) in enumerate(ranked, 1)}
+        rank = order.get(note.index)
+        retrieved = rank is not None and rank <= k
+        details = self._explain_details(text, note)
+        score = float(scores.get(note.index, 0.0))
+        if retrieved:
+            reason = f"ranked {rank} with score {score:.4g}"
+        elif note.index not in scores:
+            reason = details.pop("missing", "not reached by this method")
+        else:
+            full_rank = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+            pos = [i for i, _ in full_rank].index(note.index) + 1
+            cut_idx, cut_score = full_rank[min(k, len(full_rank)) - 1]
+            reason = (f"reached with score {score:.4g} but ranked {pos}, below the depth cut-off {k}; "
+                      f"the last retrieved note {self.store.notes[cut_idx].note_id!r} scored {cut_score:.4g}")
+            rank = pos
+        if rank is not None and rank > 1:
+            top_idx, top_score = ranked[0] if ranked else (None, 0.0)
+            details.setdefault("outranked_by", {
+                "note_id": self.store.notes[top_idx].note_id, "score": float(top_score),
+                "margin": float(top_score - score)})
+        return Explanation(self.name, note_id, retrieved, rank, score, reason, details)
+
+    def _explain_details(self, text: str, note: Note) -> dict[str, Any]:
+        """Method-specific evidence for `note`; key 'missing' says what it lacks when unreached."""
+        return {}

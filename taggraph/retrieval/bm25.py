@@ -1,0 +1,84 @@
+"""BM25: Okapi BM25 over the full note text, no graph (paper, section 3.3.2).
+
+Scores equal rank-bm25's ``BM25Okapi`` (k1=1.5, b=0.75, epsilon=0.25, including
+its floor for negative idf) - tests/test_bm25.py checks parity. We keep our own
+inverted index instead of calling BM25Okapi because BM25Okapi cannot add a
+document without rebuilding, and `remember` must be incremental.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from taggraph.notes import Note
+from taggraph.retrieval.base import Retriever
+from taggraph.retrieval.terms import term_index
+from taggraph.text import query_tokens
+
+
+class BM25(Retriever):
+    name = "BM25"
+
+    def __init__(self, store, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25) -> None:
+        self.terms = term_index(store)
+        self._idf_cache: tuple[int, float] | None = None  # (n_docs, average idf)
+        super().__init__(store, k1=k1, b=b, epsilon=epsilon)
+
+    def add(self, note: Note) -> None:
+        self._idf_cache = None  # the shared TermIndex itself is updated by the store
+
+    def _average_idf(self) -> float:
+        if self._idf_cache is None or self._idf_cache[0] != self.terms.n_docs:
+            df = np.fromiter(self.terms.df.values(), dtype=np.float64)
+            n = self.terms.n_docs
+            avg = float(np.mean(np.log(n - df + 0.5) - np.log(df + 0.5))) if len(df) else 0.0
+            self._idf_cache = (n, avg)
+        return self._idf_cache[1]
+
+    def idf(self, term: str) -> float:
+        df = self.terms.df.get(term, 0)
+        if df == 0:
+            return 0.0
+        n = self.terms.n_docs
+        value = math.log(n - df + 0.5) - math.log(df + 0.5)
+        return value if value >= 0 else self.params["epsilon"] * self._average_idf()
+
+    def _contributions(self, tokens: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """term -> (note indexes, per-note contribution of one occurrence of the term)."""
+        k1, b = self.params["k1"], self.params["b"]
+        dl = np.asarray(self.terms.doc_len, dtype=np.float64)
+        avgdl = self.terms.total_len / max(self.terms.n_docs, 1)
+        out = {}
+        for term in set(tokens):
+            arrays = self.terms.postings_arrays(term)
+            if arrays is None:
+                continue
+            docs, tf = arrays
+            out[term] = (docs, self.idf(term) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl[docs] / avgdl)))
+        return out
+
+    def score(self, text: str) -> dict[int, float]:
+        tokens = query_tokens(text)
+        contrib = self._contributions(tokens)
+        scores = np.zeros(self.terms.n_docs)
+        for term in tokens:  # repeated query tokens count again, as in rank-bm25
+            if term in contrib:
+                docs, values = contrib[term]
+                np.add.at(scores, docs, values)
+        hit = np.flatnonzero(scores)
+        return {int(i): float(scores[i]) for i in hit}
+
+    def _explain_details(self, text: str, note: Note) -> dict[str, Any]:
+        tokens = query_tokens(text)
+        terms = {}
+        for term, (docs, values) in self._contributions(tokens).items():
+            where = np.flatnonzero(docs == note.index)
+            if len(where):
+                terms[term] = round(float(values[where[0]]) * tokens.count(term), 4)
+        details: dict[str, Any] = {"matched_terms": dict(sorted(terms.items(), key=lambda kv: -kv[1]))}
+        if not terms:
+            details["missing"] = "shares no query term with the note"
+        return details

@@ -1,0 +1,154 @@
+"""TagGraph: localized traversal of the base graph (paper, section 3.3.3).
+
+query tokens -> lexically matched concepts (a token equals a word of a concept's
+last path segment, both singularized) -> bounded breadth-first expansion over
+ontology parent/child edges -> Tag -> Topic -> File. A file scores
+sum over (token, reached concept) of 1 / (1 + hops): direct matches (hops 0)
+count 1, a parent or child 1/2, two hops 1/3. Ties: earlier note first.
+
+Variants (one class, switches):
+- TagGraph-Basic: all query tokens.
+- TagGraph-Stopwords: drops tokens found in more than 15% of the case's files.
+- TagGraph-TFIDF: as Stopwords, plus the note's TF-IDF content overlap (in [0, 1])
+  added to the graph score of each traversal candidate; traversal unchanged.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from taggraph.graph import concept_node
+from taggraph.notes import Note
+from taggraph.ontology import prefixes, segment_words, singular
+from taggraph.retrieval.base import Retriever
+from taggraph.retrieval.terms import STOPWORD_DF, term_index
+from taggraph.text import query_tokens
+
+MAX_HOPS = 2  # free choice: the paper says "bounded" without the bound
+
+
+class ConceptMatcher:
+    """word -> concept paths whose last segment contains it; grows with the store."""
+
+    def __init__(self) -> None:
+        self.by_word: dict[str, set[str]] = {}
+        self.known: set[str] = set()
+
+    def add(self, note: Note) -> None:
+        for path in note.paths():
+            for pre in prefixes(path):
+                if pre not in self.known:
+                    self.known.add(pre)
+                    for word in segment_words(pre):
+                        self.by_word.setdefault(word, set()).add(pre)
+
+    def match(self, token: str) -> list[str]:
+        return sorted(self.by_word.get(token, set()) | self.by_word.get(singular(token), set()))
+
+
+def concept_matcher(store) -> ConceptMatcher:
+    matcher = store.__dict__.get("_concept_matcher")
+    if matcher is None:
+        matcher = ConceptMatcher()
+        for note in store.notes:
+            matcher.add(note)
+        store.attach(matcher)
+        store.__dict__["_concept_matcher"] = matcher
+    return matcher
+
+
+def filter_tokens(tokens: list[str], terms, stopwords: bool, threshold: float) -> tuple[list[str], list[str]]:
+    """(kept, dropped) distinct query tokens; with `stopwords`, generic tokens are dropped."""
+    distinct = list(dict.fromkeys(tokens))
+    if not stopwords:
+        return distinct, []
+    kept = [t for t in distinct if not terms.is_generic(t, threshold)]
+    return kept, [t for t in distinct if t not in kept]
+
+
+class TagGraph(Retriever):
+    name = "TagGraph"
+
+    def __init__(self, store, stopwords: bool = False, tfidf: bool = False, max_hops: int = MAX_HOPS,
+                 stopword_df: float = STOPWORD_DF, name: str | None = None) -> None:
+        self.terms = term_index(store)
+        self.matcher = concept_matcher(store)
+        if name:
+            self.name = name
+        super().__init__(store, stopwords=stopwords, tfidf=tfidf, max_hops=max_hops, stopword_df=stopword_df)
+
+    def add(self, note: Note) -> None:
+        """Nothing of its own: graph, matcher and term index are shared store indexes."""
+
+    def tokens(self, text: str) -> tuple[list[str], list[str]]:
+        return filter_tokens(query_tokens(text), self.terms, self.params["stopwords"], self.params["stopword_df"])
+
+    def expand(self, path: str) -> dict[str, tuple[int, list[str]]]:
+        """Concepts within max_hops ontology edges of `path`: concept -> (hops, path of nodes)."""
+        g = self.store.graph.g
+        start = concept_node(path)
+        seen = {start: [start]}
+        queue = deque([start])
+        while queue:
+            node = queue.popleft()
+            trail = seen[node]
+            if len(trail) - 1 >= self.params["max_hops"]:
+                continue
+            for nxt in g.successors(node):
+                if nxt not in seen and g.edges[node, nxt]["kind"] == "ontology":
+                    seen[nxt] = trail + [nxt]
+                    queue.append(nxt)
+        return {n[len("concept:"):]: (len(t) - 1, t) for n, t in seen.items()}
+
+    def traverse(self, tokens: list[str]) -> dict[int, list[dict[str, Any]]]:
+        """note index -> evidence paths: token, matched concept, hops, node trail."""
+        g = self.store.graph.g
+        found: dict[int, list[dict[str, Any]]] = {}
+        for token in tokens:
+            reached: dict[str, tuple[int, list[str]]] = {}
+            for match in self.matcher.match(token):
+                for concept, (hops, trail) in self.expand(match).items():
+                    if concept not in reached or hops < reached[concept][0]:
+                        reached[concept] = (hops, trail)
+            for concept, (hops, trail) in reached.items():
+                for topic in g.successors(concept_node(concept)):
+                    if g.nodes[topic]["kind"] != "topic":
+                        continue
+                    for fnode in g.successors(topic):
+                        if g.nodes[fnode]["kind"] == "file":
+                            found.setdefault(g.nodes[fnode]["index"], []).append(
+                                {"token": token, "concept": concept, "hops": hops,
+                                 "path": trail + [topic, fnode]})
+        return found
+
+    def score(self, text: str) -> dict[int, float]:
+        kept, _ = self.tokens(text)
+        found = self.traverse(kept)
+        scores = {idx: sum(1.0 / (1 + e["hops"]) for e in ev) for idx, ev in found.items()}
+        if self.params["tfidf"] and scores:
+            overlap = self.terms.tfidf_overlap(kept)
+            scores = {idx: s + overlap.get(idx, 0.0) for idx, s in scores.items()}
+        return scores
+
+    def _explain_details(self, text: str, note: Note) -> dict[str, Any]:
+        kept, dropped = self.tokens(text)
+        evidence = self.traverse(kept).get(note.index, [])
+        evidence.sort(key=lambda e: e["hops"])
+        details: dict[str, Any] = {"query_tokens": kept, "dropped_as_stopwords": dropped,
+                                   "paths": evidence[:10]}
+        if self.params["tfidf"]:
+            details["tfidf_overlap"] = self.terms.tfidf_overlap(kept).get(note.index, 0.0)
+        if not evidence:
+            note_words = {w for p in note.paths() for pre in prefixes(p) for w in segment_words(pre)}
+            lost = [t for t in dropped if t in note_words or singular(t) in note_words]
+            if not note.paths():
+                details["missing"] = "the note has no tags, so no tag entry point reaches it"
+            elif lost:
+                details["missing"] = (f"query token(s) {lost} match the note's tags but were dropped as "
+                                      f"stopwords (in more than {self.params['stopword_df']:.0%} of files)")
+            else:
+                details["missing"] = (f"no helpful tag: none of the query tokens {kept} matches a tag "
+                                      f"within {self.params['max_hops']} ontology hops of the note's tags "
+                                      f"{note.paths()}")
+        return details

@@ -1,0 +1,84 @@
+"""Per-store term statistics shared by BM25, TF-IDF overlap and stopword filtering.
+
+Grows one note at a time; the store keeps a single instance (`term_index`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+
+from taggraph.notes import Note
+from taggraph.store import MemoryStore
+from taggraph.text import tokenize
+
+STOPWORD_DF = 0.15  # paper, appendix E: tokens in more than 15% of a case's files are generic
+
+
+class TermIndex:
+    def __init__(self) -> None:
+        self.doc_len: list[int] = []
+        self.df: Counter[str] = Counter()
+        self.postings: dict[str, tuple[list[int], list[int]]] = {}  # term -> (note indexes, tfs)
+        self.total_len = 0
+
+    @property
+    def n_docs(self) -> int:
+        return len(self.doc_len)
+
+    def add(self, note: Note) -> None:
+        """Index the note's full text (tag line and body), as the BM25 baseline reads it."""
+        counts = Counter(tokenize(note.to_markdown()))
+        doc = len(self.doc_len)
+        self.doc_len.append(sum(counts.values()))
+        self.total_len += self.doc_len[-1]
+        for term, tf in counts.items():
+            self.df[term] += 1
+            docs, tfs = self.postings.setdefault(term, ([], []))
+            docs.append(doc)
+            tfs.append(tf)
+
+    def is_generic(self, term: str, threshold: float = STOPWORD_DF) -> bool:
+        """True for a token found in more than `threshold` of the case's files."""
+        return self.n_docs > 0 and self.df.get(term, 0) / self.n_docs > threshold
+
+    def tfidf_overlap(self, terms: list[str]) -> dict[int, float]:
+        """Content overlap of each note with the query terms, weighted by TF-IDF.
+
+        weight(t, d) = (1 + ln tf) * ln((1 + N) / (1 + df)); a note's overlap is the
+        sum over distinct query terms it contains, divided by the best note's sum,
+        so values lie in (0, 1]. Rarer terms contribute more.
+        """
+        n = self.n_docs
+        scores: dict[int, float] = {}
+        for term in dict.fromkeys(terms):
+            post = self.postings.get(term)
+            if post is None:
+                continue
+            idf = math.log((1 + n) / (1 + self.df[term]))
+            for doc, tf in zip(*post):
+                scores[doc] = scores.get(doc, 0.0) + (1 + math.log(tf)) * idf
+        top = max(scores.values(), default=0.0)
+        if top <= 0:
+            return {}
+        return {d: s / top for d, s in scores.items() if s > 0}
+
+    def postings_arrays(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        post = self.postings.get(term)
+        if post is None:
+            return None
+        return np.asarray(post[0], dtype=np.int64), np.asarray(post[1], dtype=np.float64)
+
+
+def term_index(store: MemoryStore) -> TermIndex:
+    """The store's shared TermIndex, created and attached on first use."""
+    index = store.__dict__.get("_term_index")
+    if index is None:
+        index = TermIndex()
+        for note in store.notes:
+            index.add(note)
+        store.attach(index)
+        store.__dict__["_term_index"] = index
+    return index

@@ -1,0 +1,250 @@
+"""MemoryStore: one case's notes in chronological order, its ontology and base graph.
+
+On disk a store is a folder::
+
+    manifest.json   note order, ids, files, sessions, timestamps, summaries, extractor
+    notes/*.md      one Markdown note per interaction (taggraph.notes)
+    ontology.md     the case ontology as an indented hierarchy (written for people
+                    and prompts; on load the ontology is rebuilt from the notes)
+
+Every file is written atomically (temporary file + rename) and the manifest is
+written last, so a crash leaves the previous consistent store. A lock file
+serializes writers across processes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from taggraph.extraction.base import Extraction, Extractor
+from taggraph.graph import BaseGraph
+from taggraph.notes import Note, NoteFormatError, parse_note
+from taggraph.ontology import Ontology
+
+MANIFEST = "manifest.json"
+FORMAT_VERSION = 1
+
+
+class StoreError(RuntimeError):
+    """A store folder cannot be read or written; the message names the file."""
+
+
+@dataclass(frozen=True)
+class Interaction:
+    """One user turn with the assistant reply that follows it."""
+
+    session_id: str
+    user: str
+    assistant: str = ""
+    timestamp: str = ""
+    note_id: str | None = None  # default: "<session_id>#<turn index within the session>"
+
+
+def safe_filename(note_id: str, suffix: str = ".md") -> str:
+    """A portable file name for any id: a readable slug plus a hash that keeps it unique."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", note_id).lstrip("._-")[:60] or "note"
+    digest = hashlib.sha256(note_id.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{slug}-{digest}{suffix}"
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write `text` to `path` so that readers see the old or the new file, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class MemoryStore:
+    """Notes of one case in chronological order, with ontology and base graph kept current.
+
+    Retrieval methods attached with `attach` are told about each new note, so
+    their indexes grow incrementally with `remember`.
+    """
+
+    def __init__(self, case_id: str = "case", extractor: Extractor | None = None) -> None:
+        self.case_id = case_id
+        self.extractor = extractor
+        self.notes: list[Note] = []
+        self.by_id: dict[str, Note] = {}
+        self.ontology = Ontology()
+        self.graph = BaseGraph()
+        self.extraction_errors: dict[str, str] = {}
+        self.minted = 0  # tags new to the ontology when their note arrived
+        self.reused = 0  # tags the ontology already had
+        self._listeners: list = []
+        self._session_turns: dict[str, int] = {}
+        self.path: Path | None = None
+        self._lock: FileLock | None = None
+
+    def __len__(self) -> int:
+        return len(self.notes)
+
+    def __iter__(self) -> Iterator[Note]:
+        return iter(self.notes)
+
+    @property
+    def extractor_name(self) -> str:
+        return getattr(self.extractor, "name", "none")
+
+    def attach(self, listener) -> None:
+        """Register an index with an ``add(note)`` method, called for every new note."""
+        self._listeners.append(listener)
+
+    def detach(self, listener) -> None:
+        self._listeners.remove(listener)
+
+    def _next_note_id(self, interaction: Interaction) -> str:
+        if interaction.note_id is not None:
+            return interaction.note_id
+        turn = self._session_turns.get(interaction.session_id, 0)
+        return f"{interaction.session_id}#{turn}"
+
+    def remember(self, interaction: Interaction, extraction: Extraction | None = None) -> Note:
+        """Extract tags (unless given) and add the interaction as the newest note."""
+        if extraction is None:
+            if self.extractor is None:
+                extraction = Extraction()
+            else:
+                extraction = self.extractor.extract(interaction.user, interaction.assistant,
+                                                    self.ontology.tags())
+        note = Note(note_id=self._next_note_id(interaction), session_id=interaction.session_id,
+                    user=interaction.user, assistant=interaction.assistant,
+                    timestamp=interaction.timestamp, tags=extraction.tags(),
+                    summary=extraction.summary)
+        if extraction.error:
+            self.extraction_errors[note.note_id] = extraction.error
+        return self.add_note(note)
+
+    def remember_many(self, interactions: Iterable[Interaction]) -> list[Note]:
+        """`remember` each interaction in order; batched when the extractor supports it."""
+        interactions = list(interactions)
+        batch = getattr(self.extractor, "extract_many", None)
+        if batch is None:
+            return [self.remember(i) for i in interactions]
+        extractions = batch([(i.user, i.assistant) for i in interactions], self.ontology.tags())
+        return [self.remember(i, e) for i, e in zip(interactions, extractions)]
+
+    def add_note(self, note: Note) -> Note:
+        if note.note_id in self.by_id:
+            raise StoreError(f"case {self.case_id!r}: duplicate note id {note.note_id!r}")
+        note.index = len(self.notes)
+        self.notes.append(note)
+        self.by_id[note.note_id] = note
+        self._session_turns[note.session_id] = self._session_turns.get(note.session_id, 0) + 1
+        for path in note.paths():
+            if self.ontology.add(path):
+                self.minted += 1
+            else:
+                self.reused += 1
+        self.graph.add_note(note)
+        for listener in self._listeners:
+            listener.add(note)
+        if self.path is not None:
+            self._write_note(note)
+            self._write_manifest()
+        return note
+
+    # -- disk -------------------------------------------------------------------------
+
+    def save(self, path: str | Path) -> Path:
+        """Write the whole store to `path` and keep it in sync with later `remember` calls.
+
+        The store holds the folder's lock until `close` (or process exit): a second
+        writer gets a StoreError instead of interleaving files.
+        """
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(path / ".lock"), timeout=0)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise StoreError(f"{path}: another process is writing this store (lock {path / '.lock'})") from None
+        self.close()
+        self._lock, self.path = lock, path
+        for note in self.notes:
+            self._write_note(note)
+        self._write_manifest()
+        return path
+
+    def close(self) -> None:
+        """Stop mirroring to disk and release the folder's lock."""
+        if self._lock is not None:
+            self._lock.release()
+        self._lock, self.path = None, None
+
+    def _write_note(self, note: Note) -> None:
+        assert self.path is not None
+        atomic_write(self.path / "notes" / safe_filename(note.note_id), note.to_markdown())
+
+    def _write_manifest(self) -> None:
+        assert self.path is not None
+        atomic_write(self.path / "ontology.md", self.ontology.to_markdown())
+        manifest = {
+            "format": FORMAT_VERSION,
+            "case_id": self.case_id,
+            "extractor": self.extractor_name,
+            "notes": [
+                {"note_id": n.note_id, "file": f"notes/{safe_filename(n.note_id)}",
+                 "session_id": n.session_id, "timestamp": n.timestamp, "summary": n.summary,
+                 **({"extraction_error": self.extraction_errors[n.note_id]}
+                    if n.note_id in self.extraction_errors else {})}
+                for n in self.notes
+            ],
+        }
+        atomic_write(self.path / MANIFEST, json.dumps(manifest, ensure_ascii=False, indent=1))
+
+    @classmethod
+    def load(cls, path: str | Path, extractor: Extractor | None = None) -> "MemoryStore":
+        """Read a store folder; errors name the file and the field."""
+        path = Path(path)
+        mpath = path / MANIFEST
+        try:
+            manifest = json.loads(mpath.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise StoreError(f"{mpath}: not a taggraph store (no manifest)") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise StoreError(f"{mpath}: unreadable manifest: {exc}") from None
+        if not isinstance(manifest, dict) or not isinstance(manifest.get("notes"), list):
+            raise StoreError(f"{mpath}: field 'notes' must be a list")
+        store = cls(case_id=str(manifest.get("case_id", path.name)), extractor=extractor)
+        store.loaded_extractor = manifest.get("extractor", "none")
+        for i, entry in enumerate(manifest["notes"]):
+            where = f"{mpath}: notes[{i}]"
+            try:
+                note_id, rel = entry["note_id"], entry["file"]
+            except (KeyError, TypeError) as exc:
+                raise StoreError(f"{where}: missing field {exc}") from None
+            file = (path / rel).resolve()
+            if path.resolve() not in file.parents:
+                raise StoreError(f"{where}: field 'file' points outside the store: {rel!r}")
+            try:
+                text = file.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise StoreError(f"{where}: cannot read {file}: {exc}") from None
+            try:
+                note = parse_note(text, note_id=note_id, session_id=entry.get("session_id", ""),
+                                  timestamp=entry.get("timestamp", ""), summary=entry.get("summary", ""),
+                                  source=str(file))
+            except NoteFormatError as exc:
+                raise StoreError(str(exc)) from None
+            if "extraction_error" in entry:
+                store.extraction_errors[note_id] = entry["extraction_error"]
+            store.add_note(note)
+        return store
