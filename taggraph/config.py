@@ -1,0 +1,27 @@
+"""Settings read from the environment (one place, so notebooks and CLI agree).
+
+TAGGRAPH_DATA   folder holding LongMemEval files (default: ../shared/data/longmemeval
+                next to the repo, when present)
+TAGGRAPH_CACHE  cache folder for extractions and embeddings (default: ~/.cache/taggraph)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEMO_DATA = REPO_ROOT / "data" / "demo" / "longmemeval_demo.json"
+
+
+def data_dir() -> Path:
+    """Where real LongMemEval files are looked for."""
+    env = os.environ.get("TAGGRAPH_DATA")
+    return Path(env) if env else REPO_ROOT.parent / "shared" / "data" / "longmemeval"
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("TAGGRAPH_CACHE")
+    path = Path(env) if env else Path.home() / ".cache" / "taggraph"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
