@@ -18,6 +18,7 @@ MAX_SEGMENT_CHARS = 48  # longer segments are whole facts, not atomic tags (tag 
 EMPTY_VALUES = {"", "n/a", "na", "none", "null", "nil", "unknown", "-"}
 
 _NON_WORD = re.compile(r"[^\w]+")
+_NA_SEGMENTS = re.compile(r"(?i)(?<![^/])n/a(?![^/])")  # "n/a" inside a path is one empty value
 
 
 @lru_cache(maxsize=65536)
@@ -51,7 +52,7 @@ def normalize_tag(value: object) -> str | None:
     text = value.strip().strip("#")
     if text.lower() in EMPTY_VALUES:
         return None
-    segments = [normalize_segment(s) for s in text.split("/")]
+    segments = [normalize_segment(s) for s in _NA_SEGMENTS.sub("", text).split("/")]
     segments = [s for s in segments if s and s not in EMPTY_VALUES]
     if not segments:
         return None

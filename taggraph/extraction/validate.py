@@ -160,8 +160,9 @@ def parse_and_repair(raw: str | dict | None) -> tuple[Extraction, list[str]]:
             repairs.append(f"unparseable output: {reason}")
             return Extraction(error=f"model output unparseable: {reason}"), repairs
     if not isinstance(data, dict):
-        repairs.append(f"output is {type(data).__name__}, not an object")
-        return Extraction(error=f"model output is {type(data).__name__}, not a JSON object"), repairs
+        kind = "null" if data is None else type(data).__name__
+        repairs.append(f"output is {kind}, not an object")
+        return Extraction(error=f"model output is {kind}, not a JSON object"), repairs
 
     fields: dict[str, object] = {}
     unknown: list[str] = []

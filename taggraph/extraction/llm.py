@@ -1,0 +1,254 @@
+"""LLM extractors: a model behind an Ollama server, or a local GGUF file via llama.cpp.
+
+Both render the same prompt (`taggraph.extraction.prompt`), ask for JSON that
+follows `LLMOutput` at temperature 0, clean the reply with `parse_and_repair`
+and cache the raw reply on disk in ``cache_dir()/extractions`` under
+sha256(cache_key, rendered prompt). The rendered prompt holds the interaction
+and the ontology tags shown, so a rerun with the same inputs sends no request
+and an interrupted run resumes where it stopped. Model replies are cached even
+when unusable (temperature 0 would repeat them); failed requests are not.
+
+A failed request never raises: after the retries, `extract` returns an
+Extraction with `error` set and no tags, and the store keeps the note untagged.
+Configuration mistakes (unknown model, missing package or file) are caught up
+front by `OllamaExtractor.check()` and the GGUFExtractor constructor.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import threading
+import time
+from collections import Counter
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import diskcache
+import httpx
+import ollama
+from pydantic import BaseModel
+
+from taggraph.config import cache_dir
+from taggraph.extraction.base import Extraction, Extractor
+from taggraph.extraction.prompt import MAX_PROMPT_TAGS, load_prompt, render, version_of
+from taggraph.extraction.validate import parse_and_repair
+from taggraph.notes import CATEGORIES
+from taggraph.ontology import Ontology
+
+
+class LLMOutput(BaseModel):
+    """The reply a model must produce; its JSON schema is sent as the output format."""
+
+    who: list[str]
+    what: list[str]
+    when: list[str]
+    where: list[str]
+    why: list[str]
+    extra: list[str]
+    summary: str
+
+
+def output_schema(max_items: int | None = None, max_tag_chars: int | None = None,
+                  max_summary_chars: int | None = None) -> dict:
+    """JSON schema of LLMOutput, optionally bounded so a grammar-constrained small model stops."""
+    schema = LLMOutput.model_json_schema()
+    props = schema["properties"]
+    for c in CATEGORIES:
+        if max_items is not None:
+            props[c]["maxItems"] = max_items
+        if max_tag_chars is not None:
+            props[c]["items"]["maxLength"] = max_tag_chars
+    if max_summary_chars is not None:
+        props["summary"]["maxLength"] = max_summary_chars
+    return schema
+
+
+class GenerationError(RuntimeError):
+    """A model call failed for good; its message becomes `Extraction.error`."""
+
+
+class _CachedLLMExtractor:
+    """Prompt, cache, validation and counters shared by the LLM extractors.
+
+    `stats` counts, per instance: calls (`extract` calls), cache_hits, requests
+    (model calls actually made, retries included), retries, failures (results with
+    `error` set) and repaired (results whose reply needed `parse_and_repair` fixes).
+    """
+
+    name: str
+    concurrency: int = 1
+
+    def __init__(self, prompt_path: str | Path | None, cache: bool, max_tags: int) -> None:
+        self.prompt = load_prompt(prompt_path)
+        self.max_tags = max_tags
+        self._cache = diskcache.Cache(str(cache_dir() / "extractions")) if cache else None
+        self.stats: Counter[str] = Counter()
+        self._stats_lock = threading.Lock()
+
+    @property
+    def cache_key(self) -> str:
+        raise NotImplementedError
+
+    def _generate(self, prompt: str) -> str:
+        raise NotImplementedError
+
+    def _count(self, **counts: int) -> None:
+        with self._stats_lock:
+            self.stats.update(counts)
+
+    def extract(self, user_text: str, assistant_text: str, existing_tags: Sequence[str]) -> Extraction:
+        prompt = render(self.prompt.template, user_text, assistant_text, existing_tags, self.max_tags)
+        key = hashlib.sha256(json.dumps([self.cache_key, prompt]).encode()).hexdigest()
+        raw = self._cache.get(key) if self._cache is not None else None
+        self._count(calls=1, cache_hits=raw is not None)
+        if raw is None:
+            try:
+                raw = self._generate(prompt)
+            except GenerationError as exc:
+                self._count(failures=1)
+                return Extraction(error=f"{self.name}: {exc}")
+            if self._cache is not None:
+                self._cache.set(key, raw)
+        extraction, repairs = parse_and_repair(raw)
+        self._count(repaired=bool(repairs), failures=extraction.error is not None)
+        return extraction
+
+
+class OllamaExtractor(_CachedLLMExtractor):
+    """5W+Extra extraction by a model served by Ollama (``ollama:MODEL``).
+
+    host:        server URL; default $OLLAMA_HOST, else the client's default (localhost:11434)
+    options:     model options sent with every request, default {"temperature": 0}; add
+                 e.g. {"num_ctx": 8192} when prompts with large ontologies get truncated
+    timeout:     seconds per request
+    retries:     extra attempts after a connection error, timeout, HTTP 408/429 or 5xx,
+                 waiting backoff * 2**attempt seconds in between; other errors fail at once
+    concurrency: worker count `prefetch` uses by default (match OLLAMA_NUM_PARALLEL)
+    """
+
+    def __init__(self, model: str, host: str | None = None, prompt_path: str | Path | None = None,
+                 options: dict | None = None, timeout: float = 300.0, retries: int = 3,
+                 backoff: float = 1.0, concurrency: int = 4, cache: bool = True,
+                 max_tags: int = MAX_PROMPT_TAGS) -> None:
+        super().__init__(prompt_path, cache, max_tags)
+        self.model, self.name = model, f"ollama:{model}"
+        self.host = host or os.environ.get("OLLAMA_HOST")
+        self.options = {"temperature": 0, **(options or {})}
+        self.retries, self.backoff, self.concurrency = retries, backoff, concurrency
+        self.schema = output_schema()
+        self.client = ollama.Client(host=self.host, timeout=timeout)
+
+    @property
+    def cache_key(self) -> str:
+        options = json.dumps(self.options, sort_keys=True)
+        return f"{self.name}|prompt={self.prompt.version}|options={options}|schema={version_of(json.dumps(self.schema))}"
+
+    def check(self) -> None:
+        """Raise RuntimeError unless the server answers and has the model (call before a long run)."""
+        where = self.host or "the default Ollama host"
+        try:
+            names = {m.model for m in self.client.list().models}
+        except (ConnectionError, httpx.HTTPError, ollama.ResponseError) as exc:
+            raise RuntimeError(f"Ollama server at {where} is not usable: {exc}") from None
+        if self.model not in names and f"{self.model}:latest" not in names:
+            raise RuntimeError(f"model {self.model!r} is not on {where} (has: {', '.join(sorted(names)) or 'none'});"
+                               f" run `ollama pull {self.model}`")
+
+    @staticmethod
+    def _retryable(exc: Exception) -> bool:
+        if isinstance(exc, ollama.ResponseError):
+            return exc.status_code >= 500 or exc.status_code in (408, 429)
+        return isinstance(exc, (ConnectionError, httpx.TransportError))
+
+    def _generate(self, prompt: str) -> str:
+        attempt = 0
+        while True:
+            self._count(requests=1, retries=attempt > 0)
+            try:
+                response = self.client.chat(model=self.model, messages=[{"role": "user", "content": prompt}],
+                                            format=self.schema, options=self.options, stream=False)
+                return response.message.content or ""
+            except (ollama.ResponseError, ConnectionError, httpx.HTTPError, ValueError) as exc:
+                # ValueError: a 200 reply that is not an Ollama chat response (proxy page, garbage)
+                if not self._retryable(exc):
+                    raise GenerationError(str(exc)) from None
+                if attempt == self.retries:
+                    raise GenerationError(f"{exc} (gave up after {attempt + 1} attempts)") from None
+            time.sleep(self.backoff * 2**attempt)
+            attempt += 1
+
+
+class GGUFExtractor(_CachedLLMExtractor):
+    """5W+Extra extraction by a local GGUF model through llama-cpp-python (``gguf:PATH``).
+
+    The output is grammar-constrained to a bounded schema (max_items tags per
+    category, max_tag_chars per tag, max_summary_chars), so small models cannot
+    ramble. The model loads on the first request that misses the cache; calls are
+    serialized (one llama.cpp context). The cache key uses the file name and size,
+    so moving the file keeps its cache.
+    """
+
+    def __init__(self, model_path: str | Path, prompt_path: str | Path | None = None,
+                 n_ctx: int = 8192, n_threads: int | None = None, max_tokens: int = 512,
+                 max_items: int = 8, max_tag_chars: int = 64, max_summary_chars: int = 200,
+                 cache: bool = True, max_tags: int = MAX_PROMPT_TAGS) -> None:
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise ImportError("GGUFExtractor needs llama-cpp-python: pip install llama-cpp-python "
+                              "(or pip install 'taggraph[gguf]')")
+        self.model_path = Path(model_path)
+        if not self.model_path.is_file():
+            raise FileNotFoundError(f"GGUF model not found: {self.model_path}")
+        super().__init__(prompt_path, cache, max_tags)
+        self.name = f"gguf:{model_path}"
+        self.n_ctx, self.n_threads, self.max_tokens = n_ctx, n_threads, max_tokens
+        self.schema = output_schema(max_items, max_tag_chars, max_summary_chars)
+        self._llama = None
+        self._llama_lock = threading.Lock()
+
+    @property
+    def cache_key(self) -> str:
+        model = f"{self.model_path.name}:{self.model_path.stat().st_size}"
+        return (f"gguf:{model}|prompt={self.prompt.version}|temperature=0|max_tokens={self.max_tokens}"
+                f"|n_ctx={self.n_ctx}|schema={version_of(json.dumps(self.schema))}")
+
+    def _generate(self, prompt: str) -> str:
+        with self._llama_lock:
+            if self._llama is None:
+                from llama_cpp import Llama
+                self._llama = Llama(model_path=str(self.model_path), n_ctx=self.n_ctx,
+                                    n_threads=self.n_threads, seed=0, verbose=False)
+            self._count(requests=1)
+            try:
+                out = self._llama.create_chat_completion(
+                    messages=[{"role": "user", "content": prompt}], temperature=0,
+                    max_tokens=self.max_tokens,
+                    response_format={"type": "json_object", "schema": self.schema})
+            except (ValueError, RuntimeError) as exc:  # e.g. prompt longer than n_ctx
+                raise GenerationError(str(exc)) from None
+        return out["choices"][0]["message"]["content"] or ""
+
+
+def prefetch(extractor: Extractor, cases: Sequence[Sequence[tuple[str, str]]],
+             concurrency: int | None = None) -> list[list[Extraction]]:
+    """Extract many cases in parallel: one worker per case, each case's turns in order.
+
+    `cases` holds each case's (user, assistant) pairs in chronological order. Each
+    worker grows the case ontology exactly as `MemoryStore.remember` does, so a
+    later ingestion of the same case with the same extractor is served from the
+    cache. Returns the extractions per case, in input order. Workers default to
+    ``extractor.concurrency``.
+    """
+    def run(case: Sequence[tuple[str, str]]) -> list[Extraction]:
+        ontology, out = Ontology(), []
+        for user, assistant in case:
+            extraction = extractor.extract(user, assistant, ontology.tags())
+            ontology.add_all({p for paths in extraction.tags().values() for p in paths})
+            out.append(extraction)
+        return out
+
+    with ThreadPoolExecutor(max_workers=concurrency or getattr(extractor, "concurrency", 1)) as pool:
+        return list(pool.map(run, cases))

@@ -1,0 +1,56 @@
+import numpy as np
+import pytest
+from rank_bm25 import BM25Okapi
+
+from taggraph.retrieval import make_retriever
+from taggraph.text import tokenize
+
+from conftest import HAND_ROWS, make_store
+
+QUERIES = ["what breed is my dog", "yoga morning sleep", "pasta recipe sauce", "the a is", "zzz unknown", "dog dog cat"]
+
+
+def reference_scores(store, query):
+    bm = BM25Okapi([tokenize(n.to_markdown()) for n in store])
+    return bm.get_scores(tokenize(query))
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_parity_with_rank_bm25(hand_store, query):
+    ours = make_retriever("BM25", hand_store).score(query)
+    ref = reference_scores(hand_store, query)
+    got = np.array([ours.get(i, 0.0) for i in range(len(hand_store))])
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+
+
+def test_incremental_equals_rebuild():
+    grown = make_store(HAND_ROWS[:1])
+    bm = make_retriever("BM25", grown)
+    from taggraph.extraction.base import Extraction
+    from taggraph.store import Interaction
+    for sid, u, a, tags in HAND_ROWS[1:]:
+        grown.remember(Interaction(sid, u, a), Extraction(**tags))
+    rebuilt = make_retriever("BM25", make_store(HAND_ROWS))
+    for q in QUERIES:
+        assert [i for i, _ in bm.rank(q)] == [i for i, _ in rebuilt.rank(q)]
+        np.testing.assert_allclose([bm.score(q).get(i, 0) for i in range(5)], reference_scores(grown, q), atol=1e-12)
+
+
+def test_explain_lists_term_contributions(hand_store):
+    bm = make_retriever("BM25", hand_store)
+    exp = bm.explain("beagle dog", "s2#0")
+    assert exp.retrieved and exp.rank == 1
+    assert set(exp.details["matched_terms"]) == {"beagle", "dog"}
+    assert sum(exp.details["matched_terms"].values()) == pytest.approx(exp.score, abs=1e-3)
+    miss = bm.explain("beagle dog", "s4#0")
+    assert not miss.retrieved and "no query term" in miss.reason
+
+
+@pytest.mark.parametrize("query", ["", "   ", "🙂🙂", "東京 日本", "x" * 20_000, "\x00"])
+def test_hostile_queries(hand_store, query):
+    assert isinstance(make_retriever("BM25", hand_store).query(query), list)
+
+
+def test_empty_store_answers_nothing():
+    from taggraph.store import MemoryStore
+    assert make_retriever("BM25", MemoryStore()).query("anything") == []

@@ -1,0 +1,111 @@
+import json
+import multiprocessing
+
+import pytest
+
+from taggraph.retrieval import make_retriever
+from taggraph.store import Interaction, MemoryStore, StoreError, safe_filename
+
+from conftest import HAND_ROWS, make_store
+
+
+def test_save_load_answers_identically(tmp_path, hand_store):
+    hand_store.save(tmp_path / "case")
+    hand_store.close()
+    loaded = MemoryStore.load(tmp_path / "case")
+    assert [n.note_id for n in loaded] == [n.note_id for n in hand_store]
+    assert [n.tags for n in loaded] == [n.tags for n in hand_store]
+    for method in ["BM25", "TagGraph-Basic", "TagGraph-TFIDF", "AdaptiveGraph"]:
+        for q in ["what breed is my dog", "yoga in the morning", "pet cat name"]:
+            a = [(r.note_id, round(r.score, 12)) for r in make_retriever(method, hand_store).query(q)]
+            b = [(r.note_id, round(r.score, 12)) for r in make_retriever(method, loaded).query(q)]
+            assert a == b, (method, q)
+    assert (tmp_path / "case" / "ontology.md").read_text().startswith("- activity\n")
+    manifest = json.loads((tmp_path / "case" / "manifest.json").read_text())
+    assert manifest["notes"][1]["session_id"] == "s2" and manifest["extractor"] == "none"
+
+
+def test_remember_after_save_is_written(tmp_path):
+    store = make_store(HAND_ROWS[:2])
+    store.save(tmp_path / "c")
+    store.remember(Interaction("s9", "hello", "hi"))
+    store.close()
+    assert len(MemoryStore.load(tmp_path / "c")) == 3
+
+
+@pytest.mark.parametrize("note_id", ["../../etc/passwd", "a/b\\c", "x\x00y", "é" * 10_000, ".hidden", "", "CON"])
+def test_safe_filenames(note_id):
+    name = safe_filename(note_id)
+    assert "/" not in name and "\\" not in name and "\x00" not in name and not name.startswith(".")
+    assert len(name) < 100 and name.endswith(".md")
+    assert safe_filename(note_id + "x") != name
+
+
+def test_hostile_ids_stay_inside_store(tmp_path):
+    store = MemoryStore("c")
+    for i, sid in enumerate(["../../escape", "a/b", "x\x00y", "z" * 5000]):
+        store.remember(Interaction(sid, f"user {i}", "assistant"))
+    store.save(tmp_path / "s")
+    store.close()
+    files = list((tmp_path / "s").rglob("*.md"))
+    assert all((tmp_path / "s") in f.parents for f in files)
+    assert [n.session_id for n in MemoryStore.load(tmp_path / "s")] == ["../../escape", "a/b", "x\x00y", "z" * 5000]
+
+
+def test_manifest_pointing_outside_is_refused(tmp_path, hand_store):
+    hand_store.save(tmp_path / "s")
+    hand_store.close()
+    m = tmp_path / "s" / "manifest.json"
+    data = json.loads(m.read_text())
+    data["notes"][0]["file"] = "../../outside.md"
+    m.write_text(json.dumps(data))
+    with pytest.raises(StoreError, match=r"notes\[0\].*outside"):
+        MemoryStore.load(tmp_path / "s")
+
+
+def test_corrupt_manifest_names_file(tmp_path):
+    (tmp_path / "manifest.json").write_text("{not json")
+    with pytest.raises(StoreError, match="manifest.json"):
+        MemoryStore.load(tmp_path)
+
+
+def test_missing_note_file_names_it(tmp_path, hand_store):
+    hand_store.save(tmp_path / "s")
+    hand_store.close()
+    victim = next((tmp_path / "s" / "notes").iterdir())
+    victim.unlink()
+    with pytest.raises(StoreError, match=victim.name):
+        MemoryStore.load(tmp_path / "s")
+
+
+def _hold_lock(path, ready, release):
+    store = MemoryStore("other")
+    store.save(path)
+    ready.set()
+    release.wait(10)
+
+
+def test_second_writer_is_refused(tmp_path):
+    ctx = multiprocessing.get_context("spawn")
+    ready, release = ctx.Event(), ctx.Event()
+    proc = ctx.Process(target=_hold_lock, args=(tmp_path / "s", ready, release))
+    proc.start()
+    try:
+        assert ready.wait(30)
+        with pytest.raises(StoreError, match="another process"):
+            MemoryStore("me").save(tmp_path / "s")
+    finally:
+        release.set()
+        proc.join(10)
+
+
+def test_duplicate_note_id_is_refused(hand_store):
+    with pytest.raises(StoreError, match="duplicate"):
+        hand_store.remember(Interaction("s1", "x", "y", note_id="s1#0"))
+
+
+def test_default_note_ids_count_turns_per_session():
+    store = MemoryStore()
+    for _ in range(3):
+        store.remember(Interaction("sess", "u", "a"))
+    assert [n.note_id for n in store] == ["sess#0", "sess#1", "sess#2"]

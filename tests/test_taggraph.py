@@ -1,0 +1,76 @@
+import pytest
+
+from taggraph.retrieval import make_retriever
+
+from conftest import HAND_ROWS, make_store
+
+FILLERS = [
+    ("f1", "How do I use a hammer?", "Hold it by the handle.", {"what": ["tool/hammer", "howto/use"]}),
+    ("f2", "How do I use a drill?", "Pick the right bit.", {"what": ["tool/drill", "howto/use"]}),
+    ("f3", "Is it going to rain?", "Maybe later.", {"what": ["weather/rain"]}),
+    ("f4", "Nice sunny day.", "Enjoy it.", {"what": ["weather/sun"]}),
+]
+
+
+def ranked(method, store, query):
+    return [(r.note_id, round(r.score, 4)) for r in make_retriever(method, store).query(query)]
+
+
+def test_direct_match_outranks_ontology_neighbours(hand_store):
+    # yoga -> activity/yoga (hops 0, score 1); activity (1 hop, no files); activity/running (2 hops, 1/3)
+    assert ranked("TagGraph-Basic", hand_store, "yoga") == [("s1#0", 1.0), ("s3#0", 0.3333)]
+    assert ranked("TagGraph-Basic", hand_store, "dog") == [("s2#0", 1.0), ("s5#0", 0.3333)]
+
+
+def test_parent_token_expands_to_children(hand_store):
+    # "pet" matches concepts pet and pet_name: pet/dog, pet/cat, pet_name/luna are one hop away
+    assert ranked("TagGraph-Basic", hand_store, "my pet") == [("s5#0", 1.0), ("s2#0", 0.5)]
+
+
+def test_plural_query_tokens_match_singular_tags(hand_store):
+    assert ranked("TagGraph-Basic", hand_store, "dogs")[0] == ("s2#0", 1.0)
+
+
+def test_ties_break_by_earlier_note():
+    store = make_store([("a", "x", "y", {"what": ["pet/dog"]}), ("b", "x", "y", {"what": ["pet/dog"]})])
+    assert [r.note_id for r in make_retriever("TagGraph-Basic", store).query("dog")] == ["a#0", "b#0"]
+
+
+def test_stopwords_drop_generic_tokens():
+    store = make_store(HAND_ROWS + FILLERS)  # 9 files: a token in 2 of them (22%) is generic
+    basic = ranked("TagGraph-Basic", store, "how do I use my dog")
+    assert {"f1#0", "f2#0"} <= {n for n, _ in basic}
+    stop = make_retriever("TagGraph-Stopwords", store)
+    assert [r.note_id for r in stop.query("how do I use my dog")] == ["s2#0", "s5#0"]
+    kept, dropped = stop.tokens("how do I use my dog")
+    assert "use" in dropped and kept == ["my", "dog"]  # "my" is in one file of nine
+    exp = stop.explain("how do I use it", "f1#0")
+    assert not exp.retrieved and "dropped as stopwords" in exp.reason
+
+
+def test_tfidf_reorders_within_graph_candidates():
+    store = make_store(HAND_ROWS + FILLERS)
+    # "weather" reaches f3 and f4 (1 hop each, equal graph score); "rain" is rare content in f3 only
+    tf = make_retriever("TagGraph-TFIDF", store)
+    assert [r.note_id for r in tf.query("weather sun")][:1] == ["f4#0"]
+    scores = dict(ranked("TagGraph-TFIDF", store, "sun weather"))
+    assert scores["f4#0"] > scores.get("f3#0", 0)
+    # content overlap never adds candidates the traversal did not reach
+    assert "s4#0" not in scores
+
+
+def test_explain_paths_and_missing(hand_store):
+    tg = make_retriever("TagGraph-Basic", hand_store)
+    exp = tg.explain("yoga", "s3#0")
+    assert exp.retrieved and exp.rank == 2
+    best = exp.details["paths"][0]
+    assert best["hops"] == 2 and best["path"][0] == "concept:activity/yoga" and best["path"][-1] == "file:s3#0"
+    assert exp.details["outranked_by"]["note_id"] == "s1#0"
+    miss = tg.explain("yoga", "s4#0")
+    assert not miss.retrieved and "no helpful tag" in miss.reason
+
+
+@pytest.mark.parametrize("method", ["TagGraph-Basic", "TagGraph-Stopwords", "TagGraph-TFIDF"])
+@pytest.mark.parametrize("query", ["", "   ", "the the the", "🙂", "東京", "q" * 10_000])
+def test_hostile_queries(hand_store, method, query):
+    assert isinstance(make_retriever(method, hand_store).query(query), list)
