@@ -26,6 +26,9 @@ def test_ppr_matches_networkx_pagerank(chronological):
     s = seed_vector(ag, "dog yoga morning sleep")
     assert s.sum() > 0
     ours = personalized_pagerank(P, dangling, s, iterations=None)
+    np.testing.assert_allclose(ours, personalized_pagerank(P, dangling, s, iterations=None, solver=ag.exact_solver()))
+    twenty = personalized_pagerank(P, dangling, s, iterations=20)
+    assert np.abs(twenty - ours).sum() < 2 * 0.85 ** 20  # 20 steps are close to, not at, the fixed point
     g = store.graph.to_networkx(chronological=chronological)
     personalization = {node: float(s[i]) for node, i in ag.node_index.items()}
     ref = nx.pagerank(g, alpha=0.85, personalization=personalization, weight=None, tol=1e-13, max_iter=10_000)

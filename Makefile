@@ -1,0 +1,42 @@
+# The two commands: `make demo` and `make test`. Each installs what it needs into .venv.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+export TQDM_DISABLE ?= 1
+export HF_HUB_OFFLINE = 1
+
+.PHONY: install demo test notebooks lab marimo bench-dev clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# torch pinned first: 2.13.0 is a CPU wheel; an unpinned torch pulls a multi-GB CUDA build
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[dense,notebooks,test]'
+	rm -f $(VENV)/.installed-*
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install  ## run every method on the bundled demo data
+	$(VENV)/bin/taggraph bench --out runs/demo
+
+test: install  ## the whole test suite, notebooks included
+	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q --nbmake notebooks
+
+notebooks: install  ## regenerate the .ipynb twins from the marimo sources
+	for f in notebooks/*.py; do $(VENV)/bin/marimo export ipynb "$$f" -o "$${f%.py}.ipynb" --force; done
+
+lab: install
+	$(VENV)/bin/jupyter lab notebooks/
+
+marimo: install
+	$(VENV)/bin/marimo edit notebooks/
+
+bench-dev: install  ## the full LongMemEval-S dev run (needs TAGGRAPH_DATA or ../shared/data)
+	$(VENV)/bin/taggraph bench --data $${TAGGRAPH_DATA:-../shared/data/longmemeval}/longmemeval_s_dev.json.gz --workers 2 --out runs/s_dev
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache
