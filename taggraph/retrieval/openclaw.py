@@ -77,6 +77,11 @@ def chunk_text(text: str, chunk_chars: int = 1600, overlap_chars: int = 320) -> 
     return chunks
 
 
+def _valid_utf8(text: str) -> str:
+    """Lone surrogates (e.g. from JSON escapes) -> "?": SQLite and the tokenizers reject them."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
 def fts_query(text: str) -> str:
     """The FTS5 MATCH expression: distinct query tokens, double-quoted, joined with AND ("" if none)."""
     return " AND ".join(f'"{t}"' for t in dict.fromkeys(query_tokens(text)))
@@ -168,7 +173,7 @@ class OpenClaw(Retriever):
 
     def _chunk(self, note: Note) -> list[str]:
         text = note.raw_text if self.params["source"] == "raw" else note.to_markdown()
-        return chunk_text(text, self.params["chunk_chars"], self.params["overlap_chars"])
+        return chunk_text(_valid_utf8(text), self.params["chunk_chars"], self.params["overlap_chars"])
 
     def add(self, note: Note) -> None:
         chunks = self._chunk(note)
@@ -191,7 +196,7 @@ class OpenClaw(Retriever):
         key = (text, len(self.note_start))
         if self._memo is not None and self._memo[0] == key:
             return self._memo[1]
-        text = text[:MAX_QUERY_CHARS]
+        text = _valid_utf8(text[:MAX_QUERY_CHARS])
         sims, dense = np.zeros(0, dtype=np.float32), {}
         if text.strip() and self.chunks:
             if self._matrix is None:
@@ -216,7 +221,8 @@ class OpenClaw(Retriever):
     def _scores(self, text: str, depth: int) -> dict[int, float]:
         dense, keyword = self._cut(self._lists(text), depth)
         wd, wk = self.params["dense_weight"], self.params["keyword_weight"]
-        scores = {i: wd * dense.get(i, 0.0) + wk * keyword.get(i, 0.0) for i in sorted(dense.keys() | keyword.keys())}
+        scores = {i: wd * dense.get(i, 0.0) + wk * keyword.get(i, 0.0)
+                  for i in sorted(dense.keys() | keyword.keys())}
         if self.params["temporal_decay"]:
             scores = self._decay(scores)
         if self.params["mmr"] and scores:
