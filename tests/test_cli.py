@@ -1,0 +1,55 @@
+import json
+
+import pandas as pd
+from typer.testing import CliRunner
+
+from taggraph.cli import app
+
+runner = CliRunner()
+
+
+def test_bench_demo_writes_run_folder(tmp_path):
+    out = tmp_path / "run"
+    res = runner.invoke(app, ["bench", "--methods", "BM25,TagGraph-TFIDF,AdaptiveGraph", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "AdaptiveGraph" in res.output
+    summary = (out / "summary.csv").read_text().splitlines()
+    assert summary[0].startswith("method,n,MRR,R@1,R@3,R@5")
+    rankings = pd.read_csv(out / "rankings.csv")
+    assert list(rankings.columns[:6]) == ["question_id", "question_type", "method", "ranked_session_ids",
+                                          "gold_session_ids", "reciprocal_rank"]
+    assert len(rankings) == 30  # 10 questions x 3 methods
+    row = rankings[(rankings.method == "BM25") & (rankings.question_id == "demo_q01")].iloc[0]
+    ranked = row.ranked_session_ids.split(" ")
+    assert len(ranked) == len(set(ranked))  # de-duplicated
+    gold = row.gold_session_ids.split(" ")
+    first = next(i for i, s in enumerate(ranked, 1) if s in gold)
+    assert row.reciprocal_rank == 1 / first
+    run = json.loads((out / "run.json").read_text())
+    assert len(run["data"]["sha256"]) == 64 and run["git_commit"]
+    assert run["config"]["methods"]["BM25"]["k1"] == 1.5 and run["config"]["extractor"] == "offline"
+    assert "<svg" in (out / "report.html").read_text() or "plotly" in (out / "report.html").read_text()
+    assert "| method" in (out / "report.md").read_text()
+
+
+def test_bad_data_gives_one_line_and_exit_2(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"question_id": "q1"}]')
+    out = tmp_path / "run"
+    res = runner.invoke(app, ["bench", "--data", str(bad), "--out", str(out)])
+    assert res.exit_code == 2
+    assert res.output.strip().count("\n") == 0 and "bad.json" in res.output and "'question'" in res.output
+    assert "Traceback" not in res.output
+    assert not out.exists()  # nothing half-written
+
+
+def test_debug_shows_traceback(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    res = runner.invoke(app, ["--debug", "bench", "--data", str(bad)])
+    assert res.exit_code != 0 and res.exception is not None
+
+
+def test_unknown_method_is_rejected():
+    res = runner.invoke(app, ["bench", "--methods", "BM25,Nope"])
+    assert res.exit_code == 2 and "Nope" in res.output
