@@ -36,6 +36,13 @@ def test_turn_pairing_keeps_every_turn(tmp_path):
     assert case.gold_session_ids == ["b"] and case.interactions[2].timestamp.startswith("2023/05/02")
 
 
+def test_identical_duplicate_sessions_are_kept(tmp_path):
+    rec = record(haystack_session_ids=["a", "a"])
+    rec["haystack_sessions"][1] = rec["haystack_sessions"][0]
+    case = load_dataset(write(tmp_path, [rec]))[0]
+    assert [i.session_id for i in case.interactions] == ["a"] * 4
+
+
 def test_gzip_and_limit(tmp_path):
     p = tmp_path / "d.json.gz"
     p.write_bytes(gzip.compress(json.dumps([record(), record(question_id="q2")]).encode()))
@@ -51,6 +58,8 @@ def test_gzip_and_limit(tmp_path):
      r"haystack_sessions\[1\]\[0\]: field 'role'"),
     (lambda r: r["haystack_sessions"][0][0].pop("content"), r"haystack_sessions\[0\]\[0\]: missing field 'content'"),
     (lambda r: r.update(answer_session_ids=[1]), "answer_session_ids"),
+    (lambda r: r["haystack_sessions"].__setitem__(0, []), r"haystack_sessions\[0\]: empty session 'a'"),
+    (lambda r: r.update(haystack_session_ids=["a", "a"]), r"haystack_session_ids\[1\]: duplicate session id 'a'"),
 ])
 def test_malformed_records_name_file_record_field(tmp_path, mutate, message):
     rec = record()

@@ -4,8 +4,10 @@ Each question is a case; its haystack sessions become interactions in order:
 a user turn with the assistant turn that follows is one note. A turn without a
 partner (an assistant turn opening a session, two user turns in a row) is a
 note of its own with the other side empty, so no text is lost. A session id
-listed twice in one haystack (5 records in the S dev split) keeps both copies;
-their notes get distinct ids ("<session>#<turn>" keeps counting).
+listed twice in one haystack with identical turns (5 records of the S dev
+split) keeps both copies, as the benchmark lists them; their notes get distinct
+ids ("<session>#<turn>" keeps counting). The same id with different turns, and
+an empty session, are errors.
 """
 
 from __future__ import annotations
@@ -91,12 +93,19 @@ def parse_record(record, where: str) -> Case:
     if not sessions:
         raise DatasetError(f"{where}: field 'haystack_sessions' is empty")
     interactions: list[Interaction] = []
+    first_seen: dict[str, int] = {}
     for i, (sid, date, turns) in enumerate(zip(sids, dates, sessions)):
         sw = f"{where}: haystack_sessions[{i}]"
         if not isinstance(sid, str) or not isinstance(date, str):
             raise DatasetError(f"{where}: haystack_session_ids[{i}] and haystack_dates[{i}] must be strings")
         if not isinstance(turns, list):
             raise DatasetError(f"{sw}: must be a list of turns")
+        if not turns:
+            raise DatasetError(f"{sw}: empty session {sid!r}")
+        if sid in first_seen and sessions[first_seen[sid]] != turns:
+            raise DatasetError(f"{where}: haystack_session_ids[{i}]: duplicate session id {sid!r} with "
+                               f"different turns than haystack_sessions[{first_seen[sid]}]")
+        first_seen.setdefault(sid, i)
         interactions.extend(session_interactions(sid, date, turns, sw))
     if not all(isinstance(g, str) for g in gold):
         raise DatasetError(f"{where}: field 'answer_session_ids' must hold strings")
