@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterable
 from functools import lru_cache
 
+NORMALIZATION_VERSION = "1"  # bump when normalize_tag's output can change (it is part of cache keys)
 MAX_DEPTH = 4
 MAX_SEGMENT_CHARS = 48  # longer segments are whole facts, not atomic tags (tag rule 9)
 EMPTY_VALUES = {"", "n/a", "na", "none", "null", "nil", "unknown", "-"}
@@ -28,6 +29,7 @@ def singular(word: str) -> str:
         return word
     from lemminflect import getLemma  # lazy: loading its tables costs ~0.2 s
 
+    # in-vocabulary nouns only: OOV rules would also turn names into "singulars" (texas -> texa)
     lemmas = getLemma(word, upos="NOUN", lemmatize_oov=False)
     return lemmas[0] if lemmas else word
 

@@ -1,4 +1,5 @@
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -7,6 +8,7 @@ from taggraph.extraction.base import Extraction
 from taggraph.store import Interaction, MemoryStore
 
 os.environ.setdefault("TQDM_DISABLE", "1")
+os.environ["TAGGRAPH_CACHE"] = tempfile.mkdtemp(prefix="taggraph-test-cache-")  # tests never see a user's cache
 SHARED_DATA = Path(os.environ.get("TAGGRAPH_DATA", Path(__file__).resolve().parents[2] / "shared" / "data" / "longmemeval"))
 
 

@@ -37,7 +37,7 @@ from importlib.metadata import version
 from taggraph.config import cache_dir
 from taggraph.extraction.base import Extraction
 from taggraph.notes import CATEGORIES
-from taggraph.ontology import normalize_tag, singular
+from taggraph.ontology import NORMALIZATION_VERSION, normalize_tag, singular
 from taggraph.text import tokenize
 
 RULES_VERSION = "1"
@@ -430,7 +430,8 @@ class OfflineExtractor:
 
     @property
     def cache_key(self) -> str:
-        return f"offline-rules{RULES_VERSION}-{MODEL}-{version(MODEL)}-spacy{version('spacy')}"
+        return (f"offline-rules{RULES_VERSION}-norm{NORMALIZATION_VERSION}-{MODEL}-{version(MODEL)}"
+                f"-spacy{version('spacy')}")
 
     def extract(self, user_text: str, assistant_text: str, existing_tags: list[str]) -> Extraction:
         return self.extract_many([(user_text, assistant_text)], existing_tags)[0]
