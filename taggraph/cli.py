@@ -81,6 +81,61 @@ def bench(
     typer.echo(f"\nrun folder: {folder}")
 
 
+def _options(pairs: list[str]) -> dict:
+    """`--option num_ctx=8192` pairs as a dict of ints, floats or strings."""
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise UserError(f"--option expects KEY=VALUE, got {pair!r}")
+        for cast in (int, float, str):
+            try:
+                out[key] = cast(value)
+                break
+            except ValueError:
+                continue
+    return out
+
+
+@app.command()
+def extract(
+    data: Path = typer.Option(DEMO_DATA, help="LongMemEval JSON(.gz) file."),
+    out: Path = typer.Option(..., help="Folder for the stores (one sub-folder per case); resumed if present."),
+    extractor: str = typer.Option("offline", help="offline | none | ollama:MODEL | gguf:PATH"),
+    limit: Optional[int] = typer.Option(None, help="Only the first N questions."),
+    concurrency: int = typer.Option(4, help="Concurrent LLM requests (one case per worker)."),
+    prompt: Optional[Path] = typer.Option(None, help="Your own prompt file ({tags}, {user}, {assistant})."),
+    option: list[str] = typer.Option([], help="Model option KEY=VALUE for Ollama (e.g. num_ctx=8192)."),
+) -> None:
+    """Extract 5W+Extra tags for every case into stores on disk (resumable)."""
+    try:
+        from taggraph.datasets import load_dataset
+        from taggraph.experiments.vocabulary import vocabulary_table
+        from taggraph.extraction import get_extractor
+        from taggraph.extraction.job import extract_to_stores
+
+        cases = load_dataset(data, limit=limit)
+        kwargs: dict = {}
+        if extractor.startswith(("ollama:", "gguf:")):
+            kwargs = {"prompt_path": prompt}
+            if extractor.startswith("ollama:"):
+                kwargs["options"] = {"temperature": 0, **_options(option)}
+        ex = get_extractor(extractor, **kwargs)
+        if hasattr(ex, "check"):
+            ex.check()
+        table = extract_to_stores(cases, ex, out, concurrency)
+    except _expected_errors() + (RuntimeError,) as exc:
+        _fail(exc)
+        return
+    typer.echo(vocabulary_table({extractor: table.to_dict("records")}).round(3).to_string(index=False))
+    reused, minted = int(table["reused"].sum()), int(table["minted"].sum())
+    typer.echo(f"tags reused {reused}, minted {minted} ({reused / max(reused + minted, 1):.1%} reused); "
+               f"extraction errors: {int(table['extraction_errors'].sum())}")
+    if hasattr(ex, "stats"):
+        typer.echo(f"LLM calls: {ex.stats}")
+    typer.echo(f"stores: {out}")
+
+
 @app.command("methods")
 def list_methods() -> None:
     """List the registered retrieval methods."""

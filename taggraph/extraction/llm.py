@@ -20,6 +20,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import threading
 import time
 from collections import Counter
@@ -76,7 +77,8 @@ class _CachedLLMExtractor:
 
     `stats` counts, per instance: calls (`extract` calls), cache_hits, requests
     (model calls actually made, retries included), retries, failures (results with
-    `error` set) and repaired (results whose reply needed `parse_and_repair` fixes).
+    `error` set) and repaired (results whose reply needed `parse_and_repair` fixes);
+    `repairs` counts each kind of fix, numbers masked ("what: normalized N tag(s)").
     """
 
     name: str
@@ -87,6 +89,7 @@ class _CachedLLMExtractor:
         self.max_tags = max_tags
         self._cache = diskcache.Cache(str(cache_dir() / "extractions")) if cache else None
         self.stats: Counter[str] = Counter()
+        self.repairs: Counter[str] = Counter()
         self._stats_lock = threading.Lock()
 
     @property
@@ -96,9 +99,10 @@ class _CachedLLMExtractor:
     def _generate(self, prompt: str) -> str:
         raise NotImplementedError
 
-    def _count(self, **counts: int) -> None:
+    def _count(self, repairs: Sequence[str] = (), **counts: int) -> None:
         with self._stats_lock:
             self.stats.update(counts)
+            self.repairs.update(re.sub(r"\d+", "N", note) for note in repairs)
 
     def extract(self, user_text: str, assistant_text: str, existing_tags: Sequence[str]) -> Extraction:
         prompt = render(self.prompt.template, user_text, assistant_text, existing_tags, self.max_tags)
@@ -114,7 +118,7 @@ class _CachedLLMExtractor:
             if self._cache is not None:
                 self._cache.set(key, raw)
         extraction, repairs = parse_and_repair(raw)
-        self._count(repaired=bool(repairs), failures=extraction.error is not None)
+        self._count(repairs, repaired=bool(repairs), failures=extraction.error is not None)
         return extraction
 
 
@@ -146,6 +150,10 @@ class OllamaExtractor(_CachedLLMExtractor):
     def cache_key(self) -> str:
         options = json.dumps(self.options, sort_keys=True)
         return f"{self.name}|prompt={self.prompt.version}|options={options}|schema={version_of(json.dumps(self.schema))}"
+
+    def close(self) -> None:
+        """Close the HTTP connection pool (the extractor is unusable afterwards)."""
+        self.client.close()
 
     def check(self) -> None:
         """Raise RuntimeError unless the server answers and has the model (call before a long run)."""
@@ -187,13 +195,16 @@ class GGUFExtractor(_CachedLLMExtractor):
 
     The output is grammar-constrained to a bounded schema (max_items tags per
     category, max_tag_chars per tag, max_summary_chars), so small models cannot
-    ramble. The model loads on the first request that misses the cache; calls are
+    ramble; the default max_tokens fits the largest such output (~1,000 tokens,
+    measured with SmolLM2 repeating 64-character tags), so the grammar always gets
+    to close the JSON. n_ctx must hold the prompt (~1,000 tokens plus ~6 per
+    ontology tag shown plus the interaction) and max_tokens. The model loads on the first request that misses the cache; calls are
     serialized (one llama.cpp context). The cache key uses the file name and size,
     so moving the file keeps its cache.
     """
 
     def __init__(self, model_path: str | Path, prompt_path: str | Path | None = None,
-                 n_ctx: int = 8192, n_threads: int | None = None, max_tokens: int = 512,
+                 n_ctx: int = 8192, n_threads: int | None = None, max_tokens: int = 1536,
                  max_items: int = 8, max_tag_chars: int = 64, max_summary_chars: int = 200,
                  cache: bool = True, max_tags: int = MAX_PROMPT_TAGS) -> None:
         if importlib.util.find_spec("llama_cpp") is None:

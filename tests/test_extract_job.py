@@ -1,0 +1,44 @@
+import pytest
+
+from taggraph.config import DEMO_DATA
+from taggraph.datasets import load_dataset
+from taggraph.extraction import get_extractor
+from taggraph.extraction.job import case_folder, extract_to_stores
+from taggraph.store import MemoryStore, StoreError
+
+
+class Interrupting:
+    """Wraps an extractor and dies (like Ctrl-C) after `budget` calls."""
+
+    def __init__(self, inner, budget):
+        self.inner, self.budget, self.name, self.cache_key = inner, budget, inner.name, inner.cache_key
+
+    def extract(self, user, assistant, existing):
+        if self.budget == 0:
+            raise KeyboardInterrupt
+        self.budget -= 1
+        return self.inner.extract(user, assistant, existing)
+
+
+def test_interrupted_extraction_resumes_to_the_same_stores(tmp_path):
+    cases = load_dataset(DEMO_DATA, limit=2)
+    offline = get_extractor("offline")
+    with pytest.raises(KeyboardInterrupt):
+        extract_to_stores(cases, Interrupting(offline, 30), tmp_path / "a")
+    partial = MemoryStore.load(case_folder(tmp_path / "a", cases[1]))
+    assert 0 < len(partial) < len(cases[1].interactions)  # the second case stopped midway, loadable
+    table = extract_to_stores(cases, offline, tmp_path / "a")
+    assert list(table["resumed_from"]) == [len(cases[0].interactions), len(partial)]
+    extract_to_stores(cases, offline, tmp_path / "b")
+    for case in cases:
+        a = MemoryStore.load(case_folder(tmp_path / "a", case))
+        b = MemoryStore.load(case_folder(tmp_path / "b", case))
+        assert [(n.note_id, n.tags) for n in a] == [(n.note_id, n.tags) for n in b]
+
+
+def test_folder_of_another_case_is_refused(tmp_path):
+    cases = load_dataset(DEMO_DATA, limit=2)
+    extract_to_stores(cases[:1], get_extractor("none"), tmp_path)
+    case_folder(tmp_path, cases[0]).rename(case_folder(tmp_path, cases[1]))
+    with pytest.raises(StoreError, match="holds case 'demo_q01'"):
+        extract_to_stores(cases[1:2], get_extractor("none"), tmp_path)
