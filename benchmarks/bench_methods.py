@@ -40,12 +40,14 @@ def main() -> None:
     default = data_dir() / "longmemeval_s_dev.json.gz"
     ap.add_argument("--data", type=Path, default=default if default.exists() else DEMO_DATA)
     ap.add_argument("--cases", type=int, default=20)
+    ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--methods", default=",".join(FAST + ["OpenClaw", "OC-notes"]))
     ap.add_argument("--extractor", default="offline")
     args = ap.parse_args()
     methods = args.methods.split(",")
-    cases = load_dataset(args.data, limit=args.cases)
-    queries = [c.question for c in cases]
+    all_cases = load_dataset(args.data)
+    cases = all_cases[:args.cases]
+    queries = [c.question for c in all_cases[-args.queries:]]  # distinct real questions, asked of every case
     latency = {m: [] for m in methods}
     index = {m: [] for m in methods}
     ppr_ratio, remember_ratio = [], []

@@ -146,5 +146,14 @@ def list_methods() -> None:
         typer.echo(f"{name}  (ablation)")
 
 
+def _register_subcommands() -> None:
+    from taggraph.experiments.commands import register as register_experiments
+    from taggraph.viz.commands import register as register_viz
+    register_experiments(app)
+    register_viz(app)
+
+
+_register_subcommands()
+
 if __name__ == "__main__":
     sys.exit(app())

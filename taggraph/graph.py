@@ -74,7 +74,8 @@ class BaseGraph:
         self.g.add_node(fnode, kind="file", note_id=note.note_id, session_id=note.session_id,
                         index=note.index)
         self.file_order.append(fnode)
-        frame: Frame = frozenset(note.tag_pairs())
+        pairs = note.tag_pairs()  # note order, so the graph is the same whatever the hash seed
+        frame: Frame = frozenset(pairs)
         if not frame:
             return
         topic = self.topic_of_frame.get(frame)
@@ -84,13 +85,13 @@ class BaseGraph:
             self.frame_of_topic[topic] = frame
             self.g.add_node(topic, kind="topic", size=len(frame))
             shared: Counter[str] = Counter()
-            for pair in frame:
+            for pair in pairs:
                 shared.update(self.topics_with_tag.get(pair, ()))
                 self.topics_with_tag.setdefault(pair, set()).add(topic)
-            for other, n in shared.items():
+            for other, n in sorted(shared.items()):
                 if n >= SIMILARITY_MIN:
                     self._link(topic, other, "similar")
-            for path in {p for _, p in frame}:
+            for path in note.paths():
                 self._add_concept(path, used=True)
                 self._link(concept_node(path), topic, "tag_topic")
         self._link(topic, fnode, "topic_file")

@@ -72,8 +72,8 @@ class AdaptiveGraph(Retriever):
         self.terms = term_index(store)
         self.matcher = concept_matcher(store)
         self.node_index: dict[str, int] = {}
-        self.rows: list[int] = []
-        self.cols: list[int] = []
+        self.rows = np.zeros(0, dtype=np.int64)
+        self.cols = np.zeros(0, dtype=np.int64)
         self._edges_seen = 0
         self._files_seen = 0
         self._matrix: tuple[sp.csr_matrix, np.ndarray] | None = None
@@ -96,17 +96,16 @@ class AdaptiveGraph(Retriever):
         if self.params["chronological"]:
             new_edges += g.chronological_pairs()[max(self._files_seen - 1, 0):]
             self._files_seen = len(g.file_order)
-        for a, b in new_edges:
-            i, j = self.node_index[a], self.node_index[b]
-            self.rows += [i, j]
-            self.cols += [j, i]
+        if new_edges:
+            ends = np.array([(self.node_index[a], self.node_index[b]) for a, b in new_edges], dtype=np.int64)
+            self.rows = np.concatenate([self.rows, ends[:, 0], ends[:, 1]])
+            self.cols = np.concatenate([self.cols, ends[:, 1], ends[:, 0]])
         n = len(self.node_index)
         A = sp.csr_matrix((np.ones(len(self.rows)), (self.rows, self.cols)), shape=(n, n))
-        A.sum_duplicates()
-        A.data[:] = 1.0  # unweighted: a repeated link is one edge
-        out = np.asarray(A.sum(axis=1)).ravel()
+        A.data[:] = 1.0  # unweighted: a repeated link is one edge (csr construction summed duplicates)
+        out = np.diff(A.indptr).astype(np.float64)
         inv = np.divide(1.0, out, out=np.zeros(n), where=out > 0)
-        P = (sp.diags(inv) @ A).T.tocsr()
+        P = A.multiply(inv[:, None]).T.tocsr()
         self._matrix = (P, out == 0)
         return self._matrix
 

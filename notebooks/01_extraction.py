@@ -1,0 +1,163 @@
+import marimo
+
+__generated_with = "0.25.2"
+app = marimo.App(width="medium")
+
+
+@app.cell
+def _():
+    import os
+
+    import marimo as mo
+
+    from taggraph.config import DEMO_DATA
+
+    DATA = os.environ.get("TAGGRAPH_NOTEBOOK_DATA", str(DEMO_DATA))
+    LIMIT = int(os.environ.get("TAGGRAPH_NOTEBOOK_LIMIT", "10"))
+    EXTRACTOR = os.environ.get("TAGGRAPH_NOTEBOOK_EXTRACTOR", "offline")
+    return DATA, EXTRACTOR, LIMIT, mo
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    # 01 · From one conversation turn to tags in the ontology
+
+    Every interaction (a user turn and the assistant reply) goes through the extractor, which
+    returns a 5W+Extra record (paper, section 3.1). The record's tags are normalized into
+    ontology paths, written on the first line of a Markdown note, and added to the case's
+    ontology: reused when the path already exists, minted otherwise.
+
+    Settings: `TAGGRAPH_NOTEBOOK_DATA` (default: the bundled demo), `TAGGRAPH_NOTEBOOK_LIMIT`,
+    `TAGGRAPH_NOTEBOOK_EXTRACTOR` (default `offline`: spaCy rules, no network).
+    """)
+    return
+
+
+@app.cell
+def _(DATA, LIMIT):
+    from taggraph.datasets import load_dataset
+
+    cases = load_dataset(DATA, limit=LIMIT)
+    case = cases[0]
+    first_gold = next((i for i, it in enumerate(case.interactions) if it.session_id in case.gold_session_ids), 0)
+    return case, first_gold
+
+
+@app.cell
+def _(case, first_gold, mo):
+    turn = mo.ui.slider(0, len(case.interactions) - 1, value=first_gold, label="turn of the first case",
+                        show_value=True)
+    turn
+    return (turn,)
+
+
+@app.cell
+def _(case, mo, turn):
+    interaction = case.interactions[turn.value]
+    mo.plain_text(f"session {interaction.session_id} · {interaction.timestamp}\n\n"
+                  f"User: {interaction.user}\n\nAssistant: {interaction.assistant}")
+    return (interaction,)
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    ## The 5W+Extra record
+
+    The store before this turn holds the earlier turns; its ontology is what the extractor sees
+    (an LLM extractor gets it in its prompt and is asked to reuse paths).
+    """)
+    return
+
+
+@app.cell
+def _(EXTRACTOR, case, interaction, turn):
+    from taggraph.experiments.bench import extractor_for
+    from taggraph.store import MemoryStore
+
+    extractor = extractor_for(EXTRACTOR)
+    before = MemoryStore(case.case_id, extractor)
+    before.remember_many(case.interactions[: turn.value])
+    extraction = extractor.extract(interaction.user, interaction.assistant, before.ontology.tags())
+    extraction.model_dump()
+    return (before,)
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    ## The note
+
+    The tag line carries the normalized paths (lowercase, underscores, singular nouns, depth at
+    most 4); empty categories read `n/a`.
+    """)
+    return
+
+
+@app.cell
+def _(EXTRACTOR, case, mo, turn):
+    from dataclasses import replace
+
+    from taggraph.experiments.bench import build_store
+
+    after = build_store(replace(case, interactions=case.interactions[: turn.value + 1]), EXTRACTOR)
+    note = after.notes[-1]
+    mo.plain_text(note.to_markdown())
+    return after, note
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    ## The tags in the ontology
+
+    The store now holds the turns up to this one. `uses` counts its notes that carry the path;
+    `minted_by` is the note that first used it (this note when `reused` is false).
+    """)
+    return
+
+
+@app.cell
+def _(after, note):
+    from taggraph.viz.ontology_view import note_tags
+
+    note_tags(after, note)
+    return
+
+
+@app.cell
+def _(mo, note):
+    from taggraph.ontology import Ontology
+
+    mo.plain_text(Ontology(note.paths()).to_markdown() or "(the note has no tags)")
+    return
+
+
+@app.cell
+def _(after):
+    {"notes": len(after), "distinct tags": len(after.ontology), "minted": after.minted,
+     "reused": after.reused, "reuse (occurrences / distinct)": round(after.ontology.reuse(), 3)}
+    return
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    ## The prompt an LLM extractor would get
+
+    (`--extractor ollama:MODEL` or `gguf:PATH`; the offline extractor uses spaCy rules instead.)
+    """)
+    return
+
+
+@app.cell
+def _(before, interaction, mo):
+    from taggraph.extraction.prompt import TEMPLATE, render
+
+    mo.plain_text(render(TEMPLATE, interaction.user, interaction.assistant, before.ontology.tags()))
+    return
+
+
+if __name__ == "__main__":
+    app.run()

@@ -1,0 +1,136 @@
+import marimo
+
+__generated_with = "0.25.2"
+app = marimo.App(width="medium")
+
+
+@app.cell
+def _():
+    import os
+
+    import marimo as mo
+
+    from taggraph.config import DEMO_DATA
+
+    DATA = os.environ.get("TAGGRAPH_NOTEBOOK_DATA", str(DEMO_DATA))
+    LIMIT = int(os.environ.get("TAGGRAPH_NOTEBOOK_LIMIT", "10"))
+    EXTRACTOR = os.environ.get("TAGGRAPH_NOTEBOOK_EXTRACTOR", "offline")
+    return DATA, EXTRACTOR, LIMIT, mo
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    # 02 · The ontology: tree, reuse, near-duplicates
+
+    Each case grows its own ontology of slash-separated tag paths. The paper (appendix D,
+    Table 2) measures vocabulary convergence as **reuse** = tag occurrences / distinct tags:
+    higher means the extractor uses the same tags again instead of minting new ones.
+    Prompting for reuse does not prevent near-duplicate labels, listed at the end.
+    """)
+    return
+
+
+@app.cell
+def _():
+    import pandas as pd
+    import plotly.express as px
+
+    from taggraph.datasets import load_dataset
+    from taggraph.experiments.bench import build_store
+    from taggraph.experiments.vocabulary import store_vocabulary, vocabulary_stats
+    from taggraph.viz.ontology_view import near_duplicates, ontology_sunburst, top_tags
+
+    return (
+        build_store,
+        load_dataset,
+        near_duplicates,
+        ontology_sunburst,
+        pd,
+        px,
+        store_vocabulary,
+        top_tags,
+        vocabulary_stats,
+    )
+
+
+@app.cell
+def _(DATA, EXTRACTOR, LIMIT, build_store, load_dataset):
+
+    cases = load_dataset(DATA, limit=LIMIT)
+    stores = [build_store(c, EXTRACTOR) for c in cases]
+    return (stores,)
+
+
+@app.cell
+def _(EXTRACTOR, stores, vocabulary_stats):
+    vocabulary_stats({EXTRACTOR: stores})
+    return
+
+
+@app.cell
+def _(pd, store_vocabulary, stores):
+    pd.DataFrame([{**store_vocabulary(s), "minted": s.minted, "reused": s.reused,
+                   "reuse": round(s.ontology.reuse(), 3)} for s in stores])
+    return
+
+
+@app.cell
+def _(mo, stores):
+    pick = mo.ui.dropdown(options={s.case_id: i for i, s in enumerate(stores)}, value=stores[0].case_id,
+                          label="case")
+    pick
+    return (pick,)
+
+
+@app.cell
+def _(ontology_sunburst, pick, stores):
+    store = stores[pick.value]
+    ontology_sunburst(store.ontology, title=f"Ontology of case {store.case_id} (area: tag uses)")
+    return (store,)
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    ## Reuse counts
+
+    How many notes carry each path: most paths are used once, a few (`user`, broad topics)
+    by many notes.
+    """)
+    return
+
+
+@app.cell
+def _(px, store, top_tags):
+    px.histogram(top_tags(store.ontology, n=None), x="uses", title="Tag paths by number of uses",
+                 labels={"count": "tag paths"})
+    return
+
+
+@app.cell
+def _(store, top_tags):
+    top_tags(store.ontology, n=15)
+    return
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    ## Near-duplicate tags
+
+    Paths whose last segments are near-identical (difflib ratio at least 0.8), or the same
+    segment under different parents. Graph methods treat them as different concepts, so a
+    question matching one does not reach notes tagged with the other.
+    """)
+    return
+
+
+@app.cell
+def _(near_duplicates, store):
+    near_duplicates(store.ontology)
+    return
+
+
+if __name__ == "__main__":
+    app.run()

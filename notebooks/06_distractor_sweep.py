@@ -1,0 +1,90 @@
+import marimo
+
+__generated_with = "0.25.2"
+app = marimo.App(width="medium")
+
+
+@app.cell
+def _():
+    import os
+
+    import marimo as mo
+
+    from taggraph.config import DEMO_DATA
+
+    DATA = os.environ.get("TAGGRAPH_NOTEBOOK_DATA", str(DEMO_DATA))
+    LIMIT = int(os.environ.get("TAGGRAPH_NOTEBOOK_LIMIT", "10"))
+    EXTRACTOR = os.environ.get("TAGGRAPH_NOTEBOOK_EXTRACTOR", "offline")
+    return DATA, EXTRACTOR, LIMIT, mo
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    # 06 · Distractor sweep and retrieval depth
+
+    Paper, section 6.1: does diffusion hurt on small stores? Each case keeps its gold sessions
+    plus n distractor sessions sampled from its own haystack (nested samples, fixed seed; tags
+    extracted once over the full haystack). Diffusion's contribution at each n is MRR with
+    PageRank iterations minus MRR without them, with and without file seeding. On the demo,
+    haystacks hold only 10 to 13 distractors, so the larger counts take them all.
+    """)
+    return
+
+
+@app.cell
+def _(DATA, EXTRACTOR, LIMIT):
+    from taggraph.datasets import load_dataset
+    from taggraph.experiments.sweeps import (depth_sweep, distractor_sweep, plot_depth_sweep,
+                                             plot_diffusion_contribution, plot_distractor_sweep)
+
+    cases = load_dataset(DATA, limit=LIMIT)
+    sweep = distractor_sweep(cases, extractor=EXTRACTOR)
+    plot_distractor_sweep(sweep.summary)
+    return (
+        cases,
+        depth_sweep,
+        plot_depth_sweep,
+        plot_diffusion_contribution,
+        sweep,
+    )
+
+
+@app.cell
+def _(plot_diffusion_contribution, sweep):
+    plot_diffusion_contribution(sweep.contribution)
+    return
+
+
+@app.cell
+def _(sweep):
+    sweep.summary.round(3)
+    return
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    ## Retrieval depth (appendix E)
+
+    The paper fixes depth 40 and reports that TagGraph-TFIDF changes by less than 0.004 MRR
+    across depths 20, 40 and 80.
+    """)
+    return
+
+
+@app.cell
+def _(EXTRACTOR, cases, depth_sweep, plot_depth_sweep):
+    depths = depth_sweep(cases, extractor=EXTRACTOR)
+    plot_depth_sweep(depths.summary)
+    return (depths,)
+
+
+@app.cell
+def _(depths):
+    depths.summary.round(3)
+    return
+
+
+if __name__ == "__main__":
+    app.run()

@@ -1,0 +1,131 @@
+import marimo
+
+__generated_with = "0.25.2"
+app = marimo.App(width="medium")
+
+
+@app.cell
+def _():
+    import os
+
+    import marimo as mo
+
+    from taggraph.config import DEMO_DATA
+
+    DATA = os.environ.get("TAGGRAPH_NOTEBOOK_DATA", str(DEMO_DATA))
+    LIMIT = int(os.environ.get("TAGGRAPH_NOTEBOOK_LIMIT", "10"))
+    EXTRACTOR = os.environ.get("TAGGRAPH_NOTEBOOK_EXTRACTOR", "offline")
+    return DATA, EXTRACTOR, LIMIT, mo
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    # 07 · Failure diagnostics: are top-5 misses missing tags?
+
+    Paper, section 5.5 and appendix J (Table 10). Pool: the questions some graph configuration
+    misses at recall@5. Unit: a gold note of a pooled question (on LongMemEval, a note holding a
+    `has_answer` turn). A **helpful tag** is a tag of the note that a query token matches,
+    directly or through an ancestor, whatever the ranking. Categories: C1 no extractor supplies
+    a helpful tag; C2 some do (needs several extractors); C3 all do but no configuration
+    recovers the note in its top 5; C4 all do and some configuration recovers it.
+    """)
+    return
+
+
+@app.cell
+def _():
+    from pathlib import Path
+
+    from taggraph.datasets import load_dataset
+    from taggraph.datasets.detect import detect_format
+    from taggraph.experiments.bench import build_store, run_bench
+    from taggraph.experiments.diagnostics import (GRAPH_METHODS, failure_diagnostics, longmemeval_evidence_notes,
+                                                  pool_case_ids)
+    from taggraph.viz.explain import available_methods, explain_html, explain_misses
+
+    return (
+        GRAPH_METHODS,
+        Path,
+        available_methods,
+        build_store,
+        detect_format,
+        explain_html,
+        explain_misses,
+        failure_diagnostics,
+        load_dataset,
+        longmemeval_evidence_notes,
+        pool_case_ids,
+        run_bench,
+    )
+
+
+@app.cell
+def _(
+    DATA,
+    EXTRACTOR,
+    GRAPH_METHODS,
+    LIMIT,
+    Path,
+    build_store,
+    detect_format,
+    failure_diagnostics,
+    load_dataset,
+    longmemeval_evidence_notes,
+    pool_case_ids,
+    run_bench,
+):
+    cases = {c.case_id: c for c in load_dataset(DATA, limit=LIMIT)}
+    rankings = {EXTRACTOR: run_bench(list(cases.values()), list(GRAPH_METHODS), extractor=EXTRACTOR).rankings}
+    stores = {q: build_store(cases[q], EXTRACTOR) for q in sorted(pool_case_ids(rankings))}
+    evidence = longmemeval_evidence_notes(DATA) if detect_format(DATA) == "longmemeval" else None
+    diagnostics = failure_diagnostics(list(cases.values()), rankings, {EXTRACTOR: stores.values()},
+                                      dataset=Path(DATA).name.split(".")[0], evidence=evidence)
+    diagnostics.table
+    return cases, diagnostics, stores
+
+
+@app.cell
+def _(diagnostics):
+    diagnostics.units.drop(columns=["dataset", "extractor"])
+    return
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    ## Why each graph configuration missed each unit
+
+    `explain` for every pooled gold note and graph configuration that did not put it in its
+    top 5 (first 40 rows): the missing tag, the token dropped as a stopword, or the note that
+    outranked it.
+    """)
+    return
+
+
+@app.cell
+def _(GRAPH_METHODS, diagnostics, explain_misses, stores):
+    explain_misses(diagnostics.units, stores, list(GRAPH_METHODS)).head(40)
+    return
+
+
+@app.cell
+def _(diagnostics, mo):
+    _units = diagnostics.units.drop_duplicates(["question_id", "note_id"])
+    _options = {f"{u.question_id} · {u.note_id} ({u.category})": (u.question_id, u.note_id)
+                for u in _units.itertuples()}
+    unit = mo.ui.dropdown(options=_options, value=next(iter(_options), None), label="unit")
+    unit
+    return (unit,)
+
+
+@app.cell
+def _(GRAPH_METHODS, available_methods, cases, explain_html, mo, stores, unit):
+    (mo.iframe(explain_html(stores[unit.value[0]], cases[unit.value[0]].question, unit.value[1],
+                            available_methods(["BM25", *GRAPH_METHODS])), height="900px")
+     if unit.value else mo.md("No graph configuration missed a gold note at recall@5."))
+    return
+
+
+if __name__ == "__main__":
+    app.run()

@@ -1,0 +1,269 @@
+"""Why a note was (not) retrieved for a question, side by side for several methods.
+
+Each method's `Retriever.explain` gives a reason and structured details; this
+module renders them as a table (`explain_table`) and as a self-contained HTML
+page (`explain_html`): the paths from the query to the note (TagGraph: token ->
+concept -> ontology hops -> topic -> note; AdaptiveGraph: seed tag, its teleport
+mass and the main diffusion paths; BM25: per-term contributions; OpenClaw:
+dense and keyword components) or what is missing (no helpful tag, a token
+dropped as a stopword, the note that outranked it and by how much), then the
+note itself. All text from data is ``html.escape``-d; the page has no script.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib.util
+import json
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from taggraph.datasets import Case, load_dataset
+from taggraph.notes import Note
+from taggraph.retrieval import DEFAULT_DEPTH, PAPER_METHODS, Explanation, Result, Retriever, make_retriever
+from taggraph.store import MemoryStore, atomic_write
+
+DENSE_METHODS = {"OpenClaw", "OC-notes"}  # need sentence-transformers (pip install "taggraph[dense]")
+_KIND_COLOUR = {"concept": "#4c78a8", "topic": "#f58518", "file": "#2a8f87"}
+
+Methods = Sequence[str] | Mapping[str, Retriever]
+
+
+def available_methods(names: Sequence[str] | None = None) -> list[str]:
+    """`names` (default: the paper's methods) without the dense ones when sentence-transformers
+    is not installed; prints which were skipped."""
+    names = list(names or PAPER_METHODS)
+    if importlib.util.find_spec("sentence_transformers") is not None:
+        return names
+    skipped = [m for m in names if m in DENSE_METHODS]
+    if skipped:
+        print(f"skipping {skipped}: sentence-transformers is not installed (pip install 'taggraph[dense]')")
+    return [m for m in names if m not in DENSE_METHODS]
+
+
+def build_retrievers(store: MemoryStore, methods: Methods) -> dict[str, Retriever]:
+    """Method name -> retriever over `store` (already-built retrievers pass through)."""
+    if isinstance(methods, Mapping):
+        return dict(methods)
+    return {m: make_retriever(m, store) for m in methods}
+
+
+def retrieve_all(store: MemoryStore, question: str, methods: Methods, k: int = DEFAULT_DEPTH,
+                 explain: bool = False) -> dict[str, list[Result]]:
+    """Method name -> its top-k results for `question` (with explanations when `explain`)."""
+    return {m: r.query(question, k, explain=explain) for m, r in build_retrievers(store, methods).items()}
+
+
+@lru_cache(maxsize=4)
+def _evidence(path: str, mtime: float) -> dict[str, set[str]] | None:
+    """LongMemEval ``has_answer`` notes per question (None for other formats); the file is read
+    once per (path, modification time): ~5 s for LongMemEval-S."""
+    from taggraph.datasets.detect import detect_format
+    from taggraph.experiments.diagnostics import longmemeval_evidence_notes
+
+    return longmemeval_evidence_notes(path) if detect_format(path) == "longmemeval" else None
+
+
+def gold_notes(data: str | Path, case: Case, store: MemoryStore) -> list[str]:
+    """The case's gold notes in note order: for a LongMemEval file the notes holding a
+    ``has_answer`` turn (sessions without marks: all their notes), else as
+    `taggraph.experiments.diagnostics.gold_note_ids` decides."""
+    from taggraph.experiments.diagnostics import gold_note_ids
+
+    return gold_note_ids(case, store, _evidence(str(data), Path(data).stat().st_mtime))
+
+
+def rank_table(results_by_method: Mapping[str, Sequence[Result]], note_ids: Sequence[str]) -> pd.DataFrame:
+    """Rank of each note (rows) under each method (columns); empty where not retrieved."""
+    ranks = {m: {r.note_id: r.rank for r in res} for m, res in results_by_method.items()}
+    table = pd.DataFrame({m: [r.get(n) for n in note_ids] for m, r in ranks.items()}, index=list(note_ids))
+    return table.rename_axis("note_id").astype("Int64")
+
+
+def top_table(results_by_method: Mapping[str, Sequence[Result]], gold: Sequence[str], k: int = 5) -> pd.DataFrame:
+    """The first k results of each method: method, rank, note_id, session_id, score, gold, and
+    `summarize` of the explanation when the results carry one."""
+    gold = set(gold)
+    return pd.DataFrame([{"method": m, "rank": r.rank, "note_id": r.note_id, "session_id": r.session_id,
+                          "score": round(r.score, 4), "gold": r.note_id in gold,
+                          "evidence": summarize(r.explanation) if r.explanation else ""}
+                         for m, res in results_by_method.items() for r in res[:k]])
+
+
+def node_text(node: str) -> str:
+    """A base-graph node id for people: 'concept:a/b' -> 'a/b', 'topic:3' -> 'topic 3', 'file:x' -> 'note x'."""
+    kind, _, rest = node.partition(":")
+    return {"concept": rest, "topic": f"topic {rest}", "file": f"note {rest}"}.get(kind, node)
+
+
+def _number(x: Any) -> str:
+    return f"{float(x):.4g}"
+
+
+def summarize(exp: Explanation) -> str:
+    """One line of the most telling evidence in an explanation's details."""
+    d = exp.details
+    parts = []
+    if d.get("paths"):
+        p = d["paths"][0]
+        parts.append(f"'{p['token']}' -> " + " -> ".join(node_text(n) for n in p["path"]))
+    if d.get("main_paths"):
+        p = d["main_paths"][0]
+        parts.append(f"seed {p['seed']} (mass {_number(p['seed_mass'])}) -> "
+                     + " -> ".join(node_text(n) for n in p["path"][1:]))
+    if "file_seed_mass" in d:
+        parts.append(f"file seed mass {_number(d['file_seed_mass'])}")
+    if d.get("matched_terms"):
+        parts.append("terms " + ", ".join(f"{t} {_number(v)}" for t, v in list(d["matched_terms"].items())[:4]))
+    if "contributions" in d:
+        parts.append(" + ".join(f"{k} {_number(v)}" for k, v in d["contributions"].items()))
+    if "tfidf_overlap" in d:
+        parts.append(f"tf-idf overlap {_number(d['tfidf_overlap'])}")
+    if d.get("dropped_as_stopwords"):
+        parts.append(f"dropped as stopwords: {', '.join(d['dropped_as_stopwords'])}")
+    if "outranked_by" in d:
+        o = d["outranked_by"]
+        parts.append(f"top note {o['note_id']} scores {_number(o['score'])} (+{_number(o['margin'])})")
+    return "; ".join(parts)
+
+
+def explanations(store: MemoryStore, question: str, note_id: str, methods: Methods) -> dict[str, Explanation]:
+    """Method name -> its `Retriever.explain` of `note_id` for `question`."""
+    if note_id not in store.by_id:
+        raise ValueError(f"no note {note_id!r} in case {store.case_id!r}; its first notes: "
+                         f"{[n.note_id for n in store.notes[:3]]}")
+    return {m: r.explain(question, note_id) for m, r in build_retrievers(store, methods).items()}
+
+
+def explain_table(store: MemoryStore, question: str, note_id: str, methods: Methods) -> pd.DataFrame:
+    """One row per method: retrieved, rank, score, reason, key details."""
+    rows = [{"method": m, "retrieved": e.retrieved, "rank": e.rank, "score": round(e.score, 4),
+             "reason": e.reason, "key details": summarize(e)}
+            for m, e in explanations(store, question, note_id, methods).items()]
+    return pd.DataFrame(rows).astype({"rank": "Int64"})
+
+
+def explain_misses(units: pd.DataFrame, stores: Mapping[str, MemoryStore], methods: Sequence[str],
+                   k: int = 5) -> pd.DataFrame:
+    """`explain_table` rows of every gold note in `units` (`failure_diagnostics(...).units`) under
+    every method that does not rank it in its top k; `stores` maps question id -> store."""
+    rows = []
+    for u in units.drop_duplicates(["question_id", "note_id"]).itertuples():
+        table = explain_table(stores[u.question_id], u.question, u.note_id, methods)
+        missed = table[table["rank"].fillna(k + 1) > k]
+        rows += [{"question_id": u.question_id, "note_id": u.note_id, "category": u.category, **r}
+                 for r in missed.to_dict("records")]
+    return pd.DataFrame(rows, columns=["question_id", "note_id", "category", "method", "rank", "reason",
+                                       "key details"]).astype({"rank": "Int64"})
+
+
+# -- HTML -----------------------------------------------------------------------------
+
+def _chain(nodes: Sequence[str]) -> str:
+    spans = [f"<span class='node' style='border-color:{_KIND_COLOUR.get(n.partition(':')[0], '#999')}'>"
+             f"{html.escape(node_text(n))}</span>" for n in nodes]
+    return " → ".join(spans)
+
+
+def _value_html(key: str, value: Any) -> str:
+    """Render one details entry; path lists as chains, score maps as tables, the rest as JSON."""
+    if key == "paths":
+        items = [f"<li>token <b>{html.escape(p['token'])}</b> matches <b>{html.escape(p['concept'])}</b> "
+                 f"at {p['hops']} ontology hop(s): {_chain(p['path'])}</li>"
+                 for p in value]
+        return f"<ul>{''.join(items)}</ul>" if items else "<i>none</i>"
+    if key == "main_paths":
+        items = [f"<li>seed <b>{html.escape(p['seed'])}</b> (teleport mass {_number(p['seed_mass'])}, "
+                 f"flow ≈ {_number(p['flow_estimate'])}): {_chain(p['path'])}</li>" for p in value]
+        return f"<ul>{''.join(items)}</ul>" if items else "<i>no seed tag connects to the note</i>"
+    if isinstance(value, Mapping) and value and all(isinstance(v, (int, float, str)) for v in value.values()):
+        items = value.items()
+        if all(isinstance(v, (int, float)) for v in value.values()):  # a score map: largest first
+            items = sorted(items, key=lambda kv: -float(kv[1]))
+        rows = "".join(f"<tr><td>{html.escape(str(k))}</td><td class='v'>"
+                       f"{html.escape(v) if isinstance(v, str) else _number(v)}</td></tr>" for k, v in items)
+        return f"<table>{rows}</table>"
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return html.escape(", ".join(value)) or "<i>none</i>"
+    if isinstance(value, str):
+        return f"<code>{html.escape(value)}</code>"
+    if isinstance(value, float) or hasattr(value, "dtype"):
+        return _number(value)
+    return f"<pre>{html.escape(json.dumps(value, indent=1, ensure_ascii=False, default=float))}</pre>"
+
+
+def _note_html(note: Note) -> str:
+    return (f"<p><code>{html.escape(note.tag_line)}</code></p>"
+            + (f"<p><i>summary:</i> {html.escape(note.summary)}</p>" if note.summary else "")
+            + f"<h3>User</h3><pre>{html.escape(note.user)}</pre>"
+            f"<h3>Assistant</h3><pre>{html.escape(note.assistant)}</pre>")
+
+
+def explain_html(store: MemoryStore, question: str, note_id: str, methods: Methods) -> str:
+    """A self-contained page (no script, no external resource) explaining `note_id` for every method."""
+    exps = explanations(store, question, note_id, methods)
+    note = store.by_id[note_id]
+    rows, sections = [], []
+    for m, e in exps.items():
+        verdict = f"retrieved, rank {e.rank}" if e.retrieved else f"not retrieved (rank {e.rank or '-'})"
+        cls = "hit" if e.retrieved else "miss"
+        rows.append(f"<tr class='{cls}'><td>{html.escape(m)}</td><td>{html.escape(verdict)}</td>"
+                    f"<td>{_number(e.score)}</td><td>{html.escape(e.reason)}</td></tr>")
+        details = "".join(f"<dt>{html.escape(k.replace('_', ' '))}</dt><dd>{_value_html(k, v)}</dd>"
+                          for k, v in e.details.items())
+        sections.append(f"<section class='{cls}'><h2>{html.escape(m)}: {html.escape(verdict)}</h2>"
+                        f"<p>{html.escape(e.reason)}</p><dl>{details}</dl></section>")
+    title = f"Why note {note_id} for: {question}"
+    return ("<!doctype html><html><head><meta charset='utf-8'>"
+            f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
+            f"<h1>Why (not) note <code>{html.escape(note_id)}</code>?</h1>"
+            f"<p><b>Case</b> {html.escape(store.case_id)} · <b>question</b> {html.escape(question)}</p>"
+            "<table class='summary'><tr><th>method</th><th>verdict</th><th>score</th><th>reason</th></tr>"
+            f"{''.join(rows)}</table>{''.join(sections)}"
+            f"<section><h2>The note</h2>{_note_html(note)}</section></body></html>")
+
+
+_CSS = """
+body { font: 14px system-ui, sans-serif; margin: 1.5em; max-width: 70em; }
+table { border-collapse: collapse; }
+td, th { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
+tr.hit td:nth-child(2) { color: #1a7f37; } tr.miss td:nth-child(2) { color: #c0392b; }
+section { border-left: 4px solid #ccc; padding: 0 1em; margin: 1.2em 0; }
+section.hit { border-color: #1a7f37; } section.miss { border-color: #c0392b; }
+dt { font-weight: bold; margin-top: .4em; } dd { margin-left: 1.5em; }
+.node { border: 2px solid; border-radius: 4px; padding: 0 4px; white-space: nowrap; }
+pre, td.v { white-space: pre-wrap; } pre { background: #f6f6f6; padding: .5em; }
+"""
+
+
+def find_case(data: str | Path, question_id: str) -> Case:
+    """The case with id `question_id` in the dataset file `data`."""
+    cases = load_dataset(data)
+    for case in cases:
+        if case.case_id == question_id:
+            return case
+    raise ValueError(f"{data}: no question {question_id!r}; first ids: {[c.case_id for c in cases[:5]]}")
+
+
+def explain_command(data: str | Path, question_id: str, note_id: str | None = None, out: str | Path | None = None,
+                    extractor: str = "offline", methods: Sequence[str] | None = None) -> pd.DataFrame:
+    """Build the question's store, explain `note_id` (default: its first gold note) for each method,
+    write the HTML page to `out` when given; returns the table."""
+    from taggraph.experiments.bench import build_store
+
+    case = find_case(data, question_id)
+    store = build_store(case, extractor)
+    if note_id is None:
+        gold = gold_notes(data, case, store)
+        if not gold:
+            raise ValueError(f"question {question_id!r} has no gold note; pass a note id")
+        note_id = gold[0]
+    retrievers = build_retrievers(store, available_methods(methods))
+    table = explain_table(store, case.question, note_id, retrievers)
+    if out is not None:
+        atomic_write(Path(out), explain_html(store, case.question, note_id, retrievers))
+    return table

@@ -1,0 +1,72 @@
+"""The graph and explanation pages in a real headless Chromium, with all network lookups failing.
+
+Needs a Chromium binary (Debian: ``apt-get install -y chromium``); skipped otherwise.
+"""
+
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from taggraph.extraction.base import Extraction
+from taggraph.store import Interaction, atomic_write
+from taggraph.viz.explain import explain_html
+from taggraph.viz.graphview import save_graph_html
+
+from conftest import HAND_ROWS, make_store
+
+CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary on PATH (Debian: apt-get install -y chromium)"),
+]
+
+# Each payload would change the title or add an element with id "pwned" if it ever ran.
+PAYLOADS = [
+    "<script>document.title='pwned'</script>",
+    '"><img src=x onerror="document.title=\'pwned\'">',
+    "</script><script>document.body.appendChild(Object.assign(document.createElement('b'),{id:'pwned'}))</script>",
+    "<img src=x onerror=\"document.body.appendChild(Object.assign(document.createElement('b'),{id:'pwned'}))\">",
+]
+
+
+def dump_dom(tmp_path, page) -> str:
+    """The DOM after the page's scripts ran (5 s of virtual time), with no network."""
+    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+           "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", "--host-resolver-rules=MAP * ~NOTFOUND",
+           "--virtual-time-budget=5000", "--dump-dom", page.as_uri()]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True).stdout
+
+
+@pytest.fixture
+def hostile_store():
+    store = make_store(HAND_ROWS)
+    for i, text in enumerate(PAYLOADS):
+        store.remember(Interaction(f"h{i}", f"My dog {text} does yoga", f"Reply {text}"),
+                       Extraction(what=["pet/dog", "activity/yoga"]))
+    return store
+
+
+def assert_not_pwned(dom: str, title: str) -> None:
+    assert f"<title>{title}</title>" in dom
+    assert "pwned" not in re.search(r"<title>(.*?)</title>", dom).group(1)
+    assert 'id="pwned"' not in dom
+    assert "<img" not in dom  # every payload's tag stayed text
+
+
+def test_graph_page_draws_offline_and_runs_no_injected_script(hostile_store, tmp_path):
+    page = save_graph_html(tmp_path / "graph.html", hostile_store, question="my dog does yoga",
+                           gold_note_ids=["h1#0"])
+    dom = dump_dom(tmp_path, page)
+    assert re.search(r'<div id="graph"><div class="vis-network"[^>]*><canvas ', dom), "network canvas not drawn"
+    assert_not_pwned(dom, "TagGraph base graph · case t")
+
+
+def test_explain_page_shows_payloads_as_text(hostile_store, tmp_path):
+    page = tmp_path / "explain.html"
+    atomic_write(page, explain_html(hostile_store, "dog yoga", "h3#0", ["BM25", "TagGraph-Basic", "AdaptiveGraph"]))
+    dom = dump_dom(tmp_path, page)
+    assert "<section" in dom and "TagGraph-Basic" in dom
+    assert "&lt;img src=x onerror=" in dom  # shown to the reader, as text
+    assert_not_pwned(dom, "Why note h3#0 for: dog yoga")

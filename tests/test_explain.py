@@ -1,0 +1,70 @@
+import html
+
+import pandas as pd
+import typer
+from typer.testing import CliRunner
+
+from taggraph.extraction.base import Extraction
+from taggraph.store import Interaction
+from taggraph.viz.commands import register
+from taggraph.viz.explain import explain_html, explain_misses, explain_table, rank_table, retrieve_all, top_table
+
+METHODS = ["BM25", "TagGraph-Basic", "TagGraph-Stopwords", "AdaptiveGraph"]
+
+
+def test_table_has_one_row_per_method_with_reasons(hand_store):
+    table = explain_table(hand_store, "what breed is my dog", "s2#0", METHODS)
+    assert list(table["method"]) == METHODS
+    row = table.set_index("method").loc["TagGraph-Basic"]
+    assert row["retrieved"] and row["rank"] == 1 and "'dog' -> pet/dog -> topic" in row["key details"]
+    assert "breed" in table.set_index("method").loc["BM25", "key details"]
+
+
+def test_missing_tag_is_named(hand_store):
+    hand_store.remember(Interaction("s6", "I bought a kayak.", "Have fun."), Extraction())
+    row = explain_table(hand_store, "kayak", "s6#0", ["TagGraph-Basic"]).iloc[0]
+    assert not row["retrieved"] and "no tags" in row["reason"]
+
+
+def test_rank_and_top_tables(hand_store):
+    results = retrieve_all(hand_store, "dog beagle", ["BM25", "TagGraph-Basic"], k=3, explain=True)
+    ranks = rank_table(results, ["s2#0", "s4#0"])
+    assert ranks.loc["s2#0", "BM25"] == 1 and ranks.isna().loc["s4#0", "BM25"]
+    top = top_table(results, ["s2#0"], k=1)
+    assert list(top["gold"]) == [True, True] and top["evidence"].str.len().min() > 0
+
+
+def test_page_escapes_the_note_and_has_no_script(hand_store):
+    text = "<script>alert(1)</script> my dog"
+    hand_store.remember(Interaction("h", text, '"><img src=x onerror=alert(1)>'), Extraction(what=["pet/dog"]))
+    page = explain_html(hand_store, "dog <b>", "h#0", METHODS)
+    assert "<script" not in page and "<img" not in page
+    assert html.escape(text) in page and "dog &lt;b&gt;" in page
+    assert page.count("<section") == len(METHODS) + 1
+
+
+def test_cli_commands(tmp_path):
+    app = typer.Typer()
+    app.command("noop")(lambda: None)  # a second command keeps typer from flattening the app
+    register(app)
+    runner = CliRunner()
+    out = tmp_path / "why.html"
+    result = runner.invoke(app, ["explain", "--question", "demo_q06", "--methods", "BM25,TagGraph-Basic",
+                                 "--extractor", "none", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "TagGraph-Basic: the note has no tags" in result.output and out.read_text().startswith("<!doctype")
+    result = runner.invoke(app, ["graph", "--question", "demo_q01", "--methods", "BM25", "--extractor", "none",
+                                 "--out", str(tmp_path / "g.html")])
+    assert result.exit_code == 0, result.output
+    assert "vis.Network" in (tmp_path / "g.html").read_text()
+    result = runner.invoke(app, ["explain", "--question", "nope", "--extractor", "none"])
+    assert result.exit_code == 2 and "no question 'nope'" in result.output
+
+
+def test_explain_misses_lists_methods_that_missed(hand_store):
+    units = pd.DataFrame([{"question_id": "t", "question": "dog", "note_id": "s2#0", "category": "C4"},
+                          {"question_id": "t", "question": "dog", "note_id": "s4#0", "category": "C1"}])
+    missed = explain_misses(units, {"t": hand_store}, ["BM25", "TagGraph-Basic"], k=1)
+    assert set(zip(missed["note_id"], missed["method"])) == {("s4#0", "BM25"), ("s4#0", "TagGraph-Basic")}
+    assert str(missed["rank"].dtype) == "Int64"
+    assert explain_misses(units.iloc[:0], {}, ["BM25"]).empty

@@ -1,0 +1,99 @@
+import html
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from taggraph.extraction.base import Extraction
+from taggraph.retrieval import make_retriever
+from taggraph.store import Interaction
+from taggraph.viz.graphview import KIND_STYLE, graph_html, save_graph_html
+
+from conftest import HAND_ROWS, make_store
+
+HOSTILE = [
+    "<script>alert(1)</script>",
+    '"><img src=x onerror=alert(1)>',
+    "</script><script>document.title='pwned'</script>",
+]
+EXTERNAL = re.compile(
+    r"""(?:\b(?:src|href|action|poster|data)\s*=\s*["']?\s*(?:https?:)?//)"""  # attributes
+    r"""|(?:<link\b[^>]*https?://)|(?:<script\b[^>]*\bsrc\s*=)"""               # link tags, script src
+    r"""|(?:url\(\s*["']?\s*(?:https?:)?//)|(?:@import\s+["']?(?:url\()?\s*["']?(?:https?:)?//)""",  # CSS
+    re.IGNORECASE)
+
+
+@pytest.fixture
+def hostile_store():
+    store = make_store(HAND_ROWS)
+    for i, text in enumerate(HOSTILE):
+        store.remember(Interaction(f"h{i}{text}", f"My dog {text} likes yoga", f"reply {text}"),
+                       Extraction(what=["pet/dog", "activity/yoga"], extra=[text]))
+    return store
+
+
+def page_data(page: str) -> dict:
+    return json.loads(re.search(r"^var DATA = (.*);$", page, re.MULTILINE).group(1))
+
+
+def test_page_is_offline(hostile_store, tmp_path):
+    path = save_graph_html(tmp_path / "g.html", hostile_store, question="my dog")
+    page = path.read_text(encoding="utf-8")
+    assert "vis.Network" in page and "<canvas" not in page  # vis-network inlined, drawn at runtime
+    assert EXTERNAL.findall(page) == []
+    assert EXTERNAL.search('<script src="https://cdn.jsdelivr.net/npm/bootstrap.js">')  # the check bites
+
+
+def test_hostile_text_appears_only_escaped(hostile_store):
+    results = {"BM25<b>": make_retriever("BM25", hostile_store).query("dog yoga")}
+    page = graph_html(hostile_store, question="dog <script>alert(1)</script> __DATA__ __VIS_JS__",
+                      results_by_method=results, gold_note_ids=[hostile_store.notes[-1].note_id])
+    for text in HOSTILE:
+        assert text not in page
+        assert html.escape(text) in page  # in a tooltip, escaped
+    assert "<b>M" not in page and "BM25&lt;b&gt;" in page
+    assert "__DATA__ __VIS_JS__" in page  # placeholders in data are left as text
+    assert page.count("</script>") == 2  # vis-network and ours: no data closed one early
+    # the JSON payload cannot close the script element
+    assert "</" not in re.search(r"^var DATA = (.*);$", page, re.MULTILINE).group(1)
+
+
+def test_node_kinds_have_distinct_colours_and_shapes(hand_store):
+    nodes = page_data(graph_html(hand_store))["nodes"]
+    styles = {n["kind"]: (n["bg"], n["shape"]) for n in nodes}
+    assert set(styles) == set(KIND_STYLE)
+    assert len({c for c, _ in styles.values()}) == 4 and len({s for _, s in styles.values()}) == 4
+
+
+def test_gold_and_retrieved_are_marked(hand_store):
+    results = {"BM25": make_retriever("BM25", hand_store).query("dog beagle")}
+    data = page_data(graph_html(hand_store, question="dog", results_by_method=results, gold_note_ids=["s2#0"]))
+    node = {n["id"]: n for n in data["nodes"]}
+    assert node["file:s2#0"]["shape"] == "star" and node["file:s2#0"]["ranks"] == {"BM25": 1}
+    assert node["concept:pet/dog"]["borderWidth"] > 1  # matched by the question
+    assert data["methods"] == ["BM25"]
+
+
+def test_neighbourhood_filter_and_cap(hand_store):
+    ids = lambda **kw: {n["id"] for n in page_data(graph_html(hand_store, **kw))["nodes"]}
+    near = ids(neighbourhood_of="yoga", hops=2)
+    assert {"concept:activity/yoga", "file:s1#0"} <= near
+    assert "concept:food/pasta" not in near and "file:s4#0" not in near
+    assert len(ids(max_nodes=7)) == 7
+    assert ids(neighbourhood_of="zzz") == set()
+
+
+def test_page_is_identical_across_hash_seeds():
+    """Same store, same page, even though the base graph's node order depends on PYTHONHASHSEED."""
+    script = ("import hashlib; from conftest import HAND_ROWS, make_store; "
+              "from taggraph.viz.graphview import graph_html; "
+              "print(hashlib.sha256(graph_html(make_store(HAND_ROWS), question='dog').encode()).hexdigest())")
+    tests = Path(__file__).parent
+    digests = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=tests,
+                              env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(tests)}).stdout
+               for seed in ("1", "2", "3")}
+    assert len(digests) == 1
