@@ -42,7 +42,9 @@ def test_all_zero_seed_falls_back_to_uniform():
     P, dangling = ag._sync()
     x = personalized_pagerank(P, dangling, np.zeros(P.shape[0]))
     assert np.isfinite(x).all() and x.sum() == pytest.approx(1.0)
-    assert ag.query("qqq zzz") == []  # no evidence: nothing retrieved rather than plain PageRank
+    fallback = ag.query("qqq zzz")  # no evidence: plain PageRank order, no division by zero
+    assert len(fallback) == len(store) and all(np.isfinite(r.score) for r in fallback)
+    assert "plain PageRank" in ag.explain("qqq zzz", "s1#0").details["fallback"]
     assert make_retriever("AdaptiveGraph-noDiffusion", store).query("qqq zzz") == []
 
 

@@ -11,8 +11,8 @@ row-stochastic transition matrix and the mass of dangling nodes returns to s
 Ablation switches: ``iterations=0`` (no diffusion: ranks by s), ``chronological=False``,
 ``file_seeding=False``. ``iterations=None`` (beyond the paper) uses the exact
 fixed point instead of 20 steps. A query with no matched tag and no shared term
-(all-zero seed) retrieves nothing; `personalized_pagerank` itself falls back to
-a uniform teleport (plain PageRank) instead of dividing by zero.
+(all-zero seed) falls back to a uniform teleport, i.e. plain PageRank
+centrality, instead of dividing by zero; `explain` says so.
 
 Not networkx.pagerank: scipy.sparse power iteration on a matrix kept current
 incrementally (edges appended as notes arrive) is >20x faster; the parity test
@@ -128,8 +128,8 @@ class AdaptiveGraph(Retriever):
             s[self.node_index[concept_node(path)]] += mass
         for idx, mass in files.items():
             s[self.node_index[file_node(self.store.notes[idx].note_id)]] += mass
-        if s.sum() == 0:  # no evidence at all: rank nothing (PPR's uniform fallback is for direct callers)
-            return s, s
+        if s.sum() == 0 and self.params["iterations"] == 0:
+            return s, s  # nothing to rank without diffusion
         x = personalized_pagerank(P, dangling, s, self.params["alpha"], self.params["iterations"],
                                   self.exact_solver() if self.params["iterations"] is None else None)
         return x, s
@@ -177,6 +177,8 @@ class AdaptiveGraph(Retriever):
             "teleport_total_on_files": round(sum(files.values()) / total, 5),
             "main_paths": paths[:3],
         }
+        if s.sum() == 0:
+            details["fallback"] = "no seed at all: ranked by plain PageRank (uniform teleport)"
         if x[self.node_index[target]] <= 0:
             details["missing"] = ("no seed reaches the note: no matched tag connects to it and it shares "
                                   "no query term")
