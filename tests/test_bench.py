@@ -1,0 +1,26 @@
+import pandas as pd
+
+from taggraph.config import DEMO_DATA
+from taggraph.datasets import load_dataset
+from taggraph.experiments.bench import run_bench
+
+METHODS = ["BM25", "TagGraph-Basic", "TagGraph-TFIDF", "AdaptiveGraph"]
+RESULT_COLUMNS = ["question_id", "method", "ranked_session_ids", "ranked_note_ids", "reciprocal_rank", "R@5"]
+
+
+def test_results_do_not_depend_on_workers():
+    cases = load_dataset(DEMO_DATA, limit=6)
+    one = run_bench(cases, METHODS, workers=1)
+    two = run_bench(cases, METHODS, workers=2)
+    pd.testing.assert_frame_equal(one.rankings[RESULT_COLUMNS], two.rankings[RESULT_COLUMNS])
+    pd.testing.assert_frame_equal(one.summary, two.summary)
+
+
+def test_summary_is_mean_over_judged_questions():
+    cases = load_dataset(DEMO_DATA)
+    res = run_bench(cases, ["BM25"])
+    judged = res.rankings[~res.rankings.abstention]
+    assert res.summary.loc[0, "n"] == len(judged) == 9
+    assert res.summary.loc[0, "MRR"] == judged.reciprocal_rank.mean()
+    assert res.rankings[res.rankings.abstention].reciprocal_rank.isna().all()
+    assert res.config["n_abstention"] == 1
