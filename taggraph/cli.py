@@ -61,6 +61,7 @@ def bench(
     extractor: str = typer.Option("offline", help="offline | none | ollama:MODEL | gguf:PATH"),
     depth: int = typer.Option(40, help="Retrieval depth."),
     workers: int = typer.Option(1, help="Parallel processes over cases (joblib)."),
+    param: list[str] = typer.Option([], help="Method parameter METHOD.KEY=VALUE, e.g. AdaptiveGraph.iterations=0."),
 ) -> None:
     """Run retrieval methods over a dataset; print MRR and recall, write a run folder."""
     try:
@@ -70,7 +71,8 @@ def bench(
 
         names = _methods(methods)
         cases = load_dataset(data, limit=limit)
-        result = run_bench(cases, names, extractor=extractor, depth=depth, workers=workers)
+        result = run_bench(cases, names, extractor=extractor, depth=depth, workers=workers,
+                           method_params=_method_params(param))
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
         folder = save_bench(result, out or Path("runs") / f"{stamp}-{data.name.split('.')[0]}", data,
                             file_checksum(data))
@@ -94,6 +96,19 @@ def _options(pairs: list[str]) -> dict:
                 break
             except ValueError:
                 continue
+    return out
+
+
+def _method_params(pairs: list[str]) -> dict[str, dict]:
+    """`--param AdaptiveGraph.iterations=0` pairs as {method: {key: value}}; true/false/none understood."""
+    out: dict[str, dict] = {}
+    for pair in pairs:
+        target, _, value = pair.partition("=")
+        method, dot, key = target.partition(".")
+        if not dot or not key:
+            raise UserError(f"--param expects METHOD.KEY=VALUE, got {pair!r}")
+        literal = {"true": True, "false": False, "none": None}.get(value.lower(), value)
+        out.setdefault(method, {})[key] = _options([f"{key}={value}"])[key] if literal == value else literal
     return out
 
 

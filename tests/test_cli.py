@@ -53,3 +53,14 @@ def test_debug_shows_traceback(tmp_path):
 def test_unknown_method_is_rejected():
     res = runner.invoke(app, ["bench", "--methods", "BM25,Nope"])
     assert res.exit_code == 2 and "Nope" in res.output
+
+
+def test_method_params_reach_the_run(tmp_path):
+    out = tmp_path / "run"
+    res = runner.invoke(app, ["bench", "--methods", "AdaptiveGraph", "--limit", "2", "--out", str(out),
+                              "--param", "AdaptiveGraph.iterations=0", "--param", "AdaptiveGraph.chronological=false"])
+    assert res.exit_code == 0, res.output
+    cfg = json.loads((out / "run.json").read_text())["config"]["methods"]["AdaptiveGraph"]
+    assert cfg["iterations"] == 0 and cfg["chronological"] is False
+    bad = runner.invoke(app, ["bench", "--param", "iterations=0"])
+    assert bad.exit_code == 2 and "METHOD.KEY=VALUE" in bad.output

@@ -74,3 +74,10 @@ def test_explain_paths_and_missing(hand_store):
 @pytest.mark.parametrize("query", ["", "   ", "the the the", "🙂", "東京", "q" * 10_000])
 def test_hostile_queries(hand_store, method, query):
     assert isinstance(make_retriever(method, hand_store).query(query), list)
+
+
+def test_stopword_fallback_switch_keeps_an_all_generic_query():
+    store = make_store(HAND_ROWS)  # 5 files: every token in a file is above 15%
+    assert make_retriever("TagGraph-Stopwords", store).query("dog") == []
+    rescued = make_retriever("TagGraph-Stopwords", store, stopword_fallback=True)
+    assert [r.note_id for r in rescued.query("dog")][:1] == ["s2#0"]

@@ -68,7 +68,8 @@ class AdaptiveGraph(Retriever):
     name = "AdaptiveGraph"
 
     def __init__(self, store, alpha: float = ALPHA, iterations: int | None = ITERATIONS, chronological: bool = True,
-                 file_seeding: bool = True, stopword_df: float = STOPWORD_DF, name: str | None = None) -> None:
+                 file_seeding: bool = True, stopword_df: float = STOPWORD_DF, stopword_fallback: bool = False,
+                 name: str | None = None) -> None:
         self.terms = term_index(store)
         self.matcher = concept_matcher(store)
         self.node_index: dict[str, int] = {}
@@ -81,7 +82,7 @@ class AdaptiveGraph(Retriever):
         if name:
             self.name = name
         super().__init__(store, alpha=alpha, iterations=iterations, chronological=chronological,
-                         file_seeding=file_seeding, stopword_df=stopword_df)
+                         file_seeding=file_seeding, stopword_df=stopword_df, stopword_fallback=stopword_fallback)
 
     def add(self, note: Note) -> None:
         self._matrix = self._solver = None  # synced lazily on the next query
@@ -111,7 +112,8 @@ class AdaptiveGraph(Retriever):
 
     def seeds(self, text: str) -> tuple[dict[str, float], dict[int, float], list[str]]:
         """(concept -> mass, note index -> overlap, dropped tokens) before normalization."""
-        kept, dropped = filter_tokens(query_tokens(text), self.terms, True, self.params["stopword_df"])
+        kept, dropped = filter_tokens(query_tokens(text), self.terms, True, self.params["stopword_df"],
+                                      self.params["stopword_fallback"])
         concepts: dict[str, float] = {}
         for token in kept:
             for path in self.matcher.match(token):

@@ -73,12 +73,20 @@ def concept_matcher(store) -> ConceptMatcher:
     return matcher
 
 
-def filter_tokens(tokens: list[str], terms, stopwords: bool, threshold: float) -> tuple[list[str], list[str]]:
-    """(kept, dropped) distinct query tokens; with `stopwords`, generic tokens are dropped."""
+def filter_tokens(tokens: list[str], terms, stopwords: bool, threshold: float,
+                  fallback: bool = False) -> tuple[list[str], list[str]]:
+    """(kept, dropped) distinct query tokens; with `stopwords`, generic tokens are dropped.
+
+    With `fallback` (beyond the paper, off by default) a query whose tokens would all
+    be dropped keeps them all: in tiny stores (LongMemEval oracle, ~10 notes) the 15%
+    threshold otherwise empties most queries.
+    """
     distinct = list(dict.fromkeys(tokens))
     if not stopwords:
         return distinct, []
     kept = [t for t in distinct if not terms.is_generic(t, threshold)]
+    if fallback and not kept:
+        return distinct, []
     return kept, [t for t in distinct if t not in kept]
 
 
@@ -86,20 +94,22 @@ class TagGraph(Retriever):
     name = "TagGraph"
 
     def __init__(self, store, stopwords: bool = False, tfidf: bool = False, max_hops: int = MAX_HOPS,
-                 stopword_df: float = STOPWORD_DF, name: str | None = None) -> None:
+                 stopword_df: float = STOPWORD_DF, stopword_fallback: bool = False, name: str | None = None) -> None:
         self.terms = term_index(store)
         self.matcher = concept_matcher(store)
         self._expansions: dict[tuple[str, int], dict[str, list[str]]] = {}
         self._expansions_version = -1
         if name:
             self.name = name
-        super().__init__(store, stopwords=stopwords, tfidf=tfidf, max_hops=max_hops, stopword_df=stopword_df)
+        super().__init__(store, stopwords=stopwords, tfidf=tfidf, max_hops=max_hops, stopword_df=stopword_df,
+                         stopword_fallback=stopword_fallback)
 
     def add(self, note: Note) -> None:
         """Nothing of its own: graph, matcher and term index are shared store indexes."""
 
     def tokens(self, text: str) -> tuple[list[str], list[str]]:
-        return filter_tokens(query_tokens(text), self.terms, self.params["stopwords"], self.params["stopword_df"])
+        return filter_tokens(query_tokens(text), self.terms, self.params["stopwords"], self.params["stopword_df"],
+                             self.params["stopword_fallback"])
 
     def expand(self, path: str) -> dict[str, list[str]]:
         """Concepts within max_hops ontology edges of `path`: concept -> trail of concepts from `path`."""
