@@ -58,6 +58,7 @@ def bench(
     out: Optional[Path] = typer.Option(None, help="Run folder; default runs/<time>-<data name>."),
     methods: Optional[str] = typer.Option(None, help="Comma-separated method names; default: the paper's seven."),
     limit: Optional[int] = typer.Option(None, help="Only the first N questions."),
+    per_type: Optional[int] = typer.Option(None, help="Only the first N questions of each question type."),
     extractor: str = typer.Option("offline", help="offline | none | ollama:MODEL | gguf:PATH"),
     depth: int = typer.Option(40, help="Retrieval depth."),
     workers: int = typer.Option(1, help="Parallel processes over cases (joblib)."),
@@ -71,6 +72,9 @@ def bench(
 
         names = _methods(methods)
         cases = load_dataset(data, limit=limit)
+        if per_type:
+            from taggraph.datasets import first_per_type
+            cases = first_per_type(cases, per_type)
         result = run_bench(cases, names, extractor=extractor, depth=depth, workers=workers,
                            method_params=_method_params(param))
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
