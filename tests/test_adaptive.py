@@ -45,7 +45,8 @@ def test_all_zero_seed_falls_back_to_uniform():
     fallback = ag.query("qqq zzz")  # no evidence: plain PageRank order, no division by zero
     assert len(fallback) == len(store) and all(np.isfinite(r.score) for r in fallback)
     assert "plain PageRank" in ag.explain("qqq zzz", "s1#0").details["fallback"]
-    assert make_retriever("AdaptiveGraph-noDiffusion", store).query("qqq zzz") == []
+    unseeded = make_retriever("AdaptiveGraph-noDiffusion", store).query("qqq zzz")
+    assert [r.score for r in unseeded] == [0.0] * len(store)  # all files, in note order, no NaN
 
 
 def test_no_diffusion_ranks_by_teleport_vector():
@@ -53,7 +54,9 @@ def test_no_diffusion_ranks_by_teleport_vector():
     ag = make_retriever("AdaptiveGraph-noDiffusion", store, stopword_df=1.0)
     # only file seeds rank files; the concept seed (pet/dog) cannot reach any file without diffusion
     res = ag.query("beagle")
-    assert [r.note_id for r in res] == ["s2#0"]
+    assert [r.note_id for r in res] == ["s2#0", "s1#0", "s3#0", "s4#0", "s5#0"]  # then zeros in note order
+    assert res[0].score > 0 and all(r.score == 0 for r in res[1:])
+    assert "no seed reaches" in ag.explain("beagle", "s4#0").reason
 
 
 def test_file_seeding_switch():

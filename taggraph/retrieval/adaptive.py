@@ -144,15 +144,12 @@ class AdaptiveGraph(Retriever):
         return self._solver
 
     def score(self, text: str) -> dict[int, float]:
+        """Every note's final PPR mass, zeros included: PPR ranks all files (ties: earlier note first),
+        so without diffusion unseeded notes still follow the seeded ones, as in the paper's sweep."""
         if not self.store.notes:
             return {}
         x, _ = self.scores_all(text)
-        out = {}
-        for note in self.store.notes:
-            value = x[self.node_index[file_node(note.note_id)]]
-            if value > 0:
-                out[note.index] = float(value)
-        return out
+        return {note.index: float(x[self.node_index[file_node(note.note_id)]]) for note in self.store.notes}
 
     def _explain_details(self, text: str, note: Note) -> dict[str, Any]:
         concepts, files, dropped = self.seeds(text)

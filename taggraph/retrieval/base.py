@@ -99,7 +99,9 @@ class Retriever:
         score = float(scores.get(note.index, 0.0))
         if retrieved:
             reason = f"ranked {rank} with score {score:.4g}"
-        elif note.index not in scores:
+            if score == 0 and "missing" in details:
+                reason += f", placed only by tie order (earlier notes first): {details.pop('missing')}"
+        elif note.index not in scores or (scores[note.index] == 0 and "missing" in details):
             reason = details.pop("missing", "not reached by this method")
         else:
             full_rank = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))

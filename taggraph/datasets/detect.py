@@ -1,0 +1,47 @@
+"""Tell a benchmark's format from its content and load it.
+
+- a folder holding ``.yaml``/``.yml`` files -> ``"atant"`` (one split of stories);
+- a JSON list (plain or gzipped) whose first record has ``haystack_sessions`` -> ``"longmemeval"``;
+- a JSON list whose first record has ``conversation`` and ``qa`` -> ``"locomo"``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from taggraph.datasets.base import Case, DatasetError
+from taggraph.datasets.longmemeval import read_json
+
+FORMATS = ("longmemeval", "atant", "locomo")
+
+
+def detect_format(path: str | Path) -> str:
+    path = Path(path)
+    if path.is_dir():
+        if any(p.suffix in (".yaml", ".yml") for p in path.iterdir()):
+            return "atant"
+        raise DatasetError(f"{path}: a folder, but without .yaml/.yml files (ATANT stories); "
+                           f"LongMemEval and LoCoMo are single JSON files")
+    data = read_json(path)
+    first = data[0] if isinstance(data, list) and data else None
+    if isinstance(first, dict) and "haystack_sessions" in first:
+        return "longmemeval"
+    if isinstance(first, dict) and "conversation" in first and "qa" in first:
+        return "locomo"
+    got = f"a list of records with fields {sorted(first)[:8]}" if isinstance(first, dict) else type(data).__name__
+    raise DatasetError(f"{path}: unknown format: expected a JSON list of LongMemEval records "
+                       f"('haystack_sessions') or LoCoMo samples ('conversation', 'qa'), or a folder of "
+                       f"ATANT .yaml stories; got {got}")
+
+
+def load_any(path: str | Path, limit: int | None = None) -> list[Case]:
+    """Cases of any supported benchmark (format from `detect_format`); ATANT's split is the folder name."""
+    kind = detect_format(path)
+    if kind == "atant":
+        from taggraph.datasets.atant import load_atant
+        return load_atant(path, limit=limit)
+    if kind == "locomo":
+        from taggraph.datasets.locomo import load_locomo
+        return load_locomo(path, limit=limit)
+    from taggraph.datasets.longmemeval import load_longmemeval
+    return load_longmemeval(path, limit=limit)

@@ -1,0 +1,173 @@
+"""LoCoMo loader (``locomo10.json``) and evidence-based metrics.
+
+The file is a list of samples ``{sample_id, conversation, qa}``. ``conversation``
+holds ``speaker_a``, ``speaker_b``, ``session_<n>`` (turns ``{speaker, dia_id:
+"D<n>:<i>", text, img_url?, blip_caption?}``) and ``session_<n>_date_time``;
+``qa`` holds ``{question, answer, evidence: [dia_id], category}`` (category 5,
+adversarial, has ``adversarial_answer`` instead of ``answer``).
+
+Notes: within a session a turn and the next turn, when spoken by the other
+speaker, form one note (user = the opening turn, assistant = the reply, each
+prefixed with its speaker); a turn followed by one of the same speaker is a note
+alone. A shared image adds ``[image: <blip_caption>]`` to its turn's text. Note
+id = dia_id of the note's first turn; session id = ``"<sample_id>:session_<n>"``.
+Sessions are read in numeric order.
+
+One `LocomoCase` per question. Relevant notes (``gold_note_ids``) are the notes
+holding an evidence dia_id; ``gold_session_ids`` their sessions. Evidence is
+read leniently (every ``D<n>:<i>`` in each string, leading zeros ignored);
+evidence naming no turn of the conversation is kept in ``unresolved_evidence``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from taggraph.datasets.atant import reciprocal_rank
+from taggraph.datasets.base import Case, DatasetError
+from taggraph.datasets.longmemeval import read_json
+from taggraph.store import Interaction
+
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+_DIA = re.compile(r"D(\d+):(\d+)")
+_SESSION = re.compile(r"session_(\d+)")
+
+
+@dataclass
+class LocomoCase(Case):
+    sample_id: str = ""
+    category: int = 0
+    gold_note_ids: list[str] = field(default_factory=list)
+    adversarial_answer: str = ""
+    unresolved_evidence: list[str] = field(default_factory=list)
+
+
+def dia_ids(text: str) -> list[str]:
+    """Normalized dia_ids in `text`: ``"D08:05; D9:1"`` -> ``["D8:5", "D9:1"]``."""
+    return [f"D{int(a)}:{int(b)}" for a, b in _DIA.findall(text)]
+
+
+def _turn_text(turn: dict, where: str) -> tuple[str, str, str]:
+    for key in ("speaker", "dia_id", "text"):
+        if not isinstance(turn.get(key), str):
+            raise DatasetError(f"{where}: field '{key}' must be a string")
+    text = turn["text"]
+    if turn.get("blip_caption"):
+        text += f" [image: {turn['blip_caption']}]"
+    ids = dia_ids(turn["dia_id"])
+    if len(ids) != 1:
+        raise DatasetError(f"{where}: field 'dia_id' must look like 'D<n>:<i>', got {turn['dia_id']!r}")
+    return turn["speaker"], ids[0], f"{turn['speaker']}: {text}"
+
+
+def conversation_notes(sample_id: str, conv: dict, where: str) -> tuple[list[Interaction], dict[str, str]]:
+    """(interactions in order, dia_id -> note id) of one conversation."""
+    sessions = sorted((int(m.group(1)), k) for k in conv if (m := _SESSION.fullmatch(k)))
+    interactions: list[Interaction] = []
+    note_of: dict[str, str] = {}
+    for n, key in sessions:
+        turns = conv[key]
+        if not isinstance(turns, list):
+            raise DatasetError(f"{where}: field '{key}' must be a list of turns")
+        sid, date = f"{sample_id}:session_{n}", str(conv.get(f"{key}_date_time", ""))
+        pending: tuple[str, str, str] | None = None
+        for i, turn in enumerate(turns):
+            if not isinstance(turn, dict):
+                raise DatasetError(f"{where}: {key}[{i}] must be an object")
+            speaker, dia, text = _turn_text(turn, f"{where}: {key}[{i}]")
+            if pending is None:
+                pending = (speaker, dia, text)
+                continue
+            if speaker == pending[0]:
+                interactions.append(Interaction(sid, pending[2], "", date, pending[1]))
+                note_of[pending[1]] = pending[1]
+                pending = (speaker, dia, text)
+            else:
+                interactions.append(Interaction(sid, pending[2], text, date, pending[1]))
+                note_of[pending[1]] = note_of[dia] = pending[1]
+                pending = None
+        if pending is not None:
+            interactions.append(Interaction(sid, pending[2], "", date, pending[1]))
+            note_of[pending[1]] = pending[1]
+    if not interactions:
+        raise DatasetError(f"{where}: the conversation has no session_<n> turns")
+    return interactions, note_of
+
+
+def parse_sample(sample, where: str) -> list[LocomoCase]:
+    if not isinstance(sample, dict):
+        raise DatasetError(f"{where}: a sample must be an object with sample_id, conversation, qa")
+    for key, kind in (("sample_id", (str, int)), ("conversation", dict), ("qa", list)):
+        if not isinstance(sample.get(key), kind):
+            raise DatasetError(f"{where}: missing or malformed field '{key}'")
+    sample_id = str(sample["sample_id"])
+    where = f"{where} (sample_id {sample_id!r})"
+    interactions, note_of = conversation_notes(sample_id, sample["conversation"], where)
+    session_of = {i.note_id: i.session_id for i in interactions}
+    cases = []
+    for q, qa in enumerate(sample["qa"]):
+        qw = f"{where}: qa[{q}]"
+        if not isinstance(qa, dict) or not isinstance(qa.get("question"), str):
+            raise DatasetError(f"{qw}: field 'question' must be a string")
+        category = qa.get("category")
+        if category not in CATEGORIES:
+            raise DatasetError(f"{qw}: field 'category' must be 1-5, got {category!r}")
+        evidence = qa.get("evidence", [])
+        if not isinstance(evidence, list):
+            raise DatasetError(f"{qw}: field 'evidence' must be a list of dia_ids")
+        found = [d for e in evidence for d in dia_ids(str(e))]
+        gold = list(dict.fromkeys(note_of[d] for d in found if d in note_of))
+        cases.append(LocomoCase(
+            case_id=f"{sample_id}:q{q}", question=qa["question"], question_type=CATEGORIES[category],
+            interactions=interactions, gold_session_ids=list(dict.fromkeys(session_of[g] for g in gold)),
+            answer=str(qa.get("answer", "")), sample_id=sample_id, category=category, gold_note_ids=gold,
+            adversarial_answer=str(qa.get("adversarial_answer", "")),
+            unresolved_evidence=[d for d in found if d not in note_of]))
+    return cases
+
+
+def load_locomo(path: str | Path, limit: int | None = None) -> list[LocomoCase]:
+    """Every question of every sample (the first `limit` questions when given)."""
+    path = Path(path)
+    data = read_json(path)
+    if not isinstance(data, list):
+        raise DatasetError(f"{path}: expected a JSON list of LoCoMo samples, got {type(data).__name__}")
+    cases = [c for i, s in enumerate(data) for c in parse_sample(s, f"{path}: sample {i}")]
+    return cases[:limit] if limit else cases
+
+
+def recall_at(ranked: Sequence[str], relevant: set[str], k: int) -> float:
+    """|relevant among the first k of `ranked`| / |relevant| (ir_measures R@k)."""
+    return len(relevant.intersection(ranked[:k])) / len(relevant)
+
+
+def locomo_metrics(rankings: pd.DataFrame, cases: Sequence[LocomoCase], ks: Sequence[int] = (1, 5, 10)) -> pd.DataFrame:
+    """MRR and recall@k per level (note, session), category (and "all") and method.
+
+    Note level ranks ``ranked_note_ids`` against ``gold_note_ids``; session level
+    ranks the de-duplicated ``ranked_session_ids`` against ``gold_session_ids``.
+    RR = 1 / rank of the first relevant item (0 if none within the retrieval
+    depth); recall@k = share of the relevant items in the first k. Questions
+    without resolvable evidence have no relevant item and are left out (trec_eval).
+    """
+    by_id = {c.case_id: c for c in cases}
+    rows = []
+    for r in rankings.itertuples(index=False):
+        c = by_id[r.question_id]
+        for level, ranked, gold in (("note", r.ranked_note_ids, c.gold_note_ids),
+                                    ("session", r.ranked_session_ids, c.gold_session_ids)):
+            if gold:
+                rel = set(gold)
+                rows.append({"level": level, "category": c.question_type, "method": r.method,
+                             "MRR": reciprocal_rank(ranked, rel),
+                             **{f"recall@{k}": recall_at(list(ranked), rel, k) for k in ks}})
+    per_q = pd.DataFrame(rows)
+    per_q = pd.concat([per_q.assign(category="all"), per_q])
+    metrics = ["MRR", *(f"recall@{k}" for k in ks)]
+    return (per_q.groupby(["level", "category", "method"], sort=False)
+            .agg(n=("MRR", "size"), **{m: (m, "mean") for m in metrics}).reset_index())

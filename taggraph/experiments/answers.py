@@ -1,0 +1,157 @@
+"""Downstream answer accuracy from retrieved notes (paper, section 5.4 and appendix F.2).
+
+Each method's first k (= 5) ranked notes go to a generator; the answer is scored
+against the gold answer after SQuAD normalization (lowercase, punctuation and the
+articles a/an/the removed, whitespace collapsed):
+
+- token F1: harmonic mean of token precision and recall over the multiset of
+  normalized tokens (SQuAD v1.1 ``f1_score``; 1.0 when both are empty);
+- containment: the normalized gold is a whole-token substring of the normalized
+  prediction (``" gold " in " prediction "``); 0 for an empty gold.
+
+Questions without a gold answer and abstention questions are left out. Every
+output row names its generator; the offline baseline is labelled
+``offline-baseline (not an LLM)``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import string
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import pandas as pd
+
+from taggraph.datasets import Case
+from taggraph.notes import Note
+from taggraph.progress import progress
+from taggraph.store import MemoryStore
+from taggraph.text import tokenize
+
+OFFLINE_LABEL = "offline-baseline (not an LLM)"
+SYSTEM_PROMPT = ("You answer questions about a user's past conversations. Use only the notes provided. "
+                 "If the notes do not contain the answer, reply: I don't know. Answer in one short sentence.")
+MAX_NOTE_CHARS = 2000  # per note in the prompt; LongMemEval assistant turns can run to pages
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = str.maketrans("", "", string.punctuation)
+_THINK = re.compile(r"<think>.*?</think>", re.S)
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD v1.1 normalization: lowercase, drop punctuation and articles, collapse whitespace."""
+    return " ".join(_ARTICLES.sub(" ", str(text).lower().translate(_PUNCT)).split())
+
+
+def token_f1(prediction: str, gold: str) -> float:
+    pred, ref = normalize_answer(prediction).split(), normalize_answer(gold).split()
+    if not pred or not ref:
+        return float(pred == ref)
+    common = sum((Counter(pred) & Counter(ref)).values())
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(pred), common / len(ref)
+    return 2 * precision * recall / (precision + recall)
+
+
+def containment(prediction: str, gold: str) -> float:
+    ref = normalize_answer(gold)
+    return float(bool(ref) and f" {ref} " in f" {normalize_answer(prediction)} ")
+
+
+class Generator(Protocol):
+    label: str
+
+    def answer(self, question: str, notes: Sequence[Note], question_date: str = "") -> str: ...
+
+
+def note_block(notes: Sequence[Note]) -> str:
+    return "\n\n".join(f"[Note {i} | {n.timestamp}]\n{n.raw_text[:MAX_NOTE_CHARS]}" for i, n in enumerate(notes, 1))
+
+
+class OllamaGenerator:
+    """An Ollama chat model at temperature 0 (host: `host`, else $OLLAMA_HOST, else the client default)."""
+
+    def __init__(self, model: str, host: str | None = None, timeout: float = 300.0) -> None:
+        import ollama
+
+        self.model = model
+        self.label = f"ollama:{model}"
+        self.client = ollama.Client(host=host or os.environ.get("OLLAMA_HOST"), timeout=timeout)
+
+    def answer(self, question: str, notes: Sequence[Note], question_date: str = "") -> str:
+        date = f"\nThe question is asked on {question_date}." if question_date else ""
+        user = f"Notes:\n{note_block(notes)}\n{date}\nQuestion: {question}\nAnswer:"
+        reply = self.client.chat(model=self.model, options={"temperature": 0},
+                                 messages=[{"role": "system", "content": SYSTEM_PROMPT},
+                                           {"role": "user", "content": user}])
+        return _THINK.sub("", reply["message"]["content"]).strip()
+
+
+class ExtractiveBaseline:
+    """Not an LLM: returns the sentence of the given notes sharing the most content words with the question.
+
+    Sentences are split at ``.!?`` and line breaks, user text before assistant text,
+    notes in rank order; content words are tokens minus spaCy's English stop
+    words; ties go to the earlier sentence; no notes -> "".
+    """
+
+    label = OFFLINE_LABEL
+
+    def __init__(self) -> None:
+        from spacy.lang.en.stop_words import STOP_WORDS
+
+        self.stop = STOP_WORDS
+
+    def answer(self, question: str, notes: Sequence[Note], question_date: str = "") -> str:
+        wanted = set(tokenize(question)) - self.stop
+        best, best_score = "", -1
+        for note in notes:
+            for sentence in re.split(r"(?<=[.!?])\s+|\n+", f"{note.user}\n{note.assistant}"):
+                score = len(wanted & set(tokenize(sentence)))
+                if sentence.strip() and score > best_score:
+                    best, best_score = sentence.strip(), score
+        return best
+
+
+def case_notes(case: Case) -> MemoryStore:
+    """The case's notes without extraction (note ids and texts do not depend on the extractor)."""
+    store = MemoryStore(case.case_id)
+    store.remember_many(case.interactions)
+    return store
+
+
+@dataclass
+class AnswerResult:
+    rows: pd.DataFrame  # question x method: prediction, token_f1, containment
+    summary: pd.DataFrame  # method: n, MRR, token_f1, containment
+    config: dict[str, Any]
+
+
+def answer_accuracy(cases: Sequence[Case], rankings: pd.DataFrame, generator: Generator, k: int = 5,
+                    methods: Sequence[str] | None = None) -> AnswerResult:
+    """Generate an answer from each method's top-k notes for every answerable case and score it."""
+    methods = list(methods or rankings["method"].unique())
+    ranked = {(r.question_id, r.method): (r.ranked_note_ids, r.reciprocal_rank)
+              for r in rankings.itertuples(index=False)}
+    rows = []
+    for case in progress([c for c in cases if c.answer and not c.is_abstention], desc="answers", unit="case"):
+        store = case_notes(case)
+        for method in methods:
+            note_ids, rr = ranked[(case.case_id, method)]
+            prediction = generator.answer(case.question, [store.by_id[n] for n in note_ids[:k]], case.question_date)
+            rows.append({"question_id": case.case_id, "question_type": case.question_type, "method": method,
+                         "generator": generator.label, "gold": case.answer, "prediction": prediction,
+                         "reciprocal_rank": rr, "token_f1": token_f1(prediction, case.answer),
+                         "containment": containment(prediction, case.answer)})
+    df = pd.DataFrame(rows, columns=["question_id", "question_type", "method", "generator", "gold", "prediction",
+                                     "reciprocal_rank", "token_f1", "containment"])
+    summary = (df.groupby(["method", "generator"], sort=False)
+               .agg(n=("question_id", "size"), MRR=("reciprocal_rank", "mean"), token_f1=("token_f1", "mean"),
+                    containment=("containment", "mean")).reset_index())
+    return AnswerResult(df, summary, {"experiment": "answer_accuracy", "generator": generator.label, "k": k,
+                                      "methods": methods, "max_note_chars": MAX_NOTE_CHARS,
+                                      "system_prompt": SYSTEM_PROMPT})

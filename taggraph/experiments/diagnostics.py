@@ -1,0 +1,169 @@
+"""Failure diagnostics: do top-k misses coincide with missing tag entry points? (paper, 5.5, appendix J, Table 10)
+
+Pool: the cases some graph configuration (TagGraph-Basic/-Stopwords/-TFIDF,
+AdaptiveGraph) under some extractor misses at session-level R@k (k = 5).
+
+Unit: a gold note of a pooled case. LongMemEval: the notes holding a turn marked
+``has_answer`` (`longmemeval_evidence_notes`, read from the raw file because the
+loader drops the mark); a gold session without marked turns contributes all its
+notes; without the evidence map, all notes of the gold sessions. LoCoMo: the
+evidence notes (``case.gold_note_ids``). ATANT: the strictly matching notes
+(their sessions are the gold sessions).
+
+Helpful tag, per (unit, extractor): a tag path of the note such that the path or
+one of its ancestors (``breed`` for ``breed/beagle``) is a concept that TagGraph's
+matcher (`concept_matcher(store).match`) returns for a query token, over all
+distinct query tokens (no stopword filtering); independent of any ranking.
+A unit is recovered by a configuration when its note id is among that
+configuration's first k ranked notes (stricter than the session-level miss).
+
+Categories: C1 no extractor supplies a helpful tag; C2 some do, some do not;
+C3 all do and no configuration under any extractor recovers the note; C4 all do
+and some configuration recovers it. With one extractor C2 cannot occur.
+Table cells per extractor: Tagged = % of the category's units with a helpful tag
+under that extractor; Succeeded = % of those tagged units that some configuration
+under that extractor recovers (NaN when none is tagged; the paper prints 0.0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from taggraph.datasets import Case
+from taggraph.datasets.longmemeval import read_json, session_interactions
+from taggraph.ontology import prefixes
+from taggraph.retrieval.taggraph import concept_matcher
+from taggraph.store import MemoryStore
+from taggraph.text import query_tokens
+
+GRAPH_METHODS = ("TagGraph-Basic", "TagGraph-Stopwords", "TagGraph-TFIDF", "AdaptiveGraph")
+CATEGORIES = ("C1", "C2", "C3", "C4")
+
+
+def longmemeval_evidence_notes(path: str | Path) -> dict[str, set[str]]:
+    """question_id -> ids of the notes holding a ``has_answer`` turn.
+
+    Notes are paired exactly as the loader pairs them (its own `session_interactions`
+    run over turn numbers), and numbered as MemoryStore numbers them
+    (``"<session_id>#<n>"``, n counting on across repeated sessions).
+    """
+    out: dict[str, set[str]] = {}
+    for record in read_json(Path(path)):
+        seen: dict[str, int] = {}
+        marked: set[str] = set()
+        for sid, turns in zip(record["haystack_session_ids"], record["haystack_sessions"]):
+            numbered = [{"role": t["role"], "content": str(i)} for i, t in enumerate(turns)]
+            for it in session_interactions(sid, "", numbered, str(path)):
+                note_id = f"{sid}#{seen.get(sid, 0)}"
+                seen[sid] = seen.get(sid, 0) + 1
+                if any(side and turns[int(side)].get("has_answer") for side in (it.user, it.assistant)):
+                    marked.add(note_id)
+        out[record["question_id"]] = marked
+    return out
+
+
+def gold_note_ids(case: Case, store: MemoryStore, evidence: Mapping[str, set[str]] | None = None) -> list[str]:
+    """The case's units in note order (see the module docstring)."""
+    if getattr(case, "gold_note_ids", None):
+        return list(case.gold_note_ids)
+    marked = (evidence or {}).get(case.case_id, set())
+    gold = set(case.gold_session_ids)
+    marked_sessions = {store.by_id[n].session_id for n in marked if n in store.by_id}
+    return [n.note_id for n in store.notes if n.session_id in gold
+            and (n.note_id in marked or n.session_id not in marked_sessions)]
+
+
+def helpful_tags(store: MemoryStore, question: str, note_ids: Iterable[str]) -> dict[str, list[str]]:
+    """note id -> its tag paths that a query token matches, directly or via an ancestor (empty: none)."""
+    matcher = concept_matcher(store)
+    matched = {p for t in dict.fromkeys(query_tokens(question)) for p in matcher.match(t)}
+    return {nid: [p for p in store.by_id[nid].paths() if matched.intersection(prefixes(p))] for nid in note_ids}
+
+
+def pool_case_ids(rankings_by_extractor: Mapping[str, pd.DataFrame], methods: Sequence[str] = GRAPH_METHODS,
+                  k: int = 5) -> set[str]:
+    """Cases with R@k = 0 for some graph configuration under some extractor (judged rows only)."""
+    pool: set[str] = set()
+    for df in rankings_by_extractor.values():
+        miss = df[df["method"].isin(methods) & df["reciprocal_rank"].notna() & (df[f"R@{k}"] == 0)]
+        pool |= set(miss["question_id"])
+    return pool
+
+
+def category(tagged: Sequence[bool], recovered: Sequence[bool]) -> str:
+    """C1-C4 of one unit from its per-extractor helpful-tag and any-configuration-recovered flags."""
+    if not any(tagged):
+        return "C1"
+    if not all(tagged):
+        return "C2"
+    return "C4" if any(recovered) else "C3"
+
+
+@dataclass
+class Diagnostics:
+    units: pd.DataFrame  # one row per (unit, extractor)
+    table: pd.DataFrame  # Table 10
+    examples: pd.DataFrame  # first unit of each category
+
+
+def failure_diagnostics(cases: Sequence[Case], rankings_by_extractor: Mapping[str, pd.DataFrame],
+                        stores_by_extractor: Mapping[str, Iterable[MemoryStore]], dataset: str = "data",
+                        evidence: Mapping[str, set[str]] | None = None, methods: Sequence[str] = GRAPH_METHODS,
+                        k: int = 5) -> Diagnostics:
+    """Categorize the pooled gold notes of one dataset (several: concat `units`, then `diagnostics_table`).
+
+    `rankings_by_extractor[e]` are `run_bench` rankings of `methods` under extractor e;
+    `stores_by_extractor[e]` its stores, at least those of the pooled cases (`pool_case_ids`).
+    """
+    extractors = list(rankings_by_extractor)
+    stores = {e: {s.case_id: s for s in stores_by_extractor[e]} for e in extractors}
+    top = {e: {(r.question_id, r.method): set(r.ranked_note_ids[:k])
+               for r in df[df["method"].isin(methods)].itertuples(index=False)}
+           for e, df in rankings_by_extractor.items()}
+    pool = pool_case_ids(rankings_by_extractor, methods, k)
+    rows = []
+    for case in cases:
+        if case.case_id not in pool:
+            continue
+        try:
+            case_stores = {e: stores[e][case.case_id] for e in extractors}
+        except KeyError as exc:
+            raise KeyError(f"no store for pooled case {case.case_id!r} under extractor {exc}") from None
+        units = gold_note_ids(case, case_stores[extractors[0]], evidence)
+        helpful = {e: helpful_tags(case_stores[e], case.question, units) for e in extractors}
+        for nid in units:
+            recovered = {e: [m for m in methods if nid in top[e].get((case.case_id, m), set())] for e in extractors}
+            cat = category([bool(helpful[e][nid]) for e in extractors], [bool(recovered[e]) for e in extractors])
+            rows += [{"dataset": dataset, "question_id": case.case_id, "question": case.question, "note_id": nid,
+                      "category": cat, "extractor": e, "tagged": bool(helpful[e][nid]),
+                      "helpful_tags": helpful[e][nid], "note_tags": case_stores[e].by_id[nid].paths(),
+                      "recovered_by": recovered[e]} for e in extractors]
+    units_df = pd.DataFrame(rows, columns=["dataset", "question_id", "question", "note_id", "category", "extractor",
+                                           "tagged", "helpful_tags", "note_tags", "recovered_by"])
+    return Diagnostics(units_df, diagnostics_table(units_df, extractors), diagnostics_examples(units_df))
+
+
+def diagnostics_table(units: pd.DataFrame, extractors: Sequence[str]) -> pd.DataFrame:
+    """Table 10: units per category and dataset, then Tagged / Succeeded % per extractor."""
+    cats = CATEGORIES if len(extractors) > 1 else ("C1", "C3", "C4")
+    per_unit = units.drop_duplicates(["dataset", "question_id", "note_id"])
+    counts = per_unit.groupby(["category", "dataset"]).size().unstack(fill_value=0)
+    table = counts.reindex(index=list(cats), fill_value=0).reindex(columns=sorted(units["dataset"].unique()))
+    table = table.fillna(0).astype(int).add_prefix("n ")
+    for e in extractors:
+        mine = units[units["extractor"] == e]
+        succeeded = mine["recovered_by"].map(bool)
+        table[f"{e} Tagged %"] = (100 * mine.groupby("category")["tagged"].mean()).reindex(cats)
+        table[f"{e} Succeeded %"] = (100 * succeeded[mine["tagged"]].groupby(mine["category"]).mean()).reindex(cats)
+    return table.rename_axis("category").reset_index()
+
+
+def diagnostics_examples(units: pd.DataFrame) -> pd.DataFrame:
+    """First unit of each category, one row per extractor."""
+    first = units.drop_duplicates("category")[["category", "question_id", "note_id"]]
+    return units.merge(first, on=["category", "question_id", "note_id"]).sort_values(["category", "extractor"]) \
+        .reset_index(drop=True)

@@ -1,0 +1,53 @@
+"""Tag vocabulary statistics per extractor (paper, appendix D, Table 2).
+
+Per case with at least one note (cases without notes are excluded): N = notes,
+D = distinct tag paths over the case's notes ("n/a" is never a tag), O = tag
+occurrences (each distinct path of each note counted once: ``ontology.counts``).
+Columns, each averaged over cases: notes/case = N, distinct tags/case = D (also
+its median, since the paper's values look like medians), tags/note = O / N,
+reuse = O / D (over cases with D > 0): higher means tags are used again
+rather than minted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pandas as pd
+
+from taggraph.datasets import Case
+from taggraph.experiments.bench import build_store
+from taggraph.store import MemoryStore
+
+
+def store_vocabulary(store: MemoryStore) -> dict[str, Any]:
+    """One case's counts: case_id, notes, distinct_tags, tag_occurrences."""
+    counts = store.ontology.counts
+    return {"case_id": store.case_id, "notes": len(store), "distinct_tags": len(counts),
+            "tag_occurrences": sum(counts.values())}
+
+
+def case_vocabulary(case: Case, extractor: str) -> dict[str, Any]:
+    """`store_vocabulary` of the case's store (for parallel runs that should not ship stores back)."""
+    return store_vocabulary(build_store(case, extractor))
+
+
+def vocabulary_table(counts_by_extractor: Mapping[str, Iterable[Mapping[str, Any]]]) -> pd.DataFrame:
+    """Table 2 from per-case `store_vocabulary` rows, one table row per extractor."""
+    rows = []
+    for extractor, counts in counts_by_extractor.items():
+        df = pd.DataFrame(list(counts), columns=["case_id", "notes", "distinct_tags", "tag_occurrences"])
+        df = df[df["notes"] > 0]
+        tagged = df[df["distinct_tags"] > 0]
+        rows.append({"extraction": extractor, "cases": len(df), "notes/case": df["notes"].mean(),
+                     "distinct tags/case": df["distinct_tags"].mean(),
+                     "distinct tags/case (median)": df["distinct_tags"].median(),
+                     "tags/note": (df["tag_occurrences"] / df["notes"]).mean(),
+                     "reuse": (tagged["tag_occurrences"] / tagged["distinct_tags"]).mean()})
+    return pd.DataFrame(rows)
+
+
+def vocabulary_stats(stores_by_extractor: Mapping[str, Iterable[MemoryStore]]) -> pd.DataFrame:
+    """Table 2 for stores grouped by extractor name (see the module docstring for each column)."""
+    return vocabulary_table({e: [store_vocabulary(s) for s in stores] for e, stores in stores_by_extractor.items()})

@@ -1,0 +1,43 @@
+from pathlib import Path
+
+import pytest
+
+from taggraph.config import DEMO_DATA
+from taggraph.datasets import load_dataset
+from taggraph.datasets.atant import load_atant
+from taggraph.experiments.ablation import ABLATION_COLUMNS, FULL, component_ablation
+
+ATANT = Path(__file__).parent / "fixtures" / "atant" / "core"
+
+
+@pytest.fixture(scope="module")
+def result():
+    return component_ablation({"demo": load_dataset(DEMO_DATA), "atant": load_atant(ATANT)}, extractor="none")
+
+
+def test_table_shape_and_deltas(result):
+    assert list(result.table.columns) == ["dataset", "n", "full", "-Diffusion", "-Chronological", "-File seeding"]
+    assert list(result.table["dataset"]) == ["demo", "atant"]
+    for _, row in result.table.iterrows():
+        mrr = result.summary[result.summary["dataset"] == row["dataset"]].set_index("method")["MRR"]
+        assert row["full"] == pytest.approx(mrr[FULL])
+        for method, column in ABLATION_COLUMNS.items():
+            assert row[column] == pytest.approx(mrr[method] - mrr[FULL])
+
+
+def test_question_counts_exclude_unjudged(result):
+    n = result.table.set_index("dataset")["n"]
+    assert n["demo"] == 9  # one abstention question out of ten
+    assert n["atant"] == 7  # one question no batch strictly matches
+
+
+def test_file_seeding_is_the_only_route_without_tags(result):
+    # extractor "none": no concept seeds, so removing file seeding leaves plain PageRank
+    demo = result.table.set_index("dataset").loc["demo"]
+    assert demo["-File seeding"] < -0.3
+    assert result.config["methods"]["AdaptiveGraph-noDiffusion"]["iterations"] == 0
+
+
+def test_single_list_is_one_dataset():
+    res = component_ablation(load_dataset(DEMO_DATA, limit=2), extractor="none", dataset="LongMemEval-S")
+    assert res.table["dataset"].tolist() == ["LongMemEval-S"] and set(res.runs) == {"LongMemEval-S"}

@@ -1,0 +1,30 @@
+import pytest
+
+from taggraph.config import DEMO_DATA
+from taggraph.datasets import load_dataset
+from taggraph.experiments.bench import run_bench
+from taggraph.experiments.sweeps import distractor_sweep
+
+distributed = pytest.importorskip("dask.distributed", reason='needs pip install "dask[distributed]"')
+
+from taggraph.experiments.dask_backend import dask_backend  # noqa: E402
+
+METHODS = ["BM25", "TagGraph-TFIDF", "AdaptiveGraph"]
+
+
+def test_dask_cluster_gives_the_local_rankings():
+    cases = load_dataset(DEMO_DATA)
+    local = run_bench(cases, METHODS, extractor="none")
+    local_sweep = distractor_sweep(cases, counts=(0, 5), extractor="none")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        with dask_backend(cluster.scheduler_address) as client:
+            assert len(client.scheduler_info()["workers"]) == 2
+            remote = run_bench(cases, METHODS, extractor="none", workers=2, backend=None)
+            remote_sweep = distractor_sweep(cases, counts=(0, 5), extractor="none", workers=2, backend=None)
+            ran_on = client.run(lambda: "taggraph.experiments.bench" in __import__("sys").modules)
+    assert any(ran_on.values())  # the cases really ran in the worker processes
+    cols = ["question_id", "method", "ranked_note_ids", "ranked_session_ids", "reciprocal_rank"]
+    assert remote.rankings[cols].equals(local.rankings[cols])
+    assert remote.summary.equals(local.summary)
+    assert remote_sweep.rankings[cols + ["distractors"]].equals(local_sweep.rankings[cols + ["distractors"]])

@@ -1,0 +1,52 @@
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from taggraph.config import DEMO_DATA
+from taggraph.datasets import DatasetError
+from taggraph.datasets.atant import AtantCase
+from taggraph.datasets.detect import detect_format, load_any
+from taggraph.datasets.locomo import LocomoCase
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_detects_each_format_by_content(tmp_path):
+    assert detect_format(DEMO_DATA) == "longmemeval"
+    gz = tmp_path / "renamed.bin"  # name says nothing; gzip content does
+    gz.write_bytes(gzip.compress(DEMO_DATA.read_bytes()))
+    assert detect_format(gz) == "longmemeval"
+    assert detect_format(FIXTURES / "locomo" / "locomo_tiny.json") == "locomo"
+    assert detect_format(FIXTURES / "atant" / "core") == "atant"
+
+
+def test_load_any_dispatches():
+    assert len(load_any(DEMO_DATA, limit=3)) == 3
+    assert all(isinstance(c, LocomoCase) for c in load_any(FIXTURES / "locomo" / "locomo_tiny.json"))
+    atant = load_any(FIXTURES / "atant" / "r2")
+    assert all(isinstance(c, AtantCase) and c.split == "r2" for c in atant)
+
+
+@pytest.mark.parametrize("content,message", [
+    ([{"question": "q", "answer": "a"}], r"unknown format.*fields \['answer', 'question'\]"),
+    ({"haystack_sessions": []}, "unknown format.*got dict"),
+    ([], "unknown format"),
+])
+def test_unknown_json_is_a_clear_error(tmp_path, content, message):
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps(content))
+    with pytest.raises(DatasetError, match=message) as err:
+        detect_format(path)
+    assert "other.json" in str(err.value)
+
+
+def test_folder_without_stories_and_bad_json(tmp_path):
+    (tmp_path / "notes.txt").write_text("x")
+    with pytest.raises(DatasetError, match="without .yaml/.yml"):
+        detect_format(tmp_path)
+    bad = tmp_path / "bad.json"
+    bad.write_text("{nope")
+    with pytest.raises(DatasetError, match="invalid JSON"):
+        detect_format(bad)

@@ -1,0 +1,81 @@
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from taggraph.datasets import DatasetError
+from taggraph.datasets.locomo import dia_ids, load_locomo, locomo_metrics
+from taggraph.experiments.bench import run_bench
+
+TINY = Path(__file__).parent / "fixtures" / "locomo" / "locomo_tiny.json"
+
+
+def test_turn_and_reply_make_one_note_in_numeric_session_order():
+    case = load_locomo(TINY)[0]
+    notes = [(i.note_id, i.session_id) for i in case.interactions]
+    assert notes == [("D1:1", "conv-t1:session_1"), ("D1:3", "conv-t1:session_1"), ("D1:4", "conv-t1:session_1"),
+                     ("D2:1", "conv-t1:session_2"), ("D2:3", "conv-t1:session_2"), ("D10:1", "conv-t1:session_10")]
+    first, alone, image = case.interactions[:3]
+    assert first.user.startswith("Mara: Hey Olu") and first.assistant.startswith("Olu: That's great")
+    assert alone.assistant == ""  # the next turn is by the same speaker
+    assert "[image: a photo of wooden clay sculpting tools]" in image.user
+    assert first.timestamp == "1:56 pm on 8 May, 2023"
+
+
+def test_questions_evidence_and_categories():
+    cases = {c.case_id: c for c in load_locomo(TINY)}
+    assert len(cases) == 8
+    multi = cases["conv-t1:q1"]  # evidence D2:2 (a reply) and "D1:01" (leading zero)
+    assert multi.question_type == "multi-hop" and multi.category == 1
+    assert multi.gold_note_ids == ["D2:1", "D1:1"]
+    assert multi.gold_session_ids == ["conv-t1:session_2", "conv-t1:session_1"]
+    adversarial = cases["conv-t1:q4"]
+    assert adversarial.question_type == "adversarial" and adversarial.answer == ""
+    assert adversarial.adversarial_answer == "centering clay on the wheel"
+    missing = cases["conv-t1:q5"]
+    assert missing.gold_note_ids == [] and missing.unresolved_evidence == ["D7:3"]
+    assert dia_ids("D08:05; D9:1") == ["D8:5", "D9:1"]
+    assert [c.case_id for c in load_locomo(TINY, limit=2)] == ["conv-t1:q0", "conv-t1:q1"]
+
+
+def test_metrics_at_note_and_session_level():
+    cases = {c.case_id: c for c in load_locomo(TINY)}
+    rankings = pd.DataFrame([
+        {"question_id": "conv-t1:q1", "method": "M", "ranked_note_ids": ["D1:3", "D1:1", "D2:1"],
+         "ranked_session_ids": ["conv-t1:session_1", "conv-t1:session_2"]},
+        {"question_id": "conv-t1:q5", "method": "M", "ranked_note_ids": ["D1:1"],  # no evidence: left out
+         "ranked_session_ids": ["conv-t1:session_1"]},
+    ])
+    table = locomo_metrics(rankings, list(cases.values()), ks=(1, 2)).set_index(["level", "category"])
+    note = table.loc[("note", "multi-hop")]
+    assert note["n"] == 1 and note["MRR"] == pytest.approx(0.5)
+    assert note["recall@1"] == 0.0 and note["recall@2"] == pytest.approx(0.5)
+    session = table.loc[("session", "all")]
+    assert session["MRR"] == 1.0 and session["recall@1"] == pytest.approx(0.5) and session["recall@2"] == 1.0
+
+
+def test_bench_finds_the_evidence_note():
+    cases = [c for c in load_locomo(TINY) if c.sample_id == "conv-t1"]
+    bench = run_bench(cases, ["BM25"], extractor="none")
+    top = bench.rankings.set_index("question_id")["ranked_note_ids"]
+    assert top["conv-t1:q0"][0] == "D1:1"  # "pottery class ... community centre"
+    table = locomo_metrics(bench.rankings, cases)
+    assert set(table["level"]) == {"note", "session"}
+    assert table.set_index(["level", "category"]).loc[("note", "all"), "n"] == 5  # q5 has no resolvable evidence
+
+
+@pytest.mark.parametrize("mutate,message", [
+    (lambda d: d[0]["qa"][0].update(category=7), r"qa\[0\]: field 'category' must be 1-5"),
+    (lambda d: d[0].pop("qa"), "missing or malformed field 'qa'"),
+    (lambda d: d[0]["conversation"]["session_1"][0].update(dia_id="turn one"), "field 'dia_id'"),
+    (lambda d: d[0]["conversation"]["session_1"][0].pop("text"), r"session_1\[0\]: field 'text'"),
+])
+def test_malformed_samples(tmp_path, mutate, message):
+    data = json.loads(TINY.read_text())
+    mutate(data)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(DatasetError, match=message) as err:
+        load_locomo(path)
+    assert "bad.json" in str(err.value)

@@ -1,0 +1,87 @@
+import plotly.graph_objects as go
+import pytest
+
+from taggraph.config import DEMO_DATA
+from taggraph.datasets import load_dataset
+from taggraph.experiments.bench import build_store, run_bench
+from taggraph.experiments.sweeps import (SWEEP_METHODS, depth_sweep, distractor_order, distractor_sweep,
+                                         plot_depth_sweep, plot_diffusion_contribution, plot_distractor_sweep,
+                                         retriever, substore)
+
+CASES = load_dataset(DEMO_DATA)
+
+
+def test_distractor_order_is_seeded_nested_and_excludes_gold():
+    case = CASES[0]
+    order = distractor_order(case, seed=0)
+    sessions = list(dict.fromkeys(i.session_id for i in case.interactions))
+    assert sorted(order) == sorted(s for s in sessions if s not in case.gold_session_ids)
+    assert order == distractor_order(case, seed=0)
+    assert order != distractor_order(case, seed=1)
+
+
+def test_substore_keeps_chronological_order_and_tags(hand_store):
+    sub = substore(hand_store, {"s4", "s2"})
+    assert [n.note_id for n in sub.notes] == ["s2#0", "s4#0"] and [n.index for n in sub.notes] == [0, 1]
+    assert sub.notes[0].tags == hand_store.by_id["s2#0"].tags and sub.notes[0] is not hand_store.by_id["s2#0"]
+    assert len(hand_store) == 5
+
+
+def test_combined_configuration_has_neither_seeding_nor_diffusion(hand_store):
+    config = retriever("AdaptiveGraph-noFileSeeding-noDiffusion", hand_store).config()
+    assert config["method"] == "AdaptiveGraph-noFileSeeding-noDiffusion"
+    assert config["file_seeding"] is False and config["iterations"] == 0
+    with pytest.raises(KeyError, match="unknown method"):
+        distractor_sweep(CASES[:1], methods=["NoSuchMethod"])
+
+
+@pytest.fixture(scope="module")
+def sweep():
+    return distractor_sweep(CASES, counts=(0, 3, 100), seed=0, extractor="offline")
+
+
+def test_sweep_sizes_and_full_haystack_parity(sweep):
+    notes = sweep.summary.drop_duplicates("distractors").set_index("distractors")["notes/case"]
+    assert notes[0] < notes[3] < notes[100]
+    case = CASES[0]
+    row = sweep.rankings[(sweep.rankings["question_id"] == case.case_id) & (sweep.rankings["distractors"] == 3)]
+    kept = set(case.gold_session_ids) | set(distractor_order(case, 0)[:3])
+    assert (row["notes"] == len(substore(build_store(case, "none"), kept))).all()
+    full = run_bench(CASES, ["AdaptiveGraph"], extractor="offline")
+    assert notes[100] == pytest.approx(full.stores["notes"].mean())  # 100 > every haystack: all sessions
+    at_full = sweep.rankings[(sweep.rankings["distractors"] == 100) & (sweep.rankings["method"] == "AdaptiveGraph")]
+    # notes extracted once over the full haystack: same rankings as the bench on the full store
+    assert at_full["ranked_note_ids"].tolist() == full.rankings["ranked_note_ids"].tolist()
+
+
+def test_gold_only_stores_rank_gold_first(sweep):
+    gold_only = sweep.rankings[(sweep.rankings["distractors"] == 0) & ~sweep.rankings["abstention"]]
+    for row in gold_only.itertuples():
+        assert set(row.ranked_session_ids) <= set(row.gold_session_ids)
+    mrr = sweep.summary.set_index(["distractors", "method"])["MRR"]
+    assert mrr[(0, "AdaptiveGraph")] == 1.0
+
+
+def test_contribution_is_the_mrr_difference(sweep):
+    mrr = sweep.summary.set_index(["distractors", "method"])["MRR"]
+    c = sweep.contribution.set_index("distractors")
+    assert list(sweep.summary["method"].unique()) == list(SWEEP_METHODS)
+    for n in (0, 3, 100):
+        assert c.loc[n, "diffusion_with_seeding"] == pytest.approx(
+            mrr[(n, "AdaptiveGraph")] - mrr[(n, "AdaptiveGraph-noDiffusion")])
+        assert c.loc[n, "diffusion_without_seeding"] == pytest.approx(
+            mrr[(n, "AdaptiveGraph-noFileSeeding")] - mrr[(n, "AdaptiveGraph-noFileSeeding-noDiffusion")])
+    assert sweep.config["counts"] == [0, 3, 100] and sweep.config["seed"] == 0
+    figs = [plot_distractor_sweep(sweep.summary), plot_diffusion_contribution(sweep.contribution)]
+    assert all(isinstance(f, go.Figure) for f in figs) and len(figs[0].data) == len(SWEEP_METHODS)
+
+
+def test_depth_sweep_prefixes_and_monotone_mrr():
+    res = depth_sweep(CASES, ["BM25", "TagGraph-TFIDF"], depths=(2, 5, 40), extractor="none")
+    r = res.rankings.set_index(["question_id", "method", "depth"])["ranked_note_ids"]
+    for q in CASES:
+        deep = r[(q.case_id, "BM25", 40)]
+        assert r[(q.case_id, "BM25", 2)] == deep[:2] and r[(q.case_id, "BM25", 5)] == deep[:5]
+    bm25 = res.summary[res.summary["method"] == "BM25"].set_index("depth")["MRR"]
+    assert bm25[2] <= bm25[5] <= bm25[40]
+    assert isinstance(plot_depth_sweep(res.summary), go.Figure)

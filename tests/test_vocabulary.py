@@ -1,0 +1,44 @@
+import pandas as pd
+import pytest
+
+from taggraph.config import DEMO_DATA
+from taggraph.datasets import load_dataset
+from taggraph.experiments.bench import build_store
+from taggraph.experiments.vocabulary import case_vocabulary, store_vocabulary, vocabulary_stats
+from taggraph.store import Interaction, MemoryStore
+
+from conftest import make_store
+
+
+def test_store_vocabulary_counts(hand_store):
+    # 16 tag occurrences over 5 notes; "user" (4x) is the only path used twice or more
+    assert store_vocabulary(hand_store) == {"case_id": "t", "notes": 5, "distinct_tags": 13, "tag_occurrences": 16}
+
+
+def test_table_averages_over_cases_and_drops_empty_ones(hand_store):
+    repeated = make_store([("a", "x", "", {"what": ["pet/dog"]}), ("b", "y", "", {"what": ["pet/dog", "n/a"]})], "r")
+    untagged = MemoryStore("u")
+    untagged.remember(Interaction("s", "hello"))
+    table = vocabulary_stats({"hand": [hand_store, repeated, MemoryStore("empty")], "bare": [untagged]})
+    hand = table.set_index("extraction").loc["hand"]
+    assert hand["cases"] == 2  # the store without notes is excluded
+    assert hand["notes/case"] == pytest.approx((5 + 2) / 2)
+    assert hand["distinct tags/case"] == pytest.approx((13 + 1) / 2)
+    assert hand["distinct tags/case (median)"] == pytest.approx(7)
+    assert hand["tags/note"] == pytest.approx((16 / 5 + 2 / 2) / 2)  # "n/a" is not a tag
+    assert hand["reuse"] == pytest.approx((16 / 13 + 2 / 1) / 2)
+    bare = table.set_index("extraction").loc["bare"]
+    assert bare["cases"] == 1 and bare["tags/note"] == 0 and pd.isna(bare["reuse"])
+    assert list(table.columns) == ["extraction", "cases", "notes/case", "distinct tags/case",
+                                   "distinct tags/case (median)", "tags/note", "reuse"]
+
+
+def test_offline_extraction_on_demo_reuses_tags():
+    case = load_dataset(DEMO_DATA, limit=1)[0]
+    store = build_store(case, "offline")
+    counts = case_vocabulary(case, "offline")
+    assert counts == store_vocabulary(store)
+    assert counts["tag_occurrences"] == sum(len(n.paths()) for n in store.notes)
+    assert counts["distinct_tags"] == len({p for n in store.notes for p in n.paths()})
+    row = vocabulary_stats({"offline": [store]}).iloc[0]
+    assert row["reuse"] > 1.0  # "user" alone recurs across first-person turns
