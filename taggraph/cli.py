@@ -54,7 +54,9 @@ def _methods(spec: Optional[str]) -> list[str]:
 
 @app.command()
 def bench(
-    data: Path = typer.Option(DEMO_DATA, help="LongMemEval JSON(.gz) file; default: the bundled demo."),
+    data: Path = typer.Option(DEMO_DATA, help="LongMemEval or LoCoMo JSON(.gz) file, or a folder of ATANT "
+                                              "stories; default: the bundled demo."),
+    fmt: Optional[str] = typer.Option(None, "--format", help="longmemeval | locomo | atant (default: detect)."),
     out: Optional[Path] = typer.Option(None, help="Run folder; default runs/<time>-<data name>."),
     methods: Optional[str] = typer.Option(None, help="Comma-separated method names; default: the paper's seven."),
     limit: Optional[int] = typer.Option(None, help="Only the first N questions."),
@@ -66,20 +68,21 @@ def bench(
 ) -> None:
     """Run retrieval methods over a dataset; print MRR and recall, write a run folder."""
     try:
-        from taggraph.datasets import file_checksum, load_dataset
-        from taggraph.experiments.bench import run_bench
+        from taggraph.datasets import file_checksum, folder_checksum, load_dataset
+        from taggraph.experiments.bench import add_benchmark_metrics, run_bench
         from taggraph.experiments.runs import save_bench
 
         names = _methods(methods)
-        cases = load_dataset(data, limit=limit)
+        cases = load_dataset(data, limit=limit, fmt=fmt)
         if per_type:
             from taggraph.datasets import first_per_type
             cases = first_per_type(cases, per_type)
         result = run_bench(cases, names, extractor=extractor, depth=depth, workers=workers,
                            method_params=_method_params(param))
+        add_benchmark_metrics(result, cases)
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
         folder = save_bench(result, out or Path("runs") / f"{stamp}-{data.name.split('.')[0]}", data,
-                            file_checksum(data))
+                            file_checksum(data) if data.is_file() else folder_checksum(data))
     except _expected_errors() as exc:
         _fail(exc)
         return

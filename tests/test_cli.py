@@ -64,3 +64,20 @@ def test_method_params_reach_the_run(tmp_path):
     assert cfg["iterations"] == 0 and cfg["chronological"] is False
     bad = runner.invoke(app, ["bench", "--param", "iterations=0"])
     assert bad.exit_code == 2 and "METHOD.KEY=VALUE" in bad.output
+
+
+def test_bench_detects_atant_and_locomo(tmp_path):
+    from pathlib import Path
+    fixtures = Path(__file__).parent / "fixtures"
+    res = runner.invoke(app, ["bench", "--data", str(fixtures / "atant" / "core"), "--methods", "BM25",
+                              "--out", str(tmp_path / "a")])
+    assert res.exit_code == 0, res.output
+    head = (tmp_path / "a" / "summary.csv").read_text().splitlines()[0]
+    assert head.startswith("method,n,MRR,R@1,R@3,R@5") and head.endswith("MRR_strict,MRR_permissive")
+    assert (tmp_path / "a" / "benchmark_metrics.csv").exists()
+    res = runner.invoke(app, ["bench", "--data", str(fixtures / "locomo" / "locomo_tiny.json"), "--methods", "BM25",
+                              "--out", str(tmp_path / "l")])
+    assert res.exit_code == 0, res.output
+    assert "note_MRR" in (tmp_path / "l" / "summary.csv").read_text().splitlines()[0]
+    bad = runner.invoke(app, ["bench", "--data", str(fixtures / "atant" / "core"), "--format", "nope"])
+    assert bad.exit_code == 2 and "unknown format" in bad.output

@@ -1,9 +1,9 @@
 """Dataset loaders: each turns a benchmark file into `Case`s."""
 
-from taggraph.datasets.base import Case, DatasetError, file_checksum
+from taggraph.datasets.base import Case, DatasetError, file_checksum, folder_checksum
 from taggraph.datasets.longmemeval import load_longmemeval
 
-__all__ = ["Case", "DatasetError", "file_checksum", "first_per_type", "load_longmemeval", "load_dataset"]
+__all__ = ["Case", "DatasetError", "file_checksum", "folder_checksum", "first_per_type", "load_longmemeval", "load_dataset"]
 
 
 def first_per_type(cases: list[Case], n: int) -> list[Case]:
@@ -17,6 +17,10 @@ def first_per_type(cases: list[Case], n: int) -> list[Case]:
     return out
 
 
-def load_dataset(path, limit=None):
-    """Load any supported benchmark file (LongMemEval JSON for now)."""
-    return load_longmemeval(path, limit=limit)
+def load_dataset(path, limit=None, fmt=None):
+    """Cases of any supported benchmark: LongMemEval or LoCoMo JSON, or a folder of ATANT stories.
+
+    `fmt` ("longmemeval", "locomo", "atant") skips detection by content.
+    """
+    from taggraph.datasets.detect import load_any
+    return load_any(path, limit=limit, fmt=fmt)

@@ -37,3 +37,12 @@ def file_checksum(path: str | Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def folder_checksum(path: str | Path) -> str:
+    """sha256 over the sorted (relative name, file sha256) pairs of a data folder (ATANT splits)."""
+    root = Path(path)
+    h = hashlib.sha256()
+    for file in sorted(p for p in root.rglob("*") if p.is_file()):
+        h.update(f"{file.relative_to(root)}\0{file_checksum(file)}\n".encode())
+    return h.hexdigest()

@@ -34,9 +34,12 @@ def detect_format(path: str | Path) -> str:
                        f"ATANT .yaml stories; got {got}")
 
 
-def load_any(path: str | Path, limit: int | None = None) -> list[Case]:
-    """Cases of any supported benchmark (format from `detect_format`); ATANT's split is the folder name."""
-    kind = detect_format(path)
+def load_any(path: str | Path, limit: int | None = None, fmt: str | None = None) -> list[Case]:
+    """Cases of any supported benchmark (format from `detect_format` unless `fmt` is given);
+    ATANT's split is the folder name."""
+    if fmt is not None and fmt not in FORMATS:
+        raise DatasetError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
+    kind = fmt or detect_format(path)
     if kind == "atant":
         from taggraph.datasets.atant import load_atant
         return load_atant(path, limit=limit)

@@ -87,6 +87,7 @@ class BenchResult:
     timings: pd.DataFrame
     stores: pd.DataFrame
     config: dict[str, Any]
+    extra: dict[str, pd.DataFrame] = field(default_factory=dict)  # a benchmark's own metric tables
 
 
 def score_rankings(rankings: pd.DataFrame) -> pd.DataFrame:
@@ -143,3 +144,26 @@ def run_bench(cases: list[Case], methods: list[str] | None = None, extractor: st
     }
     return BenchResult(scored, summary, per_type, pd.DataFrame([t for r in results for t in r.timings]),
                        pd.DataFrame([r.store_stats for r in results]), config)
+
+
+def add_benchmark_metrics(result: BenchResult, cases: list[Case]) -> BenchResult:
+    """Add ATANT's (strict/permissive content match) or LoCoMo's (note level) own metrics.
+
+    The full table goes to ``result.extra["benchmark_metrics"]``; the all-category
+    numbers also become extra summary columns.
+    """
+    from taggraph.datasets.atant import AtantCase, atant_metrics
+    from taggraph.datasets.locomo import LocomoCase, locomo_metrics
+
+    if cases and isinstance(cases[0], AtantCase):
+        table = atant_metrics(result.rankings, cases)
+        overall = table[table["category"] == "all"].groupby("method")[["MRR_strict", "MRR_permissive"]].mean()
+    elif cases and isinstance(cases[0], LocomoCase):
+        table = locomo_metrics(result.rankings, cases)
+        notes = table[(table["level"] == "note") & (table["category"] == "all")].set_index("method")
+        overall = notes[[c for c in notes.columns if c == "MRR" or c.startswith("recall@")]].add_prefix("note_")
+    else:
+        return result
+    result.extra["benchmark_metrics"] = table
+    result.summary = result.summary.merge(overall, left_on="method", right_index=True, how="left")
+    return result

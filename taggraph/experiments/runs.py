@@ -89,8 +89,8 @@ def save_bench(result, out: Path, data_path: Path, checksum: str) -> Path:
     rankings = result.rankings[RANKINGS_FIRST + [c for c in result.rankings.columns if c not in RANKINGS_FIRST]]
     record = run_record(result.config, {"path": str(data_path), "sha256": checksum})
     save_tables(out, {"summary": result.summary, "per_type": result.per_type, "rankings": rankings,
-                      "timings": result.timings, "stores": result.stores}, record)
-    title = f"taggraph bench: {data_path.name}"
+                      "timings": result.timings, "stores": result.stores, **result.extra}, record)
+    title = f"taggraph bench: {data_path.name or data_path}"
     md = markdown_report(result, title, str(data_path), benchmark_name(data_path))
     atomic_write(out / "report.md", md)
     atomic_write(out / "report.html", html_report(result, title, md))
