@@ -1,7 +1,8 @@
 """Tell a benchmark's format from its content and load it.
 
 - a folder holding ``.yaml``/``.yml`` files -> ``"atant"`` (one split of stories);
-- a JSON list (plain or gzipped) whose first record has ``haystack_sessions`` -> ``"longmemeval"``;
+- a JSON list (plain or gzipped) whose first record has ``haystack_sessions`` (or ``question_id``)
+  -> ``"longmemeval"``;
 - a JSON list whose first record has ``conversation`` and ``qa`` -> ``"locomo"``.
 """
 
@@ -24,8 +25,8 @@ def detect_format(path: str | Path) -> str:
                            f"LongMemEval and LoCoMo are single JSON files")
     data = read_json(path)
     first = data[0] if isinstance(data, list) and data else None
-    if isinstance(first, dict) and "haystack_sessions" in first:
-        return "longmemeval"
+    if isinstance(first, dict) and {"haystack_sessions", "question_id", "answer_session_ids"} & set(first):
+        return "longmemeval"  # a partial record still goes to its loader, which names the missing field
     if isinstance(first, dict) and "conversation" in first and "qa" in first:
         return "locomo"
     got = f"a list of records with fields {sorted(first)[:8]}" if isinstance(first, dict) else type(data).__name__
