@@ -64,6 +64,7 @@ def bench(
     extractor: str = typer.Option("offline", help="offline | none | ollama:MODEL | gguf:PATH"),
     depth: int = typer.Option(40, help="Retrieval depth."),
     workers: int = typer.Option(1, help="Parallel processes over cases (joblib)."),
+    dask_scheduler: Optional[str] = typer.Option(None, help="Run the cases on this Dask cluster (tcp://HOST:PORT)."),
     param: list[str] = typer.Option([], help="Method parameter METHOD.KEY=VALUE, e.g. AdaptiveGraph.iterations=0."),
 ) -> None:
     """Run retrieval methods over a dataset; print MRR and recall, write a run folder."""
@@ -77,8 +78,11 @@ def bench(
         if per_type:
             from taggraph.datasets import first_per_type
             cases = first_per_type(cases, per_type)
-        result = run_bench(cases, names, extractor=extractor, depth=depth, workers=workers,
-                           method_params=_method_params(param))
+        from taggraph.experiments.commands import scale_out
+        scale, workers, backend = scale_out(workers, dask_scheduler)
+        with scale:
+            result = run_bench(cases, names, extractor=extractor, depth=depth, workers=workers,
+                               method_params=_method_params(param), backend=backend)
         add_benchmark_metrics(result, cases)
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
         folder = save_bench(result, out or Path("runs") / f"{stamp}-{data.name.split('.')[0]}", data,

@@ -25,7 +25,7 @@ LIMIT = typer.Option(None, "--limit", help="Only the first N questions of each d
 EXTRACTORS = typer.Option("offline", "--extractor", help="Extractor name(s), comma-separated: offline, none, ollama:MODEL.")
 OUT = typer.Option(None, "--out", help="Output folder; default runs/<time>-<command>.")
 WORKERS = typer.Option(1, "--workers", help="Parallel processes over cases (joblib).")
-SCHEDULER = typer.Option(None, "--scheduler", help="Dask scheduler address: run the cases on that cluster.")
+SCHEDULER = typer.Option(None, "--dask-scheduler", "--scheduler", help="Dask scheduler address: run the cases on that cluster.")
 
 
 @contextmanager
@@ -69,7 +69,7 @@ def _load(path: Path, limit: Optional[int]):
     return dataset_name(path, record["format"]), load_any(path, limit=limit), record
 
 
-def _scale(workers: int, scheduler: Optional[str]):
+def scale_out(workers: int, scheduler: Optional[str]):
     """(context, workers, backend): a Dask cluster when `scheduler` is given, else local loky."""
     if scheduler:
         from taggraph.experiments.dask_backend import dask_backend
@@ -92,7 +92,7 @@ def ablation(data: list[Path] = DATAS, limit: Optional[int] = LIMIT, extractor: 
     from taggraph.experiments.ablation import component_ablation
     with _errors():
         loaded = [_load(p, limit) for p in data]
-        ctx, workers, backend = _scale(workers, scheduler)
+        ctx, workers, backend = scale_out(workers, scheduler)
         tables, summaries, rankings, configs = [], [], [], {}
         with ctx:
             for e in _names(extractor):
@@ -114,7 +114,7 @@ def sweep_distractors(data: Path = DATA, limit: Optional[int] = LIMIT, extractor
     from taggraph.experiments.sweeps import distractor_sweep
     with _errors():
         _, cases, record = _load(data, limit)
-        ctx, workers, backend = _scale(workers, scheduler)
+        ctx, workers, backend = scale_out(workers, scheduler)
         results = {}
         with ctx:
             for e in _names(extractor):
@@ -134,7 +134,7 @@ def sweep_depth(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str 
     from taggraph.experiments.sweeps import depth_sweep
     with _errors():
         _, cases, record = _load(data, limit)
-        ctx, workers, backend = _scale(workers, scheduler)
+        ctx, workers, backend = scale_out(workers, scheduler)
         with ctx:
             results = {e: depth_sweep(cases, _names(method), [int(d) for d in _names(depths)], e, workers=workers,
                                       backend=backend) for e in _names(extractor)}
