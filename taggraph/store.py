@@ -92,6 +92,7 @@ class MemoryStore:
         self._session_turns: dict[str, int] = {}
         self.path: Path | None = None
         self._lock: FileLock | None = None
+        self.recorded_extractor: str | None = None  # the manifest's extractor, for a loaded store
 
     def __len__(self) -> int:
         return len(self.notes)
@@ -101,7 +102,10 @@ class MemoryStore:
 
     @property
     def extractor_name(self) -> str:
-        return getattr(self.extractor, "name", "none")
+        """The extractor of new notes, else the one the manifest recorded."""
+        if self.extractor is not None:
+            return self.extractor.name
+        return self.recorded_extractor or "none"
 
     def attach(self, listener) -> None:
         """Register an index with an ``add(note)`` method, called for every new note."""
@@ -224,7 +228,7 @@ class MemoryStore:
         if not isinstance(manifest, dict) or not isinstance(manifest.get("notes"), list):
             raise StoreError(f"{mpath}: field 'notes' must be a list")
         store = cls(case_id=str(manifest.get("case_id", path.name)), extractor=extractor)
-        store.loaded_extractor = manifest.get("extractor", "none")
+        store.recorded_extractor = str(manifest.get("extractor", "none"))
         for i, entry in enumerate(manifest["notes"]):
             where = f"{mpath}: notes[{i}]"
             try:

@@ -34,6 +34,7 @@ def test_interrupted_extraction_resumes_to_the_same_stores(tmp_path):
         a = MemoryStore.load(case_folder(tmp_path / "a", case))
         b = MemoryStore.load(case_folder(tmp_path / "b", case))
         assert [(n.note_id, n.tags) for n in a] == [(n.note_id, n.tags) for n in b]
+        assert a.extractor_name == "offline"  # recorded in the manifest
 
 
 def test_folder_of_another_case_is_refused(tmp_path):
