@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from importlib.metadata import version
 
 from taggraph.config import cache_dir
@@ -428,8 +428,9 @@ class OfflineExtractor:
 
     name = "offline"
 
-    @property
+    @cached_property
     def cache_key(self) -> str:
+        """Rules, normalization, model and spaCy versions (read once: metadata lookups are slow)."""
         return (f"offline-rules{RULES_VERSION}-norm{NORMALIZATION_VERSION}-{MODEL}-{version(MODEL)}"
                 f"-spacy{version('spacy')}")
 
