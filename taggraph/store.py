@@ -89,6 +89,7 @@ class MemoryStore:
         self.minted = 0  # tags new to the ontology when their note arrived
         self.reused = 0  # tags the ontology already had
         self._listeners: list = []
+        self._shared: dict[str, object] = {}
         self._session_turns: dict[str, int] = {}
         self.path: Path | None = None
         self._lock: FileLock | None = None
@@ -113,6 +114,18 @@ class MemoryStore:
 
     def detach(self, listener) -> None:
         self._listeners.remove(listener)
+
+    def shared_index(self, name: str, factory):
+        """A store-wide index used by several methods (term statistics, tag matcher): built once
+        over the notes with `factory()` and its ``add(note)``, then kept current like any listener."""
+        index = self._shared.get(name)
+        if index is None:
+            index = factory()
+            for note in self.notes:
+                index.add(note)
+            self.attach(index)
+            self._shared[name] = index
+        return index
 
     def _next_note_id(self, interaction: Interaction) -> str:
         if interaction.note_id is not None:

@@ -63,14 +63,8 @@ class ConceptMatcher:
 
 
 def concept_matcher(store) -> ConceptMatcher:
-    matcher = store.__dict__.get("_concept_matcher")
-    if matcher is None:
-        matcher = ConceptMatcher()
-        for note in store.notes:
-            matcher.add(note)
-        store.attach(matcher)
-        store.__dict__["_concept_matcher"] = matcher
-    return matcher
+    """The store's shared ConceptMatcher, created and attached on first use."""
+    return store.shared_index("concepts", ConceptMatcher)
 
 
 def filter_tokens(tokens: list[str], terms, stopwords: bool, threshold: float,

@@ -74,11 +74,4 @@ class TermIndex:
 
 def term_index(store: MemoryStore) -> TermIndex:
     """The store's shared TermIndex, created and attached on first use."""
-    index = store.__dict__.get("_term_index")
-    if index is None:
-        index = TermIndex()
-        for note in store.notes:
-            index.add(note)
-        store.attach(index)
-        store.__dict__["_term_index"] = index
-    return index
+    return store.shared_index("terms", TermIndex)
