@@ -69,31 +69,38 @@ class Retriever:
 
     def rank(self, text: str, k: int = DEFAULT_DEPTH) -> list[tuple[int, float]]:
         """Top-k (note index, score): score descending, ties by earlier note first."""
-        scores = self.score(text)
-        return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+        return self._order(self.score(text))[:k]
+
+    @staticmethod
+    def _order(scores: dict[int, float]) -> list[tuple[int, float]]:
+        return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
 
     def remember(self, interaction: Interaction) -> Note:
         return self.store.remember(interaction)
 
     def query(self, text: str, k: int = DEFAULT_DEPTH, explain: bool = False) -> list[Result]:
         ranked = self.rank(text, k)
+        if explain:
+            scores = self.score(text)
+            full = self._order(scores)
         out = []
         for r, (idx, s) in enumerate(ranked, 1):
             note = self.store.notes[idx]
-            exp = self.explain(text, note.note_id, _ranked=ranked) if explain else None
+            exp = self._explain(text, note, k, scores, full) if explain else None
             out.append(Result(note.note_id, float(s), note.session_id, r, exp))
         return out
 
-    def explain(self, text: str, note_id: str, k: int = DEFAULT_DEPTH,
-                _ranked: list[tuple[int, float]] | None = None) -> Explanation:
+    def explain(self, text: str, note_id: str, k: int = DEFAULT_DEPTH) -> Explanation:
         """Why `note_id` was (not) retrieved for `text` at depth `k`."""
         note = self.store.by_id.get(note_id)
         if note is None:
             raise KeyError(f"no note {note_id!r} in case {self.store.case_id!r}")
         scores = self.score(text)
-        ranked = _ranked if _ranked is not None else sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
-        order = {idx: r for r, (idx, _) in enumerate(ranked, 1)}
-        rank = order.get(note.index)
+        return self._explain(text, note, k, scores, self._order(scores))
+
+    def _explain(self, text: str, note: Note, k: int, scores: dict[int, float],
+                 full: list[tuple[int, float]]) -> Explanation:
+        rank = next((r for r, (idx, _) in enumerate(full, 1) if idx == note.index), None)
         retrieved = rank is not None and rank <= k
         details = self._explain_details(text, note)
         score = float(scores.get(note.index, 0.0))
@@ -101,21 +108,18 @@ class Retriever:
             reason = f"ranked {rank} with score {score:.4g}"
             if score == 0 and "missing" in details:
                 reason += f", placed only by tie order (earlier notes first): {details.pop('missing')}"
-        elif note.index not in scores or (scores[note.index] == 0 and "missing" in details):
+        elif rank is None or (score == 0 and "missing" in details):
             reason = details.pop("missing", "not reached by this method")
         else:
-            full_rank = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
-            pos = [i for i, _ in full_rank].index(note.index) + 1
-            cut_idx, cut_score = full_rank[min(k, len(full_rank)) - 1]
-            reason = (f"reached with score {score:.4g} but ranked {pos}, below the depth cut-off {k}; "
+            cut_idx, cut_score = full[k - 1]
+            reason = (f"reached with score {score:.4g} but ranked {rank}, below the depth cut-off {k}; "
                       f"the last retrieved note {self.store.notes[cut_idx].note_id!r} scored {cut_score:.4g}")
-            rank = pos
         if rank is not None and rank > 1:
-            top_idx, top_score = ranked[0] if ranked else (None, 0.0)
+            top_idx, top_score = full[0]
             details.setdefault("outranked_by", {
                 "note_id": self.store.notes[top_idx].note_id, "score": float(top_score),
                 "margin": float(top_score - score)})
-        return Explanation(self.name, note_id, retrieved, rank, score, reason, details)
+        return Explanation(self.name, note.note_id, retrieved, rank, score, reason, details)
 
     def _explain_details(self, text: str, note: Note) -> dict[str, Any]:
         """Method-specific evidence for `note`; key 'missing' says what it lacks when unreached."""
