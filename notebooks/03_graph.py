@@ -6,15 +6,12 @@ app = marimo.App(width="medium")
 
 @app.cell
 def _():
-    import os
-
     import marimo as mo
 
-    from taggraph.config import DEMO_DATA
+    from taggraph.config import notebook_settings
 
-    DATA = os.environ.get("TAGGRAPH_NOTEBOOK_DATA", str(DEMO_DATA))
-    LIMIT = int(os.environ.get("TAGGRAPH_NOTEBOOK_LIMIT", "10"))
-    EXTRACTOR = os.environ.get("TAGGRAPH_NOTEBOOK_EXTRACTOR", "offline")
+    # The one setting: TAGGRAPH_NOTEBOOK_DATA (default: the bundled demo), _LIMIT, _EXTRACTOR
+    DATA, LIMIT, EXTRACTOR = notebook_settings()
     return DATA, EXTRACTOR, LIMIT, mo
 
 

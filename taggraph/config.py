@@ -20,6 +20,14 @@ def data_dir() -> Path:
     return Path(env) if env else REPO_ROOT.parent / "shared" / "data" / "longmemeval"
 
 
+def notebook_settings() -> tuple[str, int, str]:
+    """(data path, question limit, extractor) for the notebooks, from TAGGRAPH_NOTEBOOK_DATA,
+    TAGGRAPH_NOTEBOOK_LIMIT (default 10) and TAGGRAPH_NOTEBOOK_EXTRACTOR (default offline)."""
+    return (os.environ.get("TAGGRAPH_NOTEBOOK_DATA", str(DEMO_DATA)),
+            int(os.environ.get("TAGGRAPH_NOTEBOOK_LIMIT", "10")),
+            os.environ.get("TAGGRAPH_NOTEBOOK_EXTRACTOR", "offline"))
+
+
 def cache_dir() -> Path:
     env = os.environ.get("TAGGRAPH_CACHE")
     path = Path(env) if env else Path.home() / ".cache" / "taggraph"
