@@ -44,13 +44,12 @@ def comparison_table(summary: pd.DataFrame, benchmark: str, label: str) -> pd.Da
     return pd.concat([ours, table]).reindex(columns=list(summary["method"]))
 
 
-def per_type_table(per_type: pd.DataFrame) -> pd.DataFrame:
+def per_type_table(per_type: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
     """Rows (question type, n, k), one column per method, recall in percent."""
     long = per_type.melt(id_vars=["question_type", "method", "n"], value_vars=["R@1", "R@3", "R@5"],
                          var_name="k", value_name="recall")
     long["recall"] = (100 * long["recall"]).round(1)
     table = long.pivot_table(index=["question_type", "n", "k"], columns="method", values="recall", sort=False)
-    methods = list(dict.fromkeys(per_type["method"]))
     return table.reindex(columns=methods).reset_index().rename_axis(columns=None)
 
 
@@ -66,7 +65,7 @@ def markdown_report(result, title: str, data_label: str, benchmark: str | None) 
         parts += [f"## Beside the paper's Table 1 ({benchmark}, MRR; the paper's rows used LLM extraction)", "",
                   comparison_table(result.summary, benchmark, cfg["extractor"]).round(3).to_markdown(), ""]
     parts += ["## Recall@k per question type (paper appendix G shape; %)", "",
-              per_type_table(result.per_type).to_markdown(index=False), ""]
+              per_type_table(result.per_type, list(result.summary["method"])).to_markdown(index=False), ""]
     return "\n".join(parts)
 
 
