@@ -264,7 +264,7 @@ class OpenClaw(Retriever):
 
     def rank(self, text: str, k: int = DEFAULT_DEPTH) -> list[tuple[int, float]]:
         """Top-k with each candidate list cut to `candidate_multiplier` * k notes."""
-        return sorted(self._scores(text, k).items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+        return self._order(self._scores(text, k))[:k]
 
     def _explain_details(self, text: str, note: Note) -> dict[str, Any]:
         lists = self._lists(text)
