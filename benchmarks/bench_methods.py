@@ -54,7 +54,7 @@ def main() -> None:
     notes = []
     extractor_for(args.extractor)  # load the model outside the timings
     for case in cases:
-        t_build, store = timed(build_store, case, args.extractor)
+        store = build_store(case, args.extractor)
         notes.append(len(store))
         retrievers = {}
         for m in methods:

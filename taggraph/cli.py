@@ -94,32 +94,39 @@ def bench(
     typer.echo(f"\nrun folder: {folder}")
 
 
+def _value(text: str):
+    """A command-line value as bool/None (true, false, none), int, float or string."""
+    literal = {"true": True, "false": False, "none": None}
+    if text.lower() in literal:
+        return literal[text.lower()]
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
 def _options(pairs: list[str]) -> dict:
-    """`--option num_ctx=8192` pairs as a dict of ints, floats or strings."""
+    """`--option num_ctx=8192` pairs as a dict."""
     out = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep:
             raise UserError(f"--option expects KEY=VALUE, got {pair!r}")
-        for cast in (int, float, str):
-            try:
-                out[key] = cast(value)
-                break
-            except ValueError:
-                continue
+        out[key] = _value(value)
     return out
 
 
 def _method_params(pairs: list[str]) -> dict[str, dict]:
-    """`--param AdaptiveGraph.iterations=0` pairs as {method: {key: value}}; true/false/none understood."""
+    """`--param AdaptiveGraph.iterations=0` pairs as {method: {key: value}}."""
     out: dict[str, dict] = {}
     for pair in pairs:
         target, _, value = pair.partition("=")
         method, dot, key = target.partition(".")
         if not dot or not key:
             raise UserError(f"--param expects METHOD.KEY=VALUE, got {pair!r}")
-        literal = {"true": True, "false": False, "none": None}.get(value.lower(), value)
-        out.setdefault(method, {})[key] = _options([f"{key}={value}"])[key] if literal == value else literal
+        out.setdefault(method, {})[key] = _value(value)
     return out
 
 

@@ -112,9 +112,6 @@ class MemoryStore:
         """Register an index with an ``add(note)`` method, called for every new note."""
         self._listeners.append(listener)
 
-    def detach(self, listener) -> None:
-        self._listeners.remove(listener)
-
     def shared_index(self, name: str, factory):
         """A store-wide index used by several methods (term statistics, tag matcher): built once
         over the notes with `factory()` and its ``add(note)``, then kept current like any listener."""

@@ -79,13 +79,14 @@ class AdaptiveGraph(Retriever):
         self._files_seen = 0
         self._matrix: tuple[sp.csr_matrix, np.ndarray] | None = None
         self._solver = None  # cached LU solve of (I - alpha P) for iterations=None
+        self._nx = None  # networkx copy with chronological edges, for explanation paths
         if name:
             self.name = name
         super().__init__(store, alpha=alpha, iterations=iterations, chronological=chronological,
                          file_seeding=file_seeding, stopword_df=stopword_df, stopword_fallback=stopword_fallback)
 
     def add(self, note: Note) -> None:
-        self._matrix = self._solver = None  # synced lazily on the next query
+        self._matrix = self._solver = self._nx = None  # synced lazily on the next query or explain
 
     def _sync(self) -> tuple[sp.csr_matrix, np.ndarray]:
         """Append nodes and edges added to the base graph since the last sync."""
@@ -156,7 +157,9 @@ class AdaptiveGraph(Retriever):
         x, s = self.scores_all(text)
         total = s.sum() or 1.0
         target = file_node(note.note_id)
-        g = self.store.graph.to_networkx(chronological=self.params["chronological"])
+        if self._nx is None:  # one copy per graph state, not one per explained note
+            self._nx = self.store.graph.to_networkx(chronological=self.params["chronological"])
+        g = self._nx
         paths = []
         for path, mass in sorted(concepts.items(), key=lambda kv: -kv[1])[:20]:
             try:
