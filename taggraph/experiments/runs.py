@@ -21,7 +21,7 @@ from taggraph.config import REPO_ROOT
 from taggraph.store import atomic_write
 
 PACKAGES = ["taggraph", "numpy", "scipy", "pandas", "networkx", "rank-bm25", "ir-measures", "spacy",
-            "sentence-transformers", "torch", "ollama"]
+            "sentence-transformers", "torch", "model2vec", "ollama"]
 
 
 def git_commit() -> str:

@@ -38,14 +38,15 @@ def _openclaw(name: str, **defaults):
     return build
 
 
+# The dense + keyword hybrids with their registered parameters: the methods that take `embedder`.
+DENSE_METHODS: dict[str, dict[str, Any]] = {"OpenClaw": {"source": "raw"}, "OC-notes": {"source": "notes"}}
 METHODS: dict[str, Callable[..., Retriever]] = {
     "BM25": _bm25,
     "TagGraph-Basic": _taggraph("TagGraph-Basic"),
     "TagGraph-Stopwords": _taggraph("TagGraph-Stopwords", stopwords=True),
     "TagGraph-TFIDF": _taggraph("TagGraph-TFIDF", stopwords=True, tfidf=True),
     "AdaptiveGraph": _adaptive("AdaptiveGraph"),
-    "OpenClaw": _openclaw("OpenClaw", source="raw"),
-    "OC-notes": _openclaw("OC-notes", source="notes"),
+    **{name: _openclaw(name, **params) for name, params in DENSE_METHODS.items()},
 }
 # Ablation variants of AdaptiveGraph (paper, appendix F): one component removed each.
 ABLATIONS: dict[str, Callable[..., Retriever]] = {
@@ -65,5 +66,5 @@ def make_retriever(name: str, store: MemoryStore, **params: Any) -> Retriever:
     return build(store, **params)
 
 
-__all__ = ["ALL_METHODS", "ABLATIONS", "DEFAULT_DEPTH", "Explanation", "METHODS", "PAPER_METHODS",
+__all__ = ["ALL_METHODS", "ABLATIONS", "DEFAULT_DEPTH", "DENSE_METHODS", "Explanation", "METHODS", "PAPER_METHODS",
            "Result", "Retriever", "make_retriever"]

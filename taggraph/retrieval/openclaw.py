@@ -77,6 +77,12 @@ def chunk_text(text: str, chunk_chars: int = 1600, overlap_chars: int = 320) -> 
     return chunks
 
 
+def note_chunks(note: Note, source: str = "raw", chunk_chars: int = 1600, overlap_chars: int = 320) -> list[str]:
+    """The chunks OpenClaw embeds and indexes for `note` (source "raw" or "notes")."""
+    text = note.raw_text if source == "raw" else note.to_markdown()
+    return chunk_text(_valid_utf8(text), chunk_chars, overlap_chars)
+
+
 def _valid_utf8(text: str) -> str:
     """Lone surrogates (e.g. from JSON escapes) -> "?": SQLite and the tokenizers reject them."""
     return text.encode("utf-8", "replace").decode("utf-8")
@@ -172,8 +178,7 @@ class OpenClaw(Retriever):
         super().__init__(store, **self.params)
 
     def _chunk(self, note: Note) -> list[str]:
-        text = note.raw_text if self.params["source"] == "raw" else note.to_markdown()
-        return chunk_text(_valid_utf8(text), self.params["chunk_chars"], self.params["overlap_chars"])
+        return note_chunks(note, self.params["source"], self.params["chunk_chars"], self.params["overlap_chars"])
 
     def add(self, note: Note) -> None:
         chunks = self._chunk(note)
