@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 export TQDM_DISABLE ?= 1
 export HF_HUB_OFFLINE = 1
 
-.PHONY: install demo test notebooks lab marimo bench-dev clean
+.PHONY: install demo test notebooks lab marimo bench-dev bench-dev-fast clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,8 +35,14 @@ lab: install
 marimo: install
 	$(VENV)/bin/marimo edit notebooks/
 
-bench-dev: install  ## the full LongMemEval-S dev run (needs TAGGRAPH_DATA or ../shared/data)
-	$(VENV)/bin/taggraph bench --data $${TAGGRAPH_DATA:-../shared/data/longmemeval}/longmemeval_s_dev.json.gz --workers 2 --out runs/s_dev
+S_DEV = $${TAGGRAPH_DATA:-../shared/data/longmemeval}/longmemeval_s_dev.json.gz
+
+bench-dev: install  ## all seven methods on LongMemEval-S dev, MiniLM (cold: ~2 h of embedding on 2 CPU cores)
+	$(VENV)/bin/taggraph embed --data $(S_DEV)
+	$(VENV)/bin/taggraph bench --data $(S_DEV) --workers 2 --out runs/s_dev
+
+bench-dev-fast: install  ## the same with the static MiniLM embedder (cold: minutes)
+	$(VENV)/bin/taggraph bench --data $(S_DEV) --workers 2 --embedder minilm-static --out runs/s_dev_static
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

@@ -30,6 +30,7 @@ def test_bench_demo_writes_run_folder(tmp_path):
     assert run["config"]["methods"]["BM25"]["k1"] == 1.5 and run["config"]["extractor"] == "offline"
     assert "<svg" in (out / "report.html").read_text() or "plotly" in (out / "report.html").read_text()
     assert "| method" in (out / "report.md").read_text()
+    assert "Dense embedder" not in (out / "report.md").read_text()  # no dense method ran
 
 
 def test_bad_data_gives_one_line_and_exit_2(tmp_path):
@@ -109,4 +110,5 @@ def test_embed_then_bench_with_the_static_embedder(tmp_path):
     assert res.exit_code == 0, res.output
     cfg = json.loads((out / "run.json").read_text())["config"]["methods"]
     assert cfg["OpenClaw"]["embedder"] == cfg["OC-notes"]["embedder"] == "minilm-static"
+    assert "Dense embedder: `minilm-static`" in (out / "report.md").read_text()
     assert (out / "timings.csv").exists()

@@ -55,11 +55,14 @@ def per_type_table(per_type: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
 
 def markdown_report(result, title: str, data_label: str, benchmark: str | None) -> str:
     cfg = result.config
+    embedders = sorted({c["embedder"] for c in cfg["methods"].values() if "embedder" in c})
+    dense = (f" Dense embedder: {', '.join(f'`{e}`' for e in embedders)} (the paper's OpenClaw used "
+             f"`nomic-embed-text`)." if embedders else "")
     parts = [f"# {title}", "",
              f"Data: `{data_label}` - {cfg['n_cases']} questions, of which {cfg['n_abstention']} abstention "
-             f"(`_abs`, no gold session) are excluded from every metric. Extractor: `{cfg['extractor']}`. "
-             f"Depth {cfg['depth']}.", "",
-             "## MRR and recall (session level, de-duplicated through depth 40)", "",
+             f"(`_abs`, no gold session) are excluded from every metric. Extractor: `{cfg['extractor']}`."
+             f"{dense} Depth {cfg['depth']}.", "",
+             f"## MRR and recall (session level, de-duplicated through depth {cfg['depth']})", "",
              result.summary.round(3).to_markdown(index=False), ""]
     if benchmark:
         parts += [f"## Beside the paper's Table 1 ({benchmark}, MRR; the paper's rows used LLM extraction)", "",
