@@ -23,7 +23,8 @@ Where this differs from OpenClaw's own code: candidates merge per note, not per
 chunk (the note is the "memory identifier" here); tokens come from the shared
 Unicode tokenizer, not OpenClaw's ASCII ``[A-Za-z0-9_]+``; OpenClaw's minimum-score
 filter is not applied; the default embedder is the offline all-MiniLM-L6-v2
-(``embedder="ollama:nomic-embed-text"`` is the paper's model).
+(``embedder="ollama:nomic-embed-text"`` is the paper's model; ``"minilm-static"``
+is a much faster, weaker static distillation of MiniLM, see embeddings.py).
 """
 
 from __future__ import annotations
