@@ -52,6 +52,13 @@ def _methods(spec: Optional[str]) -> list[str]:
     return names
 
 
+def _cases(data: Path, fmt: str | None, limit: int | None, per_type: int | None) -> list:
+    """The dataset's cases: the first `limit`, then the first `per_type` of each question type."""
+    from taggraph.datasets import first_per_type, load_dataset
+    cases = load_dataset(data, limit=limit, fmt=fmt)
+    return first_per_type(cases, per_type) if per_type else cases
+
+
 @app.command()
 def bench(
     data: Path = typer.Option(DEMO_DATA, help="LongMemEval or LoCoMo JSON(.gz) file, or a folder of ATANT "
@@ -71,15 +78,12 @@ def bench(
 ) -> None:
     """Run retrieval methods over a dataset; print MRR and recall, write a run folder."""
     try:
-        from taggraph.datasets import file_checksum, folder_checksum, load_dataset
+        from taggraph.datasets import file_checksum, folder_checksum
         from taggraph.experiments.bench import add_benchmark_metrics, run_bench
         from taggraph.experiments.runs import save_bench
 
         names = _methods(methods)
-        cases = load_dataset(data, limit=limit, fmt=fmt)
-        if per_type:
-            from taggraph.datasets import first_per_type
-            cases = first_per_type(cases, per_type)
+        cases = _cases(data, fmt, limit, per_type)
         from taggraph.experiments.commands import scale_out
         scale, workers, backend = scale_out(workers, dask_scheduler)
         with scale:
@@ -109,14 +113,9 @@ def embed(
 ) -> None:
     """Fill the embedding cache for the dense methods, so that `bench` with the same settings runs warm."""
     try:
-        from taggraph.datasets import load_dataset
         from taggraph.experiments.embed_cache import fill_embedding_cache
 
-        cases = load_dataset(data, limit=limit, fmt=fmt)
-        if per_type:
-            from taggraph.datasets import first_per_type
-            cases = first_per_type(cases, per_type)
-        table = fill_embedding_cache(cases, _methods(methods) if methods else None, embedder=embedder,
+        table = fill_embedding_cache(_cases(data, fmt, limit, per_type), _methods(methods) if methods else None, embedder=embedder,
                                      extractor=extractor, method_params=_method_params(param))
     except _expected_errors() as exc:
         _fail(exc)

@@ -7,9 +7,9 @@
   (``pip install "taggraph[dense]"``).
 - ``"minilm-static"``: the same MiniLM distilled into static token vectors with
   model2vec (256 dims, mean of token vectors): about 60x faster on CPU (1,521 vs
-  24.9 chunks/s on 2 cores), at a cost in quality (BENCHMARKS.md); a free choice of ours for speed, not the paper's model. The
-  distilled model is built once from the bundled MiniLM (~15 s, offline) and kept
-  under ``<TAGGRAPH_CACHE>/models``.
+  24.9 chunks/s on 2 cores), at a cost in quality (BENCHMARKS.md); a free choice
+  of ours for speed, not the paper's model. The distilled model is built once from
+  the bundled MiniLM (~15 s, offline) and kept under ``<TAGGRAPH_CACHE>/models``.
 - ``"ollama:MODEL"``, e.g. ``"ollama:nomic-embed-text"`` (the paper's model): the
   Ollama server at ``$OLLAMA_HOST`` (default http://127.0.0.1:11434), ``/api/embed``.
 
@@ -26,7 +26,7 @@ import os
 import shutil
 import tempfile
 from contextlib import contextmanager
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import diskcache
@@ -66,7 +66,8 @@ class Embedder:
         raise NotImplementedError
 
     def _keys(self, texts: list[str]) -> list[tuple[str, str]]:
-        return [(self.cache_key, hashlib.sha256(t.encode("utf-8", "surrogatepass")).hexdigest()) for t in texts]
+        prefix = self.cache_key
+        return [(prefix, hashlib.sha256(t.encode("utf-8", "surrogatepass")).hexdigest()) for t in texts]
 
     def missing(self, texts: list[str]) -> list[str]:
         """The texts whose vectors are not in the disk cache (all of them with cache=False)."""
@@ -168,7 +169,7 @@ class StaticEmbedder(Embedder):
 
     name = "minilm-static"
 
-    @property
+    @cached_property  # reading package metadata costs ~0.25 ms: once per embedder, not per text
     def cache_key(self) -> str:
         from importlib.metadata import version
         return f"{self.name}-model2vec{version('model2vec')}"
