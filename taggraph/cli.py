@@ -180,7 +180,7 @@ def extract(
         from taggraph.datasets import load_dataset
         from taggraph.experiments.vocabulary import vocabulary_table
         from taggraph.extraction import get_extractor
-        from taggraph.extraction.job import extract_to_stores
+        from taggraph.experiments.extract_job import extract_to_stores
 
         cases = load_dataset(data, limit=limit)
         kwargs: dict = {}

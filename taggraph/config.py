@@ -1,7 +1,7 @@
 """Settings read from the environment (one place, so notebooks and CLI agree).
 
 TAGGRAPH_DATA   folder holding LongMemEval files (default: ../shared/data/longmemeval
-                next to the repo, when present)
+                beside a source checkout, when present)
 TAGGRAPH_CACHE  cache folder for extractions and embeddings (default: ~/.cache/taggraph)
 """
 
@@ -10,14 +10,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-DEMO_DATA = REPO_ROOT / "data" / "demo" / "longmemeval_demo.json"
+PACKAGE_DIR = Path(__file__).resolve().parent
+# The bundled demo ships inside the package (package data), so it is there after any install.
+DEMO_DATA = PACKAGE_DIR / "_data" / "demo" / "longmemeval_demo.json"
 
 
 def data_dir() -> Path:
     """Where real LongMemEval files are looked for."""
     env = os.environ.get("TAGGRAPH_DATA")
-    return Path(env) if env else REPO_ROOT.parent / "shared" / "data" / "longmemeval"
+    return Path(env) if env else PACKAGE_DIR.parent.parent / "shared" / "data" / "longmemeval"
 
 
 def notebook_settings() -> tuple[str, int, str]:

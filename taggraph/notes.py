@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from taggraph.errors import InputError
+
 CATEGORIES: tuple[str, ...] = ("who", "what", "when", "where", "why", "extra")
 EMPTY_TAG = "n/a"
 
@@ -31,7 +33,7 @@ _ESCAPED = re.compile(r"^\\(\\*(?:---|###|#(?:who|what|when|where|why|extra):))"
 _TAG_TOKEN = re.compile(r"#(who|what|when|where|why|extra):(\S+)")
 
 
-class NoteFormatError(ValueError):
+class NoteFormatError(InputError):
     """A note file does not follow the note format; the message says where."""
 
 

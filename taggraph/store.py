@@ -2,39 +2,46 @@
 
 On disk a store is a folder::
 
-    manifest.json   note order, ids, files, sessions, timestamps, summaries, extractor
-    notes/*.md      one Markdown note per interaction (taggraph.notes)
-    ontology.md     the case ontology as an indented hierarchy (written for people
-                    and prompts; on load the ontology is rebuilt from the notes)
+    manifest.json     note order, ids, files, sessions, timestamps, summaries, extractor
+    manifest.journal  manifest entries of the notes added since manifest.json was written,
+                      one JSON line each (present only while the store is open for writing)
+    notes/*.md        one Markdown note per interaction (taggraph.notes)
+    ontology.md       the case ontology as an indented hierarchy (written for people
+                      and prompts; on load the ontology is rebuilt from the notes)
 
-Every file is written atomically (temporary file + rename) and the manifest is
-written last, so a crash leaves the previous consistent store. A lock file
-serializes writers across processes.
+A new note costs O(1) writes: its file (atomic) and one appended journal line.
+`flush` (called after each `remember_many` batch and by `close`) folds the journal
+into manifest.json and rewrites ontology.md, both atomically. A crash leaves note
+files, manifest and journal consistent up to the last complete journal line; a
+note file written but not journaled is rewritten when its interaction is
+remembered again on resume. A lock file serializes writers across processes.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from filelock import FileLock, Timeout
 
-from taggraph.extraction.base import Extraction, Extractor
+from taggraph.atomic import atomic_write, remove_leftovers
+from taggraph.errors import InputError
+from taggraph.fivew import Extraction, Extractor
 from taggraph.graph import BaseGraph
 from taggraph.notes import Note, NoteFormatError, parse_note
 from taggraph.ontology import Ontology
 
 MANIFEST = "manifest.json"
+JOURNAL = "manifest.journal"
 FORMAT_VERSION = 1
 
 
-class StoreError(RuntimeError):
+class StoreError(InputError):
     """A store folder cannot be read or written; the message names the file."""
 
 
@@ -54,21 +61,6 @@ def safe_filename(note_id: str, suffix: str = ".md") -> str:
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", note_id).lstrip("._-")[:60] or "note"
     digest = hashlib.sha256(note_id.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     return f"{slug}-{digest}{suffix}"
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Write `text` to `path` so that readers see the old or the new file, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class MemoryStore:
@@ -93,6 +85,7 @@ class MemoryStore:
         self._session_turns: dict[str, int] = {}
         self.path: Path | None = None
         self._lock: FileLock | None = None
+        self._journal = None  # open append handle of manifest.journal while saved
         self.recorded_extractor: str | None = None  # the manifest's extractor, for a loaded store
 
     def __len__(self) -> int:
@@ -151,9 +144,12 @@ class MemoryStore:
         interactions = list(interactions)
         batch = getattr(self.extractor, "extract_many", None)
         if batch is None:
-            return [self.remember(i) for i in interactions]
-        extractions = batch([(i.user, i.assistant) for i in interactions], self.ontology.tags())
-        return [self.remember(i, e) for i, e in zip(interactions, extractions)]
+            notes = [self.remember(i) for i in interactions]
+        else:
+            extractions = batch([(i.user, i.assistant) for i in interactions], self.ontology.tags())
+            notes = [self.remember(i, e) for i, e in zip(interactions, extractions)]
+        self.flush()
+        return notes
 
     def add_note(self, note: Note) -> Note:
         if note.note_id in self.by_id:
@@ -172,7 +168,8 @@ class MemoryStore:
             listener.add(note)
         if self.path is not None:
             self._write_note(note)
-            self._write_manifest()
+            self._journal.write(json.dumps(self._entry(note), ensure_ascii=False) + "\n")
+            self._journal.flush()
         return note
 
     # -- disk -------------------------------------------------------------------------
@@ -181,7 +178,8 @@ class MemoryStore:
         """Write the whole store to `path` and keep it in sync with later `remember` calls.
 
         The store holds the folder's lock until `close` (or process exit): a second
-        writer gets a StoreError instead of interleaving files.
+        writer gets a StoreError instead of interleaving files. Temporary files a
+        crashed writer left behind are removed first.
         """
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
@@ -192,41 +190,48 @@ class MemoryStore:
             raise StoreError(f"{path}: another process is writing this store (lock {path / '.lock'})") from None
         self.close()
         self._lock, self.path = lock, path
+        remove_leftovers(path)
         for note in self.notes:
             self._write_note(note)
-        self._write_manifest()
+        self.flush()
         return path
 
+    def flush(self) -> None:
+        """Fold the journal into manifest.json and rewrite ontology.md (no-op when not saved)."""
+        if self.path is None:
+            return
+        atomic_write(self.path / "ontology.md", self.ontology.to_markdown())
+        manifest = {"format": FORMAT_VERSION, "case_id": self.case_id, "extractor": self.extractor_name,
+                    "notes": [self._entry(n) for n in self.notes]}
+        atomic_write(self.path / MANIFEST, json.dumps(manifest, ensure_ascii=False, indent=1))
+        if self._journal is not None:
+            self._journal.close()
+        self._journal = open(self.path / JOURNAL, "w", encoding="utf-8")  # every entry is in the manifest now
+
     def close(self) -> None:
-        """Stop mirroring to disk and release the folder's lock."""
+        """Flush, stop mirroring to disk and release the folder's lock."""
+        if self.path is not None:
+            self.flush()
+            self._journal.close()
+            (self.path / JOURNAL).unlink(missing_ok=True)
         if self._lock is not None:
             self._lock.release()
-        self._lock, self.path = None, None
+        self._lock, self.path, self._journal = None, None, None
 
     def _write_note(self, note: Note) -> None:
         assert self.path is not None
         atomic_write(self.path / "notes" / safe_filename(note.note_id), note.to_markdown())
 
-    def _write_manifest(self) -> None:
-        assert self.path is not None
-        atomic_write(self.path / "ontology.md", self.ontology.to_markdown())
-        manifest = {
-            "format": FORMAT_VERSION,
-            "case_id": self.case_id,
-            "extractor": self.extractor_name,
-            "notes": [
-                {"note_id": n.note_id, "file": f"notes/{safe_filename(n.note_id)}",
-                 "session_id": n.session_id, "timestamp": n.timestamp, "summary": n.summary,
-                 **({"extraction_error": self.extraction_errors[n.note_id]}
-                    if n.note_id in self.extraction_errors else {})}
-                for n in self.notes
-            ],
-        }
-        atomic_write(self.path / MANIFEST, json.dumps(manifest, ensure_ascii=False, indent=1))
+    def _entry(self, note: Note) -> dict[str, Any]:
+        """The note's manifest entry."""
+        return {"note_id": note.note_id, "file": f"notes/{safe_filename(note.note_id)}",
+                "session_id": note.session_id, "timestamp": note.timestamp, "summary": note.summary,
+                **({"extraction_error": self.extraction_errors[note.note_id]}
+                   if note.note_id in self.extraction_errors else {})}
 
     @classmethod
     def load(cls, path: str | Path, extractor: Extractor | None = None) -> "MemoryStore":
-        """Read a store folder; errors name the file and the field."""
+        """Read a store folder (manifest, then any journal a crash left); errors name the file and the field."""
         path = Path(path)
         mpath = path / MANIFEST
         try:
@@ -237,28 +242,53 @@ class MemoryStore:
             raise StoreError(f"{mpath}: unreadable manifest: {exc}") from None
         if not isinstance(manifest, dict) or not isinstance(manifest.get("notes"), list):
             raise StoreError(f"{mpath}: field 'notes' must be a list")
+        if manifest.get("format", FORMAT_VERSION) != FORMAT_VERSION:
+            raise StoreError(f"{mpath}: field 'format' is {manifest.get('format')!r}; this taggraph reads "
+                             f"format {FORMAT_VERSION} only")
         store = cls(case_id=str(manifest.get("case_id", path.name)), extractor=extractor)
         store.recorded_extractor = str(manifest.get("extractor", "none"))
-        for i, entry in enumerate(manifest["notes"]):
-            where = f"{mpath}: notes[{i}]"
-            try:
-                note_id, rel = entry["note_id"], entry["file"]
-            except (KeyError, TypeError) as exc:
-                raise StoreError(f"{where}: missing field {exc}") from None
-            file = (path / rel).resolve()
-            if path.resolve() not in file.parents:
-                raise StoreError(f"{where}: field 'file' points outside the store: {rel!r}")
-            try:
-                text = file.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise StoreError(f"{where}: cannot read {file}: {exc}") from None
-            try:
-                note = parse_note(text, note_id=note_id, session_id=entry.get("session_id", ""),
-                                  timestamp=entry.get("timestamp", ""), summary=entry.get("summary", ""),
-                                  source=str(file))
-            except NoteFormatError as exc:
-                raise StoreError(str(exc)) from None
-            if "extraction_error" in entry:
-                store.extraction_errors[note_id] = entry["extraction_error"]
-            store.add_note(note)
+        entries = [(f"{mpath}: notes[{i}]", e) for i, e in enumerate(manifest["notes"])]
+        for where, entry in entries + _journal_entries(path / JOURNAL):
+            store._load_entry(path, entry, where)
         return store
+
+    def _load_entry(self, path: Path, entry: Any, where: str) -> None:
+        try:
+            note_id, rel = entry["note_id"], entry["file"]
+        except (KeyError, TypeError) as exc:
+            raise StoreError(f"{where}: missing field {exc}") from None
+        if not isinstance(note_id, str) or not isinstance(rel, str):
+            raise StoreError(f"{where}: fields 'note_id' and 'file' must be strings")
+        file = (path / rel).resolve()
+        if path.resolve() not in file.parents:
+            raise StoreError(f"{where}: field 'file' points outside the store: {rel!r}")
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise StoreError(f"{where}: cannot read {file}: {exc}") from None
+        try:
+            note = parse_note(text, note_id=note_id, session_id=str(entry.get("session_id", "")),
+                              timestamp=str(entry.get("timestamp", "")), summary=str(entry.get("summary", "")),
+                              source=str(file))
+        except NoteFormatError as exc:
+            raise StoreError(str(exc)) from None
+        if "extraction_error" in entry:
+            self.extraction_errors[note_id] = entry["extraction_error"]
+        self.add_note(note)
+
+
+def _journal_entries(journal: Path) -> list[tuple[str, Any]]:
+    """(where, entry) of each complete journal line; a last line cut short by a crash is ignored."""
+    try:
+        lines = journal.read_text(encoding="utf-8").split("\n")
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StoreError(f"{journal}: unreadable journal: {exc}") from None
+    out = []
+    for lineno, line in enumerate(lines[:-1], 1):  # the part after the last newline is incomplete
+        try:
+            out.append((f"{journal}:{lineno}", json.loads(line)))
+        except json.JSONDecodeError as exc:
+            raise StoreError(f"{journal}:{lineno}: unreadable journal line: {exc}") from None
+    return out

@@ -10,7 +10,8 @@ import subprocess
 import pytest
 
 from taggraph.extraction.base import Extraction
-from taggraph.store import Interaction, atomic_write
+from taggraph.atomic import atomic_write
+from taggraph.store import Interaction
 from taggraph.viz.explain import explain_html
 from taggraph.viz.graphview import save_graph_html
 

@@ -3,7 +3,7 @@ import pytest
 from taggraph.config import DEMO_DATA
 from taggraph.datasets import load_dataset
 from taggraph.extraction import get_extractor
-from taggraph.extraction.job import case_folder, extract_to_stores
+from taggraph.experiments.extract_job import case_folder, extract_to_stores
 from taggraph.store import MemoryStore, StoreError
 
 

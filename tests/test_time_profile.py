@@ -1,10 +1,11 @@
 """benchmarks/time_profile.py: totals, shares and medians from a run folder's timings.csv."""
 
 import importlib.util
+from pathlib import Path
 
 import pandas as pd
 
-from taggraph.config import REPO_ROOT
+REPO_ROOT = Path(__file__).resolve().parent.parent
 
 spec = importlib.util.spec_from_file_location("time_profile", REPO_ROOT / "benchmarks" / "time_profile.py")
 time_profile = importlib.util.module_from_spec(spec)

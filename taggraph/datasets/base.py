@@ -6,10 +6,11 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from taggraph.errors import InputError
 from taggraph.store import Interaction
 
 
-class DatasetError(ValueError):
+class DatasetError(InputError):
     """Malformed input; the message names the file, the record and the field."""
 
 

@@ -36,7 +36,7 @@ import pandas as pd
 from taggraph.datasets import Case
 from taggraph.datasets.longmemeval import read_json, session_interactions
 from taggraph.ontology import prefixes
-from taggraph.retrieval.taggraph import concept_matcher
+from taggraph.retrieval.index import concept_matcher
 from taggraph.store import MemoryStore
 from taggraph.text import query_tokens
 

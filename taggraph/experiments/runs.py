@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from taggraph.config import REPO_ROOT
-from taggraph.store import atomic_write
+from taggraph.atomic import atomic_write
 
 PACKAGES = ["taggraph", "numpy", "scipy", "pandas", "networkx", "rank-bm25", "ir-measures", "spacy",
             "sentence-transformers", "torch", "model2vec", "ollama"]

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from taggraph.errors import ConfigError
 from taggraph.extraction.base import Extraction, Extractor
 
 
@@ -29,7 +30,7 @@ def get_extractor(name: str = "offline", **options) -> Extractor:
     if name.startswith("gguf:"):
         from taggraph.extraction.llm import GGUFExtractor
         return GGUFExtractor(model_path=name.split(":", 1)[1], **options)
-    raise ValueError(f"unknown extractor {name!r}: use offline, none, ollama:MODEL or gguf:PATH")
+    raise ConfigError(f"unknown extractor {name!r}: use offline, none, ollama:MODEL or gguf:PATH")
 
 
 __all__ = ["Extraction", "Extractor", "NoTagsExtractor", "get_extractor"]

@@ -34,6 +34,7 @@ import ollama
 from pydantic import BaseModel
 
 from taggraph.config import cache_dir
+from taggraph.errors import ConfigError, ServerError
 from taggraph.extraction.base import Extraction, Extractor
 from taggraph.extraction.prompt import MAX_PROMPT_TAGS, load_prompt, render, version_of
 from taggraph.extraction.validate import parse_and_repair
@@ -156,14 +157,14 @@ class OllamaExtractor(_CachedLLMExtractor):
         self.client.close()
 
     def check(self) -> None:
-        """Raise RuntimeError unless the server answers and has the model (call before a long run)."""
+        """Raise ServerError unless the server answers and has the model (call before a long run)."""
         where = self.host or "the default Ollama host"
         try:
             names = {m.model for m in self.client.list().models}
         except (ConnectionError, httpx.HTTPError, ollama.ResponseError) as exc:
-            raise RuntimeError(f"Ollama server at {where} is not usable: {exc}") from None
+            raise ServerError(f"Ollama server at {where} is not usable: {exc}") from None
         if self.model not in names and f"{self.model}:latest" not in names:
-            raise RuntimeError(f"model {self.model!r} is not on {where} (has: {', '.join(sorted(names)) or 'none'});"
+            raise ServerError(f"model {self.model!r} is not on {where} (has: {', '.join(sorted(names)) or 'none'});"
                                f" run `ollama pull {self.model}`")
 
     @staticmethod
@@ -212,7 +213,7 @@ class GGUFExtractor(_CachedLLMExtractor):
                               "(or pip install 'taggraph[gguf]')")
         self.model_path = Path(model_path)
         if not self.model_path.is_file():
-            raise FileNotFoundError(f"GGUF model not found: {self.model_path}")
+            raise ConfigError(f"GGUF model not found: {self.model_path}")
         super().__init__(prompt_path, cache, max_tags)
         self.name = f"gguf:{model_path}"
         self.n_ctx, self.n_threads, self.max_tokens = n_ctx, n_threads, max_tokens

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from taggraph.errors import ConfigError
+
 PLACEHOLDERS = ("{tags}", "{user}", "{assistant}")
 MAX_PROMPT_TAGS = 400
 _PLACEHOLDER = re.compile(r"\{(tags|user|assistant)\}")
@@ -113,7 +115,7 @@ def load_prompt(path: str | Path | None = None) -> Prompt:
     text = Path(path).read_text(encoding="utf-8")
     missing = [p for p in PLACEHOLDERS if p not in text]
     if missing:
-        raise ValueError(f"prompt file {path}: missing placeholder(s) {', '.join(missing)}; "
+        raise ConfigError(f"prompt file {path}: missing placeholder(s) {', '.join(missing)}; "
                          f"a template must contain {', '.join(PLACEHOLDERS)}")
     return Prompt(text, version_of(text))
 

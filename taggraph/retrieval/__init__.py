@@ -1,70 +1,9 @@
-"""One registry of retrieval methods by the names the paper uses.
-
-``make_retriever(name, store)`` builds any of them over a MemoryStore; extra
-keyword arguments override the registered parameters (ablations, depth sweeps).
-"""
-
-from __future__ import annotations
-
-from typing import Any, Callable
+"""Retrieval methods over a MemoryStore: one module per method, one registry (`registry.py`),
+the store-wide shared indexes (`index.py`)."""
 
 from taggraph.retrieval.base import DEFAULT_DEPTH, Explanation, Result, Retriever
-from taggraph.store import MemoryStore
+from taggraph.retrieval.registry import (ABLATIONS, ALL_METHODS, DENSE_METHODS, METHODS, PAPER_METHODS,
+                                         check_methods, make_retriever)
 
-
-def _bm25(store, **kw):
-    from taggraph.retrieval.bm25 import BM25
-    return BM25(store, **kw)
-
-
-def _taggraph(name: str, **defaults):
-    def build(store, **kw):
-        from taggraph.retrieval.taggraph import TagGraph
-        return TagGraph(store, name=name, **{**defaults, **kw})
-    return build
-
-
-def _adaptive(name: str, **defaults):
-    def build(store, **kw):
-        from taggraph.retrieval.adaptive import AdaptiveGraph
-        return AdaptiveGraph(store, name=name, **{**defaults, **kw})
-    return build
-
-
-def _openclaw(name: str, **defaults):
-    def build(store, **kw):
-        from taggraph.retrieval.openclaw import OpenClaw
-        return OpenClaw(store, name=name, **{**defaults, **kw})
-    return build
-
-
-# The dense + keyword hybrids with their registered parameters: the methods that take `embedder`.
-DENSE_METHODS: dict[str, dict[str, Any]] = {"OpenClaw": {"source": "raw"}, "OC-notes": {"source": "notes"}}
-METHODS: dict[str, Callable[..., Retriever]] = {
-    "BM25": _bm25,
-    "TagGraph-Basic": _taggraph("TagGraph-Basic"),
-    "TagGraph-Stopwords": _taggraph("TagGraph-Stopwords", stopwords=True),
-    "TagGraph-TFIDF": _taggraph("TagGraph-TFIDF", stopwords=True, tfidf=True),
-    "AdaptiveGraph": _adaptive("AdaptiveGraph"),
-    **{name: _openclaw(name, **params) for name, params in DENSE_METHODS.items()},
-}
-# Ablation variants of AdaptiveGraph (paper, appendix F): one component removed each.
-ABLATIONS: dict[str, Callable[..., Retriever]] = {
-    "AdaptiveGraph-noDiffusion": _adaptive("AdaptiveGraph-noDiffusion", iterations=0),
-    "AdaptiveGraph-noChronological": _adaptive("AdaptiveGraph-noChronological", chronological=False),
-    "AdaptiveGraph-noFileSeeding": _adaptive("AdaptiveGraph-noFileSeeding", file_seeding=False),
-}
-PAPER_METHODS = list(METHODS)
-ALL_METHODS = {**METHODS, **ABLATIONS}
-
-
-def make_retriever(name: str, store: MemoryStore, **params: Any) -> Retriever:
-    try:
-        build = ALL_METHODS[name]
-    except KeyError:
-        raise KeyError(f"unknown method {name!r}; known: {', '.join(ALL_METHODS)}") from None
-    return build(store, **params)
-
-
-__all__ = ["ALL_METHODS", "ABLATIONS", "DEFAULT_DEPTH", "DENSE_METHODS", "Explanation", "METHODS", "PAPER_METHODS",
-           "Result", "Retriever", "make_retriever"]
+__all__ = ["ABLATIONS", "ALL_METHODS", "DEFAULT_DEPTH", "DENSE_METHODS", "Explanation", "METHODS", "PAPER_METHODS",
+           "Result", "Retriever", "check_methods", "make_retriever"]

@@ -32,8 +32,7 @@ import scipy.sparse.linalg as spla
 from taggraph.graph import concept_node, file_node
 from taggraph.notes import Note
 from taggraph.retrieval.base import Retriever
-from taggraph.retrieval.taggraph import concept_matcher, filter_tokens
-from taggraph.retrieval.terms import STOPWORD_DF, term_index
+from taggraph.retrieval.index import STOPWORD_DF, concept_matcher, filter_tokens, term_index
 from taggraph.text import query_tokens
 
 ALPHA = 0.85  # paper, appendix E

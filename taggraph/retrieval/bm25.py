@@ -15,7 +15,7 @@ import numpy as np
 
 from taggraph.notes import Note
 from taggraph.retrieval.base import Retriever
-from taggraph.retrieval.terms import term_index
+from taggraph.retrieval.index import term_index
 from taggraph.text import query_tokens
 
 

@@ -33,6 +33,7 @@ import diskcache
 import numpy as np
 
 from taggraph.config import cache_dir
+from taggraph.errors import ConfigError
 
 BATCH_SIZE = 64
 
@@ -230,4 +231,4 @@ def get_embedder(name: str = "minilm") -> Embedder:
         return StaticEmbedder()
     if name.startswith("ollama:") and len(name) > len("ollama:"):
         return OllamaEmbedder(name[len("ollama:"):])
-    raise KeyError(f"unknown embedder {name!r}; known: {', '.join(EMBEDDERS)}")
+    raise ConfigError(f"unknown embedder {name!r}; known: {', '.join(EMBEDDERS)}")

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from taggraph.errors import ConfigError
 from taggraph.notes import Note
 from taggraph.retrieval.base import DEFAULT_DEPTH, Retriever
 from taggraph.retrieval.embeddings import Embedder, get_embedder
@@ -147,7 +148,7 @@ class OpenClaw(Retriever):
                  mmr_lambda: float = 0.7, temporal_decay: bool = False, half_life_days: float = 30.0,
                  name: str | None = None) -> None:
         if source not in ("raw", "notes"):
-            raise ValueError(f"source must be 'raw' or 'notes', not {source!r}")
+            raise ConfigError(f"source must be 'raw' or 'notes', not {source!r}")
         if name:
             self.name = name
         self.embedder = get_embedder(embedder) if isinstance(embedder, str) else embedder

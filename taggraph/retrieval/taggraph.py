@@ -20,68 +20,12 @@ from typing import Any
 
 from taggraph.graph import concept_node, file_node
 from taggraph.notes import Note
-from taggraph.ontology import parent, prefixes, segment_words, singular
+from taggraph.ontology import prefixes, segment_words, singular
 from taggraph.retrieval.base import Retriever
-from taggraph.retrieval.terms import STOPWORD_DF, term_index
+from taggraph.retrieval.index import STOPWORD_DF, concept_matcher, filter_tokens, term_index
 from taggraph.text import query_tokens
 
 MAX_HOPS = 2  # free choice: the paper says "bounded" without the bound
-
-
-class ConceptMatcher:
-    """Lexical entry points and adjacency of the base graph's concepts, grown with the store.
-
-    - ``by_word``: word -> concept paths whose last segment contains it;
-    - ``neighbours``: concept -> parent and child concepts (the ontology edges);
-    - ``files``: concept -> note indexes reached by concept -> topic -> file. A topic is a
-      note's tag frame (taggraph.graph), so these are the notes whose frame holds the concept.
-    Plain dicts instead of networkx walks: the same edges, ~10x faster to traverse.
-    """
-
-    def __init__(self) -> None:
-        self.by_word: dict[str, set[str]] = {}
-        self.neighbours: dict[str, set[str]] = {}
-        self.files: dict[str, list[int]] = {}
-        self.version = 0  # bumped when the ontology grows (invalidates cached expansions)
-
-    def add(self, note: Note) -> None:
-        for path in note.paths():
-            for pre in prefixes(path):
-                if pre not in self.neighbours:
-                    self.version += 1
-                    self.neighbours[pre] = set()
-                    up = parent(pre)
-                    if up is not None:
-                        self.neighbours[pre].add(up)
-                        self.neighbours[up].add(pre)
-                    for word in segment_words(pre):
-                        self.by_word.setdefault(word, set()).add(pre)
-            self.files.setdefault(path, []).append(note.index)
-
-    def match(self, token: str) -> list[str]:
-        return sorted(self.by_word.get(token, set()) | self.by_word.get(singular(token), set()))
-
-
-def concept_matcher(store) -> ConceptMatcher:
-    """The store's shared ConceptMatcher, created and attached on first use."""
-    return store.shared_index("concepts", ConceptMatcher)
-
-
-def filter_tokens(tokens: list[str], terms, stopwords: bool, threshold: float,
-                  fallback: bool = False) -> tuple[list[str], list[str]]:
-    """(kept, dropped) distinct query tokens; with `stopwords`, generic tokens are dropped.
-
-    With `fallback` (beyond the paper, off by default) a query whose tokens would all
-    be dropped keeps them all: in tiny stores (LongMemEval oracle, ~10 notes) the 15%
-    threshold otherwise empties most queries.
-    """
-    distinct = list(dict.fromkeys(tokens))
-    if not stopwords:
-        return distinct, []
-    kept = [t for t in distinct if not terms.is_generic(t, threshold)]
-    if fallback and not kept:
-        return distinct, []
-    return kept, [t for t in distinct if t not in kept]
 
 
 class TagGraph(Retriever):

@@ -25,7 +25,8 @@ import pandas as pd
 from taggraph.datasets import Case, load_dataset
 from taggraph.notes import Note
 from taggraph.retrieval import DEFAULT_DEPTH, PAPER_METHODS, Explanation, Result, Retriever, make_retriever
-from taggraph.store import MemoryStore, atomic_write
+from taggraph.atomic import atomic_write
+from taggraph.store import MemoryStore
 
 DENSE_METHODS = {"OpenClaw", "OC-notes"}  # need sentence-transformers (pip install "taggraph[dense]")
 _KIND_COLOUR = {"concept": "#4c78a8", "topic": "#f58518", "file": "#2a8f87"}

@@ -36,7 +36,8 @@ import pyvis
 from pyvis.network import Network
 
 from taggraph.graph import concept_node, file_node
-from taggraph.store import MemoryStore, atomic_write
+from taggraph.atomic import atomic_write
+from taggraph.store import MemoryStore
 from taggraph.text import query_tokens
 
 VIS_DIR = Path(pyvis.__file__).parent / "templates" / "lib" / "vis-9.1.2"
@@ -77,7 +78,7 @@ def _ranks(results_by_method: Mapping[str, Sequence] | None) -> dict[str, dict[s
 
 def matched_concepts(store: MemoryStore, text: str) -> list[str]:
     """Concept nodes whose last path segment contains a token of `text` (TagGraph's entry points)."""
-    from taggraph.retrieval.taggraph import concept_matcher
+    from taggraph.retrieval.index import concept_matcher
 
     matcher = concept_matcher(store)
     return sorted({concept_node(p) for t in dict.fromkeys(query_tokens(text)) for p in matcher.match(t)})

@@ -1,0 +1,57 @@
+"""Atomic file writes: readers see the old file or the new one, never half of it.
+
+A write goes to a hidden temporary file beside the target (``.<name>.<random>.tmp``),
+is flushed to disk, gets the permissions the process umask gives a new file, and
+is renamed over the target. A crash can leave such a temporary file behind;
+`remove_leftovers` deletes them when a folder is opened for writing again.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from taggraph.errors import WriteError
+
+TMP_SUFFIX = ".tmp"
+
+
+def _file_mode() -> int:
+    """0o666 less the process umask: the mode `open()` would give a new file."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write `text` (UTF-8) to `path` atomically; a failure raises WriteError naming the path."""
+    path = Path(path)
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TMP_SUFFIX)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, _file_mode())  # mkstemp creates 0600; shared run folders need the umask's mode
+        os.replace(tmp, path)
+    except OSError as exc:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        raise WriteError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    except BaseException:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def remove_leftovers(folder: Path) -> list[Path]:
+    """Delete the temporary files a crashed `atomic_write` left anywhere under `folder`."""
+    gone = []
+    for tmp in Path(folder).rglob(f".*{TMP_SUFFIX}"):
+        if tmp.is_file():
+            tmp.unlink(missing_ok=True)
+            gone.append(tmp)
+    return gone
