@@ -20,7 +20,7 @@ import pandas as pd
 
 from taggraph.config import DEMO_DATA, data_dir
 from taggraph.datasets import load_dataset
-from taggraph.experiments.bench import build_store, extractor_for
+from taggraph.experiments.runner import build_store, extractor_for
 from taggraph.retrieval import make_retriever
 from taggraph.retrieval.adaptive import personalized_pagerank
 from taggraph.notes import Note

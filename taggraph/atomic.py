@@ -17,11 +17,20 @@ from taggraph.errors import WriteError
 TMP_SUFFIX = ".tmp"
 
 
-def _file_mode() -> int:
-    """0o666 less the process umask: the mode `open()` would give a new file."""
+def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
-    return 0o666 & ~mask
+    return mask
+
+
+def _file_mode() -> int:
+    """0o666 less the process umask: the mode `open()` would give a new file."""
+    return 0o666 & ~_umask()
+
+
+def folder_mode() -> int:
+    """0o777 less the process umask: the mode `mkdir()` would give a new folder."""
+    return 0o777 & ~_umask()
 
 
 def atomic_write(path: Path, text: str) -> None:

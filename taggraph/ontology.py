@@ -13,6 +13,8 @@ from collections import Counter
 from collections.abc import Iterable
 from functools import lru_cache
 
+from taggraph.errors import InputError
+
 NORMALIZATION_VERSION = "1"  # bump when normalize_tag's output can change (it is part of cache keys)
 MAX_DEPTH = 4
 MAX_SEGMENT_CHARS = 48  # longer segments are whole facts, not atomic tags (tag rule 9)
@@ -142,10 +144,10 @@ class Ontology:
             stripped = line.lstrip(" ")
             indent = len(line) - len(stripped)
             if not stripped.startswith("- ") or indent % 2:
-                raise ValueError(f"{source}:{lineno}: expected '- name' indented by 2 spaces per level")
+                raise InputError(f"{source}:{lineno}: expected '- name' indented by 2 spaces per level")
             depth = indent // 2
             if depth > len(stack):
-                raise ValueError(f"{source}:{lineno}: indented deeper than its parent")
+                raise InputError(f"{source}:{lineno}: indented deeper than its parent")
             stack[depth:] = [stripped[2:].strip()]
             paths.append("/".join(stack))
         return paths

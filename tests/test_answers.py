@@ -2,8 +2,8 @@ import pytest
 
 from taggraph.config import DEMO_DATA
 from taggraph.datasets import load_dataset
-from taggraph.experiments.answers import (OFFLINE_LABEL, ExtractiveBaseline, OllamaGenerator, answer_accuracy,
-                                          containment, normalize_answer, token_f1)
+from taggraph.evaluation.answers import containment, normalize_answer, token_f1
+from taggraph.experiments.answers import OFFLINE_LABEL, ExtractiveBaseline, OllamaGenerator, answer_accuracy
 from taggraph.experiments.bench import run_bench
 from taggraph.notes import Note
 

@@ -5,7 +5,7 @@ from taggraph.datasets import load_dataset
 from taggraph.experiments.bench import run_bench
 
 METHODS = ["BM25", "TagGraph-Basic", "TagGraph-TFIDF", "AdaptiveGraph"]
-RESULT_COLUMNS = ["question_id", "method", "ranked_session_ids", "ranked_note_ids", "reciprocal_rank", "R@5"]
+RESULT_COLUMNS = ["question_id", "method", "ranked_session_ids", "ranked_note_ids", "RR", "Success@5"]
 
 
 def test_results_do_not_depend_on_workers():
@@ -21,6 +21,6 @@ def test_summary_is_mean_over_judged_questions():
     res = run_bench(cases, ["BM25"])
     judged = res.rankings[~res.rankings.abstention]
     assert res.summary.loc[0, "n"] == len(judged) == 9
-    assert res.summary.loc[0, "MRR"] == judged.reciprocal_rank.mean()
-    assert res.rankings[res.rankings.abstention].reciprocal_rank.isna().all()
+    assert res.summary.loc[0, "MRR"] == judged.RR.mean()
+    assert res.rankings[res.rankings.abstention].RR.isna().all()
     assert res.config["n_abstention"] == 1

@@ -14,17 +14,17 @@ def test_bench_demo_writes_run_folder(tmp_path):
     assert res.exit_code == 0, res.output
     assert "AdaptiveGraph" in res.output
     summary = (out / "summary.csv").read_text().splitlines()
-    assert summary[0].startswith("method,n,MRR,R@1,R@3,R@5")
+    assert summary[0].startswith("method,n,MRR,Success@1,Success@3,Success@5,R@5,R@10,nDCG@5")
     rankings = pd.read_csv(out / "rankings.csv")
     assert list(rankings.columns[:6]) == ["question_id", "question_type", "method", "ranked_session_ids",
-                                          "gold_session_ids", "reciprocal_rank"]
+                                          "gold_session_ids", "RR"]
     assert len(rankings) == 30  # 10 questions x 3 methods
     row = rankings[(rankings.method == "BM25") & (rankings.question_id == "demo_q01")].iloc[0]
     ranked = row.ranked_session_ids.split(" ")
     assert len(ranked) == len(set(ranked))  # de-duplicated
     gold = row.gold_session_ids.split(" ")
     first = next(i for i, s in enumerate(ranked, 1) if s in gold)
-    assert row.reciprocal_rank == 1 / first
+    assert row.RR == 1 / first
     run = json.loads((out / "run.json").read_text())
     assert len(run["data"]["sha256"]) == 64 and run["git_commit"]
     assert run["config"]["methods"]["BM25"]["k1"] == 1.5 and run["config"]["extractor"] == "offline"
@@ -74,7 +74,7 @@ def test_bench_detects_atant_and_locomo(tmp_path):
                               "--out", str(tmp_path / "a")])
     assert res.exit_code == 0, res.output
     head = (tmp_path / "a" / "summary.csv").read_text().splitlines()[0]
-    assert head.startswith("method,n,MRR,R@1,R@3,R@5") and head.endswith("MRR_strict,MRR_permissive")
+    assert head.startswith("method,n,MRR,Success@1,Success@3,Success@5") and head.endswith("MRR_strict,MRR_permissive")
     assert (tmp_path / "a" / "benchmark_metrics.csv").exists()
     res = runner.invoke(app, ["bench", "--data", str(fixtures / "locomo" / "locomo_tiny.json"), "--methods", "BM25",
                               "--out", str(tmp_path / "l")])
@@ -85,8 +85,8 @@ def test_bench_detects_atant_and_locomo(tmp_path):
 
 
 def test_embedder_option_reaches_the_dense_methods_only():
-    from taggraph.cli import _method_params
-    params = _method_params(["OpenClaw.embedder=ollama:nomic-embed-text", "BM25.k1=1.2"], "minilm-static")
+    from taggraph.cli.app import method_params
+    params = method_params(["OpenClaw.embedder=ollama:nomic-embed-text", "BM25.k1=1.2"], "minilm-static")
     assert params == {"OpenClaw": {"embedder": "ollama:nomic-embed-text"}, "OC-notes": {"embedder": "minilm-static"},
                       "BM25": {"k1": 1.2}}
     for command in (["bench"], ["embed"]):

@@ -24,7 +24,7 @@ def test_dask_cluster_gives_the_local_rankings():
             remote_sweep = distractor_sweep(cases, counts=(0, 5), extractor="none", workers=2, backend=None)
             ran_on = client.run(lambda: "taggraph.experiments.bench" in __import__("sys").modules)
     assert any(ran_on.values())  # the cases really ran in the worker processes
-    cols = ["question_id", "method", "ranked_note_ids", "ranked_session_ids", "reciprocal_rank"]
+    cols = ["question_id", "method", "ranked_note_ids", "ranked_session_ids", "RR"]
     assert remote.rankings[cols].equals(local.rankings[cols])
     assert remote.summary.equals(local.summary)
     assert remote_sweep.rankings[cols + ["distractors"]].equals(local_sweep.rankings[cols + ["distractors"]])

@@ -5,7 +5,8 @@ import pytest
 
 from taggraph.config import DEMO_DATA
 from taggraph.datasets import Case, load_dataset
-from taggraph.experiments.bench import build_store, run_bench
+from taggraph.experiments.bench import run_bench
+from taggraph.experiments.runner import build_store
 from taggraph.experiments.diagnostics import (GRAPH_METHODS, failure_diagnostics, gold_note_ids, helpful_tags,
                                               longmemeval_evidence_notes, pool_case_ids)
 from taggraph.store import Interaction, MemoryStore
@@ -18,13 +19,13 @@ UNTAGGED_S2 = [r if r[0] != "s2" else (*r[:3], {}) for r in HAND_ROWS]
 
 
 def rankings(recovered_by=(), missed_by=GRAPH_METHODS):
-    """Rankings of CASE: methods in `recovered_by` rank s2#0 first, the others put it sixth (R@5 miss)."""
+    """Rankings of CASE: methods in `recovered_by` rank s2#0 first, the others put it sixth (Success@5 miss)."""
     rows = []
     for m in GRAPH_METHODS:
         hit = m in recovered_by
         notes = ["s2#0", "s1#0"] if hit else ["s1#0", "s3#0", "s4#0", "s5#0", "s1#0", "s2#0"]
         rows.append({"question_id": "c1", "method": m, "ranked_note_ids": notes,
-                     "reciprocal_rank": 1.0 if hit else 0.2, "R@5": 1.0 if hit or m not in missed_by else 0.0})
+                     "RR": 1.0 if hit else 0.2, "Success@5": 1.0 if hit or m not in missed_by else 0.0})
     return pd.DataFrame(rows)
 
 

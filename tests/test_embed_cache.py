@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from taggraph.errors import ConfigError
 from taggraph.config import DEMO_DATA
 from taggraph.datasets import load_dataset
-from taggraph.experiments.bench import build_store
+from taggraph.experiments.runner import build_store
 from taggraph.experiments.embed_cache import dense_chunks, fill_embedding_cache
 from taggraph.retrieval import make_retriever
 from taggraph.retrieval.embeddings import Embedder
@@ -71,5 +72,5 @@ def test_chunk_parameters_follow_method_params(cases):
 
 
 def test_only_dense_methods(cases):
-    with pytest.raises(KeyError, match="not dense methods: \\['BM25'\\]"):
+    with pytest.raises(ConfigError, match="not dense methods: \\['BM25'\\]"):
         fill_embedding_cache(cases, ["OpenClaw", "BM25"], embedder=LengthEmbedder())

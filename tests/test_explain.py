@@ -6,7 +6,7 @@ from typer.testing import CliRunner
 
 from taggraph.extraction.base import Extraction
 from taggraph.store import Interaction
-from taggraph.viz.commands import register
+from taggraph.cli import app
 from taggraph.viz.explain import explain_html, explain_misses, explain_table, rank_table, retrieve_all, top_table
 
 METHODS = ["BM25", "TagGraph-Basic", "TagGraph-Stopwords", "AdaptiveGraph"]
@@ -44,9 +44,6 @@ def test_page_escapes_the_note_and_has_no_script(hand_store):
 
 
 def test_cli_commands(tmp_path):
-    app = typer.Typer()
-    app.command("noop")(lambda: None)  # a second command keeps typer from flattening the app
-    register(app)
     runner = CliRunner()
     out = tmp_path / "why.html"
     result = runner.invoke(app, ["explain", "--question", "demo_q06", "--methods", "BM25,TagGraph-Basic",

@@ -5,7 +5,8 @@ import pandas as pd
 import pytest
 
 from taggraph.datasets import DatasetError
-from taggraph.datasets.locomo import dia_ids, load_locomo, locomo_metrics
+from taggraph.datasets.locomo import dia_ids, load_locomo
+from taggraph.evaluation.benchmarks import locomo_metrics
 from taggraph.experiments.bench import run_bench
 
 TINY = Path(__file__).parent / "fixtures" / "locomo" / "locomo_tiny.json"
@@ -50,9 +51,9 @@ def test_metrics_at_note_and_session_level():
     table = locomo_metrics(rankings, list(cases.values()), ks=(1, 2)).set_index(["level", "category"])
     note = table.loc[("note", "multi-hop")]
     assert note["n"] == 1 and note["MRR"] == pytest.approx(0.5)
-    assert note["recall@1"] == 0.0 and note["recall@2"] == pytest.approx(0.5)
+    assert note["R@1"] == 0.0 and note["R@2"] == pytest.approx(0.5)
     session = table.loc[("session", "all")]
-    assert session["MRR"] == 1.0 and session["recall@1"] == pytest.approx(0.5) and session["recall@2"] == 1.0
+    assert session["MRR"] == 1.0 and session["R@1"] == pytest.approx(0.5) and session["R@2"] == 1.0
 
 
 def test_bench_finds_the_evidence_note():

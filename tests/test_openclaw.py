@@ -13,6 +13,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import numpy as np
 import pytest
 
+from taggraph.errors import ConfigError
 from taggraph.config import cache_dir
 from taggraph.extraction.base import Extraction
 from taggraph.retrieval import make_retriever
@@ -276,7 +277,7 @@ def test_get_embedder_names():
     assert get_embedder("ollama:nomic-embed-text").name == "ollama:nomic-embed-text"
     assert get_embedder("minilm-static").name == "minilm-static"
     for bad in ("bert", "ollama", "ollama:"):
-        with pytest.raises(KeyError):
+        with pytest.raises(ConfigError):
             get_embedder(bad)
 
 

@@ -1,12 +1,15 @@
 import plotly.graph_objects as go
 import pytest
 
+from taggraph.errors import ConfigError
 from taggraph.config import DEMO_DATA
 from taggraph.datasets import load_dataset
-from taggraph.experiments.bench import build_store, run_bench
+from taggraph.experiments.bench import run_bench
+from taggraph.experiments.runner import build_store
+from taggraph.retrieval import make_retriever
 from taggraph.experiments.sweeps import (SWEEP_METHODS, depth_sweep, distractor_order, distractor_sweep,
                                          plot_depth_sweep, plot_diffusion_contribution, plot_distractor_sweep,
-                                         retriever, substore)
+                                         substore)
 
 CASES = load_dataset(DEMO_DATA)
 
@@ -28,10 +31,10 @@ def test_substore_keeps_chronological_order_and_tags(hand_store):
 
 
 def test_combined_configuration_has_neither_seeding_nor_diffusion(hand_store):
-    config = retriever("AdaptiveGraph-noFileSeeding-noDiffusion", hand_store).config()
+    config = make_retriever("AdaptiveGraph-noFileSeeding-noDiffusion", hand_store).config()
     assert config["method"] == "AdaptiveGraph-noFileSeeding-noDiffusion"
     assert config["file_seeding"] is False and config["iterations"] == 0
-    with pytest.raises(KeyError, match="unknown method"):
+    with pytest.raises(ConfigError, match="unknown method"):
         distractor_sweep(CASES[:1], methods=["NoSuchMethod"])
 
 

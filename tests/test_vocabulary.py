@@ -3,7 +3,7 @@ import pytest
 
 from taggraph.config import DEMO_DATA
 from taggraph.datasets import load_dataset
-from taggraph.experiments.bench import build_store
+from taggraph.experiments.runner import build_store
 from taggraph.experiments.vocabulary import case_vocabulary, store_vocabulary, vocabulary_stats
 from taggraph.store import Interaction, MemoryStore
 

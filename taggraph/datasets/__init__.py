@@ -1,9 +1,9 @@
 """Dataset loaders: each turns a benchmark file into `Case`s."""
 
-from taggraph.datasets.base import Case, DatasetError, file_checksum, folder_checksum
+from taggraph.datasets.base import Case, DatasetError, data_checksum, file_checksum, folder_checksum
 from taggraph.datasets.longmemeval import load_longmemeval
 
-__all__ = ["Case", "DatasetError", "file_checksum", "folder_checksum", "first_per_type", "load_longmemeval", "load_dataset"]
+__all__ = ["Case", "DatasetError", "data_checksum", "file_checksum", "folder_checksum", "first_per_type", "load_longmemeval", "load_dataset"]
 
 
 def first_per_type(cases: list[Case], n: int) -> list[Case]:

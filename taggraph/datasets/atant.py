@@ -1,4 +1,4 @@
-"""ATANT loader and content-match metrics (paper, sections 4.1 and 4.4; appendices F.1, H, I).
+"""ATANT loader and its content-match relevance labels (paper, sections 4.1 and 4.4; appendices F.1, H, I).
 
 A split (Core, or a stress round R2-R5) is a folder of YAML story files::
 
@@ -17,16 +17,16 @@ case-insensitive:
 
 - strict (``gold_session_ids``): the batch contains every expected substring;
 - permissive (``permissive_session_ids``): it contains at least one.
+
+The MRR tables under both criteria are `taggraph.evaluation.benchmarks.atant_metrics`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from math import nan
 from pathlib import Path
 
-import pandas as pd
 import yaml
 
 from taggraph.datasets.base import Case, DatasetError
@@ -138,40 +138,3 @@ def load_atant(folder: str | Path, split: str | None = None, limit: int | None =
         dup = next(i for i in ids if ids.count(i) > 1)
         raise DatasetError(f"{folder}: story_id repeats across files (question id {dup!r})")
     return cases[:limit] if limit else cases
-
-
-def reciprocal_rank(ranked: Iterable[str], relevant: set[str]) -> float:
-    """1 / rank of the first relevant item in `ranked` (ranks from 1), 0.0 when none is retrieved."""
-    for rank, item in enumerate(ranked, 1):
-        if item in relevant:
-            return 1.0 / rank
-    return 0.0
-
-
-def atant_metrics(rankings: pd.DataFrame, cases: Sequence[AtantCase]) -> pd.DataFrame:
-    """MRR per split, category (and "all") and method under both content-match criteria.
-
-    `rankings` is `run_bench(...).rankings` over `cases`. For each criterion a question's
-    RR is 1 / rank of the first relevant note (ranked_session_ids: one note per session),
-    0 if none within the retrieval depth. As in trec_eval, questions with no relevant
-    note under a criterion are left out of that criterion's mean; ``n_strict`` and
-    ``n_permissive`` count the questions that are in.
-    """
-    by_id = {c.case_id: c for c in cases}
-    rows = []
-    for r in rankings.itertuples(index=False):
-        c = by_id[r.question_id]
-        strict, permissive = set(c.gold_session_ids), set(c.permissive_session_ids)
-        rows.append({"split": c.split, "category": c.category, "method": r.method,
-                     "rr_strict": reciprocal_rank(r.ranked_session_ids, strict) if strict else nan,
-                     "rr_permissive": reciprocal_rank(r.ranked_session_ids, permissive) if permissive else nan})
-    per_q = pd.DataFrame(rows)
-    per_q = pd.concat([per_q, per_q.assign(category="all")])
-    out = (per_q.groupby(["split", "category", "method"], sort=False)
-           .agg(n_questions=("method", "size"), n_strict=("rr_strict", "count"),
-                MRR_strict=("rr_strict", "mean"), n_permissive=("rr_permissive", "count"),
-                MRR_permissive=("rr_permissive", "mean"))
-           .reset_index())
-    out["_not_all"] = out["category"] != "all"
-    return out.sort_values(["split", "_not_all", "category"], kind="stable").drop(columns="_not_all") \
-        .reset_index(drop=True)

@@ -47,3 +47,8 @@ def folder_checksum(path: str | Path) -> str:
     for file in sorted(p for p in root.rglob("*") if p.is_file()):
         h.update(f"{file.relative_to(root)}\0{file_checksum(file)}\n".encode())
     return h.hexdigest()
+
+
+def data_checksum(path: str | Path) -> str:
+    """The checksum every run records: `file_checksum` of a file, `folder_checksum` of a folder."""
+    return folder_checksum(path) if Path(path).is_dir() else file_checksum(path)

@@ -1,4 +1,4 @@
-"""LoCoMo loader (``locomo10.json``) and evidence-based metrics.
+"""LoCoMo loader (``locomo10.json``); its evidence metrics are `taggraph.evaluation.benchmarks.locomo_metrics`.
 
 The file is a list of samples ``{sample_id, conversation, qa}``. ``conversation``
 holds ``speaker_a``, ``speaker_b``, ``session_<n>`` (turns ``{speaker, dia_id:
@@ -22,13 +22,9 @@ evidence naming no turn of the conversation is kept in ``unresolved_evidence``.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pandas as pd
-
-from taggraph.datasets.atant import reciprocal_rank
 from taggraph.datasets.base import Case, DatasetError
 from taggraph.datasets.longmemeval import read_json
 from taggraph.store import Interaction
@@ -139,35 +135,3 @@ def load_locomo(path: str | Path, limit: int | None = None) -> list[LocomoCase]:
         raise DatasetError(f"{path}: expected a JSON list of LoCoMo samples, got {type(data).__name__}")
     cases = [c for i, s in enumerate(data) for c in parse_sample(s, f"{path}: sample {i}")]
     return cases[:limit] if limit else cases
-
-
-def recall_at(ranked: Sequence[str], relevant: set[str], k: int) -> float:
-    """|relevant among the first k of `ranked`| / |relevant| (ir_measures R@k)."""
-    return len(relevant.intersection(ranked[:k])) / len(relevant)
-
-
-def locomo_metrics(rankings: pd.DataFrame, cases: Sequence[LocomoCase], ks: Sequence[int] = (1, 5, 10)) -> pd.DataFrame:
-    """MRR and recall@k per level (note, session), category (and "all") and method.
-
-    Note level ranks ``ranked_note_ids`` against ``gold_note_ids``; session level
-    ranks the de-duplicated ``ranked_session_ids`` against ``gold_session_ids``.
-    RR = 1 / rank of the first relevant item (0 if none within the retrieval
-    depth); recall@k = share of the relevant items in the first k. Questions
-    without resolvable evidence have no relevant item and are left out (trec_eval).
-    """
-    by_id = {c.case_id: c for c in cases}
-    rows = []
-    for r in rankings.itertuples(index=False):
-        c = by_id[r.question_id]
-        for level, ranked, gold in (("note", r.ranked_note_ids, c.gold_note_ids),
-                                    ("session", r.ranked_session_ids, c.gold_session_ids)):
-            if gold:
-                rel = set(gold)
-                rows.append({"level": level, "category": c.question_type, "method": r.method,
-                             "MRR": reciprocal_rank(ranked, rel),
-                             **{f"recall@{k}": recall_at(list(ranked), rel, k) for k in ks}})
-    per_q = pd.DataFrame(rows)
-    per_q = pd.concat([per_q.assign(category="all"), per_q])
-    metrics = ["MRR", *(f"recall@{k}" for k in ks)]
-    return (per_q.groupby(["level", "category", "method"], sort=False)
-            .agg(n=("MRR", "size"), **{m: (m, "mean") for m in metrics}).reset_index())

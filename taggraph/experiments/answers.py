@@ -1,13 +1,7 @@
 """Downstream answer accuracy from retrieved notes (paper, section 5.4 and appendix F.2).
 
 Each method's first k (= 5) ranked notes go to a generator; the answer is scored
-against the gold answer after SQuAD normalization (lowercase, punctuation and the
-articles a/an/the removed, whitespace collapsed):
-
-- token F1: harmonic mean of token precision and recall over the multiset of
-  normalized tokens (SQuAD v1.1 ``f1_score``; 1.0 when both are empty);
-- containment: the normalized gold is a whole-token substring of the normalized
-  prediction (``" gold " in " prediction "``); 0 for an empty gold.
+against the gold answer by token F1 and containment (`taggraph.evaluation.answers`).
 
 Questions without a gold answer and abstention questions are left out. Every
 output row names its generator; the offline baseline is labelled
@@ -18,8 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import string
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -27,6 +19,7 @@ from typing import Any, Protocol
 import pandas as pd
 
 from taggraph.datasets import Case
+from taggraph.evaluation.answers import containment, token_f1
 from taggraph.notes import Note
 from taggraph.progress import progress
 from taggraph.store import MemoryStore
@@ -36,30 +29,7 @@ OFFLINE_LABEL = "offline-baseline (not an LLM)"
 SYSTEM_PROMPT = ("You answer questions about a user's past conversations. Use only the notes provided. "
                  "If the notes do not contain the answer, reply: I don't know. Answer in one short sentence.")
 MAX_NOTE_CHARS = 2000  # per note in the prompt; LongMemEval assistant turns can run to pages
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-_PUNCT = str.maketrans("", "", string.punctuation)
 _THINK = re.compile(r"<think>.*?</think>", re.S)
-
-
-def normalize_answer(text: str) -> str:
-    """SQuAD v1.1 normalization: lowercase, drop punctuation and articles, collapse whitespace."""
-    return " ".join(_ARTICLES.sub(" ", str(text).lower().translate(_PUNCT)).split())
-
-
-def token_f1(prediction: str, gold: str) -> float:
-    pred, ref = normalize_answer(prediction).split(), normalize_answer(gold).split()
-    if not pred or not ref:
-        return float(pred == ref)
-    common = sum((Counter(pred) & Counter(ref)).values())
-    if common == 0:
-        return 0.0
-    precision, recall = common / len(pred), common / len(ref)
-    return 2 * precision * recall / (precision + recall)
-
-
-def containment(prediction: str, gold: str) -> float:
-    ref = normalize_answer(gold)
-    return float(bool(ref) and f" {ref} " in f" {normalize_answer(prediction)} ")
 
 
 class Generator(Protocol):
@@ -135,7 +105,7 @@ def answer_accuracy(cases: Sequence[Case], rankings: pd.DataFrame, generator: Ge
                     methods: Sequence[str] | None = None) -> AnswerResult:
     """Generate an answer from each method's top-k notes for every answerable case and score it."""
     methods = list(methods or rankings["method"].unique())
-    ranked = {(r.question_id, r.method): (r.ranked_note_ids, r.reciprocal_rank)
+    ranked = {(r.question_id, r.method): (r.ranked_note_ids, r.RR)
               for r in rankings.itertuples(index=False)}
     rows = []
     for case in progress([c for c in cases if c.answer and not c.is_abstention], desc="answers", unit="case"):
@@ -145,12 +115,12 @@ def answer_accuracy(cases: Sequence[Case], rankings: pd.DataFrame, generator: Ge
             prediction = generator.answer(case.question, [store.by_id[n] for n in note_ids[:k]], case.question_date)
             rows.append({"question_id": case.case_id, "question_type": case.question_type, "method": method,
                          "generator": generator.label, "gold": case.answer, "prediction": prediction,
-                         "reciprocal_rank": rr, "token_f1": token_f1(prediction, case.answer),
+                         "RR": rr, "token_f1": token_f1(prediction, case.answer),
                          "containment": containment(prediction, case.answer)})
     df = pd.DataFrame(rows, columns=["question_id", "question_type", "method", "generator", "gold", "prediction",
-                                     "reciprocal_rank", "token_f1", "containment"])
+                                     "RR", "token_f1", "containment"])
     summary = (df.groupby(["method", "generator"], sort=False)
-               .agg(n=("question_id", "size"), MRR=("reciprocal_rank", "mean"), token_f1=("token_f1", "mean"),
+               .agg(n=("question_id", "size"), MRR=("RR", "mean"), token_f1=("token_f1", "mean"),
                     containment=("containment", "mean")).reset_index())
     return AnswerResult(df, summary, {"experiment": "answer_accuracy", "generator": generator.label, "k": k,
                                       "methods": methods, "max_note_chars": MAX_NOTE_CHARS,

@@ -15,7 +15,7 @@ independent, so rankings equal those of a local run. Needs
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 from joblib import parallel_config
 
@@ -29,3 +29,10 @@ def dask_backend(scheduler_address: str) -> Iterator:
         raise ImportError('the dask backend needs: pip install "dask[distributed]"') from exc
     with Client(scheduler_address) as client, parallel_config(backend="dask"):
         yield client
+
+
+def scale_out(workers: int, scheduler: str | None):
+    """(context, workers, backend): a Dask cluster when `scheduler` is given, else local loky."""
+    if scheduler:
+        return dask_backend(scheduler), -1, None
+    return nullcontext(), workers, "loky"

@@ -1,7 +1,7 @@
 """Failure diagnostics: do top-k misses coincide with missing tag entry points? (paper, 5.5, appendix J, Table 10)
 
 Pool: the cases some graph configuration (TagGraph-Basic/-Stopwords/-TFIDF,
-AdaptiveGraph) under some extractor misses at session-level R@k (k = 5).
+AdaptiveGraph) under some extractor misses at session level: Success@k = 0 (k = 5).
 
 Unit: a gold note of a pooled case. LongMemEval: the notes holding a turn marked
 ``has_answer`` (`longmemeval_evidence_notes`, read from the raw file because the
@@ -36,6 +36,7 @@ import pandas as pd
 from taggraph.datasets import Case
 from taggraph.datasets.longmemeval import read_json, session_interactions
 from taggraph.ontology import prefixes
+from taggraph.experiments.runner import build_store
 from taggraph.retrieval.index import concept_matcher
 from taggraph.store import MemoryStore
 from taggraph.text import query_tokens
@@ -77,6 +78,13 @@ def gold_note_ids(case: Case, store: MemoryStore, evidence: Mapping[str, set[str
             and (n.note_id in marked or n.session_id not in marked_sessions)]
 
 
+def light_store(case: Case, extractor: str) -> MemoryStore:
+    """The case's store without its extractor object (cheap to send back from a worker process)."""
+    store = build_store(case, extractor)
+    store.extractor = None
+    return store
+
+
 def helpful_tags(store: MemoryStore, question: str, note_ids: Iterable[str]) -> dict[str, list[str]]:
     """note id -> its tag paths that a query token matches, directly or via an ancestor (empty: none)."""
     matcher = concept_matcher(store)
@@ -89,7 +97,7 @@ def pool_case_ids(rankings_by_extractor: Mapping[str, pd.DataFrame], methods: Se
     """Cases with R@k = 0 for some graph configuration under some extractor (judged rows only)."""
     pool: set[str] = set()
     for df in rankings_by_extractor.values():
-        miss = df[df["method"].isin(methods) & df["reciprocal_rank"].notna() & (df[f"R@{k}"] == 0)]
+        miss = df[df["method"].isin(methods) & df["RR"].notna() & (df[f"Success@{k}"] == 0)]
         pool |= set(miss["question_id"])
     return pool
 

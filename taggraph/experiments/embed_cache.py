@@ -16,7 +16,8 @@ from typing import Any
 import pandas as pd
 
 from taggraph.datasets import Case
-from taggraph.experiments.bench import build_store
+from taggraph.errors import ConfigError
+from taggraph.experiments.runner import build_store
 from taggraph.progress import progress
 from taggraph.retrieval import DENSE_METHODS
 from taggraph.retrieval.embeddings import Embedder, get_embedder
@@ -31,7 +32,7 @@ def dense_chunks(cases: list[Case], methods: list[str], extractor: str = "offlin
     """Every chunk each dense method in `methods` embeds over `cases`, in case and note order."""
     unknown = [m for m in methods if m not in DENSE_METHODS]
     if unknown:
-        raise KeyError(f"not dense methods: {unknown}; dense: {', '.join(DENSE_METHODS)}")
+        raise ConfigError(f"not dense methods: {unknown}; dense: {', '.join(DENSE_METHODS)}")
     params = {m: {k: v for k, v in {**DENSE_METHODS[m], **(method_params or {}).get(m, {})}.items()
                   if k in _CHUNK_KEYS} for m in methods}
     out: dict[str, list[str]] = {m: [] for m in methods}

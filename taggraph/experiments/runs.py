@@ -1,15 +1,20 @@
 """Run folders: every result saved with its configuration, data checksum and commit.
 
-A run folder holds summary.csv, per_type.csv, rankings.csv, timings.csv,
-stores.csv, report.md, report.html and run.json.
+A bench run folder holds summary.csv, per_type.csv, rankings.csv, timings.csv,
+stores.csv, any benchmark table, the report pages the caller rendered (report.md,
+report.html) and run.json. A run is written into a temporary sibling folder and
+renamed into place at the end, run.json last, so a folder named like the run is
+always a finished run; a failed write leaves no folder that looks finished.
 """
 
 from __future__ import annotations
 
 import json
 import platform
+import shutil
 import subprocess
 import sys
+import tempfile
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -17,19 +22,28 @@ from typing import Any
 
 import pandas as pd
 
-from taggraph.config import REPO_ROOT
-from taggraph.atomic import atomic_write
+from taggraph.atomic import atomic_write, folder_mode
+from taggraph.config import PACKAGE_DIR
+from taggraph.datasets import data_checksum
+from taggraph.datasets.detect import detect_format
+from taggraph.errors import ConfigError, WriteError
 
 PACKAGES = ["taggraph", "numpy", "scipy", "pandas", "networkx", "rank-bm25", "ir-measures", "spacy",
             "sentence-transformers", "torch", "model2vec", "ollama"]
+RANKINGS_FIRST = ["question_id", "question_type", "method", "ranked_session_ids", "gold_session_ids", "RR"]
 
 
 def git_commit() -> str:
-    """HEAD of the repository, with '+dirty' when the work tree has changes; 'unknown' outside git."""
+    """HEAD of the source checkout taggraph runs from, '+dirty' when its work tree has changes;
+    'unknown' for an installed package (not the top of a git work tree) or without git."""
     try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True,
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=PACKAGE_DIR, capture_output=True,
+                             text=True, check=True).stdout.strip()
+        if Path(top).resolve() != PACKAGE_DIR.parent:
+            return "unknown"
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=top, capture_output=True, text=True,
                               check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT,
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=top,
                                capture_output=True, text=True).stdout.strip()
         return head + ("+dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
@@ -46,30 +60,9 @@ def versions() -> dict[str, str]:
     return out
 
 
-def run_record(config: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
-    return {"created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "git_commit": git_commit(),
-            "data": data, "config": config, "versions": versions()}
-
-
-def write_csv(df: pd.DataFrame, path: Path) -> None:
-    """CSV with list cells joined by single spaces, written atomically."""
-    flat = df.copy()
-    for col in flat.columns:
-        if flat[col].map(lambda v: isinstance(v, list)).any():
-            flat[col] = flat[col].map(lambda v: " ".join(map(str, v)) if isinstance(v, list) else v)
-    atomic_write(path, flat.to_csv(index=False))
-
-
-def save_tables(out: Path, tables: dict[str, pd.DataFrame], record: dict[str, Any]) -> Path:
-    out.mkdir(parents=True, exist_ok=True)
-    for name, df in tables.items():
-        write_csv(df, out / f"{name}.csv")
-    atomic_write(out / "run.json", json.dumps(record, indent=1, default=str))
-    return out
-
-
-RANKINGS_FIRST = ["question_id", "question_type", "method", "ranked_session_ids", "gold_session_ids",
-                  "reciprocal_rank"]
+def data_record(path: Path) -> dict[str, Any]:
+    """Path, detected format and checksum (`taggraph.datasets.data_checksum`) of a dataset."""
+    return {"path": str(path), "format": detect_format(path), "sha256": data_checksum(path)}
 
 
 def benchmark_name(data_path: Path) -> str | None:
@@ -82,16 +75,73 @@ def benchmark_name(data_path: Path) -> str | None:
     return None
 
 
-def save_bench(result, out: Path, data_path: Path, checksum: str) -> Path:
-    """Write a bench result as a run folder (see module docstring)."""
-    from taggraph.viz.report import html_report, markdown_report
+def dataset_name(path: Path, fmt: str) -> str:
+    """How tables name a dataset: the paper's benchmark name where there is one."""
+    if fmt == "atant":
+        return f"ATANT ({path.name})"
+    if fmt == "locomo":
+        return "LoCoMo"
+    return benchmark_name(path) or path.name.split(".")[0]
 
-    rankings = result.rankings[RANKINGS_FIRST + [c for c in result.rankings.columns if c not in RANKINGS_FIRST]]
-    record = run_record(result.config, {"path": str(data_path), "sha256": checksum})
-    save_tables(out, {"summary": result.summary, "per_type": result.per_type, "rankings": rankings,
-                      "timings": result.timings, "stores": result.stores, **result.extra}, record)
-    title = f"taggraph bench: {data_path.name or data_path}"
-    md = markdown_report(result, title, str(data_path), benchmark_name(data_path))
-    atomic_write(out / "report.md", md)
-    atomic_write(out / "report.html", html_report(result, title, md))
+
+def run_record(config: dict[str, Any], data: Any) -> dict[str, Any]:
+    return {"created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "git_commit": git_commit(),
+            "data": data, "config": config, "versions": versions()}
+
+
+def check_run_folder(out: Path, force: bool = False) -> Path:
+    """`out` if a run can be written there: refuses a file, a non-empty folder (unless `force`)
+    and a parent that cannot be written, before any work starts."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out}: is a file, not a run folder")
+    if out.is_dir() and any(out.iterdir()) and not force:
+        raise ConfigError(f"--out {out}: folder exists and is not empty; pass --force to replace it")
+    parent = out.parent
+    while not parent.exists():
+        parent = parent.parent
+    try:
+        tempfile.TemporaryDirectory(dir=parent).cleanup()
+    except OSError as exc:
+        raise WriteError(f"--out {out}: cannot write in {parent}: {exc.strerror or exc}") from None
     return out
+
+
+def write_csv(df: pd.DataFrame, path: Path) -> None:
+    """CSV with list cells joined by single spaces, written atomically."""
+    flat = df.copy()
+    for col in flat.columns:
+        if flat[col].map(lambda v: isinstance(v, list)).any():
+            flat[col] = flat[col].map(lambda v: " ".join(map(str, v)) if isinstance(v, list) else v)
+    atomic_write(path, flat.to_csv(index=False))
+
+
+def save_run(out: Path, tables: dict[str, pd.DataFrame], record: dict[str, Any],
+             pages: dict[str, str] | None = None, force: bool = False) -> Path:
+    """Write tables (as CSV), pages (file name -> text) and run.json (last) into `out`, atomically."""
+    out = check_run_folder(out, force)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".partial"))
+    try:
+        for name, df in tables.items():
+            write_csv(df, tmp / f"{name}.csv")
+        for name, text in (pages or {}).items():
+            atomic_write(tmp / name, text)
+        atomic_write(tmp / "run.json", json.dumps(record, indent=1, default=str))
+        tmp.chmod(folder_mode())  # mkdtemp creates 0700
+        if out.exists():
+            shutil.rmtree(out)
+        tmp.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out
+
+
+def save_bench(result, out: Path, data: dict[str, Any], pages: dict[str, str] | None = None,
+               force: bool = False) -> Path:
+    """Write a bench result as a run folder (see the module docstring); `data` is `data_record`."""
+    rankings = result.rankings[RANKINGS_FIRST + [c for c in result.rankings.columns if c not in RANKINGS_FIRST]]
+    tables = {"summary": result.summary, "per_type": result.per_type, "rankings": rankings,
+              "timings": result.timings, "stores": result.stores, **result.extra}
+    return save_run(out, tables, run_record(result.config, data), pages, force)

@@ -11,65 +11,30 @@ reused for every n: only the set of memories changes, not their extraction.
 
 Diffusion's contribution at each n is MRR(with PPR iterations) - MRR(iterations=0),
 with file seeding (AdaptiveGraph vs -noDiffusion) and without it (-noFileSeeding vs
--noFileSeeding-noDiffusion). MRR and R@5 are the session-level metrics of
+-noFileSeeding-noDiffusion). MRR and Success@5 are the session-level metrics of
 `taggraph.evaluation.metrics` over questions with gold sessions (abstention left out).
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from functools import partial
 from typing import Any
 
 import pandas as pd
 import plotly.express as px
-from joblib import Parallel, delayed
 
 from taggraph.datasets import Case
-from taggraph.evaluation import dedupe_sessions
-from taggraph.experiments.bench import build_store, extractor_for, score_rankings
-from taggraph.progress import progress
-from taggraph.retrieval import ALL_METHODS, DEFAULT_DEPTH, Retriever, make_retriever
-from taggraph.retrieval.adaptive import AdaptiveGraph
+from taggraph.evaluation.metrics import score_rankings, summarize
+from taggraph.experiments.runner import MemoryRun, build_store, extractor_for, parallel_map
+from taggraph.retrieval import DEFAULT_DEPTH, check_methods
 from taggraph.store import MemoryStore
 
-# Configurations beyond the registry: name -> builder(store, **params).
-COMBINED = {"AdaptiveGraph-noFileSeeding-noDiffusion": partial(
-    AdaptiveGraph, name="AdaptiveGraph-noFileSeeding-noDiffusion", file_seeding=False, iterations=0)}
 SWEEP_METHODS = ("AdaptiveGraph", "AdaptiveGraph-noDiffusion", "AdaptiveGraph-noFileSeeding",
                  "AdaptiveGraph-noFileSeeding-noDiffusion")
 DISTRACTOR_COUNTS = (0, 3, 8, 18, 36)
 DEPTHS = (20, 40, 80)
-
-
-def retriever(name: str, store: MemoryStore, **params: Any) -> Retriever:
-    """A registered method, or one of COMBINED, with `params` overriding its settings."""
-    if name in COMBINED:
-        return COMBINED[name](store, **params)
-    return make_retriever(name, store, **params)
-
-
-def check_methods(methods: Iterable[str]) -> list[str]:
-    methods = list(methods)
-    unknown = [m for m in methods if m not in ALL_METHODS and m not in COMBINED]
-    if unknown:
-        raise KeyError(f"unknown method(s) {unknown}; known: {', '.join([*ALL_METHODS, *COMBINED])}")
-    return methods
-
-
-def parallel_map(fn: Callable, items: Sequence, *args: Any, workers: int = 1, backend: str | None = "loky",
-                 desc: str = "cases") -> list:
-    """[fn(item, *args) for item in items], in order; over joblib workers when workers != 1.
-
-    ``backend=None`` uses the active ``joblib.parallel_config`` (e.g. inside `dask_backend`).
-    """
-    if workers == 1:
-        return [fn(item, *args) for item in progress(items, desc=desc, unit="case")]
-    jobs = (delayed(fn)(item, *args) for item in items)
-    return list(progress(Parallel(n_jobs=workers, backend=backend, return_as="generator")(jobs),
-                         total=len(items), desc=desc, unit="case"))
 
 
 def substore(store: MemoryStore, session_ids: set[str]) -> MemoryStore:
@@ -89,50 +54,33 @@ def distractor_order(case: Case, seed: int) -> list[str]:
     return order
 
 
-def query_rows(case: Case, store: MemoryStore, methods: Sequence[str], k: int,
-               method_params: dict[str, dict] | None, **extra: Any) -> list[dict[str, Any]]:
-    """One row per method at retrieval depth `k`, shaped like `run_bench` rankings, plus `extra` columns."""
-    rows = []
-    for name in methods:
-        results = retriever(name, store, **(method_params or {}).get(name, {})).query(case.question, k=k)
-        rows.append({"question_id": case.case_id, "question_type": case.question_type, "method": name, **extra,
-                     "notes": len(store),
-                     "ranked_session_ids": dedupe_sessions((r.session_id for r in results), k),
-                     "gold_session_ids": list(case.gold_session_ids),
-                     "ranked_note_ids": [r.note_id for r in results], "abstention": case.is_abstention})
-    return rows
-
-
 def _distractor_case(case, counts, seed, extractor, methods, depth, method_params):
     store = build_store(case, extractor)
     order = distractor_order(case, seed)
     gold = set(case.gold_session_ids)
     return [row for n in counts
-            for row in query_rows(case, substore(store, gold | set(order[:n])), methods, depth, method_params,
-                                  distractors=n)]
+            for row in MemoryRun(substore(store, gold | set(order[:n])), methods, method_params)
+            .ask(case, depth, distractors=n)]
 
 
 def _depth_case(case, depths, extractor, methods, method_params):
-    store = build_store(case, extractor)
-    return [row for d in depths for row in query_rows(case, store, methods, d, method_params, depth=d)]
+    run = MemoryRun(build_store(case, extractor), methods, method_params)
+    return [row for d in depths for row in run.ask(case, d, depth=d)]
 
 
 @dataclass
 class SweepResult:
     rankings: pd.DataFrame  # one row per question x setting x method, scored
-    summary: pd.DataFrame  # MRR and R@5 per setting and method
+    summary: pd.DataFrame  # MRR and Success@5 per setting and method
     config: dict[str, Any]
     contribution: pd.DataFrame | None = None  # distractor sweep: diffusion's MRR contribution per count
 
 
 def _summarize(scored: pd.DataFrame, setting: str, methods: list[str]) -> pd.DataFrame:
-    judged = scored[~scored["abstention"] & scored["reciprocal_rank"].notna()]
-    summary = (judged.groupby([setting, "method"]).agg(n=("question_id", "size"), MRR=("reciprocal_rank", "mean"),
-                                                        **{"R@5": ("R@5", "mean")}).reset_index())
+    """MRR, Success@5 (and every other metric) per setting and method, with notes per case."""
+    summary = summarize(scored, by=[setting, "method"], order=methods)
     notes = scored.drop_duplicates(["question_id", setting]).groupby(setting)["notes"].mean().rename("notes/case")
-    summary = summary.join(notes, on=setting)
-    summary["method"] = pd.Categorical(summary["method"], methods, ordered=True)
-    return summary.sort_values([setting, "method"]).reset_index(drop=True).astype({"method": str})
+    return summary.join(notes, on=setting)
 
 
 def _config(experiment: str, methods, extractor, workers, backend, cases, method_params, **kw) -> dict[str, Any]:
@@ -171,7 +119,7 @@ def depth_sweep(cases: Sequence[Case], method: str | Sequence[str] = "TagGraph-T
                 depths: Sequence[int] = DEPTHS, extractor: str = "offline",
                 method_params: dict[str, dict] | None = None, workers: int = 1,
                 backend: str | None = "loky") -> SweepResult:
-    """MRR and R@5 of `method` at each retrieval depth (sessions de-duplicated within the depth)."""
+    """MRR and Success@5 of `method` at each retrieval depth (sessions de-duplicated within the depth)."""
     methods = check_methods([method] if isinstance(method, str) else method)
     config = _config("depth_sweep", methods, extractor, workers, backend, cases, method_params, depths=list(depths))
     rows = parallel_map(_depth_case, list(cases), list(depths), extractor, methods, method_params,
@@ -183,7 +131,7 @@ def depth_sweep(cases: Sequence[Case], method: str | Sequence[str] = "TagGraph-T
 def plot_distractor_sweep(summary: pd.DataFrame):
     """Plotly figure: MRR against distractor sessions per configuration."""
     fig = px.line(summary, x="distractors", y="MRR", color="method", markers=True,
-                  hover_data=["n", "notes/case", "R@5"], title="MRR by distractor sessions per case")
+                  hover_data=["n", "notes/case", "Success@5"], title="MRR by distractor sessions per case")
     return fig.update_layout(xaxis_title="distractor sessions added to the gold sessions")
 
 
@@ -196,5 +144,5 @@ def plot_diffusion_contribution(contribution: pd.DataFrame):
 
 def plot_depth_sweep(summary: pd.DataFrame):
     """Plotly figure: MRR against retrieval depth per method."""
-    return px.line(summary, x="depth", y="MRR", color="method", markers=True, hover_data=["n", "R@5"],
+    return px.line(summary, x="depth", y="MRR", color="method", markers=True, hover_data=["n", "Success@5"],
                    title="MRR by retrieval depth")

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from taggraph.datasets import Case
-from taggraph.experiments.bench import build_store
+from taggraph.experiments.runner import build_store
 from taggraph.store import MemoryStore
 
 

@@ -23,6 +23,7 @@ from typing import Any
 import pandas as pd
 
 from taggraph.datasets import Case, load_dataset
+from taggraph.errors import ConfigError
 from taggraph.notes import Note
 from taggraph.retrieval import DEFAULT_DEPTH, PAPER_METHODS, Explanation, Result, Retriever, make_retriever
 from taggraph.atomic import atomic_write
@@ -135,7 +136,7 @@ def summarize(exp: Explanation) -> str:
 def explanations(store: MemoryStore, question: str, note_id: str, methods: Methods) -> dict[str, Explanation]:
     """Method name -> its `Retriever.explain` of `note_id` for `question`."""
     if note_id not in store.by_id:
-        raise ValueError(f"no note {note_id!r} in case {store.case_id!r}; its first notes: "
+        raise ConfigError(f"no note {note_id!r} in case {store.case_id!r}; its first notes: "
                          f"{[n.note_id for n in store.notes[:3]]}")
     return {m: r.explain(question, note_id) for m, r in build_retrievers(store, methods).items()}
 
@@ -247,21 +248,21 @@ def find_case(data: str | Path, question_id: str) -> Case:
     for case in cases:
         if case.case_id == question_id:
             return case
-    raise ValueError(f"{data}: no question {question_id!r}; first ids: {[c.case_id for c in cases[:5]]}")
+    raise ConfigError(f"{data}: no question {question_id!r}; first ids: {[c.case_id for c in cases[:5]]}")
 
 
 def explain_command(data: str | Path, question_id: str, note_id: str | None = None, out: str | Path | None = None,
                     extractor: str = "offline", methods: Sequence[str] | None = None) -> pd.DataFrame:
     """Build the question's store, explain `note_id` (default: its first gold note) for each method,
     write the HTML page to `out` when given; returns the table."""
-    from taggraph.experiments.bench import build_store
+    from taggraph.experiments.runner import build_store
 
     case = find_case(data, question_id)
     store = build_store(case, extractor)
     if note_id is None:
         gold = gold_notes(data, case, store)
         if not gold:
-            raise ValueError(f"question {question_id!r} has no gold note; pass a note id")
+            raise ConfigError(f"question {question_id!r} has no gold note; pass a note id")
         note_id = gold[0]
     retrievers = build_retrievers(store, available_methods(methods))
     table = explain_table(store, case.question, note_id, retrievers)

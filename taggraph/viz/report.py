@@ -20,16 +20,22 @@ def mrr_chart(summary: pd.DataFrame) -> go.Figure:
     return fig.update_layout(yaxis_range=[0, 1])
 
 
+SUCCESS_COLUMNS = ["Success@1", "Success@3", "Success@5"]
+NAMES_NOTE = ("Success@k is hit-at-k (a gold session among the first k; LongMemEval's recall_any@k), which is "
+              "what the paper's per-type tables call recall@k. R@k is the share of gold sessions in the first k; "
+              "recall_all@k and ndcg_any@k are LongMemEval's official metrics, nDCG@k is ir-measures'.")
+
+
 def recall_chart(per_type: pd.DataFrame) -> go.Figure:
-    long = per_type.melt(id_vars=["question_type", "method"], value_vars=["R@1", "R@3", "R@5"],
-                         var_name="k", value_name="recall")
-    return px.bar(long, x="method", y="recall", color="k", barmode="group", facet_col="question_type",
-                  facet_col_wrap=3, title="Recall@k per question type", height=650)
+    long = per_type.melt(id_vars=["question_type", "method"], value_vars=SUCCESS_COLUMNS,
+                         var_name="k", value_name="Success")
+    return px.bar(long, x="method", y="Success", color="k", barmode="group", facet_col="question_type",
+                  facet_col_wrap=3, title="Success@k (the paper's per-type recall@k) per question type", height=650)
 
 
 def rank_chart(rankings: pd.DataFrame) -> go.Figure:
-    judged = rankings[rankings["reciprocal_rank"].notna()].copy()
-    judged["first gold rank"] = judged["reciprocal_rank"].map(lambda rr: str(round(1 / rr)) if rr > 0 else "miss")
+    judged = rankings[rankings["RR"].notna()].copy()
+    judged["first gold rank"] = judged["RR"].map(lambda rr: str(round(1 / rr)) if rr > 0 else "miss")
     order = [str(i) for i in range(1, 41)] + ["miss"]
     return px.histogram(judged, x="first gold rank", color="method", barmode="group",
                         category_orders={"first gold rank": order}, title="Rank of the first gold session")
@@ -45,8 +51,8 @@ def comparison_table(summary: pd.DataFrame, benchmark: str, label: str) -> pd.Da
 
 
 def per_type_table(per_type: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
-    """Rows (question type, n, k), one column per method, recall in percent."""
-    long = per_type.melt(id_vars=["question_type", "method", "n"], value_vars=["R@1", "R@3", "R@5"],
+    """Rows (question type, n, k), one column per method, Success@k in percent."""
+    long = per_type.melt(id_vars=["question_type", "method", "n"], value_vars=SUCCESS_COLUMNS,
                          var_name="k", value_name="recall")
     long["recall"] = (100 * long["recall"]).round(1)
     table = long.pivot_table(index=["question_type", "n", "k"], columns="method", values="recall", sort=False)
@@ -62,14 +68,20 @@ def markdown_report(result, title: str, data_label: str, benchmark: str | None) 
              f"Data: `{data_label}` - {cfg['n_cases']} questions, of which {cfg['n_abstention']} abstention "
              f"(`_abs`, no gold session) are excluded from every metric. Extractor: `{cfg['extractor']}`."
              f"{dense} Depth {cfg['depth']}.", "",
-             f"## MRR and recall (session level, de-duplicated through depth {cfg['depth']})", "",
-             result.summary.round(3).to_markdown(index=False), ""]
+             f"## MRR and the other metrics (session level, de-duplicated through depth {cfg['depth']})", "",
+             NAMES_NOTE, "", result.summary.round(3).to_markdown(index=False), ""]
     if benchmark:
         parts += [f"## Beside the paper's Table 1 ({benchmark}, MRR; the paper's rows used LLM extraction)", "",
                   comparison_table(result.summary, benchmark, cfg["extractor"]).round(3).to_markdown(), ""]
-    parts += ["## Recall@k per question type (paper appendix G shape; %)", "",
+    parts += ["## Success@k per question type (the paper's appendix G recall@k; %)", "",
               per_type_table(result.per_type, list(result.summary["method"])).to_markdown(index=False), ""]
     return "\n".join(parts)
+
+
+def report_pages(result, title: str, data_label: str, benchmark: str | None) -> dict[str, str]:
+    """The run folder's report pages: {"report.md": ..., "report.html": ...}."""
+    md = markdown_report(result, title, data_label, benchmark)
+    return {"report.md": md, "report.html": html_report(result, title, md)}
 
 
 def html_report(result, title: str, markdown_text: str) -> str:

@@ -1,0 +1,116 @@
+"""The `taggraph` app, its one error handler and the option parsers every command shares.
+
+Error handling: the project's own errors (`taggraph.errors.TaggraphError`: bad input,
+bad configuration, an unreachable server, a file that cannot be written) end the
+command with one line on stderr and exit status 2; ``--debug`` shows their traceback.
+Any other exception is a bug in taggraph and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from taggraph.config import DEMO_DATA
+from taggraph.errors import ConfigError, TaggraphError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Tag-augmented graph retrieval over LLM agent memories: bench, experiments, views.")
+_state = {"debug": False}
+
+DATA_HELP = "LongMemEval or LoCoMo JSON(.gz) file, or a folder of ATANT stories; default: the bundled demo."
+DEFAULT_DATA = DEMO_DATA
+
+
+@app.callback()
+def main(debug: bool = typer.Option(False, "--debug", help="Show tracebacks instead of one-line errors.")) -> None:
+    _state["debug"] = debug
+
+
+def command(name: str | None = None) -> Callable:
+    """Register a function as an app command whose TaggraphErrors become one line and exit 2."""
+    def register(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except TaggraphError as exc:
+                if _state["debug"]:
+                    raise
+                typer.echo(f"error: {exc}", err=True)
+                raise typer.Exit(2) from None
+        app.command(name)(run)
+        return fn
+    return register
+
+
+def names(spec: str | None) -> list[str]:
+    """'a, b,,c' -> ['a', 'b', 'c']."""
+    return [s.strip() for s in (spec or "").split(",") if s.strip()]
+
+
+def methods_option(spec: Optional[str]) -> list[str]:
+    """Comma-separated method names (default: the paper's), validated by the registry."""
+    from taggraph.retrieval import PAPER_METHODS, check_methods
+    return check_methods(names(spec) or PAPER_METHODS)
+
+
+def positive(value: Optional[int], option: str) -> Optional[int]:
+    """`value` unless it is below 1: --limit 0 or -1 would silently mean 'everything'."""
+    if value is not None and value < 1:
+        raise ConfigError(f"{option} must be at least 1, got {value}")
+    return value
+
+
+def parse_value(text: str):
+    """A command-line value as bool/None (true, false, none), int, float or string."""
+    literal = {"true": True, "false": False, "none": None}
+    if text.lower() in literal:
+        return literal[text.lower()]
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def key_values(pairs: list[str], option: str = "--option") -> dict:
+    """`--option num_ctx=8192` pairs as a dict."""
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"{option} expects KEY=VALUE, got {pair!r}")
+        out[key] = parse_value(value)
+    return out
+
+
+def method_params(pairs: list[str], embedder: str | None = None) -> dict[str, dict]:
+    """`--param AdaptiveGraph.iterations=0` pairs as {method: {key: value}}; `embedder` goes to
+    every dense method unless a --param names that method's embedder. Unknown methods fail here."""
+    from taggraph.retrieval import DENSE_METHODS, check_methods
+    from taggraph.retrieval.embeddings import get_embedder
+    out: dict[str, dict] = {}
+    if embedder:
+        get_embedder(embedder)  # an unknown name fails here, before any case runs
+        out = {m: {"embedder": embedder} for m in DENSE_METHODS}
+    for pair in pairs:
+        target, _, value = pair.partition("=")
+        method, dot, key = target.partition(".")
+        if not dot or not key or "=" not in pair:
+            raise ConfigError(f"--param expects METHOD.KEY=VALUE, got {pair!r}")
+        check_methods([method])
+        out.setdefault(method, {})[key] = parse_value(value)
+    return out
+
+
+def load_cases(data: Path, fmt: str | None = None, limit: int | None = None, per_type: int | None = None) -> list:
+    """The dataset's cases: the first `limit`, then the first `per_type` of each question type."""
+    from taggraph.datasets import first_per_type, load_dataset
+    cases = load_dataset(data, limit=positive(limit, "--limit"), fmt=fmt)
+    return first_per_type(cases, positive(per_type, "--per-type")) if per_type else cases

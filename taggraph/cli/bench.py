@@ -1,0 +1,157 @@
+"""`taggraph bench`, `embed`, `extract`, `score` and `methods`: thin wrappers over library functions."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, command, key_values, load_cases, method_params,
+                              methods_option, positive)
+
+
+def default_out(data: Path, command_name: str = "") -> Path:
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    return Path("runs") / f"{stamp}-{command_name or data.name.split('.')[0]}"
+
+
+def save_with_reports(result, out: Path, data: Path, force: bool) -> Path:
+    """Write `result` as a run folder with its report pages (the output folder is checked first)."""
+    from taggraph.experiments.runs import benchmark_name, data_record, save_bench
+    from taggraph.viz.report import report_pages
+    title = f"taggraph bench: {data.name or data}"
+    pages = report_pages(result, title, str(data), benchmark_name(data))
+    return save_bench(result, out, data_record(data), pages, force=force)
+
+
+@command()
+def bench(
+    data: Path = typer.Option(DEFAULT_DATA, help=DATA_HELP),
+    fmt: Optional[str] = typer.Option(None, "--format", help="longmemeval | locomo | atant (default: detect)."),
+    out: Optional[Path] = typer.Option(None, help="Run folder; default runs/<time>-<data name>."),
+    force: bool = typer.Option(False, help="Replace an existing, non-empty run folder."),
+    methods: Optional[str] = typer.Option(None, help="Comma-separated method names; default: the paper's seven."),
+    limit: Optional[int] = typer.Option(None, help="Only the first N questions."),
+    per_type: Optional[int] = typer.Option(None, help="Only the first N questions of each question type."),
+    extractor: str = typer.Option("offline", help="offline | none | ollama:MODEL | gguf:PATH"),
+    depth: int = typer.Option(40, help="Retrieval depth."),
+    workers: int = typer.Option(1, help="Parallel processes over memories (joblib)."),
+    dask_scheduler: Optional[str] = typer.Option(None, help="Run on this Dask cluster (tcp://HOST:PORT)."),
+    param: list[str] = typer.Option([], help="Method parameter METHOD.KEY=VALUE, e.g. AdaptiveGraph.iterations=0."),
+    embedder: Optional[str] = typer.Option(None, help="Embedder of OpenClaw and OC-notes: minilm (default) | "
+                                                      "minilm-static (fast) | ollama:MODEL."),
+) -> None:
+    """Run retrieval methods over a dataset; print MRR and the other metrics, write a run folder."""
+    from taggraph.experiments.bench import add_benchmark_metrics, run_bench
+    from taggraph.experiments.dask_backend import scale_out
+    from taggraph.experiments.runs import check_run_folder
+
+    folder = check_run_folder(out or default_out(data), force)
+    names_ = methods_option(methods)
+    params = method_params(param, embedder)
+    positive(depth, "--depth")
+    cases = load_cases(data, fmt, limit, per_type)
+    scale, workers, backend = scale_out(workers, dask_scheduler)
+    with scale:
+        result = run_bench(cases, names_, extractor=extractor, depth=depth, workers=workers,
+                           method_params=params, backend=backend)
+    add_benchmark_metrics(result, cases)
+    save_with_reports(result, folder, data, force)
+    typer.echo(result.summary.round(3).to_string(index=False))
+    typer.echo(f"\nrun folder: {folder}")
+
+
+@command()
+def embed(
+    data: Path = typer.Option(DEFAULT_DATA, help=DATA_HELP),
+    fmt: Optional[str] = typer.Option(None, "--format", help="longmemeval | locomo | atant (default: detect)."),
+    methods: Optional[str] = typer.Option(None, help="Comma-separated dense methods; default: OpenClaw,OC-notes."),
+    limit: Optional[int] = typer.Option(None, help="Only the first N questions."),
+    per_type: Optional[int] = typer.Option(None, help="Only the first N questions of each question type."),
+    extractor: str = typer.Option("offline", help="offline | none | ollama:MODEL | gguf:PATH (OC-notes embeds notes)."),
+    embedder: str = typer.Option("minilm", help="minilm | minilm-static | ollama:MODEL."),
+    param: list[str] = typer.Option([], help="Method parameter METHOD.KEY=VALUE (chunk_chars, overlap_chars)."),
+) -> None:
+    """Fill the embedding cache for the dense methods, so that `bench` with the same settings runs warm."""
+    from taggraph.experiments.embed_cache import fill_embedding_cache
+    from taggraph.retrieval.embeddings import get_embedder
+
+    get_embedder(embedder)  # an unknown name fails before the dataset is read
+    table = fill_embedding_cache(load_cases(data, fmt, limit, per_type), methods_option(methods) if methods else None,
+                                 embedder=embedder, extractor=extractor, method_params=method_params(param))
+    typer.echo(table.to_string(index=False))
+
+
+@command()
+def extract(
+    data: Path = typer.Option(DEFAULT_DATA, help="LongMemEval JSON(.gz) file."),
+    out: Path = typer.Option(..., help="Folder for the stores (one sub-folder per case); resumed if present."),
+    extractor: str = typer.Option("offline", help="offline | none | ollama:MODEL | gguf:PATH"),
+    limit: Optional[int] = typer.Option(None, help="Only the first N questions."),
+    concurrency: int = typer.Option(4, help="Concurrent LLM requests (one case per worker)."),
+    prompt: Optional[Path] = typer.Option(None, help="Your own prompt file ({tags}, {user}, {assistant})."),
+    option: list[str] = typer.Option([], help="Model option KEY=VALUE for Ollama (e.g. num_ctx=8192)."),
+) -> None:
+    """Extract 5W+Extra tags for every case into stores on disk (resumable)."""
+    from taggraph.experiments.extract_job import extract_to_stores
+    from taggraph.experiments.vocabulary import vocabulary_table
+    from taggraph.extraction import get_extractor
+
+    positive(concurrency, "--concurrency")
+    cases = load_cases(data, limit=limit)
+    kwargs: dict = {}
+    if extractor.startswith(("ollama:", "gguf:")):
+        kwargs = {"prompt_path": prompt}
+        if extractor.startswith("ollama:"):
+            kwargs["options"] = {"temperature": 0, **key_values(option)}
+    ex = get_extractor(extractor, **kwargs)
+    if hasattr(ex, "check"):
+        ex.check()
+    table = extract_to_stores(cases, ex, out, concurrency)
+    typer.echo(vocabulary_table({extractor: table.to_dict("records")}).round(3).to_string(index=False))
+    reused, minted = int(table["reused"].sum()), int(table["minted"].sum())
+    typer.echo(f"tags reused {reused}, minted {minted} ({reused / max(reused + minted, 1):.1%} reused); "
+               f"extraction errors: {int(table['extraction_errors'].sum())}")
+    if hasattr(ex, "stats"):
+        typer.echo(f"LLM calls: {ex.stats}")
+    typer.echo(f"stores: {out}")
+
+
+@command()
+def score(
+    runfile: list[Path] = typer.Argument(..., help="Ranking file(s): TREC run format or JSONL "
+                                                   "{\"question_id\": ..., \"ranked_session_ids\": [...]}."),
+    data: Path = typer.Option(DEFAULT_DATA, help=DATA_HELP),
+    fmt: Optional[str] = typer.Option(None, "--format", help="longmemeval | locomo | atant (default: detect)."),
+    baseline: Optional[str] = typer.Option(None, help="Also run these taggraph methods (comma-separated) beside "
+                                                      "the external runs."),
+    out: Optional[Path] = typer.Option(None, help="Run folder; default runs/<time>-score."),
+    force: bool = typer.Option(False, help="Replace an existing, non-empty run folder."),
+    depth: int = typer.Option(40, help="Retrieval depth: sessions are de-duplicated through this many ranks."),
+    extractor: str = typer.Option("offline", help="Extractor of the --baseline methods."),
+) -> None:
+    """Score another system's rankings with exactly bench's metrics and protocol, in the same report."""
+    from taggraph.experiments.bench import add_benchmark_metrics, run_bench, score_external
+    from taggraph.experiments.runs import check_run_folder
+
+    folder = check_run_folder(out or default_out(data, "score"), force)
+    cases = load_cases(data, fmt)
+    base = run_bench(cases, methods_option(baseline), extractor=extractor, depth=depth) if baseline else None
+    result = score_external(runfile, cases, depth, base)
+    add_benchmark_metrics(result, cases)
+    save_with_reports(result, folder, data, force)
+    typer.echo(result.summary.round(3).to_string(index=False))
+    typer.echo(f"\nrun folder: {folder}")
+
+
+@command("methods")
+def list_methods() -> None:
+    """List the registered retrieval methods."""
+    from taggraph.retrieval import ABLATIONS, METHODS
+    for name in METHODS:
+        typer.echo(name)
+    for name in ABLATIONS:
+        typer.echo(f"{name}  (ablation)")
+

@@ -1,0 +1,169 @@
+"""CLI commands for the paper's experiments: ablation, sweeps, vocab, diagnose, answers.
+
+Every command takes --data (LongMemEval JSON(.gz), LoCoMo JSON or an ATANT story
+folder; format detected from content), --limit, --extractor (comma-separated names:
+one run each, tables get an ``extractor`` column) and --out, prints its main table
+and saves every table as CSV with run.json (configuration, data checksum, commit).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import pandas as pd
+import typer
+
+from taggraph.cli.app import DEFAULT_DATA, command, names, positive
+from taggraph.cli.bench import default_out
+from taggraph.experiments.dask_backend import scale_out
+
+DATA = typer.Option(DEFAULT_DATA, "--data", help="LongMemEval JSON(.gz), LoCoMo JSON or ATANT story folder.")
+DATAS = typer.Option([DEFAULT_DATA], "--data", help="Dataset path; repeat for several datasets.")
+LIMIT = typer.Option(None, "--limit", help="Only the first N questions of each dataset.")
+EXTRACTORS = typer.Option("offline", "--extractor", help="Extractor name(s), comma-separated: offline, none, ollama:MODEL.")
+OUT = typer.Option(None, "--out", help="Output folder; default runs/<time>-<command>.")
+FORCE = typer.Option(False, "--force", help="Replace an existing, non-empty output folder.")
+WORKERS = typer.Option(1, "--workers", help="Parallel processes over memories (joblib).")
+SCHEDULER = typer.Option(None, "--dask-scheduler", "--scheduler", help="Dask scheduler address: run the cases on that cluster.")
+
+
+def _load(path: Path, limit: Optional[int]):
+    """(dataset name, cases, data record) of one --data path."""
+    from taggraph.datasets.detect import load_any
+    from taggraph.experiments.runs import data_record, dataset_name
+    record = data_record(path)
+    return dataset_name(path, record["format"]), load_any(path, limit=positive(limit, "--limit")), record
+
+
+def _save(command_name: str, out: Optional[Path], force: bool, tables: dict[str, pd.DataFrame], config: dict,
+          data, show: str) -> None:
+    from taggraph.experiments.runs import check_run_folder, run_record, save_run
+    folder = save_run(check_run_folder(out or default_out(Path(command_name), command_name), force), tables,
+                      run_record(config, data), force=force)
+    typer.echo(tables[show].round(3).to_string(index=False))
+    typer.echo(f"\nrun folder: {folder}")
+
+
+@command("ablation")
+def ablation(data: list[Path] = DATAS, limit: Optional[int] = LIMIT, extractor: str = EXTRACTORS,
+             out: Optional[Path] = OUT, force: bool = FORCE, workers: int = WORKERS, scheduler: Optional[str] = SCHEDULER) -> None:
+    """AdaptiveGraph component ablation: MRR change from removing each component (paper Table 3)."""
+    from taggraph.experiments.ablation import component_ablation
+    loaded = [_load(p, limit) for p in data]
+    ctx, workers, backend = scale_out(workers, scheduler)
+    tables, summaries, rankings, configs = [], [], [], {}
+    with ctx:
+        for e in names(extractor):
+            res = component_ablation({name: cases for name, cases, _ in loaded}, e, workers=workers,
+                                     backend=backend)
+            tables.append(res.table.assign(extractor=e))
+            summaries.append(res.summary.assign(extractor=e))
+            rankings += [r.rankings.assign(dataset=d, extractor=e) for d, r in res.runs.items()]
+            configs[e] = res.config
+    _save("ablation", out, force, {"ablation": pd.concat(tables), "summary": pd.concat(summaries),
+                            "rankings": pd.concat(rankings)}, configs, [r for *_, r in loaded], "ablation")
+
+
+@command("sweep-distractors")
+def sweep_distractors(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str = EXTRACTORS,
+                      out: Optional[Path] = OUT, force: bool = FORCE, counts: str = typer.Option("0,3,8,18,36", help="Distractor counts."),
+                      seed: int = typer.Option(0, help="Sampling seed."), workers: int = WORKERS,
+                      scheduler: Optional[str] = SCHEDULER) -> None:
+    """Gold sessions plus n sampled distractor sessions: MRR and diffusion's contribution (paper 6.1)."""
+    from taggraph.experiments.sweeps import distractor_sweep
+    _, cases, record = _load(data, limit)
+    ctx, workers, backend = scale_out(workers, scheduler)
+    results = {}
+    with ctx:
+        for e in names(extractor):
+            results[e] = distractor_sweep(cases, [int(c) for c in names(counts)], seed, e, workers=workers,
+                                          backend=backend)
+    tables = {name: pd.concat([getattr(r, name).assign(extractor=e) for e, r in results.items()])
+              for name in ("summary", "contribution", "rankings")}
+    _save("sweep-distractors", out, force, tables, {e: r.config for e, r in results.items()}, record, "summary")
+    typer.echo(tables["contribution"].round(3).to_string(index=False))
+
+
+@command("sweep-depth")
+def sweep_depth(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str = EXTRACTORS,
+                out: Optional[Path] = OUT, force: bool = FORCE, method: str = typer.Option("TagGraph-TFIDF", help="Method(s), comma-separated."),
+                depths: str = typer.Option("20,40,80", help="Retrieval depths."), workers: int = WORKERS,
+                scheduler: Optional[str] = SCHEDULER) -> None:
+    """MRR and Success@5 of a method at several retrieval depths (paper appendix E)."""
+    from taggraph.experiments.sweeps import depth_sweep
+    _, cases, record = _load(data, limit)
+    ctx, workers, backend = scale_out(workers, scheduler)
+    with ctx:
+        results = {e: depth_sweep(cases, names(method), [int(d) for d in names(depths)], e, workers=workers,
+                                  backend=backend) for e in names(extractor)}
+    tables = {name: pd.concat([getattr(r, name).assign(extractor=e) for e, r in results.items()])
+              for name in ("summary", "rankings")}
+    _save("sweep-depth", out, force, tables, {e: r.config for e, r in results.items()}, record, "summary")
+
+
+@command("vocab")
+def vocab(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str = EXTRACTORS, out: Optional[Path] = OUT, force: bool = FORCE,
+          workers: int = WORKERS) -> None:
+    """Tag vocabulary per extractor: distinct tags, tags per note, reuse (paper Table 2)."""
+    from taggraph.experiments.runner import group_by_history, parallel_map
+    from taggraph.experiments.vocabulary import case_vocabulary, vocabulary_table
+    _, cases, record = _load(data, limit)
+    histories = [group[0] for group in group_by_history(cases)]
+    counts = {e: parallel_map(case_vocabulary, histories, e, workers=workers) for e in names(extractor)}
+    per_case = pd.concat([pd.DataFrame(c).assign(extractor=e) for e, c in counts.items()])
+    _save("vocab", out, force, {"vocabulary": vocabulary_table(counts), "per_case": per_case},
+          {"experiment": "vocabulary", "extractors": list(counts), "histories": len(histories)}, record,
+          "vocabulary")
+
+
+@command("diagnose")
+def diagnose(data: list[Path] = DATAS, limit: Optional[int] = LIMIT, extractor: str = EXTRACTORS,
+             out: Optional[Path] = OUT, force: bool = FORCE, workers: int = WORKERS) -> None:
+    """Failure diagnostics over top-5 misses of the graph configurations (paper Table 10)."""
+    from taggraph.experiments.bench import run_bench
+    from taggraph.experiments.diagnostics import (GRAPH_METHODS, diagnostics_examples, diagnostics_table, light_store,
+                                                  failure_diagnostics, longmemeval_evidence_notes, pool_case_ids)
+    from taggraph.experiments.runner import parallel_map
+    extractors = names(extractor)
+    units, records = [], []
+    for path in data:
+        name, cases, record = _load(path, limit)
+        records.append(record)
+        rankings = {e: run_bench(cases, list(GRAPH_METHODS), e, workers=workers).rankings for e in extractors}
+        pooled = pool_case_ids(rankings)
+        pool = [c for c in cases if c.case_id in pooled]
+        stores = {e: parallel_map(light_store, pool, e, workers=workers) for e in extractors}
+        evidence = longmemeval_evidence_notes(path) if record["format"] == "longmemeval" else None
+        units.append(failure_diagnostics(cases, rankings, stores, name, evidence).units)
+    all_units = pd.concat(units, ignore_index=True)
+    _save("diagnose", out, force, {"diagnostics": diagnostics_table(all_units, extractors), "units": all_units,
+                            "examples": diagnostics_examples(all_units)},
+          {"experiment": "failure_diagnostics", "extractors": extractors, "methods": list(GRAPH_METHODS),
+           "k": 5}, records, "diagnostics")
+
+
+@command("answers")
+def answers(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str = EXTRACTORS, out: Optional[Path] = OUT, force: bool = FORCE,
+            methods: str = typer.Option("TagGraph-Stopwords,TagGraph-TFIDF,AdaptiveGraph", help="Methods."),
+            generator: str = typer.Option("extractive", help="extractive (offline baseline, not an LLM) or ollama:MODEL."),
+            k: int = typer.Option(5, help="Notes passed to the generator."), workers: int = WORKERS) -> None:
+    """Answer accuracy (token F1, containment) from each method's top-k notes (paper F.2)."""
+    from taggraph.experiments.answers import ExtractiveBaseline, OllamaGenerator, answer_accuracy
+    from taggraph.experiments.bench import run_bench
+    _, cases, record = _load(data, limit)
+    if generator == "extractive":
+        gen = ExtractiveBaseline()
+    elif generator.startswith("ollama:"):
+        gen = OllamaGenerator(generator.split(":", 1)[1])
+    else:
+        raise ValueError(f"unknown generator {generator!r}: use extractive or ollama:MODEL")
+    rows, summaries, configs = [], [], {}
+    for e in names(extractor):
+        bench = run_bench(cases, names(methods), e, workers=workers)
+        res = answer_accuracy(cases, bench.rankings, gen, k=k)
+        rows.append(res.rows.assign(extractor=e))
+        summaries.append(res.summary.assign(extractor=e))
+        configs[e] = {**res.config, "retrieval": bench.config}
+    _save("answers", out, force, {"answers": pd.concat(summaries), "per_question": pd.concat(rows)}, configs, record,
+          "answers")

@@ -1,0 +1,130 @@
+"""The one experiment runner: each memory built once, every method asked every question.
+
+A *memory* is one case history (its interactions). Cases whose histories are
+identical (same `history_checksum`: ATANT stories, LoCoMo conversations, repeated
+LongMemEval haystacks) share one store and one set of method indexes, and all
+their questions are asked of it, as an agent asks its one memory many questions.
+Memories are independent, so they run in parallel (`parallel_map`); results do not
+depend on the number of workers nor on sharing (`share_memories=False` rebuilds
+per question, for comparison).
+
+Every experiment (bench, ablation, sweeps, diagnostics) produces its rows with
+`MemoryRun.ask`, so the row schema is written once (`RANKING_COLUMNS`), and scores
+and summarizes them with `taggraph.evaluation.metrics`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from joblib import Parallel, delayed
+
+from taggraph.datasets import Case
+from taggraph.evaluation.metrics import dedupe_sessions
+from taggraph.extraction import get_extractor
+from taggraph.progress import progress
+from taggraph.retrieval import Retriever, make_retriever
+from taggraph.store import MemoryStore
+
+RANKING_COLUMNS = ["question_id", "question_type", "method", "ranked_session_ids", "gold_session_ids",
+                   "ranked_note_ids", "abstention"]
+_EXTRACTORS: dict[str, Any] = {}
+
+
+def extractor_for(name: str):
+    """One extractor per process and name (spaCy and model clients load once)."""
+    if name not in _EXTRACTORS:
+        _EXTRACTORS[name] = get_extractor(name)
+    return _EXTRACTORS[name]
+
+
+def build_store(case: Case, extractor: str = "offline") -> MemoryStore:
+    """The case's memory: every interaction remembered in order."""
+    store = MemoryStore(case.case_id, extractor_for(extractor))
+    store.remember_many(case.interactions)
+    return store
+
+
+def history_checksum(case: Case) -> str:
+    """sha256 over the case's interactions (session, texts, timestamp, note id), in order."""
+    h = hashlib.sha256()
+    for i in case.interactions:
+        for part in (i.session_id, i.user, i.assistant, i.timestamp, i.note_id or ""):
+            h.update(part.encode("utf-8", "surrogatepass") + b"\0")
+        h.update(b"\1")
+    return h.hexdigest()
+
+
+def group_by_history(cases: Sequence[Case], share: bool = True) -> list[list[Case]]:
+    """Cases sharing one history, groups in first-seen order (one case per group unless `share`)."""
+    if not share:
+        return [[c] for c in cases]
+    groups: dict[str, list[Case]] = {}
+    for case in cases:
+        groups.setdefault(history_checksum(case), []).append(case)
+    return list(groups.values())
+
+
+def parallel_map(fn: Callable, items: Sequence, *args: Any, workers: int = 1, backend: str | None = "loky",
+                 desc: str = "cases") -> list:
+    """[fn(item, *args) for item in items], in order; over joblib workers when workers != 1.
+
+    ``backend=None`` uses the active ``joblib.parallel_config`` (e.g. inside `dask_backend`).
+    """
+    if workers == 1:
+        return [fn(item, *args) for item in progress(items, desc=desc, unit="memory")]
+    jobs = (delayed(fn)(item, *args) for item in items)
+    return list(progress(Parallel(n_jobs=workers, backend=backend, return_as="generator")(jobs),
+                         total=len(items), desc=desc, unit="memory"))
+
+
+class MemoryRun:
+    """The methods over one store, each index built once on first use, asked question after question.
+
+    `timings` collects one "index" row per method and one "query" row per question and
+    method; `configs` each method's recorded parameters.
+    """
+
+    def __init__(self, store: MemoryStore, methods: Sequence[str],
+                 method_params: dict[str, dict[str, Any]] | None = None) -> None:
+        self.store = store
+        self.methods = list(methods)
+        self.method_params = method_params or {}
+        self.retrievers: dict[str, Retriever] = {}
+        self.timings: list[dict[str, Any]] = []
+        self.configs: dict[str, dict[str, Any]] = {}
+
+    def retriever(self, name: str) -> Retriever:
+        if name not in self.retrievers:
+            t0 = time.perf_counter()
+            self.retrievers[name] = make_retriever(name, self.store, **self.method_params.get(name, {}))
+            self.timings.append({"question_id": self.store.case_id, "stage": "index", "method": name,
+                                 "seconds": time.perf_counter() - t0})
+            self.configs[name] = self.retrievers[name].config()
+        return self.retrievers[name]
+
+    def ask(self, case: Case, k: int, **extra: Any) -> list[dict[str, Any]]:
+        """One ranking row per method for `case`'s question at retrieval depth `k`, plus `extra` columns."""
+        rows = []
+        for name in self.methods:
+            retriever = self.retriever(name)
+            t0 = time.perf_counter()
+            results = retriever.query(case.question, k=k)
+            self.timings.append({"question_id": case.case_id, "stage": "query", "method": name,
+                                 "seconds": time.perf_counter() - t0})
+            rows.append({"question_id": case.case_id, "question_type": case.question_type, "method": name,
+                         **extra, "notes": len(self.store),
+                         "ranked_session_ids": dedupe_sessions((r.session_id for r in results), k),
+                         "gold_session_ids": list(case.gold_session_ids),
+                         "ranked_note_ids": [r.note_id for r in results], "abstention": case.is_abstention})
+        return rows
+
+
+def store_stats(store: MemoryStore) -> dict[str, Any]:
+    """Size, vocabulary and graph counts of one store (a row of stores.csv)."""
+    return {"notes": len(store), "distinct_tags": len(store.ontology),
+            "tag_occurrences": sum(store.ontology.counts.values()), "minted": store.minted,
+            "reused": store.reused, "extraction_errors": len(store.extraction_errors), **store.graph.stats()}
