@@ -1,13 +1,25 @@
-"""taggraph: tag-augmented graph retrieval over LLM agent memories.
+"""taggraph: tag-augmented graph retrieval over LLM agent memories (the TagGraph paper).
 
-Rooms: notes / ontology / store (memory), extraction (5W+Extra taggers),
-graph (base tag-topic-file graph), retrieval (methods, one registry),
-datasets (LongMemEval, demo), evaluation (metrics), experiments (bench runs),
-viz (reports, graph view), cli.
+The public face::
+
+    import taggraph as tg
+    memory = tg.Memory()                        # remember / query / explain / save / load
+    tg.METHODS                                  # the method names
+    tg.make_retriever("AdaptiveGraph", memory.store)
+    tg.get_extractor("offline")
+
+Rooms, imports running one way (top to bottom): cli -> viz -> experiments ->
+evaluation / datasets / memory -> retrieval / extraction -> store -> graph, fivew
+(the 5W+Extra record), atomic -> notes / ontology -> errors, text, config.
 """
 
+from taggraph.extraction import get_extractor
+from taggraph.memory import Memory
 from taggraph.notes import Note
+from taggraph.retrieval import ALL_METHODS, Explanation, Result, make_retriever
 from taggraph.store import Interaction, MemoryStore
 
 __version__ = "0.1.0"
-__all__ = ["Interaction", "MemoryStore", "Note", "__version__"]
+METHODS = list(ALL_METHODS)
+__all__ = ["METHODS", "Explanation", "Interaction", "Memory", "MemoryStore", "Note", "Result", "__version__",
+           "get_extractor", "make_retriever"]

@@ -179,7 +179,19 @@ class AdaptiveGraph(Retriever):
             "main_paths": paths[:3],
         }
         if s.sum() == 0:
-            details["fallback"] = "no seed at all: ranked by plain PageRank (uniform teleport)"
+            why = (f"every query token was dropped as a stopword (in more than {self.params['stopword_df']:.0%} of "
+                   f"the {len(self.store)} notes)" if dropped and not concepts else
+                   "no query token matches a tag and the note shares no query term")
+            details["fallback"] = f"no seed: {why}, so PPR ran with a uniform teleport (plain PageRank centrality)"
+        elif paths:
+            best = paths[0]
+            details["evidence"] = (f"PPR mass {x[self.node_index[target]]:.3g}, mainly from the seed tag "
+                                   f"{best['seed']} over {len(best['path']) - 1} edge(s)"
+                                   + (f"; file seed (TF-IDF overlap) {details['file_seed_mass']:.3g}"
+                                      if details["file_seed_mass"] else ""))
+        elif details["file_seed_mass"]:
+            details["evidence"] = (f"PPR mass {x[self.node_index[target]]:.3g}, seeded directly by its TF-IDF "
+                                   f"overlap with the query ({details['file_seed_mass']:.3g} of the teleport)")
         if x[self.node_index[target]] <= 0:
             details["missing"] = ("no seed reaches the note: no matched tag connects to it and it shares "
                                   "no query term")

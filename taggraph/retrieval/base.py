@@ -21,8 +21,10 @@ DEFAULT_DEPTH = 40  # paper, appendix E: retrieval depth fixed at 40
 class Explanation:
     """Why a note ranked where it did, in one method's own terms.
 
-    `reason` is one human sentence; `details` holds the structured evidence
-    (matched terms, graph paths, seed mass, component scores, ...).
+    `reason` is one human sentence: the rank among the store's notes and the evidence
+    in words (each method's ``evidence`` detail), a fallback the method took (its
+    ``fallback`` detail), or what the note lacks (``missing``). `details` holds the
+    structured evidence (matched terms, graph paths, seed mass, component scores, ...).
     """
 
     method: str
@@ -104,16 +106,20 @@ class Retriever:
         retrieved = rank is not None and rank <= k
         details = self._explain_details(text, note)
         score = float(scores.get(note.index, 0.0))
+        evidence = details.get("evidence") or f"score {score:.4g}"
         if retrieved:
-            reason = f"ranked {rank} with score {score:.4g}"
+            reason = f"ranked {rank} of {len(self.store)} notes: {evidence}"
             if score == 0 and "missing" in details:
-                reason += f", placed only by tie order (earlier notes first): {details.pop('missing')}"
+                reason = (f"ranked {rank} of {len(self.store)} notes only by tie order (earlier notes first), "
+                          f"with score 0: {details.pop('missing')}")
         elif rank is None or (score == 0 and "missing" in details):
             reason = details.pop("missing", "not reached by this method")
         else:
             cut_idx, cut_score = full[k - 1]
-            reason = (f"reached with score {score:.4g} but ranked {rank}, below the depth cut-off {k}; "
+            reason = (f"reached ({evidence}) but ranked {rank}, below the depth cut-off {k}; "
                       f"the last retrieved note {self.store.notes[cut_idx].note_id!r} scored {cut_score:.4g}")
+        if details.get("fallback"):
+            reason += f" (fallback: {details['fallback']})"
         if rank is not None and rank > 1:
             top_idx, top_score = full[0]
             details.setdefault("outranked_by", {

@@ -78,7 +78,16 @@ class BM25(Retriever):
             where = np.flatnonzero(docs == note.index)
             if len(where):
                 terms[term] = round(float(values[where[0]]) * tokens.count(term), 4)
-        details: dict[str, Any] = {"matched_terms": dict(sorted(terms.items(), key=lambda kv: -kv[1]))}
-        if not terms:
+        matched = dict(sorted(terms.items(), key=lambda kv: -kv[1]))
+        details: dict[str, Any] = {"matched_terms": matched}
+        if matched:
+            details["evidence"] = "BM25 over the query terms " + ", ".join(
+                f"'{t}' {v:.3g}" for t, v in list(matched.items())[:5])
+            floored = [t for t in matched if math.log(self.terms.n_docs - self.terms.df[t] + 0.5)
+                       < math.log(self.terms.df[t] + 0.5)]
+            if floored:
+                details["fallback"] = (f"{floored} occur in more than half of the {self.terms.n_docs} notes, so their "
+                                       f"negative idf is floored at {self.params['epsilon']} x the mean idf")
+        else:
             details["missing"] = "shares no query term with the note"
         return details

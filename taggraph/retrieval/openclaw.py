@@ -291,6 +291,14 @@ class OpenClaw(Retriever):
                                   "chunk": self.chunks[best][:SNIPPET_CHARS]}
         details["contributions"] = {"dense": round(self.params["dense_weight"] * dense.get(i, 0.0), 4),
                                     "keyword": round(self.params["keyword_weight"] * keyword.get(i, 0.0), 4)}
+        parts = [f"{k} {v:.3g}" for k, v in details["contributions"].items() if v]
+        if parts:
+            details["evidence"] = (f"{self.params['dense_weight']} dense + {self.params['keyword_weight']} keyword: "
+                                   + " + ".join(parts))
+        if not lists.keyword and details["fts_query"]:
+            n_tokens = len(set(query_tokens(text)))
+            details["fallback"] = (f"the keyword list is empty: FTS5 ANDs all {n_tokens} query tokens and no "
+                                   f"chunk holds them all, so only the dense score counts")
         if i not in dense and i not in keyword:
             why_dense = (f"its dense score ranks {details['dense']['rank']} of {len(lists.dense)}"
                          if lists.dense else "the query is blank, so there is no dense list")

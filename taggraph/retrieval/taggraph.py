@@ -115,6 +115,13 @@ class TagGraph(Retriever):
                                    "paths": evidence[:10]}
         if self.params["tfidf"]:
             details["tfidf_overlap"] = self.terms.tfidf_overlap(kept).get(note.index, 0.0)
+        if evidence:
+            details["evidence"] = "; ".join(
+                f"'{e['token']}' matches {e['concept']}" + (f" at {e['hops']} ontology hop(s)" if e["hops"] else "")
+                for e in evidence[:3])
+        if dropped and not kept:
+            details["fallback"] = (f"every query token was dropped as a stopword (in more than "
+                                   f"{self.params['stopword_df']:.0%} of the {len(self.store)} notes): no entry point")
         if not evidence:
             note_words = {w for p in note.paths() for pre in prefixes(p) for w in segment_words(pre)}
             lost = [t for t in dropped if t in note_words or singular(t) in note_words]

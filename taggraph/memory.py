@@ -1,0 +1,75 @@
+"""`Memory`: one agent's memory behind five calls - remember, query, explain, save, load.
+
+    import taggraph as tg
+    memory = tg.Memory()                                   # offline extractor: no model, no server
+    memory.remember("I adopted my dog Miso, a Shiba Inu.", "Congratulations!", session="s1")
+    hits = memory.query("what breed is my dog?", k=3)      # [Result(note_id, score, session_id, rank, ...)]
+    memory.explain("what breed is my dog?", hits[0].note_id).reason
+
+Each method's index is built on its first query and then grows with every
+`remember` (nothing is rebuilt). The notes, tags and ontology are those of a
+`MemoryStore`; `memory.store` gives the store itself to the rest of the library.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from taggraph.extraction import get_extractor
+from taggraph.notes import Note
+from taggraph.retrieval import Explanation, Result, Retriever, check_methods, make_retriever
+from taggraph.store import Interaction, MemoryStore
+
+# Free choice: BM25 is the default method because it needs no tuning and is the strongest method
+# measured on LongMemEval-S dev (README, "Results"); pass method= for any registered method.
+DEFAULT_METHOD = "BM25"
+DEFAULT_K = 5
+
+
+class Memory:
+    """Remember user/assistant interactions as tagged notes; query and explain them with any method."""
+
+    def __init__(self, extractor: str = "offline", name: str = "memory", method: str = DEFAULT_METHOD,
+                 *, store: MemoryStore | None = None) -> None:
+        self.store = store if store is not None else MemoryStore(name, get_extractor(extractor))
+        self.method = check_methods([method])[0]
+        self._retrievers: dict[str, Retriever] = {}
+
+    def __len__(self) -> int:
+        return len(self.store)
+
+    @property
+    def notes(self) -> list[Note]:
+        return self.store.notes
+
+    def remember(self, user: str, assistant: str = "", *, session: str = "default", timestamp: str = "") -> Note:
+        """Store one interaction as the newest note (tags extracted now); returns the note."""
+        return self.store.remember(Interaction(session, user, assistant, timestamp))
+
+    def retriever(self, method: str | None = None) -> Retriever:
+        """The method's retriever over this memory, built once and kept current."""
+        name = check_methods([method or self.method])[0]
+        if name not in self._retrievers:
+            self._retrievers[name] = make_retriever(name, self.store)
+        return self._retrievers[name]
+
+    def query(self, text: str, method: str | None = None, k: int = DEFAULT_K) -> list[Result]:
+        """The `k` best notes for `text` under `method` (default: the memory's method)."""
+        return self.retriever(method).query(text, k=k)
+
+    def explain(self, text: str, note_id: str, method: str | None = None, k: int = DEFAULT_K) -> Explanation:
+        """Why `note_id` was (not) among the `k` best notes for `text` under `method`."""
+        return self.retriever(method).explain(text, note_id, k=k)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the memory to the folder `path` (a store folder: notes, manifest, ontology.md)."""
+        folder = self.store.save(path)
+        self.store.close()
+        return folder
+
+    @classmethod
+    def load(cls, path: str | Path, extractor: str | None = None, method: str = DEFAULT_METHOD) -> "Memory":
+        """A memory saved with `save`; new notes use `extractor` (default: the one recorded in the folder)."""
+        store = MemoryStore.load(path)
+        store.extractor = get_extractor(extractor or store.recorded_extractor or "offline")
+        return cls(method=method, store=store)

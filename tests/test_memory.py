@@ -1,0 +1,74 @@
+"""The public face: `import taggraph as tg`, `tg.Memory`, and the README's quick start run as written."""
+
+import contextlib
+import io
+import re
+from pathlib import Path
+
+import pytest
+
+import taggraph as tg
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+QUESTION = "what breed is my dog?"
+
+
+def quick_start() -> str:
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Quick start in Python"):]
+    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+
+
+def test_readme_quick_start_runs_and_puts_the_dog_note_first():
+    code = quick_start()
+    assert len(code.strip().splitlines()) <= 6  # the promise: a handful of lines
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, str(README), "exec"), {})
+    note_id, _, reason = out.getvalue().strip().partition(" - ")
+    assert note_id == "s1#0"  # "I adopted my dog Miso" is the second remembered interaction
+    assert reason.startswith("ranked 1 of 3 notes: BM25 over the query terms 'dog'")
+
+
+@pytest.fixture
+def memory():
+    m = tg.Memory()
+    m.remember("I started yoga in the morning to sleep better.", "Nice!", session="s1")
+    m.remember("I adopted my dog Miso, a Shiba Inu.", "Congratulations!", session="s2")
+    m.remember("Can you suggest a pasta recipe for dinner?", "Try carbonara.", session="s3")
+    return m
+
+
+def test_the_public_names():
+    assert {"Memory", "make_retriever", "get_extractor", "METHODS"} <= set(tg.__all__)
+    assert "AdaptiveGraph" in tg.METHODS and "AdaptiveGraph-noFileSeeding-noDiffusion" in tg.METHODS
+
+
+def test_fallbacks_are_said_in_words(memory):
+    reason = memory.explain(QUESTION, "s2#0", method="AdaptiveGraph").reason
+    assert "every query token was dropped as a stopword" in reason and "plain PageRank" in reason
+    assert "dropped as stopwords" in memory.explain(QUESTION, "s2#0", method="TagGraph-TFIDF").reason
+    assert memory.explain(QUESTION, "s2#0", method="TagGraph-Basic").reason.endswith("'dog' matches pet/dog")
+
+
+def test_remember_after_query_updates_every_index(memory):
+    for method in ("BM25", "TagGraph-Basic"):
+        assert memory.query("pasta", method=method, k=1)[0].note_id == "s3#0"  # indexes built now
+    memory.remember("My cat Tofu naps on the keyboard.", "Classic cat.", session="s4")
+    for method in ("BM25", "TagGraph-Basic"):
+        assert memory.query("what is my cat called?", method=method, k=1)[0].note_id == "s4#0", method
+
+
+def test_save_and_load_answer_identically(tmp_path, memory):
+    before = [(r.note_id, r.score) for r in memory.query(QUESTION, k=3)]
+    memory.save(tmp_path / "m")
+    loaded = tg.Memory.load(tmp_path / "m")
+    assert [(r.note_id, r.score) for r in loaded.query(QUESTION, k=3)] == before
+    assert loaded.store.extractor.name == "offline"
+    loaded.remember("My cat Tofu naps on the keyboard.", session="s4")  # a loaded memory keeps growing
+    assert len(loaded) == 4
+
+
+def test_unknown_method_is_a_config_error(memory):
+    with pytest.raises(tg.errors.ConfigError, match="unknown method"):
+        memory.query(QUESTION, method="Nope")
