@@ -22,7 +22,8 @@ install: $(STAMP)
 demo: install  ## run every method on the bundled demo data
 	$(VENV)/bin/taggraph bench --out runs/demo
 
-test: install  ## the whole test suite, notebooks included
+test: install  ## the layering contract, the whole test suite, notebooks included
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q tests
 	$(PY) -m pytest -q --nbmake notebooks
 

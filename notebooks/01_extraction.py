@@ -70,7 +70,7 @@ def _(mo):
 
 @app.cell
 def _(EXTRACTOR, case, interaction, turn):
-    from taggraph.experiments.bench import extractor_for
+    from taggraph.experiments.runner import extractor_for
     from taggraph.store import MemoryStore
 
     extractor = extractor_for(EXTRACTOR)
@@ -96,7 +96,7 @@ def _(mo):
 def _(EXTRACTOR, case, mo, turn):
     from dataclasses import replace
 
-    from taggraph.experiments.bench import build_store
+    from taggraph.experiments.runner import build_store
 
     after = build_store(replace(case, interactions=case.interactions[: turn.value + 1]), EXTRACTOR)
     note = after.notes[-1]

@@ -34,7 +34,7 @@ def _():
     import plotly.express as px
 
     from taggraph.datasets import load_dataset
-    from taggraph.experiments.bench import build_store
+    from taggraph.experiments.runner import build_store
     from taggraph.experiments.vocabulary import store_vocabulary, vocabulary_stats
     from taggraph.viz.ontology_view import near_duplicates, ontology_sunburst, top_tags
 

@@ -32,7 +32,7 @@ def _(mo):
 @app.cell
 def _():
     from taggraph.datasets import load_dataset
-    from taggraph.experiments.bench import build_store
+    from taggraph.experiments.runner import build_store
     from taggraph.viz.explain import available_methods, gold_notes, retrieve_all, top_table
     from taggraph.viz.graphview import graph_html
 

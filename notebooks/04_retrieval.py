@@ -31,7 +31,7 @@ def _(mo):
 @app.cell
 def _():
     from taggraph.datasets import load_dataset
-    from taggraph.experiments.bench import build_store
+    from taggraph.experiments.runner import build_store
     from taggraph.viz.explain import (available_methods, build_retrievers, explain_html, explain_table, gold_notes,
                                       rank_table, retrieve_all, top_table)
 

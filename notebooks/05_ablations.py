@@ -74,7 +74,7 @@ def _(mo):
 @app.cell
 def _(ablation):
     _rankings = next(iter(ablation.runs.values())).rankings
-    _rr = _rankings.pivot(index="question_id", columns="method", values="reciprocal_rank").dropna()
+    _rr = _rankings.pivot(index="question_id", columns="method", values="RR").dropna()
     _rr[_rr.nunique(axis=1) > 1].round(3)
     return
 

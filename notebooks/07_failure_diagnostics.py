@@ -21,7 +21,7 @@ def _(mo):
     # 07 · Failure diagnostics: are top-5 misses missing tags?
 
     Paper, section 5.5 and appendix J (Table 10). Pool: the questions some graph configuration
-    misses at recall@5. Unit: a gold note of a pooled question (on LongMemEval, a note holding a
+    misses at Success@5 (the paper's recall@5). Unit: a gold note of a pooled question (on LongMemEval, a note holding a
     `has_answer` turn). A **helpful tag** is a tag of the note that a query token matches,
     directly or through an ancestor, whatever the ranking. Categories: C1 no extractor supplies
     a helpful tag; C2 some do (needs several extractors); C3 all do but no configuration
@@ -36,7 +36,8 @@ def _():
 
     from taggraph.datasets import load_dataset
     from taggraph.datasets.detect import detect_format
-    from taggraph.experiments.bench import build_store, run_bench
+    from taggraph.experiments.bench import run_bench
+    from taggraph.experiments.runner import build_store
     from taggraph.experiments.diagnostics import (GRAPH_METHODS, failure_diagnostics, longmemeval_evidence_notes,
                                                   pool_case_ids)
     from taggraph.viz.explain import available_methods, explain_html, explain_misses
@@ -120,7 +121,7 @@ def _(diagnostics, mo):
 def _(GRAPH_METHODS, available_methods, cases, explain_html, mo, stores, unit):
     (mo.iframe(explain_html(stores[unit.value[0]], cases[unit.value[0]].question, unit.value[1],
                             available_methods(["BM25", *GRAPH_METHODS])), height="900px")
-     if unit.value else mo.md("No graph configuration missed a gold note at recall@5."))
+     if unit.value else mo.md("No graph configuration missed a gold note at Success@5 (the paper's recall@5)."))
     return
 
 

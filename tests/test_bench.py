@@ -24,3 +24,15 @@ def test_summary_is_mean_over_judged_questions():
     assert res.summary.loc[0, "MRR"] == judged.RR.mean()
     assert res.rankings[res.rankings.abstention].RR.isna().all()
     assert res.config["n_abstention"] == 1
+
+
+def test_shared_memories_rank_as_memories_built_per_question():
+    from pathlib import Path
+    fixtures = Path(__file__).parent / "fixtures"
+    cases = load_dataset(fixtures / "locomo" / "locomo_tiny.json") + load_dataset(fixtures / "atant" / "core")
+    methods = ["BM25", "TagGraph-TFIDF", "AdaptiveGraph"]
+    shared = run_bench(cases, methods, extractor="offline")
+    alone = run_bench(cases, methods, extractor="offline", share_memories=False)
+    assert shared.config["n_memories"] < alone.config["n_memories"] == len(cases)
+    cols = ["question_id", "method", "ranked_note_ids", "ranked_session_ids", "RR"]
+    pd.testing.assert_frame_equal(shared.rankings[cols], alone.rankings[cols])

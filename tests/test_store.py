@@ -109,3 +109,58 @@ def test_default_note_ids_count_turns_per_session():
     for _ in range(3):
         store.remember(Interaction("sess", "u", "a"))
     assert [n.note_id for n in store] == ["sess#0", "sess#1", "sess#2"]
+
+
+def test_a_new_note_appends_one_journal_line_and_leaves_the_manifest(tmp_path):
+    store = make_store(HAND_ROWS[:2])
+    store.save(tmp_path / "c")
+    manifest = (tmp_path / "c" / "manifest.json").read_bytes()
+    for i in range(3):
+        store.remember(Interaction("s9", f"hello {i}", "hi"))
+    assert (tmp_path / "c" / "manifest.json").read_bytes() == manifest  # O(1) per note: not rewritten
+    journal = (tmp_path / "c" / "manifest.journal").read_text().splitlines()
+    assert [json.loads(line)["note_id"] for line in journal] == ["s9#0", "s9#1", "s9#2"]
+    store.close()
+    assert not (tmp_path / "c" / "manifest.journal").exists()
+    assert [n["note_id"] for n in json.loads((tmp_path / "c" / "manifest.json").read_text())["notes"]][-1] == "s9#2"
+
+
+def test_a_crash_keeps_every_journaled_note_and_drops_a_torn_line(tmp_path):
+    store = make_store(HAND_ROWS[:2])
+    store.save(tmp_path / "c")
+    store.remember(Interaction("s9", "kept", "hi"))
+    store._journal.write('{"note_id": "s9#1", "fi')  # the process dies mid-line: no close, no flush
+    store._journal.flush()
+    loaded = MemoryStore.load(tmp_path / "c")
+    assert [n.note_id for n in loaded][-1] == "s9#0" and len(loaded) == 3
+
+
+def test_files_follow_the_umask_and_leftovers_are_removed(tmp_path):
+    import os
+    old = os.umask(0o022)
+    try:
+        (tmp_path / "c").mkdir()
+        (tmp_path / "c" / ".ontology.md.abc.tmp").write_text("half")  # left by a killed writer
+        store = make_store(HAND_ROWS[:2])
+        store.save(tmp_path / "c")
+        store.close()
+    finally:
+        os.umask(old)
+    assert not list((tmp_path / "c").rglob("*.tmp"))
+    for f in ["manifest.json", "ontology.md", *(f"notes/{p.name}" for p in (tmp_path / "c" / "notes").iterdir())]:
+        assert (tmp_path / "c" / f).stat().st_mode & 0o777 == 0o644, f
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda m: m.update(format=99), "field 'format' is 99"),
+    (lambda m: m["notes"][0].update(note_id=7), "'note_id' and 'file' must be strings"),
+])
+def test_manifest_fields_are_checked(tmp_path, hand_store, change, message):
+    hand_store.save(tmp_path / "s")
+    hand_store.close()
+    m = tmp_path / "s" / "manifest.json"
+    data = json.loads(m.read_text())
+    change(data)
+    m.write_text(json.dumps(data))
+    with pytest.raises(StoreError, match=message):
+        MemoryStore.load(tmp_path / "s")

@@ -93,8 +93,8 @@ def key_values(pairs: list[str], option: str = "--option") -> dict:
 def method_params(pairs: list[str], embedder: str | None = None) -> dict[str, dict]:
     """`--param AdaptiveGraph.iterations=0` pairs as {method: {key: value}}; `embedder` goes to
     every dense method unless a --param names that method's embedder. Unknown methods fail here."""
-    from taggraph.retrieval import DENSE_METHODS, check_methods
     from taggraph.retrieval.embeddings import get_embedder
+    from taggraph.retrieval.registry import DENSE_METHODS, check_params
     out: dict[str, dict] = {}
     if embedder:
         get_embedder(embedder)  # an unknown name fails here, before any case runs
@@ -104,8 +104,9 @@ def method_params(pairs: list[str], embedder: str | None = None) -> dict[str, di
         method, dot, key = target.partition(".")
         if not dot or not key or "=" not in pair:
             raise ConfigError(f"--param expects METHOD.KEY=VALUE, got {pair!r}")
-        check_methods([method])
         out.setdefault(method, {})[key] = parse_value(value)
+    for method, params in out.items():
+        check_params(method, params)
     return out
 
 

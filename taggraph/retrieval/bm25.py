@@ -22,8 +22,10 @@ from taggraph.text import query_tokens
 class BM25(Retriever):
     name = "BM25"
 
-    def __init__(self, store, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25) -> None:
+    def __init__(self, store, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25, name: str | None = None) -> None:
         self.terms = term_index(store)
+        if name:
+            self.name = name
         self._idf_cache: tuple[int, float] | None = None  # (n_docs, average idf)
         super().__init__(store, k1=k1, b=b, epsilon=epsilon)
 

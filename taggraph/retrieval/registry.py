@@ -7,58 +7,65 @@ Method names are validated here and nowhere else (`check_methods`).
 
 from __future__ import annotations
 
+import importlib
+import inspect
 from collections.abc import Iterable
-from typing import Any, Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 from taggraph.errors import ConfigError
 from taggraph.retrieval.base import Retriever
 from taggraph.store import MemoryStore
 
 
-def _bm25(store, **kw):
-    from taggraph.retrieval.bm25 import BM25
-    return BM25(store, **kw)
+@dataclass(frozen=True)
+class Entry:
+    """A registered method: its class (``module:Class``, imported on first use) and fixed settings."""
+
+    target: str
+    defaults: dict[str, Any] = field(default_factory=dict)
+
+    def cls(self) -> type[Retriever]:
+        module, _, name = self.target.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+    def __call__(self, store: MemoryStore, name: str, **params: Any) -> Retriever:
+        return self.cls()(store, name=name, **{**self.defaults, **params})
 
 
-def _taggraph(name: str, **defaults):
-    def build(store, **kw):
-        from taggraph.retrieval.taggraph import TagGraph
-        return TagGraph(store, name=name, **{**defaults, **kw})
-    return build
+def _bm25(**defaults) -> Entry:
+    return Entry("taggraph.retrieval.bm25:BM25", defaults)
 
 
-def _adaptive(name: str, **defaults):
-    def build(store, **kw):
-        from taggraph.retrieval.adaptive import AdaptiveGraph
-        return AdaptiveGraph(store, name=name, **{**defaults, **kw})
-    return build
+def _taggraph(**defaults) -> Entry:
+    return Entry("taggraph.retrieval.taggraph:TagGraph", defaults)
 
 
-def _openclaw(name: str, **defaults):
-    def build(store, **kw):
-        from taggraph.retrieval.openclaw import OpenClaw
-        return OpenClaw(store, name=name, **{**defaults, **kw})
-    return build
+def _adaptive(**defaults) -> Entry:
+    return Entry("taggraph.retrieval.adaptive:AdaptiveGraph", defaults)
+
+
+def _openclaw(**defaults) -> Entry:
+    return Entry("taggraph.retrieval.openclaw:OpenClaw", defaults)
 
 
 # The dense + keyword hybrids with their registered parameters: the methods that take `embedder`.
 DENSE_METHODS: dict[str, dict[str, Any]] = {"OpenClaw": {"source": "raw"}, "OC-notes": {"source": "notes"}}
-METHODS: dict[str, Callable[..., Retriever]] = {
-    "BM25": _bm25,
-    "TagGraph-Basic": _taggraph("TagGraph-Basic"),
-    "TagGraph-Stopwords": _taggraph("TagGraph-Stopwords", stopwords=True),
-    "TagGraph-TFIDF": _taggraph("TagGraph-TFIDF", stopwords=True, tfidf=True),
-    "AdaptiveGraph": _adaptive("AdaptiveGraph"),
-    **{name: _openclaw(name, **params) for name, params in DENSE_METHODS.items()},
+METHODS: dict[str, Entry] = {
+    "BM25": _bm25(),
+    "TagGraph-Basic": _taggraph(),
+    "TagGraph-Stopwords": _taggraph(stopwords=True),
+    "TagGraph-TFIDF": _taggraph(stopwords=True, tfidf=True),
+    "AdaptiveGraph": _adaptive(),
+    **{name: _openclaw(**params) for name, params in DENSE_METHODS.items()},
 }
 # Ablation variants of AdaptiveGraph (paper, appendix F): one component removed each, and the
 # pair the distractor sweep needs (section 6.1: diffusion's value without file seeding).
-ABLATIONS: dict[str, Callable[..., Retriever]] = {
-    "AdaptiveGraph-noDiffusion": _adaptive("AdaptiveGraph-noDiffusion", iterations=0),
-    "AdaptiveGraph-noChronological": _adaptive("AdaptiveGraph-noChronological", chronological=False),
-    "AdaptiveGraph-noFileSeeding": _adaptive("AdaptiveGraph-noFileSeeding", file_seeding=False),
-    "AdaptiveGraph-noFileSeeding-noDiffusion": _adaptive("AdaptiveGraph-noFileSeeding-noDiffusion",
-                                                         file_seeding=False, iterations=0),
+ABLATIONS: dict[str, Entry] = {
+    "AdaptiveGraph-noDiffusion": _adaptive(iterations=0),
+    "AdaptiveGraph-noChronological": _adaptive(chronological=False),
+    "AdaptiveGraph-noFileSeeding": _adaptive(file_seeding=False),
+    "AdaptiveGraph-noFileSeeding-noDiffusion": _adaptive(file_seeding=False, iterations=0),
 }
 PAPER_METHODS = list(METHODS)
 ALL_METHODS = {**METHODS, **ABLATIONS}
@@ -75,12 +82,31 @@ def check_methods(names: Iterable[str]) -> list[str]:
     return names
 
 
+def check_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
+    """`params` if method `name` takes each of them with a value of its default's type; ConfigError otherwise.
+
+    Only command-line kinds of values (bool, int, float, str) are checked; a default of None
+    accepts anything; an int is accepted where the default is a float.
+    """
+    check_methods([name])
+    signature = inspect.signature(ALL_METHODS[name].cls().__init__)
+    allowed = {k: p.default for k, p in signature.parameters.items() if k not in ("self", "store", "name")}
+    for key, value in params.items():
+        if key not in allowed:
+            raise ConfigError(f"method {name!r} has no parameter {key!r}; its parameters: {', '.join(allowed)}")
+        default = allowed[key]
+        if default is inspect.Parameter.empty or default is None or value is None \
+                or not isinstance(value, (bool, int, float, str)):  # objects (an Embedder) are the caller's
+            continue
+        ok = isinstance(value, type(default)) if isinstance(default, (bool, str)) else \
+            isinstance(value, (int, float)) and not isinstance(value, bool) and \
+            (isinstance(default, float) or isinstance(value, int))
+        if not ok:
+            raise ConfigError(f"method {name!r}: parameter {key!r} must be {type(default).__name__} "
+                              f"like its default {default!r}, got {value!r}")
+    return params
+
+
 def make_retriever(name: str, store: MemoryStore, **params: Any) -> Retriever:
     """The registered method `name` over `store`; `params` override its registered settings."""
-    check_methods([name])
-    try:
-        return ALL_METHODS[name](store, **params)
-    except TypeError as exc:  # an unknown keyword: name it with the method
-        if "unexpected keyword" not in str(exc):
-            raise
-        raise ConfigError(f"method {name!r}: {exc}") from None
+    return ALL_METHODS[name](store, name, **check_params(name, params))
