@@ -25,19 +25,19 @@ import pandas as pd
 from taggraph.datasets import Case, load_dataset
 from taggraph.errors import ConfigError
 from taggraph.notes import Note
-from taggraph.retrieval import DEFAULT_DEPTH, PAPER_METHODS, Explanation, Result, Retriever, make_retriever
+from taggraph.retrieval import (DEFAULT_DEPTH, DENSE_METHODS, PAPER_METHODS, Explanation, Result, Retriever,
+                                make_retriever)
 from taggraph.atomic import atomic_write
 from taggraph.store import MemoryStore
 
-DENSE_METHODS = {"OpenClaw", "OC-notes"}  # need sentence-transformers (pip install "taggraph[dense]")
 _KIND_COLOUR = {"concept": "#4c78a8", "topic": "#f58518", "file": "#2a8f87"}
 
 Methods = Sequence[str] | Mapping[str, Retriever]
 
 
 def available_methods(names: Sequence[str] | None = None) -> list[str]:
-    """`names` (default: the paper's methods) without the dense ones when sentence-transformers
-    is not installed; prints which were skipped."""
+    """`names` (default: the paper's methods) without the dense ones (they need sentence-transformers,
+    pip install "taggraph[dense]") when it is not installed; prints which were skipped."""
     names = list(names or PAPER_METHODS)
     if importlib.util.find_spec("sentence_transformers") is not None:
         return names
