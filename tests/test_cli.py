@@ -185,3 +185,9 @@ def test_method_params_are_typed_before_any_case_runs():
     assert res.exit_code == 2 and "parameter 'k1' must be float" in res.output
     res = runner.invoke(app, ["bench", "--param", "AdaptiveGraph.chronological=3"])
     assert res.exit_code == 2 and "must be bool" in res.output
+
+
+def test_a_missing_prompt_file_is_one_line(tmp_path):
+    res = runner.invoke(app, ["extract", "--out", str(tmp_path / "s"), "--extractor", "ollama:m", "--limit", "1",
+                              "--prompt", str(tmp_path / "nope.txt")])
+    assert res.exit_code == 2 and "nope.txt" in res.output and "Traceback" not in res.output

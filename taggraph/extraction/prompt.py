@@ -108,11 +108,14 @@ PROMPT_VERSION = version_of(TEMPLATE)
 def load_prompt(path: str | Path | None = None) -> Prompt:
     """The built-in template, or the UTF-8 file at `path` with the hash of its text as version.
 
-    Raises ValueError naming the file when a placeholder is missing.
+    Raises ConfigError naming the file when it cannot be read or a placeholder is missing.
     """
     if path is None:
         return Prompt(TEMPLATE, PROMPT_VERSION)
-    text = Path(path).read_text(encoding="utf-8")
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"prompt file {path}: cannot be read: {exc}") from None
     missing = [p for p in PLACEHOLDERS if p not in text]
     if missing:
         raise ConfigError(f"prompt file {path}: missing placeholder(s) {', '.join(missing)}; "
