@@ -6,8 +6,9 @@ sessions (non-gold sessions of the case's own haystack) are added, for each n in
 ids with ``random.Random(f"{seed}:{case_id}")`` and taking the first n, so samples
 are deterministic and nested (the 3 of n=3 are among the 8 of n=8); n larger than
 the haystack takes every distractor. Notes keep their haystack (chronological) order.
-Tags are extracted once per case over the full haystack and the same notes are
-reused for every n: only the set of memories changes, not their extraction.
+Tags are extracted once per history over the full haystack and the same notes are
+reused for every n: only the set of memories changes, not their extraction. Cases that
+share a history (ATANT, LoCoMo) share that one extraction (`runner.group_by_history`).
 
 Diffusion's contribution at each n is MRR(with PPR iterations) - MRR(iterations=0),
 with file seeding (AdaptiveGraph vs -noDiffusion) and without it (-noFileSeeding vs
@@ -27,7 +28,7 @@ import plotly.express as px
 
 from taggraph.datasets import Case
 from taggraph.evaluation.metrics import score_rankings, summarize
-from taggraph.experiments.runner import MemoryRun, build_store, extractor_for, parallel_map
+from taggraph.experiments.runner import MemoryRun, build_store, extractor_for, group_by_history, parallel_map
 from taggraph.retrieval import DEFAULT_DEPTH, check_methods
 from taggraph.store import MemoryStore
 
@@ -54,18 +55,23 @@ def distractor_order(case: Case, seed: int) -> list[str]:
     return order
 
 
-def _distractor_case(case, counts, seed, extractor, methods, depth, method_params):
-    store = build_store(case, extractor)
-    order = distractor_order(case, seed)
-    gold = set(case.gold_session_ids)
-    return [row for n in counts
-            for row in MemoryRun(substore(store, gold | set(order[:n])), methods, method_params)
-            .ask(case, depth, distractors=n)]
+def _distractor_memory(cases, counts, seed, extractor, methods, depth, method_params):
+    """One history's store, built once; each case asked over its gold plus n distractors."""
+    store = build_store(cases[0], extractor)
+    rows = []
+    for case in cases:
+        order = distractor_order(case, seed)
+        gold = set(case.gold_session_ids)
+        for n in counts:
+            rows += MemoryRun(substore(store, gold | set(order[:n])), methods, method_params) \
+                .ask(case, depth, distractors=n)
+    return rows
 
 
-def _depth_case(case, depths, extractor, methods, method_params):
-    run = MemoryRun(build_store(case, extractor), methods, method_params)
-    return [row for d in depths for row in run.ask(case, d, depth=d)]
+def _depth_memory(cases, depths, extractor, methods, method_params):
+    """One history's store and indexes, built once; each case asked at every depth."""
+    run = MemoryRun(build_store(cases[0], extractor), methods, method_params)
+    return [row for case in cases for d in depths for row in run.ask(case, d, depth=d)]
 
 
 @dataclass
@@ -108,7 +114,7 @@ def distractor_sweep(cases: Sequence[Case], counts: Sequence[int] = DISTRACTOR_C
     methods = check_methods(methods)
     config = _config("distractor_sweep", methods, extractor, workers, backend, cases, method_params,
                      counts=list(counts), seed=seed, depth=depth)
-    rows = parallel_map(_distractor_case, list(cases), list(counts), seed, extractor, methods, depth,
+    rows = parallel_map(_distractor_memory, group_by_history(cases), list(counts), seed, extractor, methods, depth,
                         method_params, workers=workers, backend=backend)
     scored = score_rankings(pd.DataFrame([r for rs in rows for r in rs]))
     summary = _summarize(scored, "distractors", methods)
@@ -122,7 +128,7 @@ def depth_sweep(cases: Sequence[Case], method: str | Sequence[str] = "TagGraph-T
     """MRR and Success@5 of `method` at each retrieval depth (sessions de-duplicated within the depth)."""
     methods = check_methods([method] if isinstance(method, str) else method)
     config = _config("depth_sweep", methods, extractor, workers, backend, cases, method_params, depths=list(depths))
-    rows = parallel_map(_depth_case, list(cases), list(depths), extractor, methods, method_params,
+    rows = parallel_map(_depth_memory, group_by_history(cases), list(depths), extractor, methods, method_params,
                         workers=workers, backend=backend)
     scored = score_rankings(pd.DataFrame([r for rs in rows for r in rs]))
     return SweepResult(scored, _summarize(scored, "depth", methods), config)
