@@ -16,13 +16,15 @@ def result():
 
 
 def test_table_shape_and_deltas(result):
-    assert list(result.table.columns) == ["dataset", "n", "full", "-Diffusion", "-Chronological", "-File seeding"]
+    assert list(result.table.columns) == ["dataset", "method", "n", "full", "-Diffusion", "-Diffusion p", "-Chronological",
+                                          "-Chronological p", "-File seeding", "-File seeding p"]
     assert list(result.table["dataset"]) == ["demo", "atant"]
     for _, row in result.table.iterrows():
         mrr = result.summary[result.summary["dataset"] == row["dataset"]].set_index("method")["MRR"]
         assert row["full"] == pytest.approx(mrr[FULL])
         for method, column in ABLATION_COLUMNS.items():
             assert row[column] == pytest.approx(mrr[method] - mrr[FULL])
+            assert 0 < row[f"{column} p"] <= 1 and (row[column] != 0 or row[f"{column} p"] == 1.0)
 
 
 def test_question_counts_exclude_unjudged(result):
@@ -41,3 +43,11 @@ def test_file_seeding_is_the_only_route_without_tags(result):
 def test_single_list_is_one_dataset():
     res = component_ablation(load_dataset(DEMO_DATA, limit=2), extractor="none", dataset="LongMemEval-S")
     assert res.table["dataset"].tolist() == ["LongMemEval-S"] and set(res.runs) == {"LongMemEval-S"}
+
+
+def test_ablations_of_a_method_come_from_the_registry():
+    from taggraph.experiments.ablation import ablation_columns
+    from taggraph.retrieval.registry import ablations_of
+    assert ablations_of("AdaptiveGraph") == ["AdaptiveGraph-noDiffusion", "AdaptiveGraph-noChronological",
+                                             "AdaptiveGraph-noFileSeeding"]  # not the two-component pair
+    assert ablation_columns("BM25") == {}

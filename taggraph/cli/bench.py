@@ -42,9 +42,11 @@ def bench(
     param: list[str] = typer.Option([], help="Method parameter METHOD.KEY=VALUE, e.g. AdaptiveGraph.iterations=0."),
     embedder: Optional[str] = typer.Option(None, help="Embedder of OpenClaw and OC-notes: minilm (default) | "
                                                       "minilm-static (fast) | ollama:MODEL."),
+    baseline: str = typer.Option("BM25", help="Compare every method's MRR to this one, paired per question "
+                                              "(randomization test); 'none' to skip."),
 ) -> None:
     """Run retrieval methods over a dataset; print MRR and the other metrics, write a run folder."""
-    from taggraph.experiments.bench import add_benchmark_metrics, run_bench
+    from taggraph.experiments.bench import add_benchmark_metrics, add_significance, run_bench
     from taggraph.experiments.dask_backend import scale_out
     from taggraph.experiments.runs import check_run_folder
 
@@ -58,6 +60,7 @@ def bench(
         result = run_bench(cases, names_, extractor=extractor, depth=depth, workers=workers,
                            method_params=params, backend=backend)
     add_benchmark_metrics(result, cases)
+    add_significance(result, None if baseline.lower() == "none" else baseline)
     save_with_reports(result, folder, data, force)
     typer.echo(result.summary.round(3).to_string(index=False))
     typer.echo(f"\nrun folder: {folder}")
@@ -125,22 +128,25 @@ def score(
                                                    "{\"question_id\": ..., \"ranked_session_ids\": [...]}."),
     data: Path = typer.Option(DEFAULT_DATA, help=DATA_HELP),
     fmt: Optional[str] = typer.Option(None, "--format", help="longmemeval | locomo | atant (default: detect)."),
-    baseline: Optional[str] = typer.Option(None, help="Also run these taggraph methods (comma-separated) beside "
-                                                      "the external runs."),
+    methods: Optional[str] = typer.Option(None, help="Also run these taggraph methods (comma-separated) beside "
+                                                     "the external runs."),
+    baseline: Optional[str] = typer.Option(None, help="Compare every run's MRR to this method or run, paired "
+                                                      "per question (randomization test)."),
     out: Optional[Path] = typer.Option(None, help="Run folder; default runs/<time>-score."),
     force: bool = typer.Option(False, help="Replace an existing, non-empty run folder."),
     depth: int = typer.Option(40, help="Retrieval depth: sessions are de-duplicated through this many ranks."),
-    extractor: str = typer.Option("offline", help="Extractor of the --baseline methods."),
+    extractor: str = typer.Option("offline", help="Extractor of the --methods."),
 ) -> None:
     """Score another system's rankings with exactly bench's metrics and protocol, in the same report."""
-    from taggraph.experiments.bench import add_benchmark_metrics, run_bench, score_external
+    from taggraph.experiments.bench import add_benchmark_metrics, add_significance, run_bench, score_external
     from taggraph.experiments.runs import check_run_folder
 
     folder = check_run_folder(out or default_out(data, "score"), force)
     cases = load_cases(data, fmt)
-    base = run_bench(cases, methods_option(baseline), extractor=extractor, depth=depth) if baseline else None
+    base = run_bench(cases, methods_option(methods), extractor=extractor, depth=depth) if methods else None
     result = score_external(runfile, cases, depth, base)
     add_benchmark_metrics(result, cases)
+    add_significance(result, baseline)
     save_with_reports(result, folder, data, force)
     typer.echo(result.summary.round(3).to_string(index=False))
     typer.echo(f"\nrun folder: {folder}")

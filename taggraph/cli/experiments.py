@@ -14,7 +14,7 @@ from typing import Optional
 import pandas as pd
 import typer
 
-from taggraph.cli.app import DEFAULT_DATA, command, names, positive
+from taggraph.cli.app import DEFAULT_DATA, command, methods_option, names, positive
 from taggraph.cli.bench import default_out
 from taggraph.experiments.dask_backend import scale_out
 
@@ -47,16 +47,22 @@ def _save(command_name: str, out: Optional[Path], force: bool, tables: dict[str,
 
 @command("ablation")
 def ablation(data: list[Path] = DATAS, limit: Optional[int] = LIMIT, extractor: str = EXTRACTORS,
-             out: Optional[Path] = OUT, force: bool = FORCE, workers: int = WORKERS, scheduler: Optional[str] = SCHEDULER) -> None:
-    """AdaptiveGraph component ablation: MRR change from removing each component (paper Table 3)."""
-    from taggraph.experiments.ablation import component_ablation
+             out: Optional[Path] = OUT, force: bool = FORCE, workers: int = WORKERS,
+             scheduler: Optional[str] = SCHEDULER,
+             method: str = typer.Option("AdaptiveGraph", help="The method whose registered ablations "
+                                                              "(<method>-no<Part>) to run.")) -> None:
+    """Component ablation: MRR change from removing each component, with its p-value (paper Table 3)."""
+    from taggraph.experiments.ablation import ablation_columns, component_ablation
+    from taggraph.errors import ConfigError
+    if not ablation_columns(methods_option(method)[0]):
+        raise ConfigError(f"method {method!r} has no registered ablations")
     loaded = [_load(p, limit) for p in data]
     ctx, workers, backend = scale_out(workers, scheduler)
     tables, summaries, rankings, configs = [], [], [], {}
     with ctx:
         for e in names(extractor):
             res = component_ablation({name: cases for name, cases, _ in loaded}, e, workers=workers,
-                                     backend=backend)
+                                     backend=backend, method=method)
             tables.append(res.table.assign(extractor=e))
             summaries.append(res.summary.assign(extractor=e))
             rankings += [r.rankings.assign(dataset=d, extractor=e) for d, r in res.runs.items()]

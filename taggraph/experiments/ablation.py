@@ -1,12 +1,15 @@
-"""AdaptiveGraph component ablation (paper, section 5.1 and appendix F, Table 3).
+"""Component ablation (paper, section 5.1 and appendix F, Table 3), for any method with ablations.
 
-Each ablation removes one component with the graph and query seeds fixed:
--Diffusion (PPR iterations = 0: ranks by the teleport vector), -Chronological
-(no file-to-file time edges), -File seeding (no TF-IDF mass on file nodes).
-A table cell is MRR(ablation) - MRR(AdaptiveGraph) over the same questions:
-negative means the component was contributing. MRR is the session-level mean
-reciprocal rank of `run_bench` over questions with gold sessions (abstention
-and, on ATANT, questions no note strictly matches are left out).
+AdaptiveGraph's (the paper's): each ablation removes one component with the graph
+and query seeds fixed: -Diffusion (PPR iterations = 0: ranks by the teleport
+vector), -Chronological (no file-to-file time edges), -File seeding (no TF-IDF mass
+on file nodes). Another method's ablations are its registry entries named
+``<method>-no<Part>`` (one component off each; `retrieval.registry.ablations_of`).
+A table cell is MRR(ablation) - MRR(full) over the same questions: negative means
+the component was contributing; beside it, ``<cell> p`` is the paired randomization
+test's p-value over those questions (`evaluation.significance`). MRR is the
+session-level mean reciprocal rank of `run_bench` over questions with gold
+sessions (abstention and, on ATANT, questions no note strictly matches are left out).
 """
 
 from __future__ import annotations
@@ -18,12 +21,21 @@ from typing import Any
 import pandas as pd
 
 from taggraph.datasets import Case
+from taggraph.evaluation.significance import compare
 from taggraph.experiments.bench import BenchResult, run_bench
 from taggraph.retrieval import DEFAULT_DEPTH
+from taggraph.retrieval.registry import ablations_of
 
 FULL = "AdaptiveGraph"
 ABLATION_COLUMNS = {"AdaptiveGraph-noDiffusion": "-Diffusion", "AdaptiveGraph-noChronological": "-Chronological",
                     "AdaptiveGraph-noFileSeeding": "-File seeding"}
+
+
+def ablation_columns(method: str = FULL) -> dict[str, str]:
+    """Ablation method -> its table column: the paper's names for AdaptiveGraph, else "-<Part>"."""
+    if method == FULL:
+        return dict(ABLATION_COLUMNS)
+    return {name: "-" + name[len(method) + 3:] for name in ablations_of(method)}
 
 
 @dataclass
@@ -36,21 +48,26 @@ class AblationResult:
 
 def component_ablation(cases: Sequence[Case] | Mapping[str, Sequence[Case]], extractor: str = "offline",
                        dataset: str = "data", depth: int = DEFAULT_DEPTH, workers: int = 1,
-                       backend: str = "loky") -> AblationResult:
-    """Run AdaptiveGraph and its three ablations per dataset (`cases` as {name: cases}, or one list named `dataset`)."""
+                       backend: str = "loky", method: str = FULL) -> AblationResult:
+    """Run `method` and its ablations per dataset (`cases` as {name: cases}, or one list named `dataset`)."""
     by_dataset = dict(cases) if isinstance(cases, Mapping) else {dataset: cases}
-    methods = [FULL, *ABLATION_COLUMNS]
+    columns = ablation_columns(method)
+    methods = [method, *columns]
     runs, rows, summaries = {}, [], []
     for name, items in by_dataset.items():
         run = run_bench(list(items), methods, extractor=extractor, depth=depth, workers=workers, backend=backend)
         runs[name] = run
         mrr = run.summary.set_index("method")["MRR"]
-        rows.append({"dataset": name, "n": int(run.summary["n"].iloc[0]), "full": mrr[FULL],
-                     **{col: mrr[m] - mrr[FULL] for m, col in ABLATION_COLUMNS.items()}})
+        tests = compare(run.rankings, method).set_index("method")
+        row = {"dataset": name, "method": method, "n": int(run.summary["n"].iloc[0]), "full": mrr[method]}
+        for m, col in columns.items():
+            row[col] = mrr[m] - mrr[method]
+            row[f"{col} p"] = tests["p_value"].get(m, float("nan"))
+        rows.append(row)
         summaries.append(run.summary.assign(dataset=name))
     summary = pd.concat(summaries, ignore_index=True)
     summary = summary[["dataset", *[c for c in summary.columns if c != "dataset"]]]
-    config = {"experiment": "component_ablation", "datasets": list(by_dataset), "extractor": extractor,
+    config = {"experiment": "component_ablation", "method": method, "datasets": list(by_dataset), "extractor": extractor,
               "depth": depth, "workers": workers, "backend": backend,
               "methods": next(iter(runs.values())).config["methods"] if runs else {}}
     return AblationResult(pd.DataFrame(rows), summary, runs, config)

@@ -20,6 +20,7 @@ from taggraph.datasets.locomo import LocomoCase
 from taggraph.evaluation.benchmarks import atant_metrics, locomo_metrics
 from taggraph.evaluation.metrics import per_type, score_rankings, summarize
 from taggraph.evaluation.score import external_rankings
+from taggraph.evaluation.significance import compare
 from taggraph.experiments.runner import (MemoryRun, build_store, extractor_for, group_by_history, parallel_map,
                                          store_stats)
 from taggraph.retrieval import DEFAULT_DEPTH, PAPER_METHODS, check_methods
@@ -95,6 +96,21 @@ def score_external(paths: list, cases: list[Case], depth: int = DEFAULT_DEPTH,
     return BenchResult(scored, summarize(scored, order=methods), per_type(scored),
                        base.timings if base is not None else pd.DataFrame(),
                        base.stores if base is not None else pd.DataFrame(), config)
+
+
+def add_significance(result: BenchResult, baseline: str | None) -> BenchResult:
+    """Each method's MRR against `baseline`'s, paired per question (`evaluation.significance.compare`):
+    the table goes to ``result.extra["significance"]``; the summary gains ``ΔMRR``, ``p`` and ``sig``
+    ("*": p < 0.05) columns. No-op without a baseline or when it did not run."""
+    if not baseline or baseline not in set(result.summary["method"]):
+        return result
+    table = compare(result.rankings, baseline)
+    result.extra["significance"] = table
+    cols = table.set_index("method")[["diff", "p_value", "sig"]].rename(
+        columns={"diff": f"ΔMRR vs {baseline}", "p_value": "p", "sig": "sig"})
+    result.summary = result.summary.merge(cols, left_on="method", right_index=True, how="left")
+    result.config["baseline"] = baseline
+    return result
 
 
 def add_benchmark_metrics(result: BenchResult, cases: list[Case]) -> BenchResult:

@@ -28,6 +28,7 @@ import plotly.express as px
 
 from taggraph.datasets import Case
 from taggraph.evaluation.metrics import score_rankings, summarize
+from taggraph.evaluation.significance import compare
 from taggraph.experiments.runner import MemoryRun, build_store, extractor_for, group_by_history, parallel_map
 from taggraph.retrieval import DEFAULT_DEPTH, check_methods
 from taggraph.store import MemoryStore
@@ -96,14 +97,24 @@ def _config(experiment: str, methods, extractor, workers, backend, cases, method
             "workers": workers, "backend": backend, "n_cases": len(cases), **kw}
 
 
-def diffusion_contribution(summary: pd.DataFrame) -> pd.DataFrame:
-    """Per distractor count: MRR gain from diffusion with and without file seeding (NaN if a run is missing)."""
+def diffusion_contribution(summary: pd.DataFrame, scored: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per distractor count: MRR gain from diffusion with and without file seeding (NaN if a run is
+    missing), and, given the `scored` rankings, each gain's paired randomization p-value."""
     mrr = summary.pivot(index="distractors", columns="method", values="MRR")
     mrr = mrr.reindex(columns=list(SWEEP_METHODS))
-    return pd.DataFrame({
+    out = pd.DataFrame({
         "diffusion_with_seeding": mrr["AdaptiveGraph"] - mrr["AdaptiveGraph-noDiffusion"],
         "diffusion_without_seeding": mrr["AdaptiveGraph-noFileSeeding"] - mrr["AdaptiveGraph-noFileSeeding-noDiffusion"],
     }).reset_index()
+    if scored is None:
+        return out
+    for column, (full, ablated) in {"with_seeding": ("AdaptiveGraph", "AdaptiveGraph-noDiffusion"),
+                                    "without_seeding": ("AdaptiveGraph-noFileSeeding",
+                                                        "AdaptiveGraph-noFileSeeding-noDiffusion")}.items():
+        pair = scored[scored["method"].isin([full, ablated])]
+        tests = compare(pair, ablated, by=["distractors"]).set_index("distractors")["p_value"]
+        out[f"p_{column}"] = out["distractors"].map(tests)
+    return out
 
 
 def distractor_sweep(cases: Sequence[Case], counts: Sequence[int] = DISTRACTOR_COUNTS, seed: int = 0,
@@ -118,7 +129,7 @@ def distractor_sweep(cases: Sequence[Case], counts: Sequence[int] = DISTRACTOR_C
                         method_params, workers=workers, backend=backend)
     scored = score_rankings(pd.DataFrame([r for rs in rows for r in rs]))
     summary = _summarize(scored, "distractors", methods)
-    return SweepResult(scored, summary, config, diffusion_contribution(summary))
+    return SweepResult(scored, summary, config, diffusion_contribution(summary, scored))
 
 
 def depth_sweep(cases: Sequence[Case], method: str | Sequence[str] = "TagGraph-TFIDF",
@@ -143,7 +154,8 @@ def plot_distractor_sweep(summary: pd.DataFrame):
 
 def plot_diffusion_contribution(contribution: pd.DataFrame):
     """Plotly figure: diffusion's MRR contribution with and without file seeding."""
-    long = contribution.melt(id_vars="distractors", var_name="setting", value_name="MRR gain")
+    long = contribution.melt(id_vars="distractors", value_vars=["diffusion_with_seeding", "diffusion_without_seeding"],
+                             var_name="setting", value_name="MRR gain")
     return px.line(long, x="distractors", y="MRR gain", color="setting", markers=True,
                    title="Diffusion's contribution (MRR with PPR - MRR without)")
 

@@ -82,6 +82,12 @@ def check_methods(names: Iterable[str]) -> list[str]:
     return names
 
 
+def ablations_of(method: str) -> list[str]:
+    """The registered ablations of `method` that switch off one component: ``<method>-no<Part>``."""
+    prefix = f"{method}-no"
+    return [name for name in ABLATIONS if name.startswith(prefix) and "-no" not in name[len(prefix):]]
+
+
 def check_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
     """`params` if method `name` takes each of them with a value of its default's type; ConfigError otherwise.
 
