@@ -215,8 +215,8 @@ class OllamaEmbedder(Embedder):
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         if self._client is None:
-            import ollama
-            self._client = ollama.Client(host=self.host or os.environ.get("OLLAMA_HOST"))
+            from taggraph.server import ollama_client
+            self._client = ollama_client(self.host)
         return np.asarray(self._client.embed(model=self.model, input=texts).embeddings, dtype=np.float32)
 
 
