@@ -474,3 +474,39 @@ def test_real_ollama_extraction(real_model, extractors):
     assert result.error is None, result.error
     assert_normalized(result)
     assert any(result.tags().values())
+
+
+@pytest.fixture
+def cli(server, monkeypatch):
+    """invoke(*args): the taggraph CLI with OLLAMA_HOST at the fake server and fresh extractors."""
+    from typer.testing import CliRunner
+
+    from taggraph.cli import app
+    from taggraph.experiments import runner
+    monkeypatch.setenv("OLLAMA_HOST", server.url)
+    monkeypatch.setattr(runner, "_EXTRACTORS", {})
+    return lambda *args: CliRunner().invoke(app, list(args))
+
+
+def test_extract_exits_2_while_failures_remain_and_a_rerun_heals(server, cli, tmp_path):
+    server.queue(Error(400, "bad request"))  # not retried: one note fails
+    args = ("extract", "--limit", "1", "--extractor", "ollama:llama3.2", "--out", str(tmp_path / "s"))
+    res = cli(*args)
+    assert res.exit_code == 2 and "error: 1 notes in 1 cases failed extraction" in res.output
+    res = cli(*args)
+    assert res.exit_code == 0 and "extraction errors: 0" in res.output
+
+
+def test_bench_checks_the_server_first_and_stops_an_outage(server, cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{free_port()}")
+    res = cli("bench", "--limit", "1", "--methods", "BM25", "--extractor", "ollama:llama3.2",
+              "--out", str(tmp_path / "a"))
+    assert res.exit_code == 2 and "not usable" in res.output and "127.0.0.1" in res.output
+    monkeypatch.setenv("OLLAMA_HOST", server.url)
+    server.default = Error(400, "bad request")
+    res = cli("bench", "--limit", "1", "--methods", "BM25", "--extractor", "ollama:llama3.2",
+              "--out", str(tmp_path / "b"), "--timeout", "5")
+    assert res.exit_code == 2 and f"at {server.url}" in res.output and "3 requests in a row failed" in res.output
+    assert len(server.chats()) == 3 and not (tmp_path / "b").exists()
+    res = cli("bench", "--extractor", "ollama:llama3.2", "--timeout", "0")
+    assert res.exit_code == 2 and "--timeout must be more than 0" in res.output
