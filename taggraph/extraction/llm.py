@@ -2,7 +2,7 @@
 
 Both render the same prompt (`taggraph.extraction.prompt`), ask for JSON that
 follows `LLMOutput` at temperature 0, clean the reply with `parse_and_repair`
-and cache the raw reply on disk in ``cache_dir()/extractions`` under
+and cache the raw reply on disk in ``cache_dir()/extractions`` (`taggraph.cache`) under
 sha256(cache_key, rendered prompt). The rendered prompt holds the interaction
 and the ontology tags shown, so a rerun with the same inputs sends no request
 and an interrupted run resumes where it stopped. Model replies are cached even
@@ -33,11 +33,11 @@ from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
 
-import diskcache
 import httpx
 import ollama
 from pydantic import BaseModel
 
+from taggraph.cache import open_cache
 from taggraph.config import cache_dir
 from taggraph.errors import ConfigError, ServerError
 from taggraph.extraction.base import Extraction, Extractor
@@ -95,7 +95,7 @@ class _CachedLLMExtractor:
     def __init__(self, prompt_path: str | Path | None, cache: bool, max_tags: int) -> None:
         self.prompt = load_prompt(prompt_path)
         self.max_tags = max_tags
-        self._cache = diskcache.Cache(str(cache_dir() / "extractions")) if cache else None
+        self._cache = open_cache(cache_dir() / "extractions") if cache else None
         self.stats: Counter[str] = Counter()
         self.repairs: Counter[str] = Counter()
         self._stats_lock = threading.Lock()
