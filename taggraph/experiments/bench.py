@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from taggraph.datasets import Case
+from taggraph.datasets.base import input_warnings
 from taggraph.datasets.atant import AtantCase
 from taggraph.datasets.locomo import LocomoCase
 from taggraph.evaluation.benchmarks import atant_metrics, locomo_metrics
@@ -78,7 +79,7 @@ def run_bench(cases: list[Case], methods: list[str] | None = None, extractor: st
         "methods": results[0].method_configs if results else {},
         "extractor": extractor, "extractor_cache_key": getattr(extractor_for(extractor, extractor_options), "cache_key", ""),
         "depth": depth, "workers": workers, "n_cases": len(cases), "n_memories": len(groups),
-        "n_abstention": int(sum(c.is_abstention for c in cases)),
+        "n_abstention": int(sum(c.is_abstention for c in cases)), "input_warnings": input_warnings(cases),
     }
     return BenchResult(scored, summarize(scored, order=methods), per_type(scored),
                        pd.DataFrame([t for r in results for t in r.timings]),
