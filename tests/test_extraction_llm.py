@@ -510,3 +510,12 @@ def test_bench_checks_the_server_first_and_stops_an_outage(server, cli, tmp_path
     assert len(server.chats()) == 3 and not (tmp_path / "b").exists()
     res = cli("bench", "--extractor", "ollama:llama3.2", "--timeout", "0")
     assert res.exit_code == 2 and "--timeout must be more than 0" in res.output
+
+
+@pytest.mark.parametrize("command", [["vocab"], ["embed", "--embedder", "minilm-static"], ["sweep-depth"]])
+def test_every_command_with_an_ollama_extractor_checks_the_server_first(cli, tmp_path, monkeypatch, command):
+    monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{free_port()}")
+    res = cli(*command, "--limit", "1", "--extractor", "ollama:llama3.2", *(["--out", str(tmp_path / "r")]
+                                                                           if command[0] != "embed" else []))
+    assert res.exit_code == 2 and "error: Ollama server at http://127.0.0.1:" in res.output
+    assert "not usable" in res.output and not (tmp_path / "r").exists()

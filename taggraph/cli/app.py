@@ -83,6 +83,17 @@ def checked_extractor(name: str, **options):
     return extractor
 
 
+def extractor_names(spec: str, **options) -> list[str]:
+    """Comma-separated extractor names, each server checked up front (`checked_extractor`); the runner
+    builds its own extractors per worker process, so these are closed again."""
+    out = names(spec)
+    for name in out:
+        close = getattr(checked_extractor(name, **options), "close", None)
+        if close is not None:
+            close()
+    return out
+
+
 def parse_value(text: str):
     """A command-line value as bool/None (true, false, none), int, float or string."""
     literal = {"true": True, "false": False, "none": None}

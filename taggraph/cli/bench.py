@@ -8,8 +8,8 @@ from typing import Optional
 
 import typer
 
-from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, checked_extractor, command, key_values, load_cases,
-                              method_params, methods_option, positive, timeout_option)
+from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, checked_extractor, command, extractor_names, key_values,
+                              load_cases, method_params, methods_option, positive, timeout_option)
 from taggraph.errors import ServerError
 from taggraph.server import GENERATION_TIMEOUT
 
@@ -58,9 +58,7 @@ def bench(
     params = method_params(param, embedder)
     positive(depth, "--depth")
     options = {"timeout": timeout_option(timeout)} if extractor.startswith("ollama:") else {}
-    checked = checked_extractor(extractor, **options)
-    if hasattr(checked, "close"):
-        checked.close()  # the runner builds its own per worker process
+    extractor_names(extractor, **options)
     cases = load_cases(data, fmt, limit, per_type)
     scale, workers, backend = scale_out(workers, dask_scheduler)
     with scale:
@@ -88,6 +86,7 @@ def embed(
     from taggraph.retrieval.embeddings import get_embedder
 
     get_embedder(embedder)  # an unknown name fails before the dataset is read
+    extractor_names(extractor)
     table = fill_embedding_cache(load_cases(data, fmt, limit, per_type), methods_option(methods) if methods else None,
                                  embedder=embedder, extractor=extractor, method_params=method_params(param))
     typer.echo(table.to_string(index=False))
