@@ -11,9 +11,9 @@ import typer
 from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, checked_extractor, command, extractor_names, key_values,
                               load_cases, method_params, methods_option, positive, timeout_option)
 from taggraph.errors import ServerError
-from taggraph.server import GENERATION_TIMEOUT
+from taggraph.server import CHECK_TIMEOUT, GENERATION_TIMEOUT
 
-TIMEOUT_HELP = "Seconds per Ollama generation request (the up-front server check allows 10 s)."
+TIMEOUT_HELP = f"Seconds per Ollama generation request (the up-front server check allows {CHECK_TIMEOUT:g} s)."
 
 
 def default_out(data: Path, command_name: str = "") -> Path:
@@ -57,7 +57,7 @@ def bench(
     names_ = methods_option(methods)
     params = method_params(param, embedder)
     positive(depth, "--depth")
-    options = {"timeout": timeout_option(timeout)} if extractor.startswith("ollama:") else {}
+    options = {"timeout": timeout_option(timeout)} if extractor.startswith("ollama:") else {}  # others have no server
     extractor_names(extractor, **options)
     cases = load_cases(data, fmt, limit, per_type)
     scale, workers, backend = scale_out(workers, dask_scheduler)

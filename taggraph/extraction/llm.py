@@ -98,7 +98,7 @@ class _CachedLLMExtractor:
         self._cache = open_cache(cache_dir() / "extractions") if cache else None
         self.stats: Counter[str] = Counter()
         self.repairs: Counter[str] = Counter()
-        self._stats_lock = threading.Lock()
+        self._stats_lock = threading.Lock()  # guards stats, the requests in flight and the failure count
         self._in_flight: dict[str, Future] = {}
         self._failures_in_a_row = 0
 
