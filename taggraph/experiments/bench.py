@@ -91,7 +91,7 @@ def score_external(paths: list, cases: list[Case], depth: int = DEFAULT_DEPTH,
     """Another system's ranking files (`taggraph.evaluation.score`) scored like `run_bench`, beside `base`."""
     scored = score_rankings(external_rankings(paths, cases, depth))
     config = {"methods": {}, "extractor": "-", "depth": depth, "n_cases": len(cases),
-              "n_abstention": int(sum(c.is_abstention for c in cases))}
+              "n_abstention": int(sum(c.is_abstention for c in cases)), "input_warnings": input_warnings(cases)}
     if base is not None:
         scored = pd.concat([base.rankings, scored], ignore_index=True)
         config = dict(base.config)
