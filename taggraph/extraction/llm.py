@@ -40,7 +40,7 @@ from pydantic import BaseModel
 from taggraph.cache import open_cache
 from taggraph.config import cache_dir
 from taggraph.errors import ConfigError, ServerError
-from taggraph.extraction.base import Extraction, Extractor
+from taggraph.extraction.base import Extraction
 from taggraph.extraction.prompt import MAX_PROMPT_TAGS, load_prompt, render, version_of
 from taggraph.extraction.validate import parse_and_repair
 from taggraph.notes import CATEGORIES
