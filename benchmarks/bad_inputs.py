@@ -1,8 +1,11 @@
-"""Feed the workbench bad input and print what happened, as a markdown table.
+"""Feed the workbench bad input and faults and print what happened, as a markdown table.
 
     python benchmarks/bad_inputs.py
 
-Each row is a real attempt made by this script; BENCHMARKS.md holds its output.
+Each row is a real attempt made by this script; BENCHMARKS.md holds its output
+(section "Bad inputs and faults (issue 15)"). Model servers are the scripted fake
+of the test suite (`tests/fake_ollama.py`); caches live in a temporary
+TAGGRAPH_CACHE, so a user's caches are never touched.
 """
 
 from __future__ import annotations
@@ -10,32 +13,77 @@ from __future__ import annotations
 import gzip
 import json
 import multiprocessing
+import os
+import re
+import socket
+import sqlite3
+import sys
 import tempfile
+import warnings
+from contextlib import contextmanager
 from pathlib import Path
+from unittest import mock
 
+import diskcache
 from typer.testing import CliRunner
 
-from taggraph.cli import app
-from taggraph.config import DEMO_DATA
-from taggraph.extraction import get_extractor
-from taggraph.retrieval import make_retriever
-from taggraph.store import Interaction, MemoryStore, StoreError
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from fake_ollama import EMPTY_REPLY, Error, FakeOllama  # noqa: E402
+
+from taggraph.cli import app  # noqa: E402
+from taggraph.config import DEMO_DATA  # noqa: E402
+from taggraph.datasets import load_dataset  # noqa: E402
+from taggraph.experiments import runner  # noqa: E402
+from taggraph.experiments.extract_job import case_folder, extract_to_stores  # noqa: E402
+from taggraph.extraction import get_extractor, offline  # noqa: E402
+from taggraph.extraction.llm import OllamaExtractor  # noqa: E402
+from taggraph.retrieval import make_retriever  # noqa: E402
+from taggraph.store import Interaction, MemoryStore, StoreError  # noqa: E402
 
 ROWS: list[tuple[str, str]] = []
+MODEL = "ollama:llama3.2"
 
 
 def record() -> dict:
     return json.loads(DEMO_DATA.read_text())[0]
 
 
-def cli_row(label: str, payload: bytes, name: str = "data.json") -> None:
+def shown(text: str, tmp: str) -> str:
+    """Output as the table shows it: temporary folders and fake-server ports masked, one line per line."""
+    text = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:<port>", text.strip().replace(tmp, "<tmp>"))
+    return " / ".join(line for line in text.splitlines() if line.strip())
+
+
+def invoke(args: list[str], tmp: str, last_line: bool = True) -> str:
+    """Run the CLI; "exit N; `its last output line`" (all output when `last_line` is False)."""
+    runner._EXTRACTORS.clear()  # each row builds its extractors anew (hosts differ)
+    res = CliRunner().invoke(app, args)
+    out = res.output.strip().splitlines()
+    return f"exit {res.exit_code}; `{shown(out[-1] if out and last_line else res.output, tmp)}`"
+
+
+@contextmanager
+def fresh_cache():
+    """A temporary TAGGRAPH_CACHE for one row (its path), so no row sees another's cached replies."""
+    with tempfile.TemporaryDirectory() as tmp, mock.patch.dict(os.environ, {"TAGGRAPH_CACHE": tmp}):
+        offline._disk_cache.cache_clear()
+        yield Path(tmp)
+    offline._disk_cache.cache_clear()
+
+
+def cli_row(label: str, payload: bytes, name: str = "data.json", args: tuple[str, ...] = ()) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / name
         path.write_bytes(payload)
         out = Path(tmp) / "run"
-        res = CliRunner().invoke(app, ["bench", "--data", str(path), "--methods", "BM25", "--out", str(out)])
-        msg = res.output.strip().replace(tmp, "<tmp>")
-        ROWS.append((label, f"exit {res.exit_code}; `{msg}`; run folder written: {out.exists()}"))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            what = invoke(["bench", "--data", str(path), "--methods", "BM25", "--out", str(out), *args], tmp)
+        if caught:
+            what += "; warned: " + " / ".join(f"`{shown(str(w.message), tmp)}`" for w in caught)
+        if (out / "run.json").exists():
+            what += f"; run.json input_warnings: `{json.loads((out / 'run.json').read_text())['config']['input_warnings']}`"
+        ROWS.append((label, f"{what}; run folder written: {out.exists()}"))
 
 
 def datasets() -> None:
@@ -51,6 +99,36 @@ def datasets() -> None:
     r = record(); r["haystack_sessions"][2] = []
     cli_row("empty session", json.dumps([r]).encode())
     cli_row("non-UTF-8 bytes", good.replace(b"demo_s", b"demo\xff\xfe", 1))
+    two = json.loads(DEMO_DATA.read_text())[:3]
+    two[2]["question_id"] = two[0]["question_id"]
+    cli_row("duplicate question_id", json.dumps(two).encode())
+    r = record(); r["answer_session_ids"] = ["not_in_haystack"]
+    cli_row("answer session not in the haystack", json.dumps([r]).encode())
+    r = record(); r["answer_session_ids"] = []
+    cli_row("non-abstention question without gold", json.dumps([r]).encode())
+
+
+def options() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        bench = ["bench", "--methods", "BM25", "--out", f"{tmp}/run"]
+        (Path(tmp) / "a_file").write_text("x")
+        (Path(tmp) / "full").mkdir()
+        (Path(tmp) / "full" / "old.csv").write_text("x")
+        graph = ["graph", "--question", "demo_q01", "--out", f"{tmp}/g.html"]
+        for label, args in [
+            ("`--limit 0`", bench + ["--limit", "0"]), ("`--limit -1`", bench + ["--limit", "-1"]),
+            ("`--param BM25.k9=1` (unknown parameter)", bench + ["--param", "BM25.k9=1"]),
+            ("`--param BM25.k1=abc` (mistyped value)", bench + ["--param", "BM25.k1=abc"]),
+            ("`--methods BM26`", ["bench", "--methods", "BM26"]),
+            ("`--extractor spacy`", bench + ["--extractor", "spacy"]),
+            ("`--format csv`", bench + ["--format", "csv"]),
+            ("`--timeout 0`", bench + ["--extractor", MODEL, "--timeout", "0"]),
+            ("`graph --max-nodes 0`", graph + ["--max-nodes", "0"]), ("`graph --hops -3`", graph + ["--hops", "-3"]),
+            ("`bench --out` is a file", ["bench", "--out", f"{tmp}/a_file"]),
+            ("`bench --out` is a non-empty folder, no `--force`", ["bench", "--out", f"{tmp}/full"]),
+            ("`bench --out` under a folder that cannot be written (/proc)", ["bench", "--out", "/proc/taggraph-run"]),
+        ]:
+            ROWS.append((label, invoke(args, tmp)))
 
 
 def _crash_midway(path: str) -> None:
@@ -72,7 +150,9 @@ def store() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         proc = ctx.Process(target=_crash_midway, args=(f"{tmp}/s",))
         proc.start()
-        proc.join(1.5)
+        journal = Path(f"{tmp}/s/manifest.journal")
+        while proc.is_alive() and (not journal.exists() or journal.read_text().count("\n") < 50):
+            proc.join(0.05)  # kill once 50 notes are journaled, whatever the machine's speed
         proc.kill()
         proc.join()
         loaded = MemoryStore.load(f"{tmp}/s")
@@ -102,6 +182,197 @@ def store() -> None:
                      f"{back.paths() == []}; file name `{names[0]}`"))
 
 
+def store_files() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        def attempt(label: str, folder: Path) -> None:
+            try:
+                n = len(MemoryStore.load(folder))
+                ROWS.append((label, f"loads with {n} notes"))
+            except StoreError as exc:
+                ROWS.append((label, f"refused: `{shown(str(exc), tmp)}`"))
+
+        def fresh(name: str) -> Path:
+            store = MemoryStore("c")
+            store.remember_many([Interaction("s", "I walked my dog", "ok"), Interaction("s", "Then I cooked", "ok")])
+            store.save(f"{tmp}/{name}")
+            store.close()
+            return Path(tmp) / name
+
+        def edit(folder: Path, name: str, change) -> Path:
+            file = folder / name if name else next((folder / "notes").iterdir())
+            file.write_text(change(file.read_text()))
+            return folder
+
+        attempt("manifest `note_id` is a number", edit(fresh("a"), "manifest.json",
+                lambda t: t.replace('"note_id": "s#0"', '"note_id": 7')))
+        attempt("manifest `format` 99", edit(fresh("b"), "manifest.json", lambda t: t.replace('"format": 1', '"format": 99')))
+        attempt("manifest truncated", edit(fresh("c"), "manifest.json", lambda t: t[:40]))
+        folder = fresh("d")
+        next((folder / "notes").iterdir()).unlink()
+        attempt("a note file missing", folder)
+        attempt("a note file truncated (no final newline)", edit(fresh("e"), "", lambda t: t[:-1]))
+        attempt("manifest.journal whose last line a crash cut short",
+                edit(fresh("f"), "manifest.json", lambda t: t.replace('"notes": [', '"notes": [', 1)))
+        (Path(tmp) / "f" / "manifest.journal").write_text('{"note_id": "s#9", "fi')
+        folder = edit(fresh("g"), "", lambda t: "#who:Bob Smith #what:foo bar" + t[t.index("\n"):])
+        back = MemoryStore.load(folder)
+        ROWS.append(("hand-edited tag line `#who:Bob Smith #what:foo bar`",
+                     f"read as `{back.notes[0].tag_line}`; user text kept: {back.notes[0].user == 'I walked my dog'}"))
+        attempt("hand-edited tag line `#mood:happy`", edit(fresh("h"), "", lambda t: "#mood:happy" + t[t.index("\n"):]))
+        folder = fresh("i")
+        (folder / ".ontology.md.x1y2.tmp").write_text("half")
+        store = MemoryStore.load(folder)
+        store.save(folder)
+        store.close()
+        ROWS.append(("`.tmp` file a killed save left behind", f"removed on the next save: {not (folder / '.ontology.md.x1y2.tmp').exists()}"))
+        old = os.umask(0o022)
+        folder = fresh("j")
+        os.umask(old)
+        modes = sorted({oct(p.stat().st_mode & 0o777) for p in folder.rglob("*") if p.is_file() and p.name != ".lock"})
+        ROWS.append(("files written under umask 022", f"modes {', '.join(modes)} (not 0600)"))
+
+
+def _extract_forever(data: str, out: str) -> None:
+    cases = load_dataset(data, limit=2)
+    extract_to_stores(cases, get_extractor("offline"), Path(out))
+
+
+def extraction() -> None:
+    ctx = multiprocessing.get_context("spawn")
+    cases = load_dataset(DEMO_DATA, limit=2)
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = ctx.Process(target=_extract_forever, args=(str(DEMO_DATA), f"{tmp}/a"))
+        proc.start()
+        while proc.is_alive() and sum(1 for _ in Path(tmp).glob("a/*/notes/*.md")) < 30:
+            proc.join(0.05)  # kill inside the second case (the first has 21 turns), whatever the machine's speed
+        proc.kill()
+        proc.join()
+        partial = sum(len(MemoryStore.load(case_folder(Path(f"{tmp}/a"), c))) for c in cases
+                      if (case_folder(Path(f"{tmp}/a"), c) / "manifest.json").exists())
+        extract_to_stores(cases, get_extractor("offline"), Path(f"{tmp}/a"))
+        extract_to_stores(cases, get_extractor("offline"), Path(f"{tmp}/b"))
+        same = all([(n.note_id, n.tags) for n in MemoryStore.load(case_folder(Path(f"{tmp}/a"), c))]
+                   == [(n.note_id, n.tags) for n in MemoryStore.load(case_folder(Path(f"{tmp}/b"), c))] for c in cases)
+        ROWS.append(("kill -9 during `extract`", f"{partial} notes on disk at the kill; the resumed stores equal an "
+                     f"uninterrupted run: {same}"))
+        try:
+            extract_to_stores(cases, get_extractor("none"), Path(f"{tmp}/a"))
+            outcome = "accepted (BUG)"
+        except StoreError as exc:
+            outcome = f"refused: `{shown(str(exc), tmp)}`"
+        ROWS.append(("`extract` resumed with another extractor (`none` on an `offline` store)", outcome))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def by_first_word(body: dict) -> str:
+    user = body["messages"][0]["content"].split("\nUser: ")[1].split()[0]
+    return json.dumps({**json.loads(EMPTY_REPLY), "what": [f"topic/{user.lower()}"]})
+
+
+def servers() -> None:
+    server = FakeOllama().start()
+    try:
+        with tempfile.TemporaryDirectory() as tmp, fresh_cache():
+            extract = ["extract", "--limit", "1", "--extractor", MODEL, "--out", f"{tmp}/s"]
+            bench = ["bench", "--limit", "1", "--methods", "BM25", "--extractor", MODEL]
+            closed = {"OLLAMA_HOST": f"http://127.0.0.1:{free_port()}"}
+            with mock.patch.dict(os.environ, closed):
+                ROWS.append(("`extract`, server port closed", invoke(extract, tmp)))
+                ROWS.append(("`bench --extractor ollama:…`, server port closed",
+                             invoke(bench + ["--out", f"{tmp}/r0"], tmp) + f"; run folder written: {Path(f'{tmp}/r0').exists()}"))
+            with mock.patch.dict(os.environ, {"OLLAMA_HOST": server.url}):
+                ROWS.append(("`extract --extractor ollama:nope` (model not pulled)",
+                             invoke(["extract", "--limit", "1", "--extractor", "ollama:nope", "--out", f"{tmp}/n"], tmp)))
+                server.default = Error(500, "llama runner process has terminated")
+                first = invoke(extract, tmp)
+                asked = len(server.chats())
+                server.default = by_first_word
+                ROWS.append(("`extract` while the chat endpoint answers HTTP 500, then again once it works",
+                             f"{first} after {asked} requests (3 notes, each tried 4 times); then "
+                             f"{invoke(extract, tmp, last_line=False).split('; `')[0]}, "
+                             f"`{invoke(extract, tmp).split('; `')[1]}"))
+                server.default = Error(500, "out of memory")
+                with fresh_cache():
+                    ROWS.append(("`bench --extractor ollama:…` while the chat endpoint answers HTTP 500",
+                                 invoke(bench + ["--out", f"{tmp}/r1"], tmp)
+                                 + f"; run folder written: {Path(f'{tmp}/r1').exists()}"))
+                server.default = by_first_word
+                server.queue(Error(400, "bad request"))  # not retried: the first note fails, the others succeed
+                with fresh_cache():
+                    ROWS.append(("`extract` with one note failing (HTTP 400), then rerun",
+                                 f"{invoke(extract[:-1] + [f'{tmp}/t'], tmp)}; rerun: "
+                                 f"{invoke(extract[:-1] + [f'{tmp}/t'], tmp).split(';')[0]}"))
+                server.page = "<html><body>Please log in to the proxy</body></html>"
+                ROWS.append(("200 HTML page on every endpoint: `extract` (check, `/api/tags`)", invoke(extract, tmp)))
+                with fresh_cache():
+                    ex = OllamaExtractor("llama3.2", host=server.url)
+                    try:
+                        ex.extract("hi", "", [])
+                        outcome = "no error (BUG)"
+                    except Exception as exc:  # noqa: BLE001 - the table reports any failure
+                        outcome = f"{type(exc).__name__}: `{shown(str(exc), tmp)}`"
+                    ex.close()
+                ROWS.append(("200 HTML page on `/api/chat` (extracting a note)", outcome))
+                ROWS.append(("200 HTML page on `/api/embed` (`embed --embedder ollama:…`)",
+                             invoke(["embed", "--limit", "1", "--extractor", "none", "--embedder", MODEL], tmp)))
+                server.page = None
+                server.delay = 12.0
+                ROWS.append(("server that hangs: `extract` (up-front check)", invoke(extract, tmp)))
+                server.delay = 0.0
+            cases = [c for c in load_dataset(DEMO_DATA, limit=2)]
+            twins = [cases[0], type(cases[0])(**{**cases[0].__dict__, "case_id": "twin"})]
+            answered: list[str] = []
+
+            def numbered(body: dict) -> str:
+                answered.append(body["messages"][0]["content"])
+                return json.dumps({**json.loads(EMPTY_REPLY), "what": [f"reply/n{len(answered)}"]})
+            server.default = numbered
+            with fresh_cache():
+                ex = OllamaExtractor("llama3.2", host=server.url)
+                extract_to_stores(twins, ex, Path(f"{tmp}/x"), concurrency=4)
+                same = ([n.tags for n in MemoryStore.load(case_folder(Path(f"{tmp}/x"), twins[0]))]
+                        == [n.tags for n in MemoryStore.load(case_folder(Path(f"{tmp}/x"), twins[1]))])
+                first = len(answered)
+                again = OllamaExtractor("llama3.2", host=server.url)
+                extract_to_stores(twins, again, Path(f"{tmp}/y"), concurrency=4)
+                ROWS.append(("server answering every request differently; `extract --concurrency 4` over two cases "
+                             "with one history, then a rerun",
+                             f"{first} requests for {len(set(answered))} distinct prompts "
+                             f"({len(twins[0].interactions)} turns); both stores equal: {same}; "
+                             f"rerun requests: {again.stats['requests']}"))
+                ex.close()
+                again.close()
+    finally:
+        server.stop()
+
+
+def caches() -> None:
+    for label, damage in [("garbage", lambda db: db.write_bytes(b"not sqlite" * 100)),
+                          ("truncated", lambda db: db.write_bytes(db.read_bytes()[: db.stat().st_size // 3]))]:
+        with fresh_cache() as root:
+            cache = diskcache.Cache(str(root / "offline_extractions"))
+            for i in range(100):
+                cache.set(str(i), "x" * 5000)
+            cache.close()
+            damage(root / "offline_extractions" / "cache.db")
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                what = invoke(["bench", "--limit", "1", "--methods", "BM25", "--out", str(root / "run")], str(root))
+            ROWS.append((f"{label} `cache.db` (offline extraction cache)",
+                         f"{what.split(';')[0]}; warned: `{shown(str(caught[0].message), str(root))}`" if caught else what))
+
+    def read_only(*args, **kwargs):  # what sqlite says for a read-only cache (this script may run as root)
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+    with fresh_cache() as root, mock.patch.object(diskcache, "Cache", read_only):
+        ROWS.append(("read-only cache folder (sqlite's error simulated)",
+                     invoke(["bench", "--limit", "1", "--methods", "BM25", "--out", str(root / "run")], str(root))))
+
+
 def queries() -> None:
     s = MemoryStore("q", get_extractor("offline"))
     from taggraph.datasets import load_dataset
@@ -124,9 +395,15 @@ def queries() -> None:
 
 
 if __name__ == "__main__":
-    datasets()
-    store()
-    queries()
+    with fresh_cache():
+        datasets()
+        options()
+        store()
+        store_files()
+        extraction()
+        servers()
+        caches()
+        queries()
     print("| bad input | what happened |\n|---|---|")
     for label, what in ROWS:
         print(f"| {label} | {what.replace('|', '/')} |")

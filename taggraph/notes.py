@@ -9,7 +9,8 @@ A note file is::
     ### Assistant
     <assistant text>
 
-Only the first line carries tags. Body lines that could be mistaken for the
+Only the first line carries tags. A hand-edited tag line is read leniently where
+the intent is clear and refused otherwise (`parse_tag_line`). Body lines that could be mistaken for the
 format's own structure (``---``, ``### ...``, a leading ``#who:``-style tag line)
 are escaped with one leading backslash, so any conversation text round-trips
 and never changes a note's tags.
@@ -30,7 +31,8 @@ Tags = dict[str, tuple[str, ...]]
 # Lines escaped in the body: any number of backslashes, then a structural prefix.
 _STRUCTURAL = re.compile(r"^(\\*)(---|###|#(?:who|what|when|where|why|extra):)")
 _ESCAPED = re.compile(r"^\\(\\*(?:---|###|#(?:who|what|when|where|why|extra):))")
-_TAG_TOKEN = re.compile(r"#(who|what|when|where|why|extra):(\S+)")
+_TAG_START = re.compile(r"(?:^|(?<=\s))#(\w+):")  # "#category:" at the start of the line or after a space
+_PATH = re.compile(r"^\w+(?:/\w+)*$")
 
 
 class NoteFormatError(InputError):
@@ -96,10 +98,32 @@ def format_tag_line(tags: Tags) -> str:
     return " ".join(parts)
 
 
-def parse_tag_line(line: str) -> Tags:
+def parse_tag_line(line: str, source: str = "<note>") -> Tags:
+    """The tags of a tag line; `source` names the file in errors.
+
+    A tag's value runs to the next ``#category:``, so a hand-typed value with spaces
+    is one tag: ``#who:Bob Smith`` reads as ``bob_smith`` (lowercase, spaces -> ``_``).
+    An unknown category, text before the first tag, or a value that is still not a
+    path of word characters after that raises NoteFormatError naming the file and line.
+    """
     tags: dict[str, list[str]] = {c: [] for c in CATEGORIES}
-    for category, path in _TAG_TOKEN.findall(line):
-        if path != EMPTY_TAG and path not in tags[category]:
+    starts = list(_TAG_START.finditer(line))
+    before = line[:starts[0].start()] if starts else line
+    if before.strip():
+        raise NoteFormatError(f"{source}:1: text before the first tag: {before.strip()[:60]!r}; the first line "
+                              f"holds only tags (#who:... #what:...)")
+    for m, end in zip(starts, [n.start() for n in starts[1:]] + [len(line)]):
+        category, value = m.group(1), line[m.end():end].strip()
+        if category not in tags:
+            raise NoteFormatError(f"{source}:1: unknown tag category {category!r} in {line[m.start():end].strip()!r}; "
+                                  f"categories: {', '.join(CATEGORIES)}")
+        path = "_".join(value.lower().split())
+        if path == EMPTY_TAG:
+            continue
+        if not _PATH.match(path):
+            raise NoteFormatError(f"{source}:1: tag {line[m.start():end].strip()!r} is not a path of letters, digits "
+                                  f"and _ separated by / (write {EMPTY_TAG} for none)")
+        if path not in tags[category]:
             tags[category].append(path)
     return {c: tuple(v) for c, v in tags.items()}
 
@@ -117,9 +141,9 @@ def parse_note(markdown: str, *, note_id: str, session_id: str = "", timestamp: 
     """Parse a note file's text; `source` names the file in error messages."""
     head, sep, rest = markdown.partition("\n")
     if not sep or not head.startswith("#"):
-        raise NoteFormatError(f"{source}: first line must be the tag line (#who:... #what:...)")
+        raise NoteFormatError(f"{source}:1: first line must be the tag line (#who:... #what:...)")
     if not rest.startswith("### User\n"):
-        raise NoteFormatError(f"{source}: line 2 must be '### User'")
+        raise NoteFormatError(f"{source}:2: line 2 must be '### User'")
     body = rest[len("### User\n"):]
     user, sep, assistant = body.partition("\n---\n### Assistant\n")
     if not sep:
@@ -129,5 +153,5 @@ def parse_note(markdown: str, *, note_id: str, session_id: str = "", timestamp: 
     return Note(
         note_id=note_id, session_id=session_id, timestamp=timestamp, summary=summary,
         index=index, user=_unescape(user), assistant=_unescape(assistant[:-1]),
-        tags=parse_tag_line(head),
+        tags=parse_tag_line(head, source),
     )

@@ -15,6 +15,10 @@ Chat replies come from `script` (a queue, first in first out), then from
 message)`, `DROP` (close the socket without answering), or a callable taking the
 request body and returning one of those (it may sleep to provoke a timeout).
 Every request is recorded in `requests` as ``{"method", "path", "body"}``.
+
+Faults in front of every endpoint: `page` (a string) makes each request answer
+200 with that text as ``text/html``, like a proxy's login page; `delay` (seconds)
+makes each request wait that long before answering, like a hung server.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import hashlib
 import json
 import sys
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -60,6 +65,8 @@ class FakeOllama:
                  embed_dim: int = 8) -> None:
         self.models, self.default, self.embed_dim = models, default, embed_dim
         self.script: deque = deque()
+        self.page: str | None = None
+        self.delay = 0.0
         self.requests: list[dict] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -87,6 +94,8 @@ class FakeOllama:
 
             def do_GET(self) -> None:
                 fake._record(self, None)
+                if fake._fault(self):
+                    return
                 if self.path == "/api/tags":
                     self._json(200, {"models": [fake._model_info(m) for m in fake.models]})
                 elif self.path == "/api/version":
@@ -97,6 +106,8 @@ class FakeOllama:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 fake._record(self, body)
+                if fake._fault(self):
+                    return
                 if self.path not in ("/api/chat", "/api/embed"):
                     return self._json(404, {"error": "404 page not found"})
                 if not fake._knows(body.get("model", "")):
@@ -149,6 +160,19 @@ class FakeOllama:
     def _record(self, handler: BaseHTTPRequestHandler, body: dict | None) -> None:
         with self._lock:
             self.requests.append({"method": handler.command, "path": handler.path, "body": body})
+
+    def _fault(self, handler: BaseHTTPRequestHandler) -> bool:
+        """Wait `delay`, then answer with `page` when set; True when the request is answered."""
+        time.sleep(self.delay)
+        if self.page is None:
+            return False
+        data = self.page.encode()
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/html; charset=utf-8")
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+        return True
 
     def _knows(self, model: str) -> bool:
         return model in self.models or f"{model}:latest" in self.models

@@ -43,3 +43,12 @@ def test_folder_of_another_case_is_refused(tmp_path):
     case_folder(tmp_path, cases[0]).rename(case_folder(tmp_path, cases[1]))
     with pytest.raises(StoreError, match="holds case 'demo_q01'"):
         extract_to_stores(cases[1:2], get_extractor("none"), tmp_path)
+
+
+def test_resuming_with_another_extractor_is_refused_naming_both(tmp_path):
+    cases = load_dataset(DEMO_DATA, limit=1)
+    with pytest.raises(KeyboardInterrupt):
+        extract_to_stores(cases, Interrupting(get_extractor("offline"), 3), tmp_path)
+    with pytest.raises(StoreError, match="extracted with 'offline', not 'none'"):
+        extract_to_stores(cases, get_extractor("none"), tmp_path)
+    assert MemoryStore.load(case_folder(tmp_path, cases[0])).extractor_name == "offline"  # manifest untouched

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import socket
+import threading
 from pathlib import Path
 
 import httpx
@@ -22,7 +23,12 @@ from hypothesis import strategies as st
 from fake_ollama import DROP, EMPTY_REPLY, Error, FakeOllama
 from taggraph.extraction import get_extractor
 from taggraph.extraction.base import MAX_TAGS_PER_CATEGORY
-from taggraph.extraction.llm import GGUFExtractor, OllamaExtractor, output_schema, prefetch
+from taggraph.datasets import Case
+from taggraph.errors import ServerError
+from taggraph.experiments.extract_job import case_folder, extract_to_stores
+from taggraph.extraction import llm
+from taggraph.extraction.llm import GGUFExtractor, OllamaExtractor, output_schema
+from taggraph.retrieval.embeddings import OllamaEmbedder
 from taggraph.extraction.prompt import (PROMPT_VERSION, TEMPLATE, load_prompt, render,
                                         select_tags, version_of)
 from taggraph.extraction.validate import MAX_SUMMARY_WORDS, parse_and_repair
@@ -273,26 +279,100 @@ def test_cache_makes_rerun_free_and_prompt_file_changes_key(server, tmp_path, ma
     assert make(cache=False).extract(*args).what == ["yoga"] and len(server.chats()) == 4
 
 
-def test_prefetch_grows_ontology_per_case_and_fills_cache(server, make):
+def _cases(*turns_per_case) -> list[Case]:
+    return [Case(f"q{c}", "?", "t", [Interaction(f"s{c}_{i}", user, assistant) for i, (user, assistant) in enumerate(turns)])
+            for c, turns in enumerate(turns_per_case)]
+
+
+def _tags(folder, case):
+    return [n.tags for n in MemoryStore.load(case_folder(folder, case))]
+
+
+def test_extract_to_stores_grows_ontology_per_case_and_rerun_sends_nothing(server, make, tmp_path):
     def by_prompt(body):  # tag each turn with the user's first word
         user = body["messages"][0]["content"].split("\nUser: ")[1].split()[0]
         return reply(what=[f"topic/{user.lower()}"])
     server.default = by_prompt
-    cases = [[("Yoga today", "ok"), ("Running later", "ok")], [("Chess club", "ok")],
-             [("Baking bread", "ok"), ("Baking again", "ok"), ("Sushi night", "ok")]]
-    out = prefetch(make(), cases, concurrency=3)
-    assert [[e.what for e in case] for case in out] == [
-        [["topic/yoga"], ["topic/running"]], [["topic/chess"]],
-        [["topic/baking"], ["topic/baking"], ["topic/sushi"]]]
+    cases = _cases([("Yoga today", "ok"), ("Running later", "ok")], [("Chess club", "ok")],
+                   [("Baking bread", "ok"), ("Baking again", "ok"), ("Sushi night", "ok")])
+    extract_to_stores(cases, make(), tmp_path / "a", concurrency=3)
+    assert [[t["what"] for t in _tags(tmp_path / "a", c)] for c in cases] == [
+        [("topic/yoga",), ("topic/running",)], [("topic/chess",)],
+        [("topic/baking",), ("topic/baking",), ("topic/sushi",)]]
     prompts = [b["messages"][0]["content"] for b in server.chats()]
     assert any("Existing ontology tags\ntopic/baking\n" in p and "User: Sushi" in p for p in prompts)
-    sent = len(server.chats())
-    ex = make()
-    for case_id, case in enumerate(cases):  # ingestion afterwards is served from the cache
-        store = MemoryStore(str(case_id), extractor=ex)
-        for i, (user, assistant) in enumerate(case):
-            store.remember(Interaction(f"s{i}", user, assistant))
+    sent, ex = len(server.chats()), make()
+    extract_to_stores(cases, ex, tmp_path / "b", concurrency=3)
     assert len(server.chats()) == sent and ex.stats["cache_hits"] == 6
+
+
+def test_identical_prompts_in_flight_are_asked_once_and_stored_as_fetched(server, make, tmp_path):
+    """Every request gets a different reply; two cases with one history run at once."""
+    answered, second = [], threading.Event()
+
+    def numbered(body):
+        answered.append(body["messages"][0]["content"])
+        n = len(answered)
+        if n == 2:
+            second.set()
+        else:
+            second.wait(1.0)  # hold the first reply until a second request arrives (or none does)
+        return reply(what=[f"reply/n{n}"])
+    server.default = numbered
+    turns = [("I walked my dog", "ok"), ("Then I cooked", "ok")]
+    cases = _cases(turns, turns)
+    extract_to_stores(cases, make(), tmp_path / "a", concurrency=2)
+    assert len(answered) == len(set(answered)) == 2  # one request per distinct prompt
+    for case in cases:
+        assert [t["what"] for t in _tags(tmp_path / "a", case)] == [("reply/n1",), ("reply/n2",)]
+    assert "reply/n1" in answered[1]  # the second prompt was grown from the reply stored first
+    ex = make()
+    extract_to_stores(cases, ex, tmp_path / "b", concurrency=2)
+    assert len(answered) == 2 and ex.stats["requests"] == 0
+    assert _tags(tmp_path / "b", cases[0]) == _tags(tmp_path / "a", cases[0])
+
+
+def test_resume_reextracts_from_the_first_failed_note(server, make, tmp_path):
+    def by_prompt(body):
+        user = body["messages"][0]["content"].split("\nUser: ")[1].split()[0]
+        return reply(what=[f"topic/{user.lower()}"])
+    cases = _cases([("Yoga today", "ok"), ("Chess club", "ok"), ("Baking bread", "ok"), ("Sushi night", "ok")])
+    server.queue(reply(what=["topic/yoga"]), Error(400, "bad request"))  # note 2 fails at once
+    server.default = by_prompt
+    table = extract_to_stores(cases, make(), tmp_path / "a")
+    assert table["extraction_errors"].tolist() == [1]
+    table = extract_to_stores(cases, make(), tmp_path / "a")
+    assert table["extraction_errors"].tolist() == [0] and table["resumed_from"].tolist() == [1]
+    extract_to_stores(cases, make(), tmp_path / "clean")
+    assert _tags(tmp_path / "a", cases[0]) == _tags(tmp_path / "clean", cases[0])
+    assert MemoryStore.load(case_folder(tmp_path / "a", cases[0])).extraction_errors == {}
+
+
+def test_outage_trips_the_circuit_breaker_naming_the_host(server, make, tmp_path):
+    server.default = Error(500, "out of memory")
+    ex = make(retries=0)
+    with pytest.raises(ServerError, match=rf"at {re.escape(server.url)}.*3 requests in a row failed"):
+        extract_to_stores(_cases([(f"turn {i}", "ok") for i in range(6)]), ex, tmp_path / "a")
+    assert len(server.chats()) == 3
+    server.queue(Error(500, "x"), Error(500, "x"), EMPTY_REPLY, Error(500, "x"), Error(500, "x"))
+    store = MemoryStore("c", make(retries=0))
+    store.remember_many([Interaction("s", f"other turn {i}") for i in range(5)])  # a success resets the count
+    assert len(store.extraction_errors) == 4
+
+
+def test_html_page_on_any_endpoint_names_the_host(server, make):
+    server.page = "<html><body>Please log in to the proxy</body></html>"
+    for call in (lambda: make().extract("hi", "", []), make().check,
+                 lambda: OllamaEmbedder("llama3.2", host=server.url).embed(["hi"])):
+        with pytest.raises(ServerError, match=rf"{re.escape(server.url)}/api/\w+ answered with text/html.*log in"):
+            call()
+
+
+def test_check_does_not_wait_for_a_hung_server(server, make, monkeypatch):
+    monkeypatch.setattr(llm, "CHECK_TIMEOUT", 0.2)
+    server.delay = 2.0
+    with pytest.raises(ServerError, match="not usable.*timed out"):
+        make(timeout=600).check()
 
 
 def test_prompt_injection_through_store(server, make):
@@ -394,3 +474,48 @@ def test_real_ollama_extraction(real_model, extractors):
     assert result.error is None, result.error
     assert_normalized(result)
     assert any(result.tags().values())
+
+
+@pytest.fixture
+def cli(server, monkeypatch):
+    """invoke(*args): the taggraph CLI with OLLAMA_HOST at the fake server and fresh extractors."""
+    from typer.testing import CliRunner
+
+    from taggraph.cli import app
+    from taggraph.experiments import runner
+    monkeypatch.setenv("OLLAMA_HOST", server.url)
+    monkeypatch.setattr(runner, "_EXTRACTORS", {})
+    return lambda *args: CliRunner().invoke(app, list(args))
+
+
+def test_extract_exits_2_while_failures_remain_and_a_rerun_heals(server, cli, tmp_path):
+    server.queue(Error(400, "bad request"))  # not retried: one note fails
+    args = ("extract", "--limit", "1", "--extractor", "ollama:llama3.2", "--out", str(tmp_path / "s"))
+    res = cli(*args)
+    assert res.exit_code == 2 and "error: 1 notes in 1 cases failed extraction" in res.output
+    res = cli(*args)
+    assert res.exit_code == 0 and "extraction errors: 0" in res.output
+
+
+def test_bench_checks_the_server_first_and_stops_an_outage(server, cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{free_port()}")
+    res = cli("bench", "--limit", "1", "--methods", "BM25", "--extractor", "ollama:llama3.2",
+              "--out", str(tmp_path / "a"))
+    assert res.exit_code == 2 and "not usable" in res.output and "127.0.0.1" in res.output
+    monkeypatch.setenv("OLLAMA_HOST", server.url)
+    server.default = Error(400, "bad request")
+    res = cli("bench", "--limit", "1", "--methods", "BM25", "--extractor", "ollama:llama3.2",
+              "--out", str(tmp_path / "b"), "--timeout", "5")
+    assert res.exit_code == 2 and f"at {server.url}" in res.output and "3 requests in a row failed" in res.output
+    assert len(server.chats()) == 3 and not (tmp_path / "b").exists()
+    res = cli("bench", "--extractor", "ollama:llama3.2", "--timeout", "0")
+    assert res.exit_code == 2 and "--timeout must be more than 0" in res.output
+
+
+@pytest.mark.parametrize("command", [["vocab"], ["embed", "--embedder", "minilm-static"], ["sweep-depth"]])
+def test_every_command_with_an_ollama_extractor_checks_the_server_first(cli, tmp_path, monkeypatch, command):
+    monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{free_port()}")
+    res = cli(*command, "--limit", "1", "--extractor", "ollama:llama3.2", *(["--out", str(tmp_path / "r")]
+                                                                           if command[0] != "embed" else []))
+    assert res.exit_code == 2 and "error: Ollama server at http://127.0.0.1:" in res.output
+    assert "not usable" in res.output and not (tmp_path / "r").exists()

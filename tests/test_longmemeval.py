@@ -5,7 +5,7 @@ import pytest
 
 from taggraph.datasets import DatasetError, load_dataset
 from taggraph.config import DEMO_DATA
-from taggraph.datasets.longmemeval import QUESTION_TYPES
+from taggraph.datasets.longmemeval import QUESTION_TYPES, load_longmemeval
 
 from conftest import shared_file
 
@@ -95,3 +95,33 @@ def test_real_dev_split_loads():
     cases = load_dataset(shared_file("longmemeval_s_dev.json.gz"))
     assert len(cases) == 250 and sum(c.is_abstention for c in cases) == 15
     assert 200 < sum(len(c.interactions) for c in cases) / 250 < 300
+
+
+def test_duplicate_question_ids_are_refused_naming_both_records(tmp_path):
+    records = json.loads(DEMO_DATA.read_text())[:3]
+    records[2]["question_id"] = records[0]["question_id"]
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps(records))
+    with pytest.raises(DatasetError, match=rf"record 2 \(question_id '{records[0]['question_id']}'\): "
+                                           r"duplicate question_id, also record 0"):
+        load_longmemeval(path)
+
+
+def test_unscorable_questions_warn_once_per_file_and_reach_run_json(tmp_path):
+    from taggraph.experiments.bench import run_bench
+    records = json.loads(DEMO_DATA.read_text())[:4]
+    records[0]["answer_session_ids"] = ["not_in_haystack"]
+    records[1]["answer_session_ids"] = []
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps(records))
+    with pytest.warns(UserWarning) as caught:
+        cases = load_dataset(path)
+    messages = [str(w.message) for w in caught]
+    assert messages == [
+        f"{path}: 1 questions have answer sessions that are not in their haystack (scored as misses); "
+        f"first: {records[0]['question_id']}",
+        f"{path}: 1 questions are not abstention questions but have no answer sessions (scored as misses); "
+        f"first: {records[1]['question_id']}"]
+    config = run_bench(cases, ["BM25"], extractor="none").config
+    assert config["input_warnings"] == {"gold_not_in_haystack": {"count": 1, "first": [records[0]["question_id"]]},
+                                        "no_gold": {"count": 1, "first": [records[1]["question_id"]]}}

@@ -1,3 +1,4 @@
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from taggraph.notes import CATEGORIES, Note, format_tag_line, parse_note, parse_tag_line
@@ -42,3 +43,30 @@ def test_truncated_note_is_an_error():
         parse_note(text[:-1], note_id="n", source="broken.md")
     with pytest.raises(NoteFormatError, match="separator"):
         parse_note(text.replace("\n---\n", "\n"), note_id="n")
+
+
+def test_hand_edited_tag_line_is_normalized_and_kept_on_rewrite():
+    text = "#who:Bob Smith #what:foo bar  #what:n/a\n### User\nhello world\n---\n### Assistant\nok\n"
+    note = parse_note(text, note_id="n")
+    assert note.tags["who"] == ("bob_smith",) and note.tags["what"] == ("foo_bar",)
+    again = parse_note(note.to_markdown(), note_id="n")
+    assert (again.tags, again.user, again.assistant) == (note.tags, "hello world", "ok")
+
+
+
+@pytest.mark.parametrize("head, message", [
+    ("#mood:happy #who:user", r"notes/a\.md:1: unknown tag category 'mood' in '#mood:happy'"),
+    ("#who:user hello world", None),  # one value with spaces: normalized, not refused
+    ("hello #who:user", r"notes/a\.md:1: first line must be the tag line"),
+    ("# #who:user", r"notes/a\.md:1: text before the first tag: '#'"),
+    ("#what:c++ #who:user", r"notes/a\.md:1: tag '#what:c\+\+' is not a path"),
+    ("#who:", r"notes/a\.md:1: tag '#who:' is not a path"),
+])
+def test_tag_line_that_cannot_be_read_is_refused_with_file_and_line(head, message):
+    from taggraph.notes import NoteFormatError
+    text = f"{head}\n### User\nhi\n---\n### Assistant\nok\n"
+    if message is None:
+        assert parse_note(text, note_id="n", source="notes/a.md").tags["who"] == ("user_hello_world",)
+        return
+    with pytest.raises(NoteFormatError, match=message):
+        parse_note(text, note_id="n", source="notes/a.md")

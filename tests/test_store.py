@@ -164,3 +164,22 @@ def test_manifest_fields_are_checked(tmp_path, hand_store, change, message):
     m.write_text(json.dumps(data))
     with pytest.raises(StoreError, match=message):
         MemoryStore.load(tmp_path / "s")
+
+
+def test_hand_edited_note_is_normalized_on_load_or_refused_naming_the_file(tmp_path):
+    store = MemoryStore("c")
+    store.remember(Interaction("s", "hello world", "ok"))
+    store.save(tmp_path)
+    store.close()
+    note_file = next((tmp_path / "notes").iterdir())
+    body = note_file.read_text().split("\n", 1)[1]
+    note_file.write_text("#who:Bob Smith #what:foo bar\n" + body)
+    loaded = MemoryStore.load(tmp_path)
+    assert loaded.notes[0].tags["who"] == ("bob_smith",) and loaded.notes[0].user == "hello world"
+    loaded.save(tmp_path)
+    loaded.close()
+    assert note_file.read_text() == "#who:bob_smith #what:foo_bar #when:n/a #where:n/a #why:n/a #extra:n/a\n" + body
+    note_file.write_text("#mood:happy\n" + body)
+    with pytest.raises(StoreError, match=f"{note_file}:1: unknown tag category 'mood'"):
+        MemoryStore.load(tmp_path)
+    assert note_file.read_text() == "#mood:happy\n" + body  # nothing rewritten

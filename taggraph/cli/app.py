@@ -66,6 +66,34 @@ def positive(value: Optional[int], option: str) -> Optional[int]:
     return value
 
 
+def timeout_option(value: float) -> float:
+    """`--timeout` in seconds, more than 0."""
+    if not value > 0:
+        raise ConfigError(f"--timeout must be more than 0 seconds, got {value}")
+    return value
+
+
+def checked_extractor(name: str, **options):
+    """`get_extractor(name, **options)`; one with a server (Ollama) is checked up front, so a closed port
+    or a missing model ends the command in one line before any case runs."""
+    from taggraph.extraction import get_extractor
+    extractor = get_extractor(name, **options)
+    if hasattr(extractor, "check"):
+        extractor.check()
+    return extractor
+
+
+def extractor_names(spec: str, **options) -> list[str]:
+    """Comma-separated extractor names, each server checked up front (`checked_extractor`); the runner
+    builds its own extractors per worker process, so these are closed again."""
+    out = names(spec)
+    for name in out:
+        close = getattr(checked_extractor(name, **options), "close", None)
+        if close is not None:
+            close()
+    return out
+
+
 def parse_value(text: str):
     """A command-line value as bool/None (true, false, none), int, float or string."""
     literal = {"true": True, "false": False, "none": None}

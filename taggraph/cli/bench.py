@@ -8,8 +8,12 @@ from typing import Optional
 
 import typer
 
-from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, command, key_values, load_cases, method_params,
-                              methods_option, positive)
+from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, checked_extractor, command, extractor_names, key_values,
+                              load_cases, method_params, methods_option, positive, timeout_option)
+from taggraph.errors import ServerError
+from taggraph.server import CHECK_TIMEOUT, GENERATION_TIMEOUT
+
+TIMEOUT_HELP = f"Seconds per Ollama generation request (the up-front server check allows {CHECK_TIMEOUT:g} s)."
 
 
 def default_out(data: Path, command_name: str = "") -> Path:
@@ -44,6 +48,7 @@ def bench(
                                                       "minilm-static (fast) | ollama:MODEL."),
     baseline: str = typer.Option("BM25", help="Compare every method's MRR to this one, paired per question "
                                               "(randomization test); 'none' to skip."),
+    timeout: float = typer.Option(GENERATION_TIMEOUT, help=TIMEOUT_HELP),
 ) -> None:
     """Run retrieval methods over a dataset; print MRR and the other metrics, write a run folder."""
     from taggraph.experiments.bench import add_benchmark_metrics, add_significance, run_bench
@@ -54,11 +59,13 @@ def bench(
     names_ = methods_option(methods)
     params = method_params(param, embedder)
     positive(depth, "--depth")
+    options = {"timeout": timeout_option(timeout)} if extractor.startswith("ollama:") else {}  # others have no server
+    extractor_names(extractor, **options)
     cases = load_cases(data, fmt, limit, per_type)
     scale, workers, backend = scale_out(workers, dask_scheduler)
     with scale:
         result = run_bench(cases, names_, extractor=extractor, depth=depth, workers=workers,
-                           method_params=params, backend=backend)
+                           method_params=params, backend=backend, extractor_options=options)
     add_benchmark_metrics(result, cases)
     add_significance(result, None if baseline.lower() == "none" else baseline)
     save_with_reports(result, folder, data, force)
@@ -82,6 +89,7 @@ def embed(
     from taggraph.retrieval.embeddings import get_embedder
 
     get_embedder(embedder)  # an unknown name fails before the dataset is read
+    extractor_names(extractor)
     table = fill_embedding_cache(load_cases(data, fmt, limit, per_type), methods_option(methods) if methods else None,
                                  embedder=embedder, extractor=extractor, method_params=method_params(param))
     typer.echo(table.to_string(index=False))
@@ -96,11 +104,13 @@ def extract(
     concurrency: int = typer.Option(4, help="Concurrent LLM requests (one case per worker)."),
     prompt: Optional[Path] = typer.Option(None, help="Your own prompt file ({tags}, {user}, {assistant})."),
     option: list[str] = typer.Option([], help="Model option KEY=VALUE for Ollama (e.g. num_ctx=8192)."),
+    timeout: float = typer.Option(GENERATION_TIMEOUT, help=TIMEOUT_HELP),
 ) -> None:
-    """Extract 5W+Extra tags for every case into stores on disk (resumable)."""
+    """Extract 5W+Extra tags for every case into stores on disk (resumable; a rerun re-extracts failed notes).
+
+    Exits with status 2 when notes remain that failed extraction."""
     from taggraph.experiments.extract_job import extract_to_stores
     from taggraph.experiments.vocabulary import vocabulary_table
-    from taggraph.extraction import get_extractor
 
     positive(concurrency, "--concurrency")
     cases = load_cases(data, limit=limit)
@@ -108,18 +118,21 @@ def extract(
     if extractor.startswith(("ollama:", "gguf:")):
         kwargs = {"prompt_path": prompt}
         if extractor.startswith("ollama:"):
-            kwargs["options"] = {"temperature": 0, **key_values(option)}
-    ex = get_extractor(extractor, **kwargs)
-    if hasattr(ex, "check"):
-        ex.check()
+            kwargs.update(options={"temperature": 0, **key_values(option)}, timeout=timeout_option(timeout))
+    ex = checked_extractor(extractor, **kwargs)
     table = extract_to_stores(cases, ex, out, concurrency)
     typer.echo(vocabulary_table({extractor: table.to_dict("records")}).round(3).to_string(index=False))
     reused, minted = int(table["reused"].sum()), int(table["minted"].sum())
+    failed = int(table["extraction_errors"].sum())
     typer.echo(f"tags reused {reused}, minted {minted} ({reused / max(reused + minted, 1):.1%} reused); "
-               f"extraction errors: {int(table['extraction_errors'].sum())}")
+               f"extraction errors: {failed}")
     if hasattr(ex, "stats"):
         typer.echo(f"LLM calls: {ex.stats}")
     typer.echo(f"stores: {out}")
+    if failed:
+        raise ServerError(f"{failed} notes in {int((table['extraction_errors'] > 0).sum())} cases failed extraction "
+                          f"and are stored untagged (errors in their manifest entries); run the same command "
+                          f"again to re-extract them")
 
 
 @command()

@@ -14,7 +14,7 @@ from typing import Optional
 import pandas as pd
 import typer
 
-from taggraph.cli.app import DEFAULT_DATA, command, methods_option, names, positive
+from taggraph.cli.app import DEFAULT_DATA, command, extractor_names, methods_option, names, positive
 from taggraph.cli.bench import default_out
 from taggraph.experiments.dask_backend import scale_out
 
@@ -60,7 +60,7 @@ def ablation(data: list[Path] = DATAS, limit: Optional[int] = LIMIT, extractor: 
     ctx, workers, backend = scale_out(workers, scheduler)
     tables, summaries, rankings, configs = [], [], [], {}
     with ctx:
-        for e in names(extractor):
+        for e in extractor_names(extractor):
             res = component_ablation({name: cases for name, cases, _ in loaded}, e, workers=workers,
                                      backend=backend, method=method)
             tables.append(res.table.assign(extractor=e))
@@ -82,7 +82,7 @@ def sweep_distractors(data: Path = DATA, limit: Optional[int] = LIMIT, extractor
     ctx, workers, backend = scale_out(workers, scheduler)
     results = {}
     with ctx:
-        for e in names(extractor):
+        for e in extractor_names(extractor):
             results[e] = distractor_sweep(cases, [int(c) for c in names(counts)], seed, e, workers=workers,
                                           backend=backend)
     tables = {name: pd.concat([getattr(r, name).assign(extractor=e) for e, r in results.items()])
@@ -102,7 +102,7 @@ def sweep_depth(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str 
     ctx, workers, backend = scale_out(workers, scheduler)
     with ctx:
         results = {e: depth_sweep(cases, names(method), [int(d) for d in names(depths)], e, workers=workers,
-                                  backend=backend) for e in names(extractor)}
+                                  backend=backend) for e in extractor_names(extractor)}
     tables = {name: pd.concat([getattr(r, name).assign(extractor=e) for e, r in results.items()])
               for name in ("summary", "rankings")}
     _save("sweep-depth", out, force, tables, {e: r.config for e, r in results.items()}, record, "summary")
@@ -116,7 +116,7 @@ def vocab(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str = EXTR
     from taggraph.experiments.vocabulary import case_vocabulary, vocabulary_table
     _, cases, record = _load(data, limit)
     histories = [group[0] for group in group_by_history(cases)]
-    counts = {e: parallel_map(case_vocabulary, histories, e, workers=workers) for e in names(extractor)}
+    counts = {e: parallel_map(case_vocabulary, histories, e, workers=workers) for e in extractor_names(extractor)}
     per_case = pd.concat([pd.DataFrame(c).assign(extractor=e) for e, c in counts.items()])
     _save("vocab", out, force, {"vocabulary": vocabulary_table(counts), "per_case": per_case},
           {"experiment": "vocabulary", "extractors": list(counts), "histories": len(histories)}, record,
@@ -131,7 +131,7 @@ def diagnose(data: list[Path] = DATAS, limit: Optional[int] = LIMIT, extractor: 
     from taggraph.experiments.diagnostics import (GRAPH_METHODS, diagnostics_examples, diagnostics_table, light_store,
                                                   failure_diagnostics, longmemeval_evidence_notes, pool_case_ids)
     from taggraph.experiments.runner import parallel_map
-    extractors = names(extractor)
+    extractors = extractor_names(extractor)
     units, records = [], []
     for path in data:
         name, cases, record = _load(path, limit)
@@ -165,7 +165,7 @@ def answers(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str = EX
     else:
         raise ValueError(f"unknown generator {generator!r}: use extractive or ollama:MODEL")
     rows, summaries, configs = [], [], {}
-    for e in names(extractor):
+    for e in extractor_names(extractor):
         bench = run_bench(cases, names(methods), e, workers=workers)
         res = answer_accuracy(cases, bench.rankings, gen, k=k)
         rows.append(res.rows.assign(extractor=e))

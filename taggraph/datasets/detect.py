@@ -13,7 +13,7 @@ import re
 import zlib
 from pathlib import Path
 
-from taggraph.datasets.base import Case, DatasetError
+from taggraph.datasets.base import Case, DatasetError, warn_about_input
 from taggraph.datasets.longmemeval import read_json
 
 FORMATS = ("longmemeval", "atant", "locomo")
@@ -58,15 +58,19 @@ def _peek(path: Path, size: int = 1 << 16) -> str | None:
 
 def load_any(path: str | Path, limit: int | None = None, fmt: str | None = None) -> list[Case]:
     """Cases of any supported benchmark (format from `detect_format` unless `fmt` is given);
-    ATANT's split is the folder name."""
+    ATANT's split is the folder name. Questions that are misses by construction are warned about
+    (`warn_about_input`)."""
     if fmt is not None and fmt not in FORMATS:
         raise DatasetError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
     kind = fmt or detect_format(path)
     if kind == "atant":
         from taggraph.datasets.atant import load_atant
-        return load_atant(path, limit=limit)
-    if kind == "locomo":
+        cases = load_atant(path, limit=limit)
+    elif kind == "locomo":
         from taggraph.datasets.locomo import load_locomo
-        return load_locomo(path, limit=limit)
-    from taggraph.datasets.longmemeval import load_longmemeval
-    return load_longmemeval(path, limit=limit)
+        cases = load_locomo(path, limit=limit)
+    else:
+        from taggraph.datasets.longmemeval import load_longmemeval
+        cases = load_longmemeval(path, limit=limit)
+    warn_about_input(cases, path)
+    return cases

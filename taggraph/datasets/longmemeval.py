@@ -115,10 +115,17 @@ def parse_record(record, where: str) -> Case:
 
 
 def load_longmemeval(path: str | Path, limit: int | None = None) -> list[Case]:
-    """All cases of a LongMemEval file (the first `limit` when given)."""
+    """All cases of a LongMemEval file (the first `limit` when given); refuses a repeated question_id."""
     path = Path(path)
     records = read_json(path)
     if not isinstance(records, list):
         raise DatasetError(f"{path}: expected a JSON list of question records, got {type(records).__name__}")
     records = records[:limit] if limit else records
-    return [parse_record(r, f"{path}: record {i}") for i, r in enumerate(records)]
+    cases = [parse_record(r, f"{path}: record {i}") for i, r in enumerate(records)]
+    first: dict[str, int] = {}
+    for i, case in enumerate(cases):
+        if case.case_id in first:
+            raise DatasetError(f"{path}: record {i} (question_id {case.case_id!r}): duplicate question_id, "
+                               f"also record {first[case.case_id]}")
+        first[case.case_id] = i
+    return cases

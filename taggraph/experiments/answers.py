@@ -10,7 +10,6 @@ output row names its generator; the offline baseline is labelled
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from taggraph.datasets import Case
 from taggraph.evaluation.answers import containment, token_f1
 from taggraph.notes import Note
 from taggraph.progress import progress
+from taggraph.server import GENERATION_TIMEOUT, ollama_client
 from taggraph.store import MemoryStore
 from taggraph.text import tokenize
 
@@ -45,12 +45,10 @@ def note_block(notes: Sequence[Note]) -> str:
 class OllamaGenerator:
     """An Ollama chat model at temperature 0 (host: `host`, else $OLLAMA_HOST, else the client default)."""
 
-    def __init__(self, model: str, host: str | None = None, timeout: float = 300.0) -> None:
-        import ollama
-
+    def __init__(self, model: str, host: str | None = None, timeout: float = GENERATION_TIMEOUT) -> None:
         self.model = model
         self.label = f"ollama:{model}"
-        self.client = ollama.Client(host=host or os.environ.get("OLLAMA_HOST"), timeout=timeout)
+        self.client = ollama_client(host, timeout)
 
     def answer(self, question: str, notes: Sequence[Note], question_date: str = "") -> str:
         date = f"\nThe question is asked on {question_date}." if question_date else ""

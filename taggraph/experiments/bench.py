@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from taggraph.datasets import Case
+from taggraph.datasets.base import input_warnings
 from taggraph.datasets.atant import AtantCase
 from taggraph.datasets.locomo import LocomoCase
 from taggraph.evaluation.benchmarks import atant_metrics, locomo_metrics
@@ -35,10 +36,11 @@ class MemoryResult:
 
 
 def run_memory(cases: list[Case], methods: list[str], extractor: str = "offline", depth: int = DEFAULT_DEPTH,
-               method_params: dict[str, dict[str, Any]] | None = None) -> MemoryResult:
+               method_params: dict[str, dict[str, Any]] | None = None,
+               extractor_options: dict[str, Any] | None = None) -> MemoryResult:
     """Build the store the `cases` share once and ask each case's question with each method."""
     t0 = time.perf_counter()
-    store = build_store(cases[0], extractor)
+    store = build_store(cases[0], extractor, extractor_options)
     run = MemoryRun(store, methods, method_params)
     run.timings.append({"question_id": cases[0].case_id, "stage": "extract+store", "method": "",
                         "seconds": time.perf_counter() - t0})
@@ -61,21 +63,24 @@ class BenchResult:
 
 def run_bench(cases: list[Case], methods: list[str] | None = None, extractor: str = "offline",
               depth: int = DEFAULT_DEPTH, workers: int = 1, method_params: dict[str, dict] | None = None,
-              backend: str | None = "loky", share_memories: bool = True) -> BenchResult:
-    """Rank each case's notes with each method; rows come back in case order, then method order."""
+              backend: str | None = "loky", share_memories: bool = True,
+              extractor_options: dict[str, Any] | None = None) -> BenchResult:
+    """Rank each case's notes with each method; rows come back in case order, then method order.
+
+    `extractor_options` go to `get_extractor` (e.g. an Ollama request timeout)."""
     methods = check_methods(methods or PAPER_METHODS)
     groups = group_by_history(cases, share_memories)
-    results = parallel_map(run_memory, groups, methods, extractor, depth, method_params, workers=workers,
-                           backend=backend)
+    results = parallel_map(run_memory, groups, methods, extractor, depth, method_params, extractor_options,
+                           workers=workers, backend=backend)
     position = {c.case_id: i for i, c in enumerate(cases)}
     rows = sorted((r for res in results for r in res.rows),
                   key=lambda r: (position[r["question_id"]], methods.index(r["method"])))
     scored = score_rankings(pd.DataFrame(rows))
     config = {
         "methods": results[0].method_configs if results else {},
-        "extractor": extractor, "extractor_cache_key": getattr(extractor_for(extractor), "cache_key", ""),
+        "extractor": extractor, "extractor_cache_key": getattr(extractor_for(extractor, extractor_options), "cache_key", ""),
         "depth": depth, "workers": workers, "n_cases": len(cases), "n_memories": len(groups),
-        "n_abstention": int(sum(c.is_abstention for c in cases)),
+        "n_abstention": int(sum(c.is_abstention for c in cases)), "input_warnings": input_warnings(cases),
     }
     return BenchResult(scored, summarize(scored, order=methods), per_type(scored),
                        pd.DataFrame([t for r in results for t in r.timings]),
@@ -87,7 +92,7 @@ def score_external(paths: list, cases: list[Case], depth: int = DEFAULT_DEPTH,
     """Another system's ranking files (`taggraph.evaluation.score`) scored like `run_bench`, beside `base`."""
     scored = score_rankings(external_rankings(paths, cases, depth))
     config = {"methods": {}, "extractor": "-", "depth": depth, "n_cases": len(cases),
-              "n_abstention": int(sum(c.is_abstention for c in cases))}
+              "n_abstention": int(sum(c.is_abstention for c in cases)), "input_warnings": input_warnings(cases)}
     if base is not None:
         scored = pd.concat([base.rankings, scored], ignore_index=True)
         config = dict(base.config)

@@ -31,19 +31,20 @@ from taggraph.store import MemoryStore
 
 RANKING_COLUMNS = ["question_id", "question_type", "method", "ranked_session_ids", "gold_session_ids",
                    "ranked_note_ids", "abstention"]
-_EXTRACTORS: dict[str, Any] = {}
+_EXTRACTORS: dict[tuple, Any] = {}
 
 
-def extractor_for(name: str):
-    """One extractor per process and name (spaCy and model clients load once)."""
-    if name not in _EXTRACTORS:
-        _EXTRACTORS[name] = get_extractor(name)
-    return _EXTRACTORS[name]
+def extractor_for(name: str, options: dict[str, Any] | None = None):
+    """One extractor per process, name and options (spaCy and model clients load once)."""
+    key = (name, tuple(sorted((options or {}).items())))
+    if key not in _EXTRACTORS:
+        _EXTRACTORS[key] = get_extractor(name, **(options or {}))
+    return _EXTRACTORS[key]
 
 
-def build_store(case: Case, extractor: str = "offline") -> MemoryStore:
-    """The case's memory: every interaction remembered in order."""
-    store = MemoryStore(case.case_id, extractor_for(extractor))
+def build_store(case: Case, extractor: str = "offline", extractor_options: dict[str, Any] | None = None) -> MemoryStore:
+    """The case's memory: every interaction remembered in order (`extractor_options` go to `get_extractor`)."""
+    store = MemoryStore(case.case_id, extractor_for(extractor, extractor_options))
     store.remember_many(case.interactions)
     return store
 

@@ -2,16 +2,21 @@
 
 Both render the same prompt (`taggraph.extraction.prompt`), ask for JSON that
 follows `LLMOutput` at temperature 0, clean the reply with `parse_and_repair`
-and cache the raw reply on disk in ``cache_dir()/extractions`` under
+and cache the raw reply on disk in ``cache_dir()/extractions`` (`taggraph.cache`) under
 sha256(cache_key, rendered prompt). The rendered prompt holds the interaction
 and the ontology tags shown, so a rerun with the same inputs sends no request
 and an interrupted run resumes where it stopped. Model replies are cached even
 when unusable (temperature 0 would repeat them); failed requests are not.
+Identical prompts in flight at once (concurrent workers) are requested once and
+every caller gets that one reply.
 
-A failed request never raises: after the retries, `extract` returns an
+A failed request does not raise: after the retries, `extract` returns an
 Extraction with `error` set and no tags, and the store keeps the note untagged.
-Configuration mistakes (unknown model, missing package or file) are caught up
-front by `OllamaExtractor.check()` and the GGUFExtractor constructor.
+After `max_failures_in_a_row` failed requests in a row the server is taken for
+down and `extract` raises ServerError naming the host (a circuit breaker), so an
+outage costs a few requests, not one timeout per note. Configuration mistakes
+(unknown model, missing package or file) are caught up front by
+`OllamaExtractor.check()` and the GGUFExtractor constructor.
 """
 
 from __future__ import annotations
@@ -25,21 +30,21 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 
-import diskcache
 import httpx
 import ollama
 from pydantic import BaseModel
 
+from taggraph.cache import open_cache
 from taggraph.config import cache_dir
 from taggraph.errors import ConfigError, ServerError
-from taggraph.extraction.base import Extraction, Extractor
+from taggraph.extraction.base import Extraction
 from taggraph.extraction.prompt import MAX_PROMPT_TAGS, load_prompt, render, version_of
 from taggraph.extraction.validate import parse_and_repair
 from taggraph.notes import CATEGORIES
-from taggraph.ontology import Ontology
+from taggraph.server import CHECK_TIMEOUT, GENERATION_TIMEOUT, host_of, ollama_client
 
 
 class LLMOutput(BaseModel):
@@ -76,22 +81,26 @@ class GenerationError(RuntimeError):
 class _CachedLLMExtractor:
     """Prompt, cache, validation and counters shared by the LLM extractors.
 
-    `stats` counts, per instance: calls (`extract` calls), cache_hits, requests
-    (model calls actually made, retries included), retries, failures (results with
-    `error` set) and repaired (results whose reply needed `parse_and_repair` fixes);
-    `repairs` counts each kind of fix, numbers masked ("what: normalized N tag(s)").
+    `stats` counts, per instance: calls (`extract` calls), cache_hits, shared (calls
+    served by an identical request already in flight), requests (model calls actually
+    made, retries included), retries, failures (results with `error` set) and repaired
+    (results whose reply needed `parse_and_repair` fixes); `repairs` counts each kind
+    of fix, numbers masked ("what: normalized N tag(s)").
     """
 
     name: str
     concurrency: int = 1
+    max_failures_in_a_row: int | None = None  # None: never stop (a local model has no outage)
 
     def __init__(self, prompt_path: str | Path | None, cache: bool, max_tags: int) -> None:
         self.prompt = load_prompt(prompt_path)
         self.max_tags = max_tags
-        self._cache = diskcache.Cache(str(cache_dir() / "extractions")) if cache else None
+        self._cache = open_cache(cache_dir() / "extractions") if cache else None
         self.stats: Counter[str] = Counter()
         self.repairs: Counter[str] = Counter()
-        self._stats_lock = threading.Lock()
+        self._stats_lock = threading.Lock()  # guards stats, the requests in flight and the failure count
+        self._in_flight: dict[str, Future] = {}
+        self._failures_in_a_row = 0
 
     @property
     def cache_key(self) -> str:
@@ -105,22 +114,64 @@ class _CachedLLMExtractor:
             self.stats.update(counts)
             self.repairs.update(re.sub(r"\d+", "N", note) for note in repairs)
 
+    def where(self) -> str:
+        """The model's location, for messages."""
+        return self.name
+
     def extract(self, user_text: str, assistant_text: str, existing_tags: Sequence[str]) -> Extraction:
         prompt = render(self.prompt.template, user_text, assistant_text, existing_tags, self.max_tags)
         key = hashlib.sha256(json.dumps([self.cache_key, prompt]).encode()).hexdigest()
-        raw = self._cache.get(key) if self._cache is not None else None
-        self._count(calls=1, cache_hits=raw is not None)
-        if raw is None:
-            try:
-                raw = self._generate(prompt)
-            except GenerationError as exc:
-                self._count(failures=1)
-                return Extraction(error=f"{self.name}: {exc}")
-            if self._cache is not None:
-                self._cache.set(key, raw)
+        self._count(calls=1)
+        try:
+            raw = self._reply(key, prompt)
+        except GenerationError as exc:
+            self._count(failures=1)
+            return Extraction(error=f"{self.name}: {exc}")
         extraction, repairs = parse_and_repair(raw)
         self._count(repairs, repaired=bool(repairs), failures=extraction.error is not None)
         return extraction
+
+    def _reply(self, key: str, prompt: str) -> str:
+        """The raw reply to `prompt`: from the cache, from an identical request in flight, else asked once."""
+        with self._stats_lock:
+            future = self._in_flight.get(key)
+            owner = future is None
+            if owner:
+                future = self._in_flight[key] = Future()
+        if not owner:
+            self._count(shared=1)
+            return future.result()
+        try:
+            raw = self._cache.get(key) if self._cache is not None else None  # looked up after claiming the key,
+            self._count(cache_hits=raw is not None)  # so a reply cached meanwhile is never asked again
+            if raw is None:
+                raw = self._generate_or_trip(prompt)
+                if self._cache is not None:
+                    self._cache.set(key, raw)
+            future.set_result(raw)
+            return raw
+        except BaseException as exc:
+            future.set_exception(exc)
+            raise
+        finally:
+            with self._stats_lock:
+                del self._in_flight[key]
+
+    def _generate_or_trip(self, prompt: str) -> str:
+        """`_generate`, counting failures in a row; raises ServerError once they reach the limit."""
+        try:
+            raw = self._generate(prompt)
+        except GenerationError as exc:
+            with self._stats_lock:
+                self._failures_in_a_row += 1
+                tripped = self.max_failures_in_a_row is not None and self._failures_in_a_row >= self.max_failures_in_a_row
+            if tripped:
+                raise ServerError(f"{self.where()}: {self._failures_in_a_row} requests in a row failed, stopping "
+                                  f"(last: {exc})") from None
+            raise
+        with self._stats_lock:
+            self._failures_in_a_row = 0
+        return raw
 
 
 class OllamaExtractor(_CachedLLMExtractor):
@@ -129,23 +180,27 @@ class OllamaExtractor(_CachedLLMExtractor):
     host:        server URL; default $OLLAMA_HOST, else the client's default (localhost:11434)
     options:     model options sent with every request, default {"temperature": 0}; add
                  e.g. {"num_ctx": 8192} when prompts with large ontologies get truncated
-    timeout:     seconds per request
+    timeout:     seconds per generation request (`check` uses CHECK_TIMEOUT)
     retries:     extra attempts after a connection error, timeout, HTTP 408/429 or 5xx,
                  waiting backoff * 2**attempt seconds in between; other errors fail at once
-    concurrency: worker count `prefetch` uses by default (match OLLAMA_NUM_PARALLEL)
+    concurrency: cases `extract_to_stores` runs at once by default (match
+                 OLLAMA_NUM_PARALLEL)
+    max_failures_in_a_row: failed requests (after their retries) in a row that stop the
+                 run with ServerError
     """
 
     def __init__(self, model: str, host: str | None = None, prompt_path: str | Path | None = None,
-                 options: dict | None = None, timeout: float = 300.0, retries: int = 3,
+                 options: dict | None = None, timeout: float = GENERATION_TIMEOUT, retries: int = 3,
                  backoff: float = 1.0, concurrency: int = 4, cache: bool = True,
-                 max_tags: int = MAX_PROMPT_TAGS) -> None:
+                 max_tags: int = MAX_PROMPT_TAGS, max_failures_in_a_row: int = 3) -> None:
         super().__init__(prompt_path, cache, max_tags)
         self.model, self.name = model, f"ollama:{model}"
         self.host = host or os.environ.get("OLLAMA_HOST")
         self.options = {"temperature": 0, **(options or {})}
         self.retries, self.backoff, self.concurrency = retries, backoff, concurrency
+        self.max_failures_in_a_row = max_failures_in_a_row
         self.schema = output_schema()
-        self.client = ollama.Client(host=self.host, timeout=timeout)
+        self.client = ollama_client(self.host, timeout)
 
     @property
     def cache_key(self) -> str:
@@ -156,11 +211,16 @@ class OllamaExtractor(_CachedLLMExtractor):
         """Close the HTTP connection pool (the extractor is unusable afterwards)."""
         self.client.close()
 
+    def where(self) -> str:
+        return f"{self.name} at {host_of(self.client)}"
+
     def check(self) -> None:
-        """Raise ServerError unless the server answers and has the model (call before a long run)."""
-        where = self.host or "the default Ollama host"
+        """Raise ServerError unless the server answers within CHECK_TIMEOUT and has the model
+        (call before a long run)."""
+        where = host_of(self.client)
         try:
-            names = {m.model for m in self.client.list().models}
+            with ollama_client(self.host, CHECK_TIMEOUT) as client:
+                names = {m.model for m in client.list().models}
         except (ConnectionError, httpx.HTTPError, ollama.ResponseError) as exc:
             raise ServerError(f"Ollama server at {where} is not usable: {exc}") from None
         if self.model not in names and f"{self.model}:latest" not in names:
@@ -243,24 +303,3 @@ class GGUFExtractor(_CachedLLMExtractor):
                 raise GenerationError(str(exc)) from None
         return out["choices"][0]["message"]["content"] or ""
 
-
-def prefetch(extractor: Extractor, cases: Sequence[Sequence[tuple[str, str]]],
-             concurrency: int | None = None) -> list[list[Extraction]]:
-    """Extract many cases in parallel: one worker per case, each case's turns in order.
-
-    `cases` holds each case's (user, assistant) pairs in chronological order. Each
-    worker grows the case ontology exactly as `MemoryStore.remember` does, so a
-    later ingestion of the same case with the same extractor is served from the
-    cache. Returns the extractions per case, in input order. Workers default to
-    ``extractor.concurrency``.
-    """
-    def run(case: Sequence[tuple[str, str]]) -> list[Extraction]:
-        ontology, out = Ontology(), []
-        for user, assistant in case:
-            extraction = extractor.extract(user, assistant, ontology.tags())
-            ontology.add_all({p for paths in extraction.tags().values() for p in paths})
-            out.append(extraction)
-        return out
-
-    with ThreadPoolExecutor(max_workers=concurrency or getattr(extractor, "concurrency", 1)) as pool:
-        return list(pool.map(run, cases))

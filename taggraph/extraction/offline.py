@@ -34,6 +34,7 @@ from collections.abc import Iterable
 from functools import cached_property, lru_cache
 from importlib.metadata import version
 
+from taggraph.cache import open_cache
 from taggraph.config import cache_dir
 from taggraph.extraction.base import Extraction
 from taggraph.notes import CATEGORIES
@@ -488,6 +489,4 @@ class OfflineExtractor:
 @lru_cache(maxsize=1)
 def _disk_cache():
     """Raw offline extractions, shared by all processes (diskcache is process-safe)."""
-    import diskcache
-
-    return diskcache.Cache(str(cache_dir() / "offline_extractions"), size_limit=2**30)
+    return open_cache(cache_dir() / "offline_extractions", size_limit=2**30)

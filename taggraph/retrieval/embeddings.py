@@ -32,6 +32,7 @@ from pathlib import Path
 import diskcache
 import numpy as np
 
+from taggraph.cache import open_cache
 from taggraph.config import cache_dir
 from taggraph.errors import ConfigError
 
@@ -40,7 +41,7 @@ BATCH_SIZE = 64
 
 @lru_cache(maxsize=None)
 def _disk_cache(path: str) -> diskcache.Cache:
-    return diskcache.Cache(path)
+    return open_cache(Path(path))
 
 
 def _normalize(rows: np.ndarray) -> np.ndarray:
@@ -215,8 +216,8 @@ class OllamaEmbedder(Embedder):
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         if self._client is None:
-            import ollama
-            self._client = ollama.Client(host=self.host or os.environ.get("OLLAMA_HOST"))
+            from taggraph.server import ollama_client
+            self._client = ollama_client(self.host)
         return np.asarray(self._client.embed(model=self.model, input=texts).embeddings, dtype=np.float32)
 
 
