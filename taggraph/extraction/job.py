@@ -44,6 +44,8 @@ def extract_to_stores(cases: list[Case], extractor, out: Path, concurrency: int 
     if concurrency and concurrency > 1 and hasattr(extractor, "check"):
         from taggraph.extraction.llm import prefetch
         prefetch(extractor, [[(i.user, i.assistant) for i in c.interactions] for c in cases], concurrency)
+    from taggraph.experiments.vocabulary import store_vocabulary  # lazy: experiments import extraction
+
     rows: list[dict[str, Any]] = []
     for case in progress(cases, desc="extract", unit="case"):
         store = open_case_store(case_folder(out, case), case, extractor)
@@ -52,8 +54,7 @@ def extract_to_stores(cases: list[Case], extractor, out: Path, concurrency: int 
             store.remember_many(case.interactions[resumed:])
         finally:
             store.close()
-        rows.append({"case_id": case.case_id, "notes": len(store), "resumed_from": resumed,
-                     "distinct_tags": len(store.ontology),
-                     "tag_occurrences": sum(store.ontology.counts.values()), "minted": store.minted, "reused": store.reused,
+        rows.append({**store_vocabulary(store), "case_id": case.case_id, "resumed_from": resumed,
+                     "minted": store.minted, "reused": store.reused,
                      "extraction_errors": len(store.extraction_errors)})
     return pd.DataFrame(rows)
