@@ -111,6 +111,8 @@ class Lexicon:
                 offsets = [int(o) for o in fields[-n_syn:]]
                 # frequency order from the sense-tagged counts (this index's own order is not by frequency)
                 self._senses[lemma] = tuple(sorted(offsets, key=lambda o: -freq.get((lemma, o), 0)))
+        self.exceptions = dict(line.split()[:2] for line in (folder / "noun.exc").read_text().splitlines()
+                               if len(line.split()) >= 2)
         self.anchors: dict[int, str] = {}
         for category, specs in ANCHORS.items():
             for spec in specs.split():
@@ -123,6 +125,21 @@ class Lexicon:
 
     def __contains__(self, lemma: str) -> bool:
         return lemma in self._senses
+
+    def lemma(self, word: str) -> str:
+        """WordNet's base form of a plural noun (``children`` -> ``child``, ``corgis`` -> ``corgi``), else `word`.
+
+        WordNet's own morphology (exception list, then suffix rules), for the plurals
+        lemminflect leaves alone (irregular or out of its vocabulary).
+        """
+        if word in self._senses:
+            return word
+        if word in self.exceptions:
+            return self.exceptions[word]
+        for suffix, repl in (("ies", "y"), ("ses", "s"), ("xes", "x"), ("ches", "ch"), ("shes", "sh"), ("s", "")):
+            if word.endswith(suffix) and (base := word[: -len(suffix)] + repl) in self._senses:
+                return base
+        return word
 
     def category(self, lemma: str) -> str | None:
         """The category of `lemma`'s most frequent sense; None if WordNet has no such noun."""

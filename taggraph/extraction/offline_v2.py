@@ -10,7 +10,8 @@ Same spaCy pipeline, rules, disk cache and batching as ``offline``
   the word (``activity/yoga``, ``programming/python``). No ``topic/`` catch-all: a noun
   WordNet lacks goes under its lexical type (``term/``) only when it is not a stopword.
   Free proper nouns and -ing words get a tag only when WordNet types them as a sport,
-  exercise, game, art, cooking, travel or recreation (``activity``-like, tag rule 1).
+  exercise, game, art, cooking, travel or recreation (``activity``-like, tag rule 1);
+  lowercase "proper nouns" (tagger errors: ``lasagna``) are typed as nouns.
 - extra: breeds (WordNet hyponyms of dog/cat, plus BREEDS) -> ``breed/shiba_inu``; with a
   possession cue nearby ("my", "adopted", "named") also ``pet/dog``, and "named Miso" ->
   ``pet/dog/miso``; "my <noun>" typed as a possession (``clothing/jacket``).
@@ -29,7 +30,7 @@ from taggraph.extraction.offline import (GENERIC, MODEL, OWNED, PREFIX_CATEGORY,
                                          TOPICS, OfflineExtractor, _Candidates, _entities, _rules, _topics)
 from taggraph.ontology import NORMALIZATION_VERSION, singular
 
-RULES_VERSION = "1"
+RULES_VERSION = "2"
 MAX_TAGS = 8  # per 5W category (offline: 6); atomic nouns need more slots (Extraction caps at 12)
 MAX_UNIT = 3  # longest WordNet collocation looked up in a noun run
 OOV = "term"  # category of a noun WordNet does not know (e.g. "podcast", "kubernetes")
@@ -54,7 +55,7 @@ def _units(words: list[str]) -> list[str]:
     lex, out, i = lexicon(), [], 0
     while i < len(words):
         for n in range(min(MAX_UNIT, len(words) - i), 0, -1):
-            unit = "_".join(words[i:i + n - 1] + [singular(words[i + n - 1])])
+            unit = "_".join(words[i:i + n - 1] + [lex.lemma(singular(words[i + n - 1]))])
             if n == 1 or unit in TOPICS or unit in lex or unit in BREEDS:
                 break
         out.append(unit)
@@ -80,8 +81,11 @@ def _typed_run(run: list, cand: _Candidates) -> None:
 
 
 def _activity_word(tok) -> str | None:
-    """A free PROPN or -ing word that WordNet types as an activity (``surfing`` -> ``sport/surfing``)."""
+    """A free PROPN or -ing word that WordNet types as an activity (``surfing`` -> ``sport/surfing``);
+    a lowercase PROPN is a tagger error for a common noun (``lasagna``) and is typed like one."""
     word = tok.lower_
+    if tok.pos_ == "PROPN" and tok.text.islower():
+        return noun_tag(lexicon().lemma(singular(word)))
     category = lexicon().category(word)
     return f"{category}/{word}" if category in ACTIVITIES else None
 
@@ -104,7 +108,7 @@ def _pets(toks: list, cand: _Candidates, used: set[int]) -> None:
             span = toks[i:i + n]
             if len(span) < n or not all(t.is_alpha for t in span):
                 continue
-            unit = "_".join([t.lower_ for t in span[:-1]] + [singular(span[-1].lower_)])
+            unit = "_".join([t.lower_ for t in span[:-1]] + [lexicon().lemma(singular(span[-1].lower_))])
             species = SPECIES.get(unit) if n == 1 and span[0].pos_ == "NOUN" else None
             if species or (species := _species(unit)):
                 found = (n, unit, species)
