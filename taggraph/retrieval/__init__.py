@@ -53,6 +53,9 @@ ABLATIONS: dict[str, Callable[..., Retriever]] = {
     "AdaptiveGraph-noDiffusion": _adaptive("AdaptiveGraph-noDiffusion", iterations=0),
     "AdaptiveGraph-noChronological": _adaptive("AdaptiveGraph-noChronological", chronological=False),
     "AdaptiveGraph-noFileSeeding": _adaptive("AdaptiveGraph-noFileSeeding", file_seeding=False),
+    # beyond the paper (issue 13): no sibling expansion through top-level ontology nodes
+    "TagGraph-TFIDF-boundTopLevel": _taggraph("TagGraph-TFIDF-boundTopLevel", stopwords=True, tfidf=True,
+                                              bound_top_level=True),
 }
 PAPER_METHODS = list(METHODS)
 ALL_METHODS = {**METHODS, **ABLATIONS}
