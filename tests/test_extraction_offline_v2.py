@@ -71,6 +71,7 @@ def test_wordnet_collocations_and_possessions():
     t = tags("My leather jacket got wet on the way to check my blood pressure.")
     assert "health/blood_pressure" in t["what"]
     assert "clothing/jacket" in t["extra"]
+    assert "equipment" in tags("I sold my camera equipment.")["extra"]  # a noun naming its category: depth 1
 
 
 def test_breed_without_possession_is_only_a_topic():

@@ -30,7 +30,7 @@ from taggraph.extraction.offline import (GENERIC, MODEL, OWNED, PREFIX_CATEGORY,
                                          TOPICS, OfflineExtractor, _Candidates, _entities, _rules, _topics)
 from taggraph.ontology import NORMALIZATION_VERSION, singular
 
-RULES_VERSION = "2"
+RULES_VERSION = "3"
 MAX_TAGS = 8  # per 5W category (offline: 6); atomic nouns need more slots (Extraction caps at 12)
 MAX_UNIT = 3  # longest WordNet collocation looked up in a noun run
 OOV = "term"  # category of a noun WordNet does not know (e.g. "podcast", "kubernetes")
@@ -160,7 +160,7 @@ def _possessions(toks: list, cand: _Candidates, used: set[int]) -> None:
         unit = _units([t.lower_ for t in toks[j:k]])[-1]
         category = lexicon().category(unit)
         if category in POSSESSIONS:
-            cand.add("extra", f"{category}/{unit}", tok.i)
+            cand.add("extra", unit if unit == category else f"{category}/{unit}", tok.i)
             used.update(range(j, k))
 
 
