@@ -22,7 +22,7 @@ from taggraph.config import DEMO_DATA
 DATA = typer.Option(DEMO_DATA, "--data", help="LongMemEval JSON(.gz), LoCoMo JSON or ATANT story folder.")
 DATAS = typer.Option([DEMO_DATA], "--data", help="Dataset path; repeat for several datasets.")
 LIMIT = typer.Option(None, "--limit", help="Only the first N questions of each dataset.")
-EXTRACTORS = typer.Option("offline", "--extractor", help="Extractor name(s), comma-separated: offline, none, ollama:MODEL.")
+EXTRACTORS = typer.Option("offline", "--extractor", help="Extractor name(s), comma-separated: offline, offline-v2, none, ollama:MODEL.")
 OUT = typer.Option(None, "--out", help="Output folder; default runs/<time>-<command>.")
 WORKERS = typer.Option(1, "--workers", help="Parallel processes over cases (joblib).")
 SCHEDULER = typer.Option(None, "--dask-scheduler", "--scheduler", help="Dask scheduler address: run the cases on that cluster.")
