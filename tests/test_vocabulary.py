@@ -12,7 +12,10 @@ from conftest import make_store
 
 def test_store_vocabulary_counts(hand_store):
     # 16 tag occurrences over 5 notes; "user" (4x) is the only path used twice or more
-    assert store_vocabulary(hand_store) == {"case_id": "t", "notes": 5, "distinct_tags": 13, "tag_occurrences": 16}
+    # top levels: user (4), activity (2), health, time, pet (2), breed, city, month, food, cooking, pet_name
+    assert store_vocabulary(hand_store) == {"case_id": "t", "notes": 5, "distinct_tags": 13, "tag_occurrences": 16,
+                                            "top_levels": 11, "largest_top_level": "user",
+                                            "largest_top_level_occurrences": 4}
 
 
 def test_table_averages_over_cases_and_drops_empty_ones(hand_store):
@@ -29,8 +32,11 @@ def test_table_averages_over_cases_and_drops_empty_ones(hand_store):
     assert hand["reuse"] == pytest.approx((16 / 13 + 2 / 1) / 2)
     bare = table.set_index("extraction").loc["bare"]
     assert bare["cases"] == 1 and bare["tags/note"] == 0 and pd.isna(bare["reuse"])
+    assert hand["top-level categories/case"] == pytest.approx((11 + 1) / 2)
+    assert hand["largest top-level share"] == pytest.approx((4 / 16 + 2 / 2) / 2)
     assert list(table.columns) == ["extraction", "cases", "notes/case", "distinct tags/case",
-                                   "distinct tags/case (median)", "tags/note", "reuse"]
+                                   "distinct tags/case (median)", "tags/note", "reuse",
+                                   "top-level categories/case", "largest top-level share"]
 
 
 def test_offline_extraction_on_demo_reuses_tags():

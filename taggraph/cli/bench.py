@@ -39,7 +39,7 @@ def bench(
     methods: Optional[str] = typer.Option(None, help="Comma-separated method names; default: the paper's seven."),
     limit: Optional[int] = typer.Option(None, help="Only the first N questions."),
     per_type: Optional[int] = typer.Option(None, help="Only the first N questions of each question type."),
-    extractor: str = typer.Option("offline", help="offline | none | ollama:MODEL | gguf:PATH"),
+    extractor: str = typer.Option("offline", help="offline | offline-v2 | none | ollama:MODEL | gguf:PATH"),
     depth: int = typer.Option(40, help="Retrieval depth."),
     workers: int = typer.Option(1, help="Parallel processes over memories (joblib)."),
     dask_scheduler: Optional[str] = typer.Option(None, help="Run on this Dask cluster (tcp://HOST:PORT)."),
@@ -80,7 +80,7 @@ def embed(
     methods: Optional[str] = typer.Option(None, help="Comma-separated dense methods; default: OpenClaw,OC-notes."),
     limit: Optional[int] = typer.Option(None, help="Only the first N questions."),
     per_type: Optional[int] = typer.Option(None, help="Only the first N questions of each question type."),
-    extractor: str = typer.Option("offline", help="offline | none | ollama:MODEL | gguf:PATH (OC-notes embeds notes)."),
+    extractor: str = typer.Option("offline", help="offline | offline-v2 | none | ollama:MODEL | gguf:PATH (OC-notes embeds notes)."),
     embedder: str = typer.Option("minilm", help="minilm | minilm-static | ollama:MODEL."),
     param: list[str] = typer.Option([], help="Method parameter METHOD.KEY=VALUE (chunk_chars, overlap_chars)."),
 ) -> None:
@@ -99,7 +99,7 @@ def embed(
 def extract(
     data: Path = typer.Option(DEFAULT_DATA, help="LongMemEval JSON(.gz) file."),
     out: Path = typer.Option(..., help="Folder for the stores (one sub-folder per case); resumed if present."),
-    extractor: str = typer.Option("offline", help="offline | none | ollama:MODEL | gguf:PATH"),
+    extractor: str = typer.Option("offline", help="offline | offline-v2 | none | ollama:MODEL | gguf:PATH"),
     limit: Optional[int] = typer.Option(None, help="Only the first N questions."),
     concurrency: int = typer.Option(4, help="Concurrent LLM requests (one case per worker)."),
     prompt: Optional[Path] = typer.Option(None, help="Your own prompt file ({tags}, {user}, {assistant})."),

@@ -21,7 +21,7 @@ from taggraph.experiments.dask_backend import scale_out
 DATA = typer.Option(DEFAULT_DATA, "--data", help="LongMemEval JSON(.gz), LoCoMo JSON or ATANT story folder.")
 DATAS = typer.Option([DEFAULT_DATA], "--data", help="Dataset path; repeat for several datasets.")
 LIMIT = typer.Option(None, "--limit", help="Only the first N questions of each dataset.")
-EXTRACTORS = typer.Option("offline", "--extractor", help="Extractor name(s), comma-separated: offline, none, ollama:MODEL.")
+EXTRACTORS = typer.Option("offline", "--extractor", help="Extractor name(s), comma-separated: offline, offline-v2, none, ollama:MODEL.")
 OUT = typer.Option(None, "--out", help="Output folder; default runs/<time>-<command>.")
 FORCE = typer.Option(False, "--force", help="Replace an existing, non-empty output folder.")
 WORKERS = typer.Option(1, "--workers", help="Parallel processes over memories (joblib).")

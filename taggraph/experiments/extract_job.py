@@ -23,6 +23,7 @@ from typing import Any
 import pandas as pd
 
 from taggraph.datasets import Case
+from taggraph.experiments.vocabulary import store_vocabulary
 from taggraph.progress import progress
 from taggraph.store import MemoryStore, StoreError, safe_filename
 
@@ -66,8 +67,7 @@ def extract_case(case: Case, extractor, out: Path) -> dict[str, Any]:
         store.remember_many(case.interactions[resumed:])
     finally:
         store.close()
-    return {"case_id": case.case_id, "notes": len(store), "resumed_from": resumed,
-            "distinct_tags": len(store.ontology), "tag_occurrences": sum(store.ontology.counts.values()),
+    return {**store_vocabulary(store), "case_id": case.case_id, "resumed_from": resumed,
             "minted": store.minted, "reused": store.reused, "extraction_errors": len(store.extraction_errors)}
 
 

@@ -6,11 +6,15 @@ occurrences (each distinct path of each note counted once: ``ontology.counts``).
 Columns, each averaged over cases: notes/case = N, distinct tags/case = D (also
 its median, since the paper's values look like medians), tags/note = O / N,
 reuse = O / D (over cases with D > 0): higher means tags are used again
-rather than minted.
+rather than minted. Beyond the paper (issue 13): top-level categories/case = distinct
+first path segments, and the share of the largest top-level category = its
+occurrences / O (over cases with D > 0), which shows whether one catch-all parent
+(``topic/``) holds most tags.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -21,11 +25,21 @@ from taggraph.experiments.runner import build_store
 from taggraph.store import MemoryStore
 
 
+COLUMNS = ["case_id", "notes", "distinct_tags", "tag_occurrences", "top_levels", "largest_top_level",
+           "largest_top_level_occurrences"]
+
+
 def store_vocabulary(store: MemoryStore) -> dict[str, Any]:
-    """One case's counts: case_id, notes, distinct_tags, tag_occurrences."""
+    """One case's counts: case_id, notes, distinct_tags, tag_occurrences, top_levels and the largest one's
+    name and occurrences."""
     counts = store.ontology.counts
+    tops: Counter[str] = Counter()
+    for path, n in counts.items():
+        tops[path.split("/", 1)[0]] += n
+    largest, largest_n = tops.most_common(1)[0] if tops else ("", 0)
     return {"case_id": store.case_id, "notes": len(store), "distinct_tags": len(counts),
-            "tag_occurrences": sum(counts.values())}
+            "tag_occurrences": sum(counts.values()), "top_levels": len(tops), "largest_top_level": largest,
+            "largest_top_level_occurrences": largest_n}
 
 
 def case_vocabulary(case: Case, extractor: str) -> dict[str, Any]:
@@ -37,14 +51,17 @@ def vocabulary_table(counts_by_extractor: Mapping[str, Iterable[Mapping[str, Any
     """Table 2 from per-case `store_vocabulary` rows, one table row per extractor."""
     rows = []
     for extractor, counts in counts_by_extractor.items():
-        df = pd.DataFrame(list(counts), columns=["case_id", "notes", "distinct_tags", "tag_occurrences"])
+        df = pd.DataFrame(list(counts), columns=COLUMNS)
         df = df[df["notes"] > 0]
         tagged = df[df["distinct_tags"] > 0]
         rows.append({"extraction": extractor, "cases": len(df), "notes/case": df["notes"].mean(),
                      "distinct tags/case": df["distinct_tags"].mean(),
                      "distinct tags/case (median)": df["distinct_tags"].median(),
                      "tags/note": (df["tag_occurrences"] / df["notes"]).mean(),
-                     "reuse": (tagged["tag_occurrences"] / tagged["distinct_tags"]).mean()})
+                     "reuse": (tagged["tag_occurrences"] / tagged["distinct_tags"]).mean(),
+                     "top-level categories/case": df["top_levels"].mean(),
+                     "largest top-level share": (tagged["largest_top_level_occurrences"]
+                                                 / tagged["tag_occurrences"]).mean()})
     return pd.DataFrame(rows)
 
 

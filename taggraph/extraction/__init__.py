@@ -1,4 +1,5 @@
-"""Extractors by name: ``offline`` (default, spaCy, no network), ``none`` (no tags),
+"""Extractors by name: ``offline`` (default, spaCy, no network), ``offline-v2`` (``offline`` with a
+WordNet-typed ontology), ``none`` (no tags),
 ``ollama:MODEL`` (LLM through an Ollama server), ``gguf:PATH`` (local llama.cpp model).
 """
 
@@ -22,6 +23,9 @@ def get_extractor(name: str = "offline", **options) -> Extractor:
     if name == "offline":
         from taggraph.extraction.offline import OfflineExtractor
         return OfflineExtractor(**options)
+    if name == "offline-v2":
+        from taggraph.extraction.offline_v2 import OfflineV2Extractor
+        return OfflineV2Extractor(**options)
     if name == "none":
         return NoTagsExtractor()
     if name.startswith("ollama:"):
@@ -30,7 +34,7 @@ def get_extractor(name: str = "offline", **options) -> Extractor:
     if name.startswith("gguf:"):
         from taggraph.extraction.llm import GGUFExtractor
         return GGUFExtractor(model_path=name.split(":", 1)[1], **options)
-    raise ConfigError(f"unknown extractor {name!r}: use offline, none, ollama:MODEL or gguf:PATH")
+    raise ConfigError(f"unknown extractor {name!r}: use offline, offline-v2, none, ollama:MODEL or gguf:PATH")
 
 
 __all__ = ["Extraction", "Extractor", "NoTagsExtractor", "get_extractor"]

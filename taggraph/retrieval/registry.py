@@ -66,6 +66,8 @@ ABLATIONS: dict[str, Entry] = {
     "AdaptiveGraph-noChronological": _adaptive(chronological=False),
     "AdaptiveGraph-noFileSeeding": _adaptive(file_seeding=False),
     "AdaptiveGraph-noFileSeeding-noDiffusion": _adaptive(file_seeding=False, iterations=0),
+    # beyond the paper (issue 13): no sibling expansion through top-level ontology nodes
+    "TagGraph-TFIDF-boundTopLevel": _taggraph(stopwords=True, tfidf=True, bound_top_level=True),
 }
 PAPER_METHODS = list(METHODS)
 ALL_METHODS = {**METHODS, **ABLATIONS}

@@ -11,6 +11,14 @@ Variants (one class, switches):
 - TagGraph-Stopwords: drops tokens found in more than 15% of the case's files.
 - TagGraph-TFIDF: as Stopwords, plus the note's TF-IDF content overlap (in [0, 1])
   added to the graph score of each traversal candidate; traversal unchanged.
+
+``rank_all_files`` (issue 13, off by default) ranks every note, those no traversal reaches
+last with score 0 in note order, as AdaptiveGraph does: on the LongMemEval oracle, where
+every note is gold, any such ranking scores MRR 1.0.
+
+A trail that climbs to a top-level node and back down (``food/pizza -> food -> food/sushi``)
+is *sibling expansion*: evidence says so. ``bound_top_level`` (beyond the paper, off by
+default) stops expansion there: a top-level node reached from below is not expanded.
 """
 
 from __future__ import annotations
@@ -28,11 +36,20 @@ from taggraph.text import query_tokens
 MAX_HOPS = 2  # free choice: the paper says "bounded" without the bound
 
 
+def expansion(trail: list[str]) -> str:
+    """How a trail reached its concept: direct match, parent/child, or sibling expansion via a top level."""
+    via = [c for c in trail[1:-1] if "/" not in c]
+    if via:
+        return f"sibling expansion via top-level node {via[0]!r}"
+    return "direct match" if len(trail) == 1 else "ontology parent/child"
+
+
 class TagGraph(Retriever):
     name = "TagGraph"
 
     def __init__(self, store, stopwords: bool = False, tfidf: bool = False, max_hops: int = MAX_HOPS,
-                 stopword_df: float = STOPWORD_DF, stopword_fallback: bool = False, name: str | None = None) -> None:
+                 stopword_df: float = STOPWORD_DF, stopword_fallback: bool = False, rank_all_files: bool = False,
+                 bound_top_level: bool = False, name: str | None = None) -> None:
         self.terms = term_index(store)
         self.matcher = concept_matcher(store)
         self._expansions: dict[tuple[str, int], dict[str, list[str]]] = {}
@@ -40,7 +57,8 @@ class TagGraph(Retriever):
         if name:
             self.name = name
         super().__init__(store, stopwords=stopwords, tfidf=tfidf, max_hops=max_hops, stopword_df=stopword_df,
-                         stopword_fallback=stopword_fallback)
+                         stopword_fallback=stopword_fallback, rank_all_files=rank_all_files,
+                         bound_top_level=bound_top_level)
 
     def add(self, note: Note) -> None:
         """Nothing of its own: graph, matcher and term index are shared store indexes."""
@@ -62,6 +80,8 @@ class TagGraph(Retriever):
             trail = seen[node]
             if len(trail) - 1 >= self.params["max_hops"]:
                 continue
+            if self.params["bound_top_level"] and node != path and "/" not in node:
+                continue  # no sibling expansion through a top-level node
             for nxt in sorted(self.matcher.neighbours[node]):
                 if nxt not in seen:
                     seen[nxt] = trail + [nxt]
@@ -91,7 +111,7 @@ class TagGraph(Retriever):
                 note = self.store.notes[idx]
                 topic = self.store.graph.topic_of_frame[frozenset(note.tag_pairs())]
                 found.setdefault(idx, []).append(
-                    {"token": token, "concept": concept, "hops": len(trail) - 1,
+                    {"token": token, "concept": concept, "hops": len(trail) - 1, "expansion": expansion(trail),
                      "path": [concept_node(c) for c in trail] + [topic, file_node(note.note_id)]})
         return found
 
@@ -105,6 +125,8 @@ class TagGraph(Retriever):
         if self.params["tfidf"] and scores:
             overlap = self.terms.tfidf_overlap(kept)
             scores = {idx: s + overlap.get(idx, 0.0) for idx, s in scores.items()}
+        if self.params["rank_all_files"]:
+            scores = dict.fromkeys(range(len(self.store.notes)), 0.0) | scores
         return scores
 
     def _explain_details(self, text: str, note: Note) -> dict[str, Any]:

@@ -1,0 +1,23 @@
+"""TagGraph's rank_all_files switch: zero-score notes ranked last, in note order (issue 13, fidelity)."""
+
+from taggraph.retrieval import make_retriever
+
+from conftest import HAND_ROWS, make_store
+
+
+def test_off_by_default_ranks_only_traversal_candidates(hand_store):
+    assert [r.note_id for r in make_retriever("TagGraph-Basic", hand_store).query("yoga")] == ["s1#0", "s3#0"]
+
+
+def test_ranks_every_note_with_unreached_ones_last_in_note_order(hand_store):
+    for method in ("TagGraph-Basic", "TagGraph-Stopwords", "TagGraph-TFIDF"):
+        results = make_retriever(method, hand_store, rank_all_files=True).query("yoga")
+        ids = [r.note_id for r in results]
+        assert ids[0] == "s1#0" and sorted(ids) == sorted(f"{r[0]}#0" for r in HAND_ROWS)
+        zero = [r.note_id for r in results if r.score == 0]
+        assert zero == [i for i in ["s1#0", "s2#0", "s3#0", "s4#0", "s5#0"] if i in zero] and zero == ids[-len(zero):]
+
+
+def test_depth_still_caps_the_ranking():
+    store = make_store(HAND_ROWS * 3)
+    assert len(make_retriever("TagGraph-Basic", store, rank_all_files=True).query("nothing matches", k=4)) == 4

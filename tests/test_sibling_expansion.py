@@ -1,0 +1,21 @@
+"""Trails through a top-level node are named sibling expansion; bound_top_level stops them (issue 13)."""
+
+from taggraph.retrieval import make_retriever
+from taggraph.retrieval.taggraph import expansion
+
+
+def test_evidence_names_sibling_expansion(hand_store):
+    running = next(n for n in hand_store.notes if n.note_id == "s3#0")
+    paths = make_retriever("TagGraph-Basic", hand_store).explain("yoga", running.note_id).details["paths"]
+    assert [p["expansion"] for p in paths] == ["sibling expansion via top-level node 'activity'"]
+    assert expansion(["activity/yoga"]) == "direct match"
+    assert expansion(["pet", "pet/dog"]) == "ontology parent/child"
+
+
+def test_bound_top_level_drops_sibling_candidates_only(hand_store):
+    assert make_retriever("TagGraph-TFIDF-boundTopLevel", hand_store).config()["bound_top_level"] is True
+    bounded = make_retriever("TagGraph-Basic", hand_store, bound_top_level=True)  # 5 notes: Stopwords drops "yoga"
+    assert [r.note_id for r in bounded.query("yoga")] == ["s1#0"]
+    # a query naming the top-level node itself still reaches its children
+    assert {r.note_id for r in bounded.query("pet")} == {"s2#0", "s5#0"}
+    assert [r.note_id for r in make_retriever("TagGraph-Basic", hand_store).query("yoga")] == ["s1#0", "s3#0"]
