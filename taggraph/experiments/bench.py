@@ -61,7 +61,8 @@ def run_case(case: Case, methods: list[str], extractor: str = "offline", depth: 
         retriever = make_retriever(name, store, **(method_params or {}).get(name, {}))
         t2 = time.perf_counter()
         configs[name] = retriever.config()
-        results = retriever.query(case.question, k=depth)
+        asked = {"now": case.question_date} if getattr(retriever, "uses_question_date", False) else {}
+        results = retriever.query(case.question, k=depth, **asked)
         t3 = time.perf_counter()
         timings += [{"question_id": case.case_id, "stage": "index", "method": name, "seconds": t2 - t1},
                     {"question_id": case.case_id, "stage": "query", "method": name, "seconds": t3 - t2}]

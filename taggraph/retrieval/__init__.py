@@ -38,6 +38,13 @@ def _openclaw(name: str, **defaults):
     return build
 
 
+def _fusion(name: str, **defaults):
+    def build(store, **kw):
+        from taggraph.retrieval.fusion import TagGraphFusion
+        return TagGraphFusion(store, name=name, **{**defaults, **kw})
+    return build
+
+
 # The dense + keyword hybrids with their registered parameters: the methods that take `embedder`.
 DENSE_METHODS: dict[str, dict[str, Any]] = {"OpenClaw": {"source": "raw"}, "OC-notes": {"source": "notes"}}
 METHODS: dict[str, Callable[..., Retriever]] = {
@@ -54,8 +61,15 @@ ABLATIONS: dict[str, Callable[..., Retriever]] = {
     "AdaptiveGraph-noChronological": _adaptive("AdaptiveGraph-noChronological", chronological=False),
     "AdaptiveGraph-noFileSeeding": _adaptive("AdaptiveGraph-noFileSeeding", file_seeding=False),
 }
+# Beyond the paper (issue 14): TagGraph-Fusion and its ablations, one component switched off each.
+FUSION_METHODS: dict[str, Callable[..., Retriever]] = {
+    "TagGraph-Fusion": _fusion("TagGraph-Fusion"),
+    **{f"TagGraph-Fusion-no{part}": _fusion(f"TagGraph-Fusion-no{part}", **{switch: False})
+       for part, switch in (("Graph", "graph"), ("Dense", "dense"), ("Raw", "raw_turns"),
+                            ("Session", "session"), ("Time", "time"))},
+}
 PAPER_METHODS = list(METHODS)
-ALL_METHODS = {**METHODS, **ABLATIONS}
+ALL_METHODS = {**METHODS, **ABLATIONS, **FUSION_METHODS}
 
 
 def make_retriever(name: str, store: MemoryStore, **params: Any) -> Retriever:
@@ -66,5 +80,5 @@ def make_retriever(name: str, store: MemoryStore, **params: Any) -> Retriever:
     return build(store, **params)
 
 
-__all__ = ["ALL_METHODS", "ABLATIONS", "DEFAULT_DEPTH", "DENSE_METHODS", "Explanation", "METHODS", "PAPER_METHODS",
+__all__ = ["ALL_METHODS", "ABLATIONS", "DEFAULT_DEPTH", "DENSE_METHODS", "Explanation", "FUSION_METHODS", "METHODS", "PAPER_METHODS",
            "Result", "Retriever", "make_retriever"]
