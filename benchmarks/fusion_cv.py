@@ -30,14 +30,17 @@ from taggraph.retrieval.base import DEFAULT_DEPTH
 from taggraph.retrieval.fusion import Evidence, FusionWeights, TagGraphFusion, fuse
 
 GRID = {  # free choice: a coarse grid per weight; note_bm25 is fixed at 1 (the scale)
-    "raw_bm25": [0, 0.1, 0.25, 0.5, 0.75, 1.0],
-    "dense": [0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0],
-    "graph": [0, 0.1, 0.25, 0.5, 1.0],
+    "raw_bm25": [0, 0.1, 0.25, 0.5, 1.0],
+    "dense": [0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0],
+    "graph": [0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0],
     "session": [0, 0.1, 0.25, 0.5, 1.0],
     "target": [0, 0.25, 0.5, 1.0, 2.0],
     "recent": [0, 0.05, 0.1, 0.25, 0.5],
     "early": [0, 0.05, 0.1, 0.25, 0.5],
 }
+# free choice: ascent starts with every component on at a moderate weight (from all-zero it stalls:
+# 0.934 vs 0.940 pooled out-of-fold MRR on S dev, both printed by this script's first version and this one)
+START = FusionWeights(raw_bm25=0.25, dense=0.75, graph=1.0, session=0.1, target=0.25, recent=0.05, early=0.05)
 PASSES = 3  # coordinate-ascent sweeps over GRID (it converged within 2 on S dev)
 FOLDS = 5
 SEED = 0
@@ -94,8 +97,9 @@ def main() -> None:
         items = list(Parallel(n_jobs=args.workers)(delayed(case_evidence)(c) for c in cases))
         args.evidence.write_bytes(pickle.dumps(items))
     print(f"{len(items)} judged questions from {args.data}")
-    start = FusionWeights(raw_bm25=0, dense=0, graph=0, session=0, target=0, recent=0, early=0)
-    print(f"BM25 over notes alone (all other weights 0): MRR {reciprocal_ranks(items, start)[0].mean():.4f}")
+    start = START
+    alone = FusionWeights(raw_bm25=0, dense=0, graph=0, session=0, target=0, recent=0, early=0)
+    print(f"BM25 over notes alone (all other weights 0): MRR {reciprocal_ranks(items, alone)[0].mean():.4f}")
     rr_oof, hit_oof = np.zeros(len(items)), np.zeros(len(items))
     test_mrr = []
     print("| fold | n test | weights (raw, dense, graph, session, target, recent, early) | train MRR | "

@@ -56,16 +56,16 @@ EPOCH = datetime(1970, 1, 1)
 
 @dataclass(frozen=True)
 class FusionWeights:
-    """Weights of the fused score. Defaults: selected by 5-fold CV on S dev (benchmarks/fusion_cv.py)."""
+    """Weights of the fused score: the ones benchmarks/fusion_cv.py fits on all of S dev (5-fold CV there)."""
 
     note_bm25: float = 1.0  # the scale: fixed, the others are relative to it
-    raw_bm25: float = 0.25
-    dense: float = 0.5
-    graph: float = 0.25
-    session: float = 0.25
-    target: float = 0.5
-    recent: float = 0.1
-    early: float = 0.1
+    raw_bm25: float = 1.0
+    dense: float = 0.75
+    graph: float = 0.5
+    session: float = 0.1
+    target: float = 0.25
+    recent: float = 0.5
+    early: float = 0.05
 
     def components(self) -> np.ndarray:
         return np.array([getattr(self, c) for c in COMPONENTS])
@@ -187,10 +187,13 @@ def dense_text(note: Note) -> str:
 
 
 def _scaled(scores: dict[int, float], n: int) -> np.ndarray:
-    """Scores as a length-n vector divided by their maximum (zeros when there is none)."""
+    """Scores as a length-n vector divided by their maximum (zeros when there is none).
+
+    Negative BM25 scores (rank-bm25's idf floor for terms in over half the notes) count as no evidence.
+    """
     v = np.zeros(n)
     if scores:
-        v[list(scores)] = list(scores.values())
+        v[list(scores)] = np.maximum(list(scores.values()), 0.0)
     top = v.max(initial=0.0)
     return v / top if top > 0 else v
 
