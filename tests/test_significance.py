@@ -52,3 +52,25 @@ def test_swapping_the_arguments_flips_the_difference():
 def test_rejects_unpaired_shapes():
     with pytest.raises(ValueError):
         paired_test([1.0, 2.0], [1.0, 2.0, 3.0])
+
+
+def test_compare_script_pairs_questions_across_methods():
+    import importlib.util
+
+    import pandas as pd
+
+    from taggraph.config import REPO_ROOT
+
+    spec = importlib.util.spec_from_file_location("paired_significance",
+                                                  REPO_ROOT / "benchmarks" / "paired_significance.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    rr = np.linspace(0.1, 1.0, 40)
+    rows = [{"question_id": f"q{i}", "method": m, "reciprocal_rank": v, "abstention": False}
+            for i, (a, b) in enumerate(zip(rr, rr[::-1])) for m, v in (("A", a), ("B", min(a + 0.2, 1.0)))]
+    rows.append({"question_id": "q_abs", "method": "A", "reciprocal_rank": float("nan"), "abstention": True})
+    rows.append({"question_id": "q_abs", "method": "B", "reciprocal_rank": float("nan"), "abstention": True})
+    table = script.compare(pd.DataFrame(rows[::-1]), baseline="A")  # row order must not matter
+    (row,) = table.to_dict("records")
+    assert row["method"] == "B" and row["n"] == 40 and row["p < 0.05"] == "yes"
+    assert row["diff vs A"] == pytest.approx(np.mean(np.minimum(rr + 0.2, 1.0) - rr), abs=1e-4)

@@ -226,7 +226,7 @@ class TagGraphFusion(Retriever):
         self._memo: tuple[tuple, Evidence] | None = None
         super().__init__(store, weights=asdict(self.weights), graph=graph, dense=dense, raw_turns=raw_turns,
                          session=session, time=time, pool=pool,
-                         embedder=self.embedder.name if self.embedder else None)
+                         **({"embedder": self.embedder.name} if self.embedder else {}))  # reports list embedders
 
     def add(self, note: Note) -> None:
         self.session_code.append(self.sessions.setdefault(note.session_id, len(self.sessions)))
