@@ -76,16 +76,16 @@ class FusionWeights:
 
 @dataclass
 class Evidence:
-    """One query's evidence over the candidate notes (any lexical or graph evidence)."""
+    """One query's evidence over every note of the store (all-zero rows: notes without evidence)."""
 
     notes: np.ndarray       # note indexes, ascending
-    sessions: np.ndarray    # session code of each candidate
+    sessions: np.ndarray    # session code of each note
     components: np.ndarray  # (n, len(COMPONENTS)), each column in [0, 1]
     time: np.ndarray        # (n, len(TIME_FEATURES)), each in [0, 1]
 
 
 def fuse(ev: Evidence, w: FusionWeights, gamma: float = GAMMA) -> np.ndarray:
-    """Fused score of each candidate of `ev` (steps 5-7 of the module docstring)."""
+    """Fused score of each note of `ev` (steps 5-7 of the module docstring)."""
     rel = ev.components @ w.components()
     if w.session and len(rel):
         order = np.lexsort((-rel, ev.sessions))  # by session, best note first
@@ -303,7 +303,7 @@ class TagGraphFusion(Retriever):
             seed = np.zeros(n)
             seed[pool_ids] = lexical[pool_ids] + cols[pool_ids, 2]
             cols[:, 3] = self._ppr(text, seed)
-        notes = np.flatnonzero(cols.any(axis=1))
+        notes = np.arange(n)  # every note is ranked, as by AdaptiveGraph: no evidence at all -> note order
         days = np.asarray(self.days)[notes]
         now = parse_timestamp(self._now) if self._now else None
         times = time_features(text, now, days) if self.params["time"] else np.zeros((len(notes), len(TIME_FEATURES)))
@@ -318,14 +318,13 @@ class TagGraphFusion(Retriever):
 
     def _explain_details(self, text: str, note: Note) -> dict[str, Any]:
         ev = self.evidence(text)
-        where = np.flatnonzero(ev.notes == note.index)
-        if not len(where):
-            return {"missing": "no lexical, dense or graph evidence: shares no query term, outside the "
-                               "dense pool and unreached by PPR"}
-        i = int(where[0])
-        w = self.weights
-        return {"components": {c: round(float(ev.components[i, j]), 4) for j, c in enumerate(COMPONENTS)},
+        i, w = note.index, self.weights
+        details: dict[str, Any] = {"components": {c: round(float(ev.components[i, j]), 4) for j, c in enumerate(COMPONENTS)},
                 "weighted": {c: round(float(ev.components[i, j] * getattr(w, c)), 4)
                              for j, c in enumerate(COMPONENTS)},
                 "time": {t: round(float(ev.time[i, j]), 4) for j, t in enumerate(TIME_FEATURES)},
                 "question_date": self._now}
+        if not ev.components[i].any():
+            details["missing"] = ("no lexical, dense or graph evidence: no positive BM25 term, outside the "
+                                  "dense pool and unreached by PPR")
+        return details
