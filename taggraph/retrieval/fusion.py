@@ -283,7 +283,7 @@ class TagGraphFusion(Retriever):
         return out
 
     def evidence(self, text: str) -> Evidence:
-        """Every component of every candidate for `text`, asked at the current `now`."""
+        """Every component of every note for `text`, asked at the current `now` (memoized per store size)."""
         key = (text, self._now, len(self.store.notes))
         if self._memo is not None and self._memo[0] == key:
             return self._memo[1]
