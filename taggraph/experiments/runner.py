@@ -113,7 +113,8 @@ class MemoryRun:
         for name in self.methods:
             retriever = self.retriever(name)
             t0 = time.perf_counter()
-            results = retriever.query(case.question, k=k)
+            asked = {"now": case.question_date} if getattr(retriever, "uses_question_date", False) else {}
+            results = retriever.query(case.question, k=k, **asked)
             self.timings.append({"question_id": case.case_id, "stage": "query", "method": name,
                                  "seconds": time.perf_counter() - t0})
             rows.append({"question_id": case.case_id, "question_type": case.question_type, "method": name,

@@ -121,9 +121,13 @@ class AdaptiveGraph(Retriever):
         files = self.terms.tfidf_overlap(kept) if self.params["file_seeding"] else {}
         return concepts, files, dropped
 
+    def transition(self) -> tuple[sp.csr_matrix, np.ndarray]:
+        """(column-stochastic P, dangling mask) of the current graph, synced on demand."""
+        return self._matrix or self._sync()
+
     def scores_all(self, text: str) -> tuple[np.ndarray, np.ndarray]:
         """(final x, teleport s) over all graph nodes."""
-        P, dangling = self._matrix or self._sync()
+        P, dangling = self.transition()
         concepts, files, _ = self.seeds(text)
         s = np.zeros(P.shape[0])
         for path, mass in concepts.items():
@@ -139,7 +143,7 @@ class AdaptiveGraph(Retriever):
     def exact_solver(self):
         """LU factorization of (I - alpha P), computed once per graph state."""
         if self._solver is None:
-            P, _ = self._matrix or self._sync()
+            P, _ = self.transition()
             self._solver = spla.splu((sp.identity(P.shape[0], format="csc") - self.params["alpha"] * P).tocsc()).solve
         return self._solver
 

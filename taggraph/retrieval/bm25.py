@@ -15,15 +15,16 @@ import numpy as np
 
 from taggraph.notes import Note
 from taggraph.retrieval.base import Retriever
-from taggraph.retrieval.index import term_index
+from taggraph.retrieval.index import TermIndex, term_index
 from taggraph.text import query_tokens
 
 
 class BM25(Retriever):
     name = "BM25"
 
-    def __init__(self, store, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25, name: str | None = None) -> None:
-        self.terms = term_index(store)
+    def __init__(self, store, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25,
+                 terms: TermIndex | None = None, name: str | None = None) -> None:
+        self.terms = term_index(store) if terms is None else terms  # another text of the notes, e.g. raw turns
         if name:
             self.name = name
         self._idf_cache: tuple[int, float] | None = None  # (n_docs, average idf)

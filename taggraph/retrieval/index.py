@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from typing import Callable
 
 import numpy as np
 
@@ -26,7 +27,10 @@ STOPWORD_DF = 0.15  # paper, appendix E: tokens in more than 15% of a case's fil
 
 
 class TermIndex:
-    def __init__(self) -> None:
+    """Term statistics over one text of each note: `text(note)`, by default its full Markdown."""
+
+    def __init__(self, text: Callable[[Note], str] = Note.to_markdown) -> None:
+        self.text = text
         self.doc_len: list[int] = []
         self.df: Counter[str] = Counter()
         self.postings: dict[str, tuple[list[int], list[int]]] = {}  # term -> (note indexes, tfs)
@@ -37,8 +41,8 @@ class TermIndex:
         return len(self.doc_len)
 
     def add(self, note: Note) -> None:
-        """Index the note's full text (tag line and body), as the BM25 baseline reads it."""
-        counts = Counter(tokenize(note.to_markdown()))
+        """Index `text(note)`; by default the full text (tag line and body), as the BM25 baseline reads it."""
+        counts = Counter(tokenize(self.text(note)))
         doc = len(self.doc_len)
         self.doc_len.append(sum(counts.values()))
         self.total_len += self.doc_len[-1]
@@ -83,6 +87,11 @@ class TermIndex:
 def term_index(store: MemoryStore) -> TermIndex:
     """The store's shared TermIndex, created and attached on first use."""
     return store.shared_index("terms", TermIndex)
+
+
+def raw_term_index(store: MemoryStore) -> TermIndex:
+    """The store's shared TermIndex over the raw turns (`Note.raw_text`: no tag line)."""
+    return store.shared_index("raw_terms", lambda: TermIndex(lambda note: note.raw_text))
 
 
 class ConceptMatcher:

@@ -49,6 +49,10 @@ def _openclaw(**defaults) -> Entry:
     return Entry("taggraph.retrieval.openclaw:OpenClaw", defaults)
 
 
+def _fusion(**defaults) -> Entry:
+    return Entry("taggraph.retrieval.fusion:TagGraphFusion", defaults)
+
+
 # The dense + keyword hybrids with their registered parameters: the methods that take `embedder`.
 DENSE_METHODS: dict[str, dict[str, Any]] = {"OpenClaw": {"source": "raw"}, "OC-notes": {"source": "notes"}}
 METHODS: dict[str, Entry] = {
@@ -58,7 +62,9 @@ METHODS: dict[str, Entry] = {
     "TagGraph-TFIDF": _taggraph(stopwords=True, tfidf=True),
     "AdaptiveGraph": _adaptive(),
     **{name: _openclaw(**params) for name, params in DENSE_METHODS.items()},
+    "TagGraph-Fusion": _fusion(),  # beyond the paper (issue 14)
 }
+PAPER_METHODS = ["BM25", "TagGraph-Basic", "TagGraph-Stopwords", "TagGraph-TFIDF", "AdaptiveGraph", *DENSE_METHODS]
 # Ablation variants of AdaptiveGraph (paper, appendix F): one component removed each, and the
 # pair the distractor sweep needs (section 6.1: diffusion's value without file seeding).
 ABLATIONS: dict[str, Entry] = {
@@ -68,8 +74,11 @@ ABLATIONS: dict[str, Entry] = {
     "AdaptiveGraph-noFileSeeding-noDiffusion": _adaptive(file_seeding=False, iterations=0),
     # beyond the paper (issue 13): no sibling expansion through top-level ontology nodes
     "TagGraph-TFIDF-boundTopLevel": _taggraph(stopwords=True, tfidf=True, bound_top_level=True),
+    # TagGraph-Fusion with one component switched off each (issue 14)
+    **{f"TagGraph-Fusion-no{part}": _fusion(**{switch: False})
+       for part, switch in (("Graph", "graph"), ("Dense", "dense"), ("Raw", "raw_turns"),
+                            ("Session", "session"), ("Time", "time"))},
 }
-PAPER_METHODS = list(METHODS)
 ALL_METHODS = {**METHODS, **ABLATIONS}
 
 

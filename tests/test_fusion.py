@@ -1,0 +1,206 @@
+"""TagGraph-Fusion (taggraph.retrieval.fusion) and its CV script (benchmarks/fusion_cv.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from taggraph.config import DEMO_DATA
+from taggraph.datasets.longmemeval import load_longmemeval
+from taggraph.evaluation import dedupe_sessions
+from taggraph.evaluation.metrics import score_rankings
+from taggraph.experiments.runner import build_store
+from taggraph.extraction.base import Extraction
+from taggraph.retrieval import make_retriever
+from taggraph.retrieval.fusion import (Evidence, FusionWeights, TagGraphFusion, date_windows, dense_text, fuse,
+                                       time_features)
+from taggraph.retrieval.openclaw import parse_timestamp
+from taggraph.store import Interaction, MemoryStore
+
+from conftest import HAND_ROWS, make_store
+from test_openclaw import BagOfWords
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+spec = importlib.util.spec_from_file_location("fusion_cv", REPO_ROOT / "benchmarks" / "fusion_cv.py")
+fusion_cv = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(fusion_cv)
+
+NOW = "2023/05/30 (Tue) 23:40"
+DATED = [  # the same topic in three sessions on three dates, plus unrelated sessions
+    ("a", "I bought a road bike, a Trek.", "Nice bike.", "2023/01/10 (Tue) 10:00"),
+    ("b", "I bought a road bike, a Canyon.", "Nice bike.", "2023/05/16 (Tue) 10:00"),
+    ("c", "I bought a road bike, a Giant.", "Nice bike.", "2023/03/02 (Thu) 10:00"),
+    ("d", "I like pasta with tomato sauce.", "Yum.", "2023/04/01 (Sat) 10:00"),
+    ("e", "My cat Luna sleeps all day.", "Cats do.", "2023/05/27 (Sat) 10:00"),
+    *[(f"f{i}", f"Tell me a fact about the number {i}.", "Here is one.", f"2023/02/{10 + i} (Fri) 10:00")
+      for i in range(6)],  # fillers, so that "road bike" is a rare term as in a real haystack
+]
+
+
+def fusion(store, **kw) -> TagGraphFusion:
+    return TagGraphFusion(store, embedder=kw.pop("embedder", BagOfWords()), **kw)
+
+
+def dated_store(rows=DATED) -> MemoryStore:
+    store = MemoryStore("t")
+    for sid, user, assistant, ts in rows:
+        store.remember(Interaction(sid, user, assistant, timestamp=ts), Extraction(what=["sport/cycling"]))
+    return store
+
+
+def test_registered_with_ablations():
+    store = make_store(HAND_ROWS)
+    for name in ["TagGraph-Fusion", "TagGraph-Fusion-noGraph", "TagGraph-Fusion-noDense", "TagGraph-Fusion-noRaw",
+                 "TagGraph-Fusion-noSession", "TagGraph-Fusion-noTime"]:
+        r = make_retriever(name, store, embedder=BagOfWords())
+        assert r.name == name and isinstance(r, TagGraphFusion)
+    assert make_retriever("TagGraph-Fusion-noGraph", store, embedder=BagOfWords()).config()["graph"] is False
+
+
+def test_strong_lexical_and_tag_evidence_ranks_first():
+    store = make_store(HAND_ROWS)
+    r = fusion(store)
+    res = r.query("What breed is my dog?")
+    assert res[0].note_id == "s2#0"
+    details = r.explain("What breed is my dog?", "s2#0").details
+    assert details["components"]["note_bm25"] == 1.0 and details["components"]["graph"] == 1.0
+
+
+def test_switches_change_the_evidence():
+    store = make_store(HAND_ROWS)
+    text = "dog yoga morning"
+    full = fusion(store).evidence(text)
+    assert (full.components > 0).any(axis=0).all()  # every component has evidence here
+    for switch, column in [("raw_turns", 1), ("dense", 2), ("graph", 3)]:
+        ev = fusion(store, **{switch: False}).evidence(text)
+        assert not ev.components[:, column].any()
+    no_dense = BagOfWords()
+    fusion(store, embedder=no_dense, dense=False).query(text)
+    assert no_dense.calls == []
+    assert fusion(store).score(text) != fusion(store, graph=False).score(text)
+
+
+def test_dense_only_embeds_the_candidate_pool():
+    rows = HAND_ROWS + [(f"x{i}", f"Filler chat number {i} about weather.", "Ok.", {}) for i in range(20)]
+    store = make_store(rows)
+    emb = BagOfWords()
+    r = fusion(store, embedder=emb, pool=2)
+    r.query("dog beagle")
+    embedded = [t for call in emb.calls for t in call]
+    assert 1 < len(embedded) <= 3 * 2 + 1  # at most `pool` notes from each of three lists, plus the query
+    assert dense_text(store.by_id["s2#0"]) in embedded
+    assert not any("weather" in t for t in embedded)  # notes without any evidence are never embedded
+    calls = len(emb.calls)
+    r.query("dog beagle?")  # same tokens, so the same pool
+    assert emb.calls[calls:] == [["dog beagle?"]]  # note vectors are kept: a new query embeds only itself
+
+
+def test_incremental_add_equals_batch_build():
+    batch = fusion(dated_store())
+    store = MemoryStore("t")
+    grown = fusion(store)
+    for sid, user, assistant, ts in DATED:  # the same notes and tags as dated_store, one at a time
+        store.remember(Interaction(sid, user, assistant, timestamp=ts), Extraction(what=["sport/cycling"]))
+        grown.query("road bike", now=NOW)  # queries between additions: no cache may go stale
+    for text in ["road bike", "What is my most recent road bike?", "cat Luna"]:
+        assert grown.score(text) == pytest.approx(batch.score(text))
+        assert [r.note_id for r in grown.query(text, now=NOW)] == [r.note_id for r in batch.query(text, now=NOW)]
+
+
+def test_session_aggregation_has_diminishing_returns():
+    w = FusionWeights(note_bm25=1.0, raw_bm25=0, dense=0, graph=0, session=1.0, target=0, recent=0, early=0)
+
+    def best_of_session(n_notes: int) -> float:
+        comps = np.zeros((n_notes + 1, 4))
+        comps[:, 0] = 0.5
+        ev = Evidence(np.arange(n_notes + 1), np.array([0] * n_notes + [1]), comps, np.zeros((n_notes + 1, 3)))
+        return float(fuse(ev, w)[0])
+
+    one, two, three, four = (best_of_session(n) for n in (1, 2, 3, 4))
+    assert one == pytest.approx(0.5)  # a lone note gets no bonus
+    assert two - one > three - two > four - three > 0
+    assert four < 2 * one  # geometric weights: bounded by twice the best note
+    no_session = replace(w, session=0.0)
+    comps = np.full((3, 4), 0.5)
+    ev = Evidence(np.arange(3), np.zeros(3, dtype=int), comps, np.zeros((3, 3)))
+    assert fuse(ev, no_session).tolist() == pytest.approx([0.5, 0.5, 0.5])  # only note_bm25 weighs; no bonus
+
+
+def test_session_switch_removes_the_bonus():
+    rows = [("t1", "dog walk", "ok", {}), ("t1", "dog food", "ok", {}), ("t2", "dog dog toy", "ok", {}),
+            *HAND_ROWS]
+    store = make_store(rows)
+    with_session, without = fusion(store), fusion(store, session=False)
+    assert with_session.score("dog")[0] > without.score("dog")[0]
+    assert with_session.score("dog")[2] == pytest.approx(without.score("dog")[2])  # lone note: no bonus
+
+
+def test_date_windows():
+    now = parse_timestamp(NOW)
+    assert date_windows("what did I buy two weeks ago?", now) == [(14.0, 14.0, 3.5)]
+    (lo, hi, _), = date_windows("What did I do last Saturday?", now)  # Tuesday -> Saturday is 3 days back
+    assert (lo, hi) == (3, 3)
+    (lo, hi, _), = date_windows("in the past month", now)
+    assert (lo, hi) == (0.0, 30.4)
+    (lo, hi, _), = date_windows("what did I cook in april", now)
+    assert lo == pytest.approx(now - parse_timestamp("2023/05/01")) and hi == pytest.approx(
+        now - parse_timestamp("2023/04/01"))
+    assert date_windows("How many days ago did I buy it?", now) == []
+
+
+def test_time_rules_pick_most_recent_first_and_named_date():
+    r = fusion(dated_store(), weights=FusionWeights(target=1.0, recent=1.0, early=1.0))
+    sessions = lambda text: [x.session_id for x in r.query(text, now=NOW)]  # noqa: E731
+    assert sessions("What is my most recent road bike?")[0] == "b"
+    assert sessions("What was the first road bike I bought?")[0] == "a"
+    assert sessions("Which road bike did I talk about two weeks ago?")[0] == "b"
+    assert sessions("Which road bike did I talk about in March?")[0] == "c"
+    no_time = fusion(dated_store(), time=False)
+    assert not no_time.evidence("What is my most recent road bike?").time.any()
+
+
+def test_query_without_date_keeps_order_cues_only():
+    r = fusion(dated_store())
+    days = np.array([parse_timestamp(ts) for *_, ts in DATED])
+    assert not time_features("two weeks ago", None, days).any()
+    assert [x.session_id for x in r.query("my most recent road bike")][0] == "b"  # no `now` needed
+    assert r.query("two weeks ago road bike")  # works, no date rule without a date
+
+
+def demo_runs() -> list[tuple[TagGraphFusion, object, tuple]]:
+    """(retriever, case, CV item) for every judged question of the bundled demo, fake embedder."""
+    out = []
+    for case in load_longmemeval(DEMO_DATA):
+        if not case.gold_session_ids:
+            continue
+        r = fusion(build_store(case))
+        with r.asked_at(case.question_date):
+            ev = r.evidence(case.question)
+        gold = np.array([s in case.gold_session_ids for s in r.sessions])
+        out.append((r, case, (case.case_id, case.question_type, ev, gold)))
+    return out
+
+
+def test_cv_metric_matches_the_bench_metric():
+    runs = demo_runs()
+    rows = []
+    for r, case, _ in runs:
+        results = r.query(case.question, now=case.question_date)
+        rows.append({"question_id": case.case_id, "question_type": case.question_type, "method": r.name,
+                     "ranked_session_ids": dedupe_sessions([x.session_id for x in results]),
+                     "gold_session_ids": case.gold_session_ids, "ranked_note_ids": [], "abstention": False})
+    bench_rr = score_rankings(pd.DataFrame(rows))["RR"].to_numpy()
+    cv_rr, _ = fusion_cv.reciprocal_ranks([item for *_, item in runs], FusionWeights())
+    np.testing.assert_allclose(cv_rr, bench_rr)
+
+
+def test_cv_fit_never_lowers_training_mrr():
+    items = [item for *_, item in demo_runs()]
+    start = FusionWeights(raw_bm25=0, dense=0, graph=0, session=0, target=0, recent=0, early=0)
+    fitted = fusion_cv.fit(items, start)
+    assert fusion_cv.reciprocal_ranks(items, fitted)[0].mean() >= fusion_cv.reciprocal_ranks(items, start)[0].mean()
