@@ -1,12 +1,18 @@
-"""TagGraph's rank_all_files switch: zero-score notes ranked last, in note order (issue 13, fidelity)."""
+"""TagGraph's rank_all_files switch (on by default, the paper's reading): zero-score notes ranked last, in
+note order (issue 13, fidelity)."""
 
 from taggraph.retrieval import make_retriever
 
 from conftest import HAND_ROWS, make_store
 
 
-def test_off_by_default_ranks_only_traversal_candidates(hand_store):
-    assert [r.note_id for r in make_retriever("TagGraph-Basic", hand_store).query("yoga")] == ["s1#0", "s3#0"]
+def test_switched_off_ranks_only_traversal_candidates(hand_store):
+    ranked = make_retriever("TagGraph-Basic", hand_store, rank_all_files=False).query("yoga")
+    assert [r.note_id for r in ranked] == ["s1#0", "s3#0"]
+
+
+def test_on_by_default(hand_store):
+    assert make_retriever("TagGraph-TFIDF", hand_store).config()["rank_all_files"] is True
 
 
 def test_ranks_every_note_with_unreached_ones_last_in_note_order(hand_store):

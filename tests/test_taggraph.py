@@ -13,7 +13,7 @@ FILLERS = [
 
 
 def ranked(method, store, query):
-    return [(r.note_id, round(r.score, 4)) for r in make_retriever(method, store).query(query)]
+    return [(r.note_id, round(r.score, 4)) for r in make_retriever(method, store, rank_all_files=False).query(query)]
 
 
 def test_direct_match_outranks_ontology_neighbours(hand_store):
@@ -33,14 +33,14 @@ def test_plural_query_tokens_match_singular_tags(hand_store):
 
 def test_ties_break_by_earlier_note():
     store = make_store([("a", "x", "y", {"what": ["pet/dog"]}), ("b", "x", "y", {"what": ["pet/dog"]})])
-    assert [r.note_id for r in make_retriever("TagGraph-Basic", store).query("dog")] == ["a#0", "b#0"]
+    assert [r.note_id for r in make_retriever("TagGraph-Basic", store, rank_all_files=False).query("dog")] == ["a#0", "b#0"]
 
 
 def test_stopwords_drop_generic_tokens():
     store = make_store(HAND_ROWS + FILLERS)  # 9 files: a token in 2 of them (22%) is generic
     basic = ranked("TagGraph-Basic", store, "how do I use my dog")
     assert {"f1#0", "f2#0"} <= {n for n, _ in basic}
-    stop = make_retriever("TagGraph-Stopwords", store)
+    stop = make_retriever("TagGraph-Stopwords", store, rank_all_files=False)
     assert [r.note_id for r in stop.query("how do I use my dog")] == ["s2#0", "s5#0"]
     kept, dropped = stop.tokens("how do I use my dog")
     assert "use" in dropped and kept == ["my", "dog"]  # "my" is in one file of nine
@@ -51,7 +51,7 @@ def test_stopwords_drop_generic_tokens():
 def test_tfidf_reorders_within_graph_candidates():
     store = make_store(HAND_ROWS + FILLERS)
     # "weather" reaches f3 and f4 (1 hop each, equal graph score); "rain" is rare content in f3 only
-    tf = make_retriever("TagGraph-TFIDF", store)
+    tf = make_retriever("TagGraph-TFIDF", store, rank_all_files=False)
     assert [r.note_id for r in tf.query("weather sun")][:1] == ["f4#0"]
     scores = dict(ranked("TagGraph-TFIDF", store, "sun weather"))
     assert scores["f4#0"] > scores.get("f3#0", 0)
@@ -60,7 +60,7 @@ def test_tfidf_reorders_within_graph_candidates():
 
 
 def test_explain_paths_and_missing(hand_store):
-    tg = make_retriever("TagGraph-Basic", hand_store)
+    tg = make_retriever("TagGraph-Basic", hand_store, rank_all_files=False)
     exp = tg.explain("yoga", "s3#0")
     assert exp.retrieved and exp.rank == 2
     best = exp.details["paths"][0]
@@ -73,11 +73,11 @@ def test_explain_paths_and_missing(hand_store):
 @pytest.mark.parametrize("method", ["TagGraph-Basic", "TagGraph-Stopwords", "TagGraph-TFIDF"])
 @pytest.mark.parametrize("query", ["", "   ", "the the the", "🙂", "東京", "q" * 10_000])
 def test_hostile_queries(hand_store, method, query):
-    assert isinstance(make_retriever(method, hand_store).query(query), list)
+    assert isinstance(make_retriever(method, hand_store, rank_all_files=False).query(query), list)
 
 
 def test_stopword_fallback_switch_keeps_an_all_generic_query():
     store = make_store(HAND_ROWS)  # 5 files: every token in a file is above 15%
-    assert make_retriever("TagGraph-Stopwords", store).query("dog") == []
-    rescued = make_retriever("TagGraph-Stopwords", store, stopword_fallback=True)
+    assert make_retriever("TagGraph-Stopwords", store, rank_all_files=False).query("dog") == []
+    rescued = make_retriever("TagGraph-Stopwords", store, stopword_fallback=True, rank_all_files=False)
     assert [r.note_id for r in rescued.query("dog")][:1] == ["s2#0"]
