@@ -71,3 +71,13 @@ def test_explain_page_shows_payloads_as_text(hostile_store, tmp_path):
     assert "<section" in dom and "TagGraph-Basic" in dom
     assert "&lt;img src=x onerror=" in dom  # shown to the reader, as text
     assert_not_pwned(dom, "Why note h3#0 for: dog yoga")
+
+
+def test_explain_page_judges_by_the_cut_off_and_shows_the_context(hand_store, tmp_path):
+    page = tmp_path / "why.html"
+    atomic_write(page, explain_html(hand_store, "my dog beagle", "s2#0", ["BM25", "TagGraph-Basic"], k=5,
+                                    answer="a beagle", gold=["s2#0"]))
+    dom = dump_dom(tmp_path, page)
+    assert "in the top 5 (rank 1)" in dom and "this note is gold" in dom and "a beagle" in dom
+    assert "k = 5" in dom and "Path boxes:" in dom
+    assert_not_pwned(dom, "Why note s2#0 for: my dog beagle")
