@@ -17,12 +17,13 @@ def default_out(data: Path, command_name: str = "") -> Path:
     return Path("runs") / f"{stamp}-{command_name or data.name.split('.')[0]}"
 
 
-def save_with_reports(result, out: Path, data: Path, force: bool) -> Path:
-    """Write `result` as a run folder with its report pages (the output folder is checked first)."""
+def save_with_reports(result, out: Path, data: Path, force: bool, cases: list = (), miss_pages: int = 10) -> Path:
+    """Write `result` as a run folder with its report pages, and explain/graph pages of the first
+    `miss_pages` missed questions of `cases` (the output folder is checked first)."""
     from taggraph.experiments.runs import benchmark_name, data_record, save_bench
     from taggraph.viz.report import report_pages
     title = f"taggraph bench: {data.name or data}"
-    pages = report_pages(result, title, str(data), benchmark_name(data))
+    pages = report_pages(result, title, str(data), benchmark_name(data), cases, data, miss_pages)
     return save_bench(result, out, data_record(data), pages, force=force)
 
 
@@ -42,6 +43,8 @@ def bench(
     param: list[str] = typer.Option([], help="Method parameter METHOD.KEY=VALUE, e.g. AdaptiveGraph.iterations=0."),
     embedder: Optional[str] = typer.Option(None, help="Embedder of OpenClaw and OC-notes: minilm (default) | "
                                                       "minilm-static (fast) | ollama:MODEL."),
+    miss_pages: int = typer.Option(10, min=0, help="Write explain and graph pages for the first N questions some "
+                                            "method misses in its top 5 (0: none)."),
 ) -> None:
     """Run retrieval methods over a dataset; print MRR and the other metrics, write a run folder."""
     from taggraph.experiments.bench import add_benchmark_metrics, run_bench
@@ -58,7 +61,7 @@ def bench(
         result = run_bench(cases, names_, extractor=extractor, depth=depth, workers=workers,
                            method_params=params, backend=backend)
     add_benchmark_metrics(result, cases)
-    save_with_reports(result, folder, data, force)
+    save_with_reports(result, folder, data, force, cases, miss_pages)
     typer.echo(result.summary.round(3).to_string(index=False))
     typer.echo(f"\nrun folder: {folder}")
 
@@ -141,7 +144,7 @@ def score(
     base = run_bench(cases, methods_option(baseline), extractor=extractor, depth=depth) if baseline else None
     result = score_external(runfile, cases, depth, base)
     add_benchmark_metrics(result, cases)
-    save_with_reports(result, folder, data, force)
+    save_with_reports(result, folder, data, force, cases)
     typer.echo(result.summary.round(3).to_string(index=False))
     typer.echo(f"\nrun folder: {folder}")
 
