@@ -8,6 +8,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -125,3 +126,15 @@ def test_run_report_draws_its_charts_offline_and_links_the_miss_pages(tmp_path):
     assert_not_pwned(dom, "demo report")
     explain_dom = dump_dom(tmp_path, tmp_path / "run" / next(link for link in links if "explain" in link))
     assert "Verdicts use <b>k = 5</b>" in explain_dom and "gold notes" in explain_dom
+
+
+def test_exported_notebook_renders_offline(tmp_path):
+    pytest.importorskip("nbconvert")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    from export_html import export_html
+
+    page = export_html(Path(__file__).resolve().parents[1] / "notebooks" / "04_retrieval.ipynb", tmp_path / "html")
+    dom = dump_dom(tmp_path, page)
+    assert "04 · Retrieval for one question, explained" in dom
+    assert dom.count('class="main-svg"') >= 2, "plotly charts not drawn"
+    assert "Why (not) note" in dom  # the explain page, in its iframe's srcdoc

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from taggraph.datasets import Case
@@ -54,3 +55,25 @@ def component_ablation(cases: Sequence[Case] | Mapping[str, Sequence[Case]], ext
               "depth": depth, "workers": workers, "backend": backend,
               "methods": next(iter(runs.values())).config["methods"] if runs else {}}
     return AblationResult(pd.DataFrame(rows), summary, runs, config)
+
+
+def ablation_intervals(result: AblationResult, confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    """Per dataset and removed component: n, the MRR change and its bootstrap confidence interval
+    (`scipy.stats.bootstrap`, percentile method, over the per-question paired RR differences)."""
+    from scipy.stats import bootstrap
+
+    rows = []
+    for name, run in result.runs.items():
+        judged = run.rankings[run.rankings["RR"].notna() & ~run.rankings["abstention"].astype(bool)]
+        rr = judged.pivot(index="question_id", columns="method", values="RR")
+        for method, col in ABLATION_COLUMNS.items():
+            diff = (rr[method] - rr[FULL]).dropna().to_numpy()
+            if len(diff) > 1 and diff.min() < diff.max():
+                ci = bootstrap((diff,), np.mean, confidence_level=confidence, method="percentile",
+                               rng=np.random.default_rng(seed)).confidence_interval  # percentile: stable at small n
+                low, high = float(ci.low), float(ci.high)
+            else:  # no spread to resample: the interval is the single value
+                low = high = float(diff.mean()) if len(diff) else float("nan")
+            rows.append({"dataset": name, "removed": col, "n": len(diff), "MRR change": float(diff.mean()),
+                         "CI low": low, "CI high": high})
+    return pd.DataFrame(rows)

@@ -34,6 +34,7 @@ import numpy as np
 
 from taggraph.config import cache_dir
 from taggraph.errors import ConfigError
+from taggraph.progress import quiet_tqdm_auto
 
 BATCH_SIZE = 64
 
@@ -128,6 +129,7 @@ def _bundled_minilm_path() -> str:
 def _sentence_transformer(path: str, device: str):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    quiet_tqdm_auto()  # before sentence-transformers imports tqdm.autonotebook
     from sentence_transformers import SentenceTransformer
     with _quiet_transformers():
         return SentenceTransformer(path, device=device, local_files_only=True)
