@@ -29,9 +29,9 @@ test: install  ## the layering contract, the whole test suite, notebooks include
 
 notebooks: install  ## regenerate the .ipynb twins from the marimo sources
 	$(PY) tools/make_twins.py notebooks/[0-9][0-9]_*.py
+
 notebook-html: install  ## self-contained HTML of each executed notebook twin in notebooks/html/ (opens offline)
 	$(PY) tools/export_html.py notebooks/html notebooks/[0-9][0-9]_*.ipynb
-
 
 lab: install
 	$(VENV)/bin/jupyter lab notebooks/
