@@ -41,3 +41,14 @@ def test_file_seeding_is_the_only_route_without_tags(result):
 def test_single_list_is_one_dataset():
     res = component_ablation(load_dataset(DEMO_DATA, limit=2), extractor="none", dataset="LongMemEval-S")
     assert res.table["dataset"].tolist() == ["LongMemEval-S"] and set(res.runs) == {"LongMemEval-S"}
+
+
+def test_intervals_hold_the_mean_change_and_n(result):
+    from taggraph.experiments.ablation import ablation_intervals
+
+    intervals = ablation_intervals(result).set_index(["dataset", "removed"])
+    for table in result.table.to_dict("records"):
+        for col in ABLATION_COLUMNS.values():
+            row = intervals.loc[(table["dataset"], col)]
+            assert row["n"] == table["n"] and abs(row["MRR change"] - table[col]) < 1e-12
+            assert row["CI low"] <= row["MRR change"] <= row["CI high"]
