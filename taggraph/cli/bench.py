@@ -43,6 +43,8 @@ def bench(
     param: list[str] = typer.Option([], help="Method parameter METHOD.KEY=VALUE, e.g. AdaptiveGraph.iterations=0."),
     embedder: Optional[str] = typer.Option(None, help="Embedder of OpenClaw and OC-notes: minilm (default) | "
                                                       "minilm-static (fast) | ollama:MODEL."),
+    device: Optional[str] = typer.Option(None, help="Where MiniLM runs: auto (CUDA if torch sees a GPU; the "
+                                                    "default) | cpu | cuda. Recorded in run.json."),
     miss_pages: int = typer.Option(10, min=0, help="Write explain and graph pages for the first N questions some "
                                             "method misses in its top 5 (0: none)."),
 ) -> None:
@@ -53,7 +55,7 @@ def bench(
 
     folder = check_run_folder(out or default_out(data), force)
     names_ = methods_option(methods)
-    params = method_params(param, embedder)
+    params = method_params(param, embedder, device)
     positive(depth, "--depth")
     cases = load_cases(data, fmt, limit, per_type)
     scale, workers, backend = scale_out(workers, dask_scheduler)
@@ -76,14 +78,15 @@ def embed(
     extractor: str = typer.Option("offline", help="offline | none | ollama:MODEL | gguf:PATH (OC-notes embeds notes)."),
     embedder: str = typer.Option("minilm", help="minilm | minilm-static | ollama:MODEL."),
     param: list[str] = typer.Option([], help="Method parameter METHOD.KEY=VALUE (chunk_chars, overlap_chars)."),
+    device: str = typer.Option("auto", help="Where MiniLM runs: auto (CUDA if torch sees a GPU) | cpu | cuda."),
 ) -> None:
     """Fill the embedding cache for the dense methods, so that `bench` with the same settings runs warm."""
     from taggraph.experiments.embed_cache import fill_embedding_cache
     from taggraph.retrieval.embeddings import get_embedder
 
-    get_embedder(embedder)  # an unknown name fails before the dataset is read
+    model = get_embedder(embedder, device)  # an unknown name or device fails before the dataset is read
     table = fill_embedding_cache(load_cases(data, fmt, limit, per_type), methods_option(methods) if methods else None,
-                                 embedder=embedder, extractor=extractor, method_params=method_params(param))
+                                 embedder=model, extractor=extractor, method_params=method_params(param))
     typer.echo(table.to_string(index=False))
 
 
