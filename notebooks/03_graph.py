@@ -35,7 +35,9 @@ def _(mo):
     nodes (pure taxonomy ancestors), **topic** nodes (one per distinct 5W frame) and **file**
     nodes (one per note). Gold notes are gold stars; the drop-down in the view rings one
     method's top-5 notes in red with their rank; concepts the question matches have a black
-    ring. Hover a node for its tags and a snippet. The page is self-contained and offline.
+    ring. Hover a node for its tags and a snippet; click a note to see, in the side panel, why
+    the chosen method did (not) retrieve it. Topics are named by their rarest tags. The page is
+    self-contained and offline.
     """)
     return
 
@@ -45,11 +47,12 @@ def _():
     from taggraph.datasets import load_dataset
     from taggraph.experiments.runner import build_store
     from taggraph.viz.charts import gold_rank_chart
-    from taggraph.viz.explain import available_methods, gold_notes, retrieve_all, top_table
+    from taggraph.viz.explain import available_methods, build_retrievers, gold_notes, retrieve_all, top_table
     from taggraph.viz.graphview import graph_html
 
     return (
         available_methods,
+        build_retrievers,
         build_store,
         gold_notes,
         gold_rank_chart,
@@ -76,6 +79,7 @@ def _(
     EXTRACTOR,
     METHOD,
     available_methods,
+    build_retrievers,
     build_store,
     cases,
     gold_notes,
@@ -88,15 +92,17 @@ def _(
     gold = gold_notes(DATA, case, store)
     _methods = available_methods()
     # the page's drop-down starts on its first method: METHOD
-    results = retrieve_all(store, case.question, sorted(_methods, key=lambda m: m != METHOD))
+    retrievers = build_retrievers(store, sorted(_methods, key=lambda m: m != METHOD))
+    results = retrieve_all(store, case.question, retrievers)
     mo.plain_text(f"{case.case_id} ({case.question_type}): {case.question}\ngold notes: {', '.join(gold)}")
-    return case, gold, results, store
+    return case, gold, results, retrievers, store
 
 
 @app.cell
-def _(K, case, gold, graph_html, hops, mo, neighbourhood, results, store):
+def _(K, case, gold, graph_html, hops, mo, neighbourhood, results, retrievers, store):
     page = graph_html(store, question=case.question, results_by_method=results, gold_note_ids=gold,
-                      neighbourhood_of=case.question if neighbourhood.value else None, hops=hops.value, top_k=K)
+                      neighbourhood_of=case.question if neighbourhood.value else None, hops=hops.value, top_k=K,
+                      retrievers=retrievers)
     mo.iframe(page, height="720px")
     return
 

@@ -46,13 +46,13 @@ def page_requests(netlog: Path) -> list[str]:
             and not e["params"].get("url", "file:").startswith(("file:", "data:", "blob:"))]
 
 
-def dump_dom(tmp_path, page) -> str:
+def dump_dom(tmp_path, page, fragment: str = "") -> str:
     """The DOM after the page's scripts ran (5 s of virtual time), with all lookups failing; fails if
     the page asked for anything off the machine."""
     netlog = tmp_path / "netlog.json"
     cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
            "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", "--host-resolver-rules=MAP * ~NOTFOUND",
-           f"--log-net-log={netlog}", "--virtual-time-budget=5000", "--dump-dom", page.as_uri()]
+           f"--log-net-log={netlog}", "--virtual-time-budget=5000", "--dump-dom", page.as_uri() + fragment]
     dom = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True).stdout
     assert page_requests(netlog) == [], f"{page.name} asked the network for {page_requests(netlog)}"
     return dom
@@ -138,3 +138,17 @@ def test_exported_notebook_renders_offline(tmp_path):
     assert "04 · Retrieval for one question, explained" in dom
     assert dom.count('class="main-svg"') >= 2, "plotly charts not drawn"
     assert "Why (not) note" in dom  # the explain page, in its iframe's srcdoc
+
+
+def test_graph_side_panel_explains_the_linked_note(hostile_store, tmp_path):
+    from taggraph.retrieval import make_retriever
+
+    retrievers = {m: make_retriever(m, hostile_store) for m in ("BM25", "TagGraph-Basic")}
+    page = save_graph_html(tmp_path / "graph.html", hostile_store, question="my dog does yoga", retrievers=retrievers,
+                           results_by_method={m: r.query("my dog does yoga") for m, r in retrievers.items()},
+                           gold_note_ids=["h1#0"], max_nodes=12)
+    dom = dump_dom(tmp_path, page, "#note=h1%230")
+    panel = re.search(r'<aside id="why">(.*?)</aside>', dom, re.S).group(1)
+    assert "h1#0 · BM25" in panel and ("in the top 5" in panel or "ranked" in panel)
+    assert "Edges:" in dom
+    assert_not_pwned(dom, "TagGraph base graph · case t")

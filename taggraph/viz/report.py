@@ -155,7 +155,7 @@ def miss_pages(result, cases: Sequence, data: Path | str, misses: pd.DataFrame, 
                                                          depth=result.config["depth"], answer=case.answer, gold=gold)
         pages[_page_name(qid, "graph")] = graph_html(store, question=case.question, gold_note_ids=gold,
                                                      results_by_method=retrieve_all(store, case.question, retrievers),
-                                                     neighbourhood_of=case.question, top_k=k)
+                                                     neighbourhood_of=case.question, top_k=k, retrievers=retrievers)
     return pages
 
 
