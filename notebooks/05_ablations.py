@@ -68,15 +68,18 @@ def _(ablation, mo):
 
     intervals = ablation_intervals(ablation)
     _n = int(intervals["n"].min())
-    mo.vstack([
-        mo.md(f"""
+    mo.md(f"""
     **n = {_n} questions.** Each MRR change is a mean of {_n} paired differences; the interval is a 95%
     percentile bootstrap over questions (`scipy.stats.bootstrap`). """
-              + (f"With n this small one question moves MRR by up to {1 / _n:.2f}: an interval that "
-                 "contains 0 means the sign is not established, whatever the table shows."
-                 if _n < 30 else "")),
-        mo.plain(intervals.round(3))])
+          + (f"With n this small one question moves MRR by up to {1 / _n:.2f}: an interval that "
+             "contains 0 means the sign is not established, whatever the table shows." if _n < 30 else ""))
     return (intervals,)
+
+
+@app.cell
+def _(intervals):
+    intervals.round(3)
+    return
 
 
 @app.cell
