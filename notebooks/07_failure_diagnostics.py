@@ -142,10 +142,12 @@ def _(diagnostics, mo):
 
 
 @app.cell
-def _(GRAPH_METHODS, K, available_methods, cases, explain_html, mo, stores, unit):
+def _(GRAPH_METHODS, K, available_methods, cases, diagnostics, explain_html, mo, stores, unit):
+    _gold = list(dict.fromkeys(diagnostics.units.loc[diagnostics.units["question_id"] == unit.value[0], "note_id"])
+                 ) if unit.value else []
     (mo.iframe(explain_html(stores[unit.value[0]], cases[unit.value[0]].question, unit.value[1],
                             available_methods(["BM25", *GRAPH_METHODS]), k=K,
-                            answer=cases[unit.value[0]].answer), height="900px")
+                            answer=cases[unit.value[0]].answer, gold=_gold), height="900px")
      if unit.value else mo.md("No graph configuration missed a gold note at Success@5 (the paper's recall@5)."))
     return
 
