@@ -45,3 +45,11 @@ def test_report_pages_link_explain_and_graph_pages_of_the_first_misses():
     assert all(f"href='{p}'" in report for p in first) and "<pre>" not in report
     assert "Only n = 9" in report and cases[0].question in report
     assert "vis.Network" in pages[first[1]] and "Why (not) note" in pages[first[0]]
+
+
+def test_report_sets_the_papers_numbers_beside_ours():
+    cases = load_dataset(DEMO_DATA)
+    result = run_bench(cases, METHODS, extractor="none", backend=None)
+    report = report_pages(result, "demo", "demo", "LongMemEval-S")["report.html"]
+    assert "Beside the paper's Table 1 (LongMemEval-S, MRR)" in report
+    assert "paper: Gemma" in report and "ours: none" in report
