@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 export TQDM_DISABLE ?= 1
 export HF_HUB_OFFLINE = 1
 
-.PHONY: install demo test notebooks lab marimo bench-dev bench-dev-fast clean
+.PHONY: install demo test notebooks notebook-html lab marimo bench-dev bench-dev-fast clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +28,10 @@ test: install  ## the layering contract, the whole test suite, notebooks include
 	$(PY) -m pytest -q --nbmake notebooks
 
 notebooks: install  ## regenerate the .ipynb twins from the marimo sources
-	for f in notebooks/*.py; do $(VENV)/bin/marimo export ipynb "$$f" -o "$${f%.py}.ipynb" --force; done
+	$(PY) tools/make_twins.py notebooks/[0-9][0-9]_*.py
+
+notebook-html: install  ## self-contained HTML of each executed notebook twin in notebooks/html/ (opens offline)
+	$(PY) tools/export_html.py notebooks/html notebooks/[0-9][0-9]_*.ipynb
 
 lab: install
 	$(VENV)/bin/jupyter lab notebooks/

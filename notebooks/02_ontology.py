@@ -6,12 +6,20 @@ app = marimo.App(width="medium")
 
 @app.cell
 def _():
+    # Parameters: in the .ipynb twin this cell is tagged `parameters` (papermill -p NAME VALUE).
+    DATA_PATH = None  # dataset file; None: TAGGRAPH_NOTEBOOK_DATA or the bundled demo
+    LIMIT_N = None  # first N questions; None: TAGGRAPH_NOTEBOOK_LIMIT or 10
+    EXTRACTOR_NAME = None  # offline | none | ollama:MODEL; None: TAGGRAPH_NOTEBOOK_EXTRACTOR or offline
+    return DATA_PATH, EXTRACTOR_NAME, LIMIT_N
+
+
+@app.cell
+def _(DATA_PATH, EXTRACTOR_NAME, LIMIT_N):
     import marimo as mo
 
     from taggraph.config import notebook_settings
 
-    # The one setting: TAGGRAPH_NOTEBOOK_DATA (default: the bundled demo), _LIMIT, _EXTRACTOR
-    DATA, LIMIT, EXTRACTOR = notebook_settings()
+    DATA, LIMIT, EXTRACTOR = notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME)
     return DATA, EXTRACTOR, LIMIT, mo
 
 

@@ -6,12 +6,23 @@ app = marimo.App(width="medium")
 
 @app.cell
 def _():
+    # Parameters: in the .ipynb twin this cell is tagged `parameters` (papermill -p NAME VALUE).
+    QUESTION = None  # question id; None: the first question
+    METHOD = "AdaptiveGraph"  # whose top K the graph rings first
+    K = 5  # top-k cut-off
+    DATA_PATH = None  # dataset file; None: TAGGRAPH_NOTEBOOK_DATA or the bundled demo
+    LIMIT_N = None  # first N questions; None: TAGGRAPH_NOTEBOOK_LIMIT or 10
+    EXTRACTOR_NAME = None  # offline | none | ollama:MODEL; None: TAGGRAPH_NOTEBOOK_EXTRACTOR or offline
+    return DATA_PATH, EXTRACTOR_NAME, K, LIMIT_N, METHOD, QUESTION
+
+
+@app.cell
+def _(DATA_PATH, EXTRACTOR_NAME, LIMIT_N):
     import marimo as mo
 
     from taggraph.config import notebook_settings
 
-    # The one setting: TAGGRAPH_NOTEBOOK_DATA (default: the bundled demo), _LIMIT, _EXTRACTOR
-    DATA, LIMIT, EXTRACTOR = notebook_settings()
+    DATA, LIMIT, EXTRACTOR = notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME)
     return DATA, EXTRACTOR, LIMIT, mo
 
 
@@ -24,7 +35,9 @@ def _(mo):
     nodes (pure taxonomy ancestors), **topic** nodes (one per distinct 5W frame) and **file**
     nodes (one per note). Gold notes are gold stars; the drop-down in the view rings one
     method's top-5 notes in red with their rank; concepts the question matches have a black
-    ring. Hover a node for its tags and a snippet. The page is self-contained and offline.
+    ring. Hover a node for its tags and a snippet; click a note to see, in the side panel, why
+    the chosen method did (not) retrieve it. Topics are named by their rarest tags. The page is
+    self-contained and offline.
     """)
     return
 
@@ -33,13 +46,16 @@ def _(mo):
 def _():
     from taggraph.datasets import load_dataset
     from taggraph.experiments.runner import build_store
-    from taggraph.viz.explain import available_methods, gold_notes, retrieve_all, top_table
+    from taggraph.viz.charts import gold_rank_chart
+    from taggraph.viz.explain import available_methods, build_retrievers, gold_notes, retrieve_all, top_table
     from taggraph.viz.graphview import graph_html
 
     return (
         available_methods,
+        build_retrievers,
         build_store,
         gold_notes,
+        gold_rank_chart,
         graph_html,
         load_dataset,
         retrieve_all,
@@ -48,9 +64,9 @@ def _():
 
 
 @app.cell
-def _(DATA, LIMIT, load_dataset, mo):
+def _(DATA, LIMIT, QUESTION, load_dataset, mo):
     cases = {c.case_id: c for c in load_dataset(DATA, limit=LIMIT)}
-    question = mo.ui.dropdown(options=list(cases), value=next(iter(cases)), label="question")
+    question = mo.ui.dropdown(options=list(cases), value=QUESTION or next(iter(cases)), label="question")
     neighbourhood = mo.ui.switch(label="only the question's neighbourhood")
     hops = mo.ui.slider(1, 4, value=2, label="hops", show_value=True)
     mo.hstack([question, neighbourhood, hops], justify="start")
@@ -61,7 +77,9 @@ def _(DATA, LIMIT, load_dataset, mo):
 def _(
     DATA,
     EXTRACTOR,
+    METHOD,
     available_methods,
+    build_retrievers,
     build_store,
     cases,
     gold_notes,
@@ -72,15 +90,19 @@ def _(
     case = cases[question.value]
     store = build_store(case, EXTRACTOR)
     gold = gold_notes(DATA, case, store)
-    results = retrieve_all(store, case.question, available_methods())
+    _methods = available_methods()
+    # the page's drop-down starts on its first method: METHOD
+    retrievers = build_retrievers(store, sorted(_methods, key=lambda m: m != METHOD))
+    results = retrieve_all(store, case.question, retrievers)
     mo.plain_text(f"{case.case_id} ({case.question_type}): {case.question}\ngold notes: {', '.join(gold)}")
-    return case, gold, results, store
+    return case, gold, results, retrievers, store
 
 
 @app.cell
-def _(case, gold, graph_html, hops, mo, neighbourhood, results, store):
+def _(K, case, gold, graph_html, hops, mo, neighbourhood, results, retrievers, store):
     page = graph_html(store, question=case.question, results_by_method=results, gold_note_ids=gold,
-                      neighbourhood_of=case.question if neighbourhood.value else None, hops=hops.value)
+                      neighbourhood_of=case.question if neighbourhood.value else None, hops=hops.value, top_k=K,
+                      retrievers=retrievers)
     mo.iframe(page, height="720px")
     return
 
@@ -92,8 +114,14 @@ def _(store):
 
 
 @app.cell
-def _(gold, results, top_table):
-    top_table(results, gold, k=5)
+def _(K, gold, gold_rank_chart, results):
+    gold_rank_chart(results, gold, k=K)
+    return
+
+
+@app.cell
+def _(K, gold, results, top_table):
+    top_table(results, gold, k=K)
     return
 
 

@@ -6,12 +6,24 @@ app = marimo.App(width="medium")
 
 @app.cell
 def _():
+    # Parameters: in the .ipynb twin this cell is tagged `parameters` (papermill -p NAME VALUE).
+    QUESTION = None  # question id; None: the sixth judged question
+    QUERY = ""  # free text asked instead of the dataset question when not empty
+    METHOD = "AdaptiveGraph"  # the method whose top note is explained when no gold note is known
+    K = 5  # top-k cut-off of the tables and the explain verdicts
+    DATA_PATH = None  # dataset file; None: TAGGRAPH_NOTEBOOK_DATA or the bundled demo
+    LIMIT_N = None  # first N questions; None: TAGGRAPH_NOTEBOOK_LIMIT or 10
+    EXTRACTOR_NAME = None  # offline | none | ollama:MODEL; None: TAGGRAPH_NOTEBOOK_EXTRACTOR or offline
+    return DATA_PATH, EXTRACTOR_NAME, K, LIMIT_N, METHOD, QUERY, QUESTION
+
+
+@app.cell
+def _(DATA_PATH, EXTRACTOR_NAME, LIMIT_N):
     import marimo as mo
 
     from taggraph.config import notebook_settings
 
-    # The one setting: TAGGRAPH_NOTEBOOK_DATA (default: the bundled demo), _LIMIT, _EXTRACTOR
-    DATA, LIMIT, EXTRACTOR = notebook_settings()
+    DATA, LIMIT, EXTRACTOR = notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME)
     return DATA, EXTRACTOR, LIMIT, mo
 
 
@@ -23,7 +35,8 @@ def _(mo):
     Every method ranks the same notes. For each method: its top notes with the reason each
     ranked there, the rank of every gold note, and for a gold note the full explanation: the
     paths from the query to it, or what is missing (no helpful tag, a token dropped as a
-    stopword, the note that outranked it and by how much).
+    stopword, the note that outranked it and by how much). Type your own question in the box
+    to ask the same memory something else (no gold notes then).
     """)
     return
 
@@ -32,6 +45,7 @@ def _(mo):
 def _():
     from taggraph.datasets import load_dataset
     from taggraph.experiments.runner import build_store
+    from taggraph.viz.charts import gold_rank_chart, score_chart
     from taggraph.viz.explain import (available_methods, build_retrievers, explain_html, explain_table, gold_notes,
                                       rank_table, retrieve_all, top_table)
 
@@ -42,20 +56,25 @@ def _():
         explain_html,
         explain_table,
         gold_notes,
+        gold_rank_chart,
         load_dataset,
         rank_table,
         retrieve_all,
+        score_chart,
         top_table,
     )
 
 
 @app.cell
-def _(DATA, LIMIT, load_dataset, mo):
+def _(DATA, K, LIMIT, QUERY, QUESTION, load_dataset, mo):
     cases = {c.case_id: c for c in load_dataset(DATA, limit=LIMIT)}
     judged = [c for c in cases.values() if c.gold_session_ids]
-    question = mo.ui.dropdown(options=list(cases), value=judged[min(5, len(judged) - 1)].case_id, label="question")
-    question
-    return cases, question
+    question = mo.ui.dropdown(options=list(cases), value=QUESTION or judged[min(5, len(judged) - 1)].case_id,
+                              label="question")
+    own = mo.ui.text(value=QUERY, label="or ask your own question", full_width=True)
+    k = mo.ui.slider(1, 20, value=K, label="k", show_value=True)
+    mo.vstack([mo.hstack([question, k], justify="start"), own])
+    return cases, k, own, question
 
 
 @app.cell
@@ -68,20 +87,24 @@ def _(
     cases,
     gold_notes,
     mo,
+    own,
     question,
 ):
     case = cases[question.value]
     store = build_store(case, EXTRACTOR)
-    gold = gold_notes(DATA, case, store)
+    asked = own.value.strip() or case.question
+    gold = gold_notes(DATA, case, store) if asked == case.question else []
+    answer = case.answer if asked == case.question else ""
     retrievers = build_retrievers(store, available_methods())
-    mo.plain_text(f"{case.case_id} ({case.question_type}): {case.question}\nanswer: {case.answer}\n"
-                  f"gold notes: {', '.join(gold) or '(none: abstention question)'}")
-    return case, gold, retrievers, store
+    mo.plain_text(f"{case.case_id} ({case.question_type}), {len(store)} notes\nasked: {asked}\n"
+                  + (f"answer: {answer}\ngold notes: {', '.join(gold) or '(none: abstention question)'}"
+                     if answer or gold else "your own question: no gold notes"))
+    return answer, asked, gold, retrievers, store
 
 
 @app.cell
-def _(case, retrieve_all, retrievers, store):
-    results = retrieve_all(store, case.question, retrievers)
+def _(asked, retrieve_all, retrievers, store):
+    results = retrieve_all(store, asked, retrievers)
     return (results,)
 
 
@@ -94,22 +117,34 @@ def _(mo):
 
 
 @app.cell
-def _(gold, rank_table, results):
-    rank_table(results, gold)
+def _(gold, mo, rank_table, results):
+    rank_table(results, gold) if gold else mo.md("No gold notes for this question.")
     return
 
 
 @app.cell
-def _(mo):
-    mo.md(r"""
-    ## Top 5 of each method, with the evidence
+def _(gold, gold_rank_chart, k, results):
+    gold_rank_chart(results, gold, k=k.value)
+    return
+
+
+@app.cell
+def _(gold, results, score_chart):
+    score_chart(results, gold)
+    return
+
+
+@app.cell
+def _(k, mo):
+    mo.md(f"""
+    ## Top {k.value} of each method, with the evidence
     """)
     return
 
 
 @app.cell
-def _(case, gold, retrieve_all, retrievers, store, top_table):
-    top_table(retrieve_all(store, case.question, retrievers, k=5, explain=True), gold)
+def _(asked, gold, k, retrieve_all, retrievers, store, top_table):
+    top_table(retrieve_all(store, asked, retrievers, k=k.value, explain=True), gold, k=k.value)
     return
 
 
@@ -122,22 +157,23 @@ def _(mo):
 
 
 @app.cell
-def _(gold, mo, store):
-    note = mo.ui.dropdown(options=[n.note_id for n in store.notes], value=(gold or [store.notes[0].note_id])[0],
-                          label="note")
+def _(METHOD, gold, mo, results, store):
+    _first = results[METHOD][0].note_id if results.get(METHOD) else store.notes[0].note_id
+    note = mo.ui.dropdown(options=[n.note_id for n in store.notes], value=(gold or [_first])[0], label="note")
     note
     return (note,)
 
 
 @app.cell
-def _(case, explain_table, note, retrievers, store):
-    explain_table(store, case.question, note.value, retrievers)
+def _(asked, explain_table, note, retrievers, store):
+    explain_table(store, asked, note.value, retrievers)
     return
 
 
 @app.cell
-def _(case, explain_html, mo, note, retrievers, store):
-    mo.iframe(explain_html(store, case.question, note.value, retrievers), height="900px")
+def _(answer, asked, explain_html, gold, k, mo, note, retrievers, store):
+    mo.iframe(explain_html(store, asked, note.value, retrievers, k=k.value, answer=answer, gold=gold),
+              height="900px")
     return
 
 

@@ -6,12 +6,20 @@ app = marimo.App(width="medium")
 
 @app.cell
 def _():
+    # Parameters: in the .ipynb twin this cell is tagged `parameters` (papermill -p NAME VALUE).
+    DATA_PATH = None  # dataset file; None: TAGGRAPH_NOTEBOOK_DATA or the bundled demo
+    LIMIT_N = None  # first N questions; None: TAGGRAPH_NOTEBOOK_LIMIT or 10
+    EXTRACTOR_NAME = None  # offline | none | ollama:MODEL; None: TAGGRAPH_NOTEBOOK_EXTRACTOR or offline
+    return DATA_PATH, EXTRACTOR_NAME, LIMIT_N
+
+
+@app.cell
+def _(DATA_PATH, EXTRACTOR_NAME, LIMIT_N):
     import marimo as mo
 
     from taggraph.config import notebook_settings
 
-    # The one setting: TAGGRAPH_NOTEBOOK_DATA (default: the bundled demo), _LIMIT, _EXTRACTOR
-    DATA, LIMIT, EXTRACTOR = notebook_settings()
+    DATA, LIMIT, EXTRACTOR = notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME)
     return DATA, EXTRACTOR, LIMIT, mo
 
 
@@ -51,6 +59,34 @@ def _(ABLATION_COLUMNS, ablation):
                                 var_name="removed", value_name="MRR change")
     px.bar(_long, x="removed", y="MRR change", color="dataset", barmode="group", text_auto=".3f",
            title="MRR change from removing one AdaptiveGraph component")
+    return
+
+
+@app.cell
+def _(ablation, mo):
+    from taggraph.experiments.ablation import ablation_intervals
+
+    intervals = ablation_intervals(ablation)
+    _n = int(intervals["n"].min())
+    mo.md(f"""
+    **n = {_n} questions.** Each MRR change is a mean of {_n} paired differences; the interval is a 95%
+    percentile bootstrap over questions (`scipy.stats.bootstrap`). """
+          + (f"With n this small one question moves MRR by up to {1 / _n:.2f}: an interval that "
+             "contains 0 means the sign is not established, whatever the table shows." if _n < 30 else ""))
+    return (intervals,)
+
+
+@app.cell
+def _(intervals):
+    intervals.round(3)
+    return
+
+
+@app.cell
+def _(intervals):
+    from taggraph.viz.charts import interval_chart
+
+    interval_chart(intervals)
     return
 
 

@@ -6,12 +6,21 @@ app = marimo.App(width="medium")
 
 @app.cell
 def _():
+    # Parameters: in the .ipynb twin this cell is tagged `parameters` (papermill -p NAME VALUE).
+    K = 5  # top-k cut-off of the misses and of the answerer's notes
+    DATA_PATH = None  # dataset file; None: TAGGRAPH_NOTEBOOK_DATA or the bundled demo
+    LIMIT_N = None  # first N questions; None: TAGGRAPH_NOTEBOOK_LIMIT or 10
+    EXTRACTOR_NAME = None  # offline | none | ollama:MODEL; None: TAGGRAPH_NOTEBOOK_EXTRACTOR or offline
+    return DATA_PATH, EXTRACTOR_NAME, K, LIMIT_N
+
+
+@app.cell
+def _(DATA_PATH, EXTRACTOR_NAME, LIMIT_N):
     import marimo as mo
 
     from taggraph.config import notebook_settings
 
-    # The one setting: TAGGRAPH_NOTEBOOK_DATA (default: the bundled demo), _LIMIT, _EXTRACTOR
-    DATA, LIMIT, EXTRACTOR = notebook_settings()
+    DATA, LIMIT, EXTRACTOR = notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME)
     return DATA, EXTRACTOR, LIMIT, mo
 
 
@@ -25,7 +34,8 @@ def _(mo):
     `has_answer` turn). A **helpful tag** is a tag of the note that a query token matches,
     directly or through an ancestor, whatever the ranking. Categories: C1 no extractor supplies
     a helpful tag; C2 some do (needs several extractors); C3 all do but no configuration
-    recovers the note in its top 5; C4 all do and some configuration recovers it.
+    recovers the note in its top 5; C4 all do and some configuration recovers it. At the end:
+    answer accuracy (paper, section 5.4) from each configuration's top K notes.
     """)
     return
 
@@ -40,11 +50,16 @@ def _():
     from taggraph.experiments.runner import build_store
     from taggraph.experiments.diagnostics import (GRAPH_METHODS, failure_diagnostics, longmemeval_evidence_notes,
                                                   pool_case_ids)
+    from taggraph.experiments.answers import ExtractiveBaseline, answer_accuracy
+    from taggraph.viz.charts import answer_chart, misses_chart
     from taggraph.viz.explain import available_methods, explain_html, explain_misses
 
     return (
+        ExtractiveBaseline,
         GRAPH_METHODS,
         Path,
+        answer_accuracy,
+        answer_chart,
         available_methods,
         build_store,
         detect_format,
@@ -53,6 +68,7 @@ def _():
         failure_diagnostics,
         load_dataset,
         longmemeval_evidence_notes,
+        misses_chart,
         pool_case_ids,
         run_bench,
     )
@@ -63,6 +79,7 @@ def _(
     DATA,
     EXTRACTOR,
     GRAPH_METHODS,
+    K,
     LIMIT,
     Path,
     build_store,
@@ -78,14 +95,21 @@ def _(
     stores = {q: build_store(cases[q], EXTRACTOR) for q in sorted(pool_case_ids(rankings))}
     evidence = longmemeval_evidence_notes(DATA) if detect_format(DATA) == "longmemeval" else None
     diagnostics = failure_diagnostics(list(cases.values()), rankings, {EXTRACTOR: stores.values()},
-                                      dataset=Path(DATA).name.split(".")[0], evidence=evidence)
+                                      dataset=Path(DATA).name.split(".")[0], evidence=evidence, k=K)
     diagnostics.table
-    return cases, diagnostics, stores
+    return cases, diagnostics, rankings, stores
 
 
 @app.cell
 def _(diagnostics):
     diagnostics.units.drop(columns=["dataset", "extractor"])
+    return
+
+
+@app.cell
+def _(cases, diagnostics, misses_chart, mo):
+    (misses_chart(diagnostics.units, cases) if len(diagnostics.units)
+     else mo.md("No gold note was missed."))
     return
 
 
@@ -102,8 +126,8 @@ def _(mo):
 
 
 @app.cell
-def _(GRAPH_METHODS, diagnostics, explain_misses, stores):
-    explain_misses(diagnostics.units, stores, list(GRAPH_METHODS)).head(40)
+def _(GRAPH_METHODS, K, diagnostics, explain_misses, stores):
+    explain_misses(diagnostics.units, stores, list(GRAPH_METHODS), k=K).head(40)
     return
 
 
@@ -118,10 +142,39 @@ def _(diagnostics, mo):
 
 
 @app.cell
-def _(GRAPH_METHODS, available_methods, cases, explain_html, mo, stores, unit):
+def _(GRAPH_METHODS, K, available_methods, cases, diagnostics, explain_html, mo, stores, unit):
+    _gold = list(dict.fromkeys(diagnostics.units.loc[diagnostics.units["question_id"] == unit.value[0], "note_id"])
+                 ) if unit.value else []
     (mo.iframe(explain_html(stores[unit.value[0]], cases[unit.value[0]].question, unit.value[1],
-                            available_methods(["BM25", *GRAPH_METHODS])), height="900px")
+                            available_methods(["BM25", *GRAPH_METHODS]), k=K,
+                            answer=cases[unit.value[0]].answer, gold=_gold), height="900px")
      if unit.value else mo.md("No graph configuration missed a gold note at Success@5 (the paper's recall@5)."))
+    return
+
+
+@app.cell
+def _(K, mo):
+    mo.md(f"""
+    ## Answer accuracy from each configuration's top {K} notes
+
+    Paper, section 5.4. The answerer here is the library's offline `ExtractiveBaseline`, **not an
+    LLM**: it returns the sentence of the top notes sharing the most content words with the
+    question, so the numbers say whether the answer is *in* the retrieved notes, not what an LLM
+    would answer (`taggraph answers --generator ollama:MODEL` runs an LLM).
+    """)
+    return
+
+
+@app.cell
+def _(ExtractiveBaseline, K, answer_accuracy, cases, rankings):
+    answers = answer_accuracy(list(cases.values()), next(iter(rankings.values())), ExtractiveBaseline(), k=K)
+    answers.summary.round(3)
+    return (answers,)
+
+
+@app.cell
+def _(answer_chart, answers):
+    answer_chart(answers.summary)
     return
 
 

@@ -21,12 +21,14 @@ def data_dir() -> Path:
     return Path(env) if env else PACKAGE_DIR.parent.parent / "shared" / "data" / "longmemeval"
 
 
-def notebook_settings() -> tuple[str, int, str]:
-    """(data path, question limit, extractor) for the notebooks, from TAGGRAPH_NOTEBOOK_DATA,
+def notebook_settings(data: str | None = None, limit: int | None = None,
+                      extractor: str | None = None) -> tuple[str, int, str]:
+    """(data path, question limit, extractor) for the notebooks: each argument that is not None (a
+    notebook's parameters cell), else TAGGRAPH_NOTEBOOK_DATA (default: the bundled demo),
     TAGGRAPH_NOTEBOOK_LIMIT (default 10) and TAGGRAPH_NOTEBOOK_EXTRACTOR (default offline)."""
-    return (os.environ.get("TAGGRAPH_NOTEBOOK_DATA", str(DEMO_DATA)),
-            int(os.environ.get("TAGGRAPH_NOTEBOOK_LIMIT", "10")),
-            os.environ.get("TAGGRAPH_NOTEBOOK_EXTRACTOR", "offline"))
+    return (str(data) if data is not None else os.environ.get("TAGGRAPH_NOTEBOOK_DATA", str(DEMO_DATA)),
+            limit if limit is not None else int(os.environ.get("TAGGRAPH_NOTEBOOK_LIMIT", "10")),
+            extractor if extractor is not None else os.environ.get("TAGGRAPH_NOTEBOOK_EXTRACTOR", "offline"))
 
 
 def cache_dir() -> Path:

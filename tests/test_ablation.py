@@ -51,3 +51,14 @@ def test_ablations_of_a_method_come_from_the_registry():
     assert ablations_of("AdaptiveGraph") == ["AdaptiveGraph-noDiffusion", "AdaptiveGraph-noChronological",
                                              "AdaptiveGraph-noFileSeeding"]  # not the two-component pair
     assert ablation_columns("BM25") == {}
+
+
+def test_intervals_hold_the_mean_change_and_n(result):
+    from taggraph.experiments.ablation import ablation_intervals
+
+    intervals = ablation_intervals(result).set_index(["dataset", "removed"])
+    for table in result.table.to_dict("records"):
+        for col in ABLATION_COLUMNS.values():
+            row = intervals.loc[(table["dataset"], col)]
+            assert row["n"] == table["n"] and abs(row["MRR change"] - table[col]) < 1e-12
+            assert row["CI low"] <= row["MRR change"] <= row["CI high"]

@@ -1,11 +1,15 @@
-"""The graph and explanation pages in a real headless Chromium, with all network lookups failing.
+"""The graph, explanation and report pages in a real headless Chromium, with all network lookups failing
+and Chromium's net log checked: no page asks for anything beyond its own files.
 
 Needs a Chromium binary (Debian: ``apt-get install -y chromium``); skipped otherwise.
 """
 
+import json
 import re
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -32,12 +36,33 @@ PAYLOADS = [
 ]
 
 
-def dump_dom(tmp_path, page) -> str:
-    """The DOM after the page's scripts ran (5 s of virtual time), with no network."""
+def page_requests(netlog: Path) -> list[str]:
+    """URLs the page itself asked for beyond file:, data: and blob: (Chromium's own background
+    requests carry the initiator 'not an origin' and are left out)."""
+    log = json.loads(netlog.read_text())
+    start = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
+    return [e["params"]["url"] for e in log["events"]
+            if e["type"] == start and e["params"].get("initiator") != "not an origin"
+            and not e["params"].get("url", "file:").startswith(("file:", "data:", "blob:"))]
+
+
+def dump_dom(tmp_path, page, fragment: str = "") -> str:
+    """The DOM after the page's scripts ran (5 s of virtual time), with all lookups failing; fails if
+    the page asked for anything off the machine."""
+    netlog = tmp_path / "netlog.json"
     cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
            "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", "--host-resolver-rules=MAP * ~NOTFOUND",
-           "--virtual-time-budget=5000", "--dump-dom", page.as_uri()]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True).stdout
+           f"--log-net-log={netlog}", "--virtual-time-budget=5000", "--dump-dom", page.as_uri() + fragment]
+    dom = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True).stdout
+    assert page_requests(netlog) == [], f"{page.name} asked the network for {page_requests(netlog)}"
+    return dom
+
+
+def test_the_net_log_catches_a_page_that_fetches(tmp_path):
+    page = tmp_path / "net.html"
+    page.write_text('<html><body><img src="https://example.com/x.png"></body></html>')
+    with pytest.raises(AssertionError, match="example.com"):
+        dump_dom(tmp_path, page)
 
 
 @pytest.fixture
@@ -71,3 +96,59 @@ def test_explain_page_shows_payloads_as_text(hostile_store, tmp_path):
     assert "<section" in dom and "TagGraph-Basic" in dom
     assert "&lt;img src=x onerror=" in dom  # shown to the reader, as text
     assert_not_pwned(dom, "Why note h3#0 for: dog yoga")
+
+
+def test_explain_page_judges_by_the_cut_off_and_shows_the_context(hand_store, tmp_path):
+    page = tmp_path / "why.html"
+    atomic_write(page, explain_html(hand_store, "my dog beagle", "s2#0", ["BM25", "TagGraph-Basic"], k=5,
+                                    answer="a beagle", gold=["s2#0"]))
+    dom = dump_dom(tmp_path, page)
+    assert "in the top 5 (rank 1)" in dom and "this note is gold" in dom and "a beagle" in dom
+    assert "k = 5" in dom and "Path boxes:" in dom
+    assert_not_pwned(dom, "Why note s2#0 for: my dog beagle")
+
+
+def test_run_report_draws_its_charts_offline_and_links_the_miss_pages(tmp_path):
+    from taggraph.config import DEMO_DATA
+    from taggraph.datasets import load_dataset
+    from taggraph.experiments.bench import run_bench
+    from taggraph.viz.report import report_pages
+
+    cases = load_dataset(DEMO_DATA)
+    result = run_bench(cases, ["BM25", "TagGraph-TFIDF"], extractor="offline", backend=None)
+    for name, text in report_pages(result, "demo report", "demo", None, cases, DEMO_DATA, n_miss_pages=1).items():
+        atomic_write(tmp_path / "run" / name, text)
+    dom = dump_dom(tmp_path, tmp_path / "run" / "report.html")
+    assert dom.count('class="main-svg"') >= 3, "plotly charts not drawn"
+    assert 'class="misses"' in dom
+    links = re.findall(r'href="(misses/[^"]+)"', dom)
+    assert links and all((tmp_path / "run" / link).exists() for link in links)
+    assert_not_pwned(dom, "demo report")
+    explain_dom = dump_dom(tmp_path, tmp_path / "run" / next(link for link in links if "explain" in link))
+    assert "Verdicts use <b>k = 5</b>" in explain_dom and "gold notes" in explain_dom
+
+
+def test_exported_notebook_renders_offline(tmp_path):
+    pytest.importorskip("nbconvert")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    from export_html import export_html
+
+    page = export_html(Path(__file__).resolve().parents[1] / "notebooks" / "04_retrieval.ipynb", tmp_path / "html")
+    dom = dump_dom(tmp_path, page)
+    assert "04 · Retrieval for one question, explained" in dom
+    assert dom.count('class="main-svg"') >= 2, "plotly charts not drawn"
+    assert "Why (not) note" in dom  # the explain page, in its iframe's srcdoc
+
+
+def test_graph_side_panel_explains_the_linked_note(hostile_store, tmp_path):
+    from taggraph.retrieval import make_retriever
+
+    retrievers = {m: make_retriever(m, hostile_store) for m in ("BM25", "TagGraph-Basic")}
+    page = save_graph_html(tmp_path / "graph.html", hostile_store, question="my dog does yoga", retrievers=retrievers,
+                           results_by_method={m: r.query("my dog does yoga") for m, r in retrievers.items()},
+                           gold_note_ids=["h1#0"], max_nodes=12)
+    dom = dump_dom(tmp_path, page, "#note=h1%230")
+    panel = re.search(r'<aside id="why">(.*?)</aside>', dom, re.S).group(1)
+    assert "h1#0 · BM25" in panel and ("in the top 5" in panel or "ranked" in panel)
+    assert "Edges:" in dom
+    assert_not_pwned(dom, "TagGraph base graph · case t")

@@ -107,10 +107,11 @@ def test_embed_then_bench_with_the_static_embedder(tmp_path):
     assert [line.split()[0] for line in table[1:]] == ["OpenClaw", "OC-notes", "all"]
     out = tmp_path / "run"
     res = runner.invoke(app, ["bench", "--limit", "2", "--methods", "OpenClaw,OC-notes", "--embedder",
-                              "minilm-static", "--out", str(out)])
+                              "minilm-static", "--device", "cpu", "--out", str(out)])
     assert res.exit_code == 0, res.output
     cfg = json.loads((out / "run.json").read_text())["config"]["methods"]
     assert cfg["OpenClaw"]["embedder"] == cfg["OC-notes"]["embedder"] == "minilm-static"
+    assert cfg["OpenClaw"]["device"] == "cpu"  # the static model is numpy, on the CPU
     assert "Dense embedder: `minilm-static`" in (out / "report.md").read_text()
     assert (out / "timings.csv").exists()
 

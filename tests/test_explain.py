@@ -66,3 +66,35 @@ def test_explain_misses_lists_methods_that_missed(hand_store):
     assert set(zip(missed["note_id"], missed["method"])) == {("s4#0", "BM25"), ("s4#0", "TagGraph-Basic")}
     assert str(missed["rank"].dtype) == "Int64"
     assert explain_misses(units.iloc[:0], {}, ["BM25"]).empty
+
+
+def test_verdict_follows_the_metric_cut_off_not_the_depth(hand_store):
+    page = explain_html(hand_store, "my dog", "s4#0", ["BM25", "TagGraph-Basic"], k=1, depth=3,
+                        answer="a beagle", gold=["s2#0"])
+    assert "not retrieved" in page and "in the top 1 (rank" not in page
+    assert "a beagle" in page and "this note is not gold" in page and "s2#0" in page
+    assert "k = 1" in page and "<b>5</b> notes" in page and "first <b>3</b>" in page
+    gold_page = explain_html(hand_store, "my dog beagle", "s2#0", ["BM25"], k=1, gold=["s2#0"])
+    assert "in the top 1 (rank 1)" in gold_page and "this note is gold" in gold_page
+    assert "ranked 1 of 5 notes:" not in gold_page  # the verdict says the rank; the row gives evidence
+
+
+def test_verdict_words():
+    from taggraph.retrieval import Explanation
+    from taggraph.viz.explain import verdict
+
+    def e(rank):
+        return Explanation("m", "n", rank is not None and rank <= 40, rank, 0.0, "")
+    assert verdict(e(2), 5, 40, 100) == ("in the top 5 (rank 2)", "hit")
+    assert verdict(e(19), 5, 40, 20) == ("ranked 19 of 20, outside the top 5", "near")
+    assert verdict(e(19), 5, 40, 100) == ("ranked 19 of 40, outside the top 5", "near")
+    assert verdict(e(None), 5, 40, 100) == ("not retrieved", "miss")
+    assert verdict(e(50), 5, 40, 100) == ("not retrieved (rank 50 of 100, beyond depth 40)", "miss")
+
+
+def test_tfidf_overlap_outside_the_traversal_is_named(hand_store):
+    hand_store.remember(Interaction("s6", "I walked Rex to the vet.", "Hope Rex is fine."), Extraction(what=["errand/vet"]))
+    for i in range(3):  # 'rex' in 1 of 9 notes stays under the 15% stopword rule
+        hand_store.remember(Interaction(f"f{i}", "Filler about tea.", "Tea is nice."), Extraction(what=["food/tea"]))
+    row = explain_table(hand_store, "rex", "s6#0", ["TagGraph-TFIDF"]).iloc[0]
+    assert not row["retrieved"] and "TF-IDF only re-weights the notes the traversal reached" in row["reason"]

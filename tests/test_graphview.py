@@ -97,3 +97,30 @@ def test_page_is_identical_across_hash_seeds():
                               env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(tests)}).stdout
                for seed in ("1", "2", "3")}
     assert len(digests) == 1
+
+
+def test_topics_are_named_by_their_rarest_tags(hand_store):
+    from taggraph.viz.graphview import topic_name
+
+    topic = next(t for t, frame in hand_store.graph.frame_of_topic.items() if ("extra", "breed/beagle") in frame)
+    assert topic_name(hand_store, topic) == "beagle · dog"  # 'user' is on four notes: not telling
+    labels = {n["id"]: n["label"] for n in page_data(graph_html(hand_store))["nodes"]}
+    assert labels[topic] == "beagle · dog" and not any(v.startswith("topic ") for v in labels.values())
+
+
+def test_trimming_keeps_the_paths_from_the_question_to_gold_notes(hand_store):
+    page = graph_html(hand_store, question="my beagle", gold_note_ids=["s2#0"], max_nodes=4)
+    ids = {n["id"] for n in page_data(page)["nodes"]}
+    assert "file:s2#0" in ids and "concept:breed/beagle" in ids
+    assert any(i.startswith("topic:") for i in ids)  # the gold note hangs on its topic, not alone
+    assert page_data(page)["edges"]
+
+
+def test_gold_keeps_its_colour_on_hover_and_file_nodes_carry_their_explanation(hand_store):
+    retrievers = {m: make_retriever(m, hand_store) for m in ("BM25", "TagGraph-Basic")}
+    page = graph_html(hand_store, question="my beagle", gold_note_ids=["s2#0"], retrievers=retrievers,
+                      results_by_method={m: r.query("my beagle") for m, r in retrievers.items()})
+    gold = next(n for n in page_data(page)["nodes"] if n["id"] == "file:s2#0")
+    assert gold["color"]["hover"] == gold["color"]["highlight"] == {"background": "#f2b701", "border": "#f2b701"}
+    assert gold["why"]["BM25"]["verdict"] == "in the top 5 (rank 1)" and "beagle" in gold["why"]["BM25"]["text"]
+    assert "Edges:" in page and "topic–file" in page

@@ -2,9 +2,11 @@
 
 Regenerate the twins with ``make notebooks``, i.e.::
 
-    for f in notebooks/*.py; do marimo export ipynb "$f" -o "${f%.py}.ipynb" --force; done
+    python tools/make_twins.py notebooks/[0-9][0-9]_*.py
 
-Executing the twins is CI's job: ``pytest --nbmake notebooks/``.
+(`marimo export ipynb`, then the first code cell tagged ``parameters``). Executing the twins
+with their defaults is CI's job: ``pytest --nbmake notebooks/``; one twin is executed here with
+papermill-style injected parameters.
 """
 
 import importlib.util
@@ -17,7 +19,10 @@ import pytest
 marimo = pytest.importorskip("marimo")
 nbformat = pytest.importorskip("nbformat")
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("[0-9][0-9]_*.py"))
+NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
+NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.py"))
+sys.path.insert(0, str(NOTEBOOK_DIR.parent / "tools"))
+from make_twins import make_twin  # noqa: E402
 
 
 def cells(path: Path) -> list[tuple[str, str]]:
@@ -33,10 +38,10 @@ def test_series_is_complete():
 def test_ipynb_twin_is_current(source, tmp_path):
     twin = source.with_suffix(".ipynb")
     assert twin.exists(), f"{twin.name} is missing: run `make notebooks`"
-    fresh = tmp_path / twin.name
-    subprocess.run([sys.executable, "-m", "marimo", "export", "ipynb", str(source), "-o", str(fresh), "--force"],
-                   check=True, capture_output=True, timeout=120)
+    fresh = make_twin(source, tmp_path / twin.name)
     assert cells(fresh) == cells(twin), f"{twin.name} is stale: run `make notebooks` ({source.name} changed)"
+    first = next(c for c in nbformat.read(twin, as_version=4).cells if c.cell_type == "code")
+    assert "parameters" in first.metadata.get("tags", []), f"{twin.name}: run `make notebooks` (parameters tag)"
 
 
 def test_marimo_check_passes():
@@ -51,3 +56,22 @@ def test_is_a_marimo_app(source):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)  # defines the cells, runs none
     assert isinstance(module.app, marimo.App)
+
+
+def inject_parameters(nb, **values):
+    """What `papermill -p NAME VALUE` does: a cell tagged `injected-parameters` after the `parameters` cell."""
+    at = next(i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", []))
+    source = "\n".join(f"{k} = {v!r}" for k, v in values.items())
+    nb.cells.insert(at + 1, nbformat.v4.new_code_cell(source, metadata={"tags": ["injected-parameters"]}))
+    return nb
+
+
+@pytest.mark.slow
+def test_twin_runs_with_injected_parameters(tmp_path):
+    nbclient = pytest.importorskip("nbclient")
+    nb = inject_parameters(nbformat.read(NOTEBOOK_DIR / "04_retrieval.ipynb", as_version=4), QUESTION="demo_q03",
+                           QUERY="which restaurant in Alfama?", METHOD="BM25", K=3, EXTRACTOR_NAME="none")
+    nbclient.NotebookClient(nb, timeout=300, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    text = "\n".join(str(o.get("data", o.get("text", ""))) for c in nb.cells for o in c.get("outputs", []))
+    assert "asked: which restaurant in Alfama?" in text and "demo_q03" in text and "Top 3 of each method" in text
+    assert "your own question: no gold notes" in text and "TqdmWarning" not in text

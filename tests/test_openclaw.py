@@ -281,6 +281,21 @@ def test_get_embedder_names():
             get_embedder(bad)
 
 
+def test_device_auto_follows_torch(monkeypatch):
+    torch = pytest.importorskip("torch")
+    from taggraph.retrieval.embeddings import resolve_device
+
+    assert get_embedder("minilm", "cpu").device == "cpu" and get_embedder("ollama:x", "cuda").device == "server"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert resolve_device("auto") == "cuda" == get_embedder("minilm").device
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert resolve_device("auto") == "cpu"
+    with pytest.raises(ConfigError, match="sees no CUDA device"):
+        resolve_device("cuda")
+    with pytest.raises(ConfigError, match="unknown device"):
+        get_embedder("minilm", "tpu")
+
+
 @pytest.fixture
 def fake_ollama(monkeypatch):
     """A local HTTP server answering POST /api/embed like Ollama; yields the received request bodies."""

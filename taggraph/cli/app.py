@@ -118,15 +118,20 @@ def key_values(pairs: list[str], option: str = "--option") -> dict:
     return out
 
 
-def method_params(pairs: list[str], embedder: str | None = None) -> dict[str, dict]:
-    """`--param AdaptiveGraph.iterations=0` pairs as {method: {key: value}}; `embedder` goes to
-    every dense method unless a --param names that method's embedder. Unknown methods fail here."""
-    from taggraph.retrieval.embeddings import get_embedder
+def method_params(pairs: list[str], embedder: str | None = None, device: str | None = None) -> dict[str, dict]:
+    """`--param AdaptiveGraph.iterations=0` pairs as {method: {key: value}}; `embedder` and `device`
+    go to every dense method unless a --param names that method's own. Unknown methods fail here."""
+    from taggraph.retrieval.embeddings import get_embedder, resolve_device
     from taggraph.retrieval.registry import DENSE_METHODS, check_params
-    out: dict[str, dict] = {}
+    out: dict[str, dict] = {m: {} for m in DENSE_METHODS} if embedder or device else {}
     if embedder:
         get_embedder(embedder)  # an unknown name fails here, before any case runs
-        out = {m: {"embedder": embedder} for m in DENSE_METHODS}
+        for m in DENSE_METHODS:
+            out[m]["embedder"] = embedder
+    if device:
+        resolve_device(device)  # an unknown device, or cuda without one, fails here too
+        for m in DENSE_METHODS:
+            out[m]["device"] = device
     for pair in pairs:
         target, _, value = pair.partition("=")
         method, dot, key = target.partition(".")

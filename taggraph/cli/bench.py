@@ -21,12 +21,13 @@ def default_out(data: Path, command_name: str = "") -> Path:
     return Path("runs") / f"{stamp}-{command_name or data.name.split('.')[0]}"
 
 
-def save_with_reports(result, out: Path, data: Path, force: bool) -> Path:
-    """Write `result` as a run folder with its report pages (the output folder is checked first)."""
+def save_with_reports(result, out: Path, data: Path, force: bool, cases: list = (), miss_pages: int = 10) -> Path:
+    """Write `result` as a run folder with its report pages, and explain/graph pages of the first
+    `miss_pages` missed questions of `cases` (the output folder is checked first)."""
     from taggraph.experiments.runs import benchmark_name, data_record, save_bench
     from taggraph.viz.report import report_pages
     title = f"taggraph bench: {data.name or data}"
-    pages = report_pages(result, title, str(data), benchmark_name(data))
+    pages = report_pages(result, title, str(data), benchmark_name(data), cases, data, miss_pages)
     return save_bench(result, out, data_record(data), pages, force=force)
 
 
@@ -49,6 +50,10 @@ def bench(
     baseline: str = typer.Option("BM25", help="Compare every method's MRR to this one, paired per question "
                                               "(randomization test); 'none' to skip."),
     timeout: float = typer.Option(GENERATION_TIMEOUT, help=TIMEOUT_HELP),
+    device: Optional[str] = typer.Option(None, help="Where MiniLM runs: auto (CUDA if torch sees a GPU; the "
+                                                    "default) | cpu | cuda. Recorded in run.json."),
+    miss_pages: int = typer.Option(10, min=0, help="Write explain and graph pages for the first N questions some "
+                                            "method misses in its top 5 (0: none)."),
 ) -> None:
     """Run retrieval methods over a dataset; print MRR and the other metrics, write a run folder."""
     from taggraph.experiments.bench import add_benchmark_metrics, add_significance, run_bench
@@ -57,7 +62,7 @@ def bench(
 
     folder = check_run_folder(out or default_out(data), force)
     names_ = methods_option(methods)
-    params = method_params(param, embedder)
+    params = method_params(param, embedder, device)
     positive(depth, "--depth")
     options = {"timeout": timeout_option(timeout)} if extractor.startswith("ollama:") else {}  # others have no server
     extractor_names(extractor, **options)
@@ -68,7 +73,7 @@ def bench(
                            method_params=params, backend=backend, extractor_options=options)
     add_benchmark_metrics(result, cases)
     add_significance(result, None if baseline.lower() == "none" else baseline)
-    save_with_reports(result, folder, data, force)
+    save_with_reports(result, folder, data, force, cases, miss_pages)
     typer.echo(result.summary.round(3).to_string(index=False))
     typer.echo(f"\nrun folder: {folder}")
 
@@ -83,15 +88,16 @@ def embed(
     extractor: str = typer.Option("offline", help="offline | offline-v2 | none | ollama:MODEL | gguf:PATH (OC-notes embeds notes)."),
     embedder: str = typer.Option("minilm", help="minilm | minilm-static | ollama:MODEL."),
     param: list[str] = typer.Option([], help="Method parameter METHOD.KEY=VALUE (chunk_chars, overlap_chars)."),
+    device: str = typer.Option("auto", help="Where MiniLM runs: auto (CUDA if torch sees a GPU) | cpu | cuda."),
 ) -> None:
     """Fill the embedding cache for the dense methods, so that `bench` with the same settings runs warm."""
     from taggraph.experiments.embed_cache import fill_embedding_cache
     from taggraph.retrieval.embeddings import get_embedder
 
-    get_embedder(embedder)  # an unknown name fails before the dataset is read
+    model = get_embedder(embedder, device)  # an unknown name or device fails before the dataset is read
     extractor_names(extractor)
     table = fill_embedding_cache(load_cases(data, fmt, limit, per_type), methods_option(methods) if methods else None,
-                                 embedder=embedder, extractor=extractor, method_params=method_params(param))
+                                 embedder=model, extractor=extractor, method_params=method_params(param))
     typer.echo(table.to_string(index=False))
 
 
@@ -160,7 +166,7 @@ def score(
     result = score_external(runfile, cases, depth, base)
     add_benchmark_metrics(result, cases)
     add_significance(result, baseline)
-    save_with_reports(result, folder, data, force)
+    save_with_reports(result, folder, data, force, cases)
     typer.echo(result.summary.round(3).to_string(index=False))
     typer.echo(f"\nrun folder: {folder}")
 

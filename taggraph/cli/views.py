@@ -44,15 +44,15 @@ def graph(
 ) -> None:
     """Interactive graph of one question's store, gold and retrieved notes highlighted."""
     from taggraph.experiments.runner import build_store
-    from taggraph.viz.explain import available_methods, find_case, gold_notes, retrieve_all
+    from taggraph.viz.explain import available_methods, build_retrievers, find_case, gold_notes, retrieve_all
     from taggraph.viz.graphview import save_graph_html
 
     positive(max_nodes, "--max-nodes")
     positive(hops, "--hops")
     case = find_case(data, question)
     store = build_store(case, extractor)
-    results = retrieve_all(store, case.question, available_methods(methods_option(methods)))
-    save_graph_html(out, store, question=case.question, results_by_method=results,
+    retrievers = build_retrievers(store, available_methods(methods_option(methods)))
+    save_graph_html(out, store, question=case.question, results_by_method=retrieve_all(store, case.question, retrievers),
                     gold_note_ids=gold_notes(data, case, store), hops=hops, max_nodes=max_nodes,
-                    neighbourhood_of=case.question if neighbourhood else None)
+                    neighbourhood_of=case.question if neighbourhood else None, retrievers=retrievers)
     typer.echo(f"graph page: {out}")

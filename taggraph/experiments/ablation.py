@@ -71,3 +71,18 @@ def component_ablation(cases: Sequence[Case] | Mapping[str, Sequence[Case]], ext
               "depth": depth, "workers": workers, "backend": backend,
               "methods": next(iter(runs.values())).config["methods"] if runs else {}}
     return AblationResult(pd.DataFrame(rows), summary, runs, config)
+
+
+def ablation_intervals(result: AblationResult) -> pd.DataFrame:
+    """Per dataset and removed component: n, the MRR change, its bootstrap confidence interval and the
+    paired randomization p-value, over the per-question RR differences (`evaluation.significance.compare`)."""
+    method = result.config["method"]
+    columns = ablation_columns(method)
+    rows = []
+    for name, run in result.runs.items():
+        for test in compare(run.rankings, method).to_dict("records"):
+            if test["method"] in columns:
+                rows.append({"dataset": name, "removed": columns[test["method"]], "n": test["n"],
+                             "MRR change": test["diff"], "CI low": test["ci_low"], "CI high": test["ci_high"],
+                             "p": test["p_value"]})
+    return pd.DataFrame(rows, columns=["dataset", "removed", "n", "MRR change", "CI low", "CI high", "p"])

@@ -13,6 +13,10 @@
 - ``"ollama:MODEL"``, e.g. ``"ollama:nomic-embed-text"`` (the paper's model): the
   Ollama server at ``$OLLAMA_HOST`` (default http://127.0.0.1:11434), ``/api/embed``.
 
+``get_embedder(name, device)`` takes ``device`` "auto" (CUDA when torch sees a GPU, else CPU),
+"cpu" or "cuda"; only the MiniLM model runs on it (minilm-static is numpy, Ollama is a server).
+``Embedder.device`` is where the vectors are computed, as recorded in run.json.
+
 ``Embedder.embed(texts)`` returns one L2-normalized float32 row per text. Rows are
 cached on disk under ``<TAGGRAPH_CACHE>/embeddings`` keyed by (embedder
 `cache_key`, sha256 of the text); only texts missing from the cache reach the model, in
@@ -35,6 +39,7 @@ import numpy as np
 from taggraph.cache import open_cache
 from taggraph.config import cache_dir
 from taggraph.errors import ConfigError
+from taggraph.progress import quiet_tqdm_auto
 
 BATCH_SIZE = 64
 
@@ -54,6 +59,7 @@ class Embedder:
     """Subclasses set `name` (the cache key prefix) and implement `_embed` for one batch."""
 
     name: str = ""
+    device: str = "cpu"
 
     @property
     def cache_key(self) -> str:
@@ -129,6 +135,7 @@ def _bundled_minilm_path() -> str:
 def _sentence_transformer(path: str, device: str):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    quiet_tqdm_auto()  # before sentence-transformers imports tqdm.autonotebook
     from sentence_transformers import SentenceTransformer
     with _quiet_transformers():
         return SentenceTransformer(path, device=device, local_files_only=True)
@@ -141,10 +148,10 @@ class SentenceTransformerEmbedder(Embedder):
     256 word pieces (about 1,000 characters of English); the rest of a text is ignored.
     """
 
-    def __init__(self, model_path: str | None = None, device: str = "cpu", **kw) -> None:
+    def __init__(self, model_path: str | None = None, device: str = "auto", **kw) -> None:
         super().__init__(**kw)
         self.model_path = model_path
-        self.device = device
+        self.device = resolve_device(device)
         self.name = "minilm" if model_path is None else f"st:{model_path}"
 
     def _embed(self, texts: list[str]) -> np.ndarray:
@@ -212,6 +219,7 @@ class OllamaEmbedder(Embedder):
         self.model = model
         self.host = host
         self.name = f"ollama:{model}"
+        self.device = "server"
         self._client = None
 
     def _embed(self, texts: list[str]) -> np.ndarray:
@@ -222,12 +230,32 @@ class OllamaEmbedder(Embedder):
 
 
 EMBEDDERS = ("minilm", "minilm-static", "ollama:MODEL")
+DEVICES = ("auto", "cpu", "cuda")
 
 
-def get_embedder(name: str = "minilm") -> Embedder:
-    """One of EMBEDDERS, e.g. "minilm-static" or "ollama:nomic-embed-text"."""
+def resolve_device(device: str = "auto") -> str:
+    """"cpu" or "cuda": "auto" is CUDA when torch sees a GPU; "cuda" without one is a ConfigError."""
+    if device not in DEVICES:
+        raise ConfigError(f"unknown device {device!r}; known: {', '.join(DEVICES)}")
+    if device == "cpu":
+        return device
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    if device == "cuda":
+        raise ConfigError(f"--device cuda: torch {torch.__version__} sees no CUDA device (a CPU build, or no GPU); "
+                          "see the README on installing a CUDA torch")
+    return "cpu"
+
+
+def get_embedder(name: str = "minilm", device: str = "auto") -> Embedder:
+    """One of EMBEDDERS, e.g. "minilm-static" or "ollama:nomic-embed-text"; `device` is for MiniLM
+    (`resolve_device`), checked for the others too."""
+    if device not in DEVICES:
+        raise ConfigError(f"unknown device {device!r}; known: {', '.join(DEVICES)}")
     if name == "minilm":
-        return SentenceTransformerEmbedder()
+        return SentenceTransformerEmbedder(device=device)
     if name == "minilm-static":
         return StaticEmbedder()
     if name.startswith("ollama:") and len(name) > len("ollama:"):

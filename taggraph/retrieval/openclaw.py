@@ -142,7 +142,7 @@ class _Lists:
 class OpenClaw(Retriever):
     name = "OpenClaw"
 
-    def __init__(self, store, source: str = "raw", embedder: str | Embedder = "minilm",
+    def __init__(self, store, source: str = "raw", embedder: str | Embedder = "minilm", device: str = "auto",
                  dense_weight: float = 0.7, keyword_weight: float = 0.3, candidate_multiplier: int = 4,
                  chunk_chars: int = 1600, overlap_chars: int = 320, mmr: bool = False,
                  mmr_lambda: float = 0.7, temporal_decay: bool = False, half_life_days: float = 30.0,
@@ -151,7 +151,7 @@ class OpenClaw(Retriever):
             raise ConfigError(f"source must be 'raw' or 'notes', not {source!r}")
         if name:
             self.name = name
-        self.embedder = get_embedder(embedder) if isinstance(embedder, str) else embedder
+        self.embedder = get_embedder(embedder, device) if isinstance(embedder, str) else embedder
         self.depth = DEFAULT_DEPTH  # depth `score` (and so `explain`) cuts the candidate lists for
         self.chunks: list[str] = []
         self.chunk_note: list[int] = []
@@ -165,7 +165,8 @@ class OpenClaw(Retriever):
             self.db.execute("CREATE VIRTUAL TABLE chunks USING fts5(text)")
         except sqlite3.OperationalError as exc:
             raise RuntimeError(f"SQLite {sqlite3.sqlite_version} here has no FTS5: {exc}") from None
-        self.params = dict(source=source, embedder=self.embedder.name, dense_weight=dense_weight,
+        self.params = dict(source=source, embedder=self.embedder.name, device=self.embedder.device,
+                           dense_weight=dense_weight,
                            keyword_weight=keyword_weight, candidate_multiplier=candidate_multiplier,
                            chunk_chars=chunk_chars, overlap_chars=overlap_chars, mmr=mmr,
                            mmr_lambda=mmr_lambda, temporal_decay=temporal_decay,

@@ -160,4 +160,7 @@ class TagGraph(Retriever):
                 details["missing"] = (f"no helpful tag: none of the query tokens {kept} matches a tag "
                                       f"within {self.params['max_hops']} ontology hops of the note's tags "
                                       f"{note.paths()}")
+            if details.get("tfidf_overlap"):
+                details["missing"] += (f"; its tf-idf overlap {details['tfidf_overlap']:.2f} does not count: TF-IDF "
+                                       f"only re-weights the notes the traversal reached")
         return details

@@ -7,7 +7,8 @@ concept -> ontology hops -> topic -> note; AdaptiveGraph: seed tag, its teleport
 mass and the main diffusion paths; BM25: per-term contributions; OpenClaw:
 dense and keyword components) or what is missing (no helpful tag, a token
 dropped as a stopword, the note that outranked it and by how much), then the
-note itself. All text from data is ``html.escape``-d; the page has no script.
+note itself. Verdicts judge the rank by the metric's cut-off k (``METRIC_K``),
+not by the depth. All text from data is ``html.escape``-d; the page has no script.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import html
 import importlib.util
 import json
+import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -33,6 +35,7 @@ from taggraph.store import MemoryStore
 _KIND_COLOUR = {"concept": "#4c78a8", "topic": "#f58518", "file": "#2a8f87"}
 
 Methods = Sequence[str] | Mapping[str, Retriever]
+METRIC_K = 5  # verdicts use Success@5, the paper's headline recall@5
 
 
 def available_methods(names: Sequence[str] | None = None) -> list[str]:
@@ -133,12 +136,13 @@ def summarize(exp: Explanation) -> str:
     return "; ".join(parts)
 
 
-def explanations(store: MemoryStore, question: str, note_id: str, methods: Methods) -> dict[str, Explanation]:
-    """Method name -> its `Retriever.explain` of `note_id` for `question`."""
+def explanations(store: MemoryStore, question: str, note_id: str, methods: Methods,
+                 depth: int = DEFAULT_DEPTH) -> dict[str, Explanation]:
+    """Method name -> its `Retriever.explain` of `note_id` for `question` at `depth`."""
     if note_id not in store.by_id:
         raise ConfigError(f"no note {note_id!r} in case {store.case_id!r}; its first notes: "
                          f"{[n.note_id for n in store.notes[:3]]}")
-    return {m: r.explain(question, note_id) for m, r in build_retrievers(store, methods).items()}
+    return {m: r.explain(question, note_id, depth) for m, r in build_retrievers(store, methods).items()}
 
 
 def explain_table(store: MemoryStore, question: str, note_id: str, methods: Methods) -> pd.DataFrame:
@@ -205,26 +209,74 @@ def _note_html(note: Note) -> str:
             f"<h3>Assistant</h3><pre>{html.escape(note.assistant)}</pre>")
 
 
-def explain_html(store: MemoryStore, question: str, note_id: str, methods: Methods) -> str:
-    """A self-contained page (no script, no external resource) explaining `note_id` for every method."""
-    exps = explanations(store, question, note_id, methods)
-    note = store.by_id[note_id]
+def verdict(e: Explanation, k: int, depth: int, n_notes: int) -> tuple[str, str]:
+    """(words, css class) judging a rank by the metric's cut-off `k`: 'in the top 5 (rank 2)' (hit),
+    'ranked 19 of 20 notes, outside the top 5' (near: retrieved within `depth`), 'not retrieved' (miss)."""
+    if e.rank is not None and e.rank <= k:
+        return f"in the top {k} (rank {e.rank})", "hit"
+    if e.rank is not None and e.rank <= depth:
+        return f"ranked {e.rank} of {min(depth, n_notes)}, outside the top {k}", "near"
+    beyond = f" (rank {e.rank} of {n_notes}, beyond depth {depth})" if e.rank else ""
+    return f"not retrieved{beyond}", "miss"
+
+
+_RANKED_PREFIX = re.compile(r"^ranked \d+ of \d+ notes: ")
+
+
+def evidence_text(e: Explanation) -> str:
+    """The reason without its leading 'ranked R of N notes: ' (the verdict says that) and without the
+    fallback (shown apart)."""
+    text = _RANKED_PREFIX.sub("", e.reason)
+    fallback = e.details.get("fallback")
+    return text.replace(f" (fallback: {fallback})", "") if fallback else text
+
+
+def _gold_html(note_id: str, gold: Sequence[str]) -> str:
+    if not gold:
+        return "<b>gold notes</b> not known for this question"
+    others = ", ".join(f"<code>{html.escape(g)}</code>" for g in gold)
+    mark = "<b class='gold'>★ this note is gold</b>" if note_id in gold else "<b>this note is not gold</b>"
+    return f"{mark}; <b>gold notes</b> ({len(gold)}): {others}"
+
+
+def explain_html(store: MemoryStore, question: str, note_id: str, methods: Methods, k: int = METRIC_K,
+                 depth: int = DEFAULT_DEPTH, answer: str = "", gold: Sequence[str] = ()) -> str:
+    """A self-contained page (no script, no external resource) explaining `note_id` for every method.
+
+    Verdicts use the metric's cut-off `k` (Success@k); `depth` is how many notes each method
+    retrieves; `answer` and `gold` (the question's gold notes) are shown when given."""
+    exps = explanations(store, question, note_id, methods, depth)
+    note, n = store.by_id[note_id], len(store)
     rows, sections = [], []
     for m, e in exps.items():
-        verdict = f"retrieved, rank {e.rank}" if e.retrieved else f"not retrieved (rank {e.rank or '-'})"
-        cls = "hit" if e.retrieved else "miss"
-        rows.append(f"<tr class='{cls}'><td>{html.escape(m)}</td><td>{html.escape(verdict)}</td>"
-                    f"<td>{_number(e.score)}</td><td>{html.escape(e.reason)}</td></tr>")
-        details = "".join(f"<dt>{html.escape(k.replace('_', ' '))}</dt><dd>{_value_html(k, v)}</dd>"
-                          for k, v in e.details.items())
-        sections.append(f"<section class='{cls}'><h2>{html.escape(m)}: {html.escape(verdict)}</h2>"
-                        f"<p>{html.escape(e.reason)}</p><dl>{details}</dl></section>")
+        words, cls = verdict(e, k, depth, n)
+        fallback = e.details.get("fallback")
+        fb_html = f"<p class='fallback'><b>Fallback:</b> {html.escape(fallback)}</p>" if fallback else ""
+        rows.append(f"<tr class='{cls}'><td>{html.escape(m)}</td><td class='verdict'>{html.escape(words)}</td>"
+                    f"<td class='v'>{_number(e.score)}</td><td>{html.escape(evidence_text(e))}"
+                    + (f" <span class='fb'>(fallback: {html.escape(fallback)})</span>" if fallback else "")
+                    + "</td></tr>")
+        details = "".join(f"<dt>{html.escape(key.replace('_', ' '))}</dt><dd>{_value_html(key, v)}</dd>"
+                          for key, v in e.details.items() if key not in ("evidence", "fallback"))
+        sections.append(f"<section class='{cls}'><h2>{html.escape(m)}: {html.escape(words)}</h2>"
+                        f"<p><b>{'Evidence' if e.details.get('evidence') else 'Why'}:</b> "
+                        f"{html.escape(evidence_text(e))}</p>{fb_html}"
+                        f"<details{' open' if cls == 'hit' else ''}><summary>all details</summary>"
+                        f"<dl>{details}</dl></details></section>")
     title = f"Why note {note_id} for: {question}"
+    legend = " ".join(f"<span class='node' style='border-color:{c}'>{kind}</span>" for kind, c in _KIND_COLOUR.items())
+    context = (f"<p><b>Case</b> {html.escape(store.case_id)} · <b>question</b> {html.escape(question)}"
+               + (f" · <b>answer</b> {html.escape(answer)}" if answer else "") + "</p>"
+               f"<p>{_gold_html(note_id, list(gold))}</p>"
+               f"<p class='scale'>The store holds <b>{n}</b> notes; each method retrieves its first <b>{depth}</b> "
+               f"(the depth). Verdicts use <b>k = {k}</b>, the cut-off of Success@{k} (the paper's recall@{k}): "
+               f"<span class='hit'>in the top {k}</span>, <span class='near'>retrieved but outside the top {k}</span>, "
+               f"<span class='miss'>not retrieved</span>.</p>"
+               f"<p class='scale'>Path boxes: {legend} (token → concept → ontology hops → topic → note).</p>")
     return ("<!doctype html><html><head><meta charset='utf-8'>"
             f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
-            f"<h1>Why (not) note <code>{html.escape(note_id)}</code>?</h1>"
-            f"<p><b>Case</b> {html.escape(store.case_id)} · <b>question</b> {html.escape(question)}</p>"
-            "<table class='summary'><tr><th>method</th><th>verdict</th><th>score</th><th>reason</th></tr>"
+            f"<h1>Why (not) note <code>{html.escape(note_id)}</code>?</h1>{context}"
+            "<table class='summary'><tr><th>method</th><th>verdict</th><th>score</th><th>evidence</th></tr>"
             f"{''.join(rows)}</table>{''.join(sections)}"
             f"<section><h2>The note</h2>{_note_html(note)}</section></body></html>")
 
@@ -233,9 +285,14 @@ _CSS = """
 body { font: 14px system-ui, sans-serif; margin: 1.5em; max-width: 70em; }
 table { border-collapse: collapse; }
 td, th { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
-tr.hit td:nth-child(2) { color: #1a7f37; } tr.miss td:nth-child(2) { color: #c0392b; }
+th { background: #f3f3f3; }
+.hit > td.verdict, .hit > h2, span.hit { color: #1a7f37; } .near > td.verdict, .near > h2, span.near { color: #b26a00; }
+.miss > td.verdict, .miss > h2, span.miss { color: #c0392b; } .gold { color: #b8860b; }
+.fb, .fallback { color: #8a5a00; } .fallback { background: #fff6e0; padding: .3em .5em; }
+p.scale { color: #444; }
 section { border-left: 4px solid #ccc; padding: 0 1em; margin: 1.2em 0; }
-section.hit { border-color: #1a7f37; } section.miss { border-color: #c0392b; }
+section.hit { border-color: #1a7f37; } section.near { border-color: #e08e0b; } section.miss { border-color: #c0392b; }
+summary { cursor: pointer; color: #555; }
 dt { font-weight: bold; margin-top: .4em; } dd { margin-left: 1.5em; }
 .node { border: 2px solid; border-radius: 4px; padding: 0 4px; white-space: nowrap; }
 pre, td.v { white-space: pre-wrap; } pre { background: #f6f6f6; padding: .5em; }
@@ -259,13 +316,14 @@ def explain_command(data: str | Path, question_id: str, note_id: str | None = No
 
     case = find_case(data, question_id)
     store = build_store(case, extractor)
+    gold = gold_notes(data, case, store)
     if note_id is None:
-        gold = gold_notes(data, case, store)
         if not gold:
             raise ConfigError(f"question {question_id!r} has no gold note; pass a note id")
         note_id = gold[0]
     retrievers = build_retrievers(store, available_methods(methods))
     table = explain_table(store, case.question, note_id, retrievers)
     if out is not None:
-        atomic_write(Path(out), explain_html(store, case.question, note_id, retrievers))
+        atomic_write(Path(out), explain_html(store, case.question, note_id, retrievers, answer=case.answer,
+                                                gold=gold))
     return table

@@ -3,9 +3,14 @@
 Node kinds keep one colour and shape each (tag: blue dot, ontology: grey diamond,
 topic: orange triangle, file: teal square). Gold notes are drawn as gold stars;
 a drop-down picks which method's top-k notes get a red ring and their rank in
-the label; concepts the question's tokens match get a black ring. Hovering a
+the label; concepts the question's tokens match get a black ring. Topic nodes
+are named by their most telling tags (those fewest notes carry). Hovering a
 node shows its details; for a file node its tag line and a snippet of the
-conversation.
+conversation; clicking a file node (or opening the page as ``page.html#note=ID``)
+shows, in the side panel, why the chosen method did (not) retrieve it (when
+`retrievers` are given). When the graph
+is trimmed to `max_nodes`, the shortest paths from the question's concepts to
+the gold and top-ranked notes are kept first.
 
 Safety and portability:
 
@@ -37,8 +42,10 @@ from pyvis.network import Network
 
 from taggraph.graph import concept_node, file_node
 from taggraph.atomic import atomic_write
+from taggraph.retrieval import DEFAULT_DEPTH, Explanation, Retriever
 from taggraph.store import MemoryStore
 from taggraph.text import query_tokens
+from taggraph.viz.explain import evidence_text, verdict
 
 VIS_DIR = Path(pyvis.__file__).parent / "templates" / "lib" / "vis-9.1.2"
 KIND_STYLE = {  # kind -> (colour, vis shape, legend symbol)
@@ -84,16 +91,25 @@ def matched_concepts(store: MemoryStore, text: str) -> list[str]:
     return sorted({concept_node(p) for t in dict.fromkeys(query_tokens(text)) for p in matcher.match(t)})
 
 
+def _paths_to(ug: nx.Graph, sources: Iterable[str], targets: Sequence[str]) -> list[str]:
+    """Nodes on a shortest path from the nearest of `sources` to each target, in target order
+    (a target no source reaches is kept alone)."""
+    sources = [s for s in sources if s in ug]
+    paths = nx.multi_source_dijkstra_path(ug, sources) if sources else {}
+    return list(dict.fromkeys(n for t in targets if t in ug for n in paths.get(t, [t])))
+
+
 def _select(ug: nx.Graph, seeds: Iterable[str] | None, hops: int, max_nodes: int,
-            first: set[str]) -> list[str]:
-    """Nodes to draw: within `hops` of `seeds` (all nodes when None), nearest first, at most max_nodes."""
+            first: set[str], keep: Sequence[str] = ()) -> list[str]:
+    """Nodes to draw, at most max_nodes: `keep` first (in order), then those within `hops` of `seeds`
+    (all nodes when None), nearest first."""
     if seeds is None:
         ranked = sorted(ug, key=lambda n: (n not in first, -ug.degree(n), n))
     else:
         seeds = [s for s in seeds if s in ug]
         dist = nx.multi_source_dijkstra_path_length(ug, seeds, cutoff=hops) if seeds else {}
         ranked = sorted(dist, key=lambda n: (dist[n], n not in first, -ug.degree(n), n))
-    return ranked[:max_nodes]
+    return list(dict.fromkeys([*keep, *ranked]))[:max_nodes]
 
 
 def _layout(g: nx.Graph) -> dict[str, tuple[float, float]]:
@@ -135,7 +151,7 @@ def _title(store: MemoryStore, node: str, data: dict, ranks: dict[str, dict[str,
             lines.append("ranks: " + ", ".join(hits))
     elif kind == "topic":
         frame = store.graph.frame_of_topic[node]
-        lines = [f"<b>{html.escape(node)}</b> (one 5W frame)"] + [
+        lines = [f"<b>{html.escape(topic_name(store, node))}</b> ({html.escape(node)}, one 5W frame)"] + [
             f"#{html.escape(c)}:{html.escape(p)}" for c, p in sorted(frame)]
     else:
         path = data["path"]
@@ -144,19 +160,53 @@ def _title(store: MemoryStore, node: str, data: dict, ranks: dict[str, dict[str,
     return "<br>".join(lines)
 
 
-def _label(node: str, data: dict) -> str:
+def topic_name(store: MemoryStore, topic: str, n: int = 2) -> str:
+    """A topic named by its `n` most telling tags: the paths fewest notes carry (ties: the longer
+    path), last segments joined by ' · '."""
+    frame = store.graph.frame_of_topic[topic]
+    paths = sorted({p for _, p in frame}, key=lambda p: (store.ontology.counts.get(p, 0), -p.count("/"), p))
+    return " · ".join(p.rsplit("/", 1)[-1] for p in paths[:n]) or topic.replace(":", " ")
+
+
+def _label(store: MemoryStore, node: str, data: dict) -> str:
     kind = data["kind"]
     if kind == "file":
         return data["note_id"]
     if kind == "topic":
-        return node.replace(":", " ")
+        return topic_name(store, node)
     return data["path"].rsplit("/", 1)[-1]
+
+
+def _why(explanations: Mapping[str, Mapping[str, Explanation]] | None, note_id: str, k: int, n_notes: int) -> dict:
+    """method -> {verdict, cls, text} of one note for the side panel (plain text, shown as text)."""
+    out = {}
+    for method, by_note in (explanations or {}).items():
+        e = by_note.get(note_id)
+        if e is not None:
+            words, cls = verdict(e, k, DEFAULT_DEPTH, n_notes)
+            fallback = e.details.get("fallback")
+            out[method] = {"verdict": words, "cls": cls,
+                           "text": evidence_text(e) + (f" (fallback: {fallback})" if fallback else "")}
+    return out
+
+
+def file_explanations(store: MemoryStore, question: str, retrievers: Mapping[str, Retriever],
+                      note_ids: Iterable[str] | None = None) -> dict[str, dict[str, Explanation]]:
+    """method -> note id -> `Explanation` of every note (or of `note_ids`) for `question`: one
+    ranking with explanations per method, `explain` for the notes it did not reach."""
+    wanted = list(note_ids) if note_ids is not None else [n.note_id for n in store.notes]
+    out = {}
+    for method, r in retrievers.items():
+        ranked = {x.note_id: x.explanation for x in r.query(question, len(store), explain=True)}
+        out[method] = {n: ranked[n] if n in ranked else r.explain(question, n) for n in wanted}
+    return out
 
 
 def graph_html(store: MemoryStore, question: str | None = None,
                results_by_method: Mapping[str, Sequence] | None = None, gold_note_ids: Iterable[str] = (),
                neighbourhood_of: str | None = None, hops: int = 2, max_nodes: int = 400, top_k: int = 5,
-               chronological: bool = False, title: str | None = None) -> str:
+               chronological: bool = False, title: str | None = None,
+               retrievers: Mapping[str, Retriever] | None = None) -> str:
     """A self-contained HTML page drawing `store`'s base graph.
 
     question: shown in the header; its matched concepts get a black ring.
@@ -168,6 +218,9 @@ def graph_html(store: MemoryStore, question: str | None = None,
         method's top_k) are drawn. Either way at most `max_nodes` nodes are kept,
         nearest (or, for the whole graph, highlighted then best-connected) first.
     chronological: also draw AdaptiveGraph's links between consecutive notes.
+    retrievers: method -> retriever; when given with `question`, each drawn file node is explained
+        (`file_explanations`) and clicking it shows the chosen method's verdict (by `top_k`) and
+        evidence in the side panel.
     """
     g = store.graph.to_networkx(chronological=chronological)
     ug = nx.Graph(g)  # undirected view: every link is stored in both directions
@@ -179,8 +232,14 @@ def graph_html(store: MemoryStore, question: str | None = None,
     seeds = None
     if neighbourhood_of is not None:
         seeds = set(matched_concepts(store, neighbourhood_of)) | highlighted
-    keep = _select(ug, seeds, hops, max_nodes, highlighted | matched)
+    # highlighted files in priority order (gold, then by best rank): their paths survive trimming
+    targets = sorted(highlighted, key=lambda f: (f[len("file:"):] not in gold,
+                                                 min((r.get(f[len("file:"):], top_k + 1) for r in ranks.values()),
+                                                     default=0), f))
+    keep = _select(ug, seeds, hops, max_nodes, highlighted | matched, _paths_to(ug, matched, targets))
     sub = ug.subgraph(keep)
+    drawn = [g.nodes[n]["note_id"] for n in keep if g.nodes[n]["kind"] == "file"]
+    explanations = file_explanations(store, question, retrievers, drawn) if retrievers and question else None
     pos = _layout(sub)
 
     net = Network(height="100%", width="100%", cdn_resources="in_line")
@@ -196,9 +255,11 @@ def graph_html(store: MemoryStore, question: str | None = None,
             border, width, size = MATCH_BORDER, 3, 13
         else:
             border, width = colour, 1
-        net.add_node(node, label=_label(node, data), shape=shape, x=pos[node][0], y=pos[node][1],
+        fixed = {"background": colour, "border": border}  # the same on hover and selection: gold stays gold
+        net.add_node(node, label=_label(store, node, data), shape=shape, x=pos[node][0], y=pos[node][1],
                      title=_title(store, node, data, ranks, gold), kind=kind, bg=colour, ranks=note_ranks,
-                     size=size, borderWidth=width, color={"background": colour, "border": border})
+                     size=size, borderWidth=width, color={**fixed, "hover": fixed, "highlight": fixed},
+                     why=_why(explanations, data.get("note_id"), top_k, len(store)) if kind == "file" else {})
     for a, b, kind in sorted((*sorted(e[:2]), e[2]) for e in sub.edges(data="kind")):
         colour, dashes = EDGE_STYLE[kind]
         net.add_edge(a, b, color=colour, dashes=dashes, title=kind, width=1)
@@ -212,6 +273,9 @@ def graph_html(store: MemoryStore, question: str | None = None,
     if seeds is not None:
         shown += f" (within {hops} hop(s) of the question)"
     legend = " ".join(f"<span style='color:{c}'>{sym}</span> {k}" for k, (c, _, sym) in KIND_STYLE.items())
+    edges_legend = " ".join(f"<span class='edge' style='border-top:2px {'dashed' if d else 'solid'} {c}'></span>"
+                            f" {k.replace('_', '–')}" for k, (c, d) in EDGE_STYLE.items()
+                            if k != "chronological" or chronological)
     legend += (f" <span style='color:{GOLD[0]}'>★</span> gold note"
                f" <span class='ring' style='border-color:{HIT_BORDER}'></span> top-{top_k} of the chosen method"
                f" (label: rank) <span class='ring' style='border-color:{MATCH_BORDER}'></span>"
@@ -222,7 +286,8 @@ def graph_html(store: MemoryStore, question: str | None = None,
     values = {"VIS_CSS": (VIS_DIR / "vis-network.css").read_text(encoding="utf-8"),
               "VIS_JS": (VIS_DIR / "vis-network.min.js").read_text(encoding="utf-8"),
               "HEADING": html.escape(heading), "QUESTION": html.escape(question or ""),
-              "SHOWN": html.escape(shown), "LEGEND": legend, "OPTIONS": options_html, "DATA": script_json(payload)}
+              "SHOWN": html.escape(shown), "LEGEND": legend, "EDGES": edges_legend, "OPTIONS": options_html,
+              "DATA": script_json(payload)}
     # one pass over the template: inserted text is never searched for placeholders again
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], _TEMPLATE)
 
@@ -242,7 +307,7 @@ def save_graph_html(path: str | Path, store: MemoryStore, **kwargs) -> Path:
     return path
 
 
-_PLACEHOLDER = re.compile(r"__(VIS_CSS|VIS_JS|HEADING|QUESTION|SHOWN|LEGEND|OPTIONS|DATA)__")
+_PLACEHOLDER = re.compile(r"__(VIS_CSS|VIS_JS|HEADING|QUESTION|SHOWN|LEGEND|EDGES|OPTIONS|DATA)__")
 _TEMPLATE = """<!doctype html>
 <html><head><meta charset="utf-8"><title>__HEADING__</title>
 <style>__VIS_CSS__</style>
@@ -252,7 +317,11 @@ body { display: flex; flex-direction: column; }
 header { padding: 6px 10px; border-bottom: 1px solid #ddd; }
 header h1 { font-size: 15px; margin: 0 0 4px 0; }
 .ring { display: inline-block; width: 9px; height: 9px; border: 3px solid; border-radius: 50%; vertical-align: middle; }
-#graph { flex: 1; min-height: 300px; }
+.edge { display: inline-block; width: 22px; vertical-align: middle; }
+main { flex: 1; display: flex; min-height: 300px; }
+#graph { flex: 1; }
+#why { width: 320px; overflow-y: auto; border-left: 1px solid #ddd; padding: 6px 10px; font-size: 12px; }
+#why .hit { color: #1a7f37; } #why .near { color: #b26a00; } #why .miss { color: #c0392b; }
 div.vis-tooltip { max-width: 460px; white-space: normal; font-size: 12px; }
 </style></head>
 <body>
@@ -260,8 +329,10 @@ div.vis-tooltip { max-width: 460px; white-space: normal; font-size: 12px; }
 <h1>__HEADING__</h1>
 <div><b>Question:</b> <span id="question">__QUESTION__</span> · <span>__SHOWN__</span></div>
 <div>Highlight <select id="method">__OPTIONS__</select> · __LEGEND__</div>
+<div>Edges: __EDGES__</div>
 </header>
-<div id="graph"></div>
+<main><div id="graph"></div>
+<aside id="why"><b id="why-title">Click a note</b><p id="why-verdict"></p><p id="why-text"></p></aside></main>
 <script>__VIS_JS__</script>
 <script>
 var DATA = __DATA__;
@@ -283,8 +354,26 @@ function highlight(method) {
   }));
 }
 var select = document.getElementById("method");
-select.addEventListener("change", function () { highlight(select.value); });
+var shown = null;
+function why(id) {  /* textContent only: the explanation is data, never markup */
+  shown = id;
+  var n = nodes.get(id), e = n && n.why ? n.why[select.value] : null;
+  document.getElementById("why-title").textContent = n ? n.baseLabel + " · " + (select.value || "no method") : "Click a note";
+  var v = document.getElementById("why-verdict");
+  v.textContent = e ? e.verdict : (n && n.kind === "file" ? "no explanation for this method" : "");
+  v.className = e ? e.cls : "";
+  document.getElementById("why-text").textContent = e ? e.text : "";
+}
+network.on("click", function (p) {
+  var id = p.nodes[0];
+  if (id !== undefined && nodes.get(id).kind === "file") { why(id); }
+});
+select.addEventListener("change", function () { highlight(select.value); if (shown) { why(shown); } });
 highlight(select.value);
+if (location.hash.indexOf("#note=") === 0) {  /* page.html#note=ID opens that note's explanation */
+  var linked = "file:" + decodeURIComponent(location.hash.slice(6));
+  if (nodes.get(linked)) { network.selectNodes([linked]); why(linked); }
+}
 network.fit();
 </script>
 </body></html>

@@ -1,12 +1,19 @@
-"""Run reports: report.md (tables) and report.html (tables + offline plotly charts).
+"""Run reports: report.md (tables) and report.html (styled tables, offline plotly charts, misses).
 
-All text from data (method names, question types) is HTML-escaped; plotly.js
-is inlined once, so the page needs no network.
+report.html shows our numbers beside the paper's, Success@k per question type,
+the distribution of first-gold ranks, and a table of the questions some method
+missed (first gold rank per method); for the first N misses it links an explain
+page and a graph page written into the run folder under ``misses/``. All text
+from data (method names, question types, questions) is HTML-escaped; plotly.js
+is inlined once, so the pages need no network.
 """
 
 from __future__ import annotations
 
 import html
+import re
+from collections.abc import Sequence
+from pathlib import Path
 
 import pandas as pd
 import plotly.express as px
@@ -33,12 +40,40 @@ def recall_chart(per_type: pd.DataFrame) -> go.Figure:
                   facet_col_wrap=3, title="Success@k (the paper's per-type recall@k) per question type", height=650)
 
 
+RANK_BINS = [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 10), (11, 20), (21, 40)]  # our choice: finer near the top
+
+
+def first_gold_ranks(rankings: pd.DataFrame) -> pd.DataFrame:
+    """Judged rows with the rank of the first gold session (``first_gold``, None when not retrieved)."""
+    judged = rankings[rankings["RR"].notna()]
+    if "abstention" in judged:
+        judged = judged[~judged["abstention"].astype(bool)]
+    judged = judged.copy()
+    judged["first_gold"] = judged["RR"].map(lambda rr: round(1 / rr) if rr > 0 else None).astype("Int64")
+    return judged
+
+
+def rank_bin(rank) -> str:
+    """The histogram bin of a first-gold rank: '1'...'5', '6-10', '11-20', '21-40', '>40' or 'miss'."""
+    if pd.isna(rank):
+        return "miss"
+    for lo, hi in RANK_BINS:
+        if lo <= rank <= hi:
+            return str(lo) if lo == hi else f"{lo}-{hi}"
+    return f">{RANK_BINS[-1][1]}"
+
+
 def rank_chart(rankings: pd.DataFrame) -> go.Figure:
-    judged = rankings[rankings["RR"].notna()].copy()
-    judged["first gold rank"] = judged["RR"].map(lambda rr: str(round(1 / rr)) if rr > 0 else "miss")
-    order = [str(i) for i in range(1, 41)] + ["miss"]
-    return px.histogram(judged, x="first gold rank", color="method", barmode="group",
-                        category_orders={"first gold rank": order}, title="Rank of the first gold session")
+    """Bars of first-gold-rank bins per method: counted here, so each bar sits on its own label."""
+    judged = first_gold_ranks(rankings)
+    judged["bin"] = judged["first_gold"].map(rank_bin)
+    order = [rank_bin(lo) for lo, _ in RANK_BINS] + [f">{RANK_BINS[-1][1]}", "miss"]
+    counts = (judged.groupby(["method", "bin"], sort=False).size().rename("questions").reset_index())
+    counts = counts[counts["bin"].isin(order)]
+    fig = px.bar(counts, x="bin", y="questions", color="method", barmode="group",
+                 category_orders={"bin": order, "method": list(dict.fromkeys(judged["method"]))},
+                 title="Rank of the first gold session", labels={"bin": "first gold rank"})
+    return fig.update_xaxes(type="category")
 
 
 def comparison_table(summary: pd.DataFrame, benchmark: str, label: str) -> pd.DataFrame:
@@ -78,18 +113,132 @@ def markdown_report(result, title: str, data_label: str, benchmark: str | None) 
     return "\n".join(parts)
 
 
-def report_pages(result, title: str, data_label: str, benchmark: str | None) -> dict[str, str]:
-    """The run folder's report pages: {"report.md": ..., "report.html": ...}."""
+def misses_table(rankings: pd.DataFrame, k: int = 5) -> pd.DataFrame:
+    """One row per question some method did not rank in its top k: question_id, question_type and
+    the first gold rank under each method (<NA>: not retrieved), in question order."""
+    judged = first_gold_ranks(rankings)
+    rows = judged.drop_duplicates(["question_id", "method"]).set_index(["question_id", "method"])
+    table = (rows["first_gold"].unstack("method")
+             .reindex(index=list(dict.fromkeys(judged["question_id"])), columns=list(dict.fromkeys(judged["method"]))))
+    missed = table.isna().any(axis=1) | (table > k).any(axis=1)
+    table.insert(0, "question_type", rows.reset_index().drop_duplicates("question_id")
+                 .set_index("question_id")["question_type"])
+    return table[missed].rename_axis(index="question_id", columns=None).reset_index()
+
+
+def _page_name(question_id: str, kind: str) -> str:
+    return f"misses/{re.sub(r'[^A-Za-z0-9_.-]', '_', question_id)}.{kind}.html"
+
+
+def miss_pages(result, cases: Sequence, data: Path | str, misses: pd.DataFrame, n: int,
+               k: int = 5) -> dict[str, str]:
+    """Explain and graph pages ({run-folder file name: html}) of the first `n` missed questions, for the
+    run's own methods and parameters; the explained note is the first gold note."""
+    from taggraph.experiments.runner import build_store
+    from taggraph.viz.explain import build_retrievers, explain_html, gold_notes, retrieve_all
+    from taggraph.viz.graphview import graph_html
+    from taggraph.retrieval import make_retriever
+
+    configs = result.config.get("methods", {})
+    by_id = {c.case_id: c for c in cases}
+    pages: dict[str, str] = {}
+    for qid in [q for q in misses["question_id"] if q in by_id][:n] if configs else []:
+        case = by_id[qid]
+        store = build_store(case, result.config["extractor"])
+        retrievers = build_retrievers(store, {m: make_retriever(m, store, **{key: v for key, v in cfg.items()
+                                                                              if key != "method"})
+                                              for m, cfg in configs.items()})
+        gold = gold_notes(data, case, store)
+        if not gold:
+            continue
+        pages[_page_name(qid, "explain")] = explain_html(store, case.question, gold[0], retrievers, k=k,
+                                                         depth=result.config["depth"], answer=case.answer, gold=gold)
+        pages[_page_name(qid, "graph")] = graph_html(store, question=case.question, gold_note_ids=gold,
+                                                     results_by_method=retrieve_all(store, case.question, retrievers),
+                                                     neighbourhood_of=case.question, top_k=k, retrievers=retrievers)
+    return pages
+
+
+def report_pages(result, title: str, data_label: str, benchmark: str | None, cases: Sequence = (),
+                 data: Path | str | None = None, n_miss_pages: int = 10, k: int = 5) -> dict[str, str]:
+    """The run folder's pages: report.md, report.html and, when `cases` and `data` are given, an
+    explain and a graph page for each of the first `n_miss_pages` missed questions."""
     md = markdown_report(result, title, data_label, benchmark)
-    return {"report.md": md, "report.html": html_report(result, title, md)}
+    misses = misses_table(result.rankings, k)
+    extra = miss_pages(result, cases, data, misses, n_miss_pages, k) if cases and data is not None else {}
+    questions = {c.case_id: c.question for c in cases}
+    return {"report.md": md, "report.html": html_report(result, title, data_label, benchmark, misses, extra,
+                                                        questions, k), **extra}
 
 
-def html_report(result, title: str, markdown_text: str) -> str:
+def _table(df: pd.DataFrame, cls: str = "") -> str:
+    return f"<div class='wide'>{df.to_html(index=False, escape=True, na_rep='–', classes=cls or None, border=0)}</div>"
+
+
+def _misses_html(misses: pd.DataFrame, pages: dict[str, str], questions: dict[str, str], k: int) -> str:
+    if misses.empty:
+        return f"<p>Every method ranks a gold session in its top {k} for every judged question.</p>"
+    methods = [c for c in misses.columns if c not in ("question_id", "question_type")]
+    head = "".join(f"<th>{html.escape(m)}</th>" for m in ["question", "type", *methods, "pages"])
+    rows = []
+    for r in misses.to_dict("records"):
+        qid = r["question_id"]
+        cells = "".join(f"<td class='{'bad' if pd.isna(r[m]) or r[m] > k else 'ok'} num'>"
+                        f"{'–' if pd.isna(r[m]) else int(r[m])}</td>" for m in methods)
+        links = " · ".join(f"<a href='{html.escape(_page_name(qid, kind))}'>{kind}</a>"
+                           for kind in ("explain", "graph") if _page_name(qid, kind) in pages)
+        text = questions.get(qid, "")
+        rows.append(f"<tr><td><code>{html.escape(qid)}</code>" + (f"<br>{html.escape(text)}" if text else "")
+                    + f"</td><td>{html.escape(str(r['question_type']))}</td>{cells}<td>{links}</td></tr>")
+    return (f"<p>{len(misses)} question(s) where some method ranks no gold session in its top {k}; a cell is the "
+            f"rank of the first gold session (– : not retrieved). Explain and graph pages exist for the first "
+            f"{sum(_page_name(q, 'explain') in pages for q in misses['question_id'])}.</p>"
+            f"<table class='misses'><tr>{head}</tr>{''.join(rows)}</table>")
+
+
+def _few_questions(summary: pd.DataFrame, below: int = 30) -> str:
+    """A caveat when the means rest on fewer than `below` questions (our threshold)."""
+    n = int(summary["n"].min()) if len(summary) else 0
+    if n >= below:
+        return ""
+    return (f"<p class='caveat'>Only n = {n} judged questions: one question moves a method's MRR by up to "
+            f"{1 / max(n, 1):.2f}, so differences between methods here are anecdotes, not findings.</p>")
+
+
+def html_report(result, title: str, data_label: str, benchmark: str | None, misses: pd.DataFrame,
+                pages: dict[str, str], questions: dict[str, str], k: int = 5) -> str:
+    """The run report as one self-contained page (see the module docstring)."""
+    cfg = result.config
+    methods = list(result.summary["method"])
     figs = [mrr_chart(result.summary), recall_chart(result.per_type), rank_chart(result.rankings)]
-    charts = [f.to_html(full_html=False, include_plotlyjs=(i == 0)) for i, f in enumerate(figs)]
-    tables = [result.summary.round(3).to_html(index=False, escape=True),
-              result.per_type.round(3).to_html(index=False, escape=True)]
+    charts = [f.to_html(full_html=False, include_plotlyjs=(i == 0), config={"displaylogo": False})  # no link out
+              for i, f in enumerate(figs)]
+    paper = ""
+    if benchmark:
+        comparison = comparison_table(result.summary, benchmark, cfg["extractor"]).round(3)
+        paper = (f"<h2>Beside the paper's Table 1 ({html.escape(benchmark)}, MRR)</h2>"
+                 "<p>The paper's rows used LLM extraction; ours used the extractor named in the first row.</p>"
+                 + comparison.rename_axis("").reset_index().pipe(_table, "num"))
     return ("<!doctype html><html><head><meta charset='utf-8'>"
-            f"<title>{html.escape(title)}</title></head><body>"
-            f"<h1>{html.escape(title)}</h1>{tables[0]}{''.join(charts)}<h2>Per question type</h2>{tables[1]}"
-            f"<h2>Report</h2><pre>{html.escape(markdown_text)}</pre></body></html>")
+            f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
+            f"<h1>{html.escape(title)}</h1>"
+            f"<p class='meta'>Data <code>{html.escape(data_label)}</code> · {cfg['n_cases']} questions, "
+            f"{cfg['n_abstention']} abstention excluded · extractor <code>{html.escape(str(cfg['extractor']))}</code>"
+            f" · depth {cfg['depth']}</p>"
+            f"<h2>Per method</h2><p class='meta'>{html.escape(NAMES_NOTE)}</p>{_few_questions(result.summary)}"
+            f"{_table(result.summary.round(3), 'num')}{paper}{charts[0]}"
+            f"<h2>Questions missed by some method (top {k})</h2>{_misses_html(misses, pages, questions, k)}"
+            f"{charts[2]}<h2>Per question type (Success@k, %)</h2>"
+            f"{_table(per_type_table(result.per_type, methods), 'num')}{charts[1]}</body></html>")
+
+
+_CSS = """
+body { font: 14px system-ui, sans-serif; margin: 1.5em auto; max-width: 80em; padding: 0 1em; }
+table { border-collapse: collapse; margin: .5em 0 1em; }
+th, td { border-bottom: 1px solid #ddd; padding: 4px 10px; text-align: left; vertical-align: top; }
+th { background: #f3f3f3; } tr:hover td { background: #fafafa; }
+table.num td { font-variant-numeric: tabular-nums; } td.num { text-align: right; }
+td.bad { color: #c0392b; font-weight: bold; } td.ok { color: #1a7f37; }
+p.meta { color: #444; max-width: 60em; } div.wide { overflow-x: auto; }
+p.caveat { background: #fff6e0; padding: .4em .6em; color: #8a5a00; }
+"""

@@ -1,0 +1,55 @@
+"""The run report: first-gold-rank bins, the misses table and the pages written for the first misses."""
+
+import pandas as pd
+
+from taggraph.datasets import load_dataset
+from taggraph.config import DEMO_DATA
+from taggraph.experiments.bench import run_bench
+from taggraph.viz.report import misses_table, rank_bin, rank_chart, report_pages
+
+METHODS = ["BM25", "TagGraph-Basic"]
+
+
+def rankings(rows):
+    return pd.DataFrame([{"question_id": q, "question_type": t, "method": m, "RR": rr, "abstention": False}
+                         for q, t, m, rr in rows])
+
+
+def test_rank_bins():
+    assert [rank_bin(r) for r in (1, 5, 6, 10, 11, 40, 41, pd.NA)] == ["1", "5", "6-10", "6-10", "11-20", "21-40",
+                                                                       ">40", "miss"]
+
+
+def test_misses_table_keeps_question_order_and_one_row_per_question():
+    table = misses_table(rankings([("q2", "a", "BM25", 1.0), ("q2", "a", "X", 0.0), ("q1", "b", "BM25", 1 / 7),
+                                   ("q1", "b", "X", 1.0), ("q3", "a", "BM25", 1.0), ("q3", "a", "X", 0.5)]), k=5)
+    assert list(table["question_id"]) == ["q2", "q1"] and list(table.columns) == ["question_id", "question_type",
+                                                                                   "BM25", "X"]
+    assert table.set_index("question_id").loc["q1", "BM25"] == 7 and pd.isna(table.iloc[0]["X"])
+
+
+def test_rank_chart_bars_sit_on_their_labels():
+    fig = rank_chart(rankings([("q1", "a", "BM25", 1.0), ("q2", "a", "BM25", 1 / 7), ("q3", "a", "BM25", 0.0)]))
+    assert fig.layout.xaxis.type == "category"
+    assert {x: y for x, y in zip(fig.data[0].x, fig.data[0].y)} == {"1": 1, "6-10": 1, "miss": 1}
+
+
+def test_report_pages_link_explain_and_graph_pages_of_the_first_misses():
+    cases = load_dataset(DEMO_DATA)
+    result = run_bench(cases, METHODS, extractor="none", backend=None)
+    pages = report_pages(result, "demo", "demo", None, cases, DEMO_DATA, n_miss_pages=2)
+    misses = misses_table(result.rankings)
+    first = [f"misses/{q}.{kind}.html" for q in misses["question_id"][:2] for kind in ("explain", "graph")]
+    assert sorted(p for p in pages if p.startswith("misses/")) == sorted(first)
+    report = pages["report.html"]
+    assert all(f"href='{p}'" in report for p in first) and "<pre>" not in report
+    assert "Only n = 9" in report and cases[0].question in report
+    assert "vis.Network" in pages[first[1]] and "Why (not) note" in pages[first[0]]
+
+
+def test_report_sets_the_papers_numbers_beside_ours():
+    cases = load_dataset(DEMO_DATA)
+    result = run_bench(cases, METHODS, extractor="none", backend=None)
+    report = report_pages(result, "demo", "demo", "LongMemEval-S")["report.html"]
+    assert "Beside the paper's Table 1 (LongMemEval-S, MRR)" in report
+    assert "paper: Gemma" in report and "ours: none" in report

@@ -1,0 +1,41 @@
+"""Export notebooks as self-contained HTML that opens offline (no CDN, plotly.js inlined).
+
+`marimo export html` loads marimo's frontend from cdn.jsdelivr.net, so offline the page is
+blank. Instead this executes the notebook's .ipynb twin (its parameters cell as in JupyterLab)
+and converts it with nbconvert's lab template minus its CDN scripts (`tools/offline_html`);
+the kernel's plotly renderer is "notebook", which inlines plotly.js once per page (each chart's
+MathJax tag, hard-wired to a CDN by plotly and unused by our charts, is dropped). marimo's
+widgets are not drawn (they need marimo's frontend); every table, chart and iframe is.
+
+Usage: python tools/export_html.py OUT_DIR notebooks/04_retrieval.ipynb [...]  (`make notebook-html`)
+"""
+
+import os
+import re
+import sys
+from pathlib import Path
+
+TOOLS = Path(__file__).resolve().parent
+PLOTLY_MATHJAX = re.compile(r'<script src="https://cdnjs\.cloudflare\.com/ajax/libs/mathjax/[^"]*"></script>')
+
+
+def export_html(twin: Path, out_dir: Path) -> Path:
+    """Execute `twin` (an .ipynb) and write OUT_DIR/<name>.html; returns its path."""
+    import nbformat
+    from nbconvert import HTMLExporter
+    from nbconvert.preprocessors import ExecutePreprocessor
+
+    os.environ["PLOTLY_RENDERER"] = "notebook"  # the kernel inherits it: plotly.js inline, not from a CDN
+    nb = nbformat.read(twin, as_version=4)
+    ExecutePreprocessor(timeout=600).preprocess(nb, {"metadata": {"path": str(twin.parent)}})
+    exporter = HTMLExporter(template_name="offline_html", extra_template_basedirs=[str(TOOLS)])
+    body = PLOTLY_MATHJAX.sub("", exporter.from_notebook_node(nb)[0])
+    out = Path(out_dir) / f"{twin.stem}.html"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(body, encoding="utf-8")
+    return out
+
+
+if __name__ == "__main__":
+    for name in sys.argv[2:]:
+        print(export_html(Path(name), Path(sys.argv[1])))
