@@ -92,6 +92,33 @@ def _(EXTRACTOR, case, interaction, turn):
 @app.cell
 def _(mo):
     mo.md(r"""
+    ## Two model-free taggers side by side
+
+    `offline` tags nouns from a small keyword table and files the rest under `topic/`;
+    `offline-v2` types every noun by its WordNet category (`pet/dog`, `breed/shiba_inu`,
+    `dish/lasagna`), so the ontology has real top-level categories instead of one catch-all.
+    What neither can do, and an LLM extractor can: read what the user *means* - a stated goal
+    or reason in other words, a preference implied by a story, a fact the assistant's answer
+    pins down - because both only see the words the user wrote.
+    """)
+    return
+
+
+@app.cell
+def _(before, interaction):
+    import pandas as pd
+
+    from taggraph.experiments.runner import extractor_for as _extractor_for
+
+    pd.DataFrame([{"extractor": name, **{c: ", ".join(v) for c, v in _extractor_for(name).extract(
+        interaction.user, interaction.assistant, before.ontology.tags()).tags().items()}}
+        for name in ("offline", "offline-v2")])
+    return
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
     ## The note
 
     The tag line carries the normalized paths (lowercase, underscores, singular nouns, depth at

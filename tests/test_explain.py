@@ -97,4 +97,4 @@ def test_tfidf_overlap_outside_the_traversal_is_named(hand_store):
     for i in range(3):  # 'rex' in 1 of 9 notes stays under the 15% stopword rule
         hand_store.remember(Interaction(f"f{i}", "Filler about tea.", "Tea is nice."), Extraction(what=["food/tea"]))
     row = explain_table(hand_store, "rex", "s6#0", ["TagGraph-TFIDF"]).iloc[0]
-    assert not row["retrieved"] and "TF-IDF only re-weights the notes the traversal reached" in row["reason"]
+    assert row["score"] == 0 and "TF-IDF only re-weights the notes the traversal reached" in row["reason"]

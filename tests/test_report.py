@@ -1,5 +1,7 @@
 """The run report: first-gold-rank bins, the misses table and the pages written for the first misses."""
 
+import html
+
 import pandas as pd
 
 from taggraph.datasets import load_dataset
@@ -43,7 +45,8 @@ def test_report_pages_link_explain_and_graph_pages_of_the_first_misses():
     assert sorted(p for p in pages if p.startswith("misses/")) == sorted(first)
     report = pages["report.html"]
     assert all(f"href='{p}'" in report for p in first) and "<pre>" not in report
-    assert "Only n = 9" in report and cases[0].question in report
+    first_miss = next(c for c in cases if c.case_id == misses["question_id"].iloc[0])
+    assert "Only n = 9" in report and html.escape(first_miss.question) in report
     assert "vis.Network" in pages[first[1]] and "Why (not) note" in pages[first[0]]
 
 
