@@ -204,3 +204,19 @@ def test_cv_fit_never_lowers_training_mrr():
     start = FusionWeights(raw_bm25=0, dense=0, graph=0, session=0, target=0, recent=0, early=0)
     fitted = fusion_cv.fit(items, start)
     assert fusion_cv.reciprocal_ranks(items, fitted)[0].mean() >= fusion_cv.reciprocal_ranks(items, start)[0].mean()
+
+
+def test_rebuilt_from_its_recorded_config(hand_store):
+    """The run report rebuilds each method from run.json's config: Fusion's weights come back as a dict."""
+    first = make_retriever("TagGraph-Fusion", hand_store, embedder=BagOfWords())
+    cfg = {k: v for k, v in first.config().items() if k not in ("method", "embedder")}
+    again = make_retriever("TagGraph-Fusion", hand_store, embedder=BagOfWords(), **cfg)
+    assert again.weights == first.weights
+    assert [r.note_id for r in again.query("dog")] == [r.note_id for r in first.query("dog")]
+
+
+def test_explanation_names_the_weighted_evidence(hand_store):
+    r = make_retriever("TagGraph-Fusion", hand_store, embedder=BagOfWords())
+    top = r.query("dog beagle", k=1)[0]
+    reason = r.explain("dog beagle", top.note_id).reason
+    assert reason.startswith("ranked 1 of") and "weighted evidence note_bm25" in reason

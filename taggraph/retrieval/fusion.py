@@ -208,12 +208,13 @@ class TagGraphFusion(Retriever):
     name = "TagGraph-Fusion"
     uses_question_date = True  # bench passes Case.question_date as `now`
 
-    def __init__(self, store, weights: FusionWeights | None = None, graph: bool = True, dense: bool = True,
+    def __init__(self, store, weights: FusionWeights | dict | None = None, graph: bool = True, dense: bool = True,
                  raw_turns: bool = True, session: bool = True, time: bool = True, pool: int = POOL,
                  embedder: str | Embedder = "minilm", name: str | None = None) -> None:
         if name:
             self.name = name
-        self.weights = weights or FusionWeights()
+        # a dict is how run.json records the weights (the report rebuilds methods from it)
+        self.weights = FusionWeights(**weights) if isinstance(weights, dict) else weights or FusionWeights()
         self.note_bm25 = BM25(store)
         self.raw_bm25 = BM25(store, terms=raw_term_index(store)) if raw_turns else None
         self.graph = AdaptiveGraph(store, file_seeding=False) if graph else None
@@ -324,6 +325,10 @@ class TagGraphFusion(Retriever):
                              for j, c in enumerate(COMPONENTS)},
                 "time": {t: round(float(ev.time[i, j]), 4) for j, t in enumerate(TIME_FEATURES)},
                 "question_date": self._now}
+        parts = [f"{c} {v:.3g}" for c, v in details["weighted"].items() if v]
+        if parts:
+            details["evidence"] = "weighted evidence " + " + ".join(parts) + (
+                f", over the session and time rules (question date {self._now})" if self._now else "")
         if not ev.components[i].any():
             details["missing"] = ("no lexical, dense or graph evidence: no positive BM25 term, outside the "
                                   "dense pool and unreached by PPR")

@@ -143,7 +143,7 @@ class TagGraph(Retriever):
             details["tfidf_overlap"] = self.terms.tfidf_overlap(kept).get(note.index, 0.0)
         if evidence:
             details["evidence"] = "; ".join(
-                f"'{e['token']}' matches {e['concept']}" + (f" at {e['hops']} ontology hop(s)" if e["hops"] else "")
+                f"'{e['token']}' matches {e['concept']}" + (f" ({e['expansion']}, {e['hops']} hops)" if e["hops"] else "")
                 for e in evidence[:3])
         if dropped and not kept:
             details["fallback"] = (f"every query token was dropped as a stopword (in more than "
