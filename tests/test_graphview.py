@@ -124,3 +124,20 @@ def test_gold_keeps_its_colour_on_hover_and_file_nodes_carry_their_explanation(h
     assert gold["color"]["hover"] == gold["color"]["highlight"] == {"background": "#f2b701", "border": "#f2b701"}
     assert gold["why"]["BM25"]["verdict"] == "in the top 5 (rank 1)" and "beagle" in gold["why"]["BM25"]["text"]
     assert "Edges:" in page and "topic–file" in page
+
+
+def test_dense_graphs_label_only_notes_topics_and_matched_concepts():
+    from taggraph.config import DEMO_DATA
+    from taggraph.datasets import load_dataset
+    from taggraph.experiments.runner import build_store
+    from taggraph.viz.graphview import DENSE_LABELS
+
+    store = build_store(load_dataset(DEMO_DATA, limit=1)[0], "offline")
+    nodes = page_data(graph_html(store, question="what breed is my dog"))["nodes"]
+    assert len(nodes) > DENSE_LABELS
+    concepts = [n for n in nodes if n["kind"] in ("tag", "ontology")]
+    labelled = {n["id"] for n in concepts if n["label"].strip()}
+    assert "concept:pet/dog" in labelled and len(labelled) < len(concepts) / 4  # matched ones keep their label
+    assert all(n["label"].strip() for n in nodes if n["kind"] in ("file", "topic"))
+    small = page_data(graph_html(store, question="dog", max_nodes=DENSE_LABELS))["nodes"]
+    assert all(n["label"].strip() for n in small)  # a sparse drawing labels everything

@@ -202,6 +202,11 @@ def file_explanations(store: MemoryStore, question: str, retrievers: Mapping[str
     return out
 
 
+# Free choice: above this many drawn nodes, tag and ontology nodes the question does not match are drawn
+# without a label (hover shows it), so labels do not pile up; notes, topics and matched concepts keep theirs.
+DENSE_LABELS = 60
+
+
 def graph_html(store: MemoryStore, question: str | None = None,
                results_by_method: Mapping[str, Sequence] | None = None, gold_note_ids: Iterable[str] = (),
                neighbourhood_of: str | None = None, hops: int = 2, max_nodes: int = 400, top_k: int = 5,
@@ -243,6 +248,7 @@ def graph_html(store: MemoryStore, question: str | None = None,
     pos = _layout(sub)
 
     net = Network(height="100%", width="100%", cdn_resources="in_line")
+    dense = len(keep) > DENSE_LABELS
     for node in keep:
         data = g.nodes[node]
         kind = data["kind"]
@@ -256,7 +262,9 @@ def graph_html(store: MemoryStore, question: str | None = None,
         else:
             border, width = colour, 1
         fixed = {"background": colour, "border": border}  # the same on hover and selection: gold stays gold
-        net.add_node(node, label=_label(store, node, data), shape=shape, x=pos[node][0], y=pos[node][1],
+        quiet = dense and kind in ("tag", "ontology") and node not in matched  # its name is in the tooltip; " ": pyvis turns "" into the id
+        net.add_node(node, label=" " if quiet else _label(store, node, data), shape=shape, x=pos[node][0],
+                     y=pos[node][1],
                      title=_title(store, node, data, ranks, gold), kind=kind, bg=colour, ranks=note_ranks,
                      size=size, borderWidth=width, color={**fixed, "hover": fixed, "highlight": fixed},
                      why=_why(explanations, data.get("note_id"), top_k, len(store)) if kind == "file" else {})
