@@ -86,6 +86,7 @@ class MemoryStore:
         self.path: Path | None = None
         self._lock: FileLock | None = None
         self._journal = None  # open append handle of manifest.journal while saved
+        self._stale = False  # manifest.json / ontology.md lag behind the notes (journaled since the last flush)
         self.recorded_extractor: str | None = None  # the manifest's extractor, for a loaded store
 
     def __len__(self) -> int:
@@ -170,6 +171,7 @@ class MemoryStore:
             self._write_note(note)
             self._journal.write(json.dumps(self._entry(note), ensure_ascii=False) + "\n")
             self._journal.flush()
+            self._stale = True
         return note
 
     # -- disk -------------------------------------------------------------------------
@@ -193,12 +195,13 @@ class MemoryStore:
         remove_leftovers(path)
         for note in self.notes:
             self._write_note(note)
+        self._stale = True
         self.flush()
         return path
 
     def flush(self) -> None:
-        """Fold the journal into manifest.json and rewrite ontology.md (no-op when not saved)."""
-        if self.path is None:
+        """Fold the journal into manifest.json and rewrite ontology.md (no-op when not saved or current)."""
+        if self.path is None or not self._stale:
             return
         atomic_write(self.path / "ontology.md", self.ontology.to_markdown())
         manifest = {"format": FORMAT_VERSION, "case_id": self.case_id, "extractor": self.extractor_name,
@@ -207,6 +210,7 @@ class MemoryStore:
         if self._journal is not None:
             self._journal.close()
         self._journal = open(self.path / JOURNAL, "w", encoding="utf-8")  # every entry is in the manifest now
+        self._stale = False
 
     def close(self) -> None:
         """Flush, stop mirroring to disk and release the folder's lock."""

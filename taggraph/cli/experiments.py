@@ -16,6 +16,7 @@ import typer
 
 from taggraph.cli.app import DEFAULT_DATA, command, extractor_names, methods_option, names, positive
 from taggraph.cli.bench import default_out
+from taggraph.errors import ConfigError
 from taggraph.experiments.dask_backend import scale_out
 
 DATA = typer.Option(DEFAULT_DATA, "--data", help="LongMemEval JSON(.gz), LoCoMo JSON or ATANT story folder.")
@@ -36,11 +37,15 @@ def _load(path: Path, limit: Optional[int]):
     return dataset_name(path, record["format"]), load_any(path, limit=positive(limit, "--limit")), record
 
 
-def _save(command_name: str, out: Optional[Path], force: bool, tables: dict[str, pd.DataFrame], config: dict,
-          data, show: str) -> None:
-    from taggraph.experiments.runs import check_run_folder, run_record, save_run
-    folder = save_run(check_run_folder(out or default_out(Path(command_name), command_name), force), tables,
-                      run_record(config, data), force=force)
+def _folder(command_name: str, out: Optional[Path], force: bool) -> Path:
+    """The output folder, checked before the experiment runs (a bad --out must not cost the run)."""
+    from taggraph.experiments.runs import check_run_folder
+    return check_run_folder(out or default_out(Path(command_name), command_name), force)
+
+
+def _save(folder: Path, force: bool, tables: dict[str, pd.DataFrame], config: dict, data, show: str) -> None:
+    from taggraph.experiments.runs import run_record, save_run
+    save_run(folder, tables, run_record(config, data), force=force)
     typer.echo(tables[show].round(3).to_string(index=False))
     typer.echo(f"\nrun folder: {folder}")
 
@@ -53,9 +58,9 @@ def ablation(data: list[Path] = DATAS, limit: Optional[int] = LIMIT, extractor: 
                                                               "(<method>-no<Part>) to run.")) -> None:
     """Component ablation: MRR change from removing each component, with its p-value (paper Table 3)."""
     from taggraph.experiments.ablation import ablation_columns, component_ablation
-    from taggraph.errors import ConfigError
     if not ablation_columns(methods_option(method)[0]):
         raise ConfigError(f"method {method!r} has no registered ablations")
+    folder = _folder("ablation", out, force)
     loaded = [_load(p, limit) for p in data]
     ctx, workers, backend = scale_out(workers, scheduler)
     tables, summaries, rankings, configs = [], [], [], {}
@@ -67,7 +72,7 @@ def ablation(data: list[Path] = DATAS, limit: Optional[int] = LIMIT, extractor: 
             summaries.append(res.summary.assign(extractor=e))
             rankings += [r.rankings.assign(dataset=d, extractor=e) for d, r in res.runs.items()]
             configs[e] = res.config
-    _save("ablation", out, force, {"ablation": pd.concat(tables), "summary": pd.concat(summaries),
+    _save(folder, force, {"ablation": pd.concat(tables), "summary": pd.concat(summaries),
                             "rankings": pd.concat(rankings)}, configs, [r for *_, r in loaded], "ablation")
 
 
@@ -78,6 +83,7 @@ def sweep_distractors(data: Path = DATA, limit: Optional[int] = LIMIT, extractor
                       scheduler: Optional[str] = SCHEDULER) -> None:
     """Gold sessions plus n sampled distractor sessions: MRR and diffusion's contribution (paper 6.1)."""
     from taggraph.experiments.sweeps import distractor_sweep
+    folder = _folder("sweep-distractors", out, force)
     _, cases, record = _load(data, limit)
     ctx, workers, backend = scale_out(workers, scheduler)
     results = {}
@@ -87,7 +93,7 @@ def sweep_distractors(data: Path = DATA, limit: Optional[int] = LIMIT, extractor
                                           backend=backend)
     tables = {name: pd.concat([getattr(r, name).assign(extractor=e) for e, r in results.items()])
               for name in ("summary", "contribution", "rankings")}
-    _save("sweep-distractors", out, force, tables, {e: r.config for e, r in results.items()}, record, "summary")
+    _save(folder, force, tables, {e: r.config for e, r in results.items()}, record, "summary")
     typer.echo(tables["contribution"].round(3).to_string(index=False))
 
 
@@ -98,6 +104,7 @@ def sweep_depth(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str 
                 scheduler: Optional[str] = SCHEDULER) -> None:
     """MRR and Success@5 of a method at several retrieval depths (paper appendix E)."""
     from taggraph.experiments.sweeps import depth_sweep
+    folder = _folder("sweep-depth", out, force)
     _, cases, record = _load(data, limit)
     ctx, workers, backend = scale_out(workers, scheduler)
     with ctx:
@@ -105,7 +112,7 @@ def sweep_depth(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str 
                                   backend=backend) for e in extractor_names(extractor)}
     tables = {name: pd.concat([getattr(r, name).assign(extractor=e) for e, r in results.items()])
               for name in ("summary", "rankings")}
-    _save("sweep-depth", out, force, tables, {e: r.config for e, r in results.items()}, record, "summary")
+    _save(folder, force, tables, {e: r.config for e, r in results.items()}, record, "summary")
 
 
 @command("vocab")
@@ -114,11 +121,12 @@ def vocab(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str = EXTR
     """Tag vocabulary per extractor: distinct tags, tags per note, reuse (paper Table 2)."""
     from taggraph.experiments.runner import group_by_history, parallel_map
     from taggraph.experiments.vocabulary import case_vocabulary, vocabulary_table
+    folder = _folder("vocab", out, force)
     _, cases, record = _load(data, limit)
     histories = [group[0] for group in group_by_history(cases)]
     counts = {e: parallel_map(case_vocabulary, histories, e, workers=workers) for e in extractor_names(extractor)}
     per_case = pd.concat([pd.DataFrame(c).assign(extractor=e) for e, c in counts.items()])
-    _save("vocab", out, force, {"vocabulary": vocabulary_table(counts), "per_case": per_case},
+    _save(folder, force, {"vocabulary": vocabulary_table(counts), "per_case": per_case},
           {"experiment": "vocabulary", "extractors": list(counts), "histories": len(histories)}, record,
           "vocabulary")
 
@@ -131,6 +139,7 @@ def diagnose(data: list[Path] = DATAS, limit: Optional[int] = LIMIT, extractor: 
     from taggraph.experiments.diagnostics import (GRAPH_METHODS, diagnostics_examples, diagnostics_table, light_store,
                                                   failure_diagnostics, longmemeval_evidence_notes, pool_case_ids)
     from taggraph.experiments.runner import parallel_map
+    folder = _folder("diagnose", out, force)
     extractors = extractor_names(extractor)
     units, records = [], []
     for path in data:
@@ -143,7 +152,7 @@ def diagnose(data: list[Path] = DATAS, limit: Optional[int] = LIMIT, extractor: 
         evidence = longmemeval_evidence_notes(path) if record["format"] == "longmemeval" else None
         units.append(failure_diagnostics(cases, rankings, stores, name, evidence).units)
     all_units = pd.concat(units, ignore_index=True)
-    _save("diagnose", out, force, {"diagnostics": diagnostics_table(all_units, extractors), "units": all_units,
+    _save(folder, force, {"diagnostics": diagnostics_table(all_units, extractors), "units": all_units,
                             "examples": diagnostics_examples(all_units)},
           {"experiment": "failure_diagnostics", "extractors": extractors, "methods": list(GRAPH_METHODS),
            "k": 5}, records, "diagnostics")
@@ -157,13 +166,14 @@ def answers(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str = EX
     """Answer accuracy (token F1, containment) from each method's top-k notes (paper F.2)."""
     from taggraph.experiments.answers import ExtractiveBaseline, OllamaGenerator, answer_accuracy
     from taggraph.experiments.bench import run_bench
+    folder = _folder("answers", out, force)
     _, cases, record = _load(data, limit)
     if generator == "extractive":
         gen = ExtractiveBaseline()
     elif generator.startswith("ollama:"):
         gen = OllamaGenerator(generator.split(":", 1)[1])
     else:
-        raise ValueError(f"unknown generator {generator!r}: use extractive or ollama:MODEL")
+        raise ConfigError(f"unknown generator {generator!r}: use extractive or ollama:MODEL")
     rows, summaries, configs = [], [], {}
     for e in extractor_names(extractor):
         bench = run_bench(cases, names(methods), e, workers=workers)
@@ -171,5 +181,5 @@ def answers(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str = EX
         rows.append(res.rows.assign(extractor=e))
         summaries.append(res.summary.assign(extractor=e))
         configs[e] = {**res.config, "retrieval": bench.config}
-    _save("answers", out, force, {"answers": pd.concat(summaries), "per_question": pd.concat(rows)}, configs, record,
+    _save(folder, force, {"answers": pd.concat(summaries), "per_question": pd.concat(rows)}, configs, record,
           "answers")

@@ -38,7 +38,6 @@ from ir_measures import RR, R, Success, nDCG
 
 SUCCESS_KS = (1, 3, 5)
 OFFICIAL_KS = (5, 10)
-_MEASURES = [RR, *(Success @ k for k in SUCCESS_KS), *(R @ k for k in OFFICIAL_KS), *(nDCG @ k for k in OFFICIAL_KS)]
 QUESTION_METRICS = ["RR", *(f"Success@{k}" for k in SUCCESS_KS), *(f"R@{k}" for k in OFFICIAL_KS),
                     *(f"nDCG@{k}" for k in OFFICIAL_KS), *(f"recall_all@{k}" for k in OFFICIAL_KS),
                     *(f"ndcg_any@{k}" for k in OFFICIAL_KS)]
@@ -82,8 +81,7 @@ def question_metrics(runs: dict[str, Sequence[str]], golds: dict[str, Sequence[s
     `runs` maps a question id to its ranked item ids (sessions already de-duplicated),
     `golds` to its relevant ids (non-empty). A question with an empty run scores 0 everywhere.
     """
-    measures = _MEASURES if tuple(recall_ks) == OFFICIAL_KS else \
-        [m for m in _MEASURES if not str(m).startswith("R@")] + [R @ k for k in recall_ks]
+    measures = [RR, *(Success @ k for k in SUCCESS_KS), *(R @ k for k in recall_ks), *(nDCG @ k for k in OFFICIAL_KS)]
     names = [n for n in QUESTION_METRICS if not n.startswith("R@")] + [f"R@{k}" for k in recall_ks]
     qrels = {q: {item: 1 for item in gold} for q, gold in golds.items()}
     run = {q: {item: float(len(ranked) - r) for r, item in enumerate(ranked)} for q, ranked in runs.items() if ranked}

@@ -22,8 +22,8 @@ from taggraph.evaluation.benchmarks import atant_metrics, locomo_metrics
 from taggraph.evaluation.metrics import per_type, score_rankings, summarize
 from taggraph.evaluation.score import external_rankings
 from taggraph.evaluation.significance import compare
-from taggraph.experiments.runner import (MemoryRun, build_store, extractor_for, group_by_history, parallel_map,
-                                         store_stats)
+from taggraph.experiments.runner import MemoryRun, build_store, extractor_for, group_by_history, parallel_map
+from taggraph.experiments.vocabulary import store_stats
 from taggraph.retrieval import DEFAULT_DEPTH, PAPER_METHODS, check_methods
 
 
@@ -112,7 +112,7 @@ def add_significance(result: BenchResult, baseline: str | None) -> BenchResult:
     table = compare(result.rankings, baseline)
     result.extra["significance"] = table
     cols = table.set_index("method")[["diff", "p_value", "sig"]].rename(
-        columns={"diff": f"ΔMRR vs {baseline}", "p_value": "p", "sig": "sig"})
+        columns={"diff": f"ΔMRR vs {baseline}", "p_value": "p"})
     result.summary = result.summary.merge(cols, left_on="method", right_index=True, how="left")
     result.config["baseline"] = baseline
     return result

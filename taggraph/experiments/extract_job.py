@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from taggraph.datasets import Case
-from taggraph.experiments.vocabulary import store_vocabulary
+from taggraph.experiments.vocabulary import store_stats
 from taggraph.progress import progress
 from taggraph.store import MemoryStore, StoreError, safe_filename
 
@@ -67,8 +67,7 @@ def extract_case(case: Case, extractor, out: Path) -> dict[str, Any]:
         store.remember_many(case.interactions[resumed:])
     finally:
         store.close()
-    return {**store_vocabulary(store), "case_id": case.case_id, "resumed_from": resumed,
-            "minted": store.minted, "reused": store.reused, "extraction_errors": len(store.extraction_errors)}
+    return {"case_id": case.case_id, **store_stats(store), "resumed_from": resumed}
 
 
 def extract_to_stores(cases: list[Case], extractor, out: Path, concurrency: int | None = None) -> pd.DataFrame:

@@ -123,10 +123,3 @@ class MemoryRun:
                          "gold_session_ids": list(case.gold_session_ids),
                          "ranked_note_ids": [r.note_id for r in results], "abstention": case.is_abstention})
         return rows
-
-
-def store_stats(store: MemoryStore) -> dict[str, Any]:
-    """Size, vocabulary and graph counts of one store (a row of stores.csv)."""
-    return {"notes": len(store), "distinct_tags": len(store.ontology),
-            "tag_occurrences": sum(store.ontology.counts.values()), "minted": store.minted,
-            "reused": store.reused, "extraction_errors": len(store.extraction_errors), **store.graph.stats()}

@@ -42,6 +42,14 @@ def store_vocabulary(store: MemoryStore) -> dict[str, Any]:
             "largest_top_level_occurrences": largest_n}
 
 
+def store_stats(store: MemoryStore) -> dict[str, Any]:
+    """`store_vocabulary` (without the case id) plus minted/reused tags, extraction errors and the
+    base graph's node and edge counts: a row of a run's stores.csv and of the extraction table."""
+    vocabulary = {k: v for k, v in store_vocabulary(store).items() if k != "case_id"}
+    return {**vocabulary, "minted": store.minted, "reused": store.reused,
+            "extraction_errors": len(store.extraction_errors), **store.graph.stats()}
+
+
 def case_vocabulary(case: Case, extractor: str) -> dict[str, Any]:
     """`store_vocabulary` of the case's store (for parallel runs that should not ship stores back)."""
     return store_vocabulary(build_store(case, extractor))
