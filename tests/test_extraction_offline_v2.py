@@ -62,7 +62,7 @@ def test_demo_dog_is_a_pet_and_a_breed_not_a_company():
 
 def test_nouns_get_typed_atomic_tags():
     t = tags("Can you suggest a lasagna recipe? I play rugby and want a laptop and an espresso for my blog.")
-    assert {"dish/lasagna", "sport/rugby", "computer/laptop", "drink/espresso"} <= set(t["what"])
+    assert {"dish/lasagna", "sport/rugby", "computer/laptop", "drink/beverage/espresso"} <= set(t["what"])
     assert "food/recipe" in t["what"]  # offline's keyword table wins over WordNet
     assert not [p for p in t["what"] if p.startswith("topic/") or "_" in p.split("/")[-1]]  # atomic nouns
 
@@ -72,6 +72,17 @@ def test_wordnet_collocations_and_possessions():
     assert "health/blood_pressure" in t["what"]
     assert "clothing/jacket" in t["extra"]
     assert "equipment" in tags("I sold my camera equipment.")["extra"]  # a noun naming its category: depth 1
+
+
+def test_the_category_word_a_question_uses_is_on_the_path():
+    """"a piece of jewelry", "my relatives", "sports": WordNet's anchor word or category sits between
+    the top-level category and the noun, so the question word matches a concept above the tag."""
+    t = tags("I bought a gold necklace for my aunt and went swimming.")
+    assert "accessory/jewelry/necklace" in t["what"] and "activity/sport/swimming" in t["what"]
+    assert "family/relative/aunt" in t["who"]
+    assert "food/recipe" in tags("A lasagna recipe, please.")["what"]  # WordNet's "message" sense is not added
+    assert lexicon().prefix("birthday") == "period"  # time_period adds nothing to period
+    assert lexicon().prefix("pizza") == "dish" and lexicon().prefix("kubernetes") is None
 
 
 def test_breed_without_possession_is_only_a_topic():
@@ -99,7 +110,7 @@ def test_deterministic_and_batch_equals_single():
     single = [X.extract(*pairs[0], []).tags()]
     single.append(X.extract(*pairs[1], [p for c in CATEGORIES for p in single[0][c]]).tags())
     assert batch == again == single
-    assert "pet/dog/biscuit" in batch[0]["extra"] and "family/sister" in batch[1]["who"]
+    assert "pet/dog/biscuit" in batch[0]["extra"] and "family/relative/sister" in batch[1]["who"]
 
 
 def test_lexicon_types_by_nearest_anchor_and_lexicographer_file():

@@ -84,6 +84,7 @@ class Lexicon:
             key, _, count = line.split()
             counts[key] = int(count)
         self.lexfile: dict[int, str] = {}
+        self.head: dict[int, str] = {}  # synset -> its first lemma ("jewelry" for jewelry.n.01)
         self.hypernyms: dict[int, tuple[int, ...]] = {}
         freq: dict[tuple[str, int], int] = {}
         with open(folder / "data.noun", encoding="utf-8") as f:
@@ -93,6 +94,7 @@ class Lexicon:
                 fields = line.split(" | ", 1)[0].split()
                 offset, lexnum, n_words = int(fields[0]), int(fields[1]), int(fields[3], 16)
                 self.lexfile[offset] = lexnames[lexnum]
+                self.head[offset] = fields[4].lower()
                 for k in range(n_words):
                     word, lex_id = fields[4 + 2 * k].lower(), int(fields[5 + 2 * k], 16)
                     freq[(word, offset)] = counts.get(f"{word}%1:{lexnum:02d}:{lex_id:02d}::", 0)
@@ -119,6 +121,7 @@ class Lexicon:
                 lemma, sense = spec.rsplit(".", 1)
                 self.anchors.setdefault(self._senses[lemma][int(sense) - 1], category)
         self._category: dict[str, str | None] = {}
+        self._anchor_word: dict[str, str | None] = {}
 
     def senses(self, lemma: str) -> tuple[int, ...]:
         return self._senses.get(lemma, ())
@@ -145,8 +148,19 @@ class Lexicon:
         """The category of `lemma`'s most frequent sense; None if WordNet has no such noun."""
         if lemma not in self._category:
             senses = self.senses(lemma)
-            self._category[lemma] = self._synset_category(senses[0]) if senses else None
+            category, anchor = self._synset_category(senses[0]) if senses else (None, None)
+            word = self.head[anchor] if anchor is not None else None
+            self._category[lemma] = category
+            self._anchor_word[lemma] = word if word and _new_word(word, category, lemma) else None
         return self._category[lemma]
+
+    def prefix(self, lemma: str) -> str | None:
+        """`lemma`'s category path: the category, then the anchor synset's own word when it is
+        another word (``necklace`` -> ``accessory/jewelry``, ``aunt`` -> ``family/relative``,
+        ``pizza`` -> ``dish``), so a question naming that word reaches the tag; None if unknown."""
+        category = self.category(lemma)
+        word = self._anchor_word[lemma]
+        return f"{category}/{word}" if category and word else category
 
     def is_a(self, lemma: str, ancestor: str) -> bool:
         """Whether a sense of `ancestor` is a hypernym of `lemma`'s most frequent sense."""
@@ -162,19 +176,26 @@ class Lexicon:
                     queue.append(up)
         return False
 
-    def _synset_category(self, start: int) -> str:
-        """Nearest anchor going up from `start` (breadth first), else its lexicographer file's name."""
+    def _synset_category(self, start: int) -> tuple[str, int | None]:
+        """(category, anchor synset) of the nearest anchor going up from `start` (breadth first),
+        else (its lexicographer file's name, None)."""
         seen, queue = {start: 0}, deque([start])
         while queue:
             node = queue.popleft()
             if node in self.anchors and not (node == start and self.anchors[node] == "breed"):
-                return self.anchors[node]
+                return self.anchors[node], node
             if seen[node] < MAX_UP:
                 for up in self.hypernyms.get(node, ()):
                     if up not in seen:
                         seen[up] = seen[node] + 1
                         queue.append(up)
-        return LEXFILE_CATEGORY.get(self.lexfile[start], "concept")
+        return LEXFILE_CATEGORY.get(self.lexfile[start], "concept"), None
+
+
+def _new_word(word: str, category: str, lemma: str) -> bool:
+    """Whether `word` says more than `category` and `lemma` (``time_period`` adds nothing to ``period``)."""
+    stems = {w.rstrip("s") for w in word.split("_")}
+    return word != lemma and not stems & {w.rstrip("s") for w in category.split("_")}
 
 
 @lru_cache(maxsize=1)

@@ -17,6 +17,10 @@ Same spaCy pipeline, rules, disk cache and batching as ``offline``
   ``pet/dog/miso``; "my <noun>" typed as a possession (``clothing/jacket``).
 - who/when/where/why: as ``offline`` (NER + rules); short all-caps ORG acronyms are typed
   like nouns instead of ``topic/``.
+- category words on the path (rules 4): WordNet's anchor word sits between the category and
+  the noun when it is another word (``accessory/jewelry/necklace``, ``drink/beverage/coffee``),
+  and a keyword-table tag gains a narrowing WordNet category (``activity/sport/tennis``,
+  ``family/relative/aunt``), so "a piece of jewelry" or "my relatives" meets the tag.
 - reuse: as ``offline``, an existing path with the same last segment is reused.
 """
 
@@ -30,7 +34,7 @@ from taggraph.extraction.offline import (GENERIC, MODEL, OWNED, PREFIX_CATEGORY,
                                          TOPICS, OfflineExtractor, _Candidates, _entities, _rules, _topics)
 from taggraph.ontology import NORMALIZATION_VERSION, singular
 
-RULES_VERSION = "3"
+RULES_VERSION = "4"
 MAX_TAGS = 8  # per 5W category (offline: 6); atomic nouns need more slots (Extraction caps at 12)
 MAX_UNIT = 3  # longest WordNet collocation looked up in a noun run
 OOV = "term"  # category of a noun WordNet does not know (e.g. "podcast", "kubernetes")
@@ -44,6 +48,15 @@ SPECIES = {"dog": "dog", "puppy": "dog", "cat": "cat", "kitten": "cat"}
 # categories a "my X" possession keeps in extra (WordNet anchors of owned things)
 POSSESSIONS = {"computer", "phone", "electronics", "appliance", "vehicle", "instrument", "clothing", "accessory",
                "furniture", "device", "equipment", "tool", "toy", "cosmetic", "kitchenware"}
+TABLE_TAGS = {p for p in [*TOPICS.values(), *OWNED.values()] if p.count("/") == 1}  # offline's keyword tables
+# WordNet categories a keyword-table tag may gain below its table head (free choice: the ones that
+# narrow the head; WordNet's most frequent sense elsewhere is often another word: python, monitor)
+TABLE_SUBCATEGORIES = {
+    "activity": {"sport", "exercise", "game", "recreation", "travel"},
+    "food": {"dish", "drink", "meal", "dairy", "meat", "baked_good", "dessert", "fruit", "vegetable", "ingredient"},
+    "health": {"condition", "symptom", "injury", "medication"}, "music": {"instrument"},
+    "relation": {"professional"}, "device": {"computer", "phone", "electronics", "equipment", "appliance"},
+    "home": {"building"}, "family": {"relative"}}
 ACTIVITIES = {"sport", "exercise", "game", "art", "cooking", "travel", "recreation"}
 # every category this extractor mints, by 5W slot (for ontology reuse across slots)
 V2_PREFIX_CATEGORY = ({c: "what" for c in [*ANCHORS, *LEXFILE_CATEGORY.values(), OOV]}
@@ -71,8 +84,8 @@ def noun_tag(unit: str) -> str | None:
         return None
     if unit in BREEDS:
         return f"breed/{unit}"
-    category = lexicon().category(unit) or OOV
-    return unit if category == unit else f"{category}/{unit}"
+    prefix = lexicon().prefix(unit) or OOV
+    return unit if prefix == unit else f"{prefix}/{unit}"
 
 
 def _typed_run(run: list, cand: _Candidates) -> None:
@@ -87,7 +100,7 @@ def _activity_word(tok) -> str | None:
     if tok.pos_ == "PROPN" and tok.text.islower():
         return noun_tag(lexicon().lemma(singular(word)))
     category = lexicon().category(word)
-    return f"{category}/{word}" if category in ACTIVITIES else None
+    return f"{lexicon().prefix(word)}/{word}" if category in ACTIVITIES else None
 
 
 def _species(unit: str) -> str | None:
@@ -160,7 +173,7 @@ def _possessions(toks: list, cand: _Candidates, used: set[int]) -> None:
         unit = _units([t.lower_ for t in toks[j:k]])[-1]
         category = lexicon().category(unit)
         if category in POSSESSIONS:
-            cand.add("extra", unit if unit == category else f"{category}/{unit}", tok.i)
+            cand.add("extra", unit if unit == category else f"{lexicon().prefix(unit)}/{unit}", tok.i)
             used.update(range(j, k))
 
 
@@ -168,17 +181,30 @@ def _head_owned(tok) -> bool:
     return singular(tok.lower_) in OWNED
 
 
-def _retype_topics(cand: _Candidates) -> None:
-    """``topic/seo`` (an all-caps ORG from ``offline``'s NER rule) -> a typed tag, else ``acronym/seo``."""
-    what = cand.by_cat["what"]
-    for path in [p for p in what if p.startswith("topic/")]:
-        slot = what.pop(path)
-        unit = path.split("/", 1)[1]
-        category = lexicon().category(unit)
-        new = f"{category}/{unit}" if category else f"acronym/{unit}"
-        merged = what.setdefault(new, [0, slot[1]])
-        merged[0] += slot[0]
-        merged[1] = min(merged[1], slot[1])
+def _retype(path: str) -> str:
+    """``topic/seo`` (an all-caps ORG from ``offline``'s NER rule) -> a typed tag, else ``acronym/seo``;
+    a keyword-table tag gains WordNet's category when it is another anchor (``activity/sport/swimming``)."""
+    head, unit = path.split("/", 1)
+    if head == "topic":
+        prefix = lexicon().prefix(unit)
+        return f"{prefix}/{unit}" if prefix else f"acronym/{unit}"
+    if path not in TABLE_TAGS or head == "pet":  # pet/dog keeps its place: pet/dog/miso hangs below it
+        return path
+    prefix = lexicon().prefix(unit) or ""
+    # family/aunt -> family/relative/aunt (WordNet: family's anchor word), activity/tennis -> activity/sport/tennis
+    middle = prefix.split("/")[-1] if prefix.startswith(f"{head}/") else prefix.split("/")[0]
+    return f"{head}/{middle}/{unit}" if middle in TABLE_SUBCATEGORIES.get(head, ()) and middle != unit else path
+
+
+def _retype_all(cand: _Candidates) -> None:
+    """`_retype` on every who/what/extra candidate, merging counts of paths that become one."""
+    for slot_name in ("who", "what", "extra"):
+        tags = cand.by_cat[slot_name]
+        for path in [p for p in tags if "/" in p and _retype(p) != p]:
+            slot = tags.pop(path)
+            merged = tags.setdefault(_retype(path), [0, slot[1]])
+            merged[0] += slot[0]
+            merged[1] = min(merged[1], slot[1])
 
 
 class OfflineV2Extractor(OfflineExtractor):
@@ -200,5 +226,5 @@ class OfflineV2Extractor(OfflineExtractor):
         _rules(doc, toks, matcher, cand, used)
         _possessions(toks, cand, used)
         _entities(doc, toks, cand, used)
-        _retype_topics(cand)
         _topics(toks, cand, used, topic_run=_typed_run, word_tag=_activity_word)
+        _retype_all(cand)
