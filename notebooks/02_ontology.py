@@ -32,6 +32,13 @@ def _(mo):
     Table 2) measures vocabulary convergence as **reuse** = tag occurrences / distinct tags:
     higher means the extractor uses the same tags again instead of minting new ones.
     Prompting for reuse does not prevent near-duplicate labels, listed at the end.
+
+    The two model-free taggers side by side: `offline` files what its keyword table lacks under
+    one catch-all, `topic/`; `offline-v2` types each noun by its WordNet anchor (`dish/`,
+    `family/`, `accessory/`). Neither can do what an LLM extractor does: abstract and name the
+    category a later question will use ("sports", "jewelry", "relatives"), because a model-free
+    tagger can only keep the words that are written and the anchor names it was given
+    (basketball goes under `activity/`, a necklace under `accessory/`).
     """)
     return
 
@@ -44,7 +51,7 @@ def _():
     from taggraph.datasets import load_dataset
     from taggraph.experiments.runner import build_store
     from taggraph.experiments.vocabulary import store_vocabulary, vocabulary_stats
-    from taggraph.viz.ontology_view import near_duplicates, ontology_sunburst, top_tags
+    from taggraph.viz.ontology_view import near_duplicates, ontology_sunburst, top_level_shares, top_tags
 
     return (
         build_store,
@@ -54,6 +61,7 @@ def _():
         pd,
         px,
         store_vocabulary,
+        top_level_shares,
         top_tags,
         vocabulary_stats,
     )
@@ -61,23 +69,37 @@ def _():
 
 @app.cell
 def _(DATA, EXTRACTOR, LIMIT, build_store, load_dataset):
-
     cases = load_dataset(DATA, limit=LIMIT)
-    stores = [build_store(c, EXTRACTOR) for c in cases]
-    return (stores,)
+    stores_by = {name: [build_store(c, name) for c in cases]
+                 for name in dict.fromkeys([EXTRACTOR, "offline", "offline-v2"])}
+    return (stores_by,)
 
 
 @app.cell
-def _(EXTRACTOR, stores, vocabulary_stats):
-    vocabulary_stats({EXTRACTOR: stores})
+def _(stores_by, vocabulary_stats):
+    vocabulary_stats(stores_by)
     return
 
 
 @app.cell
-def _(pd, store_vocabulary, stores):
+def _(stores_by, top_level_shares):
+    top_level_shares(stores_by)
+    return
+
+
+@app.cell
+def _(EXTRACTOR, mo, stores_by):
+    tagger = mo.ui.dropdown(options=list(stores_by), value=EXTRACTOR, label="extractor of the views below")
+    tagger
+    return (tagger,)
+
+
+@app.cell
+def _(pd, store_vocabulary, stores_by, tagger):
+    stores = stores_by[tagger.value]
     pd.DataFrame([{**store_vocabulary(s), "minted": s.minted, "reused": s.reused,
                    "reuse": round(s.ontology.reuse(), 3)} for s in stores])
-    return
+    return (stores,)
 
 
 @app.cell
@@ -89,9 +111,9 @@ def _(mo, stores):
 
 
 @app.cell
-def _(ontology_sunburst, pick, stores):
+def _(ontology_sunburst, pick, stores, tagger):
     store = stores[pick.value]
-    ontology_sunburst(store.ontology, title=f"Ontology of case {store.case_id} (area: tag uses)")
+    ontology_sunburst(store.ontology, title=f"Ontology of case {store.case_id} by {tagger.value} (area: tag uses)")
     return (store,)
 
 

@@ -12,7 +12,7 @@ def _():
     K = 5  # top-k cut-off
     DATA_PATH = None  # dataset file; None: TAGGRAPH_NOTEBOOK_DATA or the bundled demo
     LIMIT_N = None  # first N questions; None: TAGGRAPH_NOTEBOOK_LIMIT or 10
-    EXTRACTOR_NAME = None  # offline | none | ollama:MODEL; None: TAGGRAPH_NOTEBOOK_EXTRACTOR or offline
+    EXTRACTOR_NAME = None  # offline | none | ollama:MODEL; None: TAGGRAPH_NOTEBOOK_EXTRACTOR or offline-v2
     return DATA_PATH, EXTRACTOR_NAME, K, LIMIT_N, METHOD, QUESTION
 
 
@@ -22,7 +22,7 @@ def _(DATA_PATH, EXTRACTOR_NAME, LIMIT_N):
 
     from taggraph.config import notebook_settings
 
-    DATA, LIMIT, EXTRACTOR = notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME)
+    DATA, LIMIT, EXTRACTOR = notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME, default_extractor="offline-v2")
     return DATA, EXTRACTOR, LIMIT, mo
 
 
@@ -38,6 +38,13 @@ def _(mo):
     ring. Hover a node for its tags and a snippet; click a note to see, in the side panel, why
     the chosen method did (not) retrieve it. Topics are named by their rarest tags. The page is
     self-contained and offline.
+
+    The tags come from `offline-v2` (unless `EXTRACTOR_NAME` says otherwise), which types each
+    noun by its WordNet anchor, so ontology nodes are categories (`dish/`, `family/`,
+    `accessory/`). A model-free tagger can only keep the words that are written and the anchor
+    names it was given: a necklace sits under `accessory/`, a grandmother under `family/`,
+    basketball under `activity/`, so a later question about "jewelry", "relatives" or "sports"
+    finds no such node; an LLM extractor abstracts and names the category that question will use.
     """)
     return
 
@@ -49,6 +56,7 @@ def _():
     from taggraph.viz.charts import gold_rank_chart
     from taggraph.viz.explain import available_methods, build_retrievers, gold_notes, retrieve_all, top_table
     from taggraph.viz.graphview import graph_html
+    from taggraph.viz.widgets import graph_panel
 
     return (
         available_methods,
@@ -57,6 +65,7 @@ def _():
         gold_notes,
         gold_rank_chart,
         graph_html,
+        graph_panel,
         load_dataset,
         retrieve_all,
         top_table,
@@ -64,12 +73,15 @@ def _():
 
 
 @app.cell
-def _(DATA, LIMIT, QUESTION, load_dataset, mo):
+def _(DATA, EXTRACTOR, K, LIMIT, METHOD, QUESTION, graph_panel, load_dataset, mo):
     cases = {c.case_id: c for c in load_dataset(DATA, limit=LIMIT)}
     question = mo.ui.dropdown(options=list(cases), value=QUESTION or next(iter(cases)), label="question")
     neighbourhood = mo.ui.switch(label="only the question's neighbourhood")
     hops = mo.ui.slider(1, 4, value=2, label="hops", show_value=True)
-    mo.hstack([question, neighbourhood, hops], justify="start")
+    # outside marimo (JupyterLab) its widgets do not render: ipywidgets controls instead, each change
+    # drawing this question's graph again under them; the cells below keep the parameters' choice
+    (mo.hstack([question, neighbourhood, hops], justify="start") if mo.running_in_notebook()
+     else graph_panel(DATA, cases, EXTRACTOR, question.value, METHOD, K))
     return cases, hops, neighbourhood, question
 
 

@@ -36,7 +36,9 @@ def _(mo):
     ranked there, the rank of every gold note, and for a gold note the full explanation: the
     paths from the query to it, or what is missing (no helpful tag, a token dropped as a
     stopword, the note that outranked it and by how much). Type your own question in the box
-    to ask the same memory something else (no gold notes then).
+    to ask the same memory something else (no gold notes then). In JupyterLab the controls
+    are ipywidgets: they render one method's top notes and explanation under them, and the
+    cells below show the parameters' question.
     """)
     return
 
@@ -48,6 +50,7 @@ def _():
     from taggraph.viz.charts import gold_rank_chart, score_chart
     from taggraph.viz.explain import (available_methods, build_retrievers, explain_html, explain_table, gold_notes,
                                       rank_table, retrieve_all, top_table)
+    from taggraph.viz.widgets import retrieval_panel
 
     return (
         available_methods,
@@ -59,6 +62,7 @@ def _():
         gold_rank_chart,
         load_dataset,
         rank_table,
+        retrieval_panel,
         retrieve_all,
         score_chart,
         top_table,
@@ -66,14 +70,28 @@ def _():
 
 
 @app.cell
-def _(DATA, K, LIMIT, QUERY, QUESTION, load_dataset, mo):
+def _(
+    DATA,
+    EXTRACTOR,
+    K,
+    LIMIT,
+    METHOD,
+    QUERY,
+    QUESTION,
+    load_dataset,
+    mo,
+    retrieval_panel,
+):
     cases = {c.case_id: c for c in load_dataset(DATA, limit=LIMIT)}
     judged = [c for c in cases.values() if c.gold_session_ids]
     question = mo.ui.dropdown(options=list(cases), value=QUESTION or judged[min(5, len(judged) - 1)].case_id,
                               label="question")
     own = mo.ui.text(value=QUERY, label="or ask your own question", full_width=True)
     k = mo.ui.slider(1, 20, value=K, label="k", show_value=True)
-    mo.vstack([mo.hstack([question, k], justify="start"), own])
+    # outside marimo (JupyterLab) its widgets do not render: ipywidgets controls instead, each change
+    # rendering this question's view again under them; the cells below keep the parameters' choice
+    (mo.vstack([mo.hstack([question, k], justify="start"), own]) if mo.running_in_notebook()
+     else retrieval_panel(DATA, cases, EXTRACTOR, question.value, own.value, METHOD, k.value))
     return cases, k, own, question
 
 

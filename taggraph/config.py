@@ -21,14 +21,14 @@ def data_dir() -> Path:
     return Path(env) if env else PACKAGE_DIR.parent.parent / "shared" / "data" / "longmemeval"
 
 
-def notebook_settings(data: str | None = None, limit: int | None = None,
-                      extractor: str | None = None) -> tuple[str, int, str]:
+def notebook_settings(data: str | None = None, limit: int | None = None, extractor: str | None = None,
+                      default_extractor: str = "offline") -> tuple[str, int, str]:
     """(data path, question limit, extractor) for the notebooks: each argument that is not None (a
     notebook's parameters cell), else TAGGRAPH_NOTEBOOK_DATA (default: the bundled demo),
-    TAGGRAPH_NOTEBOOK_LIMIT (default 10) and TAGGRAPH_NOTEBOOK_EXTRACTOR (default offline)."""
+    TAGGRAPH_NOTEBOOK_LIMIT (default 10) and TAGGRAPH_NOTEBOOK_EXTRACTOR (default `default_extractor`)."""
     return (str(data) if data is not None else os.environ.get("TAGGRAPH_NOTEBOOK_DATA", str(DEMO_DATA)),
             limit if limit is not None else int(os.environ.get("TAGGRAPH_NOTEBOOK_LIMIT", "10")),
-            extractor if extractor is not None else os.environ.get("TAGGRAPH_NOTEBOOK_EXTRACTOR", "offline"))
+            extractor if extractor is not None else os.environ.get("TAGGRAPH_NOTEBOOK_EXTRACTOR", default_extractor))
 
 
 def cache_dir() -> Path:

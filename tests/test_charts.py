@@ -27,3 +27,17 @@ def test_misses_answers_and_intervals():
                               "CI low": [-0.1], "CI high": [0.2]})
     fig = interval_chart(intervals)
     assert list(fig.data[0].error_y.array) == [0.1] and abs(fig.data[0].error_y.arrayminus[0] - 0.2) < 1e-9
+
+
+def test_top_level_shares_shows_a_catch_all_as_one_tall_bar():
+    from types import SimpleNamespace
+
+    from taggraph.ontology import Ontology
+    from taggraph.viz.ontology_view import top_level_shares
+
+    stores = {"offline": [SimpleNamespace(ontology=Ontology(["topic/a", "topic/b", "topic/c", "user"]))],
+              "offline-v2": [SimpleNamespace(ontology=Ontology(["dish/pizza", "pet/dog", "user", "user"]))]}
+    bars = {t.name: dict(zip(t.x, t.y)) for t in top_level_shares(stores, n=3).data}
+    assert bars == {"offline": {"topic": 0.75, "user": 0.25}, "offline-v2": {"user": 0.5, "dish": 0.25, "pet": 0.25}}
+    bars = {t.name: dict(zip(t.x, t.y)) for t in top_level_shares(stores, n=1).data}  # the union of each one's largest
+    assert bars == {"offline": {"topic": 0.75, "user": 0.25}, "offline-v2": {"user": 0.5}}

@@ -5,7 +5,8 @@ blank. Instead this executes the notebook's .ipynb twin (its parameters cell as 
 and converts it with nbconvert's lab template minus its CDN scripts (`tools/offline_html`);
 the kernel's plotly renderer is "notebook", which inlines plotly.js once per page (each chart's
 MathJax tag, hard-wired to a CDN by plotly and unused by our charts, is dropped). marimo's
-widgets are not drawn (they need marimo's frontend); every table, chart and iframe is.
+widgets are not drawn (they need marimo's frontend), nor the ipywidgets panels of 03 and 04 (they
+need the widget manager, a CDN script); every table, chart and iframe is.
 
 Usage: python tools/export_html.py OUT_DIR notebooks/04_retrieval.ipynb [...]  (`make notebook-html`)
 """

@@ -1,8 +1,10 @@
 """Tables and charts of a store's tags for the notebooks: one note's tags, the ontology tree,
-tag reuse, near-duplicate tags."""
+tag reuse, top-level categories per extractor, near-duplicate tags."""
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from difflib import SequenceMatcher
 from itertools import combinations, product
 
@@ -45,6 +47,26 @@ def ontology_sunburst(ontology: Ontology, title: str = "Ontology (area: tag uses
 def top_tags(ontology: Ontology, n: int = 20) -> pd.DataFrame:
     """The n most used tag paths."""
     return pd.DataFrame(ontology.counts.most_common(n), columns=["path", "uses"])
+
+
+def top_level_shares(stores_by_extractor: Mapping[str, Iterable[MemoryStore]], n: int = 10) -> go.Figure:
+    """Grouped bars: each extractor's share of tag occurrences (`ontology.counts`, over all its stores)
+    under each top-level category (first path segment), for the union of each extractor's `n` largest.
+    A catch-all parent (offline's ``topic/``) shows as one tall bar."""
+    rows = []
+    for extractor, stores in stores_by_extractor.items():
+        tops: Counter[str] = Counter()
+        for store in stores:
+            for path, uses in store.ontology.counts.items():
+                tops[path.split("/", 1)[0]] += uses
+        total = sum(tops.values()) or 1
+        rows += [{"extractor": extractor, "top_level": t, "share": u / total} for t, u in tops.items()]
+    df = pd.DataFrame(rows, columns=["extractor", "top_level", "share"])
+    largest = set(df.sort_values("share", ascending=False).groupby("extractor").head(n)["top_level"])
+    df = df[df["top_level"].isin(largest)].sort_values("share", ascending=False)
+    return px.bar(df, x="top_level", y="share", color="extractor", barmode="group",
+                  title=f"Share of tag uses per top-level category (each extractor's {n} largest)",
+                  labels={"top_level": "top-level category", "share": "share of tag uses"})
 
 
 def near_duplicates(ontology: Ontology, threshold: float = 0.8, min_chars: int = 4, limit: int = 50) -> pd.DataFrame:
