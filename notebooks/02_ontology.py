@@ -34,11 +34,12 @@ def _(mo):
     Prompting for reuse does not prevent near-duplicate labels, listed at the end.
 
     The two model-free taggers side by side: `offline` files what its keyword table lacks under
-    one catch-all, `topic/`; `offline-v2` types each noun by its WordNet anchor (`dish/`,
-    `family/`, `accessory/`). Neither can do what an LLM extractor does: abstract and name the
-    category a later question will use ("sports", "jewelry", "relatives"), because a model-free
-    tagger can only keep the words that are written and the anchor names it was given
-    (basketball goes under `activity/`, a necklace under `accessory/`).
+    one catch-all, `topic/`; `offline-v2` types each noun by its WordNet anchor and keeps
+    WordNet's category word on the path (`accessory/jewelry/necklace`,
+    `family/relative/grandma`, `activity/sport/basketball`), so "jewelry", "relatives" or
+    "sports" in a question meets a node. Neither can do what an LLM extractor does: name what a
+    conversation is about when no word of it is written (a trip being planned from flights,
+    hotels and an itinerary; the interest behind a request) or a category WordNet lacks.
     """)
     return
 

@@ -40,11 +40,11 @@ def _(mo):
     self-contained and offline.
 
     The tags come from `offline-v2` (unless `EXTRACTOR_NAME` says otherwise), which types each
-    noun by its WordNet anchor, so ontology nodes are categories (`dish/`, `family/`,
-    `accessory/`). A model-free tagger can only keep the words that are written and the anchor
-    names it was given: a necklace sits under `accessory/`, a grandmother under `family/`,
-    basketball under `activity/`, so a later question about "jewelry", "relatives" or "sports"
-    finds no such node; an LLM extractor abstracts and names the category that question will use.
+    noun by its WordNet anchor and category word, so ontology nodes are categories
+    (`accessory/jewelry/necklace`, `family/relative/grandma`). A model-free tagger can only
+    keep words that are written and the categories WordNet gives them; an LLM extractor also
+    names what a conversation is about when no single word says it (a trip being planned, the
+    interest behind a request), which is the node a later question will look for.
     """)
     return
 
