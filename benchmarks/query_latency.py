@@ -1,0 +1,67 @@
+"""TagGraph-Fusion query latency after indexing: known, perturbed and foreign query texts.
+
+    python benchmarks/query_latency.py --data ../shared/data/longmemeval/longmemeval_s_dev.json.gz [--cases 20]
+
+For each of the first `--cases` cases the store is built (extraction cache warm or not: it is
+not timed), TagGraph-Fusion indexes it, and the case's own question is asked once to fill the
+pool's note vectors (not timed). Then three kinds of query are timed, each on a fresh evidence
+memo, so nothing is answered from the previous call:
+
+- ``own``: the case's question again (query vector and pool vectors in the embedding cache);
+- ``perturbed``: the question plus a word no note holds (one MiniLM pass for the new text);
+- ``foreign``: another case's question plus such a word (a new query vector and, usually, new
+  pool notes to embed).
+
+Perturbed texts carry a per-run nonce, so the persistent embedding cache never holds them; the
+model is loaded before the first timed call.
+
+Prints p50 / p90 / max in ms per kind and the torch thread count. Timings depend on the load:
+run it on an idle machine and read medians, not single calls.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from taggraph.datasets import load_dataset
+from taggraph.experiments.runner import build_store
+from taggraph.retrieval.registry import make_retriever
+
+
+def timed(retriever, text: str, now: str | None) -> float:
+    """Milliseconds for one ``query`` on a cleared evidence memo."""
+    retriever._memo = None  # the memo answers a repeated (text, date, size) for free; we want the work
+    start = time.perf_counter()
+    retriever.query(text, now=now)
+    return (time.perf_counter() - start) * 1000
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--cases", type=int, default=20)
+    ap.add_argument("--extractor", default="offline")
+    args = ap.parse_args()
+    cases = load_dataset(args.data, limit=args.cases)
+    times: dict[str, list[float]] = {"own": [], "perturbed": [], "foreign": []}
+    nonce = f"zq{time.time_ns()}"
+    for i, case in enumerate(cases):
+        fusion = make_retriever("TagGraph-Fusion", build_store(case, args.extractor))
+        now = case.question_date
+        fusion.query(case.question, now=now)  # fills the pool's vectors: indexing, not timed
+        fusion.embedder.embed([f"{nonce} warm-up {i}"])  # the model is loaded: not a query cost
+        times["own"].append(timed(fusion, case.question, now))
+        times["perturbed"].append(timed(fusion, f"{case.question} {nonce}p{i}", now))
+        times["foreign"].append(timed(fusion, f"{cases[(i + 1) % len(cases)].question} {nonce}f{i}", now))
+    import torch
+    print(f"{len(cases)} cases, torch threads {torch.get_num_threads()}")
+    print("| query | n | p50 ms | p90 ms | max ms |\n|---|---|---|---|---|")
+    for kind, ms in times.items():
+        p90 = statistics.quantiles(ms, n=10)[-1] if len(ms) > 1 else ms[0]
+        print(f"| {kind} | {len(ms)} | {statistics.median(ms):.1f} | {p90:.1f} | {max(ms):.1f} |")
+
+
+if __name__ == "__main__":
+    main()
