@@ -187,7 +187,8 @@ def marimo_export(request):
 NOTEBOOK_01 = Path(__file__).resolve().parents[1] / "notebooks" / "01_extraction.py"
 # Run after marimo drew the page: whether the slider's shadow root has its thumb and marimo's styles.
 SLIDER_PROBE = """<script>setTimeout(() => { const root = document.querySelector("marimo-slider")?.shadowRoot;
-  document.body.dataset.slider = root ? `thumb=${!!root.querySelector("[role=slider]")} sheets=${root.adoptedStyleSheets.length}` : "none";
+  document.body.dataset.slider = root
+    ? `thumb=${!!root.querySelector("[role=slider]")} sheets=${root.adoptedStyleSheets.length}` : "none";
 }, 4000)</script>"""
 
 
@@ -217,8 +218,9 @@ def test_marimo_export_draws_the_notebook_offline(marimo_export, tmp_path):
 def test_plain_marimo_export_fails_those_checks(tmp_path):
     """marimo's own page asks the CDN for its frontend and, offline, draws nothing."""
     page = tmp_path / "plain.html"
+    snapshot_elsewhere = {**os.environ, "PYTHONPYCACHEPREFIX": str(tmp_path)}  # not in notebooks/__marimo__
     subprocess.run([sys.executable, "-m", "marimo", "export", "html", str(NOTEBOOK_01), "-o", str(page)], check=True,
-                   capture_output=True, env={**os.environ, "PYTHONPYCACHEPREFIX": str(tmp_path)})  # its snapshot: not in notebooks/
+                   capture_output=True, env=snapshot_elsewhere)
     shown, asked = shown_by_marimo(tmp_path, page)
     assert any("cdn.jsdelivr.net" in url for url in asked)
     with pytest.raises(AssertionError, match="markdown cell not drawn"):

@@ -2,15 +2,17 @@
 
 `marimo export html` writes a page whose frontend (~190 ES modules) comes from cdn.jsdelivr.net,
 and Chromium refuses to load module files from file:// anyway (origin null). This takes the same
-frontend from the installed marimo wheel (`marimo/_static/assets`), bundles its entry with esbuild
-into one ES module with every dynamic import inlined (no code splitting), and inlines that as an
-inline `<script type="module">` (allowed from file://), with marimo's CSS and its woff2 fonts as
-data: URIs in a `<style title="marimo-...">` (marimo copies only such sheets, or its own CDN ones,
-into its widgets' shadow roots: untitled, sliders draw no track). The notebook's code and its executed outputs stay where marimo put them, in
-`__MARIMO_MOUNT_CONFIG__`. vite's lazy-chunk preloads (`__vite__mapDeps`) are emptied, as the
-chunks are in the bundle and all CSS is inlined up front. The MathJax script that marimo's plotly
-output fetches from the CDN (for LaTeX in charts, which ours have none of) becomes an empty data:
-script. Left remote, and only fetched if used: mo.icon's iconify icons and editor-only features.
+frontend from the installed marimo wheel (`marimo/_static/assets`) and bundles its entry with
+esbuild into one ES module, every dynamic import inlined (no code splitting). The page carries it
+gzipped and base64'd (21 MB -> 8 MB) and a small inline module unzips it (DecompressionStream) and
+runs it as an inline `<script type="module">`, which file:// allows. marimo's CSS, with its woff2
+fonts as data: URIs, goes in a `<style title="marimo-...">`: marimo copies only such sheets (or its
+CDN ones) into its widgets' shadow roots, and untitled, a slider draws no track. The notebook's code
+and executed outputs stay where marimo put them, in `__MARIMO_MOUNT_CONFIG__`. vite's lazy-chunk
+preloads (`__vite__mapDeps`) are emptied, as the chunks are in the bundle and all CSS is inline.
+The MathJax script that marimo's plotly output fetches from the CDN (for LaTeX in charts, which ours
+have none of) becomes an empty data: script. Left remote, and only fetched if used: mo.icon's
+iconify icons and editor-only features.
 
 Needs esbuild (an npm package, not a library dependency): $ESBUILD, else `esbuild` on PATH, else
 <venv>/esbuild/node_modules/.bin/esbuild, where `make marimo-html` installs it.
@@ -19,6 +21,7 @@ Usage: python tools/export_marimo_html.py OUT_DIR notebooks/01_extraction.py [..
 """
 
 import base64
+import gzip
 import os
 import re
 import shutil
@@ -37,6 +40,11 @@ ENTRY = re.compile(rf'<script type="module" crossorigin src="{CDN_ASSET}([^"]+\.
 REMOTE_LINK = re.compile(rf'\s*<link rel="[^"]*"[^>]*href="{CDN_ASSET}[^"]*"[^>]*>')
 CSS_FALLBACKS = re.compile(r',url\(\./[^)]+\.(?:woff|ttf)\)format\("(?:woff|truetype)"\)')
 CSS_URL = re.compile(r'url\(\./([^)]+\.(woff2|png|svg))\)')
+UNZIP_AND_RUN = """<script type="module">
+const zipped = Uint8Array.from(atob(document.getElementById("marimo-frontend").textContent), c => c.charCodeAt(0));
+const js = await new Response(new Blob([zipped]).stream().pipeThrough(new DecompressionStream("gzip"))).text();
+document.head.append(Object.assign(document.createElement("script"), {type: "module", textContent: js}));
+</script>"""
 MIME = {"woff2": "font/woff2", "png": "image/png", "svg": "image/svg+xml"}
 
 
@@ -50,7 +58,8 @@ def find_esbuild() -> str:
 
 def bundle_frontend(entry: str, esbuild: str) -> tuple[str, str]:
     """(JS, CSS) of marimo's frontend from the installed wheel: the entry chunk bundled into one ES
-    module, and every stylesheet with its woff2 fonts and images inlined (woff/ttf fallbacks dropped)."""
+    module (gzipped, base64), and every stylesheet with its woff2 fonts and images inlined (woff/ttf
+    fallbacks dropped)."""
     import marimo
 
     assets = Path(marimo.__file__).parent / "_static" / "assets"
@@ -62,6 +71,7 @@ def bundle_frontend(entry: str, esbuild: str) -> tuple[str, str]:
         subprocess.run([esbuild, str(Path(tmp) / entry), "--bundle", "--format=esm", "--minify",
                         "--legal-comments=none", "--log-level=error", f"--outfile={out}"], check=True)
         js = MATHJAX.sub("data:text/javascript,", out.read_text(encoding="utf-8"))
+    zipped = base64.b64encode(gzip.compress(js.encode(), 6)).decode()
 
     def data_uri(m: re.Match) -> str:
         return f"url(data:{MIME[m.group(2)]};base64,{base64.b64encode((assets / m.group(1)).read_bytes()).decode()})"
@@ -69,17 +79,18 @@ def bundle_frontend(entry: str, esbuild: str) -> tuple[str, str]:
     # The index stylesheet first, as in marimo's page; the lazily loaded components' ones after it.
     sheets = sorted(assets.glob("*.css"), key=lambda p: not p.name.startswith("index-"))
     css = "\n".join(CSS_URL.sub(data_uri, CSS_FALLBACKS.sub("", p.read_text(encoding="utf-8"))) for p in sheets)
-    return js, css
+    return zipped, css
 
 
-def inline_frontend(page: str, js: str, css: str) -> str:
-    """`page` (a `marimo export html` page) with its CDN script, stylesheets and preloads replaced by `js` and `css`."""
+def inline_frontend(page: str, zipped: str, css: str) -> str:
+    """`page` (a `marimo export html` page) with its CDN script, stylesheets and preloads replaced by
+    `bundle_frontend`'s JS and CSS."""
     page = REMOTE_LINK.sub("", ENTRY.sub("<!--marimo-frontend-->", page))
     if re.search(CDN_ASSET, page):
         raise RuntimeError(f"a CDN reference this tool does not know: {re.search(CDN_ASSET + '.*', page).group()}")
-    js = js.replace("</script", "<\\/script").replace("<!--", "<\\!--")
     css = css.replace("</style", "<\\/style")
-    return page.replace("<!--marimo-frontend-->", f'<style title="marimo-frontend">{css}</style>\n<script type="module">{js}</script>', 1)
+    return page.replace("<!--marimo-frontend-->", f'<style title="marimo-frontend">{css}</style>\n'
+                        f'<script type="application/gzip" id="marimo-frontend">{zipped}</script>\n{UNZIP_AND_RUN}', 1)
 
 
 def export_marimo_html(notebooks: list[Path], out_dir: Path) -> list[Path]:
@@ -94,7 +105,7 @@ def export_marimo_html(notebooks: list[Path], out_dir: Path) -> list[Path]:
                            check=True, stdout=subprocess.DEVNULL, env={**os.environ, "PYTHONPYCACHEPREFIX": tmp})
         page = out.read_text(encoding="utf-8")
         if not (entry := ENTRY.search(page)):
-            raise RuntimeError(f"{out}: no <script> of marimo's frontend from the CDN (a marimo this tool does not know)")
+            raise RuntimeError(f"{out}: no <script> of marimo's frontend from the CDN (a marimo this tool doesn't know)")
         frontend = frontend or bundle_frontend(entry.group(1), esbuild)
         out.write_text(inline_frontend(page, *frontend), encoding="utf-8")
         written.append(out)
