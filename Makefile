@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 export TQDM_DISABLE ?= 1
 export HF_HUB_OFFLINE = 1
 
-.PHONY: install demo test notebooks notebook-html lab marimo bench-dev bench-dev-fast clean
+.PHONY: install demo test notebooks notebook-html marimo-html lab marimo bench-dev bench-dev-fast clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,14 @@ notebooks: install  ## regenerate the .ipynb twins from the marimo sources
 
 notebook-html: install  ## self-contained HTML of each executed notebook twin in notebooks/html/ (opens offline)
 	$(PY) tools/export_html.py notebooks/html notebooks/[0-9][0-9]_*.ipynb
+
+ESBUILD := $(VENV)/esbuild/node_modules/.bin/esbuild
+
+$(ESBUILD):  # esbuild for marimo-html (npm, not a Python dependency); the version is tools/export_marimo_html.py's
+	npm install --prefix $(VENV)/esbuild --no-save --no-audit --no-fund esbuild@$$(sed -n 's/^ESBUILD_VERSION = "\(.*\)"$$/\1/p' tools/export_marimo_html.py)
+
+marimo-html: install $(ESBUILD)  ## marimo's own export of each notebook, in notebooks/html/marimo/ (opens offline; needs npm once)
+	$(PY) tools/export_marimo_html.py notebooks/html/marimo notebooks/[0-9][0-9]_*.py
 
 lab: install
 	$(VENV)/bin/jupyter lab notebooks/

@@ -1,10 +1,12 @@
 """The graph, explanation and report pages in a real headless Chromium, with all network lookups failing
 and Chromium's net log checked: no page asks for anything beyond its own files.
 
-Needs a Chromium binary (Debian: ``apt-get install -y chromium``); skipped otherwise.
+Needs a Chromium binary (Debian: ``apt-get install -y chromium``); skipped otherwise. The marimo
+export test also needs esbuild, which it installs with npm when none is found (skipped without npm).
 """
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -46,15 +48,21 @@ def page_requests(netlog: Path) -> list[str]:
             and not e["params"].get("url", "file:").startswith(("file:", "data:", "blob:"))]
 
 
-def dump_dom(tmp_path, page, fragment: str = "") -> str:
-    """The DOM after the page's scripts ran (5 s of virtual time), with all lookups failing; fails if
-    the page asked for anything off the machine."""
+def open_offline(tmp_path, page, fragment: str = "") -> tuple[str, list[str]]:
+    """The DOM after the page's scripts ran (5 s of virtual time) with all lookups failing, and the URLs
+    the page asked for off the machine."""
     netlog = tmp_path / "netlog.json"
     cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
            "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", "--host-resolver-rules=MAP * ~NOTFOUND",
            f"--log-net-log={netlog}", "--virtual-time-budget=5000", "--dump-dom", page.as_uri() + fragment]
     dom = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True).stdout
-    assert page_requests(netlog) == [], f"{page.name} asked the network for {page_requests(netlog)}"
+    return dom, page_requests(netlog)
+
+
+def dump_dom(tmp_path, page, fragment: str = "") -> str:
+    """`open_offline`'s DOM; fails if the page asked for anything off the machine."""
+    dom, asked = open_offline(tmp_path, page, fragment)
+    assert asked == [], f"{page.name} asked the network for {asked}"
     return dom
 
 
@@ -152,3 +160,68 @@ def test_graph_side_panel_explains_the_linked_note(hostile_store, tmp_path):
     assert "h1#0 · BM25" in panel and ("in the top 5" in panel or "ranked" in panel)
     assert "Edges:" in dom
     assert_not_pwned(dom, "TagGraph base graph · case t")
+
+
+@pytest.fixture(scope="module")
+def marimo_export(request):
+    """tools/export_marimo_html.py's `export_marimo_html`, with the esbuild it finds, else one npm installs
+    into pytest's cache (skipped without npm)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    import export_marimo_html as tool
+
+    prefix = request.config.cache.mkdir("esbuild")
+    cached = prefix / "node_modules" / ".bin" / "esbuild"
+    with pytest.MonkeyPatch.context() as env:
+        try:
+            tool.find_esbuild()
+        except SystemExit:
+            if not cached.is_file():
+                if shutil.which("npm") is None:
+                    pytest.skip(f"no npm to install esbuild with; {tool.ESBUILD_HINT}")
+                subprocess.run(["npm", "install", "--prefix", str(prefix), "--no-save", "--no-audit", "--no-fund",
+                                f"esbuild@{tool.ESBUILD_VERSION}"], check=True, capture_output=True, timeout=300)
+            env.setenv("ESBUILD", str(cached))
+        yield tool.export_marimo_html
+
+
+NOTEBOOK_01 = Path(__file__).resolve().parents[1] / "notebooks" / "01_extraction.py"
+# Run after marimo drew the page: whether the slider's shadow root has its thumb and marimo's styles.
+SLIDER_PROBE = """<script>setTimeout(() => { const root = document.querySelector("marimo-slider")?.shadowRoot;
+  document.body.dataset.slider = root
+    ? `thumb=${!!root.querySelector("[role=slider]")} sheets=${root.adoptedStyleSheets.length}` : "none";
+}, 4000)</script>"""
+
+
+def shown_by_marimo(tmp_path, page: Path) -> tuple[str, list[str]]:
+    """`open_offline` on `page` with the slider probe added, its DOM less the scripts and hidden code
+    (where marimo's export keeps the outputs as data): what is left, marimo's frontend drew."""
+    head, _, tail = page.read_text(encoding="utf-8").rpartition("</body>")
+    page.write_text(head + SLIDER_PROBE + "</body>" + tail, encoding="utf-8")
+    dom, asked = open_offline(tmp_path, page)
+    return re.sub(r"<script\b.*?</script>|<marimo-code\b.*?</marimo-code>", "", dom, flags=re.S), asked
+
+
+def assert_notebook_01_drawn(shown: str) -> None:
+    assert "01 · From one conversation turn to tags in the ontology</h1>" in shown, "markdown cell not drawn"
+    assert "session demo_s07 · 2023/02/12" in shown  # mo.plain_text of the slider's turn
+    assert "company/oakland_animal_service" in shown  # the 5W+Extra record, in marimo's JSON viewer
+    assert re.search(r'data-slider="thumb=true sheets=[1-9]', shown), "mo.ui.slider not drawn with marimo's styles"
+
+
+def test_marimo_export_draws_the_notebook_offline(marimo_export, tmp_path):
+    [page] = marimo_export([NOTEBOOK_01], tmp_path / "html")
+    shown, asked = shown_by_marimo(tmp_path, page)
+    assert asked == []
+    assert_notebook_01_drawn(shown)
+
+
+def test_plain_marimo_export_fails_those_checks(tmp_path):
+    """marimo's own page asks the CDN for its frontend and, offline, draws nothing."""
+    page = tmp_path / "plain.html"
+    snapshot_elsewhere = {**os.environ, "PYTHONPYCACHEPREFIX": str(tmp_path)}  # not in notebooks/__marimo__
+    subprocess.run([sys.executable, "-m", "marimo", "export", "html", str(NOTEBOOK_01), "-o", str(page)], check=True,
+                   capture_output=True, env=snapshot_elsewhere)
+    shown, asked = shown_by_marimo(tmp_path, page)
+    assert any("cdn.jsdelivr.net" in url for url in asked)
+    with pytest.raises(AssertionError, match="markdown cell not drawn"):
+        assert_notebook_01_drawn(shown)

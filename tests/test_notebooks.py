@@ -75,3 +75,12 @@ def test_twin_runs_with_injected_parameters(tmp_path):
     text = "\n".join(str(o.get("data", o.get("text", ""))) for c in nb.cells for o in c.get("outputs", []))
     assert "asked: which restaurant in Alfama?" in text and "demo_q03" in text and "Top 3 of each method" in text
     assert "your own question: no gold notes" in text and "TqdmWarning" not in text
+
+
+def test_marimo_html_export_names_the_esbuild_install_when_missing(tmp_path, monkeypatch):
+    import export_marimo_html
+
+    monkeypatch.setenv("ESBUILD", str(tmp_path / "no-esbuild"))
+    with pytest.raises(SystemExit, match=r"esbuild not found: `npm install --prefix .*esbuild@"):
+        export_marimo_html.export_marimo_html([NOTEBOOKS[0]], tmp_path)
+    assert not any(tmp_path.iterdir())  # nothing exported, nothing run
