@@ -1,7 +1,7 @@
 """Fit TagGraph-Fusion's weights by 5-fold cross-validation on a LongMemEval split.
 
     python benchmarks/fusion_cv.py --data ../shared/data/longmemeval/longmemeval_s_dev.json.gz \
-        --evidence /tmp/fusion_evidence_dev.pkl --workers 2
+        --evidence /tmp/fusion_evidence_dev.pkl --workers 2 [--extractor offline-v2]
 
 Computes each judged question's evidence once (`TagGraphFusion.evidence`, all
 components on, asked at the question date; cached in `--evidence`), then, per
@@ -48,9 +48,9 @@ FOLDS = 5
 SEED = 0
 
 
-def case_evidence(case) -> tuple[str, str, Evidence, np.ndarray]:
+def case_evidence(case, extractor: str = "offline") -> tuple[str, str, Evidence, np.ndarray]:
     """(question id, type, evidence, gold flag per session code) for one judged case."""
-    store = build_store(case)
+    store = build_store(case, extractor)
     fusion = TagGraphFusion(store)
     with fusion.asked_at(case.question_date):
         ev = fusion.evidence(case.question)
@@ -91,12 +91,13 @@ def main() -> None:
     parser.add_argument("--data", required=True)
     parser.add_argument("--evidence", type=Path, required=True, help="pickle of the evidence, made if absent")
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--extractor", default="offline", help="the notes' tagger (the evidence pickle is per tagger)")
     args = parser.parse_args()
     if args.evidence.exists():
         items = pickle.loads(args.evidence.read_bytes())
     else:
         cases = [c for c in load_any(args.data) if c.gold_session_ids and not c.is_abstention]
-        items = list(Parallel(n_jobs=args.workers)(delayed(case_evidence)(c) for c in cases))
+        items = list(Parallel(n_jobs=args.workers)(delayed(case_evidence)(c, args.extractor) for c in cases))
         args.evidence.write_bytes(pickle.dumps(items))
     print(f"{len(items)} judged questions from {args.data}")
     start = START
