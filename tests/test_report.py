@@ -56,3 +56,19 @@ def test_report_sets_the_papers_numbers_beside_ours():
     report = report_pages(result, "demo", "demo", "LongMemEval-S")["report.html"]
     assert "Beside the paper's Table 1 (LongMemEval-S, MRR)" in report
     assert "paper: Gemma" in report and "ours: none" in report
+
+
+def test_graph_side_panel_judges_by_the_runs_depth_like_the_explain_page():
+    import json
+    import re
+
+    cases = load_dataset(DEMO_DATA, limit=1)
+    result = run_bench(cases, ["BM25", "TagGraph-Basic"], depth=5, backend=None)
+    pages = report_pages(result, "demo", "demo", None, cases, DEMO_DATA, n_miss_pages=1)
+    qid = cases[0].case_id
+    data = json.loads(re.search(r"var DATA = (.*);", pages[f"misses/{qid}.graph.html"]).group(1))
+    side = {n["id"][len("file:"):]: n["why"] for n in data["nodes"] if n["kind"] == "file"}
+    explain = pages[f"misses/{qid}.explain.html"]
+    note = re.search(r"Why \(not\) note <code>(.*?)</code>", explain).group(1)
+    words = side[note]["TagGraph-Basic"]["verdict"]
+    assert "beyond depth 5" in words and html.escape(words) in explain

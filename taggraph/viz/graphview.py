@@ -177,13 +177,15 @@ def _label(store: MemoryStore, node: str, data: dict) -> str:
     return data["path"].rsplit("/", 1)[-1]
 
 
-def _why(explanations: Mapping[str, Mapping[str, Explanation]] | None, note_id: str, k: int, n_notes: int) -> dict:
-    """method -> {verdict, cls, text} of one note for the side panel (plain text, shown as text)."""
+def _why(explanations: Mapping[str, Mapping[str, Explanation]] | None, note_id: str, k: int, depth: int,
+         n_notes: int) -> dict:
+    """method -> {verdict, cls, text} of one note for the side panel (plain text, shown as text), judged
+    like the explain page: by the cut-off `k` and the run's retrieval `depth`."""
     out = {}
     for method, by_note in (explanations or {}).items():
         e = by_note.get(note_id)
         if e is not None:
-            words, cls = verdict(e, k, DEFAULT_DEPTH, n_notes)
+            words, cls = verdict(e, k, depth, n_notes)
             fallback = e.details.get("fallback")
             out[method] = {"verdict": words, "cls": cls,
                            "text": evidence_text(e) + (f" (fallback: {fallback})" if fallback else "")}
@@ -211,7 +213,7 @@ def graph_html(store: MemoryStore, question: str | None = None,
                results_by_method: Mapping[str, Sequence] | None = None, gold_note_ids: Iterable[str] = (),
                neighbourhood_of: str | None = None, hops: int = 2, max_nodes: int = 400, top_k: int = 5,
                chronological: bool = False, title: str | None = None,
-               retrievers: Mapping[str, Retriever] | None = None) -> str:
+               retrievers: Mapping[str, Retriever] | None = None, depth: int = DEFAULT_DEPTH) -> str:
     """A self-contained HTML page drawing `store`'s base graph.
 
     question: shown in the header; its matched concepts get a black ring.
@@ -225,7 +227,7 @@ def graph_html(store: MemoryStore, question: str | None = None,
     chronological: also draw AdaptiveGraph's links between consecutive notes.
     retrievers: method -> retriever; when given with `question`, each drawn file node is explained
         (`file_explanations`) and clicking it shows the chosen method's verdict (by `top_k`) and
-        evidence in the side panel.
+        evidence in the side panel; `depth` is the run's retrieval depth the verdict judges by.
     """
     g = store.graph.to_networkx(chronological=chronological)
     ug = nx.Graph(g)  # undirected view: every link is stored in both directions
@@ -267,7 +269,7 @@ def graph_html(store: MemoryStore, question: str | None = None,
                      y=pos[node][1],
                      title=_title(store, node, data, ranks, gold), kind=kind, bg=colour, ranks=note_ranks,
                      size=size, borderWidth=width, color={**fixed, "hover": fixed, "highlight": fixed},
-                     why=_why(explanations, data.get("note_id"), top_k, len(store)) if kind == "file" else {})
+                     why=_why(explanations, data.get("note_id"), top_k, depth, len(store)) if kind == "file" else {})
     for a, b, kind in sorted((*sorted(e[:2]), e[2]) for e in sub.edges(data="kind")):
         colour, dashes = EDGE_STYLE[kind]
         net.add_edge(a, b, color=colour, dashes=dashes, title=kind, width=1)

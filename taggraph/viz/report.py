@@ -151,11 +151,14 @@ def miss_pages(result, cases: Sequence, data: Path | str, misses: pd.DataFrame, 
         gold = gold_notes(data, case, store)
         if not gold:
             continue
+        depth = result.config["depth"]
         pages[_page_name(qid, "explain")] = explain_html(store, case.question, gold[0], retrievers, k=k,
-                                                         depth=result.config["depth"], answer=case.answer, gold=gold)
+                                                         depth=depth, answer=case.answer, gold=gold)
         pages[_page_name(qid, "graph")] = graph_html(store, question=case.question, gold_note_ids=gold,
-                                                     results_by_method=retrieve_all(store, case.question, retrievers),
-                                                     neighbourhood_of=case.question, top_k=k, retrievers=retrievers)
+                                                     results_by_method=retrieve_all(store, case.question, retrievers,
+                                                                                    depth),
+                                                     neighbourhood_of=case.question, top_k=k, retrievers=retrievers,
+                                                     depth=depth)
     return pages
 
 
