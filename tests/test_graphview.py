@@ -141,3 +141,16 @@ def test_dense_graphs_label_only_notes_topics_and_matched_concepts():
     assert all(n["label"].strip() for n in nodes if n["kind"] in ("file", "topic"))
     small = page_data(graph_html(store, question="dog", max_nodes=DENSE_LABELS))["nodes"]
     assert all(n["label"].strip() for n in small)  # a sparse drawing labels everything
+
+
+def test_topic_names_leave_out_tags_most_notes_carry_and_prefer_telling_ties():
+    from taggraph.viz.graphview import topic_name
+
+    store = make_store([
+        ("a", "I run.", "ok", {"who": ["user"], "what": ["activity/running"]}),
+        ("b", "Fee due Oct 8.", "ok", {"who": ["user"], "what": ["topic/registration_fee"],
+                                        "when": ["date/october_8", "month/october"]}),
+        ("c", "Hi.", "ok", {"who": ["user"]}),
+    ])
+    names = {topic_name(store, t) for t in store.graph.frame_of_topic}
+    assert names == {"running", "registration_fee · october_8", "user"}  # 'user' only where nothing else is left

@@ -4,9 +4,9 @@ Node kinds keep one colour and shape each (tag: blue dot, ontology: grey diamond
 topic: orange triangle, file: teal square). Gold notes are drawn as gold stars;
 a drop-down picks which method's top-k notes get a red ring and their rank in
 the label; concepts the question's tokens match get a black ring. Topic nodes
-are named by their most telling tags (those fewest notes carry). Hovering a
-node shows its details; for a file node its tag line and a snippet of the
-conversation; clicking a file node (or opening the page as ``page.html#note=ID``)
+are named by their most telling tags (`topic_name`: those fewest notes carry, never one
+on more than half the notes). Hovering a node shows its details; for a file node its
+tag line and a snippet of the conversation; clicking a file node (or opening the page as ``page.html#note=ID``)
 shows, in the side panel, why the chosen method did (not) retrieve it (when
 `retrievers` are given). When the graph
 is trimmed to `max_nodes`, the shortest paths from the question's concepts to
@@ -161,11 +161,19 @@ def _title(store: MemoryStore, node: str, data: dict, ranks: dict[str, dict[str,
 
 
 def topic_name(store: MemoryStore, topic: str, n: int = 2) -> str:
-    """A topic named by its `n` most telling tags: the paths fewest notes carry (ties: the longer
-    path), last segments joined by ' · '."""
+    """A topic named by its `n` most telling tags, last segments joined by ' · '.
+
+    Tags more than half the store's notes carry (``who:user`` on most notes) tell nothing and are left
+    out unless nothing else is left. The rest go fewest notes first; ties: a non-``when`` tag before a
+    temporal one, then the longer last segment ('registration_fee' before 'october'), then the path.
+    """
     frame = store.graph.frame_of_topic[topic]
-    paths = sorted({p for _, p in frame}, key=lambda p: (store.ontology.counts.get(p, 0), -p.count("/"), p))
-    return " · ".join(p.rsplit("/", 1)[-1] for p in paths[:n]) or topic.replace(":", " ")
+    count = store.ontology.counts
+    temporal = {p for c, p in frame if c == "when"}
+    paths = sorted({p for _, p in frame}, key=lambda p: (count.get(p, 0), p in temporal,
+                                                         -len(p.rsplit("/", 1)[-1]), p))
+    telling = [p for p in paths if count.get(p, 0) <= len(store) / 2] or paths
+    return " · ".join(p.rsplit("/", 1)[-1] for p in telling[:n]) or topic.replace(":", " ")
 
 
 def _label(store: MemoryStore, node: str, data: dict) -> str:
