@@ -212,8 +212,10 @@ def file_explanations(store: MemoryStore, question: str, retrievers: Mapping[str
     return out
 
 
-# Free choice: above this many drawn nodes, tag and ontology nodes the question does not match are drawn
-# without a label (hover shows it), so labels do not pile up; notes, topics and matched concepts keep theirs.
+# Free choice: above this many drawn nodes only the telling nodes keep a label, so labels do not pile up
+# (hover shows every name): concepts the question matches, gold notes, every method's top_k notes, and the
+# topics and notes on the kept paths from the question to them. Other tag, ontology, topic and file nodes
+# are drawn without one.
 DENSE_LABELS = 60
 
 
@@ -251,14 +253,15 @@ def graph_html(store: MemoryStore, question: str | None = None,
     targets = sorted(highlighted, key=lambda f: (f[len("file:"):] not in gold,
                                                  min((r.get(f[len("file:"):], top_k + 1) for r in ranks.values()),
                                                      default=0), f))
-    keep = _select(ug, seeds, hops, max_nodes, highlighted | matched, _paths_to(ug, matched, targets))
+    paths = _paths_to(ug, matched, targets)
+    keep = _select(ug, seeds, hops, max_nodes, highlighted | matched, paths)
     sub = ug.subgraph(keep)
     drawn = [g.nodes[n]["note_id"] for n in keep if g.nodes[n]["kind"] == "file"]
     explanations = file_explanations(store, question, retrievers, drawn) if retrievers and question else None
     pos = _layout(sub)
 
     net = Network(height="100%", width="100%", cdn_resources="in_line")
-    dense = len(keep) > DENSE_LABELS
+    dense, on_path = len(keep) > DENSE_LABELS, set(paths)
     for node in keep:
         data = g.nodes[node]
         kind = data["kind"]
@@ -272,7 +275,8 @@ def graph_html(store: MemoryStore, question: str | None = None,
         else:
             border, width = colour, 1
         fixed = {"background": colour, "border": border}  # the same on hover and selection: gold stays gold
-        quiet = dense and kind in ("tag", "ontology") and node not in matched  # its name is in the tooltip; " ": pyvis turns "" into the id
+        told = node in matched or (kind in ("topic", "file") and (node in highlighted or node in on_path))
+        quiet = dense and not told  # its name is in the tooltip; " ": pyvis turns "" into the id
         net.add_node(node, label=" " if quiet else _label(store, node, data), shape=shape, x=pos[node][0],
                      y=pos[node][1],
                      title=_title(store, node, data, ranks, gold), kind=kind, bg=colour, ranks=note_ranks,
@@ -376,7 +380,7 @@ var shown = null;
 function why(id) {  /* textContent only: the explanation is data, never markup */
   shown = id;
   var n = nodes.get(id), e = n && n.why ? n.why[select.value] : null;
-  document.getElementById("why-title").textContent = n ? n.baseLabel + " · " + (select.value || "no method") : "Click a note";
+  document.getElementById("why-title").textContent = n ? n.id.slice(5) + " · " + (select.value || "no method") : "Click a note";
   var v = document.getElementById("why-verdict");
   v.textContent = e ? e.verdict : (n && n.kind === "file" ? "no explanation for this method" : "");
   v.className = e ? e.cls : "";
