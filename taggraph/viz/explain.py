@@ -178,9 +178,9 @@ def _chain(nodes: Sequence[str]) -> str:
 def _value_html(key: str, value: Any) -> str:
     """Render one details entry; path lists as chains, score maps as tables, the rest as JSON."""
     if key == "paths":
-        items = [f"<li>token <b>{html.escape(p['token'])}</b> matches <b>{html.escape(p['concept'])}</b> "
-                 f"at {p['hops']} ontology hop(s) ({html.escape(p.get('expansion', ''))}): {_chain(p['path'])}</li>"
-                 for p in value]
+        items = [f"<li>token <b>{html.escape(p['token'])}</b> matches <b>{html.escape(p['matched'])}</b>"
+                 + (f", reaching <b>{html.escape(p['concept'])}</b> at {p['hops']} ontology hop(s)" if p["hops"] else "")
+                 + f" ({html.escape(p['expansion'])}): {_chain(p['path'])}</li>" for p in value]
         return f"<ul>{''.join(items)}</ul>" if items else "<i>none</i>"
     if key == "main_paths":
         items = [f"<li>seed <b>{html.escape(p['seed'])}</b> (teleport mass {_number(p['seed_mass'])}, "
