@@ -72,3 +72,21 @@ def test_graph_side_panel_judges_by_the_runs_depth_like_the_explain_page():
     note = re.search(r"Why \(not\) note <code>(.*?)</code>", explain).group(1)
     words = side[note]["TagGraph-Basic"]["verdict"]
     assert "beyond depth 5" in words and html.escape(words) in explain
+
+
+def test_baseline_row_reads_as_the_baseline_and_charts_keep_the_tables_method_order():
+    import re
+
+    from taggraph.experiments.bench import add_significance
+    from taggraph.viz.report import recall_chart, summary_view
+
+    methods = ["TagGraph-Basic", "BM25"]  # not alphabetical
+    result = add_significance(run_bench(load_dataset(DEMO_DATA), methods, extractor="none", backend=None), "BM25")
+    view = summary_view(result)
+    assert list(view.columns[:6]) == ["method", "n", "MRR", "ΔMRR vs BM25", "p", "sig"]
+    assert view.set_index("method").loc["BM25", ["ΔMRR vs BM25", "p", "sig"]].tolist() == ["— (baseline)", "—", "—"]
+    pages = report_pages(result, "demo", "demo", None)
+    assert "nan" not in pages["report.md"].lower() and "— (baseline)" in pages["report.md"]
+    head = re.search(r"<table[^>]*summary[^>]*>.*?</tr>", pages["report.html"], re.S).group(0)
+    assert re.findall(r"<th>(.*?)</th>", head)[:4] == ["method", "n", "MRR", "ΔMRR vs BM25"]
+    assert recall_chart(result.per_type, methods).layout.xaxis.categoryarray == tuple(methods)
