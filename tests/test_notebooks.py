@@ -75,3 +75,14 @@ def test_twin_runs_with_injected_parameters(tmp_path):
     text = "\n".join(str(o.get("data", o.get("text", ""))) for c in nb.cells for o in c.get("outputs", []))
     assert "asked: which restaurant in Alfama?" in text and "demo_q03" in text and "Top 3 of each method" in text
     assert "your own question: no gold notes" in text and "TqdmWarning" not in text
+
+
+@pytest.mark.slow
+def test_failure_diagnostics_scores_answers_of_bm25_beside_the_graph_methods(tmp_path):
+    nbclient = pytest.importorskip("nbclient")
+    nb = nbformat.read(NOTEBOOK_DIR / "07_failure_diagnostics.ipynb", as_version=4)
+    nbclient.NotebookClient(nb, timeout=300, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    cell = next(c for c in nb.cells if c.cell_type == "code" and "answer_accuracy(" in c.source
+                and "import" not in c.source)
+    table = "\n".join(str(o.get("data", {}).get("text/plain", "")) for o in cell.outputs)
+    assert all(m in table for m in ("BM25", "TagGraph-Basic", "AdaptiveGraph")), table
