@@ -90,3 +90,18 @@ def test_baseline_row_reads_as_the_baseline_and_charts_keep_the_tables_method_or
     head = re.search(r"<table[^>]*summary[^>]*>.*?</tr>", pages["report.html"], re.S).group(0)
     assert re.findall(r"<th>(.*?)</th>", head)[:4] == ["method", "n", "MRR", "ΔMRR vs BM25"]
     assert recall_chart(result.per_type, methods).layout.xaxis.categoryarray == tuple(methods)
+
+
+def test_the_papers_table_is_chosen_by_the_haystacks_not_the_file_name():
+    from taggraph.datasets import Case
+    from taggraph.experiments.runs import benchmark_name
+    from taggraph.store import Interaction
+
+    def case(n_sessions, gold):
+        return Case("q", "?", "t", [Interaction(f"s{i}", "hi") for i in range(n_sessions)], gold)
+
+    assert benchmark_name(load_dataset(DEMO_DATA), "longmemeval") is None  # 13 sessions, distractors included
+    assert benchmark_name([case(2, ["s0", "s1"]), case(1, ["s0"])], "longmemeval") == "LongMemEval (oracle)"
+    assert benchmark_name([case(47, ["s3"]), case(52, ["s0"])], "longmemeval") == "LongMemEval-S"
+    assert benchmark_name([case(500, ["s3"])], "longmemeval") is None  # M: not in the paper's Table 1
+    assert benchmark_name([case(47, ["s3"])], "locomo") is None

@@ -26,9 +26,9 @@ def save_with_reports(result, out: Path, data: Path, force: bool, cases: list = 
     `miss_pages` missed questions of `cases` (the output folder is checked first)."""
     from taggraph.experiments.runs import benchmark_name, data_record, save_bench
     from taggraph.viz.report import report_pages
-    title = f"taggraph bench: {data.name or data}"
-    pages = report_pages(result, title, str(data), benchmark_name(data), cases, data, miss_pages)
-    return save_bench(result, out, data_record(data), pages, force=force)
+    title, record = f"taggraph bench: {data.name or data}", data_record(data)
+    pages = report_pages(result, title, str(data), benchmark_name(cases, record["format"]), cases, data, miss_pages)
+    return save_bench(result, out, record, pages, force=force)
 
 
 @command()

@@ -1,6 +1,7 @@
 """Run reports: report.md (tables) and report.html (styled tables, offline plotly charts, misses).
 
-report.html shows our numbers beside the paper's, Success@k per question type,
+report.html shows our numbers (beside the paper's Table 1 when a `benchmark` is named,
+as `taggraph.experiments.runs.benchmark_name` decides from the cases), Success@k per question type,
 the distribution of first-gold ranks, and a table of the questions some method
 missed (first gold rank per method); for the first N misses it links an explain
 page and a graph page written into the run folder under ``misses/``. All text
