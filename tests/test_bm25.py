@@ -54,3 +54,17 @@ def test_hostile_queries(hand_store, query):
 def test_empty_store_answers_nothing():
     from taggraph.store import MemoryStore
     assert make_retriever("BM25", MemoryStore()).query("anything") == []
+
+
+def test_a_negative_mean_idf_is_named_when_the_floor_stays_negative():
+    store = make_store([("s0", "I started yoga in the morning to sleep better.", "Nice!", {}),
+                        ("s1", "I adopted my dog Miso, a Shiba Inu.", "Congratulations!", {}),
+                        ("s2", "Can you suggest a pasta recipe for dinner?", "Try carbonara.", {})])
+    bm = make_retriever("BM25", store)
+    ref = BM25Okapi([tokenize(n.to_markdown()) for n in store])
+    assert ref.average_idf < 0 and bm.idf("what") == pytest.approx(ref.idf["what"]) and bm.idf("what") < 0
+    e = bm.explain("what breed is my dog?", "s1#0")
+    assert e.details["matched_terms"]["what"] < 0
+    assert "the mean idf is itself negative here" in e.reason and "floored" not in e.reason
+    big = make_retriever("BM25", make_store(HAND_ROWS + [(f"x{i}", "and so on", "ok", {}) for i in range(6)]))
+    assert "floored at 0.25 x the mean idf (" in big.explain("and dog", "x0#0").reason

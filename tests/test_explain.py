@@ -98,3 +98,16 @@ def test_tfidf_overlap_outside_the_traversal_is_named(hand_store):
         hand_store.remember(Interaction(f"f{i}", "Filler about tea.", "Tea is nice."), Extraction(what=["food/tea"]))
     row = explain_table(hand_store, "rex", "s6#0", ["TagGraph-TFIDF"]).iloc[0]
     assert row["score"] == 0 and "TF-IDF only re-weights the notes the traversal reached" in row["reason"]
+
+
+def test_terminal_explain_says_what_the_page_says_and_takes_the_runs_settings():
+    args = ["explain", "--question", "demo_q01", "--note", "demo_s23#0", "--methods", "BM25,TagGraph-Basic"]
+    result = CliRunner().invoke(app, [*args, "--depth", "5"])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "answer: Shiba Inu" in out and "note demo_s23#0: not gold; gold notes (1): demo_s07#0" in out
+    assert "store: 21 notes; each method retrieves 5" in out
+    assert "TagGraph-Basic: not retrieved (rank 6 of 21, beyond depth 5)" in out and "sibling expansion" in out
+    narrow = CliRunner().invoke(app, [*args, "--param", "TagGraph-Basic.max_hops=1"]).output
+    assert "sibling expansion" not in narrow and "within 1 ontology hops" in narrow
+    assert CliRunner().invoke(app, [*args, "--param", "Nope.x=1"]).exit_code == 2

@@ -126,18 +126,38 @@ def test_gold_keeps_its_colour_on_hover_and_file_nodes_carry_their_explanation(h
     assert "Edges:" in page and "topic–file" in page
 
 
-def test_dense_graphs_label_only_notes_topics_and_matched_concepts():
+def test_dense_graphs_label_only_matched_concepts_and_the_notes_and_topics_that_matter():
     from taggraph.config import DEMO_DATA
     from taggraph.datasets import load_dataset
     from taggraph.experiments.runner import build_store
     from taggraph.viz.graphview import DENSE_LABELS
 
     store = build_store(load_dataset(DEMO_DATA, limit=1)[0], "offline")
-    nodes = page_data(graph_html(store, question="what breed is my dog"))["nodes"]
+    question = "what breed is my dog"
+    ranked = make_retriever("BM25", store).query(question)
+    nodes = page_data(graph_html(store, question=question, results_by_method={"BM25": ranked},
+                                 gold_note_ids=["demo_s23#0"]))["nodes"]
     assert len(nodes) > DENSE_LABELS
+    labelled = {n["id"] for n in nodes if n["label"].strip()}
     concepts = [n for n in nodes if n["kind"] in ("tag", "ontology")]
-    labelled = {n["id"] for n in concepts if n["label"].strip()}
-    assert "concept:pet/dog" in labelled and len(labelled) < len(concepts) / 4  # matched ones keep their label
-    assert all(n["label"].strip() for n in nodes if n["kind"] in ("file", "topic"))
+    assert "concept:pet/dog" in labelled and len(labelled & {n["id"] for n in concepts}) < len(concepts) / 4
+    told = {"file:demo_s23#0"} | {f"file:{r.note_id}" for r in ranked[:5]}
+    assert told <= labelled  # gold and top 5 keep their label, and so do the topics on their paths
+    files_topics = [n for n in nodes if n["kind"] in ("file", "topic")]
+    assert any(n["kind"] == "topic" and n["id"] in labelled for n in files_topics)
+    assert len(labelled & {n["id"] for n in files_topics}) < len(files_topics) * 3 / 4
     small = page_data(graph_html(store, question="dog", max_nodes=DENSE_LABELS))["nodes"]
     assert all(n["label"].strip() for n in small)  # a sparse drawing labels everything
+
+
+def test_topic_names_leave_out_tags_most_notes_carry_and_prefer_telling_ties():
+    from taggraph.viz.graphview import topic_name
+
+    store = make_store([
+        ("a", "I run.", "ok", {"who": ["user"], "what": ["activity/running"]}),
+        ("b", "Fee due Oct 8.", "ok", {"who": ["user"], "what": ["topic/registration_fee"],
+                                        "when": ["date/october_8", "month/october"]}),
+        ("c", "Hi.", "ok", {"who": ["user"]}),
+    ])
+    names = {topic_name(store, t) for t in store.graph.frame_of_topic}
+    assert names == {"running", "registration_fee · october_8", "user"}  # 'user' only where nothing else is left

@@ -84,3 +84,14 @@ def test_marimo_html_export_names_the_esbuild_install_when_missing(tmp_path, mon
     with pytest.raises(SystemExit, match=r"esbuild not found: `npm install --prefix .*esbuild@"):
         export_marimo_html.export_marimo_html([NOTEBOOKS[0]], tmp_path)
     assert not any(tmp_path.iterdir())  # nothing exported, nothing run
+
+
+@pytest.mark.slow
+def test_failure_diagnostics_scores_answers_of_bm25_beside_the_graph_methods(tmp_path):
+    nbclient = pytest.importorskip("nbclient")
+    nb = nbformat.read(NOTEBOOK_DIR / "07_failure_diagnostics.ipynb", as_version=4)
+    nbclient.NotebookClient(nb, timeout=300, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    cell = next(c for c in nb.cells if c.cell_type == "code" and "answer_accuracy(" in c.source
+                and "import" not in c.source)
+    table = "\n".join(str(o.get("data", {}).get("text/plain", "")) for o in cell.outputs)
+    assert all(m in table for m in ("BM25", "TagGraph-Basic", "AdaptiveGraph")), table

@@ -56,3 +56,52 @@ def test_report_sets_the_papers_numbers_beside_ours():
     report = report_pages(result, "demo", "demo", "LongMemEval-S")["report.html"]
     assert "Beside the paper's Table 1 (LongMemEval-S, MRR)" in report
     assert "paper: Gemma" in report and "ours: none" in report
+
+
+def test_graph_side_panel_judges_by_the_runs_depth_like_the_explain_page():
+    import json
+    import re
+
+    cases = load_dataset(DEMO_DATA, limit=1)
+    result = run_bench(cases, ["BM25", "TagGraph-Basic"], depth=5, backend=None)
+    pages = report_pages(result, "demo", "demo", None, cases, DEMO_DATA, n_miss_pages=1)
+    qid = cases[0].case_id
+    data = json.loads(re.search(r"var DATA = (.*);", pages[f"misses/{qid}.graph.html"]).group(1))
+    side = {n["id"][len("file:"):]: n["why"] for n in data["nodes"] if n["kind"] == "file"}
+    explain = pages[f"misses/{qid}.explain.html"]
+    note = re.search(r"Why \(not\) note <code>(.*?)</code>", explain).group(1)
+    words = side[note]["TagGraph-Basic"]["verdict"]
+    assert "beyond depth 5" in words and html.escape(words) in explain
+
+
+def test_baseline_row_reads_as_the_baseline_and_charts_keep_the_tables_method_order():
+    import re
+
+    from taggraph.experiments.bench import add_significance
+    from taggraph.viz.report import recall_chart, summary_view
+
+    methods = ["TagGraph-Basic", "BM25"]  # not alphabetical
+    result = add_significance(run_bench(load_dataset(DEMO_DATA), methods, extractor="none", backend=None), "BM25")
+    view = summary_view(result)
+    assert list(view.columns[:6]) == ["method", "n", "MRR", "ΔMRR vs BM25", "p", "sig"]
+    assert view.set_index("method").loc["BM25", ["ΔMRR vs BM25", "p", "sig"]].tolist() == ["— (baseline)", "—", "—"]
+    pages = report_pages(result, "demo", "demo", None)
+    assert "nan" not in pages["report.md"].lower() and "— (baseline)" in pages["report.md"]
+    head = re.search(r"<table[^>]*summary[^>]*>.*?</tr>", pages["report.html"], re.S).group(0)
+    assert re.findall(r"<th>(.*?)</th>", head)[:4] == ["method", "n", "MRR", "ΔMRR vs BM25"]
+    assert recall_chart(result.per_type, methods).layout.xaxis.categoryarray == tuple(methods)
+
+
+def test_the_papers_table_is_chosen_by_the_haystacks_not_the_file_name():
+    from taggraph.datasets import Case
+    from taggraph.experiments.runs import benchmark_name
+    from taggraph.store import Interaction
+
+    def case(n_sessions, gold):
+        return Case("q", "?", "t", [Interaction(f"s{i}", "hi") for i in range(n_sessions)], gold)
+
+    assert benchmark_name(load_dataset(DEMO_DATA), "longmemeval") is None  # 13 sessions, distractors included
+    assert benchmark_name([case(2, ["s0", "s1"]), case(1, ["s0"])], "longmemeval") == "LongMemEval (oracle)"
+    assert benchmark_name([case(47, ["s3"]), case(52, ["s0"])], "longmemeval") == "LongMemEval-S"
+    assert benchmark_name([case(500, ["s3"])], "longmemeval") is None  # M: not in the paper's Table 1
+    assert benchmark_name([case(47, ["s3"])], "locomo") is None

@@ -20,3 +20,13 @@ def test_bound_top_level_drops_sibling_candidates_only(hand_store):
     assert {r.note_id for r in bounded.query("pet")} == {"s2#0", "s5#0"}
     assert [r.note_id for r in make_retriever("TagGraph-Basic", hand_store, rank_all_files=False).query("yoga")] \
         == ["s1#0", "s3#0"]
+
+
+def test_the_reason_names_the_matched_concept_and_how_it_reached_the_tag(hand_store):
+    from taggraph.viz.explain import explain_html
+
+    reason = make_retriever("TagGraph-Basic", hand_store).explain("yoga", "s3#0").reason
+    assert ("'yoga' matches activity/yoga, which reaches activity/running by sibling expansion via top-level "
+            "node 'activity' (2 hops)") in reason
+    page = explain_html(hand_store, "yoga", "s3#0", ["TagGraph-Basic"])
+    assert "matches <b>activity/yoga</b>, reaching <b>activity/running</b> at 2 ontology hop(s)" in page

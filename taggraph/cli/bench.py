@@ -26,9 +26,9 @@ def save_with_reports(result, out: Path, data: Path, force: bool, cases: list = 
     `miss_pages` missed questions of `cases` (the output folder is checked first)."""
     from taggraph.experiments.runs import benchmark_name, data_record, save_bench
     from taggraph.viz.report import report_pages
-    title = f"taggraph bench: {data.name or data}"
-    pages = report_pages(result, title, str(data), benchmark_name(data), cases, data, miss_pages)
-    return save_bench(result, out, data_record(data), pages, force=force)
+    title, record = f"taggraph bench: {data.name or data}", data_record(data)
+    pages = report_pages(result, title, str(data), benchmark_name(cases, record["format"]), cases, data, miss_pages)
+    return save_bench(result, out, record, pages, force=force)
 
 
 @command()
@@ -59,6 +59,7 @@ def bench(
     from taggraph.experiments.bench import add_benchmark_metrics, add_significance, run_bench
     from taggraph.experiments.dask_backend import scale_out
     from taggraph.experiments.runs import check_run_folder
+    from taggraph.viz.report import summary_view
 
     folder = check_run_folder(out or default_out(data), force)
     names_ = methods_option(methods)
@@ -74,7 +75,7 @@ def bench(
     add_benchmark_metrics(result, cases)
     add_significance(result, None if baseline.lower() == "none" else baseline)
     save_with_reports(result, folder, data, force, cases, miss_pages)
-    typer.echo(result.summary.round(3).to_string(index=False))
+    typer.echo(summary_view(result).to_string(index=False))
     typer.echo(f"\nrun folder: {folder}")
 
 
@@ -159,6 +160,7 @@ def score(
     """Score another system's rankings with exactly bench's metrics and protocol, in the same report."""
     from taggraph.experiments.bench import add_benchmark_metrics, add_significance, run_bench, score_external
     from taggraph.experiments.runs import check_run_folder
+    from taggraph.viz.report import summary_view
 
     folder = check_run_folder(out or default_out(data, "score"), force)
     cases = load_cases(data, fmt)
@@ -167,7 +169,7 @@ def score(
     add_benchmark_metrics(result, cases)
     add_significance(result, baseline)
     save_with_reports(result, folder, data, force, cases)
-    typer.echo(result.summary.round(3).to_string(index=False))
+    typer.echo(summary_view(result).to_string(index=False))
     typer.echo(f"\nrun folder: {folder}")
 
 

@@ -34,7 +34,8 @@ def _load(path: Path, limit: Optional[int]):
     from taggraph.datasets.detect import load_any
     from taggraph.experiments.runs import data_record, dataset_name
     record = data_record(path)
-    return dataset_name(path, record["format"]), load_any(path, limit=positive(limit, "--limit")), record
+    cases = load_any(path, limit=positive(limit, "--limit"))
+    return dataset_name(path, record["format"], cases), cases, record
 
 
 def _folder(command_name: str, out: Optional[Path], force: bool) -> Path:

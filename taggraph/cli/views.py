@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from taggraph.cli.app import DEFAULT_DATA, command, methods_option, positive
+from taggraph.cli.app import DEFAULT_DATA, command, method_params, methods_option, positive
 
 
 @command()
@@ -18,15 +18,14 @@ def explain(
     out: Optional[Path] = typer.Option(None, help="Also write the explanation page (HTML) here."),
     methods: Optional[str] = typer.Option(None, help="Comma-separated method names; default: the paper's seven."),
     extractor: str = typer.Option("offline", help="offline | offline-v2 | none | ollama:MODEL | gguf:PATH"),
+    depth: int = typer.Option(40, help="Retrieval depth, as bench's --depth."),
+    param: list[str] = typer.Option([], help="Method parameter METHOD.KEY=VALUE, as bench's --param."),
 ) -> None:
-    """Why each method did (not) retrieve a note for a question."""
+    """Why each method did (not) retrieve a note for a question, judged like the explain page."""
     from taggraph.viz.explain import explain_command
 
-    table = explain_command(data, question, note, out, extractor, methods_option(methods))
-    for row in table.to_dict("records"):
-        typer.echo(f"{row['method']}: {row['reason']}")
-        if row["key details"]:
-            typer.echo(f"    {row['key details']}")
+    typer.echo(explain_command(data, question, note, out, extractor, methods_option(methods),
+                               positive(depth, "--depth"), method_params(param)))
     if out is not None:
         typer.echo(f"\nexplanation page: {out}")
 

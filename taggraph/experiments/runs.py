@@ -12,9 +12,11 @@ from __future__ import annotations
 import json
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -24,7 +26,7 @@ import pandas as pd
 
 from taggraph.atomic import atomic_write, folder_mode
 from taggraph.config import PACKAGE_DIR
-from taggraph.datasets import data_checksum
+from taggraph.datasets import Case, data_checksum
 from taggraph.datasets.detect import detect_format
 from taggraph.errors import ConfigError, WriteError
 
@@ -65,23 +67,29 @@ def data_record(path: Path) -> dict[str, Any]:
     return {"path": str(path), "format": detect_format(path), "sha256": data_checksum(path)}
 
 
-def benchmark_name(data_path: Path) -> str | None:
-    """The paper's Table 1 benchmark a LongMemEval file corresponds to, if any."""
-    name = data_path.name.lower()
-    if "oracle" in name:
+def benchmark_name(cases: Sequence[Case], fmt: str) -> str | None:
+    """The paper's Table 1 benchmark LongMemEval `cases` are drawn from, judged by their haystacks (the
+    file name plays no part): 'LongMemEval (oracle)' when every haystack holds only its question's
+    evidence sessions, 'LongMemEval-S' when the median haystack has 30-100 sessions (S: 39-58, median
+    47, on its dev split; M: ~500), else None - so the bundled demo (13 sessions, distractors
+    included) is not set beside the paper's numbers."""
+    judged = [c for c in cases if c.gold_session_ids]
+    if fmt != "longmemeval" or not judged:
+        return None
+    if all({i.session_id for i in c.interactions} <= set(c.gold_session_ids) for c in judged):
         return "LongMemEval (oracle)"
-    if "longmemeval_s" in name:
+    if 30 <= statistics.median(len({i.session_id for i in c.interactions}) for c in cases) <= 100:
         return "LongMemEval-S"
     return None
 
 
-def dataset_name(path: Path, fmt: str) -> str:
-    """How tables name a dataset: the paper's benchmark name where there is one."""
+def dataset_name(path: Path, fmt: str, cases: Sequence[Case]) -> str:
+    """How tables name a dataset: the paper's benchmark name where there is one (`benchmark_name`)."""
     if fmt == "atant":
         return f"ATANT ({path.name})"
     if fmt == "locomo":
         return "LoCoMo"
-    return benchmark_name(path) or path.name.split(".")[0]
+    return benchmark_name(cases, fmt) or path.name.split(".")[0]
 
 
 def run_record(config: dict[str, Any], data: Any) -> dict[str, Any]:

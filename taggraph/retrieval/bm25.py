@@ -1,9 +1,10 @@
 """BM25: Okapi BM25 over the full note text, no graph (paper, section 3.3.2).
 
 Scores equal rank-bm25's ``BM25Okapi`` (k1=1.5, b=0.75, epsilon=0.25, including
-its floor for negative idf) - tests/test_bm25.py checks parity. We keep our own
-inverted index instead of calling BM25Okapi because BM25Okapi cannot add a
-document without rebuilding, and `remember` must be incremental.
+its floor for negative idf: epsilon x the mean idf, below 0 when that mean is) -
+tests/test_bm25.py checks parity. We keep our own inverted index instead of calling
+BM25Okapi because BM25Okapi cannot add a document without rebuilding, and
+`remember` must be incremental.
 """
 
 from __future__ import annotations
@@ -89,8 +90,18 @@ class BM25(Retriever):
             floored = [t for t in matched if math.log(self.terms.n_docs - self.terms.df[t] + 0.5)
                        < math.log(self.terms.df[t] + 0.5)]
             if floored:
-                details["fallback"] = (f"{floored} occur in more than half of the {self.terms.n_docs} notes, so their "
-                                       f"negative idf is floored at {self.params['epsilon']} x the mean idf")
+                details["fallback"] = self._floor_words(floored)
         else:
             details["missing"] = "shares no query term with the note"
         return details
+
+    def _floor_words(self, floored: list[str]) -> str:
+        """What rank-bm25's epsilon rule did to `floored` (terms with negative idf): it sets their idf to
+        epsilon x the mean idf of all terms, which is a floor above 0 only while that mean is positive; on
+        a small store the mean is often negative too, and the 'floored' idf stays negative."""
+        eps, mean = self.params["epsilon"], self._average_idf()
+        head = f"{floored} occur in more than half of the {self.terms.n_docs} notes, so their negative idf is"
+        if mean >= 0:
+            return f"{head} floored at {eps} x the mean idf ({eps * mean:.3g})"
+        return (f"{head} set to {eps} x the mean idf as rank-bm25 does; the mean idf is itself negative here "
+                f"({mean:.3g}), so their idf stays negative ({eps * mean:.3g}) and they lower the score")

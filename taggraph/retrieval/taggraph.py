@@ -48,6 +48,16 @@ def expansion(trail: list[str]) -> str:
     return "direct match" if len(trail) == 1 else "ontology parent/child"
 
 
+def path_words(e: dict[str, Any]) -> str:
+    """One evidence path in words: "'dog' matches pet/dog" for a direct match, else the concept the
+    token matched and how it reached the note's tag: "'breed' matches topic/dog_breed, which reaches
+    topic/couch by sibling expansion via top-level node 'topic' (2 hops)"."""
+    if not e["hops"]:
+        return f"'{e['token']}' matches {e['concept']}"
+    return (f"'{e['token']}' matches {e['matched']}, which reaches {e['concept']} by {e['expansion']} "
+            f"({e['hops']} hop{'s' if e['hops'] > 1 else ''})")
+
+
 class TagGraph(Retriever):
     name = "TagGraph"
 
@@ -115,7 +125,8 @@ class TagGraph(Retriever):
                 note = self.store.notes[idx]
                 topic = self.store.graph.topic_of_frame[frozenset(note.tag_pairs())]
                 found.setdefault(idx, []).append(
-                    {"token": token, "concept": concept, "hops": len(trail) - 1, "expansion": expansion(trail),
+                    {"token": token, "matched": trail[0], "concept": concept, "hops": len(trail) - 1,
+                     "expansion": expansion(trail),
                      "path": [concept_node(c) for c in trail] + [topic, file_node(note.note_id)]})
         return found
 
@@ -142,9 +153,7 @@ class TagGraph(Retriever):
         if self.params["tfidf"]:
             details["tfidf_overlap"] = self.terms.tfidf_overlap(kept).get(note.index, 0.0)
         if evidence:
-            details["evidence"] = "; ".join(
-                f"'{e['token']}' matches {e['concept']}" + (f" ({e['expansion']}, {e['hops']} hops)" if e["hops"] else "")
-                for e in evidence[:3])
+            details["evidence"] = "; ".join(path_words(e) for e in evidence[:3])
         if dropped and not kept:
             details["fallback"] = (f"every query token was dropped as a stopword (in more than "
                                    f"{self.params['stopword_df']:.0%} of the {len(self.store)} notes): no entry point")

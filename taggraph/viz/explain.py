@@ -178,9 +178,9 @@ def _chain(nodes: Sequence[str]) -> str:
 def _value_html(key: str, value: Any) -> str:
     """Render one details entry; path lists as chains, score maps as tables, the rest as JSON."""
     if key == "paths":
-        items = [f"<li>token <b>{html.escape(p['token'])}</b> matches <b>{html.escape(p['concept'])}</b> "
-                 f"at {p['hops']} ontology hop(s) ({html.escape(p.get('expansion', ''))}): {_chain(p['path'])}</li>"
-                 for p in value]
+        items = [f"<li>token <b>{html.escape(p['token'])}</b> matches <b>{html.escape(p['matched'])}</b>"
+                 + (f", reaching <b>{html.escape(p['concept'])}</b> at {p['hops']} ontology hop(s)" if p["hops"] else "")
+                 + f" ({html.escape(p['expansion'])}): {_chain(p['path'])}</li>" for p in value]
         return f"<ul>{''.join(items)}</ul>" if items else "<i>none</i>"
     if key == "main_paths":
         items = [f"<li>seed <b>{html.escape(p['seed'])}</b> (teleport mass {_number(p['seed_mass'])}, "
@@ -309,9 +309,13 @@ def find_case(data: str | Path, question_id: str) -> Case:
 
 
 def explain_command(data: str | Path, question_id: str, note_id: str | None = None, out: str | Path | None = None,
-                    extractor: str = "offline", methods: Sequence[str] | None = None) -> pd.DataFrame:
-    """Build the question's store, explain `note_id` (default: its first gold note) for each method,
-    write the HTML page to `out` when given; returns the table."""
+                    extractor: str = "offline", methods: Sequence[str] | None = None, depth: int = DEFAULT_DEPTH,
+                    method_params: Mapping[str, Mapping[str, Any]] | None = None, k: int = METRIC_K) -> str:
+    """Build the question's store, explain `note_id` (default: its first gold note) for each method, built
+    with its `method_params` ({method: {key: value}}) and retrieving `depth` notes; write the HTML page to
+    `out` when given. Returns the terminal text: question, answer, whether the note is gold and the gold
+    notes, store size and depth, then per method the page's verdict at `k`, its score and reason, and the
+    key details."""
     from taggraph.experiments.runner import build_store
 
     case = find_case(data, question_id)
@@ -321,9 +325,18 @@ def explain_command(data: str | Path, question_id: str, note_id: str | None = No
         if not gold:
             raise ConfigError(f"question {question_id!r} has no gold note; pass a note id")
         note_id = gold[0]
-    retrievers = build_retrievers(store, available_methods(methods))
-    table = explain_table(store, case.question, note_id, retrievers)
+    params = method_params or {}
+    retrievers = {m: make_retriever(m, store, **params.get(m, {})) for m in available_methods(methods)}
+    lines = [f"question {question_id}: {case.question}", f"answer: {case.answer}",
+             f"note {note_id}: {'gold' if note_id in gold else 'not gold'}; gold notes ({len(gold)}): "
+             + (", ".join(gold) or "not known"),
+             f"store: {len(store)} notes; each method retrieves {depth}; verdicts at k = {k} (Success@{k})", ""]
+    for m, e in explanations(store, case.question, note_id, retrievers, depth).items():
+        words, _ = verdict(e, k, depth, len(store))
+        lines.append(f"{m}: {words}; score {_number(e.score)}; {_RANKED_PREFIX.sub('', e.reason)}")
+        if summarize(e):
+            lines.append(f"    {summarize(e)}")
     if out is not None:
-        atomic_write(Path(out), explain_html(store, case.question, note_id, retrievers, answer=case.answer,
-                                                gold=gold))
-    return table
+        atomic_write(Path(out), explain_html(store, case.question, note_id, retrievers, k=k, depth=depth,
+                                             answer=case.answer, gold=gold))
+    return "\n".join(lines)

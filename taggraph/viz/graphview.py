@@ -4,9 +4,9 @@ Node kinds keep one colour and shape each (tag: blue dot, ontology: grey diamond
 topic: orange triangle, file: teal square). Gold notes are drawn as gold stars;
 a drop-down picks which method's top-k notes get a red ring and their rank in
 the label; concepts the question's tokens match get a black ring. Topic nodes
-are named by their most telling tags (those fewest notes carry). Hovering a
-node shows its details; for a file node its tag line and a snippet of the
-conversation; clicking a file node (or opening the page as ``page.html#note=ID``)
+are named by their most telling tags (`topic_name`: those fewest notes carry, never one
+on more than half the notes). Hovering a node shows its details; for a file node its
+tag line and a snippet of the conversation; clicking a file node (or opening the page as ``page.html#note=ID``)
 shows, in the side panel, why the chosen method did (not) retrieve it (when
 `retrievers` are given). When the graph
 is trimmed to `max_nodes`, the shortest paths from the question's concepts to
@@ -161,11 +161,19 @@ def _title(store: MemoryStore, node: str, data: dict, ranks: dict[str, dict[str,
 
 
 def topic_name(store: MemoryStore, topic: str, n: int = 2) -> str:
-    """A topic named by its `n` most telling tags: the paths fewest notes carry (ties: the longer
-    path), last segments joined by ' · '."""
+    """A topic named by its `n` most telling tags, last segments joined by ' · '.
+
+    Tags more than half the store's notes carry (``who:user`` on most notes) tell nothing and are left
+    out unless nothing else is left. The rest go fewest notes first; ties: a non-``when`` tag before a
+    temporal one, then the longer last segment ('registration_fee' before 'october'), then the path.
+    """
     frame = store.graph.frame_of_topic[topic]
-    paths = sorted({p for _, p in frame}, key=lambda p: (store.ontology.counts.get(p, 0), -p.count("/"), p))
-    return " · ".join(p.rsplit("/", 1)[-1] for p in paths[:n]) or topic.replace(":", " ")
+    count = store.ontology.counts
+    temporal = {p for c, p in frame if c == "when"}
+    paths = sorted({p for _, p in frame}, key=lambda p: (count.get(p, 0), p in temporal,
+                                                         -len(p.rsplit("/", 1)[-1]), p))
+    telling = [p for p in paths if count.get(p, 0) <= len(store) / 2] or paths
+    return " · ".join(p.rsplit("/", 1)[-1] for p in telling[:n]) or topic.replace(":", " ")
 
 
 def _label(store: MemoryStore, node: str, data: dict) -> str:
@@ -177,13 +185,15 @@ def _label(store: MemoryStore, node: str, data: dict) -> str:
     return data["path"].rsplit("/", 1)[-1]
 
 
-def _why(explanations: Mapping[str, Mapping[str, Explanation]] | None, note_id: str, k: int, n_notes: int) -> dict:
-    """method -> {verdict, cls, text} of one note for the side panel (plain text, shown as text)."""
+def _why(explanations: Mapping[str, Mapping[str, Explanation]] | None, note_id: str, k: int, depth: int,
+         n_notes: int) -> dict:
+    """method -> {verdict, cls, text} of one note for the side panel (plain text, shown as text), judged
+    like the explain page: by the cut-off `k` and the run's retrieval `depth`."""
     out = {}
     for method, by_note in (explanations or {}).items():
         e = by_note.get(note_id)
         if e is not None:
-            words, cls = verdict(e, k, DEFAULT_DEPTH, n_notes)
+            words, cls = verdict(e, k, depth, n_notes)
             fallback = e.details.get("fallback")
             out[method] = {"verdict": words, "cls": cls,
                            "text": evidence_text(e) + (f" (fallback: {fallback})" if fallback else "")}
@@ -202,8 +212,10 @@ def file_explanations(store: MemoryStore, question: str, retrievers: Mapping[str
     return out
 
 
-# Free choice: above this many drawn nodes, tag and ontology nodes the question does not match are drawn
-# without a label (hover shows it), so labels do not pile up; notes, topics and matched concepts keep theirs.
+# Free choice: above this many drawn nodes only the telling nodes keep a label, so labels do not pile up
+# (hover shows every name): concepts the question matches, gold notes, every method's top_k notes, and the
+# topics and notes on the kept paths from the question to them. Other tag, ontology, topic and file nodes
+# are drawn without one.
 DENSE_LABELS = 60
 
 
@@ -211,7 +223,7 @@ def graph_html(store: MemoryStore, question: str | None = None,
                results_by_method: Mapping[str, Sequence] | None = None, gold_note_ids: Iterable[str] = (),
                neighbourhood_of: str | None = None, hops: int = 2, max_nodes: int = 400, top_k: int = 5,
                chronological: bool = False, title: str | None = None,
-               retrievers: Mapping[str, Retriever] | None = None) -> str:
+               retrievers: Mapping[str, Retriever] | None = None, depth: int = DEFAULT_DEPTH) -> str:
     """A self-contained HTML page drawing `store`'s base graph.
 
     question: shown in the header; its matched concepts get a black ring.
@@ -225,7 +237,7 @@ def graph_html(store: MemoryStore, question: str | None = None,
     chronological: also draw AdaptiveGraph's links between consecutive notes.
     retrievers: method -> retriever; when given with `question`, each drawn file node is explained
         (`file_explanations`) and clicking it shows the chosen method's verdict (by `top_k`) and
-        evidence in the side panel.
+        evidence in the side panel; `depth` is the run's retrieval depth the verdict judges by.
     """
     g = store.graph.to_networkx(chronological=chronological)
     ug = nx.Graph(g)  # undirected view: every link is stored in both directions
@@ -241,14 +253,15 @@ def graph_html(store: MemoryStore, question: str | None = None,
     targets = sorted(highlighted, key=lambda f: (f[len("file:"):] not in gold,
                                                  min((r.get(f[len("file:"):], top_k + 1) for r in ranks.values()),
                                                      default=0), f))
-    keep = _select(ug, seeds, hops, max_nodes, highlighted | matched, _paths_to(ug, matched, targets))
+    paths = _paths_to(ug, matched, targets)
+    keep = _select(ug, seeds, hops, max_nodes, highlighted | matched, paths)
     sub = ug.subgraph(keep)
     drawn = [g.nodes[n]["note_id"] for n in keep if g.nodes[n]["kind"] == "file"]
     explanations = file_explanations(store, question, retrievers, drawn) if retrievers and question else None
     pos = _layout(sub)
 
     net = Network(height="100%", width="100%", cdn_resources="in_line")
-    dense = len(keep) > DENSE_LABELS
+    dense, on_path = len(keep) > DENSE_LABELS, set(paths)
     for node in keep:
         data = g.nodes[node]
         kind = data["kind"]
@@ -262,12 +275,13 @@ def graph_html(store: MemoryStore, question: str | None = None,
         else:
             border, width = colour, 1
         fixed = {"background": colour, "border": border}  # the same on hover and selection: gold stays gold
-        quiet = dense and kind in ("tag", "ontology") and node not in matched  # its name is in the tooltip; " ": pyvis turns "" into the id
+        told = node in matched or (kind in ("topic", "file") and (node in highlighted or node in on_path))
+        quiet = dense and not told  # its name is in the tooltip; " ": pyvis turns "" into the id
         net.add_node(node, label=" " if quiet else _label(store, node, data), shape=shape, x=pos[node][0],
                      y=pos[node][1],
                      title=_title(store, node, data, ranks, gold), kind=kind, bg=colour, ranks=note_ranks,
                      size=size, borderWidth=width, color={**fixed, "hover": fixed, "highlight": fixed},
-                     why=_why(explanations, data.get("note_id"), top_k, len(store)) if kind == "file" else {})
+                     why=_why(explanations, data.get("note_id"), top_k, depth, len(store)) if kind == "file" else {})
     for a, b, kind in sorted((*sorted(e[:2]), e[2]) for e in sub.edges(data="kind")):
         colour, dashes = EDGE_STYLE[kind]
         net.add_edge(a, b, color=colour, dashes=dashes, title=kind, width=1)
@@ -366,7 +380,7 @@ var shown = null;
 function why(id) {  /* textContent only: the explanation is data, never markup */
   shown = id;
   var n = nodes.get(id), e = n && n.why ? n.why[select.value] : null;
-  document.getElementById("why-title").textContent = n ? n.baseLabel + " · " + (select.value || "no method") : "Click a note";
+  document.getElementById("why-title").textContent = n ? n.id.slice(5) + " · " + (select.value || "no method") : "Click a note";
   var v = document.getElementById("why-verdict");
   v.textContent = e ? e.verdict : (n && n.kind === "file" ? "no explanation for this method" : "");
   v.className = e ? e.cls : "";

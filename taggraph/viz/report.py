@@ -1,6 +1,7 @@
 """Run reports: report.md (tables) and report.html (styled tables, offline plotly charts, misses).
 
-report.html shows our numbers beside the paper's, Success@k per question type,
+report.html shows our numbers (beside the paper's Table 1 when a `benchmark` is named,
+as `taggraph.experiments.runs.benchmark_name` decides from the cases), Success@k per question type,
 the distribution of first-gold ranks, and a table of the questions some method
 missed (first gold rank per method); for the first N misses it links an explain
 page and a graph page written into the run folder under ``misses/``. All text
@@ -33,11 +34,13 @@ NAMES_NOTE = ("Success@k is hit-at-k (a gold session among the first k; LongMemE
               "recall_all@k and ndcg_any@k are LongMemEval's official metrics, nDCG@k is ir-measures'.")
 
 
-def recall_chart(per_type: pd.DataFrame) -> go.Figure:
+def recall_chart(per_type: pd.DataFrame, methods: Sequence[str]) -> go.Figure:
+    """Success@k bars per question type, methods in `methods`' order (the tables' order)."""
     long = per_type.melt(id_vars=["question_type", "method"], value_vars=SUCCESS_COLUMNS,
                          var_name="k", value_name="Success")
     return px.bar(long, x="method", y="Success", color="k", barmode="group", facet_col="question_type",
-                  facet_col_wrap=3, title="Success@k (the paper's per-type recall@k) per question type", height=650)
+                  facet_col_wrap=3, category_orders={"method": list(methods)}, height=650,
+                  title="Success@k (the paper's per-type recall@k) per question type")
 
 
 RANK_BINS = [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 10), (11, 20), (21, 40)]  # our choice: finer near the top
@@ -94,6 +97,23 @@ def per_type_table(per_type: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
     return table.reindex(columns=methods).reset_index().rename_axis(columns=None)
 
 
+def summary_view(result) -> pd.DataFrame:
+    """The summary as the terminal and the reports show it: rounded to 3 decimals, with the comparison to
+    the baseline (ΔMRR, p, sig) right after MRR, and the baseline's own cells there (NaN in summary.csv:
+    it is not compared with itself) as '— (baseline)', '—', '—'. The report page fits it in 90em (key
+    columns first, small type) and scrolls it sideways on narrower screens."""
+    table = result.summary.round(3)
+    baseline = result.config.get("baseline")
+    if not baseline:
+        return table
+    compared = [f"ΔMRR vs {baseline}", "p", "sig"]
+    first = ["method", "n", "MRR", *compared]
+    table = table[[c for c in first if c in table] + [c for c in table if c not in first]]
+    table[compared[:2]] = table[compared[:2]].map(lambda v: "—" if pd.isna(v) else f"{v:.3f}")
+    table.loc[table["method"] == baseline, compared] = ["— (baseline)", "—", "—"]
+    return table
+
+
 def markdown_report(result, title: str, data_label: str, benchmark: str | None) -> str:
     cfg = result.config
     embedders = sorted({c["embedder"] for c in cfg["methods"].values() if "embedder" in c})
@@ -104,7 +124,7 @@ def markdown_report(result, title: str, data_label: str, benchmark: str | None) 
              f"(`_abs`, no gold session) are excluded from every metric. Extractor: `{cfg['extractor']}`."
              f"{dense} Depth {cfg['depth']}.", "",
              f"## MRR and the other metrics (session level, de-duplicated through depth {cfg['depth']})", "",
-             NAMES_NOTE, "", result.summary.round(3).to_markdown(index=False), ""]
+             NAMES_NOTE, "", summary_view(result).to_markdown(index=False), ""]
     if benchmark:
         parts += [f"## Beside the paper's Table 1 ({benchmark}, MRR; the paper's rows used LLM extraction)", "",
                   comparison_table(result.summary, benchmark, cfg["extractor"]).round(3).to_markdown(), ""]
@@ -151,11 +171,14 @@ def miss_pages(result, cases: Sequence, data: Path | str, misses: pd.DataFrame, 
         gold = gold_notes(data, case, store)
         if not gold:
             continue
+        depth = result.config["depth"]
         pages[_page_name(qid, "explain")] = explain_html(store, case.question, gold[0], retrievers, k=k,
-                                                         depth=result.config["depth"], answer=case.answer, gold=gold)
+                                                         depth=depth, answer=case.answer, gold=gold)
         pages[_page_name(qid, "graph")] = graph_html(store, question=case.question, gold_note_ids=gold,
-                                                     results_by_method=retrieve_all(store, case.question, retrievers),
-                                                     neighbourhood_of=case.question, top_k=k, retrievers=retrievers)
+                                                     results_by_method=retrieve_all(store, case.question, retrievers,
+                                                                                    depth),
+                                                     neighbourhood_of=case.question, top_k=k, retrievers=retrievers,
+                                                     depth=depth)
     return pages
 
 
@@ -210,7 +233,7 @@ def html_report(result, title: str, data_label: str, benchmark: str | None, miss
     """The run report as one self-contained page (see the module docstring)."""
     cfg = result.config
     methods = list(result.summary["method"])
-    figs = [mrr_chart(result.summary), recall_chart(result.per_type), rank_chart(result.rankings)]
+    figs = [mrr_chart(result.summary), recall_chart(result.per_type, methods), rank_chart(result.rankings)]
     charts = [f.to_html(full_html=False, include_plotlyjs=(i == 0), config={"displaylogo": False})  # no link out
               for i, f in enumerate(figs)]
     paper = ""
@@ -226,19 +249,20 @@ def html_report(result, title: str, data_label: str, benchmark: str | None, miss
             f"{cfg['n_abstention']} abstention excluded · extractor <code>{html.escape(str(cfg['extractor']))}</code>"
             f" · depth {cfg['depth']}</p>"
             f"<h2>Per method</h2><p class='meta'>{html.escape(NAMES_NOTE)}</p>{_few_questions(result.summary)}"
-            f"{_table(result.summary.round(3), 'num')}{paper}{charts[0]}"
+            f"{_table(summary_view(result), 'num summary')}{paper}{charts[0]}"
             f"<h2>Questions missed by some method (top {k})</h2>{_misses_html(misses, pages, questions, k)}"
             f"{charts[2]}<h2>Per question type (Success@k, %)</h2>"
             f"{_table(per_type_table(result.per_type, methods), 'num')}{charts[1]}</body></html>")
 
 
 _CSS = """
-body { font: 14px system-ui, sans-serif; margin: 1.5em auto; max-width: 80em; padding: 0 1em; }
+body { font: 14px system-ui, sans-serif; margin: 1.5em auto; max-width: 90em; padding: 0 1em; }
 table { border-collapse: collapse; margin: .5em 0 1em; }
 th, td { border-bottom: 1px solid #ddd; padding: 4px 10px; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; } tr:hover td { background: #fafafa; }
 table.num td { font-variant-numeric: tabular-nums; } td.num { text-align: right; }
 td.bad { color: #c0392b; font-weight: bold; } td.ok { color: #1a7f37; }
 p.meta { color: #444; max-width: 60em; } div.wide { overflow-x: auto; }
+table.summary { font-size: 12px; } table.summary th, table.summary td { padding: 3px 6px; }
 p.caveat { background: #fff6e0; padding: .4em .6em; color: #8a5a00; }
 """
