@@ -56,7 +56,7 @@ def dated_store(rows=DATED) -> MemoryStore:
 def test_registered_with_ablations():
     store = make_store(HAND_ROWS)
     for name in ["TagGraph-Fusion", "TagGraph-Fusion-noGraph", "TagGraph-Fusion-noDense", "TagGraph-Fusion-noRaw",
-                 "TagGraph-Fusion-noSession", "TagGraph-Fusion-noTime", "TagGraph-Fusion-noStaticPool"]:
+                 "TagGraph-Fusion-noSession", "TagGraph-Fusion-noTime"]:
         r = make_retriever(name, store, embedder=BagOfWords())
         assert r.name == name and isinstance(r, TagGraphFusion)
     assert make_retriever("TagGraph-Fusion-noGraph", store, embedder=BagOfWords()).config()["graph"] is False
@@ -89,7 +89,7 @@ def test_dense_only_embeds_the_candidate_pool():
     rows = HAND_ROWS + [(f"x{i}", f"Filler chat number {i} about weather.", "Ok.", {}) for i in range(20)]
     store = make_store(rows)
     emb = BagOfWords()
-    r = fusion(store, embedder=emb, pool=2, static_pool=0)
+    r = fusion(store, embedder=emb, pool=2)
     r.query("dog beagle")
     embedded = [t for call in emb.calls for t in call]
     assert 1 < len(embedded) <= 3 * 2 + 1  # at most `pool` notes from each of three lists, plus the query
@@ -98,24 +98,6 @@ def test_dense_only_embeds_the_candidate_pool():
     calls = len(emb.calls)
     r.query("dog beagle?")  # same tokens, so the same pool
     assert emb.calls[calls:] == [["dog beagle?"]]  # note vectors are kept: a new query embeds only itself
-
-
-class Synonyms(BagOfWords):
-    """A fake static embedder that knows "puppy" means "dog" (what lexical lists cannot)."""
-
-    def _embed(self, texts):
-        return super()._embed([t.replace("puppy", "dog") for t in texts])
-
-
-def test_static_pool_brings_in_a_paraphrase_no_lexical_list_finds():
-    store = make_store(HAND_ROWS)
-    for static_pool, expected in [(0, False), (2, True)]:
-        emb = BagOfWords()
-        fusion(store, embedder=emb, static_embedder=Synonyms(), pool=1, static_pool=static_pool).query("puppy yoga")
-        embedded = [t for call in emb.calls for t in call]
-        assert (dense_text(store.by_id["s2#0"]) in embedded) is expected
-        assert dense_text(store.by_id["s1#0"]) in embedded  # the lexical hit, either way
-        assert len(embedded) <= 2 + static_pool  # the query and the lexical/PPR top 1, plus the static pool
 
 
 def test_incremental_add_equals_batch_build():

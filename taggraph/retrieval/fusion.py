@@ -5,11 +5,8 @@ For a query (and optionally the date it is asked, ``now``):
 1. lexical: Okapi BM25 over the notes (`BM25` on the shared TermIndex) and over
    the raw turns (`BM25` on a TermIndex of `Note.raw_text`, no tag line);
 2. candidate pool: the `pool` best notes of each lexical list and of a first PPR
-   (seeded by tags and lexical scores), and the `static_pool` best notes by cosine
-   under ``minilm-static`` (model2vec, ~100x cheaper than MiniLM, over every note's
-   user turn; it finds the paraphrases lexical lists miss); only pool notes are
-   embedded with MiniLM (through the project's embedder and its disk cache), never
-   the whole haystack;
+   (seeded by tags and lexical scores); only pool notes are embedded (MiniLM
+   through the project's embedder and its disk cache), never the whole haystack;
 3. dense: cosine of the query to each pool note's user turn (`dense_text`);
 4. graph: Personalized PageRank over AdaptiveGraph's matrix, teleporting half to
    the concepts the query's tokens match (as AdaptiveGraph seeds them) and half to
@@ -25,7 +22,7 @@ For a query (and optionally the date it is asked, ``now``):
    "originally", ...)``, dates from `Note.timestamp` against ``now``.
 
 Switches ``graph``, ``dense``, ``raw_turns``, ``session`` and ``time`` remove one
-component each, ``static_pool=0`` the static pool (registry ablations). ``query(text, k)`` works without a date; the
+component each (registry ablations). ``query(text, k)`` works without a date; the
 date-relative rules then stay off (order cues still apply).
 """
 
@@ -44,7 +41,7 @@ from taggraph.notes import Note
 from taggraph.retrieval.adaptive import AdaptiveGraph, personalized_pagerank
 from taggraph.retrieval.base import DEFAULT_DEPTH, Retriever
 from taggraph.retrieval.bm25 import BM25
-from taggraph.retrieval.embeddings import Embedder, StaticEmbedder, get_embedder
+from taggraph.retrieval.embeddings import Embedder, get_embedder
 from taggraph.retrieval.openclaw import parse_timestamp
 from taggraph.retrieval.index import raw_term_index
 from taggraph.text import MAX_QUERY_CHARS
@@ -52,7 +49,6 @@ from taggraph.text import MAX_QUERY_CHARS
 COMPONENTS = ("note_bm25", "raw_bm25", "dense", "graph")
 TIME_FEATURES = ("target", "recent", "early")
 POOL = 30  # free choice: notes taken from each list into the dense pool (~40 distinct notes per question)
-STATIC_POOL = 30  # free choice, as POOL: notes the static embedder adds to the pool
 GAMMA = 0.5  # free choice: the i-th further note of a session counts gamma^i (geometric, so bounded)
 DENSE_CHARS = 1000  # free choice: MiniLM reads ~256 word pieces (~1,000 characters); the rest is cut here
 EPOCH = datetime(1970, 1, 1)
@@ -214,8 +210,7 @@ class TagGraphFusion(Retriever):
 
     def __init__(self, store, weights: FusionWeights | dict | None = None, graph: bool = True, dense: bool = True,
                  raw_turns: bool = True, session: bool = True, time: bool = True, pool: int = POOL,
-                 static_pool: int = STATIC_POOL, embedder: str | Embedder = "minilm",
-                 static_embedder: Embedder | None = None, name: str | None = None) -> None:
+                 embedder: str | Embedder = "minilm", name: str | None = None) -> None:
         if name:
             self.name = name
         # a dict is how run.json records the weights (the report rebuilds methods from it)
@@ -228,13 +223,10 @@ class TagGraphFusion(Retriever):
         self.session_code: list[int] = []
         self.days: list[float] = []
         self.vectors: dict[int, np.ndarray] = {}  # note index -> embedding, filled for pool notes only
-        # every note's static vector, filled on query (cache=False: recomputing costs about a disk lookup)
-        self.static = (static_embedder or StaticEmbedder(cache=False)) if dense and static_pool else None
-        self.static_rows: list[np.ndarray] = []
         self._now: str | None = None
         self._memo: tuple[tuple, Evidence] | None = None
         super().__init__(store, weights=asdict(self.weights), graph=graph, dense=dense, raw_turns=raw_turns,
-                         session=session, time=time, pool=pool, static_pool=static_pool,
+                         session=session, time=time, pool=pool,
                          **({"embedder": self.embedder.name} if self.embedder else {}))  # reports list embedders
 
     def add(self, note: Note) -> None:
@@ -291,16 +283,6 @@ class TagGraphFusion(Retriever):
         out[pool] = (cos - cos.min()) / span if span > 0 else 1.0
         return out
 
-    def _static_top(self, text: str) -> set[int]:
-        """The `static_pool` notes nearest to `text` under the static embedder (their user turns)."""
-        notes = self.store.notes
-        if len(self.static_rows) < len(notes):
-            self.static_rows.extend(self.static.embed([dense_text(n) for n in notes[len(self.static_rows):]]))
-        if not notes or not text.strip():
-            return set()
-        cos = np.stack(self.static_rows) @ self.static.embed([text[:MAX_QUERY_CHARS]])[0]
-        return _top(cos, self.params["static_pool"])
-
     def evidence(self, text: str) -> Evidence:
         """Every component of every note for `text`, asked at the current `now` (memoized per store size)."""
         key = (text, self._now, len(self.store.notes))
@@ -315,8 +297,6 @@ class TagGraphFusion(Retriever):
         pool = _top(cols[:, 0], self.params["pool"]) | _top(cols[:, 1], self.params["pool"])
         if self.graph is not None and n:
             pool |= _top(self._ppr(text, lexical * np.isin(np.arange(n), list(pool))), self.params["pool"])
-        if self.static is not None:
-            pool |= self._static_top(text)
         pool_ids = sorted(pool)
         if self.embedder is not None:
             cols[:, 2] = self._dense(text, pool_ids)

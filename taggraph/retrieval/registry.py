@@ -78,7 +78,6 @@ ABLATIONS: dict[str, Entry] = {
     **{f"TagGraph-Fusion-no{part}": _fusion(**{switch: False})
        for part, switch in (("Graph", "graph"), ("Dense", "dense"), ("Raw", "raw_turns"),
                             ("Session", "session"), ("Time", "time"))},
-    "TagGraph-Fusion-noStaticPool": _fusion(static_pool=0),
 }
 ALL_METHODS = {**METHODS, **ABLATIONS}
 
