@@ -196,3 +196,21 @@ def test_a_missing_prompt_file_is_one_line(tmp_path):
     res = runner.invoke(app, ["extract", "--out", str(tmp_path / "s"), "--extractor", "ollama:m", "--limit", "1",
                               "--prompt", str(tmp_path / "nope.txt")])
     assert res.exit_code == 2 and "nope.txt" in res.output and "Traceback" not in res.output
+
+
+def test_graph_side_panel_takes_the_runs_depth_and_params(tmp_path):
+    """`graph --depth 5` judges like `explain --depth 5`; `--param` reaches the retriever."""
+    import re
+
+    def panel(*extra):
+        out = tmp_path / "g.html"
+        res = runner.invoke(app, ["graph", "--question", "demo_q01", "--out", str(out),
+                                  "--methods", "TagGraph-Basic", *extra])
+        assert res.exit_code == 0, res.output
+        data = json.loads(re.search(r"var DATA = (.*);", out.read_text()).group(1))
+        return [n["why"]["TagGraph-Basic"]["verdict"] for n in data["nodes"] if n["kind"] == "file"]
+
+    assert not any("beyond depth" in v for v in panel())
+    assert any("beyond depth 5" in v for v in panel("--depth", "5"))
+    # candidates-only TagGraph leaves unreached notes unranked, which the verdict says
+    assert panel("--param", "TagGraph-Basic.rank_all_files=false") != panel()

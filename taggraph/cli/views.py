@@ -40,6 +40,8 @@ def graph(
     neighbourhood: bool = typer.Option(False, help="Only nodes near the question's concepts and highlighted notes."),
     hops: int = typer.Option(2, help="Neighbourhood radius in edges."),
     max_nodes: int = typer.Option(400, help="Draw at most this many nodes."),
+    depth: int = typer.Option(40, help="Retrieval depth, as bench's --depth (the side panel judges by it)."),
+    param: list[str] = typer.Option([], help="Method parameter METHOD.KEY=VALUE, as bench's --param."),
 ) -> None:
     """Interactive graph of one question's store, gold and retrieved notes highlighted."""
     from taggraph.experiments.runner import build_store
@@ -48,10 +50,13 @@ def graph(
 
     positive(max_nodes, "--max-nodes")
     positive(hops, "--hops")
+    positive(depth, "--depth")
+    params = method_params(param)
     case = find_case(data, question)
     store = build_store(case, extractor)
-    retrievers = build_retrievers(store, available_methods(methods_option(methods)))
-    save_graph_html(out, store, question=case.question, results_by_method=retrieve_all(store, case.question, retrievers),
+    retrievers = build_retrievers(store, available_methods(methods_option(methods)), params)
+    save_graph_html(out, store, question=case.question,
+                    results_by_method=retrieve_all(store, case.question, retrievers, depth),
                     gold_note_ids=gold_notes(data, case, store), hops=hops, max_nodes=max_nodes,
-                    neighbourhood_of=case.question if neighbourhood else None, retrievers=retrievers)
+                    neighbourhood_of=case.question if neighbourhood else None, retrievers=retrievers, depth=depth)
     typer.echo(f"graph page: {out}")

@@ -50,11 +50,14 @@ def available_methods(names: Sequence[str] | None = None) -> list[str]:
     return [m for m in names if m not in DENSE_METHODS]
 
 
-def build_retrievers(store: MemoryStore, methods: Methods) -> dict[str, Retriever]:
-    """Method name -> retriever over `store` (already-built retrievers pass through)."""
+def build_retrievers(store: MemoryStore, methods: Methods,
+                     method_params: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Retriever]:
+    """Method name -> retriever over `store`, built with its `method_params` ({method: {key: value}});
+    already-built retrievers pass through."""
     if isinstance(methods, Mapping):
         return dict(methods)
-    return {m: make_retriever(m, store) for m in methods}
+    params = method_params or {}
+    return {m: make_retriever(m, store, **params.get(m, {})) for m in methods}
 
 
 def retrieve_all(store: MemoryStore, question: str, methods: Methods, k: int = DEFAULT_DEPTH,
@@ -325,8 +328,7 @@ def explain_command(data: str | Path, question_id: str, note_id: str | None = No
         if not gold:
             raise ConfigError(f"question {question_id!r} has no gold note; pass a note id")
         note_id = gold[0]
-    params = method_params or {}
-    retrievers = {m: make_retriever(m, store, **params.get(m, {})) for m in available_methods(methods)}
+    retrievers = build_retrievers(store, available_methods(methods), method_params)
     lines = [f"question {question_id}: {case.question}", f"answer: {case.answer}",
              f"note {note_id}: {'gold' if note_id in gold else 'not gold'}; gold notes ({len(gold)}): "
              + (", ".join(gold) or "not known"),
