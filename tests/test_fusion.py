@@ -100,6 +100,20 @@ def test_dense_only_embeds_the_candidate_pool():
     assert emb.calls[calls:] == [["dog beagle?"]]  # note vectors are kept: a new query embeds only itself
 
 
+def test_embed_on_add_embeds_at_index_time_and_ranks_the_same():
+    store = make_store(HAND_ROWS)
+    lazy, eager_emb = fusion(store), BagOfWords()
+    eager = fusion(store, embedder=eager_emb, embed_on_add=True)
+    assert eager_emb.calls == [[dense_text(n) for n in store.notes]]  # one batch at index time
+    store.remember(Interaction("s6", "My puppy chews shoes.", "Try chew toys."), Extraction(what=["pet/dog"]))
+    assert eager_emb.calls[-1] == ["My puppy chews shoes."]  # a new note is embedded when added
+    calls = len(eager_emb.calls)
+    for text in ["What breed is my dog?", "dog yoga morning", "puppy shoes"]:
+        assert [r.note_id for r in eager.query(text)] == [r.note_id for r in lazy.query(text)]
+    assert all(len(call) == 1 and call[0] in {"What breed is my dog?", "dog yoga morning", "puppy shoes"}
+               for call in eager_emb.calls[calls:])  # queries embed only themselves
+
+
 def test_incremental_add_equals_batch_build():
     batch = fusion(dated_store())
     store = MemoryStore("t")

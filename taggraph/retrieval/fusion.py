@@ -22,7 +22,10 @@ For a query (and optionally the date it is asked, ``now``):
    "originally", ...)``, dates from `Note.timestamp` against ``now``.
 
 Switches ``graph``, ``dense``, ``raw_turns``, ``session`` and ``time`` remove one
-component each (registry ablations). ``query(text, k)`` works without a date; the
+component each (registry ablations). ``embed_on_add`` embeds every note when it is
+added instead of when a pool first holds it: the same rankings, a costlier index
+(every note through MiniLM) and no model pass for notes at query time, for a
+long-lived memory that must answer new questions fast. ``query(text, k)`` works without a date; the
 date-relative rules then stay off (order cues still apply).
 """
 
@@ -210,7 +213,7 @@ class TagGraphFusion(Retriever):
 
     def __init__(self, store, weights: FusionWeights | dict | None = None, graph: bool = True, dense: bool = True,
                  raw_turns: bool = True, session: bool = True, time: bool = True, pool: int = POOL,
-                 embedder: str | Embedder = "minilm", name: str | None = None) -> None:
+                 embedder: str | Embedder = "minilm", embed_on_add: bool = False, name: str | None = None) -> None:
         if name:
             self.name = name
         # a dict is how run.json records the weights (the report rebuilds methods from it)
@@ -222,18 +225,31 @@ class TagGraphFusion(Retriever):
         self.sessions: dict[str, int] = {}
         self.session_code: list[int] = []
         self.days: list[float] = []
-        self.vectors: dict[int, np.ndarray] = {}  # note index -> embedding, filled for pool notes only
+        self.vectors: dict[int, np.ndarray] = {}  # note index -> embedding: pool notes (every note with embed_on_add)
         self._now: str | None = None
         self._memo: tuple[tuple, Evidence] | None = None
+        self._eager = False  # embed_on_add takes over once the existing notes are embedded
         super().__init__(store, weights=asdict(self.weights), graph=graph, dense=dense, raw_turns=raw_turns,
-                         session=session, time=time, pool=pool,
+                         session=session, time=time, pool=pool, embed_on_add=embed_on_add,
                          **({"embedder": self.embedder.name} if self.embedder else {}))  # reports list embedders
+        self._eager = embed_on_add and self.embedder is not None
+        if self._eager:
+            self._embed_notes(range(len(store.notes)))  # the store's notes so far, in one batch
 
     def add(self, note: Note) -> None:
         self.session_code.append(self.sessions.setdefault(note.session_id, len(self.sessions)))
         day = parse_timestamp(note.timestamp)
         self.days.append(np.nan if day is None else day)
         self._memo = None
+        if self._eager:
+            self._embed_notes([note.index])
+
+    def _embed_notes(self, indexes) -> None:
+        """Embed the notes at `indexes` that have no vector yet (one batch)."""
+        todo = [i for i in indexes if i not in self.vectors]
+        if todo:
+            for i, vec in zip(todo, self.embedder.embed([dense_text(self.store.notes[i]) for i in todo])):
+                self.vectors[i] = vec
 
     @contextmanager
     def asked_at(self, now: str | None) -> Iterator[None]:
@@ -273,10 +289,7 @@ class TagGraphFusion(Retriever):
         out = np.zeros(n)
         if not pool or not text.strip():
             return out
-        todo = [i for i in pool if i not in self.vectors]
-        if todo:
-            for i, vec in zip(todo, self.embedder.embed([dense_text(self.store.notes[i]) for i in todo])):
-                self.vectors[i] = vec
+        self._embed_notes(pool)
         q = self.embedder.embed([text[:MAX_QUERY_CHARS]])[0]
         cos = np.array([float(self.vectors[i] @ q) for i in pool])
         span = cos.max() - cos.min()
