@@ -9,7 +9,7 @@ def _():
     # Parameters: in the .ipynb twin this cell is tagged `parameters` (papermill -p NAME VALUE).
     DATA_PATH = None  # dataset file; None: TAGGRAPH_NOTEBOOK_DATA or the bundled demo
     LIMIT_N = None  # first N questions; None: TAGGRAPH_NOTEBOOK_LIMIT or 10
-    EXTRACTOR_NAME = None  # offline | offline-v2 | none | ollama:MODEL; None: TAGGRAPH_NOTEBOOK_EXTRACTOR or offline
+    EXTRACTOR_NAME = None  # offline | offline-v2 | none | ollama:MODEL; None: TAGGRAPH_NOTEBOOK_EXTRACTOR or offline-v2
     return DATA_PATH, EXTRACTOR_NAME, LIMIT_N
 
 
@@ -34,7 +34,7 @@ def _(mo):
     ontology: reused when the path already exists, minted otherwise.
 
     Settings: `TAGGRAPH_NOTEBOOK_DATA` (default: the bundled demo), `TAGGRAPH_NOTEBOOK_LIMIT`,
-    `TAGGRAPH_NOTEBOOK_EXTRACTOR` (default `offline`: spaCy rules, no network).
+    `TAGGRAPH_NOTEBOOK_EXTRACTOR` (default `offline-v2`: spaCy rules and WordNet categories, no network).
     """)
     return
 
@@ -178,7 +178,7 @@ def _(mo):
     mo.md(r"""
     ## The prompt an LLM extractor would get
 
-    (`--extractor ollama:MODEL` or `gguf:PATH`; the offline extractor uses spaCy rules instead.)
+    (`--extractor ollama:MODEL` or `gguf:PATH`; the offline extractors use spaCy rules, and WordNet, instead.)
     """)
     return
 

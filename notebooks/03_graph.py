@@ -22,7 +22,7 @@ def _(DATA_PATH, EXTRACTOR_NAME, LIMIT_N):
 
     from taggraph.config import notebook_settings
 
-    DATA, LIMIT, EXTRACTOR = notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME, default_extractor="offline-v2")
+    DATA, LIMIT, EXTRACTOR = notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME)
     return DATA, EXTRACTOR, LIMIT, mo
 
 

@@ -13,7 +13,7 @@ def _():
     K = 5  # top-k cut-off of the tables and the explain verdicts
     DATA_PATH = None  # dataset file; None: TAGGRAPH_NOTEBOOK_DATA or the bundled demo
     LIMIT_N = None  # first N questions; None: TAGGRAPH_NOTEBOOK_LIMIT or 10
-    EXTRACTOR_NAME = None  # offline | offline-v2 | none | ollama:MODEL; None: TAGGRAPH_NOTEBOOK_EXTRACTOR or offline
+    EXTRACTOR_NAME = None  # offline | offline-v2 | none | ollama:MODEL; None: TAGGRAPH_NOTEBOOK_EXTRACTOR or offline-v2
     return DATA_PATH, EXTRACTOR_NAME, K, LIMIT_N, METHOD, QUERY, QUESTION
 
 

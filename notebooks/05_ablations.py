@@ -9,7 +9,7 @@ def _():
     # Parameters: in the .ipynb twin this cell is tagged `parameters` (papermill -p NAME VALUE).
     DATA_PATH = None  # dataset file; None: TAGGRAPH_NOTEBOOK_DATA or the bundled demo
     LIMIT_N = None  # first N questions; None: TAGGRAPH_NOTEBOOK_LIMIT or 10
-    EXTRACTOR_NAME = None  # offline | offline-v2 | none | ollama:MODEL; None: TAGGRAPH_NOTEBOOK_EXTRACTOR or offline
+    EXTRACTOR_NAME = None  # offline | offline-v2 | none | ollama:MODEL; None: TAGGRAPH_NOTEBOOK_EXTRACTOR or offline-v2
     return DATA_PATH, EXTRACTOR_NAME, LIMIT_N
 
 

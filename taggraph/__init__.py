@@ -6,7 +6,7 @@ The public face::
     memory = tg.Memory()                        # remember / query / explain / save / load
     tg.METHODS                                  # the method names
     tg.make_retriever("AdaptiveGraph", memory.store)
-    tg.get_extractor("offline")
+    tg.get_extractor("offline-v2")             # or "offline", "none", "ollama:MODEL"
 
 Rooms, imports running one way (top to bottom): cli -> viz -> experiments ->
 evaluation / datasets / memory -> retrieval / extraction -> store -> graph, fivew

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.extraction import get_extractor
 from taggraph.notes import Note
 from taggraph.retrieval import Explanation, Result, Retriever, check_methods, make_retriever
@@ -30,7 +31,7 @@ DEFAULT_K = 5
 class Memory:
     """Remember user/assistant interactions as tagged notes; query and explain them with any method."""
 
-    def __init__(self, extractor: str = "offline", name: str = "memory", method: str = DEFAULT_METHOD,
+    def __init__(self, extractor: str = DEFAULT_EXTRACTOR, name: str = "memory", method: str = DEFAULT_METHOD,
                  *, store: MemoryStore | None = None) -> None:
         self.store = store if store is not None else MemoryStore(name, get_extractor(extractor))
         self.method = check_methods([method])[0]
@@ -72,5 +73,5 @@ class Memory:
     def load(cls, path: str | Path, extractor: str | None = None, method: str = DEFAULT_METHOD) -> "Memory":
         """A memory saved with `save`; new notes use `extractor` (default: the one recorded in the folder)."""
         store = MemoryStore.load(path)
-        store.extractor = get_extractor(extractor or store.recorded_extractor or "offline")
+        store.extractor = get_extractor(extractor or store.recorded_extractor or DEFAULT_EXTRACTOR)
         return cls(method=method, store=store)

@@ -29,7 +29,7 @@ def test_bench_demo_writes_run_folder(tmp_path):
     assert row.RR == 1 / first
     run = json.loads((out / "run.json").read_text())
     assert len(run["data"]["sha256"]) == 64 and run["git_commit"]
-    assert run["config"]["methods"]["BM25"]["k1"] == 1.5 and run["config"]["extractor"] == "offline"
+    assert run["config"]["methods"]["BM25"]["k1"] == 1.5 and run["config"]["extractor"] == "offline-v2"  # the default
     assert "<svg" in (out / "report.html").read_text() or "plotly" in (out / "report.html").read_text()
     assert "| method" in (out / "report.md").read_text()
     assert "Dense embedder" not in (out / "report.md").read_text()  # no dense method ran

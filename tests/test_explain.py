@@ -101,7 +101,8 @@ def test_tfidf_overlap_outside_the_traversal_is_named(hand_store):
 
 
 def test_terminal_explain_says_what_the_page_says_and_takes_the_runs_settings():
-    args = ["explain", "--question", "demo_q01", "--note", "demo_s23#0", "--methods", "BM25,TagGraph-Basic"]
+    args = ["explain", "--question", "demo_q01", "--note", "demo_s23#0", "--methods", "BM25,TagGraph-Basic",
+            "--extractor", "offline"]  # offline's topic/ tags: a sibling expansion to explain
     result = CliRunner().invoke(app, [*args, "--depth", "5"])
     assert result.exit_code == 0, result.output
     out = result.output

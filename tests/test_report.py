@@ -63,7 +63,7 @@ def test_graph_side_panel_judges_by_the_runs_depth_like_the_explain_page():
     import re
 
     cases = load_dataset(DEMO_DATA, limit=1)
-    result = run_bench(cases, ["BM25", "TagGraph-Basic"], depth=5, backend=None)
+    result = run_bench(cases, ["BM25", "TagGraph-Basic"], extractor="offline", depth=5, backend=None)  # a miss
     pages = report_pages(result, "demo", "demo", None, cases, DEMO_DATA, n_miss_pages=1)
     qid = cases[0].case_id
     data = json.loads(re.search(r"var DATA = (.*);", pages[f"misses/{qid}.graph.html"]).group(1))

@@ -10,6 +10,7 @@ import typer
 
 from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, checked_extractor, command, extractor_names, key_values,
                               load_cases, method_params, methods_option, positive, timeout_option)
+from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.errors import ServerError
 from taggraph.server import CHECK_TIMEOUT, GENERATION_TIMEOUT
 
@@ -40,7 +41,7 @@ def bench(
     methods: Optional[str] = typer.Option(None, help="Comma-separated method names; default: the paper's seven."),
     limit: Optional[int] = typer.Option(None, help="Only the first N questions."),
     per_type: Optional[int] = typer.Option(None, help="Only the first N questions of each question type."),
-    extractor: str = typer.Option("offline", help="offline | offline-v2 | none | ollama:MODEL | gguf:PATH"),
+    extractor: str = typer.Option(DEFAULT_EXTRACTOR, help="offline | offline-v2 | none | ollama:MODEL | gguf:PATH"),
     depth: int = typer.Option(40, help="Retrieval depth."),
     workers: int = typer.Option(1, help="Parallel processes over memories (joblib)."),
     dask_scheduler: Optional[str] = typer.Option(None, help="Run on this Dask cluster (tcp://HOST:PORT)."),
@@ -86,7 +87,7 @@ def embed(
     methods: Optional[str] = typer.Option(None, help="Comma-separated dense methods; default: OpenClaw,OC-notes."),
     limit: Optional[int] = typer.Option(None, help="Only the first N questions."),
     per_type: Optional[int] = typer.Option(None, help="Only the first N questions of each question type."),
-    extractor: str = typer.Option("offline", help="offline | offline-v2 | none | ollama:MODEL | gguf:PATH (OC-notes embeds notes)."),
+    extractor: str = typer.Option(DEFAULT_EXTRACTOR, help="offline | offline-v2 | none | ollama:MODEL | gguf:PATH (OC-notes embeds notes)."),
     embedder: str = typer.Option("minilm", help="minilm | minilm-static | ollama:MODEL."),
     param: list[str] = typer.Option([], help="Method parameter METHOD.KEY=VALUE (chunk_chars, overlap_chars)."),
     device: str = typer.Option("auto", help="Where MiniLM runs: auto (CUDA if torch sees a GPU) | cpu | cuda."),
@@ -106,7 +107,7 @@ def embed(
 def extract(
     data: Path = typer.Option(DEFAULT_DATA, help="LongMemEval JSON(.gz) file."),
     out: Path = typer.Option(..., help="Folder for the stores (one sub-folder per case); resumed if present."),
-    extractor: str = typer.Option("offline", help="offline | offline-v2 | none | ollama:MODEL | gguf:PATH"),
+    extractor: str = typer.Option(DEFAULT_EXTRACTOR, help="offline | offline-v2 | none | ollama:MODEL | gguf:PATH"),
     limit: Optional[int] = typer.Option(None, help="Only the first N questions."),
     concurrency: int = typer.Option(4, help="Concurrent LLM requests (one case per worker)."),
     prompt: Optional[Path] = typer.Option(None, help="Your own prompt file ({tags}, {user}, {assistant})."),
@@ -155,7 +156,7 @@ def score(
     out: Optional[Path] = typer.Option(None, help="Run folder; default runs/<time>-score."),
     force: bool = typer.Option(False, help="Replace an existing, non-empty run folder."),
     depth: int = typer.Option(40, help="Retrieval depth: sessions are de-duplicated through this many ranks."),
-    extractor: str = typer.Option("offline", help="Extractor of the --methods."),
+    extractor: str = typer.Option(DEFAULT_EXTRACTOR, help="Extractor of the --methods."),
 ) -> None:
     """Score another system's rankings with exactly bench's metrics and protocol, in the same report."""
     from taggraph.experiments.bench import add_benchmark_metrics, add_significance, run_bench, score_external

@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.datasets import Case
 from taggraph.evaluation.significance import compare
 from taggraph.experiments.bench import BenchResult, run_bench
@@ -46,7 +47,7 @@ class AblationResult:
     config: dict[str, Any]
 
 
-def component_ablation(cases: Sequence[Case] | Mapping[str, Sequence[Case]], extractor: str = "offline",
+def component_ablation(cases: Sequence[Case] | Mapping[str, Sequence[Case]], extractor: str = DEFAULT_EXTRACTOR,
                        dataset: str = "data", depth: int = DEFAULT_DEPTH, workers: int = 1,
                        backend: str = "loky", method: str = FULL) -> AblationResult:
     """Run `method` and its ablations per dataset (`cases` as {name: cases}, or one list named `dataset`)."""

@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.datasets import Case
 from taggraph.datasets.base import input_warnings
 from taggraph.datasets.atant import AtantCase
@@ -35,7 +36,7 @@ class MemoryResult:
     store_stats: list[dict[str, Any]]
 
 
-def run_memory(cases: list[Case], methods: list[str], extractor: str = "offline", depth: int = DEFAULT_DEPTH,
+def run_memory(cases: list[Case], methods: list[str], extractor: str = DEFAULT_EXTRACTOR, depth: int = DEFAULT_DEPTH,
                method_params: dict[str, dict[str, Any]] | None = None,
                extractor_options: dict[str, Any] | None = None) -> MemoryResult:
     """Build the store the `cases` share once and ask each case's question with each method."""
@@ -61,7 +62,7 @@ class BenchResult:
     extra: dict[str, pd.DataFrame] = field(default_factory=dict)  # a benchmark's own metric tables
 
 
-def run_bench(cases: list[Case], methods: list[str] | None = None, extractor: str = "offline",
+def run_bench(cases: list[Case], methods: list[str] | None = None, extractor: str = DEFAULT_EXTRACTOR,
               depth: int = DEFAULT_DEPTH, workers: int = 1, method_params: dict[str, dict] | None = None,
               backend: str | None = "loky", share_memories: bool = True,
               extractor_options: dict[str, Any] | None = None) -> BenchResult:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.datasets import Case
 from taggraph.errors import ConfigError
 from taggraph.experiments.runner import build_store
@@ -27,7 +28,7 @@ SLICE = 2048  # texts per call to `Embedder.embed`: the unit of progress and of 
 _CHUNK_KEYS = ("source", "chunk_chars", "overlap_chars")
 
 
-def dense_chunks(cases: list[Case], methods: list[str], extractor: str = "offline",
+def dense_chunks(cases: list[Case], methods: list[str], extractor: str = DEFAULT_EXTRACTOR,
                  method_params: dict[str, dict[str, Any]] | None = None) -> dict[str, list[str]]:
     """Every chunk each dense method in `methods` embeds over `cases`, in case and note order."""
     unknown = [m for m in methods if m not in DENSE_METHODS]
@@ -44,7 +45,7 @@ def dense_chunks(cases: list[Case], methods: list[str], extractor: str = "offlin
 
 
 def fill_embedding_cache(cases: list[Case], methods: list[str] | None = None, embedder: str | Embedder = "minilm",
-                         extractor: str = "offline",
+                         extractor: str = DEFAULT_EXTRACTOR,
                          method_params: dict[str, dict[str, Any]] | None = None) -> pd.DataFrame:
     """Embed every chunk the dense `methods` need over `cases` that the cache lacks.
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from joblib import Parallel, delayed
 
+from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.datasets import Case
 from taggraph.evaluation.metrics import dedupe_sessions
 from taggraph.extraction import get_extractor
@@ -42,7 +43,7 @@ def extractor_for(name: str, options: dict[str, Any] | None = None):
     return _EXTRACTORS[key]
 
 
-def build_store(case: Case, extractor: str = "offline", extractor_options: dict[str, Any] | None = None) -> MemoryStore:
+def build_store(case: Case, extractor: str = DEFAULT_EXTRACTOR, extractor_options: dict[str, Any] | None = None) -> MemoryStore:
     """The case's memory: every interaction remembered in order (`extractor_options` go to `get_extractor`)."""
     store = MemoryStore(case.case_id, extractor_for(extractor, extractor_options))
     store.remember_many(case.interactions)

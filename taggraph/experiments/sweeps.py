@@ -26,6 +26,7 @@ from typing import Any
 import pandas as pd
 import plotly.express as px
 
+from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.datasets import Case
 from taggraph.evaluation.metrics import score_rankings, summarize
 from taggraph.evaluation.significance import compare
@@ -118,7 +119,7 @@ def diffusion_contribution(summary: pd.DataFrame, scored: pd.DataFrame | None = 
 
 
 def distractor_sweep(cases: Sequence[Case], counts: Sequence[int] = DISTRACTOR_COUNTS, seed: int = 0,
-                     extractor: str = "offline", methods: Sequence[str] = SWEEP_METHODS,
+                     extractor: str = DEFAULT_EXTRACTOR, methods: Sequence[str] = SWEEP_METHODS,
                      depth: int = DEFAULT_DEPTH, method_params: dict[str, dict] | None = None,
                      workers: int = 1, backend: str | None = "loky") -> SweepResult:
     """Rerun `methods` on each case reduced to its gold sessions plus n sampled distractors (module doc)."""
@@ -133,7 +134,7 @@ def distractor_sweep(cases: Sequence[Case], counts: Sequence[int] = DISTRACTOR_C
 
 
 def depth_sweep(cases: Sequence[Case], method: str | Sequence[str] = "TagGraph-TFIDF",
-                depths: Sequence[int] = DEPTHS, extractor: str = "offline",
+                depths: Sequence[int] = DEPTHS, extractor: str = DEFAULT_EXTRACTOR,
                 method_params: dict[str, dict] | None = None, workers: int = 1,
                 backend: str | None = "loky") -> SweepResult:
     """MRR and Success@5 of `method` at each retrieval depth (sessions de-duplicated within the depth)."""

@@ -5,6 +5,7 @@ WordNet-typed ontology), ``none`` (no tags),
 
 from __future__ import annotations
 
+from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.errors import ConfigError
 from taggraph.extraction.base import Extraction, Extractor
 
@@ -19,7 +20,7 @@ class NoTagsExtractor:
         return Extraction()
 
 
-def get_extractor(name: str = "offline", **options) -> Extractor:
+def get_extractor(name: str = DEFAULT_EXTRACTOR, **options) -> Extractor:
     if name == "offline":
         from taggraph.extraction.offline import OfflineExtractor
         return OfflineExtractor(**options)

@@ -24,6 +24,7 @@ from typing import Any
 
 import pandas as pd
 
+from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.datasets import Case, load_dataset
 from taggraph.errors import ConfigError
 from taggraph.notes import Note
@@ -312,7 +313,7 @@ def find_case(data: str | Path, question_id: str) -> Case:
 
 
 def explain_command(data: str | Path, question_id: str, note_id: str | None = None, out: str | Path | None = None,
-                    extractor: str = "offline", methods: Sequence[str] | None = None, depth: int = DEFAULT_DEPTH,
+                    extractor: str = DEFAULT_EXTRACTOR, methods: Sequence[str] | None = None, depth: int = DEFAULT_DEPTH,
                     method_params: Mapping[str, Mapping[str, Any]] | None = None, k: int = METRIC_K) -> str:
     """Build the question's store, explain `note_id` (default: its first gold note) for each method, built
     with its `method_params` ({method: {key: value}}) and retrieving `depth` notes; write the HTML page to
