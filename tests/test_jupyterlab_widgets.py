@@ -1,0 +1,239 @@
+"""04's ipywidgets panel in a real JupyterLab, in headless Chromium driven over the DevTools protocol.
+
+Proves that, in JupyterLab (where marimo's widgets do not render), running notebooks/04_retrieval.ipynb
+draws `retrieval_panel`'s controls (the 'question' dropdown, the 'k' slider) and its output ("asked:"),
+that choosing another question in the dropdown fills the output again for that question, and that the
+browser asked nothing of any host but 127.0.0.1 (all lookups fail; Chromium's net log is checked).
+
+Skipped without Chromium, JupyterLab (with jupyterlab_widgets) or websocket-client.
+"""
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+from test_browser import CHROMIUM
+
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOK = REPO / "notebooks" / "04_retrieval.ipynb"
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary on PATH (Debian: apt-get install -y chromium)"),
+]
+
+# The panel (the VBox holding the 'question' dropdown, the 'k' slider and an Output) as JSON, or "".
+PANEL = """(() => { const labelled = (root, cls, label) => [...(root?.querySelectorAll(cls) ?? [])]
+    .find(e => e.querySelector('label')?.textContent === label);
+  const d = labelled(document, '.widget-dropdown', 'question'), box = d?.closest('.widget-vbox');
+  const out = box?.querySelector('.widget-output');
+  return d && labelled(box, '.widget-slider', 'k') && out ? JSON.stringify({question: d.querySelector('select').value,
+    options: [...d.querySelectorAll('option')].map(o => o.value), output: out.textContent}) : ''; })()"""
+
+# What the page shows, for a failure's message.
+STATE = """JSON.stringify({app: !!window.jupyterapp, url: location.href, title: document.title,
+  widget: window.jupyterapp?.shell.currentWidget?.title.label,
+  kernel: window.jupyterapp?.shell.currentWidget?.sessionContext?.kernelDisplayStatus,
+  dialog: document.querySelector('.jp-Dialog')?.innerText,
+  errors: [...document.querySelectorAll('.jp-OutputArea-output[data-mime-type*=error]')]
+    .map(e => e.innerText.slice(-500)),
+  body: document.body?.innerText.slice(0, 300)})"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(probe, timeout: float, what: str, step: float = 0.5, state=lambda: ""):
+    """`probe()`'s first truthy value, polled until `timeout` seconds passed (the failure says `state()`)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if value := probe():
+            return value
+        time.sleep(step)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}; {state()}")
+
+
+class Page:
+    """One Chromium tab over CDP: `js(expr)` evaluates an expression (awaiting a promise) to its value."""
+
+    def __init__(self, ws_url: str):
+        import websocket
+
+        self.ws, self.n = websocket.create_connection(ws_url, timeout=60, suppress_origin=True), 0
+
+    def call(self, method: str, **params):
+        self.n += 1
+        self.ws.send(json.dumps({"id": self.n, "method": method, "params": params}))
+        while (reply := json.loads(self.ws.recv())).get("id") != self.n:
+            pass
+        if "error" in reply:
+            raise RuntimeError(f"{method}: {reply['error']}")
+        return reply["result"]
+
+    def js(self, expression: str):
+        result = self.call("Runtime.evaluate", expression=expression, awaitPromise=True, returnByValue=True)
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"JS failed: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+
+@pytest.fixture
+def jupyterlab(tmp_path):
+    """A JupyterLab server on a free port with a token over a copy of 04, with window.jupyterapp exposed;
+    yields its base URL and token."""
+    pytest.importorskip("jupyterlab")
+    pytest.importorskip("jupyterlab_widgets")
+    pytest.importorskip("ipywidgets")
+    root = tmp_path / "root"
+    root.mkdir()
+    shutil.copy(NOTEBOOK, root / NOTEBOOK.name)
+    # every cell in the DOM (JupyterLab's windowing would leave those out of view out of it or empty)
+    tracker = tmp_path / "lab-settings" / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
+    tracker.parent.mkdir(parents=True)
+    tracker.write_text('{"windowingMode": "none"}')
+    port, token = free_port(), secrets.token_hex(16)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+           "TQDM_DISABLE": "1", "JUPYTER_CONFIG_DIR": str(tmp_path / "jconfig"),
+           "JUPYTER_RUNTIME_DIR": str(tmp_path / "jruntime"),
+           "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "lab-settings"),
+           "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "lab-workspaces")}
+    log = (tmp_path / "jupyter.log").open("w")
+    server = subprocess.Popen([sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ip=127.0.0.1",
+                               f"--port={port}", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+                               "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None",
+                               "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+                              env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+
+    def up():
+        try:
+            return urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2).status == 200
+        except OSError:
+            assert server.poll() is None, (tmp_path / "jupyter.log").read_text()[-3000:]
+            return False
+
+    try:
+        wait_for(up, 60, "the JupyterLab server")
+        yield url, token
+    finally:
+        server.terminate()
+        try:
+            server.wait(15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log.close()
+
+
+@pytest.fixture
+def chromium(tmp_path):
+    """Headless Chromium with a DevTools port, every host lookup but 127.0.0.1 failing and a net log;
+    yields (a Page on its first tab, `stop()`: ends Chromium, which writes out the net log, and returns
+    the log's path)."""
+    pytest.importorskip("websocket", reason="needs websocket-client (a dependency of jupyter_server)")
+    profile, netlog = tmp_path / "chrome-profile", tmp_path / "netlog.json"
+    browser = subprocess.Popen([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+                                "--disable-background-networking", "--no-first-run", "--remote-debugging-port=0",
+                                f"--user-data-dir={profile}",
+                                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+                                f"--log-net-log={netlog}", "--window-size=1400,1000", "about:blank"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    page = endpoint = None
+
+    def stop() -> Path:
+        if page is not None:
+            page.ws.close()
+        if endpoint is not None and browser.poll() is None:
+            try:  # a clean exit finishes the net log (after SIGTERM it may be cut short)
+                Page(endpoint).call("Browser.close")
+            except Exception:
+                pass
+        for end in ([] if endpoint is None else [lambda: None]) + [browser.terminate, browser.kill]:
+            end()
+            try:
+                browser.wait(15)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+        return netlog
+
+    try:
+        active = profile / "DevToolsActivePort"
+        port, path = wait_for(lambda: active.is_file() and len(lines := active.read_text().split()) == 2 and lines,
+                              30, "Chromium's DevToolsActivePort")
+        endpoint = f"ws://127.0.0.1:{port}{path}"
+        targets = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10).read())
+        page = Page(next(t["webSocketDebuggerUrl"] for t in targets if t["type"] == "page"))
+        yield page, stop
+    finally:
+        if browser.poll() is None:
+            browser.kill()
+            browser.wait()
+
+
+def off_host(netlog: Path) -> list[str]:
+    """The URLs the pages asked for, in Chromium's net log, of a host other than 127.0.0.1 (data: and blob:
+    have none; Chromium's own background requests carry the initiator 'not an origin' and are left out)."""
+    log = json.loads(netlog.read_text())
+    start = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
+    urls = {e["params"]["url"] for e in log["events"] if e["type"] == start and "url" in e.get("params", {})
+            and e["params"].get("initiator") != "not an origin"}
+    return sorted(u for u in urls if urlparse(u).scheme not in ("data", "blob")
+                  and urlparse(u).hostname != "127.0.0.1")
+
+
+def panel_showing(page: Page, ok, timeout: float, what: str) -> dict:
+    """The panel (`PANEL`) once drawn with `ok(panel)` true, polled for `timeout` seconds."""
+    def probe():
+        return (shown := page.js(PANEL)) and ok(panel := json.loads(shown)) and panel
+
+    return wait_for(probe, timeout, what, state=lambda: page.js(STATE))
+
+
+def test_retrieval_panel_renders_and_follows_the_dropdown_in_jupyterlab(jupyterlab, chromium):
+    url, token = jupyterlab
+    page, stop = chromium
+    page.call("Emulation.setFocusEmulationEnabled", enabled=True)
+    page.call("Page.navigate", url=f"{url}/lab/tree/{NOTEBOOK.name}?token={token}")
+    # the notebook open and its kernel up (the twin names no kernel: JupyterLab starts its default one);
+    # headless Chromium has no focus, so the notebook is made the current widget by hand
+    wait_for(lambda: page.js(f"""(async () => {{ const app = window.jupyterapp;
+      const nb = app && [...app.shell.widgets('main')].find(w => w.context?.path === {json.dumps(NOTEBOOK.name)});
+      if (!nb?.context.isReady) return false;
+      await nb.sessionContext.ready; app.shell.activateById(nb.id);
+      return nb.sessionContext.session?.kernel?.connectionStatus === 'connected'
+        && app.shell.currentWidget === nb; }})()"""),
+             120, "04 open in JupyterLab with a connected kernel", state=lambda: page.js(STATE))
+    page.js("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    shown = panel_showing(page, lambda p: "asked: " in p["output"], 120, "the panel's controls and output")
+    first = shown["question"]
+    assert shown["output"].startswith(first + " "), shown["output"]
+
+    other = next(q for q in shown["options"] if q != first)
+    page.js(f"""(() => {{ const s = [...document.querySelectorAll('.widget-dropdown')]
+      .find(e => e.querySelector('label')?.textContent === 'question').querySelector('select');
+      s.value = {json.dumps(other)}; s.dispatchEvent(new Event('change', {{bubbles: true}})); }})()""")
+    again = panel_showing(page, lambda p: p["output"].startswith(other + " "), 120, f"the output to show {other}")
+    assert "asked: " in again["output"] and again["question"] == other
+
+    asked = off_host(stop())
+    assert asked == [], f"the browser asked the network for {asked}"
+
+
+def test_the_net_log_catches_a_fetch_off_the_machine(chromium):
+    page, stop = chromium
+    page.js("fetch('https://example.com/x').catch(() => 0).then(() => new Promise(r => setTimeout(r, 500)))")
+    assert any("example.com" in u for u in off_host(stop()))
