@@ -105,7 +105,8 @@ def jupyterlab(tmp_path):
     tracker.parent.mkdir(parents=True)
     tracker.write_text('{"windowingMode": "none"}')
     port, token = free_port(), secrets.token_hex(16)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    user_env = {k: v for k, v in os.environ.items() if k != "PLOTLY_RENDERER"}  # JupyterLab's own renderer, as a user has
+    env = {**user_env, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
            "TQDM_DISABLE": "1", "JUPYTER_CONFIG_DIR": str(tmp_path / "jconfig"),
            "JUPYTER_RUNTIME_DIR": str(tmp_path / "jruntime"),
            "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "lab-settings"),

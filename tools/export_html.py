@@ -26,9 +26,16 @@ def export_html(twin: Path, out_dir: Path) -> Path:
     from nbconvert import HTMLExporter
     from nbconvert.preprocessors import ExecutePreprocessor
 
-    os.environ["PLOTLY_RENDERER"] = "notebook"  # the kernel inherits it: plotly.js inline, not from a CDN
     nb = nbformat.read(twin, as_version=4)
-    ExecutePreprocessor(timeout=600).preprocess(nb, {"metadata": {"path": str(twin.parent)}})
+    previous = os.environ.get("PLOTLY_RENDERER")
+    os.environ["PLOTLY_RENDERER"] = "notebook"  # the kernel inherits it: plotly.js inline, not from a CDN
+    try:
+        ExecutePreprocessor(timeout=600).preprocess(nb, {"metadata": {"path": str(twin.parent)}})
+    finally:  # later kernels and servers this process starts get the caller's renderer back
+        if previous is None:
+            os.environ.pop("PLOTLY_RENDERER")
+        else:
+            os.environ["PLOTLY_RENDERER"] = previous
     exporter = HTMLExporter(template_name="offline_html", extra_template_basedirs=[str(TOOLS)])
     body = PLOTLY_MATHJAX.sub("", exporter.from_notebook_node(nb)[0])
     out = Path(out_dir) / f"{twin.stem}.html"
