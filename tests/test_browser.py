@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 
@@ -38,14 +39,15 @@ PAYLOADS = [
 ]
 
 
-def page_requests(netlog: Path) -> list[str]:
-    """URLs the page itself asked for beyond file:, data: and blob: (Chromium's own background
-    requests carry the initiator 'not an origin' and are left out)."""
+def page_requests(netlog: Path, local_host: str | None = None) -> list[str]:
+    """URLs the page itself asked for beyond file:, data:, blob: and `local_host` (Chromium's own
+    background requests carry the initiator 'not an origin' and are left out)."""
     log = json.loads(netlog.read_text())
     start = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
-    return [e["params"]["url"] for e in log["events"]
-            if e["type"] == start and e["params"].get("initiator") != "not an origin"
-            and not e["params"].get("url", "file:").startswith(("file:", "data:", "blob:"))]
+    urls = [e["params"]["url"] for e in log["events"] if e["type"] == start and "url" in e.get("params", {})
+            and e["params"].get("initiator") != "not an origin"]
+    return [u for u in urls if not u.startswith(("file:", "data:", "blob:"))
+            and (local_host is None or urlparse(u).hostname != local_host)]
 
 
 def open_offline(tmp_path, page, fragment: str = "") -> tuple[str, list[str]]:

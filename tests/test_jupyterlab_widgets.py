@@ -18,11 +18,10 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
-from urllib.parse import urlparse
 
 import pytest
 
-from test_browser import CHROMIUM
+from test_browser import CHROMIUM, page_requests
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOK = REPO / "notebooks" / "04_retrieval.ipynb"
@@ -185,17 +184,6 @@ def chromium(tmp_path):
             browser.wait()
 
 
-def off_host(netlog: Path) -> list[str]:
-    """The URLs the pages asked for, in Chromium's net log, of a host other than 127.0.0.1 (data: and blob:
-    have none; Chromium's own background requests carry the initiator 'not an origin' and are left out)."""
-    log = json.loads(netlog.read_text())
-    start = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
-    urls = {e["params"]["url"] for e in log["events"] if e["type"] == start and "url" in e.get("params", {})
-            and e["params"].get("initiator") != "not an origin"}
-    return sorted(u for u in urls if urlparse(u).scheme not in ("data", "blob")
-                  and urlparse(u).hostname != "127.0.0.1")
-
-
 def panel_showing(page: Page, ok, timeout: float, what: str) -> dict:
     """The panel (`PANEL`) once drawn with `ok(panel)` true, polled for `timeout` seconds."""
     def probe():
@@ -230,11 +218,11 @@ def test_retrieval_panel_renders_and_follows_the_dropdown_in_jupyterlab(jupyterl
     again = panel_showing(page, lambda p: p["output"].startswith(other + " "), 120, f"the output to show {other}")
     assert "asked: " in again["output"] and again["question"] == other
 
-    asked = off_host(stop())
+    asked = page_requests(stop(), local_host="127.0.0.1")
     assert asked == [], f"the browser asked the network for {asked}"
 
 
 def test_the_net_log_catches_a_fetch_off_the_machine(chromium):
     page, stop = chromium
     page.js("fetch('https://example.com/x').catch(() => 0).then(() => new Promise(r => setTimeout(r, 500)))")
-    assert any("example.com" in u for u in off_host(stop()))
+    assert any("example.com" in u for u in page_requests(stop(), local_host="127.0.0.1"))

@@ -15,6 +15,7 @@ import os
 import re
 import sys
 from pathlib import Path
+from unittest.mock import patch
 
 TOOLS = Path(__file__).resolve().parent
 PLOTLY_MATHJAX = re.compile(r'<script src="https://cdnjs\.cloudflare\.com/ajax/libs/mathjax/[^"]*"></script>')
@@ -27,15 +28,9 @@ def export_html(twin: Path, out_dir: Path) -> Path:
     from nbconvert.preprocessors import ExecutePreprocessor
 
     nb = nbformat.read(twin, as_version=4)
-    previous = os.environ.get("PLOTLY_RENDERER")
-    os.environ["PLOTLY_RENDERER"] = "notebook"  # the kernel inherits it: plotly.js inline, not from a CDN
-    try:
+    # the kernel inherits it (plotly.js inline, not from a CDN); later kernels get the caller's value back
+    with patch.dict(os.environ, {"PLOTLY_RENDERER": "notebook"}):
         ExecutePreprocessor(timeout=600).preprocess(nb, {"metadata": {"path": str(twin.parent)}})
-    finally:  # later kernels and servers this process starts get the caller's renderer back
-        if previous is None:
-            os.environ.pop("PLOTLY_RENDERER")
-        else:
-            os.environ["PLOTLY_RENDERER"] = previous
     exporter = HTMLExporter(template_name="offline_html", extra_template_basedirs=[str(TOOLS)])
     body = PLOTLY_MATHJAX.sub("", exporter.from_notebook_node(nb)[0])
     out = Path(out_dir) / f"{twin.stem}.html"

@@ -120,8 +120,7 @@ class Lexicon:
             for spec in specs.split():
                 lemma, sense = spec.rsplit(".", 1)
                 self.anchors.setdefault(self._senses[lemma][int(sense) - 1], category)
-        self._category: dict[str, str | None] = {}
-        self._anchor_word: dict[str, str | None] = {}
+        self._typed: dict[str, tuple[str | None, str | None]] = {}  # lemma -> (category, anchor word or None)
 
     def senses(self, lemma: str) -> tuple[int, ...]:
         return self._senses.get(lemma, ())
@@ -144,22 +143,25 @@ class Lexicon:
                 return base
         return word
 
-    def category(self, lemma: str) -> str | None:
-        """The category of `lemma`'s most frequent sense; None if WordNet has no such noun."""
-        if lemma not in self._category:
+    def _typing(self, lemma: str) -> tuple[str | None, str | None]:
+        """(category, anchor word) of `lemma`'s most frequent sense, memoized; the anchor word is the anchor
+        synset's own word when it says more than the category (else None); (None, None) if unknown."""
+        if lemma not in self._typed:
             senses = self.senses(lemma)
             category, anchor = self._synset_category(senses[0]) if senses else (None, None)
             word = self.head[anchor] if anchor is not None else None
-            self._category[lemma] = category
-            self._anchor_word[lemma] = word if word and _new_word(word, category, lemma) else None
-        return self._category[lemma]
+            self._typed[lemma] = (category, word if word and _new_word(word, category, lemma) else None)
+        return self._typed[lemma]
+
+    def category(self, lemma: str) -> str | None:
+        """The category of `lemma`'s most frequent sense; None if WordNet has no such noun."""
+        return self._typing(lemma)[0]
 
     def prefix(self, lemma: str) -> str | None:
         """`lemma`'s category path: the category, then the anchor synset's own word when it is
         another word (``necklace`` -> ``accessory/jewelry``, ``aunt`` -> ``family/relative``,
         ``pizza`` -> ``dish``), so a question naming that word reaches the tag; None if unknown."""
-        category = self.category(lemma)
-        word = self._anchor_word[lemma]
+        category, word = self._typing(lemma)
         return f"{category}/{word}" if category and word else category
 
     def is_a(self, lemma: str, ancestor: str) -> bool:

@@ -200,9 +200,11 @@ def _retype_all(cand: _Candidates) -> None:
     """`_retype` on every who/what/extra candidate, merging counts of paths that become one."""
     for slot_name in ("who", "what", "extra"):
         tags = cand.by_cat[slot_name]
-        for path in [p for p in tags if "/" in p and _retype(p) != p]:
+        for path, new in [(p, _retype(p)) for p in tags if "/" in p]:
+            if new == path:
+                continue
             slot = tags.pop(path)
-            merged = tags.setdefault(_retype(path), [0, slot[1]])
+            merged = tags.setdefault(new, [0, slot[1]])
             merged[0] += slot[0]
             merged[1] = min(merged[1], slot[1])
 
