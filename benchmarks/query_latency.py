@@ -11,7 +11,9 @@ memo, so nothing is answered from the previous call:
 - ``own``: the case's question again (query vector and pool vectors in the embedding cache);
 - ``perturbed``: the question plus a word no note holds (one MiniLM pass for the new text);
 - ``foreign``: another case's question plus such a word (a new query vector and, usually, new
-  pool notes to embed).
+  pool notes to embed);
+- ``request``: the store's first request for suggestions (Fusion's request route: lazily, every
+  note's raw turn is embedded then, once per store).
 
 Perturbed texts carry a per-run nonce, so the persistent embedding cache never holds them; the
 model is loaded before the first timed call.
@@ -50,7 +52,7 @@ def main() -> None:
     ap.add_argument("--embed-on-add", action="store_true", help="embed every note while indexing")
     args = ap.parse_args()
     cases = load_dataset(args.data, limit=args.cases)
-    times: dict[str, list[float]] = {"own": [], "perturbed": [], "foreign": []}
+    times: dict[str, list[float]] = {"own": [], "perturbed": [], "foreign": [], "request": []}
     index_s: list[float] = []
     nonce = f"zq{time.time_ns()}"
     for i, case in enumerate(cases):
@@ -64,6 +66,7 @@ def main() -> None:
         times["own"].append(timed(fusion, case.question, now))
         times["perturbed"].append(timed(fusion, f"{case.question} {nonce}p{i}", now))
         times["foreign"].append(timed(fusion, f"{cases[(i + 1) % len(cases)].question} {nonce}f{i}", now))
+        times["request"].append(timed(fusion, f"Can you recommend something to try this weekend? {nonce}r{i}", now))
     import torch
     print(f"{len(cases)} cases, torch threads {torch.get_num_threads()}, embed_on_add {args.embed_on_add}, "
           f"index p50 {statistics.median(index_s):.2f} s per case (max {max(index_s):.2f} s)")

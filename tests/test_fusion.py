@@ -17,8 +17,8 @@ from taggraph.evaluation.metrics import score_rankings
 from taggraph.experiments.runner import build_store
 from taggraph.extraction.base import Extraction
 from taggraph.retrieval import make_retriever
-from taggraph.retrieval.fusion import (Evidence, FusionWeights, TagGraphFusion, date_windows, dense_text, fuse,
-                                       time_features)
+from taggraph.retrieval.fusion import (REQUEST_WEIGHTS, Evidence, FusionWeights, TagGraphFusion, date_windows,
+                                       dense_text, fuse, is_request, request_text, time_features)
 from taggraph.retrieval.openclaw import parse_timestamp
 from taggraph.store import Interaction, MemoryStore
 
@@ -56,7 +56,7 @@ def dated_store(rows=DATED) -> MemoryStore:
 def test_registered_with_ablations():
     store = make_store(HAND_ROWS)
     for name in ["TagGraph-Fusion", "TagGraph-Fusion-noGraph", "TagGraph-Fusion-noDense", "TagGraph-Fusion-noRaw",
-                 "TagGraph-Fusion-noSession", "TagGraph-Fusion-noTime"]:
+                 "TagGraph-Fusion-noSession", "TagGraph-Fusion-noTime", "TagGraph-Fusion-noRequests"]:
         r = make_retriever(name, store, embedder=BagOfWords())
         assert r.name == name and isinstance(r, TagGraphFusion)
     assert make_retriever("TagGraph-Fusion-noGraph", store, embedder=BagOfWords()).config()["graph"] is False
@@ -104,14 +104,44 @@ def test_embed_on_add_embeds_at_index_time_and_ranks_the_same():
     store = make_store(HAND_ROWS)
     lazy, eager_emb = fusion(store), BagOfWords()
     eager = fusion(store, embedder=eager_emb, embed_on_add=True)
-    assert eager_emb.calls == [[dense_text(n) for n in store.notes]]  # one batch at index time
+    # one batch per kind at index time: user turns (the pool) and raw turns (requests)
+    assert eager_emb.calls == [[dense_text(n) for n in store.notes], [request_text(n) for n in store.notes]]
     store.remember(Interaction("s6", "My puppy chews shoes.", "Try chew toys."), Extraction(what=["pet/dog"]))
-    assert eager_emb.calls[-1] == ["My puppy chews shoes."]  # a new note is embedded when added
+    assert eager_emb.calls[-2:] == [["My puppy chews shoes."], ["User: My puppy chews shoes.\nAssistant: Try chew toys."]]
     calls = len(eager_emb.calls)
-    for text in ["What breed is my dog?", "dog yoga morning", "puppy shoes"]:
+    queries = ["What breed is my dog?", "dog yoga morning", "puppy shoes", "Any tips for my puppy?"]
+    for text in queries:
         assert [r.note_id for r in eager.query(text)] == [r.note_id for r in lazy.query(text)]
-    assert all(len(call) == 1 and call[0] in {"What breed is my dog?", "dog yoga morning", "puppy shoes"}
-               for call in eager_emb.calls[calls:])  # queries embed only themselves
+    assert all(len(call) == 1 and call[0] in queries for call in eager_emb.calls[calls:])  # queries embed only themselves
+
+
+def test_is_request_catches_requests_not_recalls():
+    for text in ["Can you recommend a show or movie for me to watch tonight?", "My kitchen is a mess. Any tips?",
+                 "Do you have any ideas on how I can find new inspiration?", "Any suggestions for new recipes?"]:
+        assert is_request(text), text
+    for text in ["What was the name of that hiking trail you recommended?", "Can you remind me what sealant you "
+                 "suggested?", "What breed is my dog?", "How many days ago did I buy the bike?",
+                 "Can you remind me of the tips you gave me for my garden?",
+                 "In our previous conversation, what ideas did we list for the party?"]:
+        assert not is_request(text), text
+
+
+def test_a_request_is_scored_by_meaning_over_every_note():
+    rows = HAND_ROWS + [(f"x{i}", f"Filler chat number {i} about rainy weather.", "Ok.", {}) for i in range(12)]
+    store = make_store(rows)
+    emb = BagOfWords()
+    r = fusion(store, embedder=emb, pool=1)
+    text = "Any tips for rainy weather?"
+    ev = r.evidence(text)
+    assert ev.request and (ev.components[len(HAND_ROWS):, 2] == 1.0).all()  # every filler, beyond the 1-note pools
+    assert [request_text(n) for n in store.notes] in emb.calls  # raw turns, every note, in one batch
+    expected = REQUEST_WEIGHTS.dense * ev.components[:, 2] + REQUEST_WEIGHTS.raw_bm25 * ev.components[:, 1]
+    assert list(r.score(text).values()) == pytest.approx(expected.tolist())  # OpenClaw's 0.7 / 0.3, nothing else
+    routed_off = fusion(store, pool=1, requests=False).evidence(text)
+    assert not routed_off.request and (routed_off.components[:, 2] > 0).sum() <= 3  # the pool only
+    top = r.query(text, k=1)[0]
+    reason = r.explain(text, top.note_id).reason
+    assert "a request for suggestions" in reason
 
 
 def test_incremental_add_equals_batch_build():

@@ -1,3 +1,6 @@
+import importlib.util
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -48,3 +51,34 @@ def test_offline_extraction_on_demo_reuses_tags():
     assert counts["distinct_tags"] == len({p for n in store.notes for p in n.paths()})
     row = vocabulary_stats({"offline": [store]}).iloc[0]
     assert row["reuse"] > 1.0  # "user" alone recurs across first-person turns
+
+
+def _reuse_bounds():
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "reuse_bounds.py"
+    spec = importlib.util.spec_from_file_location("reuse_bounds", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_reuse_bounds_minting_budget_keeps_known_tags_and_the_first_new_ones():
+    bounds = _reuse_bounds()
+    notes = [["user", "dish/pizza", "city/rome"], ["user", "dish/pasta", "city/rome", "drink/wine"]]
+    assert bounds.vocabulary(notes, lambda paths, seen: paths) == pytest.approx((7 / 5, 3 / 5, 7 / 2))
+    # budget 1: note 1 keeps only "user"; note 2 keeps "user" (known) and "dish/pasta" (its first new one)
+    assert bounds.vocabulary(notes, bounds.budget(1)) == pytest.approx((3 / 2, 1 / 2, 3 / 2))
+
+
+def test_reuse_bounds_abstract_fallbacks_are_told_from_typed_tags():
+    bounds = _reuse_bounds()
+    assert bounds.abstract_fallback("idea/trouble") and bounds.abstract_fallback("term/kubernetes")
+    assert not bounds.abstract_fallback("dish/pizza") and not bounds.abstract_fallback("breed/beagle")
+
+
+def test_reuse_bounds_kept_store_remembers_the_same_notes_with_the_kept_tags(hand_store):
+    bounds = _reuse_bounds()
+    same = bounds.kept_store(hand_store, lambda paths, seen: paths)
+    assert [(n.note_id, n.user, n.tags) for n in same.notes] == [(n.note_id, n.user, n.tags) for n in hand_store.notes]
+    one_new = bounds.kept_store(hand_store, bounds.budget(1))
+    # each note keeps "user" once known and one new tag: note 1 mints "user" only
+    assert [n.paths() for n in one_new.notes][:2] == [["user"], ["user", "pet/dog"]]

@@ -21,10 +21,19 @@ For a query (and optionally the date it is asked, ``now``):
    (on "most recent", "currently", "now", ...) + early * earliness (on "first",
    "originally", ...)``, dates from `Note.timestamp` against ``now``.
 
-Switches ``graph``, ``dense``, ``raw_turns``, ``session`` and ``time`` remove one
+A request for suggestions ("Can you recommend a show for tonight?", "Any tips?"; `is_request`)
+takes another route: its gold session is where the user said something about the topic, in
+other words than the request's, so the lexical pool rarely holds it. The dense component then
+scores every note's raw turn (`request_text`: user and assistant, as OpenClaw embeds it, not
+just the user turn), and the note's score is OpenClaw's mix (paper, appendix E), ``0.7 dense +
+0.3 raw-turn BM25`` (`REQUEST_WEIGHTS`, not fitted). This costs one MiniLM pass per note of the
+store for the first request asked of it.
+
+Switches ``graph``, ``dense``, ``raw_turns``, ``session``, ``time`` and ``requests`` remove one
 component each (registry ablations). ``embed_on_add`` embeds every note when it is
 added instead of when a pool first holds it: the same rankings, a costlier index
-(every note through MiniLM) and no model pass for notes at query time, for a
+(every note through MiniLM, twice with ``requests``: user turn and raw turn) and no model
+pass for notes at query time, for a
 long-lived memory that must answer new questions fast. ``query(text, k)`` works without a date; the
 date-relative rules then stay off (order cues still apply).
 """
@@ -55,19 +64,28 @@ POOL = 30  # free choice: notes taken from each list into the dense pool (~40 di
 GAMMA = 0.5  # free choice: the i-th further note of a session counts gamma^i (geometric, so bounded)
 DENSE_CHARS = 1000  # free choice: MiniLM reads ~256 word pieces (~1,000 characters); the rest is cut here
 EPOCH = datetime(1970, 1, 1)
+# present-tense requests only: "what you recommended" / "you suggested" recall an answer, they ask for none
+REQUEST = re.compile(r"\b(suggest|suggestions?|recommend|recommendations?|tips?|advice|ideas?)\b", re.I)
+# a question about an earlier answer ("remind me of the tips you gave") recalls, even with a request word
+RECALL = re.compile(r"\b(remind me|you (?:gave|mentioned|said|told|suggested|recommended|provided|shared|listed)|"
+                    r"(?:our|the|my) (?:previous|last|earlier) (?:conversation|chat|discussion))\b", re.I)
 
 
 @dataclass(frozen=True)
 class FusionWeights:
-    """Weights of the fused score: the ones benchmarks/fusion_cv.py fits on all of S dev (5-fold CV there)."""
+    """Weights of the fused score: the ones benchmarks/fusion_cv.py fits on all of S dev (5-fold CV there),
+    over offline-v2 notes with requests routed apart (so not fitted on requests).
+
+    The fit sets the PPR component's weight to 0: PPR still widens the dense pool (its top notes join
+    it), which the noGraph ablation removes too."""
 
     note_bm25: float = 1.0  # the scale: fixed, the others are relative to it
     raw_bm25: float = 1.0
     dense: float = 0.75
-    graph: float = 0.5
+    graph: float = 0.0
     session: float = 0.1
     target: float = 0.25
-    recent: float = 0.5
+    recent: float = 0.05
     early: float = 0.05
 
     def components(self) -> np.ndarray:
@@ -75,6 +93,17 @@ class FusionWeights:
 
     def time(self) -> np.ndarray:
         return np.array([getattr(self, t) for t in TIME_FEATURES])
+
+
+# OpenClaw's 0.7 dense + 0.3 keyword (paper, appendix E) for requests; chosen, not fitted
+REQUEST_WEIGHTS = FusionWeights(note_bm25=0.0, raw_bm25=0.3, dense=0.7, graph=0.0, session=0.0, target=0.0,
+                                recent=0.0, early=0.0)
+
+
+def is_request(text: str) -> bool:
+    """Whether `text` asks for suggestions ("Any tips?", "Can you recommend ...?"), not for a past answer
+    ("Remind me of the tips you gave me")."""
+    return bool(REQUEST.search(text)) and not RECALL.search(text)
 
 
 @dataclass
@@ -85,6 +114,11 @@ class Evidence:
     sessions: np.ndarray    # session code of each note
     components: np.ndarray  # (n, len(COMPONENTS)), each column in [0, 1]
     time: np.ndarray        # (n, len(TIME_FEATURES)), each in [0, 1]
+    request: bool = False   # a request: dense over every note's raw turn, scored with REQUEST_WEIGHTS
+
+    def weights(self, w: FusionWeights) -> FusionWeights:
+        """The weights this query is scored with: REQUEST_WEIGHTS for a request, else `w`."""
+        return REQUEST_WEIGHTS if self.request else w
 
 
 def fuse(ev: Evidence, w: FusionWeights, gamma: float = GAMMA) -> np.ndarray:
@@ -189,6 +223,11 @@ def dense_text(note: Note) -> str:
     return (note.user or note.assistant)[:DENSE_CHARS]
 
 
+def request_text(note: Note) -> str:
+    """What is embedded for a note when a request is asked: its raw turn, user and assistant, cut."""
+    return note.raw_text[:DENSE_CHARS]
+
+
 def _scaled(scores: dict[int, float], n: int) -> np.ndarray:
     """Scores as a length-n vector divided by their maximum (zeros when there is none).
 
@@ -212,7 +251,8 @@ class TagGraphFusion(Retriever):
     uses_question_date = True  # bench passes Case.question_date as `now`
 
     def __init__(self, store, weights: FusionWeights | dict | None = None, graph: bool = True, dense: bool = True,
-                 raw_turns: bool = True, session: bool = True, time: bool = True, pool: int = POOL,
+                 raw_turns: bool = True, session: bool = True, time: bool = True, requests: bool = True,
+                 pool: int = POOL,
                  embedder: str | Embedder = "minilm", embed_on_add: bool = False, name: str | None = None) -> None:
         if name:
             self.name = name
@@ -226,11 +266,12 @@ class TagGraphFusion(Retriever):
         self.session_code: list[int] = []
         self.days: list[float] = []
         self.vectors: dict[int, np.ndarray] = {}  # note index -> embedding: pool notes (every note with embed_on_add)
+        self.request_vectors: dict[int, np.ndarray] = {}  # note index -> raw-turn embedding, once a request is asked
         self._now: str | None = None
         self._memo: tuple[tuple, Evidence] | None = None
         self._eager = False  # embed_on_add takes over once the existing notes are embedded
         super().__init__(store, weights=asdict(self.weights), graph=graph, dense=dense, raw_turns=raw_turns,
-                         session=session, time=time, pool=pool, embed_on_add=embed_on_add,
+                         session=session, time=time, requests=requests, pool=pool, embed_on_add=embed_on_add,
                          **({"embedder": self.embedder.name} if self.embedder else {}))  # reports list embedders
         self._eager = embed_on_add and self.embedder is not None
         if self._eager:
@@ -245,11 +286,18 @@ class TagGraphFusion(Retriever):
             self._embed_notes([note.index])
 
     def _embed_notes(self, indexes) -> None:
-        """Embed the notes at `indexes` that have no vector yet (one batch)."""
-        todo = [i for i in indexes if i not in self.vectors]
+        """Embed the notes at `indexes` for the pool and, with requests on, for requests."""
+        self._embed(indexes, request=False)
+        if self.params["requests"]:
+            self._embed(indexes, request=True)
+
+    def _embed(self, indexes, request: bool) -> None:
+        """Embed the notes at `indexes` that have no vector of this kind yet (one batch)."""
+        vectors, text_of = (self.request_vectors, request_text) if request else (self.vectors, dense_text)
+        todo = [i for i in indexes if i not in vectors]
         if todo:
-            for i, vec in zip(todo, self.embedder.embed([dense_text(self.store.notes[i]) for i in todo])):
-                self.vectors[i] = vec
+            for i, vec in zip(todo, self.embedder.embed([text_of(self.store.notes[i]) for i in todo])):
+                vectors[i] = vec
 
     @contextmanager
     def asked_at(self, now: str | None) -> Iterator[None]:
@@ -283,15 +331,17 @@ class TagGraphFusion(Retriever):
         mass = x[files]
         return mass / mass.max() if mass.max() > 0 else mass
 
-    def _dense(self, text: str, pool: list[int]) -> np.ndarray:
-        """Min-max scaled cosine of the query to each pool note (0 outside the pool)."""
+    def _dense(self, text: str, pool: list[int], request: bool = False) -> np.ndarray:
+        """Min-max scaled cosine of the query to each pool note (0 outside the pool); for a request
+        the pool is every note and the vectors are of `request_text`."""
         n = len(self.store.notes)
         out = np.zeros(n)
         if not pool or not text.strip():
             return out
-        self._embed_notes(pool)
+        self._embed(pool, request)
+        vectors = self.request_vectors if request else self.vectors
         q = self.embedder.embed([text[:MAX_QUERY_CHARS]])[0]
-        cos = np.array([float(self.vectors[i] @ q) for i in pool])
+        cos = np.array([float(vectors[i] @ q) for i in pool])
         span = cos.max() - cos.min()
         out[pool] = (cos - cos.min()) / span if span > 0 else 1.0
         return out
@@ -311,8 +361,9 @@ class TagGraphFusion(Retriever):
         if self.graph is not None and n:
             pool |= _top(self._ppr(text, lexical * np.isin(np.arange(n), list(pool))), self.params["pool"])
         pool_ids = sorted(pool)
+        request = self.params["requests"] and self.embedder is not None and is_request(text)
         if self.embedder is not None:
-            cols[:, 2] = self._dense(text, pool_ids)
+            cols[:, 2] = self._dense(text, list(range(n)), request=True) if request else self._dense(text, pool_ids)
         if self.graph is not None and n:
             seed = np.zeros(n)
             seed[pool_ids] = lexical[pool_ids] + cols[pool_ids, 2]
@@ -321,26 +372,31 @@ class TagGraphFusion(Retriever):
         days = np.asarray(self.days)[notes]
         now = parse_timestamp(self._now) if self._now else None
         times = time_features(text, now, days) if self.params["time"] else np.zeros((len(notes), len(TIME_FEATURES)))
-        ev = Evidence(notes, np.asarray(self.session_code, dtype=np.int64)[notes], cols[notes], times)
+        ev = Evidence(notes, np.asarray(self.session_code, dtype=np.int64)[notes], cols[notes], times, request)
         self._memo = (key, ev)
         return ev
 
+    def _weights(self, ev: Evidence) -> FusionWeights:
+        w = self.weights if self.params["session"] else FusionWeights(**{**asdict(self.weights), "session": 0.0})
+        return ev.weights(w)
+
     def score(self, text: str) -> dict[int, float]:
         ev = self.evidence(text)
-        w = self.weights if self.params["session"] else FusionWeights(**{**asdict(self.weights), "session": 0.0})
-        return dict(zip(ev.notes.tolist(), fuse(ev, w).tolist()))
+        return dict(zip(ev.notes.tolist(), fuse(ev, self._weights(ev)).tolist()))
 
     def _explain_details(self, text: str, note: Note) -> dict[str, Any]:
         ev = self.evidence(text)
-        i, w = note.index, self.weights
+        i, w = note.index, self._weights(ev)
         details: dict[str, Any] = {"components": {c: round(float(ev.components[i, j]), 4) for j, c in enumerate(COMPONENTS)},
                 "weighted": {c: round(float(ev.components[i, j] * getattr(w, c)), 4)
                              for j, c in enumerate(COMPONENTS)},
                 "time": {t: round(float(ev.time[i, j]), 4) for j, t in enumerate(TIME_FEATURES)},
-                "question_date": self._now}
+                "question_date": self._now, "request": ev.request}
         parts = [f"{c} {v:.3g}" for c, v in details["weighted"].items() if v]
         if parts:
             details["evidence"] = "weighted evidence " + " + ".join(parts) + (
+                " (a request for suggestions: dense over every note's raw turn, OpenClaw's 0.7 / 0.3)"
+                if ev.request else
                 f", over the session and time rules (question date {self._now})" if self._now else "")
         if not ev.components[i].any():
             details["missing"] = ("no lexical, dense or graph evidence: no positive BM25 term, outside the "

@@ -77,7 +77,7 @@ ABLATIONS: dict[str, Entry] = {
     # TagGraph-Fusion with one component switched off each (issue 14)
     **{f"TagGraph-Fusion-no{part}": _fusion(**{switch: False})
        for part, switch in (("Graph", "graph"), ("Dense", "dense"), ("Raw", "raw_turns"),
-                            ("Session", "session"), ("Time", "time"))},
+                            ("Session", "session"), ("Time", "time"), ("Requests", "requests"))},
 }
 ALL_METHODS = {**METHODS, **ABLATIONS}
 
