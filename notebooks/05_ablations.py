@@ -64,15 +64,19 @@ def _(ABLATION_COLUMNS, ablation):
 
 @app.cell
 def _(ablation, mo):
-    from taggraph.experiments.ablation import ablation_intervals
+    from taggraph.experiments.ablation import ablation_intervals, component_verdicts
 
     intervals = ablation_intervals(ablation)
     _n = int(intervals["n"].min())
+    _verdicts = [f"- {_name}: {_line}" for _name, _run in ablation.runs.items()
+                 for _line in component_verdicts(_run.rankings)["AdaptiveGraph"]]
     mo.md(f"""
     **n = {_n} questions.** Each MRR change is a mean of {_n} paired differences; the interval is a 95%
     percentile bootstrap over questions (`scipy.stats.bootstrap`). """
           + (f"With n this small one question moves MRR by up to {1 / _n:.2f}: an interval that "
-             "contains 0 means the sign is not established, whatever the table shows." if _n < 30 else ""))
+             "contains 0 means the sign is not established, whatever the table shows." if _n < 30 else "")
+          + "\n\nDoes each component earn its keep (removing it costs at least 0.005 MRR at p < 0.05)?\n\n"
+          + "\n".join(_verdicts))
     return (intervals,)
 
 

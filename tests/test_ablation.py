@@ -62,3 +62,27 @@ def test_intervals_hold_the_mean_change_and_n(result):
             row = intervals.loc[(table["dataset"], col)]
             assert row["n"] == table["n"] and abs(row["MRR change"] - table[col]) < 1e-12
             assert row["CI low"] <= row["MRR change"] <= row["CI high"]
+
+
+def test_verdicts_say_plainly_whether_a_component_earns_its_keep():
+    from taggraph.experiments.ablation import verdict
+    assert verdict("-Graph", -0.012, -0.02, -0.004, 0.01).endswith("It earns its keep.")
+    assert "does not earn its keep" in verdict("-Graph", -0.012, -0.03, +0.004, 0.2)  # not significant
+    assert "does not earn its keep" in verdict("-Graph", -0.002, -0.004, -0.001, 0.01)  # significant, too small
+    assert "removing it helps" in verdict("-Diffusion", +0.03, +0.01, +0.05, 0.001)
+    assert verdict("-File seeding", -0.1, -0.2, -0.05, 0.001).startswith("Without the file seeding component: MRR -0.100")
+
+
+def test_run_report_carries_a_verdict_per_ablation():
+    from taggraph.config import DEMO_DATA
+    from taggraph.datasets import load_dataset
+    from taggraph.experiments.ablation import component_verdicts
+    from taggraph.experiments.bench import run_bench
+    from taggraph.viz.report import markdown_report
+    result = run_bench(load_dataset(DEMO_DATA), ["BM25", "AdaptiveGraph", "AdaptiveGraph-noDiffusion"],
+                       extractor="none", backend=None)
+    verdicts = component_verdicts(result.rankings)
+    assert list(verdicts) == ["AdaptiveGraph"] and len(verdicts["AdaptiveGraph"]) == 1
+    assert verdicts["AdaptiveGraph"][0].startswith("Without the diffusion component: MRR ")
+    report = markdown_report(result, "demo", "demo", None)
+    assert "## Does each component of AdaptiveGraph earn its keep?" in report and verdicts["AdaptiveGraph"][0] in report

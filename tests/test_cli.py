@@ -69,6 +69,17 @@ def test_method_params_reach_the_run(tmp_path):
     assert bad.exit_code == 2 and "METHOD.KEY=VALUE" in bad.output
 
 
+def test_bench_prints_a_verdict_per_ablation_it_ran(tmp_path):
+    res = runner.invoke(app, ["bench", "--methods", "BM25,AdaptiveGraph,AdaptiveGraph-noDiffusion", "--extractor", "none",
+                              "--out", str(tmp_path / "run")])
+    assert res.exit_code == 0, res.output
+    assert "AdaptiveGraph: does each component earn its keep?" in res.output
+    assert "Without the diffusion component: MRR" in res.output
+    assert "Does each component of AdaptiveGraph earn its keep?" in (tmp_path / "run" / "report.html").read_text()
+    plain = runner.invoke(app, ["bench", "--methods", "BM25", "--extractor", "none", "--out", str(tmp_path / "plain")])
+    assert "earn its keep" not in plain.output  # no ablation ran, no verdict
+
+
 def test_bench_detects_atant_and_locomo(tmp_path):
     from pathlib import Path
     fixtures = Path(__file__).parent / "fixtures"

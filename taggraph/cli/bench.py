@@ -17,6 +17,19 @@ from taggraph.server import CHECK_TIMEOUT, GENERATION_TIMEOUT
 TIMEOUT_HELP = f"Seconds per Ollama generation request (the up-front server check allows {CHECK_TIMEOUT:g} s)."
 
 
+def print_result(result, folder: Path) -> None:
+    """The summary as the reports show it, a verdict per ablation present (`component_verdicts`), the folder."""
+    from taggraph.experiments.ablation import component_verdicts
+    from taggraph.viz.report import summary_view
+
+    typer.echo(summary_view(result).to_string(index=False))
+    for method, lines in component_verdicts(result.rankings).items():
+        typer.echo(f"\n{method}: does each component earn its keep?")
+        for line in lines:
+            typer.echo(f"  {line}")
+    typer.echo(f"\nrun folder: {folder}")
+
+
 def default_out(data: Path, command_name: str = "") -> Path:
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     return Path("runs") / f"{stamp}-{command_name or data.name.split('.')[0]}"
@@ -60,7 +73,6 @@ def bench(
     from taggraph.experiments.bench import add_benchmark_metrics, add_significance, run_bench
     from taggraph.experiments.dask_backend import scale_out
     from taggraph.experiments.runs import check_run_folder
-    from taggraph.viz.report import summary_view
 
     folder = check_run_folder(out or default_out(data), force)
     names_ = methods_option(methods)
@@ -76,8 +88,7 @@ def bench(
     add_benchmark_metrics(result, cases)
     add_significance(result, None if baseline.lower() == "none" else baseline)
     save_with_reports(result, folder, data, force, cases, miss_pages)
-    typer.echo(summary_view(result).to_string(index=False))
-    typer.echo(f"\nrun folder: {folder}")
+    print_result(result, folder)
 
 
 @command()
@@ -161,7 +172,6 @@ def score(
     """Score another system's rankings with exactly bench's metrics and protocol, in the same report."""
     from taggraph.experiments.bench import add_benchmark_metrics, add_significance, run_bench, score_external
     from taggraph.experiments.runs import check_run_folder
-    from taggraph.viz.report import summary_view
 
     folder = check_run_folder(out or default_out(data, "score"), force)
     cases = load_cases(data, fmt)
@@ -170,8 +180,7 @@ def score(
     add_benchmark_metrics(result, cases)
     add_significance(result, baseline)
     save_with_reports(result, folder, data, force, cases)
-    typer.echo(summary_view(result).to_string(index=False))
-    typer.echo(f"\nrun folder: {folder}")
+    print_result(result, folder)
 
 
 @command("methods")

@@ -21,6 +21,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from taggraph.evaluation.paper import paper_table1
+from taggraph.experiments.ablation import component_verdicts
 
 
 def mrr_chart(summary: pd.DataFrame) -> go.Figure:
@@ -128,6 +129,9 @@ def markdown_report(result, title: str, data_label: str, benchmark: str | None) 
     if benchmark:
         parts += [f"## Beside the paper's Table 1 ({benchmark}, MRR; the paper's rows used LLM extraction)", "",
                   comparison_table(result.summary, benchmark, cfg["extractor"]).round(3).to_markdown(), ""]
+    verdicts = component_verdicts(result.rankings)
+    for method, lines in verdicts.items():
+        parts += [f"## Does each component of {method} earn its keep?", "", *[f"- {line}" for line in lines], ""]
     parts += ["## Success@k per question type (the paper's appendix G recall@k; %)", "",
               per_type_table(result.per_type, list(result.summary["method"])).to_markdown(index=False), ""]
     return "\n".join(parts)
@@ -219,6 +223,12 @@ def _misses_html(misses: pd.DataFrame, pages: dict[str, str], questions: dict[st
             f"<table class='misses'><tr>{head}</tr>{''.join(rows)}</table>")
 
 
+def _verdicts_html(result) -> str:
+    return "".join(f"<h2>Does each component of {html.escape(method)} earn its keep?</h2><ul>"
+                   + "".join(f"<li>{html.escape(line)}</li>" for line in lines) + "</ul>"
+                   for method, lines in component_verdicts(result.rankings).items())
+
+
 def _few_questions(summary: pd.DataFrame, below: int = 30) -> str:
     """A caveat when the means rest on fewer than `below` questions (our threshold)."""
     n = int(summary["n"].min()) if len(summary) else 0
@@ -249,7 +259,7 @@ def html_report(result, title: str, data_label: str, benchmark: str | None, miss
             f"{cfg['n_abstention']} abstention excluded · extractor <code>{html.escape(str(cfg['extractor']))}</code>"
             f" · depth {cfg['depth']}</p>"
             f"<h2>Per method</h2><p class='meta'>{html.escape(NAMES_NOTE)}</p>{_few_questions(result.summary)}"
-            f"{_table(summary_view(result), 'num summary')}{paper}{charts[0]}"
+            f"{_table(summary_view(result), 'num summary')}{_verdicts_html(result)}{paper}{charts[0]}"
             f"<h2>Questions missed by some method (top {k})</h2>{_misses_html(misses, pages, questions, k)}"
             f"{charts[2]}<h2>Per question type (Success@k, %)</h2>"
             f"{_table(per_type_table(result.per_type, methods), 'num')}{charts[1]}</body></html>")
