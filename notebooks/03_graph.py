@@ -104,7 +104,7 @@ def _(
     gold = gold_notes(DATA, case, store)
     _methods = available_methods()
     # the page's drop-down starts on its first method: METHOD
-    retrievers = build_retrievers(store, sorted(_methods, key=lambda m: m != METHOD))
+    retrievers = build_retrievers(store, sorted(_methods, key=lambda m: m != METHOD), now=case.question_date)
     results = retrieve_all(store, case.question, retrievers)
     mo.plain_text(f"{case.case_id} ({case.question_type}): {case.question}\ngold notes: {', '.join(gold)}")
     return case, gold, results, retrievers, store

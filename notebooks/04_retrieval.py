@@ -113,7 +113,7 @@ def _(
     asked = own.value.strip() or case.question
     gold = gold_notes(DATA, case, store) if asked == case.question else []
     answer = case.answer if asked == case.question else ""
-    retrievers = build_retrievers(store, available_methods())
+    retrievers = build_retrievers(store, available_methods(), now=case.question_date)  # as bench asks: on its date
     mo.plain_text(f"{case.case_id} ({case.question_type}), {len(store)} notes\nasked: {asked}\n"
                   + (f"answer: {answer}\ngold notes: {', '.join(gold) or '(none: abstention question)'}"
                      if answer or gold else "your own question: no gold notes"))

@@ -264,3 +264,18 @@ def test_explanation_names_the_weighted_evidence(hand_store):
     top = r.query("dog beagle", k=1)[0]
     reason = r.explain("dog beagle", top.note_id).reason
     assert reason.startswith("ranked 1 of") and "weighted evidence note_bm25" in reason
+
+
+def test_views_ask_on_the_case_date_as_the_bench_does():
+    """explain pages, the graph view and the notebooks build retrievers with the case's question date."""
+    from taggraph.viz.explain import build_retrievers, retrieve_all
+    store = dated_store()
+    text = "Which road bike did I buy two weeks ago?"
+    bench = [r.note_id for r in fusion(store).query(text, now=NOW)]
+    undated = [r.note_id for r in fusion(store).query(text)]
+    assert bench[0] == "b#0" and undated != bench  # the date rule decides here
+    view = build_retrievers(store, {"TagGraph-Fusion": fusion(store)}, now=NOW)
+    assert [r.note_id for r in retrieve_all(store, text, view)["TagGraph-Fusion"]] == bench
+    assert view["TagGraph-Fusion"].explain(text, "b#0").rank == 1
+    named = build_retrievers(store, ["BM25"], now=NOW)  # methods without time rules take the date and ignore it
+    assert [r.note_id for r in named["BM25"].query(text)] == [r.note_id for r in make_retriever("BM25", store).query(text)]

@@ -55,7 +55,7 @@ def graph(
     params = method_params(param)
     case = find_case(data, question)
     store = build_store(case, extractor)
-    retrievers = build_retrievers(store, available_methods(methods_option(methods)), params)
+    retrievers = build_retrievers(store, available_methods(methods_option(methods)), params, now=case.question_date)
     save_graph_html(out, store, question=case.question,
                     results_by_method=retrieve_all(store, case.question, retrievers, depth),
                     gold_note_ids=gold_notes(data, case, store), hops=hops, max_nodes=max_nodes,

@@ -62,6 +62,10 @@ class Retriever:
         """The method's parameters, as recorded in run.json."""
         return {"method": self.name, **self.params}
 
+    def ask_on(self, now: str | None) -> None:
+        """Answer later queries as asked on date `now` (a view of one case's question: its
+        ``question_date``). Only methods with time rules use it (``uses_question_date``)."""
+
     def add(self, note: Note) -> None:
         raise NotImplementedError
 

@@ -299,6 +299,9 @@ class TagGraphFusion(Retriever):
             for i, vec in zip(todo, self.embedder.embed([text_of(self.store.notes[i]) for i in todo])):
                 vectors[i] = vec
 
+    def ask_on(self, now: str | None) -> None:
+        self._now = now
+
     @contextmanager
     def asked_at(self, now: str | None) -> Iterator[None]:
         """Within the block, queries are asked on date `now` (e.g. "2023/05/30 (Tue) 23:40")."""
@@ -309,11 +312,12 @@ class TagGraphFusion(Retriever):
             self._now = before
 
     def query(self, text: str, k: int = DEFAULT_DEPTH, explain: bool = False, now: str | None = None):
-        with self.asked_at(now):
+        """`Retriever.query` asked on date `now` (default: the `ask_on` date, else none)."""
+        with self.asked_at(now or self._now):
             return super().query(text, k, explain)
 
     def explain(self, text: str, note_id: str, k: int = DEFAULT_DEPTH, now: str | None = None):
-        with self.asked_at(now):
+        with self.asked_at(now or self._now):
             return super().explain(text, note_id, k)
 
     def _ppr(self, text: str, file_seed: np.ndarray) -> np.ndarray:

@@ -51,14 +51,18 @@ def available_methods(names: Sequence[str] | None = None) -> list[str]:
     return [m for m in names if m not in DENSE_METHODS]
 
 
-def build_retrievers(store: MemoryStore, methods: Methods,
-                     method_params: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Retriever]:
+def build_retrievers(store: MemoryStore, methods: Methods, method_params: Mapping[str, Mapping[str, Any]] | None = None,
+                     now: str | None = None) -> dict[str, Retriever]:
     """Method name -> retriever over `store`, built with its `method_params` ({method: {key: value}});
-    already-built retrievers pass through."""
-    if isinstance(methods, Mapping):
-        return dict(methods)
+    already-built retrievers pass through. With `now` (a case's ``question_date``) every retriever
+    answers as asked on that date, as the bench asks it (`Retriever.ask_on`)."""
     params = method_params or {}
-    return {m: make_retriever(m, store, **params.get(m, {})) for m in methods}
+    out = dict(methods) if isinstance(methods, Mapping) else {m: make_retriever(m, store, **params.get(m, {}))
+                                                              for m in methods}
+    if now is not None:
+        for r in out.values():
+            r.ask_on(now)
+    return out
 
 
 def retrieve_all(store: MemoryStore, question: str, methods: Methods, k: int = DEFAULT_DEPTH,
@@ -329,7 +333,7 @@ def explain_command(data: str | Path, question_id: str, note_id: str | None = No
         if not gold:
             raise ConfigError(f"question {question_id!r} has no gold note; pass a note id")
         note_id = gold[0]
-    retrievers = build_retrievers(store, available_methods(methods), method_params)
+    retrievers = build_retrievers(store, available_methods(methods), method_params, now=case.question_date)
     lines = [f"question {question_id}: {case.question}", f"answer: {case.answer}",
              f"note {note_id}: {'gold' if note_id in gold else 'not gold'}; gold notes ({len(gold)}): "
              + (", ".join(gold) or "not known"),

@@ -171,7 +171,7 @@ def miss_pages(result, cases: Sequence, data: Path | str, misses: pd.DataFrame, 
         store = build_store(case, result.config["extractor"])
         retrievers = build_retrievers(store, {m: make_retriever(m, store, **{key: v for key, v in cfg.items()
                                                                               if key != "method"})
-                                              for m, cfg in configs.items()})
+                                              for m, cfg in configs.items()}, now=case.question_date)
         gold = gold_notes(data, case, store)
         if not gold:
             continue

@@ -57,7 +57,7 @@ def _memory(data: str, cases: Mapping[str, Case], extractor: str):
     def memory(question: str):
         case = cases[question]
         store = build_store(case, extractor)
-        return case, store, build_retrievers(store, methods), gold_notes(data, case, store)
+        return case, store, build_retrievers(store, methods, now=case.question_date), gold_notes(data, case, store)
 
     return methods, memory
 
