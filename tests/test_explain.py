@@ -112,3 +112,17 @@ def test_terminal_explain_says_what_the_page_says_and_takes_the_runs_settings():
     narrow = CliRunner().invoke(app, [*args, "--param", "TagGraph-Basic.max_hops=1"]).output
     assert "sibling expansion" not in narrow and "within 1 ontology hops" in narrow
     assert CliRunner().invoke(app, [*args, "--param", "Nope.x=1"]).exit_code == 2
+
+
+def test_views_drop_the_methods_that_embed_when_sentence_transformers_is_missing(monkeypatch, capsys):
+    import importlib.util
+
+    from taggraph.retrieval.registry import embeds
+    from taggraph.viz.explain import VIEW_METHODS, available_methods
+    assert [m for m in VIEW_METHODS if embeds(m)] == ["OpenClaw", "OC-notes", "TagGraph-Fusion"]
+    assert not embeds("TagGraph-Fusion-noDense") and embeds("TagGraph-Fusion-noGraph")
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "sentence_transformers"
+                        else real(name, *a))
+    assert available_methods() == ["BM25", "TagGraph-Basic", "TagGraph-Stopwords", "TagGraph-TFIDF", "AdaptiveGraph"]
+    assert "TagGraph-Fusion" in capsys.readouterr().out

@@ -17,7 +17,8 @@ def explain(
     question: str = typer.Option(..., help="Question id, e.g. demo_q06."),
     note: Optional[str] = typer.Option(None, help="Note id, e.g. 'demo_s24#0'; default: the first gold note."),
     out: Optional[Path] = typer.Option(None, help="Also write the explanation page (HTML) here."),
-    methods: Optional[str] = typer.Option(None, help="Comma-separated method names; default: the paper's seven."),
+    methods: Optional[str] = typer.Option(None, help="Comma-separated method names; default: the paper's seven "
+                                                     "and TagGraph-Fusion."),
     extractor: str = typer.Option(DEFAULT_EXTRACTOR, help="offline | offline-v2 | none | ollama:MODEL | gguf:PATH"),
     depth: int = typer.Option(40, help="Retrieval depth, as bench's --depth."),
     param: list[str] = typer.Option([], help="Method parameter METHOD.KEY=VALUE, as bench's --param."),
@@ -25,7 +26,7 @@ def explain(
     """Why each method did (not) retrieve a note for a question, judged like the explain page."""
     from taggraph.viz.explain import explain_command
 
-    typer.echo(explain_command(data, question, note, out, extractor, methods_option(methods),
+    typer.echo(explain_command(data, question, note, out, extractor, methods_option(methods) if methods else None,
                                positive(depth, "--depth"), method_params(param)))
     if out is not None:
         typer.echo(f"\nexplanation page: {out}")
@@ -55,7 +56,8 @@ def graph(
     params = method_params(param)
     case = find_case(data, question)
     store = build_store(case, extractor)
-    retrievers = build_retrievers(store, available_methods(methods_option(methods)), params, now=case.question_date)
+    retrievers = build_retrievers(store, available_methods(methods_option(methods) if methods else None), params,
+                                  now=case.question_date)
     save_graph_html(out, store, question=case.question,
                     results_by_method=retrieve_all(store, case.question, retrievers, depth),
                     gold_note_ids=gold_notes(data, case, store), hops=hops, max_nodes=max_nodes,

@@ -93,6 +93,13 @@ def check_methods(names: Iterable[str]) -> list[str]:
     return names
 
 
+def embeds(name: str) -> bool:
+    """Whether method `name`, as registered, runs a sentence embedder (so needs sentence-transformers):
+    the dense hybrids, and TagGraph-Fusion unless its dense part is off."""
+    entry = ALL_METHODS[name]
+    return "embedder" in inspect.signature(entry.cls().__init__).parameters and entry.defaults.get("dense", True)
+
+
 def ablations_of(method: str) -> list[str]:
     """The registered ablations of `method` that switch off one component: ``<method>-no<Part>``."""
     prefix = f"{method}-no"

@@ -28,8 +28,8 @@ from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.datasets import Case, load_dataset
 from taggraph.errors import ConfigError
 from taggraph.notes import Note
-from taggraph.retrieval import (DEFAULT_DEPTH, DENSE_METHODS, PAPER_METHODS, Explanation, Result, Retriever,
-                                make_retriever)
+from taggraph.retrieval import DEFAULT_DEPTH, PAPER_METHODS, Explanation, Result, Retriever, make_retriever
+from taggraph.retrieval.registry import embeds
 from taggraph.atomic import atomic_write
 from taggraph.store import MemoryStore
 
@@ -37,18 +37,19 @@ _KIND_COLOUR = {"concept": "#4c78a8", "topic": "#f58518", "file": "#2a8f87"}
 
 Methods = Sequence[str] | Mapping[str, Retriever]
 METRIC_K = 5  # verdicts use Success@5, the paper's headline recall@5
+VIEW_METHODS = [*PAPER_METHODS, "TagGraph-Fusion"]  # what the views explain by default: the paper's and ours
 
 
 def available_methods(names: Sequence[str] | None = None) -> list[str]:
-    """`names` (default: the paper's methods) without the dense ones (they need sentence-transformers,
+    """`names` (default: VIEW_METHODS) without those that embed text (they need sentence-transformers,
     pip install "taggraph[dense]") when it is not installed; prints which were skipped."""
-    names = list(names or PAPER_METHODS)
+    names = list(names or VIEW_METHODS)
     if importlib.util.find_spec("sentence_transformers") is not None:
         return names
-    skipped = [m for m in names if m in DENSE_METHODS]
+    skipped = [m for m in names if embeds(m)]
     if skipped:
         print(f"skipping {skipped}: sentence-transformers is not installed (pip install 'taggraph[dense]')")
-    return [m for m in names if m not in DENSE_METHODS]
+    return [m for m in names if not embeds(m)]
 
 
 def build_retrievers(store: MemoryStore, methods: Methods, method_params: Mapping[str, Mapping[str, Any]] | None = None,
