@@ -31,11 +31,11 @@ store for the first request asked of it.
 
 Switches ``graph``, ``dense``, ``raw_turns``, ``session``, ``time`` and ``requests`` remove one
 component each (registry ablations). ``embed_on_add`` embeds every note when it is
-added instead of when a pool first holds it: the same rankings, a costlier index
-(every note through MiniLM, twice with ``requests``: user turn and raw turn) and no model
-pass for notes at query time, for a
-long-lived memory that must answer new questions fast. ``query(text, k)`` works without a date; the
-date-relative rules then stay off (order cues still apply).
+added instead of when a pool first holds it: the same rankings, a costlier index (every
+note through MiniLM, twice with ``requests``: user turn and raw turn) and no model pass
+for notes at query time, for a long-lived memory that must answer new questions fast.
+Without ``now``, ``query(text, k)`` asks on the `ask_on` date; without either, the
+date-relative rules stay off (order cues still apply).
 """
 
 from __future__ import annotations
