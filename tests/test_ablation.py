@@ -70,6 +70,8 @@ def test_verdicts_say_plainly_whether_a_component_earns_its_keep():
     assert "does not earn its keep" in verdict("-Graph", -0.012, -0.03, +0.004, 0.2)  # not significant
     assert "does not earn its keep" in verdict("-Graph", -0.002, -0.004, -0.001, 0.01)  # significant, too small
     assert "removing it helps" in verdict("-Diffusion", +0.03, +0.01, +0.05, 0.001)
+    assert verdict("-Requests", 0.0, 0.0, 0.0, 1.0) == ("Without the requests component: no question's reciprocal "
+                                                        "rank changes. It does not earn its keep here.")
     assert verdict("-File seeding", -0.1, -0.2, -0.05, 0.001).startswith("Without the file seeding component: MRR -0.100")
 
 

@@ -98,6 +98,8 @@ def ablation_intervals(result: AblationResult) -> pd.DataFrame:
 def verdict(removed: str, change: float, ci_low: float, ci_high: float, p: float) -> str:
     """One plain sentence on a removed component (`removed`: its column, "-Graph"), from the paired test."""
     part = f"the {removed.lstrip('-').lower()} component"
+    if change == ci_low == ci_high == 0:  # every paired difference is 0
+        return f"Without {part}: no question's reciprocal rank changes. It does not earn its keep here."
     stats = f"MRR {change:+.3f} (95% CI [{ci_low:+.3f}, {ci_high:+.3f}], p = {p:.3f})"
     if change <= -EARNS_KEEP and p < ALPHA:
         return f"Without {part}: {stats}. It earns its keep."
