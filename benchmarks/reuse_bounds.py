@@ -31,7 +31,7 @@ from taggraph.datasets.detect import load_any
 from taggraph.evaluation.metrics import score_rankings, summarize
 from taggraph.experiments.runner import MemoryRun, build_store
 from taggraph.extraction.base import Extraction
-from taggraph.extraction.lexicon import lexicon
+from taggraph.extraction.lexicon import LEXFILE_CATEGORY, lexicon
 from taggraph.extraction.offline_v2 import OOV
 from taggraph.notes import CATEGORIES
 from taggraph.retrieval.base import DEFAULT_DEPTH
@@ -40,10 +40,9 @@ from taggraph.store import Interaction, MemoryStore
 RETRIEVAL_METHODS = ["BM25", "TagGraph-TFIDF", "AdaptiveGraph"]
 
 BUDGETS = (4, 3, 2, 1)
-ABSTRACT_LEXFILES = {"noun.act", "noun.attribute", "noun.cognition", "noun.communication", "noun.event",
-                     "noun.feeling", "noun.group", "noun.motive", "noun.person", "noun.phenomenon",
-                     "noun.possession", "noun.process", "noun.quantity", "noun.relation", "noun.shape",
-                     "noun.state", "noun.time", "noun.Tops"}
+CONCRETE_LEXFILES = {"noun.animal", "noun.artifact", "noun.body", "noun.food", "noun.location", "noun.object",
+                     "noun.plant", "noun.substance"}
+ABSTRACT_LEXFILES = set(LEXFILE_CATEGORY) - CONCRETE_LEXFILES
 
 
 def abstract_fallback(path: str) -> bool:

@@ -64,12 +64,12 @@ def _(ABLATION_COLUMNS, ablation):
 
 @app.cell
 def _(ablation, mo):
-    from taggraph.experiments.ablation import ablation_intervals, component_verdicts
+    from taggraph.experiments.ablation import ablation_intervals
 
     intervals = ablation_intervals(ablation)
     _n = int(intervals["n"].min())
     _verdicts = [f"- {_name}: {_line}" for _name, _run in ablation.runs.items()
-                 for _line in component_verdicts(_run.rankings)["AdaptiveGraph"]]
+                 for _line in _run.verdicts["AdaptiveGraph"]]
     mo.md(f"""
     **n = {_n} questions.** Each MRR change is a mean of {_n} paired differences; the interval is a 95%
     percentile bootstrap over questions (`scipy.stats.bootstrap`). """

@@ -18,12 +18,11 @@ TIMEOUT_HELP = f"Seconds per Ollama generation request (the up-front server chec
 
 
 def print_result(result, folder: Path) -> None:
-    """The summary as the reports show it, a verdict per ablation present (`component_verdicts`), the folder."""
-    from taggraph.experiments.ablation import component_verdicts
+    """The summary as the reports show it, a verdict per ablation present (`BenchResult.verdicts`), the folder."""
     from taggraph.viz.report import summary_view
 
     typer.echo(summary_view(result).to_string(index=False))
-    for method, lines in component_verdicts(result.rankings).items():
+    for method, lines in result.verdicts.items():
         typer.echo(f"\n{method}: does each component earn its keep?")
         for line in lines:
             typer.echo(f"  {line}")

@@ -59,7 +59,7 @@ def ablation(data: list[Path] = DATAS, limit: Optional[int] = LIMIT, extractor: 
              method: str = typer.Option("AdaptiveGraph", help="The method whose registered ablations "
                                                               "(<method>-no<Part>) to run.")) -> None:
     """Component ablation: MRR change from removing each component, with its p-value (paper Table 3)."""
-    from taggraph.experiments.ablation import ablation_columns, component_ablation, component_verdicts
+    from taggraph.experiments.ablation import ablation_columns, component_ablation
     if not ablation_columns(methods_option(method)[0]):
         raise ConfigError(f"method {method!r} has no registered ablations")
     folder = _folder("ablation", out, force)
@@ -75,7 +75,7 @@ def ablation(data: list[Path] = DATAS, limit: Optional[int] = LIMIT, extractor: 
             rankings += [r.rankings.assign(dataset=d, extractor=e) for d, r in res.runs.items()]
             configs[e] = res.config
             for d, r in res.runs.items():
-                for line in component_verdicts(r.rankings).get(method, []):
+                for line in r.verdicts.get(method, []):
                     typer.echo(f"{d}, {e}: {line}")
     _save(folder, force, {"ablation": pd.concat(tables), "summary": pd.concat(summaries),
                             "rankings": pd.concat(rankings)}, configs, [r for *_, r in loaded], "ablation")

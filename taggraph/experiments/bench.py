@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import pandas as pd
@@ -60,6 +61,14 @@ class BenchResult:
     stores: pd.DataFrame
     config: dict[str, Any]
     extra: dict[str, pd.DataFrame] = field(default_factory=dict)  # a benchmark's own metric tables
+
+    @cached_property
+    def verdicts(self) -> dict[str, list[str]]:
+        """`experiments.ablation.component_verdicts` of the rankings, computed once for the terminal and
+        both reports (each is a paired randomization test per ablation)."""
+        from taggraph.experiments.ablation import component_verdicts  # ablation imports this module
+
+        return component_verdicts(self.rankings)
 
 
 def run_bench(cases: list[Case], methods: list[str] | None = None, extractor: str = DEFAULT_EXTRACTOR,

@@ -21,7 +21,6 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from taggraph.evaluation.paper import paper_table1
-from taggraph.experiments.ablation import component_verdicts
 
 
 def mrr_chart(summary: pd.DataFrame) -> go.Figure:
@@ -129,8 +128,7 @@ def markdown_report(result, title: str, data_label: str, benchmark: str | None) 
     if benchmark:
         parts += [f"## Beside the paper's Table 1 ({benchmark}, MRR; the paper's rows used LLM extraction)", "",
                   comparison_table(result.summary, benchmark, cfg["extractor"]).round(3).to_markdown(), ""]
-    verdicts = component_verdicts(result.rankings)
-    for method, lines in verdicts.items():
+    for method, lines in result.verdicts.items():
         parts += [f"## Does each component of {method} earn its keep?", "", *[f"- {line}" for line in lines], ""]
     parts += ["## Success@k per question type (the paper's appendix G recall@k; %)", "",
               per_type_table(result.per_type, list(result.summary["method"])).to_markdown(index=False), ""]
@@ -226,7 +224,7 @@ def _misses_html(misses: pd.DataFrame, pages: dict[str, str], questions: dict[st
 def _verdicts_html(result) -> str:
     return "".join(f"<h2>Does each component of {html.escape(method)} earn its keep?</h2><ul>"
                    + "".join(f"<li>{html.escape(line)}</li>" for line in lines) + "</ul>"
-                   for method, lines in component_verdicts(result.rankings).items())
+                   for method, lines in result.verdicts.items())
 
 
 def _few_questions(summary: pd.DataFrame, below: int = 30) -> str:
