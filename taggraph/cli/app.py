@@ -8,8 +8,10 @@ Any other exception is a bug in taggraph and keeps its traceback.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Optional
 
@@ -51,6 +53,17 @@ def command(name: str | None = None) -> Callable:
 def names(spec: str | None) -> list[str]:
     """'a, b,,c' -> ['a', 'b', 'c']."""
     return [s.strip() for s in (spec or "").split(",") if s.strip()]
+@contextlib.contextmanager
+def warnings_as_lines() -> Iterator[None]:
+    """Each warning raised inside (a run that lacks questions, a dataset question without gold) printed
+    on leaving, as one line ``warning: ...`` on stderr, instead of Python's two-line format."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        yield
+    for w in caught:
+        typer.echo(f"warning: {w.message}", err=True)
+
+
 
 
 def methods_option(spec: Optional[str]) -> list[str]:

@@ -155,8 +155,9 @@ def extract(
 
 @command()
 def score(
-    runfile: list[Path] = typer.Argument(..., help="Ranking file(s): TREC run format or JSONL "
-                                                   "{\"question_id\": ..., \"ranked_session_ids\": [...]}."),
+    runfile: list[Path] = typer.Argument(..., help="Run folder(s) or ranking file(s): our rankings.csv, TREC "
+                                                   "run format or JSONL {\"question_id\": ..., "
+                                                   "\"ranked_session_ids\": [...]}."),
     data: Path = typer.Option(DEFAULT_DATA, help=DATA_HELP),
     fmt: Optional[str] = typer.Option(None, "--format", help="longmemeval | locomo | atant (default: detect)."),
     methods: Optional[str] = typer.Option(None, help="Also run these taggraph methods (comma-separated) beside "
@@ -168,14 +169,19 @@ def score(
     depth: int = typer.Option(40, help="Retrieval depth: sessions are de-duplicated through this many ranks."),
     extractor: str = typer.Option(DEFAULT_EXTRACTOR, help="Extractor of the --methods."),
 ) -> None:
-    """Score another system's rankings with exactly bench's metrics and protocol, in the same report."""
+    """Score another system's rankings with exactly bench's metrics and protocol, in the same report.
+
+    A question a run does not rank is left out of its n (the summary's `missing` column counts them;
+    a warning names the first); a name shared with our --methods or another file gets " [file]"."""
+    from taggraph.cli.app import warnings_as_lines
     from taggraph.experiments.bench import add_benchmark_metrics, add_significance, run_bench, score_external
     from taggraph.experiments.runs import check_run_folder
 
     folder = check_run_folder(out or default_out(data, "score"), force)
-    cases = load_cases(data, fmt)
-    base = run_bench(cases, methods_option(methods), extractor=extractor, depth=depth) if methods else None
-    result = score_external(runfile, cases, depth, base)
+    with warnings_as_lines():
+        cases = load_cases(data, fmt)
+        base = run_bench(cases, methods_option(methods), extractor=extractor, depth=depth) if methods else None
+        result = score_external(runfile, cases, depth, base)
     add_benchmark_metrics(result, cases)
     add_significance(result, baseline)
     save_with_reports(result, folder, data, force, cases)

@@ -23,8 +23,8 @@ and LongMemEval's two official measures, computed exactly as its
   ranks 1 and 2 both get full weight; divided by the DCG of the ideal ordering.
 
 RR, Success, R and nDCG are computed by ir-measures (trec_eval semantics).
-Questions without relevant items (LongMemEval abstention, ``_abs``) are left out
-of every metric by the caller.
+Abstention questions (LongMemEval ``_abs``, no relevant items) are left out of every
+metric; any other question without relevant items is a miss, 0 in every metric (`score_rankings`).
 """
 
 from __future__ import annotations
@@ -98,10 +98,15 @@ def question_metrics(runs: dict[str, Sequence[str]], golds: dict[str, Sequence[s
 
 def score_rankings(rankings: pd.DataFrame, ranked: str = "ranked_session_ids",
                    gold: str = "gold_session_ids") -> pd.DataFrame:
-    """`rankings` with the per-question metrics of its `ranked` column against `gold` added
-    (NaN for rows without gold: abstention questions)."""
+    """`rankings` with the per-question metrics of its `ranked` column against `gold` added: NaN for
+    abstention rows (``abstention`` true), 0 for a non-abstention row without gold (a miss by
+    construction, as `taggraph.datasets.input_warnings` says), or NaN for every row without gold when
+    `rankings` has no ``abstention`` column."""
     judged = {str(i): (r, g) for i, r, g in zip(rankings.index, rankings[ranked], rankings[gold]) if len(g)}
     metrics = question_metrics({i: r for i, (r, _) in judged.items()}, {i: g for i, (_, g) in judged.items()})
+    if "abstention" in rankings:
+        metrics.update({str(i): dict.fromkeys(QUESTION_METRICS, 0.0) for i, g, abstention
+                        in zip(rankings.index, rankings[gold], rankings["abstention"]) if not len(g) and not abstention})
     table = pd.DataFrame.from_dict(metrics, orient="index", columns=QUESTION_METRICS)
     table.index = table.index.astype(rankings.index.dtype) if len(table) else table.index
     return rankings.join(table)

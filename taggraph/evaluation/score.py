@@ -1,23 +1,34 @@
-"""Rankings written by another system, scored with exactly the metrics and protocol of `bench`.
+"""Rankings written by another system (or an earlier run), scored with exactly the metrics and protocol of `bench`.
 
-Two file formats, detected per file:
+Four sources, detected per path:
 
+- a run folder (bench's or score's): its ``rankings.csv``;
+- our own ``rankings.csv`` (one row per question and method; session and note ids joined by
+  spaces; the ``method`` column names the method). Its sessions are already de-duplicated, so
+  `depth` only cuts the list;
 - TREC run format, one line per retrieved item: ``question_id Q0 session_id rank score run_name``
   (whitespace-separated; items ordered by rank, ties by score descending). The run
-  name (6th column) names the method.
+  name (6th column) names the method;
 - JSONL, one object per question: ``{"question_id": ..., "ranked_session_ids": [...]}``,
   optionally ``"ranked_note_ids"`` and ``"method"``; without "method" the file name
-  (without suffix) names the method.
+  (without suffix) names the method. A question repeated within one method is an InputError.
 
 Each question's sessions are de-duplicated through `depth` ranks, as for taggraph's own
-methods. A question of the dataset that a run does not answer gets an empty ranking
-(it scores 0); a question id the dataset does not have is an InputError naming it.
+methods. A question the run ranks, even with an empty list, is scored (an empty list scores 0).
+A question of the dataset the run does not rank at all is left out of that method's n, as
+trec_eval does without ``-c``; `external_rankings` warns (`MissingQuestionsWarning`, one line:
+how many and the first ids) and records them in ``.attrs["missing"]``. A question id the dataset
+does not have is an InputError naming it, and so is a source with no rankings at all.
+
+A method name that two sources share (a file and taggraph's own `reserved` methods, or two
+files) is kept apart: each file's method becomes ``"NAME [file name]"``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import warnings
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +36,57 @@ import pandas as pd
 
 from taggraph.errors import InputError
 from taggraph.evaluation.metrics import dedupe_sessions
+
+FIRST_IDS = 5  # question ids a warning quotes
+RANKINGS_CSV = "rankings.csv"
+LIST_COLUMNS = ("ranked_session_ids", "gold_session_ids", "ranked_note_ids")
+
+
+class MissingQuestionsWarning(UserWarning):
+    """A run that ranks only some of the dataset's questions; the rest are left out of its n."""
+
+
+def rankings_path(path: Path) -> Path:
+    """`path` itself, or the rankings.csv of the run folder `path`; InputError for a folder without one."""
+    path = Path(path)
+    if path.is_dir():
+        if not (path / RANKINGS_CSV).is_file():
+            raise InputError(f"{path}: a folder but not a run folder (no {RANKINGS_CSV} in it)")
+        return path / RANKINGS_CSV
+    return path
+
+
+def read_rankings_csv(path: Path) -> pd.DataFrame:
+    """Our own rankings.csv (or the run folder holding it), with the id-list columns as lists.
+
+    One row per question and method is required: a repeated pair (a sweep's or an ablation's
+    rankings, which repeat them per setting) is an InputError naming it."""
+    path = rankings_path(path)
+    try:
+        df = pd.read_csv(path, dtype={"question_id": str, "method": str, **dict.fromkeys(LIST_COLUMNS, str)})
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise InputError(f"{path}: cannot read rankings: {exc}") from None
+    missing = [c for c in ("question_id", "method", "ranked_session_ids") if c not in df]
+    if missing:
+        raise InputError(f"{path}: not a rankings.csv: no column(s) {', '.join(missing)}")
+    repeated = df[df.duplicated(["question_id", "method"])]
+    if len(repeated):
+        q, m = repeated.iloc[0][["question_id", "method"]]
+        raise InputError(f"{path}: {len(repeated)} repeated (question, method) rows, first {q!r} of {m!r}; "
+                         f"a run ranks each question once per method (sweep and ablation folders repeat them)")
+    for col in LIST_COLUMNS:
+        if col in df:
+            df[col] = df[col].fillna("").str.split()
+    return df
+
+
+def _read_csv_runs(path: Path) -> dict[str, dict[str, dict[str, list[str]]]]:
+    df = read_rankings_csv(path)
+    notes = df["ranked_note_ids"] if "ranked_note_ids" in df else [[]] * len(df)
+    out: dict[str, dict[str, dict[str, list[str]]]] = {}
+    for qid, method, sessions, ranked_notes in zip(df["question_id"], df["method"], df["ranked_session_ids"], notes):
+        out.setdefault(method, {})[qid] = {"sessions": sessions, "notes": ranked_notes}
+    return out
 
 
 def _read_trec(path: Path, lines: list[str]) -> dict[str, dict[str, list[str]]]:
@@ -47,6 +109,7 @@ def _read_trec(path: Path, lines: list[str]) -> dict[str, dict[str, list[str]]]:
 
 def _read_jsonl(path: Path, lines: list[str]) -> dict[str, dict[str, dict[str, list[str]]]]:
     out: dict[str, dict[str, dict[str, list[str]]]] = {}
+    seen: dict[tuple[str, str], int] = {}
     for lineno, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -58,39 +121,78 @@ def _read_jsonl(path: Path, lines: list[str]) -> dict[str, dict[str, dict[str, l
         if not isinstance(record, dict) or not isinstance(record.get("question_id"), str) \
                 or not isinstance(ranked, list) or not all(isinstance(s, str) for s in ranked):
             raise InputError(f"{path}:{lineno}: expected {{\"question_id\": str, \"ranked_session_ids\": [str, ...]}}")
-        name = str(record.get("method") or path.name.split(".")[0])
-        out.setdefault(name, {})[record["question_id"]] = {"sessions": ranked,
-                                                          "notes": list(record.get("ranked_note_ids") or [])}
+        name, qid = str(record.get("method") or path.name.split(".")[0]), record["question_id"]
+        if (name, qid) in seen:
+            raise InputError(f"{path}:{lineno}: question {qid!r} of run {name!r} repeats line {seen[name, qid]}; "
+                             f"a run ranks each question once")
+        seen[name, qid] = lineno
+        out.setdefault(name, {})[qid] = {"sessions": ranked, "notes": list(record.get("ranked_note_ids") or [])}
     return out
 
 
 def read_runs(path: Path) -> dict[str, dict[str, dict[str, list[str]]]]:
-    """method -> question_id -> {"sessions": ranked session ids, "notes": ranked note ids}."""
+    """method -> question_id -> {"sessions": ranked session ids, "notes": ranked note ids}, from any
+    source of the module docstring; InputError when it holds no rankings."""
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read run file: {exc}") from None
-    first = next((line for line in lines if line.strip()), "")
-    if first.lstrip().startswith("{"):
-        return _read_jsonl(path, lines)
-    return {name: {q: {"sessions": docs, "notes": []} for q, docs in runs.items()}
-            for name, runs in _read_trec(path, lines).items()}
+    if path.is_dir():
+        runs = _read_csv_runs(path)
+    else:
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"{path}: cannot read run file: {exc}") from None
+        first = next((line for line in lines if line.strip()), "").lstrip()
+        if first.startswith("{"):
+            runs = _read_jsonl(path, lines)
+        elif first.split(",")[0] == "question_id":
+            runs = _read_csv_runs(path)
+        else:
+            runs = {name: {q: {"sessions": docs, "notes": []} for q, docs in trec.items()}
+                    for name, trec in _read_trec(path, lines).items()}
+    if not runs:
+        raise InputError(f"{path}: no rankings in it (empty run file)")
+    return runs
 
 
-def external_rankings(paths: Sequence[Path], cases: Sequence[Any], depth: int = 40) -> pd.DataFrame:
-    """Ranking rows (the shape of `run_bench(...).rankings`, unscored) of every run in `paths`."""
+def _source_label(path: Path, paths: Sequence[Path]) -> str:
+    """The file or folder name (a rankings.csv: its run folder's), or the whole path when two sources share it."""
+    def name(p: Path) -> str:
+        return p.parent.name if p.name == RANKINGS_CSV else p.name
+    return name(path) if [name(p) for p in paths].count(name(path)) == 1 else str(path)
+
+
+def external_rankings(paths: Sequence[Path], cases: Sequence[Any], depth: int = 40,
+                      reserved: Collection[str] = ()) -> pd.DataFrame:
+    """Ranking rows (the shape of `run_bench(...).rankings`, unscored) of every run in `paths`, only for
+    the questions each run ranks (module docstring). A method name in `reserved` (taggraph's own
+    methods beside these) or in two sources becomes ``"NAME [source]"``. ``.attrs["missing"]`` maps each
+    method to the dataset's question ids it does not rank; ``.attrs["sources"]`` to its path and name there."""
+    paths = [Path(p) for p in paths]
     by_id = {c.case_id: c for c in cases}
-    rows = []
-    for path in paths:
-        for method, runs in read_runs(path).items():
-            unknown = [q for q in runs if q not in by_id]
+    read = [(path, read_runs(path)) for path in paths]
+    counts = pd.Series([m for _, runs in read for m in runs] + list(dict.fromkeys(reserved))).value_counts()
+    rows, missing, sources = [], {}, {}
+    for path, runs in read:
+        for name, ranked_by_q in runs.items():
+            method = name if counts[name] == 1 else f"{name} [{_source_label(path, paths)}]"
+            unknown = [q for q in ranked_by_q if q not in by_id]
             if unknown:
-                raise InputError(f"{path}: run {method!r} ranks question(s) not in the dataset: {unknown[:5]}")
+                raise InputError(f"{path}: run {name!r} ranks question(s) not in the dataset: {unknown[:FIRST_IDS]}")
+            missing[method] = [c.case_id for c in cases if c.case_id not in ranked_by_q]
+            sources[method] = {"path": str(path), "name": name}
+            if missing[method]:
+                warnings.warn(f"{path}: run {method!r} ranks {len(ranked_by_q)} of the dataset's {len(cases)} "
+                              f"questions; the {len(missing[method])} it lacks (first: "
+                              f"{', '.join(missing[method][:FIRST_IDS])}) are left out of its n, not scored as misses",
+                              MissingQuestionsWarning, stacklevel=2)
             for case in cases:
-                ranked = runs.get(case.case_id, {"sessions": [], "notes": []})
+                if case.case_id not in ranked_by_q:
+                    continue
+                ranked = ranked_by_q[case.case_id]
                 rows.append({"question_id": case.case_id, "question_type": case.question_type, "method": method,
                              "ranked_session_ids": dedupe_sessions(ranked["sessions"], depth),
                              "gold_session_ids": list(case.gold_session_ids),
                              "ranked_note_ids": ranked["notes"][:depth], "abstention": case.is_abstention})
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    out.attrs.update(missing=missing, sources=sources)
+    return out

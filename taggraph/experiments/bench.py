@@ -99,16 +99,23 @@ def run_bench(cases: list[Case], methods: list[str] | None = None, extractor: st
 
 def score_external(paths: list, cases: list[Case], depth: int = DEFAULT_DEPTH,
                    base: BenchResult | None = None) -> BenchResult:
-    """Another system's ranking files (`taggraph.evaluation.score`) scored like `run_bench`, beside `base`."""
-    scored = score_rankings(external_rankings(paths, cases, depth))
+    """Another system's ranking files or run folders (`taggraph.evaluation.score`) scored like `run_bench`,
+    beside `base`. The summary's ``missing`` column counts the questions a run does not rank (left out
+    of its n); ``config["external_runs"]`` records each run's source, name there and missing ids."""
+    external = external_rankings(paths, cases, depth, reserved=base.summary["method"] if base is not None else ())
+    scored = score_rankings(external)
     config = {"methods": {}, "extractor": "-", "depth": depth, "n_cases": len(cases),
               "n_abstention": int(sum(c.is_abstention for c in cases)), "input_warnings": input_warnings(cases)}
     if base is not None:
         scored = pd.concat([base.rankings, scored], ignore_index=True)
         config = dict(base.config)
-    config["external_runs"] = [str(p) for p in paths]
+    missing = external.attrs["missing"]
+    config["external_runs"] = {m: {**source, "missing": len(missing[m]), "first_missing": missing[m][:5]}
+                               for m, source in external.attrs["sources"].items()}
     methods = list(dict.fromkeys(scored["method"]))
-    return BenchResult(scored, summarize(scored, order=methods), per_type(scored),
+    summary = summarize(scored, order=methods)
+    summary.insert(2, "missing", summary["method"].map(lambda m: len(missing.get(m, ()))))
+    return BenchResult(scored, summary, per_type(scored),
                        base.timings if base is not None else pd.DataFrame(),
                        base.stores if base is not None else pd.DataFrame(), config)
 

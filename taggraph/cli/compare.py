@@ -1,0 +1,37 @@
+"""`taggraph compare`: a thin client of `taggraph.experiments.compare` and `taggraph.viz.compare`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from taggraph.cli.app import command, warnings_as_lines
+
+
+@command("compare")
+def compare(
+    runs: list[Path] = typer.Argument(..., help="Two or more run folders (bench or score); the first is the "
+                                                "baseline of the others."),
+    pair: list[str] = typer.Option([], help="Compare RUN:METHOD=RUN:METHOD (RUN: position 1, 2, ... or folder "
+                                            "name), e.g. 1:BM25=2:BM25; repeatable. Default: same method names."),
+    out: Optional[Path] = typer.Option(None, help="Output folder; default runs/<time>-compare."),
+    force: bool = typer.Option(False, help="Compare runs over different data, and replace a non-empty --out."),
+) -> None:
+    """Which methods got better or worse between runs: ΔMRR with CI and p, wins/losses/ties, changed questions.
+
+    Writes pairs.csv, questions.csv (one row per pair and question), compare.html (linking each changed
+    question's explain page, or showing the command that writes it) and run.json."""
+    from taggraph.cli.bench import default_out
+    from taggraph.experiments.compare import compare_runs, save_comparison
+    from taggraph.experiments.runs import check_run_folder
+    from taggraph.viz.compare import compare_html
+
+    folder = check_run_folder(out or default_out(Path("compare"), "compare"), force)
+    with warnings_as_lines():
+        comparison = compare_runs(runs, pair, force)
+    title = "taggraph compare: " + " vs ".join(r.label for r in comparison.runs)
+    save_comparison(comparison, folder, {"compare.html": compare_html(comparison, folder, title)}, force)
+    typer.echo(comparison.pairs.round(3).to_string(index=False))
+    typer.echo(f"\ncomparison folder: {folder}")
