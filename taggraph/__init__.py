@@ -6,14 +6,16 @@ The public face::
     memory = tg.Memory()                        # remember / query / explain / save / load
     tg.METHODS                                  # the method names
     tg.make_retriever("AdaptiveGraph", memory.store)
-    tg.get_extractor("offline-v2")             # or "offline", "none", "ollama:MODEL"
+    tg.get_extractor("offline-v2")             # or "offline", "none", "ollama:MODEL", "openai:MODEL",
+                                               # "package.module:Class"; tg.Memory(extractor=obj) takes any
+                                               # tg.Extractor object; tg.register_extractor names one
 
 Rooms, imports running one way (top to bottom): cli -> viz -> experiments ->
 evaluation / datasets / memory -> retrieval / extraction -> store -> graph, fivew
 (the 5W+Extra record), atomic -> notes / ontology -> errors, text, config.
 """
 
-from taggraph.extraction import get_extractor
+from taggraph.extraction import Extraction, Extractor, get_extractor, register_extractor
 from taggraph.memory import Memory
 from taggraph.notes import Note
 from taggraph.retrieval import ALL_METHODS, Explanation, Result, make_retriever
@@ -23,3 +25,4 @@ __version__ = "0.1.0"
 METHODS = list(ALL_METHODS)
 __all__ = ["METHODS", "Explanation", "Interaction", "Memory", "MemoryStore", "Note", "Result", "__version__",
            "get_extractor", "make_retriever"]
+__all__ += ["Extraction", "Extractor", "register_extractor"]  # extractors given as objects or names (issue 21)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from taggraph.config import DEFAULT_EXTRACTOR
-from taggraph.extraction import get_extractor
+from taggraph.extraction import Extractor, get_extractor, rebuild_extractor
 from taggraph.notes import Note
 from taggraph.retrieval import Explanation, Result, Retriever, check_methods, make_retriever
 from taggraph.store import Interaction, MemoryStore
@@ -31,8 +31,10 @@ DEFAULT_K = 5
 class Memory:
     """Remember user/assistant interactions as tagged notes; query and explain them with any method."""
 
-    def __init__(self, extractor: str = DEFAULT_EXTRACTOR, name: str = "memory", method: str = DEFAULT_METHOD,
-                 *, store: MemoryStore | None = None) -> None:
+    def __init__(self, extractor: str | Extractor = DEFAULT_EXTRACTOR, name: str = "memory",
+                 method: str = DEFAULT_METHOD, *, store: MemoryStore | None = None) -> None:
+        """`extractor`: a name (`taggraph.get_extractor`'s forms, e.g. "offline-v2", "openai:MODEL",
+        "package.module:Class") or an object with the `taggraph.Extractor` interface."""
         self.store = store if store is not None else MemoryStore(name, get_extractor(extractor))
         self.method = check_methods([method])[0]
         self._retrievers: dict[str, Retriever] = {}
@@ -70,8 +72,11 @@ class Memory:
         return folder
 
     @classmethod
-    def load(cls, path: str | Path, extractor: str | None = None, method: str = DEFAULT_METHOD) -> "Memory":
-        """A memory saved with `save`; new notes use `extractor` (default: the one recorded in the folder)."""
+    def load(cls, path: str | Path, extractor: str | Extractor | None = None,
+             method: str = DEFAULT_METHOD) -> "Memory":
+        """A memory saved with `save`; new notes use `extractor` (a name or an object; default: the one
+        recorded in the folder, built from its name)."""
         store = MemoryStore.load(path)
-        store.extractor = get_extractor(extractor or store.recorded_extractor or DEFAULT_EXTRACTOR)
+        store.extractor = (get_extractor(extractor) if extractor is not None
+                           else rebuild_extractor(store.recorded_extractor or DEFAULT_EXTRACTOR, str(path)))
         return cls(method=method, store=store)

@@ -1,13 +1,15 @@
-"""The one way taggraph talks to an Ollama server: clients that name the host when it fails.
+"""The one way taggraph talks to a model server: clients that name the host when it fails.
 
-Extraction, embeddings and answer generation build their clients with
-`ollama_client`. A reply with status 200 that is not JSON (a proxy's login page,
-a web server on the wrong port) raises ServerError naming the URL, the content
-type and the start of what came back, instead of the client's bare
-"Expecting value: line 1 column 1".
+Extraction, embeddings and answer generation build their Ollama clients with
+`ollama_client`; the ``openai:`` extractor builds its client with `openai_client`.
+A reply with status 200 that is not JSON (a proxy's login page, a web server on
+the wrong port) raises ServerError naming the URL, the content type and the start
+of what came back, instead of the client's bare "Expecting value: line 1 column 1".
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import httpx
 import ollama
@@ -16,22 +18,35 @@ from taggraph.errors import ServerError
 
 CHECK_TIMEOUT = 10.0  # seconds for the up-front check: a healthy server lists its models in well under 1 s
 GENERATION_TIMEOUT = 300.0  # seconds per generation request: a CPU-only 8B model can take minutes
+OPENAI_DEFAULT_URL = "https://api.openai.com/v1"  # the base URL when neither base_url nor $OPENAI_BASE_URL is set
 _SHOWN_CHARS = 80  # characters of an unexpected reply quoted in the error
 
 
-def _json_only(response: httpx.Response) -> None:
-    content_type = response.headers.get("content-type", "")
-    if response.status_code == 200 and "json" not in content_type:
-        response.read()
-        raise ServerError(f"{response.url} answered with {content_type or 'no content type'}, not JSON: "
-                          f"{response.text[:_SHOWN_CHARS]!r} (is OLLAMA_HOST an Ollama server?)")
+def _json_only(hint: str) -> Callable[[httpx.Response], None]:
+    """A response hook that raises ServerError for a 200 reply that is not JSON; `hint` ends the message."""
+    def check(response: httpx.Response) -> None:
+        content_type = response.headers.get("content-type", "")
+        if response.status_code == 200 and "json" not in content_type:
+            response.read()
+            raise ServerError(f"{response.url} answered with {content_type or 'no content type'}, not JSON: "
+                              f"{response.text[:_SHOWN_CHARS]!r} ({hint})")
+    return check
 
 
 def ollama_client(host: str | None, timeout: float = GENERATION_TIMEOUT) -> ollama.Client:
     """An `ollama.Client` for `host` (None: $OLLAMA_HOST, else localhost:11434) that refuses non-JSON replies."""
-    return ollama.Client(host=host, timeout=timeout, event_hooks={"response": [_json_only]})
+    return ollama.Client(host=host, timeout=timeout,
+                         event_hooks={"response": [_json_only("is OLLAMA_HOST an Ollama server?")]})
 
 
-def host_of(client: ollama.Client) -> str:
+def openai_client(base_url: str, api_key: str | None, timeout: float = GENERATION_TIMEOUT) -> httpx.Client:
+    """An `httpx.Client` for an OpenAI-compatible API at `base_url` (e.g. http://127.0.0.1:8000/v1), with
+    ``Authorization: Bearer api_key`` when a key is given, that refuses non-JSON replies."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    return httpx.Client(base_url=base_url.rstrip("/") + "/", timeout=timeout, headers=headers,
+                        event_hooks={"response": [_json_only("is OPENAI_BASE_URL an OpenAI-compatible server?")]})
+
+
+def host_of(client: ollama.Client | httpx.Client) -> str:
     """The URL a client talks to, for messages."""
-    return str(client._client.base_url)
+    return str(getattr(client, "_client", client).base_url)

@@ -84,6 +84,12 @@ class FakeOllama:
         return [r["body"] for r in self.requests if r["path"] == "/api/chat"]
 
     def start(self) -> FakeOllama:
+        self._server = _Server(("127.0.0.1", 0), self._handler())
+        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        return self
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        """The request handler class (a subclass serving another API overrides this)."""
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -145,9 +151,7 @@ class FakeOllama:
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
                 self.wfile.write(b"0\r\n\r\n")
 
-        self._server = _Server(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-        return self
+        return Handler
 
     def stop(self) -> None:
         if self._server is not None:

@@ -26,6 +26,8 @@ _state = {"debug": False}
 
 DATA_HELP = "LongMemEval or LoCoMo JSON(.gz) file, or a folder of ATANT stories; default: the bundled demo."
 DEFAULT_DATA = DEMO_DATA
+EXTRACTOR_HELP = ("offline-v2 | offline | none | ollama:MODEL | openai:MODEL | gguf:PATH | package.module:Class | "
+                  "a name from the entry-point group taggraph.extractors")
 
 
 @app.callback()

@@ -10,11 +10,12 @@ import typer
 
 from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, checked_extractor, command, extractor_names, key_values,
                               load_cases, method_params, methods_option, positive, timeout_option)
+from taggraph.cli.app import EXTRACTOR_HELP
 from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.errors import ServerError
 from taggraph.server import CHECK_TIMEOUT, GENERATION_TIMEOUT
 
-TIMEOUT_HELP = f"Seconds per Ollama generation request (the up-front server check allows {CHECK_TIMEOUT:g} s)."
+TIMEOUT_HELP = f"Seconds per generation request of ollama: and openai: (the up-front server check allows {CHECK_TIMEOUT:g} s)."
 
 
 def print_result(result, folder: Path) -> None:
@@ -77,7 +78,8 @@ def bench(
     names_ = methods_option(methods)
     params = method_params(param, embedder, device)
     positive(depth, "--depth")
-    options = {"timeout": timeout_option(timeout)} if extractor.startswith("ollama:") else {}  # others have no server
+    served = extractor.startswith(("ollama:", "openai:"))
+    options = {"timeout": timeout_option(timeout)} if served else {}  # others have no server
     extractor_names(extractor, **options)
     cases = load_cases(data, fmt, limit, per_type)
     scale, workers, backend = scale_out(workers, dask_scheduler)
@@ -97,7 +99,7 @@ def embed(
     methods: Optional[str] = typer.Option(None, help="Comma-separated dense methods; default: OpenClaw,OC-notes."),
     limit: Optional[int] = typer.Option(None, help="Only the first N questions."),
     per_type: Optional[int] = typer.Option(None, help="Only the first N questions of each question type."),
-    extractor: str = typer.Option(DEFAULT_EXTRACTOR, help="offline | offline-v2 | none | ollama:MODEL | gguf:PATH (OC-notes embeds notes)."),
+    extractor: str = typer.Option(DEFAULT_EXTRACTOR, help=EXTRACTOR_HELP + " (OC-notes embeds notes)."),
     embedder: str = typer.Option("minilm", help="minilm | minilm-static | ollama:MODEL."),
     param: list[str] = typer.Option([], help="Method parameter METHOD.KEY=VALUE (chunk_chars, overlap_chars)."),
     device: str = typer.Option("auto", help="Where MiniLM runs: auto (CUDA if torch sees a GPU) | cpu | cuda."),
@@ -121,7 +123,8 @@ def extract(
     limit: Optional[int] = typer.Option(None, help="Only the first N questions."),
     concurrency: int = typer.Option(4, help="Concurrent LLM requests (one case per worker)."),
     prompt: Optional[Path] = typer.Option(None, help="Your own prompt file ({tags}, {user}, {assistant})."),
-    option: list[str] = typer.Option([], help="Model option KEY=VALUE for Ollama (e.g. num_ctx=8192)."),
+    option: list[str] = typer.Option([], help="Model option KEY=VALUE for Ollama (e.g. num_ctx=8192); request "
+                                              "field for openai: (e.g. seed=0, response_format=json_object)."),
     timeout: float = typer.Option(GENERATION_TIMEOUT, help=TIMEOUT_HELP),
 ) -> None:
     """Extract 5W+Extra tags for every case into stores on disk (resumable; a rerun re-extracts failed notes).
@@ -133,9 +136,9 @@ def extract(
     positive(concurrency, "--concurrency")
     cases = load_cases(data, limit=limit)
     kwargs: dict = {}
-    if extractor.startswith(("ollama:", "gguf:")):
+    if extractor.startswith(("ollama:", "openai:", "gguf:")):
         kwargs = {"prompt_path": prompt}
-        if extractor.startswith("ollama:"):
+        if extractor.startswith(("ollama:", "openai:")):
             kwargs.update(options={"temperature": 0, **key_values(option)}, timeout=timeout_option(timeout))
     ex = checked_extractor(extractor, **kwargs)
     table = extract_to_stores(cases, ex, out, concurrency)

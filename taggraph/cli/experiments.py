@@ -14,7 +14,7 @@ from typing import Optional
 import pandas as pd
 import typer
 
-from taggraph.cli.app import DEFAULT_DATA, command, extractor_names, methods_option, names, positive
+from taggraph.cli.app import DEFAULT_DATA, EXTRACTOR_HELP, command, extractor_names, methods_option, names, positive
 from taggraph.cli.bench import default_out
 from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.errors import ConfigError
@@ -23,7 +23,8 @@ from taggraph.experiments.dask_backend import scale_out
 DATA = typer.Option(DEFAULT_DATA, "--data", help="LongMemEval JSON(.gz), LoCoMo JSON or ATANT story folder.")
 DATAS = typer.Option([DEFAULT_DATA], "--data", help="Dataset path; repeat for several datasets.")
 LIMIT = typer.Option(None, "--limit", help="Only the first N questions of each dataset.")
-EXTRACTORS = typer.Option(DEFAULT_EXTRACTOR, "--extractor", help="Extractor name(s), comma-separated: offline, offline-v2, none, ollama:MODEL.")
+EXTRACTORS = typer.Option(DEFAULT_EXTRACTOR, "--extractor",
+                          help="Extractor name(s), comma-separated: " + EXTRACTOR_HELP.replace(" |", ","))
 OUT = typer.Option(None, "--out", help="Output folder; default runs/<time>-<command>.")
 FORCE = typer.Option(False, "--force", help="Replace an existing, non-empty output folder.")
 WORKERS = typer.Option(1, "--workers", help="Parallel processes over memories (joblib).")

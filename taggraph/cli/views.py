@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from taggraph.cli.app import DEFAULT_DATA, command, method_params, methods_option, positive
+from taggraph.cli.app import DEFAULT_DATA, EXTRACTOR_HELP, command, method_params, methods_option, positive
 from taggraph.config import DEFAULT_EXTRACTOR
 
 
@@ -19,7 +19,7 @@ def explain(
     out: Optional[Path] = typer.Option(None, help="Also write the explanation page (HTML) here."),
     methods: Optional[str] = typer.Option(None, help="Comma-separated method names; default: the paper's seven "
                                                      "and TagGraph-Fusion."),
-    extractor: str = typer.Option(DEFAULT_EXTRACTOR, help="offline | offline-v2 | none | ollama:MODEL | gguf:PATH"),
+    extractor: str = typer.Option(DEFAULT_EXTRACTOR, help=EXTRACTOR_HELP),
     depth: int = typer.Option(40, help="Retrieval depth, as bench's --depth."),
     param: list[str] = typer.Option([], help="Method parameter METHOD.KEY=VALUE, as bench's --param."),
 ) -> None:
@@ -38,7 +38,7 @@ def graph(
     question: str = typer.Option(..., help="Question id, e.g. demo_q01."),
     out: Path = typer.Option(..., help="HTML file to write (opens offline in any browser)."),
     methods: Optional[str] = typer.Option(None, help="Comma-separated methods whose results to highlight."),
-    extractor: str = typer.Option(DEFAULT_EXTRACTOR, help="offline | offline-v2 | none | ollama:MODEL | gguf:PATH"),
+    extractor: str = typer.Option(DEFAULT_EXTRACTOR, help=EXTRACTOR_HELP),
     neighbourhood: bool = typer.Option(False, help="Only nodes near the question's concepts and highlighted notes."),
     hops: int = typer.Option(2, help="Neighbourhood radius in edges."),
     max_nodes: int = typer.Option(400, help="Draw at most this many nodes."),

@@ -26,6 +26,7 @@ from taggraph.evaluation.score import external_rankings
 from taggraph.evaluation.significance import compare
 from taggraph.experiments.runner import MemoryRun, build_store, extractor_for, group_by_history, parallel_map
 from taggraph.experiments.vocabulary import store_stats
+from taggraph.extraction import Extractor, check_portable, extractor_spec
 from taggraph.retrieval import DEFAULT_DEPTH, PAPER_METHODS, check_methods
 
 
@@ -71,14 +72,17 @@ class BenchResult:
         return component_verdicts(self.rankings)
 
 
-def run_bench(cases: list[Case], methods: list[str] | None = None, extractor: str = DEFAULT_EXTRACTOR,
+def run_bench(cases: list[Case], methods: list[str] | None = None, extractor: str | Extractor = DEFAULT_EXTRACTOR,
               depth: int = DEFAULT_DEPTH, workers: int = 1, method_params: dict[str, dict] | None = None,
               backend: str | None = "loky", share_memories: bool = True,
               extractor_options: dict[str, Any] | None = None) -> BenchResult:
     """Rank each case's notes with each method; rows come back in case order, then method order.
 
-    `extractor_options` go to `get_extractor` (e.g. an Ollama request timeout)."""
+    `extractor` is a name or an object (`taggraph.extraction.get_extractor`); run.json records its spec.
+    `extractor_options` go with a name to `get_extractor` (e.g. an Ollama request timeout)."""
     methods = check_methods(methods or PAPER_METHODS)
+    if workers != 1:
+        check_portable(extractor)  # an extractor object must pickle to reach the workers
     groups = group_by_history(cases, share_memories)
     results = parallel_map(run_memory, groups, methods, extractor, depth, method_params, extractor_options,
                            workers=workers, backend=backend)
@@ -88,7 +92,8 @@ def run_bench(cases: list[Case], methods: list[str] | None = None, extractor: st
     scored = score_rankings(pd.DataFrame(rows))
     config = {
         "methods": results[0].method_configs if results else {},
-        "extractor": extractor, "extractor_cache_key": getattr(extractor_for(extractor, extractor_options), "cache_key", ""),
+        "extractor": extractor_spec(extractor),
+        "extractor_cache_key": getattr(extractor_for(extractor, extractor_options), "cache_key", ""),
         "depth": depth, "workers": workers, "n_cases": len(cases), "n_memories": len(groups),
         "n_abstention": int(sum(c.is_abstention for c in cases)), "input_warnings": input_warnings(cases),
     }

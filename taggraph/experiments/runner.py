@@ -25,7 +25,7 @@ from joblib import Parallel, delayed
 from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.datasets import Case
 from taggraph.evaluation.metrics import dedupe_sessions
-from taggraph.extraction import get_extractor
+from taggraph.extraction import Extractor, extractor_spec, get_extractor
 from taggraph.progress import progress
 from taggraph.retrieval import Retriever, make_retriever
 from taggraph.store import MemoryStore
@@ -35,16 +35,23 @@ RANKING_COLUMNS = ["question_id", "question_type", "method", "ranked_session_ids
 _EXTRACTORS: dict[tuple, Any] = {}
 
 
-def extractor_for(name: str, options: dict[str, Any] | None = None):
-    """One extractor per process, name and options (spaCy and model clients load once)."""
-    key = (name, tuple(sorted((options or {}).items())))
+def extractor_for(extractor: str | Extractor, options: dict[str, Any] | None = None) -> Extractor:
+    """One extractor per process, name and options (spaCy and model clients load once). An object is
+    used as it is and kept as the extractor of its spec (`extractor_spec`), so a later build by the
+    spec that run.json records (the report's miss pages) uses the same object."""
+    if not isinstance(extractor, str):
+        _EXTRACTORS[(extractor_spec(extractor), ())] = get_extractor(extractor, **(options or {}))
+        return extractor
+    key = (extractor, tuple(sorted((options or {}).items())))
     if key not in _EXTRACTORS:
-        _EXTRACTORS[key] = get_extractor(name, **(options or {}))
+        _EXTRACTORS[key] = get_extractor(extractor, **(options or {}))
     return _EXTRACTORS[key]
 
 
-def build_store(case: Case, extractor: str = DEFAULT_EXTRACTOR, extractor_options: dict[str, Any] | None = None) -> MemoryStore:
-    """The case's memory: every interaction remembered in order (`extractor_options` go to `get_extractor`)."""
+def build_store(case: Case, extractor: str | Extractor = DEFAULT_EXTRACTOR,
+                extractor_options: dict[str, Any] | None = None) -> MemoryStore:
+    """The case's memory: every interaction remembered in order. `extractor` is a name or an object
+    (`taggraph.extraction.get_extractor`); `extractor_options` go with a name."""
     store = MemoryStore(case.case_id, extractor_for(extractor, extractor_options))
     store.remember_many(case.interactions)
     return store

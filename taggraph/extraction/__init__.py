@@ -1,41 +1,15 @@
-"""Extractors by name: ``offline`` (default, spaCy, no network), ``offline-v2`` (``offline`` with a
-WordNet-typed ontology), ``none`` (no tags),
-``ollama:MODEL`` (LLM through an Ollama server), ``gguf:PATH`` (local llama.cpp model).
+"""Extractors by name or as objects (`get_extractor`; the forms are in `taggraph.extraction.registry`):
+``offline-v2`` (default: spaCy rules with a WordNet-typed ontology), ``offline`` (the first version),
+``none`` (no tags), ``ollama:MODEL`` (an Ollama server), ``openai:MODEL`` (any OpenAI-compatible
+server), ``gguf:PATH`` (a local llama.cpp model), ``package.module:Class``, names from
+`register_extractor` or the entry-point group ``taggraph.extractors``, or any `Extractor` object.
 """
 
 from __future__ import annotations
 
-from taggraph.config import DEFAULT_EXTRACTOR
-from taggraph.errors import ConfigError
 from taggraph.extraction.base import Extraction, Extractor
+from taggraph.extraction.registry import (GROUP, NoTagsExtractor, check_portable, extractor_spec, get_extractor,
+                                          rebuild_extractor, register_extractor)
 
-
-class NoTagsExtractor:
-    """Stores interactions without tags (a control: graph methods get no entry points)."""
-
-    name = "none"
-    cache_key = "none"
-
-    def extract(self, user_text: str, assistant_text: str, existing_tags: list[str]) -> Extraction:
-        return Extraction()
-
-
-def get_extractor(name: str = DEFAULT_EXTRACTOR, **options) -> Extractor:
-    if name == "offline":
-        from taggraph.extraction.offline import OfflineExtractor
-        return OfflineExtractor(**options)
-    if name == "offline-v2":
-        from taggraph.extraction.offline_v2 import OfflineV2Extractor
-        return OfflineV2Extractor(**options)
-    if name == "none":
-        return NoTagsExtractor()
-    if name.startswith("ollama:"):
-        from taggraph.extraction.llm import OllamaExtractor
-        return OllamaExtractor(model=name.split(":", 1)[1], **options)
-    if name.startswith("gguf:"):
-        from taggraph.extraction.llm import GGUFExtractor
-        return GGUFExtractor(model_path=name.split(":", 1)[1], **options)
-    raise ConfigError(f"unknown extractor {name!r}: use offline, offline-v2, none, ollama:MODEL or gguf:PATH")
-
-
-__all__ = ["Extraction", "Extractor", "NoTagsExtractor", "get_extractor"]
+__all__ = ["GROUP", "Extraction", "Extractor", "NoTagsExtractor", "check_portable", "extractor_spec", "get_extractor",
+           "rebuild_extractor", "register_extractor"]

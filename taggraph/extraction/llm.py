@@ -1,6 +1,8 @@
-"""LLM extractors: a model behind an Ollama server, or a local GGUF file via llama.cpp.
+"""LLM extractors: a model behind an Ollama server (``ollama:MODEL``), behind any OpenAI-compatible
+server (``openai:MODEL``: vLLM, llama.cpp's server, LM Studio, hosted APIs), or a local GGUF file via
+llama.cpp (``gguf:PATH``).
 
-Both render the same prompt (`taggraph.extraction.prompt`), ask for JSON that
+All render the same prompt (`taggraph.extraction.prompt`), ask for JSON that
 follows `LLMOutput` at temperature 0, clean the reply with `parse_and_repair`
 and cache the raw reply on disk in ``cache_dir()/extractions`` (`taggraph.cache`) under
 sha256(cache_key, rendered prompt). The rendered prompt holds the interaction
@@ -16,7 +18,9 @@ After `max_failures_in_a_row` failed requests in a row the server is taken for
 down and `extract` raises ServerError naming the host (a circuit breaker), so an
 outage costs a few requests, not one timeout per note. Configuration mistakes
 (unknown model, missing package or file) are caught up front by
-`OllamaExtractor.check()` and the GGUFExtractor constructor.
+the served extractors' `check()` and the GGUFExtractor constructor. Every extractor
+pickles (connections, caches and locks are opened again on the other side), so an
+object can go to `run_bench(..., workers=2)`'s worker processes.
 """
 
 from __future__ import annotations
@@ -44,7 +48,8 @@ from taggraph.extraction.base import Extraction
 from taggraph.extraction.prompt import MAX_PROMPT_TAGS, load_prompt, render, version_of
 from taggraph.extraction.validate import parse_and_repair
 from taggraph.notes import CATEGORIES
-from taggraph.server import CHECK_TIMEOUT, GENERATION_TIMEOUT, host_of, ollama_client
+from taggraph.server import (CHECK_TIMEOUT, GENERATION_TIMEOUT, OPENAI_DEFAULT_URL, host_of, ollama_client,
+                             openai_client)
 
 
 class LLMOutput(BaseModel):
@@ -91,16 +96,29 @@ class _CachedLLMExtractor:
     name: str
     concurrency: int = 1
     max_failures_in_a_row: int | None = None  # None: never stop (a local model has no outage)
+    _runtime: tuple[str, ...] = ("_cache", "_stats_lock", "_in_flight")  # rebuilt by `_open`, never pickled
 
     def __init__(self, prompt_path: str | Path | None, cache: bool, max_tags: int) -> None:
         self.prompt = load_prompt(prompt_path)
         self.max_tags = max_tags
-        self._cache = open_cache(cache_dir() / "extractions") if cache else None
+        self.use_cache = cache
         self.stats: Counter[str] = Counter()
         self.repairs: Counter[str] = Counter()
+        self._failures_in_a_row = 0
+        self._open()
+
+    def _open(self) -> None:
+        """The state that cannot be pickled: the disk cache, the lock, the requests in flight."""
+        self._cache = open_cache(cache_dir() / "extractions") if self.use_cache else None
         self._stats_lock = threading.Lock()  # guards stats, the requests in flight and the failure count
         self._in_flight: dict[str, Future] = {}
-        self._failures_in_a_row = 0
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k not in self._runtime}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._open()
 
     @property
     def cache_key(self) -> str:
@@ -174,33 +192,63 @@ class _CachedLLMExtractor:
         return raw
 
 
-class OllamaExtractor(_CachedLLMExtractor):
-    """5W+Extra extraction by a model served by Ollama (``ollama:MODEL``).
+class _ServedExtractor(_CachedLLMExtractor):
+    """An LLM behind an HTTP server (``PREFIX:MODEL``): retries, the circuit breaker, the up-front `check`.
 
-    host:        server URL; default $OLLAMA_HOST, else the client's default (localhost:11434)
-    options:     model options sent with every request, default {"temperature": 0}; add
-                 e.g. {"num_ctx": 8192} when prompts with large ontologies get truncated
+    host:        the server's URL (each subclass says its default)
+    options:     sent with every request, default {"temperature": 0}
     timeout:     seconds per generation request (`check` uses CHECK_TIMEOUT)
     retries:     extra attempts after a connection error, timeout, HTTP 408/429 or 5xx,
                  waiting backoff * 2**attempt seconds in between; other errors fail at once
-    concurrency: cases `extract_to_stores` runs at once by default (match
-                 OLLAMA_NUM_PARALLEL)
+    concurrency: cases `extract_to_stores` runs at once by default (match the server's
+                 parallel slots, e.g. OLLAMA_NUM_PARALLEL)
     max_failures_in_a_row: failed requests (after their retries) in a row that stop the
                  run with ServerError
     """
 
-    def __init__(self, model: str, host: str | None = None, prompt_path: str | Path | None = None,
-                 options: dict | None = None, timeout: float = GENERATION_TIMEOUT, retries: int = 3,
-                 backoff: float = 1.0, concurrency: int = 4, cache: bool = True,
-                 max_tags: int = MAX_PROMPT_TAGS, max_failures_in_a_row: int = 3) -> None:
-        super().__init__(prompt_path, cache, max_tags)
-        self.model, self.name = model, f"ollama:{model}"
-        self.host = host or os.environ.get("OLLAMA_HOST")
+    prefix: str  # "ollama", "openai": the name is PREFIX:MODEL
+    server: str  # the kind of server, for messages
+    _runtime = (*_CachedLLMExtractor._runtime, "client")
+
+    def __init__(self, model: str, host: str | None, prompt_path: str | Path | None, options: dict | None,
+                 timeout: float, retries: int, backoff: float, concurrency: int, cache: bool, max_tags: int,
+                 max_failures_in_a_row: int) -> None:
+        self.model, self.name, self.host, self.timeout = model, f"{self.prefix}:{model}", host, timeout
         self.options = {"temperature": 0, **(options or {})}
         self.retries, self.backoff, self.concurrency = retries, backoff, concurrency
         self.max_failures_in_a_row = max_failures_in_a_row
         self.schema = output_schema()
-        self.client = ollama_client(self.host, timeout)
+        super().__init__(prompt_path, cache, max_tags)
+
+    def _open(self) -> None:
+        super()._open()
+        self.client = self._client(self.timeout)
+
+    def _client(self, timeout: float):
+        """A client for `host` with `timeout` seconds per request."""
+        raise NotImplementedError
+
+    def _models(self, client) -> set[str]:
+        """The model names `client`'s server offers."""
+        raise NotImplementedError
+
+    def _request(self, prompt: str) -> str:
+        """One chat request for `prompt`; returns the reply's content."""
+        raise NotImplementedError
+
+    def _retryable(self, exc: Exception) -> bool:
+        """Whether a failed request is worth another attempt (HTTP 408/429/5xx, a lost connection)."""
+        status = getattr(exc, "status_code", None)
+        if status is not None:
+            return status >= 500 or status in (408, 429)
+        return isinstance(exc, (ConnectionError, httpx.TransportError))
+
+    def _has(self, names: set[str]) -> bool:
+        return self.model in names
+
+    def _pull_hint(self) -> str:
+        """The fix for a model the server does not have."""
+        return "use one of its models"
 
     @property
     def cache_key(self) -> str:
@@ -219,36 +267,153 @@ class OllamaExtractor(_CachedLLMExtractor):
         (call before a long run)."""
         where = host_of(self.client)
         try:
-            with ollama_client(self.host, CHECK_TIMEOUT) as client:
-                names = {m.model for m in client.list().models}
-        except (ConnectionError, httpx.HTTPError, ollama.ResponseError) as exc:
-            raise ServerError(f"Ollama server at {where} is not usable: {exc}") from None
-        if self.model not in names and f"{self.model}:latest" not in names:
+            with self._client(CHECK_TIMEOUT) as client:
+                names = self._models(client)
+        except (ConnectionError, httpx.HTTPError, ollama.ResponseError, _HTTPStatusError, ValueError,
+                KeyError, TypeError) as exc:  # ValueError...: a 200 reply that is not a model list
+            raise ServerError(f"{self.server} at {where} is not usable: {exc}") from None
+        if not self._has(names):
             raise ServerError(f"model {self.model!r} is not on {where} (has: {', '.join(sorted(names)) or 'none'});"
-                               f" run `ollama pull {self.model}`")
-
-    @staticmethod
-    def _retryable(exc: Exception) -> bool:
-        if isinstance(exc, ollama.ResponseError):
-            return exc.status_code >= 500 or exc.status_code in (408, 429)
-        return isinstance(exc, (ConnectionError, httpx.TransportError))
+                              f" {self._pull_hint()}")
 
     def _generate(self, prompt: str) -> str:
         attempt = 0
         while True:
             self._count(requests=1, retries=attempt > 0)
             try:
-                response = self.client.chat(model=self.model, messages=[{"role": "user", "content": prompt}],
-                                            format=self.schema, options=self.options, stream=False)
-                return response.message.content or ""
-            except (ollama.ResponseError, ConnectionError, httpx.HTTPError, ValueError) as exc:
-                # ValueError: a 200 reply that is not an Ollama chat response (proxy page, garbage)
+                return self._request(prompt)
+            except (ollama.ResponseError, _HTTPStatusError, ConnectionError, httpx.HTTPError, ValueError,
+                    KeyError, TypeError) as exc:
+                # ValueError, KeyError, TypeError: a 200 reply that is not a chat response (proxy page, garbage)
                 if not self._retryable(exc):
-                    raise GenerationError(str(exc)) from None
+                    raise GenerationError(str(exc) or type(exc).__name__) from None
                 if attempt == self.retries:
                     raise GenerationError(f"{exc} (gave up after {attempt + 1} attempts)") from None
             time.sleep(self.backoff * 2**attempt)
             attempt += 1
+
+
+class OllamaExtractor(_ServedExtractor):
+    """5W+Extra extraction by a model served by Ollama (``ollama:MODEL``).
+
+    host: default $OLLAMA_HOST, else the client's default (localhost:11434). options are
+    Ollama model options; add e.g. {"num_ctx": 8192} when prompts with large ontologies get
+    truncated. The rest as in `_ServedExtractor`.
+    """
+
+    prefix, server = "ollama", "Ollama server"
+
+    def __init__(self, model: str, host: str | None = None, prompt_path: str | Path | None = None,
+                 options: dict | None = None, timeout: float = GENERATION_TIMEOUT, retries: int = 3,
+                 backoff: float = 1.0, concurrency: int = 4, cache: bool = True,
+                 max_tags: int = MAX_PROMPT_TAGS, max_failures_in_a_row: int = 3) -> None:
+        super().__init__(model, host or os.environ.get("OLLAMA_HOST"), prompt_path, options, timeout, retries,
+                         backoff, concurrency, cache, max_tags, max_failures_in_a_row)
+
+    def _client(self, timeout: float) -> ollama.Client:
+        return ollama_client(self.host, timeout)
+
+    def _models(self, client: ollama.Client) -> set[str]:
+        return {m.model for m in client.list().models}
+
+    def _has(self, names: set[str]) -> bool:
+        return self.model in names or f"{self.model}:latest" in names
+
+    def _pull_hint(self) -> str:
+        return f"run `ollama pull {self.model}`"
+
+    def _request(self, prompt: str) -> str:
+        response = self.client.chat(model=self.model, messages=[{"role": "user", "content": prompt}],
+                                    format=self.schema, options=self.options, stream=False)
+        return response.message.content or ""
+
+
+class _HTTPStatusError(Exception):
+    """An error reply (HTTP status >= 400) of an OpenAI-compatible server, with the server's message."""
+
+    def __init__(self, status_code: int, message: str) -> None:
+        super().__init__(f"HTTP {status_code}: {message}")
+        self.status_code, self.message = status_code, message
+
+
+def _ok_json(response: httpx.Response) -> dict:
+    """The JSON body of a reply, or _HTTPStatusError with the server's own error message."""
+    if response.status_code >= 400:
+        try:
+            error = response.json().get("error", response.text)
+            message = error.get("message", str(error)) if isinstance(error, dict) else str(error)
+        except (ValueError, AttributeError):
+            message = response.text
+        message = message[:300] + (" (set OPENAI_API_KEY, or pass api_key)" if response.status_code in (401, 403) else "")
+        raise _HTTPStatusError(response.status_code, message)
+    return response.json()
+
+
+RESPONSE_FORMATS = ("json_schema", "json_object")
+
+
+class OpenAIExtractor(_ServedExtractor):
+    """5W+Extra extraction by a model behind an OpenAI-compatible chat API (``openai:MODEL``): vLLM,
+    llama.cpp's server, llama-cpp-python's server, LM Studio, Ollama's /v1, hosted APIs.
+
+    host:    the API's base URL, e.g. http://127.0.0.1:8000/v1; default $OPENAI_BASE_URL,
+             else https://api.openai.com/v1. The cache key leaves it out, as `ollama:` does:
+             the same model on another server keeps its cache.
+    api_key: sent as a bearer token; default $OPENAI_API_KEY, else none (local servers need none).
+             Never part of the cache key or of a message.
+    options: request fields sent with every request, default {"temperature": 0} (e.g. seed,
+             max_tokens). ``response_format``: ``json_schema`` (default; the OpenAI standard,
+             also vLLM, llama.cpp's server, LM Studio) or ``json_object`` (``{"type":
+             "json_object", "schema": ...}``, what llama-cpp-python's server takes).
+    The rest as in `_ServedExtractor`.
+    """
+
+    prefix, server = "openai", "OpenAI-compatible server"
+
+    def __init__(self, model: str, host: str | None = None, api_key: str | None = None,
+                 prompt_path: str | Path | None = None, options: dict | None = None,
+                 timeout: float = GENERATION_TIMEOUT, retries: int = 3, backoff: float = 1.0,
+                 concurrency: int = 4, cache: bool = True, max_tags: int = MAX_PROMPT_TAGS,
+                 max_failures_in_a_row: int = 3) -> None:
+        options = {"response_format": RESPONSE_FORMATS[0], **(options or {})}
+        if options["response_format"] not in RESPONSE_FORMATS:
+            raise ConfigError(f"openai:{model}: response_format must be one of {', '.join(RESPONSE_FORMATS)}, "
+                              f"got {options['response_format']!r}")
+        self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
+        super().__init__(model, host or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_URL, prompt_path,
+                         options, timeout, retries, backoff, concurrency, cache, max_tags, max_failures_in_a_row)
+        # Strict structured output (OpenAI's rule): every object closed to other keys.
+        self.schema = {**self.schema, "additionalProperties": False}
+
+    def _client(self, timeout: float) -> httpx.Client:
+        # Plain httpx, not the `openai` package: one POST and one GET, and our own retries and
+        # circuit breaker must see every failure (the package retries on its own and adds a dependency).
+        return openai_client(self.host, self.api_key, timeout)
+
+    def _models(self, client: httpx.Client) -> set[str]:
+        return {str(m["id"]) for m in _ok_json(client.get("models"))["data"]}
+
+    def _pull_hint(self) -> str:
+        return "use one of its model ids (llama.cpp servers take --model_alias)"
+
+    def _response_format(self) -> dict:
+        if self.options["response_format"] == "json_object":
+            return {"type": "json_object", "schema": self.schema}
+        return {"type": "json_schema", "json_schema": {"name": "taggraph_5w_extra", "strict": True,
+                                                       "schema": self.schema}}
+
+    def _request(self, prompt: str) -> str:
+        body = {**self.options, "model": self.model, "messages": [{"role": "user", "content": prompt}],
+                "response_format": self._response_format(), "stream": False}
+        try:
+            reply = _ok_json(self.client.post("chat/completions", json=body))
+        except _HTTPStatusError as exc:
+            if exc.status_code in (400, 422) and "response_format" in str(exc) \
+                    and self.options["response_format"] == "json_schema":
+                raise _HTTPStatusError(exc.status_code, f"{exc.message} (this server may want the option "
+                                       "response_format=json_object)") from None
+            raise
+        return reply["choices"][0]["message"]["content"] or ""
 
 
 class GGUFExtractor(_CachedLLMExtractor):
@@ -264,6 +429,8 @@ class GGUFExtractor(_CachedLLMExtractor):
     so moving the file keeps its cache.
     """
 
+    _runtime = (*_CachedLLMExtractor._runtime, "_llama", "_llama_lock")
+
     def __init__(self, model_path: str | Path, prompt_path: str | Path | None = None,
                  n_ctx: int = 8192, n_threads: int | None = None, max_tokens: int = 1536,
                  max_items: int = 8, max_tag_chars: int = 64, max_summary_chars: int = 200,
@@ -274,11 +441,14 @@ class GGUFExtractor(_CachedLLMExtractor):
         self.model_path = Path(model_path)
         if not self.model_path.is_file():
             raise ConfigError(f"GGUF model not found: {self.model_path}")
-        super().__init__(prompt_path, cache, max_tags)
         self.name = f"gguf:{model_path}"
         self.n_ctx, self.n_threads, self.max_tokens = n_ctx, n_threads, max_tokens
         self.schema = output_schema(max_items, max_tag_chars, max_summary_chars)
-        self._llama = None
+        super().__init__(prompt_path, cache, max_tags)
+
+    def _open(self) -> None:
+        super()._open()
+        self._llama = None  # loaded on the first request that misses the cache
         self._llama_lock = threading.Lock()
 
     @property
@@ -302,4 +472,3 @@ class GGUFExtractor(_CachedLLMExtractor):
             except (ValueError, RuntimeError) as exc:  # e.g. prompt longer than n_ctx
                 raise GenerationError(str(exc)) from None
         return out["choices"][0]["message"]["content"] or ""
-
