@@ -24,10 +24,10 @@ from taggraph.viz.report import _CSS, _few_questions, _page_name, _table
 _CMP_CSS = "td.better { color: #1a7f37; } td.worse { color: #c0392b; } pre { white-space: pre-wrap; margin: 0; }"
 
 
-def explain_command(run: Run, question_id: str, methods: list[str]) -> str | None:
-    """The `taggraph explain` command that writes `question_id`'s explain page as `run` ran `methods`
-    (every recorded parameter of a simple type is passed); None for a run without one data file or
-    for methods that ran outside taggraph (no recorded configuration)."""
+def explain_command(run: Run, question_id: str, methods: list[str], out: str) -> str | None:
+    """The `taggraph explain` command that writes `question_id`'s explain page to `out` as `run` ran
+    `methods` (every recorded parameter of a simple type is passed); None for a run without one data
+    file or for methods that ran outside taggraph (no recorded configuration)."""
     config, data = run.record.get("config", {}), run.record.get("data")
     configs = config.get("methods", {})
     known = [m for m in dict.fromkeys(methods) if m in configs]
@@ -38,7 +38,7 @@ def explain_command(run: Run, question_id: str, methods: list[str]) -> str | Non
     return " ".join(["taggraph explain", f"--data {shlex.quote(str(data['path']))}",
                      f"--question {shlex.quote(question_id)}", f"--methods {shlex.quote(','.join(known))}",
                      f"--extractor {shlex.quote(str(config.get('extractor')))}", f"--depth {config.get('depth')}",
-                     *params, f"--out {shlex.quote(Path(run.label).name + '-' + Path(_page_name(question_id, 'explain')).name)}"])
+                     *params, f"--out {shlex.quote(out)}"])
 
 
 def _rank(rr: float) -> str:
@@ -46,13 +46,19 @@ def _rank(rr: float) -> str:
 
 
 def _pages_cell(question_id: str, sides: list[tuple[Run, str]], out: Path) -> str:
-    """Links to the explain pages either run has for the question, else the command(s) that write one."""
+    """Links to the explain pages either run has for the question, else the command that writes one (one
+    per run when their data, extractor, depth or parameters differ)."""
     runs = list({id(run): run for run, _ in sides}.values())
     links = [f"<a href='{html.escape(Path(os.path.relpath(page, out)).as_posix())}'>explain ({html.escape(run.label)})</a>"
              for run in runs if (page := run.path.resolve() / _page_name(question_id, "explain")).is_file()]
     if links:
         return " · ".join(links)
-    commands = [c for run in runs if (c := explain_command(run, question_id, [m for r, m in sides if r is run]))]
+    name = Path(_page_name(question_id, "explain")).name
+    methods = {id(run): [m for r, m in sides if r is run] for run in runs}
+    commands = list(dict.fromkeys(c for run in runs if (c := explain_command(run, question_id, methods[id(run)], name))))
+    if len(commands) > 1:  # the runs differ: one page each, named by run
+        commands = [c for run in runs
+                    if (c := explain_command(run, question_id, methods[id(run)], f"{Path(run.label).name}-{name}"))]
     if not commands:
         return "no explain page (methods run outside taggraph)"
     return ("<details><summary>no page; command</summary>"

@@ -1,0 +1,188 @@
+"""`taggraph compare`: pairs across run folders, the data check, explicit pairs, and the page."""
+
+import json
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from taggraph.cli import app
+from taggraph.config import DEMO_DATA
+from taggraph.datasets import load_dataset
+from taggraph.errors import ConfigError
+from taggraph.evaluation.significance import paired_test
+from taggraph.experiments.bench import run_bench
+from taggraph.experiments.compare import RunMismatchWarning, compare_runs
+from taggraph.experiments.runs import data_record, save_bench
+from taggraph.viz.compare import explain_command
+
+runner = CliRunner()
+METHODS = ["BM25", "TagGraph-Basic"]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Two demo runs of BM25 and TagGraph-Basic: `base`, and `tuned` with BM25's k1 = 5 and epsilon = 0
+    (which moves demo_q07 and demo_q08), plus a hand-made explain page for demo_q07 in `tuned`."""
+    root = tmp_path_factory.mktemp("runs")
+    cases = load_dataset(DEMO_DATA)
+    base = save_bench(run_bench(cases, METHODS, extractor="none", backend=None), root / "base", data_record(DEMO_DATA))
+    tuned = save_bench(run_bench(cases, METHODS, extractor="none", backend=None, method_params={"BM25": {"k1": 5.0, "epsilon": 0.0}}),
+                       root / "tuned", data_record(DEMO_DATA))
+    (tuned / "misses").mkdir()
+    (tuned / "misses" / "demo_q07.explain.html").write_text("<html><body>why demo_q07</body></html>")
+    return base, tuned
+
+
+def judged_rr(folder: Path, method: str) -> pd.Series:
+    rows = pd.read_csv(folder / "rankings.csv")
+    rows = rows[(rows["method"] == method) & ~rows["abstention"]]
+    return rows.set_index("question_id")["RR"]
+
+
+def test_same_name_pairs_carry_the_runs_numbers_and_the_paired_test(runs):
+    base, tuned = runs
+    comparison = compare_runs([base, tuned])
+    pairs = comparison.pairs.set_index("method_a")
+    assert list(pairs.index) == METHODS and (pairs["method_b"] == pairs.index).all()
+    for method in METHODS:
+        a, b = judged_rr(base, method), judged_rr(tuned, method)
+        row = pairs.loc[method]
+        summary_a = pd.read_csv(base / "summary.csv").set_index("method").loc[method]
+        assert row["n"] == len(a) == summary_a["n"] == 9 and row["MRR_a"] == pytest.approx(summary_a["MRR"])
+        assert row["diff"] == pytest.approx(b.mean() - a.mean())
+        test = paired_test(b[a.index].to_numpy(), a.to_numpy())
+        assert (row["ci_low"], row["ci_high"], row["p_value"]) == pytest.approx(test[1:])
+        better, worse = int((b[a.index] > a).sum()), int((b[a.index] < a).sum())
+        assert (row["wins"], row["losses"], row["ties"]) == (better, worse, 9 - better - worse)
+    moved = comparison.questions.query("method_a == 'BM25' and change != 'same'")
+    a, b = judged_rr(base, "BM25"), judged_rr(tuned, "BM25")
+    assert set(moved["question_id"]) == set(a.index[~np.isclose(a, b[a.index])]) == {"demo_q07", "demo_q08"}
+    assert set(comparison.questions["change"]) <= {"better", "worse", "same"}
+    assert len(comparison.questions) == 2 * 9  # tidy: one row per pair and judged question
+
+
+def test_runs_over_other_data_are_refused_unless_forced(runs, tmp_path):
+    base, tuned = runs
+    other = tmp_path / "other"
+    shutil.copytree(tuned, other)
+    record = json.loads((other / "run.json").read_text())
+    record["data"]["sha256"] = "f" * 64
+    (other / "run.json").write_text(json.dumps(record))
+    with pytest.raises(ConfigError) as err:
+        compare_runs([base, other])
+    message = str(err.value)
+    assert "\n" not in message and "different data" in message and "--force" in message
+    assert json.loads((base / "run.json").read_text())["data"]["sha256"][:12] in message and "f" * 12 in message
+    with pytest.warns(RunMismatchWarning, match="compared anyway"):
+        assert len(compare_runs([base, other], force=True).pairs) == 2
+
+
+def test_explicit_pairs_and_a_run_that_lacks_questions(runs, tmp_path):
+    base, tuned = runs
+    comparison = compare_runs([base, tuned], ["1:BM25=2:TagGraph-Basic", "TagGraph-Basic=BM25"])
+    pairs = comparison.pairs[["run_a", "method_a", "run_b", "method_b"]].values.tolist()
+    assert pairs == [["base", "BM25", "tuned", "TagGraph-Basic"], ["base", "TagGraph-Basic", "tuned", "BM25"]]
+    with pytest.raises(ConfigError, match="run tuned has no method 'Nope'; its methods: BM25, TagGraph-Basic"):
+        compare_runs([base, tuned], ["BM25=2:Nope"])
+    with pytest.raises(ConfigError, match="expects RUN:METHOD=RUN:METHOD"):
+        compare_runs([base, tuned], ["BM25"])
+    short = tmp_path / "short"
+    shutil.copytree(tuned, short)
+    rankings = pd.read_csv(short / "rankings.csv")
+    rankings[rankings["question_id"] <= "demo_q05"].to_csv(short / "rankings.csv", index=False)
+    with pytest.warns(RunMismatchWarning, match="4 judged question.s. only in the first, 0 only in the second"):
+        row = compare_runs([base, short]).pairs.iloc[0]
+    assert (row["n"], row["only_a"], row["only_b"]) == (5, 4, 0)
+
+
+class Cells(HTMLParser):
+    """Rows of the tables of class `moved`: per cell its text, the hrefs and the <pre> texts in it."""
+
+    def __init__(self):
+        super().__init__()
+        self.rows, self.tags, self.in_moved = [], [], False
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.tags.append(tag)
+        if tag == "table":
+            self.in_moved = attrs.get("class") == "moved"
+        elif self.in_moved and tag == "tr":
+            self.rows.append([])
+        elif self.in_moved and tag == "td":
+            self.rows[-1].append({"text": "", "href": [], "pre": []})
+        elif self.in_moved and tag == "a" and self.rows and self.rows[-1]:
+            self.rows[-1][-1]["href"].append(attrs["href"])
+        elif self.in_moved and tag == "pre":
+            self.rows[-1][-1]["pre"].append("")
+
+    def handle_endtag(self, tag):
+        if tag == "table":
+            self.in_moved = False
+
+    def handle_data(self, data):
+        if self.in_moved and self.rows and self.rows[-1]:
+            cell = self.rows[-1][-1]
+            cell["text"] += data
+            if self.tags and self.tags[-1] == "pre":
+                cell["pre"][-1] += data
+
+
+def test_cli_writes_the_folder_and_a_page_that_links_or_names_each_changed_question(runs, tmp_path):
+    base, tuned = runs
+    out = tmp_path / "cmp"
+    res = runner.invoke(app, ["compare", str(base), str(tuned), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert {p.name for p in out.iterdir()} == {"pairs.csv", "questions.csv", "compare.html", "run.json"}
+    questions = pd.read_csv(out / "questions.csv")
+    assert len(questions) == 18 and json.loads((out / "run.json").read_text())["config"]["experiment"] == "compare"
+    page = (out / "compare.html").read_text()
+    assert "<script" not in page and "http" not in page  # offline: nothing to fetch
+    parser = Cells()
+    parser.feed(page)
+    rows = [r for r in parser.rows if r]  # header rows have no <td>
+    changed = questions[questions["change"] != "same"]
+    assert len(rows) == len(changed)
+    by_question = {}
+    for cells in rows:
+        by_question.setdefault(cells[0]["text"], []).append(cells)
+    assert set(by_question) == set(changed["question_id"])
+    assert set(by_question) == {"demo_q07", "demo_q08"}  # BM25's pair; TagGraph-Basic ran alike
+    q07 = by_question["demo_q07"][0][-1]  # tuned has a page for it
+    assert q07["href"] and (out / q07["href"][0]).resolve() == (tuned / "misses" / "demo_q07.explain.html").resolve()
+    q08 = by_question["demo_q08"][0][-1]  # no page: the command, one per run, as their BM25s differ
+    assert not q08["href"] and len(q08["pre"]) == 2
+    assert q08["pre"][0].startswith(f"taggraph explain --data {DEMO_DATA} --question demo_q08 --methods BM25 "
+                                    "--extractor none --depth 40 --param BM25.k1=1.5 --param BM25.b=0.75")
+    assert q08["pre"][0].endswith("--out base-demo_q08.explain.html")
+    assert "--param BM25.k1=5.0" in q08["pre"][1] and q08["pre"][1].endswith("--out tuned-demo_q08.explain.html")
+    # a pair within one run: one command with both methods
+    res = runner.invoke(app, ["compare", str(base), str(tuned), "--pair", "1:BM25=1:TagGraph-Basic",
+                              "--out", str(tmp_path / "within")])
+    assert res.exit_code == 0, res.output
+    parser = Cells()
+    parser.feed((tmp_path / "within" / "compare.html").read_text())
+    commands = [cells[-1]["pre"] for cells in parser.rows if cells]
+    assert commands and all(len(c) == 1 and "--methods BM25,TagGraph-Basic " in c[0]
+                            and c[0].endswith(".explain.html") and "--out base-" not in c[0] for c in commands)
+    res = runner.invoke(app, ["compare", str(base), str(tuned), "--out", str(out)])
+    assert res.exit_code == 2 and "not empty" in res.output
+    assert runner.invoke(app, ["compare", str(base), str(tuned), "--out", str(out), "--force"]).exit_code == 0
+    assert not list(tmp_path.glob(".*partial"))
+
+
+@pytest.mark.slow
+def test_compare_page_opens_offline_in_a_browser(runs, tmp_path):
+    test_browser = pytest.importorskip("test_browser")
+    if test_browser.CHROMIUM is None:
+        pytest.skip("no chromium binary on PATH (Debian: apt-get install -y chromium)")
+    base, tuned = runs
+    out = tmp_path / "cmp"
+    assert runner.invoke(app, ["compare", str(base), str(tuned), "--out", str(out)]).exit_code == 0
+    dom = test_browser.dump_dom(tmp_path, out / "compare.html")
+    assert 'class="moved"' in dom and "demo_q01" in dom
