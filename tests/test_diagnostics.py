@@ -1,3 +1,4 @@
+import dataclasses
 import json
 
 import pandas as pd
@@ -88,7 +89,9 @@ def test_evidence_notes_follow_the_loaders_pairing(tmp_path):
     assert evidence == {"q1": {"g#2", "g#5"}}
     assert (by_id["g#2"].user, by_id["g#2"].assistant) == ("u2", "a2") and by_id["g#5"].user == "u2"
     assert gold_note_ids(case, store, evidence) == ["g#2", "g#5"]
-    assert gold_note_ids(case, store) == [f"g#{i}" for i in range(6)]  # without marks: every gold-session note
+    assert case.gold_note_ids == gold_note_ids(case, store) == ["g#2", "g#5"]  # the loader keeps the marks
+    unmarked = dataclasses.replace(case, gold_note_ids=[])
+    assert gold_note_ids(unmarked, store) == [f"g#{i}" for i in range(6)]  # without marks: every gold-session note
 
 
 def test_untagged_extraction_puts_every_unit_in_c1():

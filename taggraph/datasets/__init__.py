@@ -1,9 +1,13 @@
-"""Dataset loaders: each turns a benchmark file into `Case`s."""
+"""Dataset formats: each turns a benchmark's files into `Case`s (`registry.load_cases` -> `Dataset`)."""
 
-from taggraph.datasets.base import Case, DatasetError, data_checksum, file_checksum, folder_checksum
+from taggraph.datasets.base import (Case, DatasetError, DatasetFormat, DataWarning, OwnMetrics, data_checksum,
+                                    file_checksum, folder_checksum)
 from taggraph.datasets.longmemeval import load_longmemeval
+from taggraph.datasets.registry import Dataset, format_names, formats, get_format, load_cases, register_format
 
-__all__ = ["Case", "DatasetError", "data_checksum", "file_checksum", "folder_checksum", "first_per_type", "load_longmemeval", "load_dataset"]
+__all__ = ["Case", "DataWarning", "Dataset", "DatasetError", "DatasetFormat", "OwnMetrics", "data_checksum",
+           "file_checksum", "first_per_type", "folder_checksum", "format_names", "formats", "get_format",
+           "load_cases", "load_dataset", "load_longmemeval", "register_format"]
 
 
 def first_per_type(cases: list[Case], n: int) -> list[Case]:
@@ -17,10 +21,8 @@ def first_per_type(cases: list[Case], n: int) -> list[Case]:
     return out
 
 
-def load_dataset(path, limit=None, fmt=None):
-    """Cases of any supported benchmark: LongMemEval or LoCoMo JSON, or a folder of ATANT stories.
-
-    `fmt` ("longmemeval", "locomo", "atant") skips detection by content.
-    """
+def load_dataset(path, limit=None, fmt=None) -> list[Case]:
+    """The cases of any registered format (`load_cases(...).cases`), its `DataWarning`s also raised as Python
+    warnings; `fmt` (a format name) skips detection by content."""
     from taggraph.datasets.detect import load_any
     return load_any(path, limit=limit, fmt=fmt)

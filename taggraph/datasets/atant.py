@@ -1,4 +1,4 @@
-"""ATANT loader and its content-match relevance labels (paper, sections 4.1 and 4.4; appendices F.1, H, I).
+"""ATANT format (a folder of YAML stories): detection, loading and its content-match relevance labels (paper, sections 4.1 and 4.4; appendices F.1, H, I).
 
 A split (Core, or a stress round R2-R5) is a folder of YAML story files::
 
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import yaml
 
-from taggraph.datasets.base import Case, DatasetError
+from taggraph.datasets.base import Case, DatasetError, DatasetFormat, OwnMetrics
 from taggraph.store import Interaction
 
 CATEGORIES = ("Career", "Daily Life", "Health", "Learning", "Life Events", "Relationships")
@@ -138,3 +138,15 @@ def load_atant(folder: str | Path, split: str | None = None, limit: int | None =
         dup = next(i for i in ids if ids.count(i) > 1)
         raise DatasetError(f"{folder}: story_id repeats across files (question id {dup!r})")
     return cases[:limit] if limit else cases
+
+
+def detect(path: Path) -> bool:
+    """A folder holding ``.yaml``/``.yml`` files (one split of stories)."""
+    return path.is_dir() and any(p.suffix in (".yaml", ".yml") for p in path.iterdir())
+
+
+FORMAT = DatasetFormat(
+    name="atant", expects="a folder of ATANT .yaml stories", detect=detect,
+    load=lambda path, limit=None: load_atant(path, limit=limit), title="ATANT ({name})", case_type=AtantCase,
+    metrics=OwnMetrics("taggraph.evaluation.benchmarks:atant_metrics", ("MRR_strict", "MRR_permissive"),
+                       where=(("category", "all"),)))

@@ -1,10 +1,15 @@
-"""What every dataset loader yields: cases of interactions with their question and gold."""
+"""What every dataset format yields: cases of interactions with their question and gold, and what a
+format is (`DatasetFormat`: detection, loading, own metrics), registered in `taggraph.datasets.registry`."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import warnings
+import zlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +25,17 @@ class DatasetWarning(UserWarning):
     """Input that loads but cannot be scored as it is (gold outside the haystack, no gold)."""
 
 
-FIRST_IDS = 5  # question ids a warning quotes
-_WARNINGS = {"gold_not_in_haystack": "have answer sessions that are not in their haystack (scored as misses)",
-             "no_gold": "are not abstention questions but have no answer sessions (scored as misses)"}
+FIRST_IDS = 5  # question ids (or lines) a warning quotes
 
 
 @dataclass
 class Case:
-    """One question over one user's history (a LongMemEval question, an ATANT story question...)."""
+    """One question over one user's history (a LongMemEval question, an ATANT story question...).
+
+    `gold_note_ids`: the notes holding the answer when the data says so (LoCoMo evidence, LongMemEval
+    ``has_answer`` turns, a generic file's ``gold_notes``), in note order; empty: every note of the gold
+    sessions. `is_abstention`: a question with no answer in the history, set by the loader by its
+    format's rule (LongMemEval: the id ends in ``_abs``); excluded from every metric."""
 
     case_id: str
     question: str
@@ -36,10 +44,156 @@ class Case:
     gold_session_ids: list[str] = field(default_factory=list)
     answer: str = ""
     question_date: str = ""
+    gold_note_ids: list[str] = field(default_factory=list)
+    is_abstention: bool = False
+
+
+@dataclass(frozen=True)
+class DataWarning:
+    """Input that loads but is suspect: `count` items of one `kind` in the file `where`, `first` quoted
+    (question ids, or file lines), `text` saying what they are and what follows for the scores."""
+
+    kind: str
+    text: str
+    count: int
+    first: tuple[str, ...]
+    where: str
 
     @property
-    def is_abstention(self) -> bool:
-        return self.case_id.endswith("_abs")
+    def message(self) -> str:
+        return f"{self.where}: {self.count} {self.text}; first: {', '.join(self.first)}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "count": self.count, "first": list(self.first), "where": self.where,
+                "message": self.message}
+
+
+def data_warning(kind: str, text: str, items: Sequence[str], where: str | Path) -> list[DataWarning]:
+    """[one DataWarning of `items`], or [] when there are none."""
+    return [DataWarning(kind, text, len(items), tuple(items[:FIRST_IDS]), str(where))] if items else []
+
+
+@dataclass(frozen=True)
+class OwnMetrics:
+    """A benchmark's own metric table beside the session metrics (ATANT's content match, LoCoMo's note level).
+
+    `table`: a function (rankings, cases) -> DataFrame with a ``method`` column, or its "module:function"
+    name (so a format need not import `taggraph.evaluation`, a sibling room); the mean of `columns` over
+    the rows matching `where`, per method, prefixed with `prefix`, joins the summary."""
+
+    table: Callable | str
+    columns: tuple[str, ...]
+    where: tuple[tuple[str, Any], ...] = ()
+    prefix: str = ""
+
+
+@dataclass(frozen=True)
+class DatasetFormat:
+    """One dataset format: `detect(path)` says whether a path is in it (by content, cheaply), `load(path,
+    limit)` returns its cases (the first `limit` questions), or (cases, [DataWarning]). `expects` is what
+    the format looks like, in the words of an unknown-format error; `title` how tables name a dataset
+    ("{name}": the path's name, "{stem}": before the first dot); `paper_benchmark(cases)` the paper's
+    Table 1 benchmark the cases match, or None; `case_type` the Case class its loader yields."""
+
+    name: str
+    expects: str
+    detect: Callable[[Path], bool]
+    load: Callable[..., Any]
+    title: str = "{stem}"
+    metrics: OwnMetrics | None = None
+    paper_benchmark: Callable[[Sequence[Case]], str | None] | None = None
+    case_type: type = Case
+
+
+def require(record: dict, key: str, kind, where: str):
+    """record[key], refused with the field named when it is missing or not of `kind`."""
+    if key not in record:
+        raise DatasetError(f"{where}: missing field '{key}'")
+    value = record[key]
+    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+        want = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
+        raise DatasetError(f"{where}: field '{key}' must be {want}, got {type(value).__name__}")
+    return value
+
+
+def pair_turns(roles: Sequence[str]) -> list[tuple[int | None, int | None]]:
+    """(user turn, assistant turn) indexes of each note of a session: a user turn with the assistant turn
+    that follows it; a turn without a partner is a note alone (the other side None). Roles are 'user' or
+    'assistant'."""
+    out: list[tuple[int | None, int | None]] = []
+    pending: int | None = None
+    for t, role in enumerate(roles):
+        if role == "user":
+            if pending is not None:
+                out.append((pending, None))
+            pending = t
+        else:
+            out.append((pending, t))
+            pending = None
+    if pending is not None:
+        out.append((pending, None))
+    return out
+
+
+def session_notes(session_id: str, turns: Sequence[tuple[str, str, str]]) -> tuple[list[Interaction], list[tuple]]:
+    """The notes of one session from its (role, text, date) turns (`pair_turns`; a note is dated by its
+    first turn), and the (user, assistant) turn indexes of each."""
+    pairs = pair_turns([role for role, _, _ in turns])
+    return [Interaction(session_id, turns[u][1] if u is not None else "", turns[a][1] if a is not None else "",
+                        turns[a if u is None else u][2]) for u, a in pairs], pairs
+
+
+def note_ids(interactions: Sequence[Interaction]) -> list[tuple[str, str]]:
+    """(note id, session id) of each interaction as MemoryStore numbers them: its own `note_id`, else
+    "<session>#<n>", n counting the session's notes on (also across a session listed twice)."""
+    count: dict[str, int] = {}
+    out = []
+    for i in interactions:
+        out.append((i.note_id or f"{i.session_id}#{count.get(i.session_id, 0)}", i.session_id))
+        count[i.session_id] = count.get(i.session_id, 0) + 1
+    return out
+
+
+def evidence_notes(notes: Sequence[tuple[str, str]], gold_sessions: Sequence[str], marked: set[str]) -> list[str]:
+    """Of (note id, session id) `notes` in order: the `marked` notes of the gold sessions, and every note
+    of a gold session without marked notes (LongMemEval's units of evidence)."""
+    gold = set(gold_sessions)
+    marked_sessions = {s for n, s in notes if n in marked}
+    return [n for n, s in notes if s in gold and (n in marked or s not in marked_sessions)]
+
+
+def read_bytes(path: Path) -> bytes:
+    """The bytes of a plain or gzipped data file; a missing file or a corrupt gzip is a DatasetError naming it."""
+    try:
+        raw = path.read_bytes()
+        return gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
+    except FileNotFoundError:
+        raise DatasetError(f"{path}: no such file") from None
+    except (EOFError, OSError, zlib.error) as exc:
+        raise DatasetError(f"{path}: truncated or corrupt gzip ({exc})") from None
+
+
+@lru_cache(maxsize=8)
+def _head(path: str, stamp: tuple[int, int], size: int) -> tuple[str, bool] | None:
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(2)
+        opener = gzip.open if magic == b"\x1f\x8b" else open
+        with opener(path, "rb") as fh:
+            raw = fh.read(size + 1)
+        return raw[:size].decode("utf-8", errors="replace"), len(raw) <= size
+    except (OSError, EOFError, zlib.error):
+        return None
+
+
+def head(path: str | Path, size: int = 1 << 16) -> tuple[str, bool] | None:
+    """(the first `size` characters of a plain or gzipped text file, whether that is the whole file), or
+    None for a folder or an unreadable file; cached per file version, so detecting costs one read."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    st = path.stat()
+    return _head(str(path), (st.st_mtime_ns, st.st_size), size)
 
 
 def file_checksum(path: str | Path) -> str:
@@ -65,22 +219,31 @@ def data_checksum(path: str | Path) -> str:
     return folder_checksum(path) if Path(path).is_dir() else file_checksum(path)
 
 
-def input_warnings(cases: list[Case]) -> dict[str, dict[str, Any]]:
-    """Questions that are misses by construction, as {kind: {"count", "first": question ids}}, only the
-    kinds found: "gold_not_in_haystack" (an answer session id absent from the haystack) and "no_gold"
-    (a non-abstention question without answer sessions). Runs record this in run.json."""
-    found: dict[str, list[str]] = {kind: [] for kind in _WARNINGS}
+_CASE_WARNINGS = {"gold_not_in_haystack": "questions have answer sessions that are not in their haystack "
+                                          "(scored as misses)",
+                  "no_gold": "questions are not abstention questions but have no answer sessions (scored as misses)"}
+
+
+def case_warnings(cases: Sequence[Case], where: str | Path = "data") -> list[DataWarning]:
+    """Questions that are misses by construction, one DataWarning per kind found: "gold_not_in_haystack" (an
+    answer session id absent from the haystack) and "no_gold" (a non-abstention question without answer
+    sessions)."""
+    found: dict[str, list[str]] = {kind: [] for kind in _CASE_WARNINGS}
     for case in cases:
         sessions = {i.session_id for i in case.interactions}
         if any(g not in sessions for g in case.gold_session_ids):
             found["gold_not_in_haystack"].append(case.case_id)
         if not case.gold_session_ids and not case.is_abstention:
             found["no_gold"].append(case.case_id)
-    return {kind: {"count": len(ids), "first": ids[:FIRST_IDS]} for kind, ids in found.items() if ids}
+    return [w for kind, ids in found.items() for w in data_warning(kind, _CASE_WARNINGS[kind], ids, where)]
 
 
-def warn_about_input(cases: list[Case], path: str | Path) -> None:
-    """One DatasetWarning per kind of `input_warnings` in the file at `path`, with the count and first ids."""
-    for kind, found in input_warnings(cases).items():
-        warnings.warn(f"{path}: {found['count']} questions {_WARNINGS[kind]}; first: {', '.join(found['first'])}",
-                      DatasetWarning, stacklevel=3)
+def compact_warnings(found: Sequence[DataWarning]) -> dict[str, dict[str, Any]]:
+    """{kind: {"count", "first"}}: the form run.json's ``config.input_warnings`` records."""
+    return {w.kind: {"count": w.count, "first": list(w.first)} for w in found}
+
+
+def warn_about_input(found: Sequence[DataWarning]) -> None:
+    """Each DataWarning as a Python DatasetWarning (what a script that ignores the dataset object still sees)."""
+    for w in found:
+        warnings.warn(w.message, DatasetWarning, stacklevel=3)

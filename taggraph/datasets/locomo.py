@@ -1,4 +1,5 @@
-"""LoCoMo loader (``locomo10.json``); its evidence metrics are `taggraph.evaluation.benchmarks.locomo_metrics`.
+"""LoCoMo format (``locomo10.json``): detection and loading; its evidence metrics are
+`taggraph.evaluation.benchmarks.locomo_metrics`, added to the summary as ``note_*`` columns.
 
 The file is a list of samples ``{sample_id, conversation, qa}``. ``conversation``
 holds ``speaker_a``, ``speaker_b``, ``session_<n>`` (turns ``{speaker, dia_id:
@@ -25,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from taggraph.datasets.base import Case, DatasetError
+from taggraph.datasets.base import Case, DatasetError, DatasetFormat, OwnMetrics, data_warning, head
 from taggraph.datasets.longmemeval import read_json
 from taggraph.store import Interaction
 
@@ -38,7 +39,6 @@ _SESSION = re.compile(r"session_(\d+)")
 class LocomoCase(Case):
     sample_id: str = ""
     category: int = 0
-    gold_note_ids: list[str] = field(default_factory=list)
     adversarial_answer: str = ""
     unresolved_evidence: list[str] = field(default_factory=list)
 
@@ -135,3 +135,26 @@ def load_locomo(path: str | Path, limit: int | None = None) -> list[LocomoCase]:
         raise DatasetError(f"{path}: expected a JSON list of LoCoMo samples, got {type(data).__name__}")
     cases = [c for i, s in enumerate(data) for c in parse_sample(s, f"{path}: sample {i}")]
     return cases[:limit] if limit else cases
+
+
+def detect(path: Path) -> bool:
+    """A JSON list (plain or gzipped) whose first sample has ``conversation`` and ``qa``."""
+    found = head(path)
+    if found is None or not found[0].lstrip().startswith("["):
+        return False
+    return bool(re.search(r'"conversation"\s*:', found[0]) and re.search(r'"qa"\s*:', found[0]))
+
+
+def load(path: Path, limit: int | None = None) -> tuple[list[LocomoCase], list]:
+    """`load_locomo`, with a DataWarning for questions whose evidence names no turn of their conversation."""
+    cases = load_locomo(path, limit)
+    unresolved = [c.case_id for c in cases if c.unresolved_evidence]
+    return cases, data_warning("evidence_not_found", "questions name evidence that is no turn of their "
+                               "conversation (left out of their gold notes)", unresolved, path)
+
+
+FORMAT = DatasetFormat(
+    name="locomo", expects="a JSON list of LoCoMo samples ('conversation', 'qa')", detect=detect, load=load,
+    title="LoCoMo", case_type=LocomoCase,
+    metrics=OwnMetrics("taggraph.evaluation.benchmarks:locomo_metrics", ("MRR", "Success@5", "R@5", "R@10"),
+                       where=(("level", "note"), ("category", "all")), prefix="note_"))  # R@k: evidence recall

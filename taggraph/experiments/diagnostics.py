@@ -3,12 +3,11 @@
 Pool: the cases some graph configuration (TagGraph-Basic/-Stopwords/-TFIDF,
 AdaptiveGraph) under some extractor misses at session level: Success@k = 0 (k = 5).
 
-Unit: a gold note of a pooled case. LongMemEval: the notes holding a turn marked
-``has_answer`` (`longmemeval_evidence_notes`, read from the raw file because the
-loader drops the mark); a gold session without marked turns contributes all its
-notes; without the evidence map, all notes of the gold sessions. LoCoMo: the
-evidence notes (``case.gold_note_ids``). ATANT: the strictly matching notes
-(their sessions are the gold sessions).
+Unit: a gold note of a pooled case, ``case.gold_note_ids`` as its loader set them.
+LongMemEval: the notes holding a turn marked ``has_answer`` (a gold session without
+marked turns contributes all its notes). LoCoMo: the evidence notes. A generic
+dataset: its ``gold_notes``. Without gold notes (ATANT, a generic question without
+them): all notes of the gold sessions (ATANT's strictly matching notes).
 
 Helpful tag, per (unit, extractor): a tag path of the note such that the path or
 one of its ancestors (``breed`` for ``breed/beagle``) is a concept that TagGraph's
@@ -34,7 +33,8 @@ from pathlib import Path
 import pandas as pd
 
 from taggraph.datasets import Case
-from taggraph.datasets.longmemeval import read_json, session_interactions
+from taggraph.datasets.base import evidence_notes
+from taggraph.datasets.longmemeval import load_longmemeval
 from taggraph.ontology import prefixes
 from taggraph.experiments.runner import build_store
 from taggraph.retrieval.index import concept_matcher
@@ -46,36 +46,19 @@ CATEGORIES = ("C1", "C2", "C3", "C4")
 
 
 def longmemeval_evidence_notes(path: str | Path) -> dict[str, set[str]]:
-    """question_id -> ids of the notes holding a ``has_answer`` turn.
-
-    Notes are paired exactly as the loader pairs them (its own `session_interactions`
-    run over turn numbers), and numbered as MemoryStore numbers them
-    (``"<session_id>#<n>"``, n counting on across repeated sessions).
-    """
-    out: dict[str, set[str]] = {}
-    for record in read_json(Path(path)):
-        seen: dict[str, int] = {}
-        marked: set[str] = set()
-        for sid, turns in zip(record["haystack_session_ids"], record["haystack_sessions"]):
-            numbered = [{"role": t["role"], "content": str(i)} for i, t in enumerate(turns)]
-            for it in session_interactions(sid, "", numbered, str(path)):
-                note_id = f"{sid}#{seen.get(sid, 0)}"
-                seen[sid] = seen.get(sid, 0) + 1
-                if any(side and turns[int(side)].get("has_answer") for side in (it.user, it.assistant)):
-                    marked.add(note_id)
-        out[record["question_id"]] = marked
-    return out
+    """question_id -> the gold notes of each question of a LongMemEval file (``Case.gold_note_ids``, set by
+    its loader from the ``has_answer`` turns). For callers that hold a path, not the cases: it parses the
+    file; a run has the cases already."""
+    return {c.case_id: set(c.gold_note_ids) for c in load_longmemeval(path)}
 
 
 def gold_note_ids(case: Case, store: MemoryStore, evidence: Mapping[str, set[str]] | None = None) -> list[str]:
-    """The case's units in note order (see the module docstring)."""
-    if getattr(case, "gold_note_ids", None):
+    """The case's units (see the module docstring), or, given `evidence` (question id -> marked notes),
+    the marked notes of the gold sessions and every note of a gold session without marks."""
+    if evidence is None and case.gold_note_ids:
         return list(case.gold_note_ids)
-    marked = (evidence or {}).get(case.case_id, set())
-    gold = set(case.gold_session_ids)
-    marked_sessions = {store.by_id[n].session_id for n in marked if n in store.by_id}
-    return [n.note_id for n in store.notes if n.session_id in gold
-            and (n.note_id in marked or n.session_id not in marked_sessions)]
+    notes = [(n.note_id, n.session_id) for n in store.notes]
+    return evidence_notes(notes, case.gold_session_ids, set((evidence or {}).get(case.case_id, ())))
 
 
 def light_store(case: Case, extractor: str) -> MemoryStore:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import platform
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -26,8 +25,8 @@ import pandas as pd
 
 from taggraph.atomic import atomic_write, folder_mode
 from taggraph.config import PACKAGE_DIR
-from taggraph.datasets import Case, data_checksum
-from taggraph.datasets.detect import detect_format
+from taggraph.datasets import Case, Dataset, data_checksum, get_format
+from taggraph.datasets.registry import detect_format
 from taggraph.errors import ConfigError, WriteError
 
 PACKAGES = ["taggraph", "numpy", "scipy", "pandas", "networkx", "rank-bm25", "ir-measures", "spacy",
@@ -62,39 +61,32 @@ def versions() -> dict[str, str]:
     return out
 
 
-def data_record(path: Path) -> dict[str, Any]:
-    """Path, detected format and checksum (`taggraph.datasets.data_checksum`) of a dataset."""
-    return {"path": str(path), "format": detect_format(path), "sha256": data_checksum(path)}
+def data_record(path: Path, dataset: Dataset | None = None) -> dict[str, Any]:
+    """Path, format and checksum (`taggraph.datasets.data_checksum`) of a dataset: `dataset.record()` of
+    a loaded one (nothing parsed or detected again), else the format detected at `path`."""
+    if dataset is not None:
+        return dataset.record()
+    return {"path": str(path), "format": detect_format(path).name, "sha256": data_checksum(path)}
 
 
 def benchmark_name(cases: Sequence[Case], fmt: str) -> str | None:
-    """The paper's Table 1 benchmark LongMemEval `cases` are drawn from, judged by their haystacks (the
-    file name plays no part): 'LongMemEval (oracle)' when every haystack holds only its question's
-    evidence sessions, 'LongMemEval-S' when the median haystack has 30-100 sessions (S: 39-58, median
-    47, on its dev split; M: ~500), else None - so the bundled demo (13 sessions, distractors
-    included) is not set beside the paper's numbers."""
-    judged = [c for c in cases if c.gold_session_ids]
-    if fmt != "longmemeval" or not judged:
-        return None
-    if all({i.session_id for i in c.interactions} <= set(c.gold_session_ids) for c in judged):
-        return "LongMemEval (oracle)"
-    if 30 <= statistics.median(len({i.session_id for i in c.interactions}) for c in cases) <= 100:
-        return "LongMemEval-S"
-    return None
+    """The paper's Table 1 benchmark the `cases` of format `fmt` are drawn from (its
+    `DatasetFormat.paper_benchmark`: LongMemEval's judges by the haystacks), or None."""
+    judge = get_format(fmt).paper_benchmark
+    return judge(cases) if judge else None
 
 
 def dataset_name(path: Path, fmt: str, cases: Sequence[Case]) -> str:
-    """How tables name a dataset: the paper's benchmark name where there is one (`benchmark_name`)."""
-    if fmt == "atant":
-        return f"ATANT ({path.name})"
-    if fmt == "locomo":
-        return "LoCoMo"
-    return benchmark_name(cases, fmt) or path.name.split(".")[0]
+    """How tables name a dataset: the paper's benchmark name where there is one, else the format's title
+    (`Dataset.name` of a loaded dataset)."""
+    return Dataset(Path(path), get_format(fmt), list(cases)).name
 
 
-def run_record(config: dict[str, Any], data: Any) -> dict[str, Any]:
+def run_record(config: dict[str, Any], data: Any, warnings: Sequence = ()) -> dict[str, Any]:
+    """run.json: when, the commit, the data, the configuration, the versions and the data's warnings
+    (`DataWarning.to_dict`: kind, count, first, where, message)."""
     return {"created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "git_commit": git_commit(),
-            "data": data, "config": config, "versions": versions()}
+            "data": data, "config": config, "versions": versions(), "data_warnings": [w.to_dict() for w in warnings]}
 
 
 def check_run_folder(out: Path, force: bool = False) -> Path:
@@ -148,8 +140,9 @@ def save_run(out: Path, tables: dict[str, pd.DataFrame], record: dict[str, Any],
 
 def save_bench(result, out: Path, data: dict[str, Any], pages: dict[str, str] | None = None,
                force: bool = False) -> Path:
-    """Write a bench result as a run folder (see the module docstring); `data` is `data_record`."""
+    """Write a bench result as a run folder (see the module docstring); `data` is `data_record`, and
+    run.json's ``data_warnings`` are the result's."""
     rankings = result.rankings[RANKINGS_FIRST + [c for c in result.rankings.columns if c not in RANKINGS_FIRST]]
     tables = {"summary": result.summary, "per_type": result.per_type, "rankings": rankings,
               "timings": result.timings, "stores": result.stores, **result.extra}
-    return save_run(out, tables, run_record(result.config, data), pages, force)
+    return save_run(out, tables, run_record(result.config, data, result.warnings), pages, force)

@@ -122,7 +122,7 @@ def markdown_report(result, title: str, data_label: str, benchmark: str | None) 
     parts = [f"# {title}", "",
              f"Data: `{data_label}` - {cfg['n_cases']} questions, of which {cfg['n_abstention']} abstention "
              f"(`_abs`, no gold session) are excluded from every metric. Extractor: `{cfg['extractor']}`."
-             f"{dense} Depth {cfg['depth']}.", "",
+             f"{dense} Depth {cfg['depth']}.", "", *data_warnings_md(result),
              f"## MRR and the other metrics (session level, de-duplicated through depth {cfg['depth']})", "",
              NAMES_NOTE, "", summary_view(result).to_markdown(index=False), ""]
     if benchmark:
@@ -133,6 +133,18 @@ def markdown_report(result, title: str, data_label: str, benchmark: str | None) 
     parts += ["## Success@k per question type (the paper's appendix G recall@k; %)", "",
               per_type_table(result.per_type, list(result.summary["method"])).to_markdown(index=False), ""]
     return "\n".join(parts)
+
+
+def data_warnings_md(result) -> list[str]:
+    """A "Data warnings" section (one item per `DataWarning` of the result), or nothing without any."""
+    found = getattr(result, "warnings", [])
+    return ["## Data warnings", "", *[f"- {w.message}" for w in found], ""] if found else []
+
+
+def _data_warnings_html(result) -> str:
+    found = getattr(result, "warnings", [])
+    items = "".join(f"<li>{html.escape(w.message)}</li>" for w in found)
+    return f"<h2>Data warnings</h2><ul class='caveat'>{items}</ul>" if found else ""
 
 
 def misses_table(rankings: pd.DataFrame, k: int = 5) -> pd.DataFrame:
@@ -256,6 +268,7 @@ def html_report(result, title: str, data_label: str, benchmark: str | None, miss
             f"<p class='meta'>Data <code>{html.escape(data_label)}</code> · {cfg['n_cases']} questions, "
             f"{cfg['n_abstention']} abstention excluded · extractor <code>{html.escape(str(cfg['extractor']))}</code>"
             f" · depth {cfg['depth']}</p>"
+            f"{_data_warnings_html(result)}"
             f"<h2>Per method</h2><p class='meta'>{html.escape(NAMES_NOTE)}</p>{_few_questions(result.summary)}"
             f"{_table(summary_view(result), 'num summary')}{_verdicts_html(result)}{paper}{charts[0]}"
             f"<h2>Questions missed by some method (top {k})</h2>{_misses_html(misses, pages, questions, k)}"
@@ -273,4 +286,5 @@ td.bad { color: #c0392b; font-weight: bold; } td.ok { color: #1a7f37; }
 p.meta { color: #444; max-width: 60em; } div.wide { overflow-x: auto; }
 table.summary { font-size: 12px; } table.summary th, table.summary td { padding: 3px 6px; }
 p.caveat { background: #fff6e0; padding: .4em .6em; color: #8a5a00; }
+ul.caveat { background: #fff6e0; padding: .4em .6em .4em 2em; color: #8a5a00; }
 """

@@ -1,0 +1,185 @@
+"""The dataset formats, in one place, and loading a dataset once: `load_cases(path)` -> `Dataset`.
+
+Built in: longmemeval, locomo, atant and generic (your own JSON Lines; `taggraph.datasets.generic`).
+Each lives in its own module as ``FORMAT``, a `DatasetFormat` (detection, loading, abstention rule and
+gold notes by its loader, own metrics). An installed package adds one with an entry point in the group
+``taggraph.datasets`` naming a `DatasetFormat` (``myformat = mypackage.data:FORMAT``), or at run time
+with `register_format`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+from taggraph.datasets import atant, generic, locomo, longmemeval
+from taggraph.datasets.base import (Case, DatasetError, DatasetFormat, DataWarning, case_warnings, data_checksum,
+                                    head)
+from taggraph.errors import ConfigError
+
+ENTRY_POINTS = "taggraph.datasets"
+_FORMATS: dict[str, DatasetFormat] = {f.name: f for f in (longmemeval.FORMAT, locomo.FORMAT, atant.FORMAT,
+                                                          generic.FORMAT)}
+_plugins_loaded = False
+
+
+def register_format(fmt: DatasetFormat, replace: bool = False) -> DatasetFormat:
+    """Add `fmt` to the registry (detected after those before it); a name taken is refused unless `replace`."""
+    if not isinstance(fmt, DatasetFormat):
+        raise ConfigError(f"register_format expects a DatasetFormat, got {type(fmt).__name__}")
+    if fmt.name in _FORMATS and not replace and _FORMATS[fmt.name] is not fmt:
+        raise ConfigError(f"dataset format {fmt.name!r} is already registered; pass replace=True to replace it")
+    _FORMATS[fmt.name] = fmt
+    return fmt
+
+
+def _load_plugins() -> None:
+    """Register the formats of installed packages (entry point group ``taggraph.datasets``), once."""
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    for ep in entry_points(group=ENTRY_POINTS):
+        try:
+            fmt = ep.load()
+        except Exception as exc:  # a broken plugin is named, not a traceback from inside importlib
+            raise ConfigError(f"dataset format entry point {ep.name!r} ({ep.value}) fails to load: {exc}") from None
+        if callable(fmt) and not isinstance(fmt, DatasetFormat):
+            fmt = fmt()
+        register_format(fmt, replace=True)
+
+
+def formats() -> list[DatasetFormat]:
+    """The registered formats, in detection order (built-ins first)."""
+    _load_plugins()
+    return list(_FORMATS.values())
+
+
+def format_names() -> list[str]:
+    return [f.name for f in formats()]
+
+
+def get_format(name: str) -> DatasetFormat:
+    """The registered format `name`; an unknown name is refused naming the known ones."""
+    for fmt in formats():
+        if fmt.name == name:
+            return fmt
+    raise ConfigError(f"unknown format {name!r}; known: {', '.join(format_names())}")
+
+
+def detect_format(path: str | Path) -> DatasetFormat:
+    """The first registered format whose `detect` accepts `path`; otherwise a one-line DatasetError that says
+    what `path` holds and names every known format."""
+    path = Path(path)
+    if not path.exists():
+        raise DatasetError(f"{path}: no such file or folder")
+    for fmt in formats():
+        if fmt.detect(path):
+            return fmt
+    expected = [f"{f.expects} ({f.name})" for f in formats()]
+    raise DatasetError(f"{path}: unknown format: expected {', '.join(expected[:-1])} or {expected[-1]}; "
+                       f"got {_describe(path)}")
+
+
+def _describe(path: Path) -> str:
+    """What an undetected path holds, in a few words; a file that is neither JSON nor JSON Lines gets the
+    parser's error (`longmemeval.read_json`: invalid JSON, not UTF-8, corrupt gzip)."""
+    if path.is_dir():
+        return f"a folder without .yaml/.yml files, {generic.TURNS} or {generic.QUESTIONS}"
+    found = head(path)
+    lines = [line for line in found[0].splitlines() if line.strip()] if found else []
+    whole = lines[:2] if found and (found[1] or len(lines) > 2) else []  # lines not cut by the head
+    try:
+        records = [json.loads(line) for line in whole]
+    except ValueError:
+        records = []
+    if len(records) == 2 and all(isinstance(r, dict) for r in records):
+        return f"JSON Lines with fields {sorted(records[0])[:8]}"
+    data = longmemeval.read_json(path)
+    first = data[0] if isinstance(data, list) and data else None
+    return f"a list of records with fields {sorted(first)[:8]}" if isinstance(first, dict) else type(data).__name__
+
+
+@dataclass
+class Dataset(Sequence):
+    """A loaded dataset: its cases (the dataset is a sequence of them), its format and its `warnings`
+    (`DataWarning`s: the loader's, then the questions that are misses by construction), parsed once.
+    `record()` is what run.json records of it."""
+
+    path: Path
+    format: DatasetFormat
+    cases: list[Case]
+    load_warnings: list[DataWarning] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.cases)
+
+    def __getitem__(self, i):
+        return self.cases[i]
+
+    def __iter__(self) -> Iterator[Case]:
+        return iter(self.cases)
+
+    @property
+    def warnings(self) -> list[DataWarning]:
+        return self.load_warnings + case_warnings(self.cases, self.path)
+
+    def select(self, cases: Sequence[Case]) -> Dataset:
+        """The same dataset with only `cases` (a subset: `--limit`, `--per-type`)."""
+        return Dataset(self.path, self.format, list(cases), self.load_warnings)
+
+    @cached_property
+    def checksum(self) -> str:
+        return data_checksum(self.path)
+
+    @property
+    def benchmark(self) -> str | None:
+        """The paper's Table 1 benchmark these cases match (`DatasetFormat.paper_benchmark`), or None."""
+        return self.format.paper_benchmark(self.cases) if self.format.paper_benchmark else None
+
+    @property
+    def name(self) -> str:
+        """How tables name the dataset: the paper's benchmark, else the format's `title`."""
+        return self.benchmark or self.format.title.format(name=self.path.name, stem=self.path.name.split(".")[0])
+
+    def record(self) -> dict[str, Any]:
+        """Path, format and checksum, as run.json records the data."""
+        return {"path": str(self.path), "format": self.format.name, "sha256": self.checksum}
+
+
+def load_cases(path: str | Path, fmt: str | None = None, limit: int | None = None) -> Dataset:
+    """The dataset at `path`, detected by content (`fmt`: a registered format's name skips detection) and
+    parsed once; the first `limit` questions when given."""
+    path = Path(path)
+    chosen = get_format(fmt) if fmt else detect_format(path)
+    loaded = chosen.load(path, limit)
+    cases, found = loaded if isinstance(loaded, tuple) else (loaded, [])
+    return Dataset(path, chosen, list(cases), list(found))
+
+
+def data_warnings(cases: Sequence[Case]) -> list[DataWarning]:
+    """A Dataset's `warnings`; of plain cases, `case_warnings`."""
+    return cases.warnings if isinstance(cases, Dataset) else case_warnings(cases)
+
+
+def format_of(cases: Sequence[Case]) -> DatasetFormat | None:
+    """A Dataset's format; of plain cases, the one registered format whose loader yields their class."""
+    if isinstance(cases, Dataset):
+        return cases.format
+    kinds = {type(c) for c in cases}
+    found = [f for f in formats() if kinds == {f.case_type}]
+    return found[0] if len(found) == 1 else None
+
+
+def resolve(ref: Any) -> Any:
+    """A callable, or the object a "module:attribute" name refers to."""
+    if not isinstance(ref, str):
+        return ref
+    module, _, attr = ref.partition(":")
+    return getattr(importlib.import_module(module), attr)

@@ -1,0 +1,226 @@
+"""Your own data (taggraph.datasets.generic): turns.jsonl + questions.jsonl, the format registry, data warnings."""
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from taggraph.cli import app
+from taggraph.config import DEMO_DATA
+from taggraph.datasets import (Dataset, DatasetError, DatasetFormat, format_names, formats, get_format, load_cases,
+                               register_format)
+from taggraph.datasets import registry
+from taggraph.errors import ConfigError
+from taggraph.experiments import bench as bench_module
+from taggraph.experiments.bench import run_bench
+from taggraph.experiments.runs import save_bench
+from taggraph.viz.report import report_pages
+
+FIXTURE = Path(__file__).parent / "fixtures" / "generic"
+runner = CliRunner()
+
+
+def copy_fixture(tmp_path: Path) -> Path:
+    folder = tmp_path / "mine"
+    shutil.copytree(FIXTURE, folder)
+    return folder
+
+
+def lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def write_lines(path: Path, records: list) -> None:
+    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in records) + "\n")
+
+
+def test_loads_questions_over_shared_histories():
+    data = load_cases(FIXTURE)
+    assert isinstance(data, Dataset) and data.format.name == "generic" and len(data) == 6
+    by_id = {c.case_id: c for c in data}
+    ana = [c for c in data if c.case_id.startswith("ana")]
+    assert all(c.interactions is ana[0].interactions for c in ana)  # one history, one list of notes
+    notes = [(i.session_id, i.user, i.assistant, i.timestamp) for i in ana[0].interactions]
+    assert len(notes) == 6 and notes[0][:2] == ("a1", "I just adopted a beagle puppy and named her Pixel.")
+    assert notes[4] == ("a3", "My longest run so far is twelve kilometres.", "", "2024-03-20")  # a user turn alone
+    q1 = by_id["ana-q1"]
+    assert (q1.question_type, q1.question_date, q1.answer, q1.gold_session_ids, q1.gold_note_ids) == (
+        "pets", "2024-05-01", "a beagle", ["a1"], ["a1#0"])
+    assert by_id["ana-q4"].is_abstention and not by_id["ana-q1"].is_abstention
+    assert by_id["ben-q1"].gold_note_ids == [] and data.warnings == []
+    assert [c.case_id for c in load_cases(FIXTURE / "questions.jsonl", limit=2)] == ["ana-q1", "ana-q2"]
+
+
+def test_questions_of_one_history_share_one_memory(monkeypatch):
+    built = []
+    real = bench_module.build_store
+
+    def counting(case, *args, **kwargs):
+        built.append(case.case_id)
+        return real(case, *args, **kwargs)
+
+    monkeypatch.setattr(bench_module, "build_store", counting)
+    result = run_bench(load_cases(FIXTURE), ["BM25"], extractor="none")
+    assert built == ["ana-q1", "ben-q1"] and result.config["n_memories"] == 2
+    memory = dict(zip(result.stores["question_id"], result.stores["memory"]))
+    assert {memory[q] for q in ("ana-q1", "ana-q2", "ana-q3", "ana-q4")} == {"ana-q1"}
+    assert result.config["n_abstention"] == 1 and result.summary.loc[0, "n"] == 5
+    assert result.rankings.set_index("question_id").loc["ana-q1", "ranked_session_ids"][0] == "a1"
+
+
+@pytest.mark.parametrize("file,line,replace,message", [
+    ("turns.jsonl", 3, {"history": "ana", "session": "a1", "text": "x"}, "missing field 'role'"),
+    ("turns.jsonl", 2, {"history": "ana", "session": "a1", "role": "bot", "text": "x"},
+     "field 'role' must be 'user' or 'assistant', got 'bot'"),
+    ("turns.jsonl", 5, {"history": "ana", "session": 2, "role": "user", "text": "x"}, "field 'session' must be str"),
+    ("turns.jsonl", 1, {"history": "ana", "session": "a1", "role": "user", "text": "x", "speaker": "me"},
+     "unknown field 'speaker'"),
+    ("turns.jsonl", 4, '{"history": "ana", "session"', "invalid JSON at column"),
+    ("turns.jsonl", 4, '["ana", "a1"]', "expected one JSON object a line, got list"),
+    ("questions.jsonl", 2, {"id": "x", "history": "ana", "question": "?"}, "missing field 'gold_sessions'"),
+    ("questions.jsonl", 3, {"id": "x", "history": "ana", "question": "?", "gold_sessions": "a1"},
+     "field 'gold_sessions' must be list"),
+    ("questions.jsonl", 3, {"id": "x", "history": "ana", "question": "?", "gold_sessions": [1]},
+     "field 'gold_sessions' must be a list of strings"),
+    ("questions.jsonl", 6, {"id": "x", "history": "carl", "question": "?", "gold_sessions": []},
+     "field 'history': 'carl' has no turns"),
+    ("questions.jsonl", 5, {"id": "ana-q1", "history": "ben", "question": "?", "gold_sessions": []},
+     "field 'id': duplicate question id 'ana-q1', also line 1"),
+    ("questions.jsonl", 2, {"id": "x", "history": "ana", "question": "?", "gold_sessions": ["a1"],
+                            "gold_notes": ["a1#7"]}, "field 'gold_notes': 'a1#7' is not a note of history 'ana'"),
+    ("questions.jsonl", 2, {"id": "x", "history": "ana", "question": "?", "gold_sessions": [], "abstention": "yes"},
+     "field 'abstention' must be bool"),
+])
+def test_bad_records_are_named_by_file_line_and_field(tmp_path, file, line, replace, message):
+    folder = copy_fixture(tmp_path)
+    records = (folder / file).read_text().splitlines()
+    records[line - 1] = replace if isinstance(replace, str) else json.dumps(replace)
+    write_lines(folder / file, records)
+    with pytest.raises(DatasetError) as err:
+        load_cases(folder)
+    assert str(err.value).startswith(f"{folder / file} line {line}: ") and message in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_a_missing_file_is_named(tmp_path):
+    folder = copy_fixture(tmp_path)
+    (folder / "questions.jsonl").unlink()
+    with pytest.raises(DatasetError, match=r"questions.jsonl: no such file \(your own data is turns.jsonl and "):
+        load_cases(folder)
+
+
+def test_unknown_format_names_the_known_formats(tmp_path):
+    other = tmp_path / "chat.jsonl"
+    write_lines(other, [{"speaker": "me", "utterance": "hi"}, {"speaker": "bot", "utterance": "hello"}])
+    with pytest.raises(DatasetError) as err:
+        load_cases(other)
+    text = str(err.value)
+    assert text.startswith(f"{other}: unknown format: expected ") and "got JSON Lines with fields ['speaker'," in text
+    assert all(f"({name})" in text for name in format_names()) and "\n" not in text
+    with pytest.raises(ConfigError, match="unknown format 'csv'; known: longmemeval, locomo, atant, generic"):
+        load_cases(FIXTURE, fmt="csv")
+    res = runner.invoke(app, ["bench", "--data", str(other), "--out", str(tmp_path / "run")])
+    assert res.exit_code == 2 and "unknown format" in res.output and "(generic)" in res.output
+
+
+def test_format_help_lists_the_registered_formats():
+    res = runner.invoke(app, ["bench", "--help"], terminal_width=200)
+    assert res.exit_code == 0
+    flat = " ".join(res.output.replace("│", " ").split())
+    assert "longmemeval | locomo | atant | generic" in flat
+
+
+def test_data_warnings_reach_python_run_json_and_reports(tmp_path):
+    folder = copy_fixture(tmp_path)
+    turns = lines(folder / "turns.jsonl")
+    turns[2]["text"] = "  "  # line 3: an empty turn
+    turns.append({"history": "cleo", "session": "c1", "role": "user", "text": "Nobody asks about me."})
+    write_lines(folder / "turns.jsonl", turns)
+    questions = lines(folder / "questions.jsonl")
+    questions[1]["gold_sessions"] = ["a9"]  # ana-q2: a gold session the history lacks
+    write_lines(folder / "questions.jsonl", questions)
+    data = load_cases(folder)
+    assert [(w.kind, w.count, w.first) for w in data.warnings] == [
+        ("empty_text", 1, ("line 3",)), ("history_without_questions", 1, ("cleo",)),
+        ("gold_not_in_haystack", 1, ("ana-q2",))]
+    result = run_bench(data, ["BM25"], extractor="none")
+    assert result.warnings == data.warnings
+    assert result.config["input_warnings"]["gold_not_in_haystack"] == {"count": 1, "first": ["ana-q2"]}
+    pages = report_pages(result, "mine", str(folder), None)
+    out = save_bench(result, tmp_path / "run", data.record(), pages)
+    record = json.loads((out / "run.json").read_text())
+    assert [w["kind"] for w in record["data_warnings"]] == ["empty_text", "history_without_questions",
+                                                             "gold_not_in_haystack"]
+    assert record["data_warnings"][2]["message"] == (
+        f"{folder}: 1 questions have answer sessions that are not in their haystack (scored as misses); first: ana-q2")
+    assert record["data"]["format"] == "generic"
+    md = (out / "report.md").read_text()
+    assert "## Data warnings" in md and "histories have turns but no question (not loaded); first: cleo" in md
+    html_page = (out / "report.html").read_text()
+    assert "<h2>Data warnings</h2>" in html_page and "turns have an empty text; first: line 3" in html_page
+    clean = report_pages(run_bench(load_cases(FIXTURE), ["BM25"], extractor="none"), "fixture", "f", None)
+    assert "Data warnings" not in clean["report.md"] and "Data warnings" not in clean["report.html"]
+
+
+def test_bench_on_a_folder_end_to_end(tmp_path):
+    out = tmp_path / "run"
+    res = runner.invoke(app, ["bench", "--data", str(FIXTURE), "--methods", "BM25,AdaptiveGraph", "--extractor", "none",
+                              "--out", str(out), "--miss-pages", "2"])
+    assert res.exit_code == 0, res.output
+    record = json.loads((out / "run.json").read_text())
+    assert record["data"]["format"] == "generic" and record["data_warnings"] == []
+    assert record["config"]["n_cases"] == 6 and record["config"]["n_memories"] == 2
+    rankings = (out / "rankings.csv").read_text()
+    assert all(q in rankings for q in ("ana-q1", "ana-q4", "ben-q2"))
+    assert (out / "summary.csv").read_text().startswith("method,n,MRR")
+    assert "n_memories" not in res.output and "BM25" in res.output
+
+
+def test_a_run_parses_its_data_once(tmp_path, monkeypatch):
+    from taggraph.datasets import generic, longmemeval
+    calls = []
+    for module, name in ((generic, "read_jsonl"), (longmemeval, "read_json")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda path, _real=real: calls.append(Path(path).name) or _real(path))
+    for data in (FIXTURE, DEMO_DATA):
+        calls.clear()
+        res = runner.invoke(app, ["bench", "--data", str(data), "--methods", "BM25", "--extractor", "none",
+                                  "--out", str(tmp_path / data.name), "--miss-pages", "0"])
+        assert res.exit_code == 0, res.output
+        assert sorted(calls) == (["questions.jsonl", "turns.jsonl"] if data == FIXTURE else [DEMO_DATA.name])
+
+
+def test_an_installed_package_adds_a_format(tmp_path, monkeypatch):
+    (tmp_path / "tsvturns.py").write_text(
+        "from taggraph.datasets import Case, DatasetFormat\n"
+        "from taggraph.store import Interaction\n"
+        "def load(path, limit=None):\n"
+        "    rows = [line.split('\\t') for line in path.read_text().splitlines()]\n"
+        "    turns = [Interaction('s', user) for _, user in rows]\n"
+        "    return [Case(qid, 'what?', 'tsv', turns, ['s']) for qid, _ in rows][:limit]\n"
+        "FORMAT = DatasetFormat('tsv-turns', 'a .tsv of question ids and turns', lambda p: p.suffix == '.tsv', load)\n")
+    info = tmp_path / "tsvturns-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tsvturns\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[taggraph.datasets]\ntsv-turns = tsvturns:FORMAT\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "_plugins_loaded", False)
+    monkeypatch.setattr(registry, "_FORMATS", dict(registry._FORMATS))
+    assert format_names()[-1] == "tsv-turns"
+    data = tmp_path / "mine.tsv"
+    data.write_text("q1\tI keep bees.\nq2\tI play the cello.\n")
+    loaded = load_cases(data)
+    assert loaded.format.name == "tsv-turns" and [c.case_id for c in loaded] == ["q1", "q2"]
+    assert "tsvturns" in sys.modules
+
+
+def test_register_format_refuses_a_taken_name(monkeypatch):
+    monkeypatch.setattr(registry, "_FORMATS", dict(registry._FORMATS))
+    clash = DatasetFormat("generic", "something else", lambda p: False, lambda p, limit=None: [])
+    with pytest.raises(ConfigError, match="'generic' is already registered"):
+        register_format(clash)
+    register_format(clash, replace=True)
+    assert get_format("generic") is clash and formats()[-1] is clash
