@@ -15,6 +15,7 @@ evaluation / datasets / memory -> retrieval / extraction -> store -> graph, five
 (the 5W+Extra record), atomic -> notes / ontology -> errors, text, config.
 """
 
+from taggraph.datasets import load_cases, register_format
 from taggraph.extraction import Extraction, Extractor, get_extractor, register_extractor
 from taggraph.memory import Memory
 from taggraph.notes import Note
@@ -26,3 +27,4 @@ METHODS = list(ALL_METHODS)
 __all__ = ["METHODS", "Explanation", "Interaction", "Memory", "MemoryStore", "Note", "Result", "__version__",
            "get_extractor", "make_retriever"]
 __all__ += ["Extraction", "Extractor", "register_extractor"]  # extractors given as objects or names (issue 21)
+__all__ += ["load_cases", "register_format"]  # datasets of any registered format, yours included (issue 21)

@@ -50,3 +50,29 @@ def test_folder_without_stories_and_bad_json(tmp_path):
     bad.write_text("{nope")
     with pytest.raises(DatasetError, match="invalid JSON"):
         detect_format(bad)
+
+
+def test_detects_your_own_data_by_folder_or_file():
+    generic = FIXTURES / "generic"
+    assert detect_format(generic) == "generic"
+    assert detect_format(generic / "turns.jsonl") == "generic"  # either file names its folder
+    assert detect_format(generic / "questions.jsonl") == "generic"
+    assert len(load_any(generic / "turns.jsonl")) == 6
+
+
+def test_a_jsonl_of_another_shape_is_an_unknown_format_not_a_json_error(tmp_path):
+    path = tmp_path / "turns.jsonl"
+    path.write_text('{"speaker": "me", "said": "hi"}\n{"speaker": "you", "said": "hello"}\n')
+    with pytest.raises(DatasetError) as err:
+        detect_format(path)
+    text = str(err.value)
+    assert "unknown format" in text and "got JSON Lines with fields ['said', 'speaker']" in text
+    assert "Extra data" not in text
+    for name in ("longmemeval", "locomo", "atant", "generic"):
+        assert f"({name})" in text
+
+
+def test_an_unknown_format_name_lists_the_known_ones():
+    from taggraph.errors import ConfigError
+    with pytest.raises(ConfigError, match="unknown format 'csv'; known: longmemeval, locomo, atant, generic"):
+        load_any(DEMO_DATA, fmt="csv")
