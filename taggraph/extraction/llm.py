@@ -282,9 +282,8 @@ class _ServedExtractor(_CachedLLMExtractor):
             self._count(requests=1, retries=attempt > 0)
             try:
                 return self._request(prompt)
-            except (ollama.ResponseError, _HTTPStatusError, ConnectionError, httpx.HTTPError, ValueError,
-                    KeyError, TypeError) as exc:
-                # ValueError, KeyError, TypeError: a 200 reply that is not a chat response (proxy page, garbage)
+            except (ollama.ResponseError, _HTTPStatusError, ConnectionError, httpx.HTTPError, ValueError) as exc:
+                # ValueError: a 200 reply that is not a chat response (proxy page, garbage)
                 if not self._retryable(exc):
                     raise GenerationError(str(exc) or type(exc).__name__) from None
                 if attempt == self.retries:
@@ -413,7 +412,10 @@ class OpenAIExtractor(_ServedExtractor):
                 raise _HTTPStatusError(exc.status_code, f"{exc.message} (this server may want the option "
                                        "response_format=json_object)") from None
             raise
-        return reply["choices"][0]["message"]["content"] or ""
+        try:
+            return reply["choices"][0]["message"]["content"] or ""
+        except (KeyError, IndexError, TypeError):
+            raise ValueError(f"the reply is not a chat completion: {json.dumps(reply)[:80]}") from None
 
 
 class GGUFExtractor(_CachedLLMExtractor):
