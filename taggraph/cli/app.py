@@ -24,7 +24,8 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="Tag-augmented graph retrieval over LLM agent memories: bench, experiments, views.")
 _state = {"debug": False}
 
-DATA_HELP = "LongMemEval or LoCoMo JSON(.gz) file, or a folder of ATANT stories; default: the bundled demo."
+DATA_HELP = ("LongMemEval or LoCoMo JSON(.gz) file, a folder of ATANT stories, or a folder with turns.jsonl and "
+             "questions.jsonl (your own data); default: the bundled demo.")
 DEFAULT_DATA = DEMO_DATA
 EXTRACTOR_HELP = ("offline-v2 | offline | none | ollama:MODEL | openai:MODEL | gguf:PATH | package.module:Class | "
                   "a name from the entry-point group taggraph.extractors")
@@ -158,8 +159,20 @@ def method_params(pairs: list[str], embedder: str | None = None, device: str | N
     return out
 
 
-def load_cases(data: Path, fmt: str | None = None, limit: int | None = None, per_type: int | None = None) -> list:
-    """The dataset's cases: the first `limit`, then the first `per_type` of each question type."""
-    from taggraph.datasets import first_per_type, load_dataset
-    cases = load_dataset(data, limit=positive(limit, "--limit"), fmt=fmt)
-    return first_per_type(cases, positive(per_type, "--per-type")) if per_type else cases
+def format_help() -> str:
+    """--format's help: the registered dataset formats, installed ones included."""
+    from taggraph.datasets import format_names
+    return f"{' | '.join(format_names())} (default: detect from the content)."
+
+
+def load_cases(data: Path, fmt: str | None = None, limit: int | None = None, per_type: int | None = None):
+    """The dataset, parsed once (a `taggraph.datasets.Dataset`: cases, format, warnings): the first `limit`,
+    then the first `per_type` of each question type. Each data warning is printed as one line."""
+    from taggraph.datasets import first_per_type
+    from taggraph.datasets import load_cases as load
+    dataset = load(data, fmt=fmt, limit=positive(limit, "--limit"))
+    if per_type:
+        dataset = dataset.select(first_per_type(dataset.cases, positive(per_type, "--per-type")))
+    for w in dataset.warnings:
+        typer.echo(f"warning: {w.message}", err=True)
+    return dataset

@@ -8,8 +8,8 @@ from typing import Optional
 
 import typer
 
-from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, checked_extractor, command, extractor_names, key_values,
-                              load_cases, method_params, methods_option, positive, timeout_option)
+from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, checked_extractor, command, extractor_names, format_help,
+                              key_values, load_cases, method_params, methods_option, positive, timeout_option)
 from taggraph.cli.app import EXTRACTOR_HELP
 from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.errors import ServerError
@@ -35,20 +35,21 @@ def default_out(data: Path, command_name: str = "") -> Path:
     return Path("runs") / f"{stamp}-{command_name or data.name.split('.')[0]}"
 
 
-def save_with_reports(result, out: Path, data: Path, force: bool, cases: list = (), miss_pages: int = 10) -> Path:
+def save_with_reports(result, out: Path, dataset, force: bool, miss_pages: int = 10) -> Path:
     """Write `result` as a run folder with its report pages, and explain/graph pages of the first
-    `miss_pages` missed questions of `cases` (the output folder is checked first)."""
-    from taggraph.experiments.runs import benchmark_name, data_record, save_bench
+    `miss_pages` missed questions of the loaded `dataset` (the output folder is checked first)."""
+    from taggraph.experiments.runs import save_bench
     from taggraph.viz.report import report_pages
-    title, record = f"taggraph bench: {data.name or data}", data_record(data)
-    pages = report_pages(result, title, str(data), benchmark_name(cases, record["format"]), cases, data, miss_pages)
-    return save_bench(result, out, record, pages, force=force)
+    data = dataset.path
+    pages = report_pages(result, f"taggraph bench: {data.name or data}", str(data), dataset.benchmark, dataset.cases,
+                         data, miss_pages)
+    return save_bench(result, out, dataset.record(), pages, force=force)
 
 
 @command()
 def bench(
     data: Path = typer.Option(DEFAULT_DATA, help=DATA_HELP),
-    fmt: Optional[str] = typer.Option(None, "--format", help="longmemeval | locomo | atant (default: detect)."),
+    fmt: Optional[str] = typer.Option(None, "--format", help=format_help()),
     out: Optional[Path] = typer.Option(None, help="Run folder; default runs/<time>-<data name>."),
     force: bool = typer.Option(False, help="Replace an existing, non-empty run folder."),
     methods: Optional[str] = typer.Option(None, help="Comma-separated method names; default: the paper's seven."),
@@ -88,14 +89,14 @@ def bench(
                            method_params=params, backend=backend, extractor_options=options)
     add_benchmark_metrics(result, cases)
     add_significance(result, None if baseline.lower() == "none" else baseline)
-    save_with_reports(result, folder, data, force, cases, miss_pages)
+    save_with_reports(result, folder, cases, force, miss_pages)
     print_result(result, folder)
 
 
 @command()
 def embed(
     data: Path = typer.Option(DEFAULT_DATA, help=DATA_HELP),
-    fmt: Optional[str] = typer.Option(None, "--format", help="longmemeval | locomo | atant (default: detect)."),
+    fmt: Optional[str] = typer.Option(None, "--format", help=format_help()),
     methods: Optional[str] = typer.Option(None, help="Comma-separated dense methods; default: OpenClaw,OC-notes."),
     limit: Optional[int] = typer.Option(None, help="Only the first N questions."),
     per_type: Optional[int] = typer.Option(None, help="Only the first N questions of each question type."),
@@ -162,7 +163,7 @@ def score(
                                                    "run format or JSONL {\"question_id\": ..., "
                                                    "\"ranked_session_ids\": [...]}."),
     data: Path = typer.Option(DEFAULT_DATA, help=DATA_HELP),
-    fmt: Optional[str] = typer.Option(None, "--format", help="longmemeval | locomo | atant (default: detect)."),
+    fmt: Optional[str] = typer.Option(None, "--format", help=format_help()),
     methods: Optional[str] = typer.Option(None, help="Also run these taggraph methods (comma-separated) beside "
                                                      "the external runs."),
     baseline: Optional[str] = typer.Option(None, help="Compare every run's MRR to this method or run, paired "
@@ -187,7 +188,7 @@ def score(
         result = score_external(runfile, cases, depth, base)
     add_benchmark_metrics(result, cases)
     add_significance(result, baseline)
-    save_with_reports(result, folder, data, force, cases)
+    save_with_reports(result, folder, cases, force)
     print_result(result, folder)
 
 

@@ -14,13 +14,14 @@ from typing import Optional
 import pandas as pd
 import typer
 
-from taggraph.cli.app import DEFAULT_DATA, EXTRACTOR_HELP, command, extractor_names, methods_option, names, positive
+from taggraph.cli.app import DEFAULT_DATA, EXTRACTOR_HELP, command, extractor_names, load_cases, methods_option, names
 from taggraph.cli.bench import default_out
 from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.errors import ConfigError
 from taggraph.experiments.dask_backend import scale_out
 
-DATA = typer.Option(DEFAULT_DATA, "--data", help="LongMemEval JSON(.gz), LoCoMo JSON or ATANT story folder.")
+DATA = typer.Option(DEFAULT_DATA, "--data", help="LongMemEval JSON(.gz), LoCoMo JSON, ATANT story folder or a "
+                                                 "folder with turns.jsonl and questions.jsonl.")
 DATAS = typer.Option([DEFAULT_DATA], "--data", help="Dataset path; repeat for several datasets.")
 LIMIT = typer.Option(None, "--limit", help="Only the first N questions of each dataset.")
 EXTRACTORS = typer.Option(DEFAULT_EXTRACTOR, "--extractor",
@@ -32,12 +33,9 @@ SCHEDULER = typer.Option(None, "--dask-scheduler", "--scheduler", help="Dask sch
 
 
 def _load(path: Path, limit: Optional[int]):
-    """(dataset name, cases, data record) of one --data path."""
-    from taggraph.datasets.detect import load_any
-    from taggraph.experiments.runs import data_record, dataset_name
-    record = data_record(path)
-    cases = load_any(path, limit=positive(limit, "--limit"))
-    return dataset_name(path, record["format"], cases), cases, record
+    """(dataset name, dataset, data record) of one --data path, parsed once."""
+    dataset = load_cases(path, limit=limit)
+    return dataset.name, dataset, dataset.record()
 
 
 def _folder(command_name: str, out: Optional[Path], force: bool) -> Path:
@@ -143,7 +141,7 @@ def diagnose(data: list[Path] = DATAS, limit: Optional[int] = LIMIT, extractor: 
     """Failure diagnostics over top-5 misses of the graph configurations (paper Table 10)."""
     from taggraph.experiments.bench import run_bench
     from taggraph.experiments.diagnostics import (GRAPH_METHODS, diagnostics_examples, diagnostics_table, light_store,
-                                                  failure_diagnostics, longmemeval_evidence_notes, pool_case_ids)
+                                                  failure_diagnostics, pool_case_ids)
     from taggraph.experiments.runner import parallel_map
     folder = _folder("diagnose", out, force)
     extractors = extractor_names(extractor)
@@ -155,8 +153,7 @@ def diagnose(data: list[Path] = DATAS, limit: Optional[int] = LIMIT, extractor: 
         pooled = pool_case_ids(rankings)
         pool = [c for c in cases if c.case_id in pooled]
         stores = {e: parallel_map(light_store, pool, e, workers=workers) for e in extractors}
-        evidence = longmemeval_evidence_notes(path) if record["format"] == "longmemeval" else None
-        units.append(failure_diagnostics(cases, rankings, stores, name, evidence).units)
+        units.append(failure_diagnostics(cases, rankings, stores, name).units)
     all_units = pd.concat(units, ignore_index=True)
     _save(folder, force, {"diagnostics": diagnostics_table(all_units, extractors), "units": all_units,
                             "examples": diagnostics_examples(all_units)},

@@ -9,6 +9,7 @@ Each memory (cases sharing one history) is built once and asked all its question
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -16,11 +17,9 @@ from typing import Any
 import pandas as pd
 
 from taggraph.config import DEFAULT_EXTRACTOR
-from taggraph.datasets import Case
-from taggraph.datasets.base import input_warnings
-from taggraph.datasets.atant import AtantCase
-from taggraph.datasets.locomo import LocomoCase
-from taggraph.evaluation.benchmarks import atant_metrics, locomo_metrics
+from taggraph.datasets import Case, DataWarning
+from taggraph.datasets.base import compact_warnings
+from taggraph.datasets.registry import data_warnings, format_of, resolve
 from taggraph.evaluation.metrics import per_type, score_rankings, summarize
 from taggraph.evaluation.score import external_rankings
 from taggraph.evaluation.significance import compare
@@ -62,6 +61,7 @@ class BenchResult:
     stores: pd.DataFrame
     config: dict[str, Any]
     extra: dict[str, pd.DataFrame] = field(default_factory=dict)  # a benchmark's own metric tables
+    warnings: list[DataWarning] = field(default_factory=list)  # the data's (`Dataset.warnings`)
 
     @cached_property
     def verdicts(self) -> dict[str, list[str]]:
@@ -72,7 +72,7 @@ class BenchResult:
         return component_verdicts(self.rankings)
 
 
-def run_bench(cases: list[Case], methods: list[str] | None = None, extractor: str | Extractor = DEFAULT_EXTRACTOR,
+def run_bench(cases: Sequence[Case], methods: list[str] | None = None, extractor: str | Extractor = DEFAULT_EXTRACTOR,
               depth: int = DEFAULT_DEPTH, workers: int = 1, method_params: dict[str, dict] | None = None,
               backend: str | None = "loky", share_memories: bool = True,
               extractor_options: dict[str, Any] | None = None) -> BenchResult:
@@ -90,16 +90,17 @@ def run_bench(cases: list[Case], methods: list[str] | None = None, extractor: st
     rows = sorted((r for res in results for r in res.rows),
                   key=lambda r: (position[r["question_id"]], methods.index(r["method"])))
     scored = score_rankings(pd.DataFrame(rows))
+    found = data_warnings(cases)
     config = {
         "methods": results[0].method_configs if results else {},
         "extractor": extractor_spec(extractor),
         "extractor_cache_key": getattr(extractor_for(extractor, extractor_options), "cache_key", ""),
         "depth": depth, "workers": workers, "n_cases": len(cases), "n_memories": len(groups),
-        "n_abstention": int(sum(c.is_abstention for c in cases)), "input_warnings": input_warnings(cases),
+        "n_abstention": int(sum(c.is_abstention for c in cases)), "input_warnings": compact_warnings(found),
     }
     return BenchResult(scored, summarize(scored, order=methods), per_type(scored),
                        pd.DataFrame([t for r in results for t in r.timings]),
-                       pd.DataFrame([s for r in results for s in r.store_stats]), config)
+                       pd.DataFrame([s for r in results for s in r.store_stats]), config, warnings=found)
 
 
 def score_external(paths: list, cases: list[Case], depth: int = DEFAULT_DEPTH,
@@ -109,8 +110,9 @@ def score_external(paths: list, cases: list[Case], depth: int = DEFAULT_DEPTH,
     of its n); ``config["external_runs"]`` records each run's source, name there and missing ids."""
     external = external_rankings(paths, cases, depth, reserved=base.summary["method"] if base is not None else ())
     scored = score_rankings(external)
+    found = data_warnings(cases)
     config = {"methods": {}, "extractor": "-", "depth": depth, "n_cases": len(cases),
-              "n_abstention": int(sum(c.is_abstention for c in cases)), "input_warnings": input_warnings(cases)}
+              "n_abstention": int(sum(c.is_abstention for c in cases)), "input_warnings": compact_warnings(found)}
     if base is not None:
         scored = pd.concat([base.rankings, scored], ignore_index=True)
         config = dict(base.config)
@@ -122,7 +124,7 @@ def score_external(paths: list, cases: list[Case], depth: int = DEFAULT_DEPTH,
     summary.insert(2, "missing", summary["method"].map(lambda m: len(missing.get(m, ()))))
     return BenchResult(scored, summary, per_type(scored),
                        base.timings if base is not None else pd.DataFrame(),
-                       base.stores if base is not None else pd.DataFrame(), config)
+                       base.stores if base is not None else pd.DataFrame(), config, warnings=found)
 
 
 def add_significance(result: BenchResult, baseline: str | None) -> BenchResult:
@@ -140,21 +142,22 @@ def add_significance(result: BenchResult, baseline: str | None) -> BenchResult:
     return result
 
 
-def add_benchmark_metrics(result: BenchResult, cases: list[Case]) -> BenchResult:
-    """Add ATANT's (strict/permissive content match) or LoCoMo's (note level) own metrics.
+def add_benchmark_metrics(result: BenchResult, cases: Sequence[Case]) -> BenchResult:
+    """Add the own metrics of the cases' format (`DatasetFormat.metrics`: ATANT's strict/permissive
+    content match, LoCoMo's note level); no-op for a format without.
 
-    The full table goes to ``result.extra["benchmark_metrics"]``; the all-category
-    numbers also become extra summary columns.
+    The full table goes to ``result.extra["benchmark_metrics"]``; the mean of the format's columns over
+    its chosen rows (the all-category ones) becomes extra summary columns.
     """
-    if cases and isinstance(cases[0], AtantCase):
-        table = atant_metrics(result.rankings, cases)
-        overall = table[table["category"] == "all"].groupby("method")[["MRR_strict", "MRR_permissive"]].mean()
-    elif cases and isinstance(cases[0], LocomoCase):
-        table = locomo_metrics(result.rankings, cases)
-        notes = table[(table["level"] == "note") & (table["category"] == "all")].set_index("method")
-        overall = notes[["MRR", "Success@5", "R@5", "R@10"]].add_prefix("note_")  # R@k: evidence recall
-    else:
+    fmt = format_of(cases)
+    own = fmt.metrics if fmt else None
+    if own is None or not len(cases):
         return result
+    table = resolve(own.table)(result.rankings, cases)
+    rows = table
+    for column, value in own.where:
+        rows = rows[rows[column] == value]
+    overall = rows.groupby("method")[list(own.columns)].mean().add_prefix(own.prefix)
     result.extra["benchmark_metrics"] = table
     result.summary = result.summary.merge(overall, left_on="method", right_index=True, how="left")
     return result
