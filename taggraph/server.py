@@ -9,7 +9,11 @@ of what came back, instead of the client's bare "Expecting value: line 1 column 
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx
 import ollama
@@ -50,3 +54,28 @@ def openai_client(base_url: str, api_key: str | None, timeout: float = GENERATIO
 def host_of(client: ollama.Client | httpx.Client) -> str:
     """The URL a client talks to, for messages."""
     return str(getattr(client, "_client", client).base_url)
+
+
+def start_llama_cpp_server(model: str | Path, port: int, alias: str = "local", n_ctx: int = 4096,
+                           n_threads: int | None = None, log=subprocess.DEVNULL, wait: float = 120.0) -> subprocess.Popen:
+    """``python -m llama_cpp.server`` (llama-cpp-python[server]) serving the GGUF `model` as `alias` on
+    127.0.0.1:`port` (OpenAI-compatible, base URL http://127.0.0.1:PORT/v1), returned once /v1/models
+    answers; ServerError when it exits first or does not answer within `wait` seconds. Stop it with
+    ``terminate()``."""
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", alias,
+               "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx)]
+    if n_threads is not None:
+        command += ["--n_threads", str(n_threads)]
+    proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise ServerError(f"llama_cpp.server for {model} exited with status {proc.returncode} before answering")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=1).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    proc.kill()
+    raise ServerError(f"llama_cpp.server for {model} did not answer on 127.0.0.1:{port} within {wait:g} s")

