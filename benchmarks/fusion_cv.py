@@ -3,7 +3,7 @@
     python benchmarks/fusion_cv.py --data ../shared/data/longmemeval/longmemeval_s_dev.json.gz \
         --evidence /tmp/fusion_evidence_dev.pkl --workers 2 [--extractor offline-v2]
 
-Computes each judged question's evidence once (`TagGraphFusion.evidence`, all
+Computes each judged question's evidence once (`TagGraphFusion.signals`, all
 components on, asked at the question date; cached in `--evidence`), then, per
 fold, selects the weights on the other four folds by coordinate ascent over
 `GRID` (maximizing session-level MRR at depth 40, the bench's metric) and
@@ -30,7 +30,7 @@ from taggraph.evaluation import dedupe_sessions
 from taggraph.evaluation.significance import paired_test
 from taggraph.experiments.runner import build_store
 from taggraph.retrieval.base import DEFAULT_DEPTH
-from taggraph.retrieval.fusion import Evidence, FusionWeights, TagGraphFusion, fuse
+from taggraph.retrieval.fusion import FusionWeights, Signals, TagGraphFusion, fuse
 
 GRID = {  # free choice: a coarse grid per weight; note_bm25 is fixed at 1 (the scale)
     "raw_bm25": [0, 0.1, 0.25, 0.5, 1.0],
@@ -49,12 +49,11 @@ FOLDS = 5
 SEED = 0  # the folds' shuffle; --seed draws other folds (the spread over seeds shows how much the split matters)
 
 
-def case_evidence(case, extractor: str = "offline") -> tuple[str, str, Evidence, np.ndarray]:
+def case_evidence(case, extractor: str = "offline") -> tuple[str, str, Signals, np.ndarray]:
     """(question id, type, evidence, gold flag per session code) for one judged case."""
     store = build_store(case, extractor)
-    fusion = TagGraphFusion(store)
-    with fusion.asked_at(case.question_date):
-        ev = fusion.evidence(case.question)
+    fusion = make_retriever("TagGraph-Fusion", store)
+    ev = fusion.signals(case.question, case.question_date)
     gold = np.array([sid in set(case.gold_session_ids) for sid in fusion.sessions])
     return case.case_id, case.question_type, ev, gold
 

@@ -40,7 +40,7 @@ def timed(retriever, text: str, now: str | None) -> float:
     """Milliseconds for one ``query`` on a cleared evidence memo."""
     retriever._memo = None  # the memo answers a repeated (text, date, size) for free; we want the work
     start = time.perf_counter()
-    retriever.query(text, now=now)
+    retriever.query(text, asked_on=now)
     return (time.perf_counter() - start) * 1000
 
 
@@ -61,7 +61,7 @@ def main() -> None:
         fusion = make_retriever("TagGraph-Fusion", store, embed_on_add=args.embed_on_add)
         index_s.append(time.perf_counter() - start)
         now = case.question_date
-        fusion.query(case.question, now=now)  # fills the pool's vectors: indexing, not timed
+        fusion.query(case.question, asked_on=now)  # fills the pool's vectors: indexing, not timed
         fusion.embedder.embed([f"{nonce} warm-up {i}"])  # the model is loaded: not a query cost
         times["own"].append(timed(fusion, case.question, now))
         times["perturbed"].append(timed(fusion, f"{case.question} {nonce}p{i}", now))

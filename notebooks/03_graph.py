@@ -104,8 +104,8 @@ def _(
     gold = gold_notes(DATA, case, store)
     _methods = available_methods()
     # the page's drop-down starts on its first method: METHOD
-    retrievers = build_retrievers(store, sorted(_methods, key=lambda m: m != METHOD), now=case.question_date)
-    results = retrieve_all(store, case.question, retrievers)
+    retrievers = build_retrievers(store, sorted(_methods, key=lambda m: m != METHOD))
+    results = retrieve_all(store, case.question, retrievers, asked_on=case.question_date)  # as the bench asks
     mo.plain_text(f"{case.case_id} ({case.question_type}): {case.question}\ngold notes: {', '.join(gold)}")
     return case, gold, results, retrievers, store
 
@@ -114,7 +114,7 @@ def _(
 def _(K, case, gold, graph_html, hops, mo, neighbourhood, results, retrievers, store):
     page = graph_html(store, question=case.question, results_by_method=results, gold_note_ids=gold,
                       neighbourhood_of=case.question if neighbourhood.value else None, hops=hops.value, top_k=K,
-                      retrievers=retrievers)
+                      retrievers=retrievers, asked_on=case.question_date)
     mo.iframe(page, height="720px")
     return
 

@@ -113,16 +113,17 @@ def _(
     asked = own.value.strip() or case.question
     gold = gold_notes(DATA, case, store) if asked == case.question else []
     answer = case.answer if asked == case.question else ""
-    retrievers = build_retrievers(store, available_methods(), now=case.question_date)  # as bench asks: on its date
+    retrievers = build_retrievers(store, available_methods())
+    asked_on = case.question_date  # every question, your own too, is asked on the case's date, as the bench asks
     mo.plain_text(f"{case.case_id} ({case.question_type}), {len(store)} notes\nasked: {asked}\n"
                   + (f"answer: {answer}\ngold notes: {', '.join(gold) or '(none: abstention question)'}"
                      if answer or gold else "your own question: no gold notes"))
-    return answer, asked, gold, retrievers, store
+    return answer, asked, asked_on, gold, retrievers, store
 
 
 @app.cell
-def _(asked, retrieve_all, retrievers, store):
-    results = retrieve_all(store, asked, retrievers)
+def _(asked, asked_on, retrieve_all, retrievers, store):
+    results = retrieve_all(store, asked, retrievers, asked_on=asked_on)
     return (results,)
 
 
@@ -161,8 +162,8 @@ def _(k, mo):
 
 
 @app.cell
-def _(asked, gold, k, retrieve_all, retrievers, store, top_table):
-    top_table(retrieve_all(store, asked, retrievers, k=k.value, explain=True), gold, k=k.value)
+def _(asked, asked_on, gold, k, retrieve_all, retrievers, store, top_table):
+    top_table(retrieve_all(store, asked, retrievers, k=k.value, explain=True, asked_on=asked_on), gold, k=k.value)
     return
 
 
@@ -183,14 +184,15 @@ def _(METHOD, gold, mo, results, store):
 
 
 @app.cell
-def _(asked, explain_table, note, retrievers, store):
-    explain_table(store, asked, note.value, retrievers)
+def _(asked, asked_on, explain_table, note, retrievers, store):
+    explain_table(store, asked, note.value, retrievers, asked_on=asked_on)
     return
 
 
 @app.cell
-def _(answer, asked, explain_html, gold, k, mo, note, retrievers, store):
-    mo.iframe(explain_html(store, asked, note.value, retrievers, k=k.value, answer=answer, gold=gold),
+def _(answer, asked, asked_on, explain_html, gold, k, mo, note, retrievers, store):
+    mo.iframe(explain_html(store, asked, note.value, retrievers, k=k.value, answer=answer, gold=gold,
+                           asked_on=asked_on),
               height="900px")
     return
 

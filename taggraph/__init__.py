@@ -4,7 +4,8 @@ The public face::
 
     import taggraph as tg
     memory = tg.Memory()                        # remember / query / explain / save / load
-    tg.METHODS                                  # the method names
+    tg.method_names()                           # the method names: built in, registered, installed
+    @tg.register_method("MyMethod")             # your own: a tg.Retriever subclass (the method contract)
     tg.make_retriever("AdaptiveGraph", memory.store)
     tg.get_extractor("offline-v2")             # or "offline", "none", "ollama:MODEL", "openai:MODEL",
                                                # "package.module:Class"; tg.Memory(extractor=obj) takes any
@@ -19,12 +20,12 @@ from taggraph.datasets import load_cases, register_format
 from taggraph.extraction import Extraction, Extractor, get_extractor, register_extractor
 from taggraph.memory import Memory
 from taggraph.notes import Note
-from taggraph.retrieval import ALL_METHODS, Explanation, Result, make_retriever
+from taggraph.retrieval import (DEFAULT_DEPTH, Evidence, Explanation, Result, Retriever, make_retriever, method_names,
+                                register_method)
 from taggraph.store import Interaction, MemoryStore
 
 __version__ = "0.1.0"
-METHODS = list(ALL_METHODS)
-__all__ = ["METHODS", "Explanation", "Interaction", "Memory", "MemoryStore", "Note", "Result", "__version__",
-           "get_extractor", "make_retriever"]
+__all__ = ["DEFAULT_DEPTH", "Evidence", "Explanation", "Interaction", "Memory", "MemoryStore", "Note", "Result",
+           "Retriever", "__version__", "get_extractor", "make_retriever", "method_names", "register_method"]
 __all__ += ["Extraction", "Extractor", "register_extractor"]  # extractors given as objects or names (issue 21)
 __all__ += ["load_cases", "register_format"]  # datasets of any registered format, yours included (issue 21)

@@ -57,13 +57,16 @@ class Memory:
             self._retrievers[name] = make_retriever(name, self.store)
         return self._retrievers[name]
 
-    def query(self, text: str, method: str | None = None, k: int = DEFAULT_K) -> list[Result]:
-        """The `k` best notes for `text` under `method` (default: the memory's method)."""
-        return self.retriever(method).query(text, k=k)
+    def query(self, text: str, method: str | None = None, k: int = DEFAULT_K, *,
+              asked_on: str | None = None) -> list[Result]:
+        """The `k` best notes for `text` under `method` (default: the memory's method), asked on date
+        `asked_on` (e.g. "2023/05/30 (Tue) 23:40"; methods with time rules use it)."""
+        return self.retriever(method).query(text, k=k, asked_on=asked_on)
 
-    def explain(self, text: str, note_id: str, method: str | None = None, k: int = DEFAULT_K) -> Explanation:
-        """Why `note_id` was (not) among the `k` best notes for `text` under `method`."""
-        return self.retriever(method).explain(text, note_id, k=k)
+    def explain(self, text: str, note_id: str, method: str | None = None, k: int = DEFAULT_K, *,
+                asked_on: str | None = None) -> Explanation:
+        """Why `note_id` was (not) among the `k` best notes for `text` under `method`, asked on `asked_on`."""
+        return self.retriever(method).explain(text, note_id, k=k, asked_on=asked_on)
 
     def save(self, path: str | Path) -> Path:
         """Write the memory to the folder `path` (a store folder: notes, manifest, ontology.md)."""

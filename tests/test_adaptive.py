@@ -44,7 +44,7 @@ def test_all_zero_seed_falls_back_to_uniform():
     assert np.isfinite(x).all() and x.sum() == pytest.approx(1.0)
     fallback = ag.query("qqq zzz")  # no evidence: plain PageRank order, no division by zero
     assert len(fallback) == len(store) and all(np.isfinite(r.score) for r in fallback)
-    assert "plain PageRank" in ag.explain("qqq zzz", "s1#0").details["fallback"]
+    assert "plain PageRank" in ag.explain("qqq zzz", "s1#0").evidence.fallback
     unseeded = make_retriever("AdaptiveGraph-noDiffusion", store).query("qqq zzz")
     assert [r.score for r in unseeded] == [0.0] * len(store)  # all files, in note order, no NaN
 

@@ -17,7 +17,7 @@ from taggraph.evaluation.metrics import score_rankings
 from taggraph.experiments.runner import build_store
 from taggraph.extraction.base import Extraction
 from taggraph.retrieval import make_retriever
-from taggraph.retrieval.fusion import (REQUEST_WEIGHTS, Evidence, FusionWeights, TagGraphFusion, date_windows,
+from taggraph.retrieval.fusion import (REQUEST_WEIGHTS, FusionWeights, Signals, TagGraphFusion, date_windows,
                                        dense_text, fuse, is_request, request_text, time_features)
 from taggraph.retrieval.openclaw import parse_timestamp
 from taggraph.store import Interaction, MemoryStore
@@ -43,7 +43,7 @@ DATED = [  # the same topic in three sessions on three dates, plus unrelated ses
 
 
 def fusion(store, **kw) -> TagGraphFusion:
-    return TagGraphFusion(store, embedder=kw.pop("embedder", BagOfWords()), **kw)
+    return make_retriever("TagGraph-Fusion", store, embedder=kw.pop("embedder", BagOfWords()), **kw)
 
 
 def dated_store(rows=DATED) -> MemoryStore:
@@ -74,10 +74,10 @@ def test_strong_lexical_and_tag_evidence_ranks_first():
 def test_switches_change_the_evidence():
     store = make_store(HAND_ROWS)
     text = "dog yoga morning"
-    full = fusion(store).evidence(text)
+    full = fusion(store).signals(text)
     assert (full.components > 0).any(axis=0).all()  # every component has evidence here
     for switch, column in [("raw_turns", 1), ("dense", 2), ("graph", 3)]:
-        ev = fusion(store, **{switch: False}).evidence(text)
+        ev = fusion(store, **{switch: False}).signals(text)
         assert not ev.components[:, column].any()
     no_dense = BagOfWords()
     fusion(store, embedder=no_dense, dense=False).query(text)
@@ -132,12 +132,12 @@ def test_a_request_is_scored_by_meaning_over_every_note():
     emb = BagOfWords()
     r = fusion(store, embedder=emb, pool=1)
     text = "Any tips for rainy weather?"
-    ev = r.evidence(text)
+    ev = r.signals(text)
     assert ev.request and (ev.components[len(HAND_ROWS):, 2] == 1.0).all()  # every filler, beyond the 1-note pools
     assert [request_text(n) for n in store.notes] in emb.calls  # raw turns, every note, in one batch
     expected = REQUEST_WEIGHTS.dense * ev.components[:, 2] + REQUEST_WEIGHTS.raw_bm25 * ev.components[:, 1]
     assert list(r.score(text).values()) == pytest.approx(expected.tolist())  # OpenClaw's 0.7 / 0.3, nothing else
-    routed_off = fusion(store, pool=1, requests=False).evidence(text)
+    routed_off = fusion(store, pool=1, requests=False).signals(text)
     assert not routed_off.request and (routed_off.components[:, 2] > 0).sum() <= 3  # the pool only
     top = r.query(text, k=1)[0]
     reason = r.explain(text, top.note_id).reason
@@ -150,10 +150,10 @@ def test_incremental_add_equals_batch_build():
     grown = fusion(store)
     for sid, user, assistant, ts in DATED:  # the same notes and tags as dated_store, one at a time
         store.remember(Interaction(sid, user, assistant, timestamp=ts), Extraction(what=["sport/cycling"]))
-        grown.query("road bike", now=NOW)  # queries between additions: no cache may go stale
+        grown.query("road bike", asked_on=NOW)  # queries between additions: no cache may go stale
     for text in ["road bike", "What is my most recent road bike?", "cat Luna"]:
         assert grown.score(text) == pytest.approx(batch.score(text))
-        assert [r.note_id for r in grown.query(text, now=NOW)] == [r.note_id for r in batch.query(text, now=NOW)]
+        assert [r.note_id for r in grown.query(text, asked_on=NOW)] == [r.note_id for r in batch.query(text, asked_on=NOW)]
 
 
 def test_session_aggregation_has_diminishing_returns():
@@ -162,7 +162,7 @@ def test_session_aggregation_has_diminishing_returns():
     def best_of_session(n_notes: int) -> float:
         comps = np.zeros((n_notes + 1, 4))
         comps[:, 0] = 0.5
-        ev = Evidence(np.arange(n_notes + 1), np.array([0] * n_notes + [1]), comps, np.zeros((n_notes + 1, 3)))
+        ev = Signals(np.arange(n_notes + 1), np.array([0] * n_notes + [1]), comps, np.zeros((n_notes + 1, 3)))
         return float(fuse(ev, w)[0])
 
     one, two, three, four = (best_of_session(n) for n in (1, 2, 3, 4))
@@ -171,7 +171,7 @@ def test_session_aggregation_has_diminishing_returns():
     assert four < 2 * one  # geometric weights: bounded by twice the best note
     no_session = replace(w, session=0.0)
     comps = np.full((3, 4), 0.5)
-    ev = Evidence(np.arange(3), np.zeros(3, dtype=int), comps, np.zeros((3, 3)))
+    ev = Signals(np.arange(3), np.zeros(3, dtype=int), comps, np.zeros((3, 3)))
     assert fuse(ev, no_session).tolist() == pytest.approx([0.5, 0.5, 0.5])  # only note_bm25 weighs; no bonus
 
 
@@ -199,13 +199,13 @@ def test_date_windows():
 
 def test_time_rules_pick_most_recent_first_and_named_date():
     r = fusion(dated_store(), weights=FusionWeights(target=1.0, recent=1.0, early=1.0))
-    sessions = lambda text: [x.session_id for x in r.query(text, now=NOW)]  # noqa: E731
+    sessions = lambda text: [x.session_id for x in r.query(text, asked_on=NOW)]  # noqa: E731
     assert sessions("What is my most recent road bike?")[0] == "b"
     assert sessions("What was the first road bike I bought?")[0] == "a"
     assert sessions("Which road bike did I talk about two weeks ago?")[0] == "b"
     assert sessions("Which road bike did I talk about in March?")[0] == "c"
     no_time = fusion(dated_store(), time=False)
-    assert not no_time.evidence("What is my most recent road bike?").time.any()
+    assert not no_time.signals("What is my most recent road bike?").time.any()
 
 
 def test_query_without_date_keeps_order_cues_only():
@@ -223,8 +223,7 @@ def demo_runs() -> list[tuple[TagGraphFusion, object, tuple]]:
         if not case.gold_session_ids:
             continue
         r = fusion(build_store(case))
-        with r.asked_at(case.question_date):
-            ev = r.evidence(case.question)
+        ev = r.signals(case.question, case.question_date)
         gold = np.array([s in case.gold_session_ids for s in r.sessions])
         out.append((r, case, (case.case_id, case.question_type, ev, gold)))
     return out
@@ -234,7 +233,7 @@ def test_cv_metric_matches_the_bench_metric():
     runs = demo_runs()
     rows = []
     for r, case, _ in runs:
-        results = r.query(case.question, now=case.question_date)
+        results = r.query(case.question, asked_on=case.question_date)
         rows.append({"question_id": case.case_id, "question_type": case.question_type, "method": r.name,
                      "ranked_session_ids": dedupe_sessions([x.session_id for x in results]),
                      "gold_session_ids": case.gold_session_ids, "ranked_note_ids": [], "abstention": False})
@@ -267,15 +266,16 @@ def test_explanation_names_the_weighted_evidence(hand_store):
 
 
 def test_views_ask_on_the_case_date_as_the_bench_does():
-    """explain pages, the graph view and the notebooks build retrievers with the case's question date."""
-    from taggraph.viz.explain import build_retrievers, retrieve_all
+    """explain pages, the graph view and the notebooks pass the case's question date as the bench does."""
+    from taggraph.viz.explain import build_retrievers, explanations, retrieve_all
     store = dated_store()
     text = "Which road bike did I buy two weeks ago?"
-    bench = [r.note_id for r in fusion(store).query(text, now=NOW)]
+    bench = [r.note_id for r in fusion(store).query(text, asked_on=NOW)]
     undated = [r.note_id for r in fusion(store).query(text)]
     assert bench[0] == "b#0" and undated != bench  # the date rule decides here
-    view = build_retrievers(store, {"TagGraph-Fusion": fusion(store)}, now=NOW)
-    assert [r.note_id for r in retrieve_all(store, text, view)["TagGraph-Fusion"]] == bench
-    assert view["TagGraph-Fusion"].explain(text, "b#0").rank == 1
-    named = build_retrievers(store, ["BM25"], now=NOW)  # methods without time rules take the date and ignore it
-    assert [r.note_id for r in named["BM25"].query(text)] == [r.note_id for r in make_retriever("BM25", store).query(text)]
+    view = build_retrievers(store, {"TagGraph-Fusion": fusion(store)})
+    assert [r.note_id for r in retrieve_all(store, text, view, asked_on=NOW)["TagGraph-Fusion"]] == bench
+    assert explanations(store, text, "b#0", view, asked_on=NOW)["TagGraph-Fusion"].rank == 1
+    named = build_retrievers(store, ["BM25"])  # methods without time rules take the date and ignore it
+    assert [r.note_id for r in retrieve_all(store, text, named, asked_on=NOW)["BM25"]] == \
+        [r.note_id for r in make_retriever("BM25", store).query(text)]

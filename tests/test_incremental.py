@@ -5,10 +5,12 @@ import pytest
 from taggraph.config import DEMO_DATA
 from taggraph.datasets import load_dataset
 from taggraph.extraction import get_extractor
-from taggraph.retrieval import ABLATIONS, make_retriever
+from taggraph.retrieval import ablations_of, make_retriever
 from taggraph.store import MemoryStore
 
-METHODS = ["BM25", "TagGraph-Basic", "TagGraph-Stopwords", "TagGraph-TFIDF", "AdaptiveGraph", *ABLATIONS]
+METHODS = ["BM25", "TagGraph-Basic", "TagGraph-Stopwords", "TagGraph-TFIDF", "AdaptiveGraph",
+           *ablations_of("AdaptiveGraph"), "AdaptiveGraph-noFileSeeding-noDiffusion", "TagGraph-TFIDF-boundTopLevel",
+           *ablations_of("TagGraph-Fusion")]
 
 
 @pytest.fixture(scope="module")

@@ -41,8 +41,9 @@ def memory():
 
 
 def test_the_public_names():
-    assert {"Memory", "make_retriever", "get_extractor", "METHODS"} <= set(tg.__all__)
-    assert "AdaptiveGraph" in tg.METHODS and "AdaptiveGraph-noFileSeeding-noDiffusion" in tg.METHODS
+    assert {"Memory", "make_retriever", "get_extractor", "method_names", "register_method", "Retriever",
+            "Evidence"} <= set(tg.__all__)
+    assert "AdaptiveGraph" in tg.method_names() and "AdaptiveGraph-noFileSeeding-noDiffusion" in tg.method_names()
 
 
 def test_fallbacks_are_said_in_words(memory):

@@ -58,7 +58,7 @@ def make_store(texts: list[str], timestamps: list[str] | None = None) -> MemoryS
 
 
 def openclaw(store, **kw) -> OpenClaw:
-    return OpenClaw(store, embedder=kw.pop("embedder", BagOfWords()), **kw)
+    return make_retriever("OpenClaw", store, embedder=kw.pop("embedder", BagOfWords()), **kw)
 
 
 # -- chunking -------------------------------------------------------------------------
@@ -253,8 +253,8 @@ def test_registry_sources():
     assert raw.chunks == ["User: walked the dog\nAssistant: ok"]
     assert notes.chunks[0].startswith("#who:n/a #what:activity/yoga")
     assert notes.config()["method"] == "OC-notes" and notes.config()["embedder"] == "test-bow"
-    with pytest.raises(ValueError):
-        OpenClaw(store, source="summary", embedder=BagOfWords())
+    with pytest.raises(ConfigError, match="source"):
+        make_retriever("OpenClaw", store, source="summary", embedder=BagOfWords())
 
 
 # -- embedders ----------------------------------------------------------------------

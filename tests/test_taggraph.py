@@ -65,7 +65,7 @@ def test_explain_paths_and_missing(hand_store):
     assert exp.retrieved and exp.rank == 2
     best = exp.details["paths"][0]
     assert best["hops"] == 2 and best["path"][0] == "concept:activity/yoga" and best["path"][-1] == "file:s3#0"
-    assert exp.details["outranked_by"]["note_id"] == "s1#0"
+    assert [(o["note_id"], o["rank"]) for o in exp.outranked_by] == [("s1#0", 1)]
     miss = tg.explain("yoga", "s4#0")
     assert not miss.retrieved and "no helpful tag" in miss.reason
 

@@ -53,9 +53,6 @@ def command(name: str | None = None) -> Callable:
     return register
 
 
-def names(spec: str | None) -> list[str]:
-    """'a, b,,c' -> ['a', 'b', 'c']."""
-    return [s.strip() for s in (spec or "").split(",") if s.strip()]
 @contextlib.contextmanager
 def warnings_as_lines() -> Iterator[None]:
     """Each warning raised inside (a run that lacks questions, a dataset question without gold) printed
@@ -67,10 +64,14 @@ def warnings_as_lines() -> Iterator[None]:
         typer.echo(f"warning: {w.message}", err=True)
 
 
+def names(spec: str | None) -> list[str]:
+    """'a, b,,c' -> ['a', 'b', 'c']."""
+    return [s.strip() for s in (spec or "").split(",") if s.strip()]
 
 
 def methods_option(spec: Optional[str]) -> list[str]:
-    """Comma-separated method names (default: the paper's), validated by the registry."""
+    """Comma-separated method names or package.module:Class specs (default: the paper's), resolved by
+    the registry."""
     from taggraph.retrieval import PAPER_METHODS, check_methods
     return check_methods(names(spec) or PAPER_METHODS)
 
@@ -136,24 +137,26 @@ def key_values(pairs: list[str], option: str = "--option") -> dict:
 
 def method_params(pairs: list[str], embedder: str | None = None, device: str | None = None) -> dict[str, dict]:
     """`--param AdaptiveGraph.iterations=0` pairs as {method: {key: value}}; `embedder` and `device`
-    go to every dense method unless a --param names that method's own. Unknown methods fail here."""
+    go to every method that embeds (`taggraph.retrieval.embeds`) unless a --param names that method's
+    own. Unknown methods, parameters and out-of-range values fail here, before any case runs."""
+    from taggraph.retrieval import check_methods, check_params, embeds, method_names
     from taggraph.retrieval.embeddings import get_embedder, resolve_device
-    from taggraph.retrieval.registry import DENSE_METHODS, check_params
-    out: dict[str, dict] = {m: {} for m in DENSE_METHODS} if embedder or device else {}
+    dense = [m for m in method_names() if embeds(m)] if embedder or device else []
+    out: dict[str, dict] = {m: {} for m in dense}
     if embedder:
         get_embedder(embedder)  # an unknown name fails here, before any case runs
-        for m in DENSE_METHODS:
+        for m in dense:
             out[m]["embedder"] = embedder
     if device:
         resolve_device(device)  # an unknown device, or cuda without one, fails here too
-        for m in DENSE_METHODS:
+        for m in dense:
             out[m]["device"] = device
     for pair in pairs:
         target, _, value = pair.partition("=")
         method, dot, key = target.partition(".")
         if not dot or not key or "=" not in pair:
             raise ConfigError(f"--param expects METHOD.KEY=VALUE, got {pair!r}")
-        out.setdefault(method, {})[key] = parse_value(value)
+        out.setdefault(check_methods([method])[0], {})[key] = parse_value(value)
     for method, params in out.items():
         check_params(method, params)
     return out

@@ -55,7 +55,7 @@ def bench(
     methods: Optional[str] = typer.Option(None, help="Comma-separated method names; default: the paper's seven."),
     limit: Optional[int] = typer.Option(None, help="Only the first N questions."),
     per_type: Optional[int] = typer.Option(None, help="Only the first N questions of each question type."),
-    extractor: str = typer.Option(DEFAULT_EXTRACTOR, help="offline | offline-v2 | none | ollama:MODEL | gguf:PATH"),
+    extractor: str = typer.Option(DEFAULT_EXTRACTOR, help=EXTRACTOR_HELP),
     depth: int = typer.Option(40, help="Retrieval depth."),
     workers: int = typer.Option(1, help="Parallel processes over memories (joblib)."),
     dask_scheduler: Optional[str] = typer.Option(None, help="Run on this Dask cluster (tcp://HOST:PORT)."),
@@ -120,7 +120,7 @@ def embed(
 def extract(
     data: Path = typer.Option(DEFAULT_DATA, help="LongMemEval JSON(.gz) file."),
     out: Path = typer.Option(..., help="Folder for the stores (one sub-folder per case); resumed if present."),
-    extractor: str = typer.Option(DEFAULT_EXTRACTOR, help="offline | offline-v2 | none | ollama:MODEL | gguf:PATH"),
+    extractor: str = typer.Option(DEFAULT_EXTRACTOR, help=EXTRACTOR_HELP),
     limit: Optional[int] = typer.Option(None, help="Only the first N questions."),
     concurrency: int = typer.Option(4, help="Concurrent LLM requests (one case per worker)."),
     prompt: Optional[Path] = typer.Option(None, help="Your own prompt file ({tags}, {user}, {assistant})."),
@@ -193,11 +193,14 @@ def score(
 
 
 @command("methods")
-def list_methods() -> None:
-    """List the registered retrieval methods."""
-    from taggraph.retrieval import ABLATIONS, METHODS
-    for name in METHODS:
-        typer.echo(name)
-    for name in ABLATIONS:
-        typer.echo(f"{name}  (ablation)")
-
+def list_methods(name: Optional[str] = typer.Argument(None, help="A method: show its parameters.")) -> None:
+    """List the retrieval methods (built in, registered, installed), or one method's parameters."""
+    from taggraph.retrieval import method, method_names
+    if name:
+        for p in method(name).parameters():
+            typer.echo(f"{p['name']} = {p['value']!r}  ({p['type']}{', ' + p['rule'] if p['rule'] else ''})")
+        return
+    for n in method_names():
+        m = method(n)
+        typer.echo(n + (f"  (ablation of {m.ablation_of}{': -' + m.component if m.component else ''})"
+                        if m.ablation_of else ""))

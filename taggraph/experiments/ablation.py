@@ -29,7 +29,8 @@ from taggraph.datasets import Case
 from taggraph.evaluation.significance import compare
 from taggraph.experiments.bench import BenchResult, run_bench
 from taggraph.retrieval import DEFAULT_DEPTH
-from taggraph.retrieval.registry import ablations_of
+from taggraph.retrieval import ablations_of
+from taggraph.retrieval import method as registered
 
 FULL = "AdaptiveGraph"
 EARNS_KEEP = 0.005  # MRR that removing a component must cost, at p < ALPHA, for it to earn its keep (issue 14)
@@ -42,7 +43,7 @@ def ablation_columns(method: str = FULL) -> dict[str, str]:
     """Ablation method -> its table column: the paper's names for AdaptiveGraph, else "-<Part>"."""
     if method == FULL:
         return dict(ABLATION_COLUMNS)
-    return {name: "-" + name[len(method) + 3:] for name in ablations_of(method)}
+    return {name: "-" + registered(name).component for name in ablations_of(method)}
 
 
 @dataclass

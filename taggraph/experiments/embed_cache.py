@@ -20,22 +20,29 @@ from taggraph.datasets import Case
 from taggraph.errors import ConfigError
 from taggraph.experiments.runner import build_store
 from taggraph.progress import progress
-from taggraph.retrieval import DENSE_METHODS
+from taggraph.retrieval import method, method_names
 from taggraph.retrieval.embeddings import Embedder, get_embedder
-from taggraph.retrieval.openclaw import note_chunks
+from taggraph.retrieval.openclaw import OpenClaw, note_chunks
 
 SLICE = 2048  # texts per call to `Embedder.embed`: the unit of progress and of cache writes
 _CHUNK_KEYS = ("source", "chunk_chars", "overlap_chars")
 
 
+def chunking_methods() -> list[str]:
+    """The methods whose embeddings this cache fills ahead: OpenClaw's kind (chunks of every note);
+    TagGraph-Fusion embeds only its pool's notes, at query time."""
+    return [m for m in method_names(ablations=False) if method(m).cls() is OpenClaw]
+
+
 def dense_chunks(cases: list[Case], methods: list[str], extractor: str = DEFAULT_EXTRACTOR,
                  method_params: dict[str, dict[str, Any]] | None = None) -> dict[str, list[str]]:
-    """Every chunk each dense method in `methods` embeds over `cases`, in case and note order."""
-    unknown = [m for m in methods if m not in DENSE_METHODS]
+    """Every chunk each chunking method in `methods` (`CHUNKING_METHODS`) embeds over `cases`, in case and
+    note order."""
+    unknown = [m for m in methods if m not in chunking_methods()]
     if unknown:
-        raise ConfigError(f"not dense methods: {unknown}; dense: {', '.join(DENSE_METHODS)}")
-    params = {m: {k: v for k, v in {**DENSE_METHODS[m], **(method_params or {}).get(m, {})}.items()
-                  if k in _CHUNK_KEYS} for m in methods}
+        raise ConfigError(f"not methods that embed chunks: {unknown}; these do: {', '.join(chunking_methods())}")
+    params = {m: {k: getattr(method(m).params(**(method_params or {}).get(m, {})), k) for k in _CHUNK_KEYS}
+              for m in methods}
     out: dict[str, list[str]] = {m: [] for m in methods}
     for case in progress(cases, desc="chunking", unit="case"):
         store = build_store(case, extractor)
@@ -53,7 +60,7 @@ def fill_embedding_cache(cases: list[Case], methods: list[str] | None = None, em
     how many distinct chunks were already cached, how many were embedded now, the
     embedding seconds and chunks per second.
     """
-    methods = list(methods or DENSE_METHODS)
+    methods = list(methods or chunking_methods())
     model = get_embedder(embedder) if isinstance(embedder, str) else embedder
     t0 = time.perf_counter()
     chunks = dense_chunks(cases, methods, extractor, method_params)

@@ -28,6 +28,7 @@ from taggraph.evaluation.metrics import dedupe_sessions
 from taggraph.extraction import Extractor, extractor_spec, get_extractor
 from taggraph.progress import progress
 from taggraph.retrieval import Retriever, make_retriever
+from taggraph.retrieval.registry import with_registered
 from taggraph.store import MemoryStore
 
 RANKING_COLUMNS = ["question_id", "question_type", "method", "ranked_session_ids", "gold_session_ids",
@@ -85,6 +86,7 @@ def parallel_map(fn: Callable, items: Sequence, *args: Any, workers: int = 1, ba
     """
     if workers == 1:
         return [fn(item, *args) for item in progress(items, desc=desc, unit="memory")]
+    fn = with_registered(fn)  # methods registered here (a notebook's own) are known in the workers too
     jobs = (delayed(fn)(item, *args) for item in items)
     return list(progress(Parallel(n_jobs=workers, backend=backend, return_as="generator")(jobs),
                          total=len(items), desc=desc, unit="memory"))
@@ -121,8 +123,7 @@ class MemoryRun:
         for name in self.methods:
             retriever = self.retriever(name)
             t0 = time.perf_counter()
-            asked = {"now": case.question_date} if getattr(retriever, "uses_question_date", False) else {}
-            results = retriever.query(case.question, k=k, **asked)
+            results = retriever.query(case.question, k=k, asked_on=case.question_date)
             self.timings.append({"question_id": case.case_id, "stage": "query", "method": name,
                                  "seconds": time.perf_counter() - t0})
             rows.append({"question_id": case.case_id, "question_type": case.question_type, "method": name,

@@ -1,9 +1,11 @@
-"""Retrieval methods over a MemoryStore: one module per method, one registry (`registry.py`),
-the store-wide shared indexes (`index.py`)."""
+"""Retrieval methods over a MemoryStore: the method contract (`base.py`), one module per method,
+one registry (`registry.py`), the store-wide shared indexes (`index.py`)."""
 
-from taggraph.retrieval.base import DEFAULT_DEPTH, Explanation, Result, Retriever
-from taggraph.retrieval.registry import (ABLATIONS, ALL_METHODS, DENSE_METHODS, METHODS, PAPER_METHODS,
-                                         check_methods, make_retriever)
+from taggraph.retrieval.base import DEFAULT_DEPTH, Evidence, Explanation, Result, Retriever, check_k
+from taggraph.retrieval.registry import (PAPER_METHODS, Method, ablations_of, check_methods, check_params, embeds,
+                                         make_retriever, method, method_names, register_method,
+                                         registered_methods)
 
-__all__ = ["ABLATIONS", "ALL_METHODS", "DEFAULT_DEPTH", "DENSE_METHODS", "Explanation", "METHODS", "PAPER_METHODS",
-           "Result", "Retriever", "check_methods", "make_retriever"]
+__all__ = ["DEFAULT_DEPTH", "Evidence", "Explanation", "Method", "PAPER_METHODS", "Result", "Retriever", "ablations_of",
+           "check_k", "check_methods", "check_params", "embeds", "make_retriever", "method", "method_names",
+           "register_method", "registered_methods"]

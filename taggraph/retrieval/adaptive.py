@@ -22,21 +22,26 @@ is tests/test_adaptive.py.
 from __future__ import annotations
 
 from itertools import islice
-from typing import Any
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from pydantic import Field
 
 from taggraph.graph import concept_node, file_node
 from taggraph.notes import Note
-from taggraph.retrieval.base import Retriever
+from taggraph.retrieval.base import Evidence, Retriever
 from taggraph.retrieval.index import STOPWORD_DF, concept_matcher, filter_tokens, term_index
 from taggraph.text import query_tokens
 
 ALPHA = 0.85  # paper, appendix E
 ITERATIONS = 20  # paper, appendix E
+# free choice: a bound on power-iteration steps; 20 already converge to ~0.85^20 = 4% of the start,
+# 1,000 to 1e-71 (use iterations=None for the exact fixed point)
+MAX_ITERATIONS = 1000
 
 
 def personalized_pagerank(P: sp.csr_matrix, dangling: np.ndarray, s: np.ndarray, alpha: float = ALPHA,
@@ -64,11 +69,17 @@ def personalized_pagerank(P: sp.csr_matrix, dangling: np.ndarray, s: np.ndarray,
 
 
 class AdaptiveGraph(Retriever):
-    name = "AdaptiveGraph"
+    @dataclass(frozen=True)
+    class Params:
+        alpha: Annotated[float, Field(ge=0, lt=1)] = ALPHA
+        iterations: Annotated[int | None, Field(ge=0, le=MAX_ITERATIONS)] = ITERATIONS
+        chronological: bool = True
+        file_seeding: bool = True
+        stopword_df: Annotated[float, Field(gt=0, le=1)] = STOPWORD_DF
+        stopword_fallback: bool = False
 
-    def __init__(self, store, alpha: float = ALPHA, iterations: int | None = ITERATIONS, chronological: bool = True,
-                 file_seeding: bool = True, stopword_df: float = STOPWORD_DF, stopword_fallback: bool = False,
-                 name: str | None = None) -> None:
+    def __init__(self, store, params: Params | None = None) -> None:
+        super().__init__(store, params)
         self.terms = term_index(store)
         self.matcher = concept_matcher(store)
         self.node_index: dict[str, int] = {}
@@ -79,10 +90,6 @@ class AdaptiveGraph(Retriever):
         self._matrix: tuple[sp.csr_matrix, np.ndarray] | None = None
         self._solver = None  # cached LU solve of (I - alpha P) for iterations=None
         self._nx = None  # networkx copy with chronological edges, for explanation paths
-        if name:
-            self.name = name
-        super().__init__(store, alpha=alpha, iterations=iterations, chronological=chronological,
-                         file_seeding=file_seeding, stopword_df=stopword_df, stopword_fallback=stopword_fallback)
 
     def add(self, note: Note) -> None:
         self._matrix = self._solver = self._nx = None  # synced lazily on the next query or explain
@@ -94,7 +101,7 @@ class AdaptiveGraph(Retriever):
             self.node_index[node] = len(self.node_index)
         new_edges = [(a, b) for a, b, _ in g.edge_log[self._edges_seen:]]
         self._edges_seen = len(g.edge_log)
-        if self.params["chronological"]:
+        if self.params.chronological:
             new_edges += g.chronological_pairs()[max(self._files_seen - 1, 0):]
             self._files_seen = len(g.file_order)
         if new_edges:
@@ -112,13 +119,13 @@ class AdaptiveGraph(Retriever):
 
     def seeds(self, text: str) -> tuple[dict[str, float], dict[int, float], list[str]]:
         """(concept -> mass, note index -> overlap, dropped tokens) before normalization."""
-        kept, dropped = filter_tokens(query_tokens(text), self.terms, True, self.params["stopword_df"],
-                                      self.params["stopword_fallback"])
+        kept, dropped = filter_tokens(query_tokens(text), self.terms, True, self.params.stopword_df,
+                                      self.params.stopword_fallback)
         concepts: dict[str, float] = {}
         for token in kept:
             for path in self.matcher.match(token):
                 concepts[path] = concepts.get(path, 0.0) + 1.0
-        files = self.terms.tfidf_overlap(kept) if self.params["file_seeding"] else {}
+        files = self.terms.tfidf_overlap(kept) if self.params.file_seeding else {}
         return concepts, files, dropped
 
     def transition(self) -> tuple[sp.csr_matrix, np.ndarray]:
@@ -134,20 +141,20 @@ class AdaptiveGraph(Retriever):
             s[self.node_index[concept_node(path)]] += mass
         for idx, mass in files.items():
             s[self.node_index[file_node(self.store.notes[idx].note_id)]] += mass
-        if s.sum() == 0 and self.params["iterations"] == 0:
+        if s.sum() == 0 and self.params.iterations == 0:
             return s, s  # nothing to rank without diffusion
-        x = personalized_pagerank(P, dangling, s, self.params["alpha"], self.params["iterations"],
-                                  self.exact_solver() if self.params["iterations"] is None else None)
+        x = personalized_pagerank(P, dangling, s, self.params.alpha, self.params.iterations,
+                                  self.exact_solver() if self.params.iterations is None else None)
         return x, s
 
     def exact_solver(self):
         """LU factorization of (I - alpha P), computed once per graph state."""
         if self._solver is None:
             P, _ = self.transition()
-            self._solver = spla.splu((sp.identity(P.shape[0], format="csc") - self.params["alpha"] * P).tocsc()).solve
+            self._solver = spla.splu((sp.identity(P.shape[0], format="csc") - self.params.alpha * P).tocsc()).solve
         return self._solver
 
-    def score(self, text: str) -> dict[int, float]:
+    def score(self, text: str, *, asked_on: str | None = None) -> dict[int, float]:
         """Every note's final PPR mass, zeros included: PPR ranks all files (ties: earlier note first),
         so without diffusion unseeded notes still follow the seeded ones, as in the paper's sweep."""
         if not self.store.notes:
@@ -155,13 +162,13 @@ class AdaptiveGraph(Retriever):
         x, _ = self.scores_all(text)
         return {note.index: float(x[self.node_index[file_node(note.note_id)]]) for note in self.store.notes}
 
-    def _explain_details(self, text: str, note: Note) -> dict[str, Any]:
+    def evidence(self, text: str, note: Note, *, asked_on: str | None = None) -> Evidence:
         concepts, files, dropped = self.seeds(text)
         x, s = self.scores_all(text)
         total = s.sum() or 1.0
         target = file_node(note.note_id)
         if self._nx is None:  # one copy per graph state, not one per explained note
-            self._nx = self.store.graph.to_networkx(chronological=self.params["chronological"])
+            self._nx = self.store.graph.to_networkx(chronological=self.params.chronological)
         g = self._nx
         paths = []
         for path, mass in sorted(concepts.items(), key=lambda kv: -kv[1])[:20]:
@@ -169,34 +176,34 @@ class AdaptiveGraph(Retriever):
                 trail = nx.shortest_path(g, concept_node(path), target)
             except nx.NetworkXNoPath:
                 continue
-            flow = mass / total * (self.params["alpha"] ** (len(trail) - 1))
+            flow = mass / total * (self.params.alpha ** (len(trail) - 1))
             for a in trail[:-1]:
                 flow /= max(g.out_degree(a), 1)
             paths.append({"seed": path, "seed_mass": round(mass / total, 5), "path": trail,
                           "flow_estimate": flow})
         paths.sort(key=lambda p: -p["flow_estimate"])
-        details: dict[str, Any] = {
+        detail: dict[str, Any] = {
             "dropped_as_stopwords": dropped,
             "seed_tags": {p: round(m / total, 5) for p, m in concepts.items()},
             "file_seed_mass": round(files.get(note.index, 0.0) / total, 5),
             "teleport_total_on_files": round(sum(files.values()) / total, 5),
             "main_paths": paths[:3],
         }
+        ev = Evidence(detail=detail)
         if s.sum() == 0:
-            why = (f"every query token was dropped as a stopword (in more than {self.params['stopword_df']:.0%} of "
+            why = (f"every query token was dropped as a stopword (in more than {self.params.stopword_df:.0%} of "
                    f"the {len(self.store)} notes)" if dropped and not concepts else
                    "no query token matches a tag and the note shares no query term")
-            details["fallback"] = f"no seed: {why}, so PPR ran with a uniform teleport (plain PageRank centrality)"
+            ev.fallback = f"no seed: {why}, so PPR ran with a uniform teleport (plain PageRank centrality)"
         elif paths:
             best = paths[0]
-            details["evidence"] = (f"PPR mass {x[self.node_index[target]]:.3g}, mainly from the seed tag "
-                                   f"{best['seed']} over {len(best['path']) - 1} edge(s)"
-                                   + (f"; file seed (TF-IDF overlap) {details['file_seed_mass']:.3g}"
-                                      if details["file_seed_mass"] else ""))
-        elif details["file_seed_mass"]:
-            details["evidence"] = (f"PPR mass {x[self.node_index[target]]:.3g}, seeded directly by its TF-IDF "
-                                   f"overlap with the query ({details['file_seed_mass']:.3g} of the teleport)")
+            ev.summary = (f"PPR mass {x[self.node_index[target]]:.3g}, mainly from the seed tag "
+                          f"{best['seed']} over {len(best['path']) - 1} edge(s)"
+                          + (f"; file seed (TF-IDF overlap) {detail['file_seed_mass']:.3g}"
+                             if detail["file_seed_mass"] else ""))
+        elif detail["file_seed_mass"]:
+            ev.summary = (f"PPR mass {x[self.node_index[target]]:.3g}, seeded directly by its TF-IDF "
+                          f"overlap with the query ({detail['file_seed_mass']:.3g} of the teleport)")
         if x[self.node_index[target]] <= 0:
-            details["missing"] = ("no seed reaches the note: no matched tag connects to it and it shares "
-                                  "no query term")
-        return details
+            ev.missing = "no seed reaches the note: no matched tag connects to it and it shares no query term"
+        return ev

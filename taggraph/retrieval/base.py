@@ -1,30 +1,68 @@
-"""The common backend interface: ``remember(interaction)`` and ``query(text, k)``.
+"""The method contract: what a retrieval method writes, and what every method gets for free.
 
-A `Retriever` indexes one `MemoryStore` and keeps its index current as the
-store grows (the store calls ``add(note)`` for each new note). Results carry an
-`Explanation`; ``explain(query, note_id)`` also answers for notes that were not
-retrieved.
+A method subclasses `Retriever` and writes:
+
+- ``Params``: a frozen dataclass of its parameters and their defaults, ranges declared on the
+  field (``alpha: Annotated[float, Field(ge=0, le=1)] = 0.85``). Checked before a run starts
+  (`make_params`), recorded in run.json (`config`), used to rebuild the method in the report's
+  pages. A method without parameters keeps the empty default.
+- ``add(note)``: index one note. Called once per note, in store order, before the next score.
+  ``add_many(notes)`` may be overridden to index a batch at once (one embedding call).
+- ``score(text, *, asked_on=None)``: {note index: score} of the notes the method reaches;
+  `asked_on` is the date the question is asked (a case's ``question_date``, e.g.
+  "2023/05/30 (Tue) 23:40"), None when unknown. The bench, the views and `Memory` all pass it.
+- ``evidence(text, note, *, asked_on=None)`` (optional): an `Evidence` saying why `note`
+  scored what it did: a one-line `summary`, what it `missing`, a `fallback` taken, and free
+  `detail` the views show as they are.
+
+State is set up in ``__init__(self, store, params=None)`` after ``super().__init__``: no note
+is indexed before the registry (or the first query) calls `sync`. The method's name is the
+one it is registered under (`taggraph.retrieval.registry.register_method`); `rank`, `query`
+and `explain` come from this class.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from functools import lru_cache
+from typing import Any, ClassVar, get_type_hints
 
-from taggraph.store import Interaction, MemoryStore
+from pydantic import ConfigDict, TypeAdapter, ValidationError
+
+from taggraph.errors import ConfigError
 from taggraph.notes import Note
+from taggraph.store import Interaction, MemoryStore
 
 DEFAULT_DEPTH = 40  # paper, appendix E: retrieval depth fixed at 40
+# every parameter value is finite (no nan, no inf); objects (an Embedder) are taken as they are
+PARAM_CONFIG = ConfigDict(allow_inf_nan=False, arbitrary_types_allowed=True)
+
+
+@dataclass
+class Evidence:
+    """Why one note scored what it did under one method, for one question.
+
+    `summary`: the evidence in one line ("BM25 over the query terms 'dog' 0.742").
+    `missing`: what the note lacks, when the method has nothing for it ("shares no query term").
+    `fallback`: a fallback the method took for this query ("PPR ran with a uniform teleport").
+    `detail`: structured evidence (matched terms, graph paths, component scores, ...), shown as is.
+    """
+
+    summary: str = ""
+    missing: str | None = None
+    fallback: str | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
 class Explanation:
     """Why a note ranked where it did, in one method's own terms.
 
-    `reason` is one human sentence: the rank among the store's notes and the evidence
-    in words (each method's ``evidence`` detail), a fallback the method took (its
-    ``fallback`` detail), or what the note lacks (``missing``). `details` holds the
-    structured evidence (matched terms, graph paths, seed mass, component scores, ...).
+    `reason` is one human sentence built from the rank and the method's `evidence`.
+    `outranked_by` lists the notes ranked just above this one (at most the cut-off k of them,
+    best first), each with note_id, session_id, rank, score and margin over this note.
+    `details` is the method's free-form evidence (`Evidence.detail`).
     """
 
     method: str
@@ -33,7 +71,12 @@ class Explanation:
     rank: int | None
     score: float
     reason: str
-    details: dict[str, Any] = field(default_factory=dict)
+    evidence: Evidence = field(default_factory=Evidence)
+    outranked_by: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def details(self) -> dict[str, Any]:
+        return self.evidence.detail
 
 
 @dataclass
@@ -45,37 +88,118 @@ class Result:
     explanation: Explanation | None = None
 
 
-class Retriever:
-    """Base class of every retrieval method. Subclasses set `name` and implement
-    `add`, `score` and `_explain_details`."""
+@dataclass(frozen=True)
+class NoParams:
+    """The parameters of a method that has none."""
 
-    name: ClassVar[str] = ""
 
-    def __init__(self, store: MemoryStore, **params: Any) -> None:
-        self.store = store
-        self.params = params
-        for note in store.notes:
-            self.add(note)
-        store.attach(self)
+def _configure(params_class: type) -> None:
+    """Give `params_class` and the dataclasses among its fields PARAM_CONFIG, unless they have their own."""
+    if "__pydantic_config__" not in vars(params_class):
+        params_class.__pydantic_config__ = PARAM_CONFIG
+    for hint in get_type_hints(params_class).values():
+        if dataclasses.is_dataclass(hint):
+            _configure(hint)
 
-    def config(self) -> dict[str, Any]:
-        """The method's parameters, as recorded in run.json."""
-        return {"method": self.name, **self.params}
 
-    def ask_on(self, now: str | None) -> None:
-        """Answer later queries as asked on date `now` (a view of one case's question: its
-        ``question_date``). Only methods with time rules use it (``uses_question_date``)."""
+@lru_cache(maxsize=None)
+def _adapter(params_class: type) -> TypeAdapter:
+    _configure(params_class)
+    return TypeAdapter(params_class)
+
+
+def make_params(method: str, params_class: type, values: dict[str, Any]) -> Any:
+    """`params_class` filled with `values` over its defaults; ConfigError naming the method, the
+    parameter, the value and the rule it breaks (unknown name, wrong type, out of range, nan)."""
+    known = {f.name: f for f in dataclasses.fields(params_class)}
+    for key, value in values.items():
+        if key not in known:
+            raise ConfigError(f"method {method!r} has no parameter {key!r}; its parameters: "
+                              f"{', '.join(known) or 'none'}")
+        default = known[key].default
+        # pydantic's lax mode reads True as 1 and 1 as True; a switch and a number are not interchangeable
+        if isinstance(value, bool) != isinstance(default, bool) and isinstance(default, (bool, int, float)) \
+                and isinstance(value, (bool, int, float)):
+            raise ConfigError(f"method {method!r}: parameter {key!r} must be {type(default).__name__} like its "
+                              f"default {default!r}, got {value!r}")
+    try:
+        return _adapter(params_class).validate_python(dict(values))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(x) for x in err["loc"])
+        raise ConfigError(f"method {method!r}: parameter {where} = {err.get('input')!r}: {err['msg']}") from None
+
+
+def recorded(value: Any) -> Any:
+    """A parameter value as run.json records it: dataclasses as dicts, objects by their `name`."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: recorded(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return getattr(value, "name", repr(value))
+
+
+class _Follower:
+    """The store's listener for one retriever: each new note is indexed as it arrives."""
+
+    def __init__(self, retriever: Retriever) -> None:
+        self.retriever = retriever
 
     def add(self, note: Note) -> None:
-        raise NotImplementedError
+        self.retriever.sync()
 
-    def score(self, text: str) -> dict[int, float]:
-        """Scores of candidate notes by note index; notes absent were not reached."""
-        raise NotImplementedError
 
-    def rank(self, text: str, k: int = DEFAULT_DEPTH) -> list[tuple[int, float]]:
+class Retriever:
+    """Base class of every retrieval method (the contract is the module docstring)."""
+
+    Params: ClassVar[type] = NoParams
+
+    def __init__(self, store: MemoryStore, params: Any = None) -> None:
+        self.store = store
+        self.params = params if params is not None else make_params(type(self).__name__, self.Params, {})
+        self.name = type(self).__name__  # the registry sets the registered name
+        self._indexed = 0
+        self._follower: _Follower | None = None
+
+    @classmethod
+    def embeds(cls, params: Any) -> bool:
+        """Whether the method with `params` runs a sentence embedder (and so needs sentence-transformers):
+        by default, when its parameters hold an `embedder` that is not None."""
+        return getattr(params, "embedder", None) is not None
+
+    def config(self) -> dict[str, Any]:
+        """The method's name and parameters, as recorded in run.json."""
+        return {"method": self.name, **recorded(self.params)}
+
+    def sync(self) -> None:
+        """Index the store's notes not indexed yet, in order; from then on, each new note as it arrives."""
+        pending = self.store.notes[self._indexed:]
+        if pending:
+            self._indexed += len(pending)
+            self.add_many(pending)
+        if self._follower is None:
+            self._follower = _Follower(self)
+            self.store.attach(self._follower)
+
+    def add(self, note: Note) -> None:
+        raise NotImplementedError(f"{type(self).__name__} must define add(note)")
+
+    def add_many(self, notes: list[Note]) -> None:
+        for note in notes:
+            self.add(note)
+
+    def score(self, text: str, *, asked_on: str | None = None) -> dict[int, float]:
+        """Scores of the notes the method reaches, by note index; notes absent were not reached."""
+        raise NotImplementedError(f"{type(self).__name__} must define score(text, *, asked_on=None)")
+
+    def evidence(self, text: str, note: Note, *, asked_on: str | None = None) -> Evidence:
+        """Why `note` scored what it did for `text`; by default nothing beyond its score."""
+        return Evidence()
+
+    def rank(self, text: str, k: int = DEFAULT_DEPTH, *, asked_on: str | None = None) -> list[tuple[int, float]]:
         """Top-k (note index, score): score descending, ties by earlier note first."""
-        return self._order(self.score(text))[:k]
+        self.sync()
+        return self._order(self.score(text, asked_on=asked_on))[:check_k(k)]
 
     @staticmethod
     def _order(scores: dict[int, float]) -> list[tuple[int, float]]:
@@ -84,53 +208,58 @@ class Retriever:
     def remember(self, interaction: Interaction) -> Note:
         return self.store.remember(interaction)
 
-    def query(self, text: str, k: int = DEFAULT_DEPTH, explain: bool = False) -> list[Result]:
-        ranked = self.rank(text, k)
+    def query(self, text: str, k: int = DEFAULT_DEPTH, *, asked_on: str | None = None,
+              explain: bool = False) -> list[Result]:
+        """The k best notes for `text` asked on date `asked_on`, each with its explanation when `explain`."""
+        ranked = self.rank(text, k, asked_on=asked_on)
         if explain:
-            scores = self.score(text)
+            scores = self.score(text, asked_on=asked_on)
             full = self._order(scores)
         out = []
         for r, (idx, s) in enumerate(ranked, 1):
             note = self.store.notes[idx]
-            exp = self._explain(text, note, k, scores, full) if explain else None
+            exp = self._explain(text, note, k, scores, full, asked_on) if explain else None
             out.append(Result(note.note_id, float(s), note.session_id, r, exp))
         return out
 
-    def explain(self, text: str, note_id: str, k: int = DEFAULT_DEPTH) -> Explanation:
-        """Why `note_id` was (not) retrieved for `text` at depth `k`."""
+    def explain(self, text: str, note_id: str, k: int = DEFAULT_DEPTH, *, asked_on: str | None = None) -> Explanation:
+        """Why `note_id` was (not) among the first `k` for `text` asked on date `asked_on`."""
         note = self.store.by_id.get(note_id)
         if note is None:
             raise KeyError(f"no note {note_id!r} in case {self.store.case_id!r}")
-        scores = self.score(text)
-        return self._explain(text, note, k, scores, self._order(scores))
+        self.sync()
+        scores = self.score(text, asked_on=asked_on)
+        return self._explain(text, note, check_k(k), scores, self._order(scores), asked_on)
 
     def _explain(self, text: str, note: Note, k: int, scores: dict[int, float],
-                 full: list[tuple[int, float]]) -> Explanation:
+                 full: list[tuple[int, float]], asked_on: str | None) -> Explanation:
         rank = next((r for r, (idx, _) in enumerate(full, 1) if idx == note.index), None)
         retrieved = rank is not None and rank <= k
-        details = self._explain_details(text, note)
+        ev = self.evidence(text, note, asked_on=asked_on)
         score = float(scores.get(note.index, 0.0))
-        evidence = details.get("evidence") or f"score {score:.4g}"
+        said = ev.summary or f"score {score:.4g}"
         if retrieved:
-            reason = f"ranked {rank} of {len(self.store)} notes: {evidence}"
-            if score == 0 and "missing" in details:
+            reason = f"ranked {rank} of {len(self.store)} notes: {said}"
+            if score == 0 and ev.missing:
                 reason = (f"ranked {rank} of {len(self.store)} notes only by tie order (earlier notes first), "
-                          f"with score 0: {details.pop('missing')}")
-        elif rank is None or (score == 0 and "missing" in details):
-            reason = details.pop("missing", "not reached by this method")
+                          f"with score 0: {ev.missing}")
+        elif rank is None or (score == 0 and ev.missing):
+            reason = ev.missing or "not reached by this method"
         else:
             cut_idx, cut_score = full[k - 1]
-            reason = (f"reached ({evidence}) but ranked {rank}, below the depth cut-off {k}; "
+            reason = (f"reached ({said}) but ranked {rank}, below the depth cut-off {k}; "
                       f"the last retrieved note {self.store.notes[cut_idx].note_id!r} scored {cut_score:.4g}")
-        if details.get("fallback"):
-            reason += f" (fallback: {details['fallback']})"
-        if rank is not None and rank > 1:
-            top_idx, top_score = full[0]
-            details.setdefault("outranked_by", {
-                "note_id": self.store.notes[top_idx].note_id, "score": float(top_score),
-                "margin": float(top_score - score)})
-        return Explanation(self.name, note.note_id, retrieved, rank, score, reason, details)
+        if ev.fallback:
+            reason += f" (fallback: {ev.fallback})"
+        start = max((rank or 1) - 1 - k, 0)  # the (at most k) notes just above this one; none when unranked
+        outranked = [{"note_id": self.store.notes[i].note_id, "session_id": self.store.notes[i].session_id,
+                      "rank": start + j + 1, "score": float(s), "margin": float(s - score)}
+                     for j, (i, s) in enumerate(full[start:(rank or 1) - 1])]
+        return Explanation(self.name, note.note_id, retrieved, rank, score, reason, ev, outranked)
 
-    def _explain_details(self, text: str, note: Note) -> dict[str, Any]:
-        """Method-specific evidence for `note`; key 'missing' says what it lacks when unreached."""
-        return {}
+
+def check_k(k: int) -> int:
+    """`k` if it is a positive number of results; ConfigError otherwise (a negative k is not 'all but one')."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ConfigError(f"k must be a positive whole number of results, got {k!r}")
+    return k

@@ -10,26 +10,30 @@ BM25Okapi because BM25Okapi cannot add a document without rebuilding, and
 from __future__ import annotations
 
 import math
-from typing import Any
+from dataclasses import dataclass
+from typing import Annotated
+
+from pydantic import Field
 
 import numpy as np
 
 from taggraph.notes import Note
-from taggraph.retrieval.base import Retriever
+from taggraph.retrieval.base import Evidence, Retriever
 from taggraph.retrieval.index import TermIndex, term_index
 from taggraph.text import query_tokens
 
 
 class BM25(Retriever):
-    name = "BM25"
+    @dataclass(frozen=True)
+    class Params:
+        k1: Annotated[float, Field(ge=0)] = 1.5
+        b: Annotated[float, Field(ge=0, le=1)] = 0.75
+        epsilon: Annotated[float, Field(ge=0)] = 0.25
 
-    def __init__(self, store, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25,
-                 terms: TermIndex | None = None, name: str | None = None) -> None:
+    def __init__(self, store, params: Params | None = None, terms: TermIndex | None = None) -> None:
+        super().__init__(store, params)
         self.terms = term_index(store) if terms is None else terms  # another text of the notes, e.g. raw turns
-        if name:
-            self.name = name
         self._idf_cache: tuple[int, float] | None = None  # (n_docs, average idf)
-        super().__init__(store, k1=k1, b=b, epsilon=epsilon)
 
     def add(self, note: Note) -> None:
         self._idf_cache = None  # the shared TermIndex itself is updated by the store
@@ -48,11 +52,11 @@ class BM25(Retriever):
             return 0.0
         n = self.terms.n_docs
         value = math.log(n - df + 0.5) - math.log(df + 0.5)
-        return value if value >= 0 else self.params["epsilon"] * self._average_idf()
+        return value if value >= 0 else self.params.epsilon * self._average_idf()
 
     def _contributions(self, tokens: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """term -> (note indexes, per-note contribution of one occurrence of the term)."""
-        k1, b = self.params["k1"], self.params["b"]
+        k1, b = self.params.k1, self.params.b
         dl = np.asarray(self.terms.doc_len, dtype=np.float64)
         avgdl = self.terms.total_len / max(self.terms.n_docs, 1)
         out = {}
@@ -64,7 +68,7 @@ class BM25(Retriever):
             out[term] = (docs, self.idf(term) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl[docs] / avgdl)))
         return out
 
-    def score(self, text: str) -> dict[int, float]:
+    def score(self, text: str, *, asked_on: str | None = None) -> dict[int, float]:
         tokens = query_tokens(text)
         contrib = self._contributions(tokens)
         scores = np.zeros(self.terms.n_docs)
@@ -75,7 +79,7 @@ class BM25(Retriever):
         hit = np.flatnonzero(scores)
         return {int(i): float(scores[i]) for i in hit}
 
-    def _explain_details(self, text: str, note: Note) -> dict[str, Any]:
+    def evidence(self, text: str, note: Note, *, asked_on: str | None = None) -> Evidence:
         tokens = query_tokens(text)
         terms = {}
         for term, (docs, values) in self._contributions(tokens).items():
@@ -83,23 +87,20 @@ class BM25(Retriever):
             if len(where):
                 terms[term] = round(float(values[where[0]]) * tokens.count(term), 4)
         matched = dict(sorted(terms.items(), key=lambda kv: -kv[1]))
-        details: dict[str, Any] = {"matched_terms": matched}
-        if matched:
-            details["evidence"] = "BM25 over the query terms " + ", ".join(
-                f"'{t}' {v:.3g}" for t, v in list(matched.items())[:5])
-            floored = [t for t in matched if math.log(self.terms.n_docs - self.terms.df[t] + 0.5)
-                       < math.log(self.terms.df[t] + 0.5)]
-            if floored:
-                details["fallback"] = self._floor_words(floored)
-        else:
-            details["missing"] = "shares no query term with the note"
-        return details
+        if not matched:
+            return Evidence(missing="shares no query term with the note", detail={"matched_terms": matched})
+        floored = [t for t in matched if math.log(self.terms.n_docs - self.terms.df[t] + 0.5)
+                   < math.log(self.terms.df[t] + 0.5)]
+        return Evidence(summary="BM25 over the query terms " + ", ".join(
+                            f"'{t}' {v:.3g}" for t, v in list(matched.items())[:5]),
+                        fallback=self._floor_words(floored) if floored else None,
+                        detail={"matched_terms": matched})
 
     def _floor_words(self, floored: list[str]) -> str:
         """What rank-bm25's epsilon rule did to `floored` (terms with negative idf): it sets their idf to
         epsilon x the mean idf of all terms, which is a floor above 0 only while that mean is positive; on
         a small store the mean is often negative too, and the 'floored' idf stays negative."""
-        eps, mean = self.params["epsilon"], self._average_idf()
+        eps, mean = self.params.epsilon, self._average_idf()
         head = f"{floored} occur in more than half of the {self.terms.n_docs} notes, so their negative idf is"
         if mean >= 0:
             return f"{head} floored at {eps} x the mean idf ({eps * mean:.3g})"

@@ -1,6 +1,6 @@
 """TagGraph-Fusion: lexical, dense, graph, session and time evidence in one score (beyond the paper).
 
-For a query (and optionally the date it is asked, ``now``):
+For a query (and optionally the date it is asked, ``asked_on``):
 
 1. lexical: Okapi BM25 over the notes (`BM25` on the shared TermIndex) and over
    the raw turns (`BM25` on a TermIndex of `Note.raw_text`, no tag line);
@@ -19,7 +19,7 @@ For a query (and optionally the date it is asked, ``now``):
 7. time: r is multiplied by ``1 + target * closeness to a date the question names
    ("two weeks ago", "last month", "last Saturday", "in May") + recent * recency
    (on "most recent", "currently", "now", ...) + early * earliness (on "first",
-   "originally", ...)``, dates from `Note.timestamp` against ``now``.
+   "originally", ...)``, dates from `Note.timestamp` against ``asked_on``.
 
 A request for suggestions ("Can you recommend a show for tonight?", "Any tips?"; `is_request`)
 takes another route: its gold session is where the user said something about the topic, in
@@ -34,24 +34,24 @@ component each (registry ablations). ``embed_on_add`` embeds every note when it 
 added instead of when a pool first holds it: the same rankings, a costlier index (every
 note through MiniLM, twice with ``requests``: user turn and raw turn) and no model pass
 for notes at query time, for a long-lived memory that must answer new questions fast.
-Without ``now``, ``query(text, k)`` asks on the `ask_on` date; without either, the
-date-relative rules stay off (order cues still apply).
+Without ``asked_on`` (``query(text, k, asked_on=...)``) the date-relative rules stay off
+(order cues still apply).
 """
 
 from __future__ import annotations
 
 import re
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Iterator
+from typing import Annotated, Any
 
 import numpy as np
+from pydantic import Field
 
 from taggraph.graph import concept_node, file_node
 from taggraph.notes import Note
 from taggraph.retrieval.adaptive import AdaptiveGraph, personalized_pagerank
-from taggraph.retrieval.base import DEFAULT_DEPTH, Retriever
+from taggraph.retrieval.base import Evidence, Retriever
 from taggraph.retrieval.bm25 import BM25
 from taggraph.retrieval.embeddings import Embedder, get_embedder
 from taggraph.retrieval.openclaw import parse_timestamp
@@ -107,7 +107,7 @@ def is_request(text: str) -> bool:
 
 
 @dataclass
-class Evidence:
+class Signals:
     """One query's evidence over every note of the store (all-zero rows: notes without evidence)."""
 
     notes: np.ndarray       # note indexes, ascending
@@ -121,7 +121,7 @@ class Evidence:
         return REQUEST_WEIGHTS if self.request else w
 
 
-def fuse(ev: Evidence, w: FusionWeights, gamma: float = GAMMA) -> np.ndarray:
+def fuse(ev: Signals, w: FusionWeights, gamma: float = GAMMA) -> np.ndarray:
     """Fused score of each note of `ev` (steps 5-7 of the module docstring)."""
     rel = ev.components @ w.components()
     if w.session and len(rel):
@@ -247,48 +247,66 @@ def _top(v: np.ndarray, m: int) -> set[int]:
 
 
 class TagGraphFusion(Retriever):
-    name = "TagGraph-Fusion"
-    uses_question_date = True  # bench passes Case.question_date as `now`
+    @dataclass(frozen=True)
+    class Params:
+        weights: FusionWeights = field(default_factory=FusionWeights)
+        graph: bool = True
+        dense: bool = True
+        raw_turns: bool = True
+        session: bool = True
+        time: bool = True
+        requests: bool = True
+        pool: Annotated[int, Field(ge=1)] = POOL
+        embedder: str | Embedder = "minilm"
+        device: str = "auto"
+        embed_on_add: bool = False
 
-    def __init__(self, store, weights: FusionWeights | dict | None = None, graph: bool = True, dense: bool = True,
-                 raw_turns: bool = True, session: bool = True, time: bool = True, requests: bool = True,
-                 pool: int = POOL,
-                 embedder: str | Embedder = "minilm", embed_on_add: bool = False, name: str | None = None) -> None:
-        if name:
-            self.name = name
-        # a dict is how run.json records the weights (the report rebuilds methods from it)
-        self.weights = FusionWeights(**weights) if isinstance(weights, dict) else weights or FusionWeights()
+    @classmethod
+    def embeds(cls, params: Params) -> bool:
+        return params.dense and params.embedder is not None
+
+    def __init__(self, store, params: Params | None = None) -> None:
+        super().__init__(store, params)
+        p = self.params
+        self.weights = p.weights
         self.note_bm25 = BM25(store)
-        self.raw_bm25 = BM25(store, terms=raw_term_index(store)) if raw_turns else None
-        self.graph = AdaptiveGraph(store, file_seeding=False) if graph else None
-        self.embedder = (get_embedder(embedder) if isinstance(embedder, str) else embedder) if dense else None
+        self.raw_bm25 = BM25(store, terms=raw_term_index(store)) if p.raw_turns else None
+        self.graph = AdaptiveGraph(store, AdaptiveGraph.Params(file_seeding=False)) if p.graph else None
+        for part in (self.note_bm25, self.raw_bm25, self.graph):
+            if part is not None:
+                part.sync()
+        self.embedder = (get_embedder(p.embedder, p.device) if isinstance(p.embedder, str) else p.embedder) \
+            if self.embeds(p) else None
         self.sessions: dict[str, int] = {}
         self.session_code: list[int] = []
         self.days: list[float] = []
         self.vectors: dict[int, np.ndarray] = {}  # note index -> embedding: pool notes (every note with embed_on_add)
         self.request_vectors: dict[int, np.ndarray] = {}  # note index -> raw-turn embedding, once a request is asked
-        self._now: str | None = None
-        self._memo: tuple[tuple, Evidence] | None = None
-        self._eager = False  # embed_on_add takes over once the existing notes are embedded
-        super().__init__(store, weights=asdict(self.weights), graph=graph, dense=dense, raw_turns=raw_turns,
-                         session=session, time=time, requests=requests, pool=pool, embed_on_add=embed_on_add,
-                         **({"embedder": self.embedder.name} if self.embedder else {}))  # reports list embedders
-        self._eager = embed_on_add and self.embedder is not None
-        if self._eager:
-            self._embed_notes(range(len(store.notes)))  # the store's notes so far, in one batch
+        self._memo: tuple[tuple, Signals] | None = None
+
+    def config(self) -> dict[str, Any]:
+        """The parameters, with the embedder's name and device when the dense part runs."""
+        config = super().config()
+        if self.embedder is not None:
+            config.update(embedder=self.embedder.name, device=self.embedder.device)
+        return config
+
+    def add_many(self, notes: list[Note]) -> None:
+        for note in notes:
+            self.session_code.append(self.sessions.setdefault(note.session_id, len(self.sessions)))
+            day = parse_timestamp(note.timestamp)
+            self.days.append(np.nan if day is None else day)
+        self._memo = None
+        if self.params.embed_on_add and self.embedder is not None:
+            self._embed_notes([note.index for note in notes])  # one batch for the notes indexed together
 
     def add(self, note: Note) -> None:
-        self.session_code.append(self.sessions.setdefault(note.session_id, len(self.sessions)))
-        day = parse_timestamp(note.timestamp)
-        self.days.append(np.nan if day is None else day)
-        self._memo = None
-        if self._eager:
-            self._embed_notes([note.index])
+        self.add_many([note])
 
     def _embed_notes(self, indexes) -> None:
         """Embed the notes at `indexes` for the pool and, with requests on, for requests."""
         self._embed(indexes, request=False)
-        if self.params["requests"]:
+        if self.params.requests:
             self._embed(indexes, request=True)
 
     def _embed(self, indexes, request: bool) -> None:
@@ -298,27 +316,6 @@ class TagGraphFusion(Retriever):
         if todo:
             for i, vec in zip(todo, self.embedder.embed([text_of(self.store.notes[i]) for i in todo])):
                 vectors[i] = vec
-
-    def ask_on(self, now: str | None) -> None:
-        self._now = now
-
-    @contextmanager
-    def asked_at(self, now: str | None) -> Iterator[None]:
-        """Within the block, queries are asked on date `now` (e.g. "2023/05/30 (Tue) 23:40")."""
-        before, self._now = self._now, now
-        try:
-            yield
-        finally:
-            self._now = before
-
-    def query(self, text: str, k: int = DEFAULT_DEPTH, explain: bool = False, now: str | None = None):
-        """`Retriever.query` asked on date `now` (default: the `ask_on` date, else none)."""
-        with self.asked_at(now or self._now):
-            return super().query(text, k, explain)
-
-    def explain(self, text: str, note_id: str, k: int = DEFAULT_DEPTH, now: str | None = None):
-        with self.asked_at(now or self._now):
-            return super().explain(text, note_id, k)
 
     def _ppr(self, text: str, file_seed: np.ndarray) -> np.ndarray:
         """PPR mass per note: half the teleport on the query's matched concepts, half on `file_seed`."""
@@ -331,7 +328,7 @@ class TagGraphFusion(Retriever):
         files = np.array([self.graph.node_index[file_node(n.note_id)] for n in self.store.notes])
         if file_seed.sum() > 0:
             s[files] += file_seed / file_seed.sum()
-        x = personalized_pagerank(P, dangling, s, self.graph.params["alpha"], self.graph.params["iterations"])
+        x = personalized_pagerank(P, dangling, s, self.graph.params.alpha, self.graph.params.iterations)
         mass = x[files]
         return mass / mass.max() if mass.max() > 0 else mass
 
@@ -350,9 +347,9 @@ class TagGraphFusion(Retriever):
         out[pool] = (cos - cos.min()) / span if span > 0 else 1.0
         return out
 
-    def evidence(self, text: str) -> Evidence:
-        """Every component of every note for `text`, asked at the current `now` (memoized per store size)."""
-        key = (text, self._now, len(self.store.notes))
+    def signals(self, text: str, asked_on: str | None = None) -> Signals:
+        """Every component of every note for `text` asked on date `asked_on` (memoized per store size)."""
+        key = (text, asked_on, len(self.store.notes))
         if self._memo is not None and self._memo[0] == key:
             return self._memo[1]
         n = len(self.store.notes)
@@ -361,11 +358,11 @@ class TagGraphFusion(Retriever):
         if self.raw_bm25 is not None:
             cols[:, 1] = _scaled(self.raw_bm25.score(text), n)
         lexical = cols[:, 0] + cols[:, 1]
-        pool = _top(cols[:, 0], self.params["pool"]) | _top(cols[:, 1], self.params["pool"])
+        pool = _top(cols[:, 0], self.params.pool) | _top(cols[:, 1], self.params.pool)
         if self.graph is not None and n:
-            pool |= _top(self._ppr(text, lexical * np.isin(np.arange(n), list(pool))), self.params["pool"])
+            pool |= _top(self._ppr(text, lexical * np.isin(np.arange(n), list(pool))), self.params.pool)
         pool_ids = sorted(pool)
-        request = self.params["requests"] and self.embedder is not None and is_request(text)
+        request = self.params.requests and self.embedder is not None and is_request(text)
         if self.embedder is not None:
             cols[:, 2] = self._dense(text, list(range(n)), request=True) if request else self._dense(text, pool_ids)
         if self.graph is not None and n:
@@ -374,35 +371,36 @@ class TagGraphFusion(Retriever):
             cols[:, 3] = self._ppr(text, seed)
         notes = np.arange(n)  # every note is ranked, as by AdaptiveGraph: no evidence at all -> note order
         days = np.asarray(self.days)[notes]
-        now = parse_timestamp(self._now) if self._now else None
-        times = time_features(text, now, days) if self.params["time"] else np.zeros((len(notes), len(TIME_FEATURES)))
-        ev = Evidence(notes, np.asarray(self.session_code, dtype=np.int64)[notes], cols[notes], times, request)
+        now = parse_timestamp(asked_on) if asked_on else None
+        times = time_features(text, now, days) if self.params.time else np.zeros((len(notes), len(TIME_FEATURES)))
+        ev = Signals(notes, np.asarray(self.session_code, dtype=np.int64)[notes], cols[notes], times, request)
         self._memo = (key, ev)
         return ev
 
-    def _weights(self, ev: Evidence) -> FusionWeights:
-        w = self.weights if self.params["session"] else FusionWeights(**{**asdict(self.weights), "session": 0.0})
+    def _weights(self, ev: Signals) -> FusionWeights:
+        w = self.weights if self.params.session else FusionWeights(**{**asdict(self.weights), "session": 0.0})
         return ev.weights(w)
 
-    def score(self, text: str) -> dict[int, float]:
-        ev = self.evidence(text)
+    def score(self, text: str, *, asked_on: str | None = None) -> dict[int, float]:
+        ev = self.signals(text, asked_on)
         return dict(zip(ev.notes.tolist(), fuse(ev, self._weights(ev)).tolist()))
 
-    def _explain_details(self, text: str, note: Note) -> dict[str, Any]:
-        ev = self.evidence(text)
+    def evidence(self, text: str, note: Note, *, asked_on: str | None = None) -> Evidence:
+        ev = self.signals(text, asked_on)
         i, w = note.index, self._weights(ev)
-        details: dict[str, Any] = {"components": {c: round(float(ev.components[i, j]), 4) for j, c in enumerate(COMPONENTS)},
-                "weighted": {c: round(float(ev.components[i, j] * getattr(w, c)), 4)
-                             for j, c in enumerate(COMPONENTS)},
-                "time": {t: round(float(ev.time[i, j]), 4) for j, t in enumerate(TIME_FEATURES)},
-                "question_date": self._now, "request": ev.request}
-        parts = [f"{c} {v:.3g}" for c, v in details["weighted"].items() if v]
+        detail: dict[str, Any] = {
+            "components": {c: round(float(ev.components[i, j]), 4) for j, c in enumerate(COMPONENTS)},
+            "weighted": {c: round(float(ev.components[i, j] * getattr(w, c)), 4) for j, c in enumerate(COMPONENTS)},
+            "time": {t: round(float(ev.time[i, j]), 4) for j, t in enumerate(TIME_FEATURES)},
+            "question_date": asked_on, "request": ev.request}
+        out = Evidence(detail=detail)
+        parts = [f"{c} {v:.3g}" for c, v in detail["weighted"].items() if v]
         if parts:
-            details["evidence"] = "weighted evidence " + " + ".join(parts) + (
+            out.summary = "weighted evidence " + " + ".join(parts) + (
                 " (a request for suggestions: dense over every note's raw turn, OpenClaw's 0.7 / 0.3)"
                 if ev.request else
-                f", over the session and time rules (question date {self._now})" if self._now else "")
+                f", over the session and time rules (question date {asked_on})" if asked_on else "")
         if not ev.components[i].any():
-            details["missing"] = ("no lexical, dense or graph evidence: no positive BM25 term, outside the "
-                                  "dense pool and unreached by PPR")
-        return details
+            out.missing = ("no lexical, dense or graph evidence: no positive BM25 term, outside the "
+                           "dense pool and unreached by PPR")
+        return out

@@ -33,13 +33,14 @@ import re
 import sqlite3
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
+from pydantic import Field
 
 from taggraph.errors import ConfigError
 from taggraph.notes import Note
-from taggraph.retrieval.base import DEFAULT_DEPTH, Retriever
+from taggraph.retrieval.base import DEFAULT_DEPTH, Evidence, Retriever, check_k
 from taggraph.retrieval.embeddings import Embedder, get_embedder
 from taggraph.text import MAX_QUERY_CHARS, query_tokens
 
@@ -140,18 +141,27 @@ class _Lists:
 
 
 class OpenClaw(Retriever):
-    name = "OpenClaw"
+    @dataclass(frozen=True)
+    class Params:
+        source: Literal["raw", "notes"] = "raw"
+        embedder: str | Embedder = "minilm"
+        device: Literal["auto", "cpu", "cuda"] | str = "auto"
+        dense_weight: Annotated[float, Field(ge=0)] = 0.7
+        keyword_weight: Annotated[float, Field(ge=0)] = 0.3
+        candidate_multiplier: Annotated[int, Field(ge=1)] = 4
+        chunk_chars: Annotated[int, Field(ge=1)] = 1600
+        overlap_chars: Annotated[int, Field(ge=0)] = 320
+        mmr: bool = False
+        mmr_lambda: Annotated[float, Field(ge=0, le=1)] = 0.7
+        temporal_decay: bool = False
+        half_life_days: Annotated[float, Field(gt=0)] = 30.0
 
-    def __init__(self, store, source: str = "raw", embedder: str | Embedder = "minilm", device: str = "auto",
-                 dense_weight: float = 0.7, keyword_weight: float = 0.3, candidate_multiplier: int = 4,
-                 chunk_chars: int = 1600, overlap_chars: int = 320, mmr: bool = False,
-                 mmr_lambda: float = 0.7, temporal_decay: bool = False, half_life_days: float = 30.0,
-                 name: str | None = None) -> None:
-        if source not in ("raw", "notes"):
-            raise ConfigError(f"source must be 'raw' or 'notes', not {source!r}")
-        if name:
-            self.name = name
-        self.embedder = get_embedder(embedder, device) if isinstance(embedder, str) else embedder
+    def __init__(self, store, params: Params | None = None) -> None:
+        super().__init__(store, params)
+        p = self.params
+        if p.overlap_chars >= p.chunk_chars:
+            raise ConfigError(f"OpenClaw: overlap_chars ({p.overlap_chars}) must be below chunk_chars ({p.chunk_chars})")
+        self.embedder = get_embedder(p.embedder, p.device) if isinstance(p.embedder, str) else p.embedder
         self.depth = DEFAULT_DEPTH  # depth `score` (and so `explain`) cuts the candidate lists for
         self.chunks: list[str] = []
         self.chunk_note: list[int] = []
@@ -165,29 +175,26 @@ class OpenClaw(Retriever):
             self.db.execute("CREATE VIRTUAL TABLE chunks USING fts5(text)")
         except sqlite3.OperationalError as exc:
             raise RuntimeError(f"SQLite {sqlite3.sqlite_version} here has no FTS5: {exc}") from None
-        self.params = dict(source=source, embedder=self.embedder.name, device=self.embedder.device,
-                           dense_weight=dense_weight,
-                           keyword_weight=keyword_weight, candidate_multiplier=candidate_multiplier,
-                           chunk_chars=chunk_chars, overlap_chars=overlap_chars, mmr=mmr,
-                           mmr_lambda=mmr_lambda, temporal_decay=temporal_decay,
-                           half_life_days=half_life_days)
-        # Notes already in the store are embedded in one batched call, not one call per note.
-        pending = {n.index: self._chunk(n) for n in store.notes}
-        flat = [c for chunks in pending.values() for c in chunks]
-        self._bulk: dict[int, np.ndarray] = {}
-        if flat:
-            rows = np.split(self.embedder.embed(flat), np.cumsum([len(c) for c in pending.values()])[:-1])
-            self._bulk = dict(zip(pending, rows))
-        super().__init__(store, **self.params)
+
+    def config(self) -> dict[str, Any]:
+        """The parameters, with the embedder's name and the device it runs on (auto resolved)."""
+        return {**super().config(), "embedder": self.embedder.name, "device": self.embedder.device}
 
     def _chunk(self, note: Note) -> list[str]:
-        return note_chunks(note, self.params["source"], self.params["chunk_chars"], self.params["overlap_chars"])
+        return note_chunks(note, self.params.source, self.params.chunk_chars, self.params.overlap_chars)
+
+    def add_many(self, notes: list[Note]) -> None:
+        """Index `notes`, their chunks embedded in one batched call."""
+        chunks = [self._chunk(note) for note in notes]
+        flat = [c for cs in chunks for c in cs]
+        vectors = np.split(self.embedder.embed(flat), np.cumsum([len(c) for c in chunks])[:-1])
+        for note, cs, vecs in zip(notes, chunks, vectors):
+            self._insert(note, cs, vecs)
 
     def add(self, note: Note) -> None:
-        chunks = self._chunk(note)
-        vecs = self._bulk.pop(note.index, None)
-        if vecs is None:
-            vecs = self.embedder.embed(chunks)
+        self.add_many([note])
+
+    def _insert(self, note: Note, chunks: list[str], vecs: np.ndarray) -> None:
         first = len(self.chunks)
         self.note_start.append(first)
         self.chunks += chunks
@@ -223,17 +230,17 @@ class OpenClaw(Retriever):
         return lists
 
     def _cut(self, lists: _Lists, depth: int) -> tuple[dict[int, float], dict[int, float]]:
-        m = self.params["candidate_multiplier"] * depth
+        m = self.params.candidate_multiplier * depth
         return _top(lists.dense, m), _top({i: s for i, (s, _) in lists.keyword.items()}, m)
 
     def _scores(self, text: str, depth: int) -> dict[int, float]:
         dense, keyword = self._cut(self._lists(text), depth)
-        wd, wk = self.params["dense_weight"], self.params["keyword_weight"]
+        wd, wk = self.params.dense_weight, self.params.keyword_weight
         scores = {i: wd * dense.get(i, 0.0) + wk * keyword.get(i, 0.0)
                   for i in sorted(dense.keys() | keyword.keys())}
-        if self.params["temporal_decay"]:
+        if self.params.temporal_decay:
             scores = self._decay(scores)
-        if self.params["mmr"] and scores:
+        if self.params.mmr and scores:
             scores = self._mmr(scores)
         return scores
 
@@ -241,7 +248,7 @@ class OpenClaw(Retriever):
         days = np.asarray(self.days)
         if np.isnan(days).all():
             return scores
-        newest, half_life = np.nanmax(days), self.params["half_life_days"]
+        newest, half_life = np.nanmax(days), self.params.half_life_days
         return {i: s if np.isnan(days[i]) else s * 0.5 ** ((newest - days[i]) / half_life)
                 for i, s in scores.items()}
 
@@ -249,7 +256,7 @@ class OpenClaw(Retriever):
         """Greedy MMR: pick argmax of lambda * score - (1 - lambda) * max(0, cosine to the notes
         already picked), a note's vector being its mean chunk embedding. A note's new score is
         its value when picked, which never increases from one pick to the next."""
-        lam = self.params["mmr_lambda"]
+        lam = self.params.mmr_lambda
         ids = sorted(scores, key=lambda i: (-scores[i], i))
         vecs = np.stack([self._vecs[i].mean(axis=0) for i in ids])
         vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
@@ -266,51 +273,53 @@ class OpenClaw(Retriever):
             max_sim = np.maximum(max_sim, sim[j])
         return out
 
-    def score(self, text: str) -> dict[int, float]:
+    def score(self, text: str, *, asked_on: str | None = None) -> dict[int, float]:
         """Merged scores of the candidates at depth `self.depth` (each list cut to 4 * depth)."""
         return self._scores(text, self.depth)
 
-    def rank(self, text: str, k: int = DEFAULT_DEPTH) -> list[tuple[int, float]]:
+    def rank(self, text: str, k: int = DEFAULT_DEPTH, *, asked_on: str | None = None) -> list[tuple[int, float]]:
         """Top-k with each candidate list cut to `candidate_multiplier` * k notes."""
-        return self._order(self._scores(text, k))[:k]
+        self.sync()
+        return self._order(self._scores(text, check_k(k)))[:k]
 
-    def _explain_details(self, text: str, note: Note) -> dict[str, Any]:
+    def evidence(self, text: str, note: Note, *, asked_on: str | None = None) -> Evidence:
         lists = self._lists(text)
         i, depth = note.index, self.depth
-        m = self.params["candidate_multiplier"] * depth
+        m = self.params.candidate_multiplier * depth
         dense, keyword = self._cut(lists, depth)
-        details: dict[str, Any] = {"fts_query": fts_query(text)[:SNIPPET_CHARS]}
+        detail: dict[str, Any] = {"fts_query": fts_query(text)[:SNIPPET_CHARS]}
         if lists.dense:
             end = self.note_start[i + 1] if i + 1 < len(self.note_start) else len(self.chunks)
             best = self.note_start[i] + int(np.argmax(lists.sims[self.note_start[i]:end]))
-            details["dense"] = {"score": round(lists.dense[i], 4), "rank": _position(lists.dense, i),
-                                "chunk": self.chunks[best][:SNIPPET_CHARS]}
+            detail["dense"] = {"score": round(lists.dense[i], 4), "rank": _position(lists.dense, i),
+                               "chunk": self.chunks[best][:SNIPPET_CHARS]}
         if i in lists.keyword:
             kw, best = lists.keyword[i]
-            details["keyword"] = {"score": round(kw, 4),
-                                  "rank": _position({j: s for j, (s, _) in lists.keyword.items()}, i),
-                                  "chunk": self.chunks[best][:SNIPPET_CHARS]}
-        details["contributions"] = {"dense": round(self.params["dense_weight"] * dense.get(i, 0.0), 4),
-                                    "keyword": round(self.params["keyword_weight"] * keyword.get(i, 0.0), 4)}
-        parts = [f"{k} {v:.3g}" for k, v in details["contributions"].items() if v]
+            detail["keyword"] = {"score": round(kw, 4),
+                                 "rank": _position({j: s for j, (s, _) in lists.keyword.items()}, i),
+                                 "chunk": self.chunks[best][:SNIPPET_CHARS]}
+        detail["contributions"] = {"dense": round(self.params.dense_weight * dense.get(i, 0.0), 4),
+                                   "keyword": round(self.params.keyword_weight * keyword.get(i, 0.0), 4)}
+        ev = Evidence(detail=detail)
+        parts = [f"{k} {v:.3g}" for k, v in detail["contributions"].items() if v]
         if parts:
-            details["evidence"] = (f"{self.params['dense_weight']} dense + {self.params['keyword_weight']} keyword: "
-                                   + " + ".join(parts))
-        if not lists.keyword and details["fts_query"]:
+            ev.summary = (f"{self.params.dense_weight} dense + {self.params.keyword_weight} keyword: "
+                          + " + ".join(parts))
+        if not lists.keyword and detail["fts_query"]:
             n_tokens = len(set(query_tokens(text)))
-            details["fallback"] = (f"the keyword list is empty: FTS5 ANDs all {n_tokens} query tokens and no "
-                                   f"chunk holds them all, so only the dense score counts")
+            ev.fallback = (f"the keyword list is empty: FTS5 ANDs all {n_tokens} query tokens and no "
+                           f"chunk holds them all, so only the dense score counts")
         if i not in dense and i not in keyword:
-            why_dense = (f"its dense score ranks {details['dense']['rank']} of {len(lists.dense)}"
+            why_dense = (f"its dense score ranks {detail['dense']['rank']} of {len(lists.dense)}"
                          if lists.dense else "the query is blank, so there is no dense list")
-            if not details["fts_query"]:
+            if not detail["fts_query"]:
                 why_kw = "the query has no keyword tokens"
             elif not lists.keyword:
                 why_kw = "the AND query matched no chunk at all, so the keyword list is empty"
             elif i not in lists.keyword:
                 why_kw = f"the AND query matched {len(lists.keyword)} notes but no chunk of this one"
             else:
-                why_kw = f"its keyword score ranks {details['keyword']['rank']} of {len(lists.keyword)}"
-            details["missing"] = (f"in neither candidate list (each keeps the best {m} notes, "
-                                  f"{self.params['candidate_multiplier']} x depth {depth}): {why_dense}; {why_kw}")
-        return details
+                why_kw = f"its keyword score ranks {detail['keyword']['rank']} of {len(lists.keyword)}"
+            ev.missing = (f"in neither candidate list (each keeps the best {m} notes, "
+                          f"{self.params.candidate_multiplier} x depth {depth}): {why_dense}; {why_kw}")
+        return ev

@@ -1,136 +1,262 @@
-"""The one registry of retrieval methods, by the names the paper uses.
+"""The one registry of retrieval methods: the paper's names, ours, and the user's.
 
-``make_retriever(name, store)`` builds any of them over a MemoryStore; extra
-keyword arguments override the registered parameters (ablations, depth sweeps).
-Method names are validated here and nowhere else (`check_methods`).
+``register_method(name, cls, **params)`` (also a class decorator) names a `Retriever` class
+with fixed parameter values; ``make_retriever(name, store)`` builds it. A method is found by
+its registered name, as ``package.module:Class`` (imported and registered on first use), or
+by name from an installed package's entry point in the group ``taggraph.methods``.
+Registrations made at run time travel to worker processes with `registered_here` /
+`restore` (the experiment runner does this), so a method defined in a notebook runs
+with ``workers=2`` and on Dask. Names are checked here and nowhere else (`check_methods`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
-from collections.abc import Iterable
+import os
+import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from importlib.metadata import entry_points
+from typing import Any, get_args, get_type_hints
 
 from taggraph.errors import ConfigError
-from taggraph.retrieval.base import Retriever
+from taggraph.retrieval.base import Retriever, make_params, recorded
 from taggraph.store import MemoryStore
+
+ENTRY_POINT_GROUP = "taggraph.methods"
 
 
 @dataclass(frozen=True)
-class Entry:
-    """A registered method: its class (``module:Class``, imported on first use) and fixed settings."""
+class Method:
+    """A registered method: its name, its class (or ``module:Class``, imported on first use), its fixed
+    parameter values, and for an ablation the method it ablates and the one component it switches off."""
 
-    target: str
-    defaults: dict[str, Any] = field(default_factory=dict)
+    name: str
+    target: type | str
+    defaults: dict[str, Any] = field(default_factory=dict, hash=False)
+    ablation_of: str | None = None
+    component: str | None = None
 
     def cls(self) -> type[Retriever]:
-        module, _, name = self.target.partition(":")
-        return getattr(importlib.import_module(module), name)
+        if isinstance(self.target, type):
+            return self.target
+        return check_contract(self.name, _import(self.target, self.name))
 
-    def __call__(self, store: MemoryStore, name: str, **params: Any) -> Retriever:
-        return self.cls()(store, name=name, **{**self.defaults, **params})
+    def params(self, **overrides: Any) -> Any:
+        """The method's `Params`, registered values and `overrides` over the defaults, checked."""
+        return make_params(self.name, self.cls().Params, {**self.defaults, **overrides})
+
+    def embeds(self, **overrides: Any) -> bool:
+        """Whether the method runs a sentence embedder (needs sentence-transformers)."""
+        return self.cls().embeds(self.params(**overrides))
+
+    def parameters(self) -> list[dict[str, Any]]:
+        """Each parameter: name, value as registered, type, and its declared rule ("ge=0, le=1")."""
+        hints = get_type_hints(self.cls().Params, include_extras=True)
+        params = self.params()
+        out = []
+        for f in dataclasses.fields(params):
+            hint = hints[f.name]
+            rules = [repr(m) for m in getattr(hint, "__metadata__", ()) for m in getattr(m, "metadata", [m])]
+            base = get_args(hint)[0] if rules else hint
+            out.append({"name": f.name, "value": recorded(getattr(params, f.name)),
+                        "type": getattr(base, "__name__", str(base)), "rule": ", ".join(rules)})
+        return out
+
+    def build(self, store: MemoryStore, **overrides: Any) -> Retriever:
+        """The method over `store`, every note indexed."""
+        retriever = self.cls()(store, self.params(**overrides))
+        retriever.name = self.name
+        retriever.sync()
+        return retriever
 
 
-def _bm25(**defaults) -> Entry:
-    return Entry("taggraph.retrieval.bm25:BM25", defaults)
+_BUILTIN: dict[str, Method] = {}
+_REGISTERED: dict[str, Method] = {}  # registered at run time (by users): what workers must be told
 
 
-def _taggraph(**defaults) -> Entry:
-    return Entry("taggraph.retrieval.taggraph:TagGraph", defaults)
+def _import(spec: str, name: str) -> Any:
+    module, _, attr = spec.partition(":")
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"method {name!r}: cannot import {spec!r} ({exc}); give package.module:Class on the "
+                          f"Python path (the current folder counts)") from None
 
 
-def _adaptive(**defaults) -> Entry:
-    return Entry("taggraph.retrieval.adaptive:AdaptiveGraph", defaults)
+def check_contract(name: str, cls: Any) -> type[Retriever]:
+    """`cls` if it is a usable method class; ConfigError naming what to fix otherwise."""
+    if not (isinstance(cls, type) and issubclass(cls, Retriever)):
+        raise ConfigError(f"method {name!r}: {cls!r} is not a subclass of taggraph.Retriever")
+    if cls.score is Retriever.score or cls.add is Retriever.add and cls.add_many is Retriever.add_many:
+        raise ConfigError(f"method {name!r}: {cls.__name__} must define add(note) and "
+                          f"score(text, *, asked_on=None)")
+    if "asked_on" not in inspect.signature(cls.score).parameters:
+        raise ConfigError(f"method {name!r}: {cls.__name__}.score must take the keyword asked_on "
+                          f"(def score(self, text, *, asked_on=None)): the date the question is asked")
+    if not dataclasses.is_dataclass(cls.Params):
+        raise ConfigError(f"method {name!r}: {cls.__name__}.Params must be a dataclass "
+                          f"(@dataclass(frozen=True) class Params: ...)")
+    return cls
 
 
-def _openclaw(**defaults) -> Entry:
-    return Entry("taggraph.retrieval.openclaw:OpenClaw", defaults)
+def _entry(name: str, target: type | str, ablation_of: str | None, component: str | None,
+           defaults: dict[str, Any]) -> Method:
+    method = Method(name, target, dict(defaults), ablation_of, component)
+    if isinstance(target, type):
+        check_contract(name, target)
+        method.params()  # a bad registered value fails here, not in the middle of a run
+    return method
 
 
-def _fusion(**defaults) -> Entry:
-    return Entry("taggraph.retrieval.fusion:TagGraphFusion", defaults)
+def register_method(name: str, cls: type | str | None = None, *, ablation_of: str | None = None,
+                    component: str | None = None, replace: bool = False, **params: Any) -> Any:
+    """Register `cls` (a `Retriever` subclass or ``"module:Class"``) as method `name`, with `params`
+    fixed. Without `cls`, a class decorator: ``@register_method("MyBM25")``. Returns `cls`.
+
+    `ablation_of` / `component`: `name` is `ablation_of` with `component` switched off (what
+    ``taggraph ablation`` runs). Registering a taken name for another class needs ``replace=True``.
+    """
+    if cls is None:
+        return lambda c: register_method(name, c, ablation_of=ablation_of, component=component,
+                                         replace=replace, **params)
+    method = _entry(name, cls, ablation_of, component, params)
+    old = _BUILTIN.get(name) or _REGISTERED.get(name)
+    if old is not None and (old.target, old.defaults) != (method.target, method.defaults) and not replace:
+        raise ConfigError(f"method name {name!r} is taken by {old.target!r}; pick another name or pass replace=True")
+    _REGISTERED[name] = method
+    return cls
 
 
-# The dense + keyword hybrids with their registered parameters: the methods that take `embedder`.
-DENSE_METHODS: dict[str, dict[str, Any]] = {"OpenClaw": {"source": "raw"}, "OC-notes": {"source": "notes"}}
-METHODS: dict[str, Entry] = {
-    "BM25": _bm25(),
-    "TagGraph-Basic": _taggraph(),
-    "TagGraph-Stopwords": _taggraph(stopwords=True),
-    "TagGraph-TFIDF": _taggraph(stopwords=True, tfidf=True),
-    "AdaptiveGraph": _adaptive(),
-    **{name: _openclaw(**params) for name, params in DENSE_METHODS.items()},
-    "TagGraph-Fusion": _fusion(),  # beyond the paper (issue 14)
-}
-PAPER_METHODS = ["BM25", "TagGraph-Basic", "TagGraph-Stopwords", "TagGraph-TFIDF", "AdaptiveGraph", *DENSE_METHODS]
-# Ablation variants of AdaptiveGraph (paper, appendix F): one component removed each, and the
-# pair the distractor sweep needs (section 6.1: diffusion's value without file seeding).
-ABLATIONS: dict[str, Entry] = {
-    "AdaptiveGraph-noDiffusion": _adaptive(iterations=0),
-    "AdaptiveGraph-noChronological": _adaptive(chronological=False),
-    "AdaptiveGraph-noFileSeeding": _adaptive(file_seeding=False),
-    "AdaptiveGraph-noFileSeeding-noDiffusion": _adaptive(file_seeding=False, iterations=0),
-    # beyond the paper (issue 13): no sibling expansion through top-level ontology nodes
-    "TagGraph-TFIDF-boundTopLevel": _taggraph(stopwords=True, tfidf=True, bound_top_level=True),
-    # TagGraph-Fusion with one component switched off each (issue 14)
-    **{f"TagGraph-Fusion-no{part}": _fusion(**{switch: False})
-       for part, switch in (("Graph", "graph"), ("Dense", "dense"), ("Raw", "raw_turns"),
-                            ("Session", "session"), ("Time", "time"), ("Requests", "requests"))},
-}
-ALL_METHODS = {**METHODS, **ABLATIONS}
+def _builtin(name: str, target: str, ablation_of: str | None = None, component: str | None = None,
+             **defaults: Any) -> None:
+    _BUILTIN[name] = Method(name, target, defaults, ablation_of, component)
+
+
+_BM25, _TAGGRAPH = "taggraph.retrieval.bm25:BM25", "taggraph.retrieval.taggraph:TagGraph"
+_ADAPTIVE, _OPENCLAW = "taggraph.retrieval.adaptive:AdaptiveGraph", "taggraph.retrieval.openclaw:OpenClaw"
+_FUSION = "taggraph.retrieval.fusion:TagGraphFusion"
+_builtin("BM25", _BM25)
+_builtin("TagGraph-Basic", _TAGGRAPH)
+_builtin("TagGraph-Stopwords", _TAGGRAPH, stopwords=True)
+_builtin("TagGraph-TFIDF", _TAGGRAPH, stopwords=True, tfidf=True)
+_builtin("AdaptiveGraph", _ADAPTIVE)
+_builtin("OpenClaw", _OPENCLAW, source="raw")
+_builtin("OC-notes", _OPENCLAW, source="notes")
+_builtin("TagGraph-Fusion", _FUSION)  # beyond the paper (issue 14)
+PAPER_METHODS = ["BM25", "TagGraph-Basic", "TagGraph-Stopwords", "TagGraph-TFIDF", "AdaptiveGraph", "OpenClaw",
+                 "OC-notes"]
+# Ablations of AdaptiveGraph (paper, appendix F): one component removed each, and the pair the
+# distractor sweep needs (section 6.1: diffusion's value without file seeding).
+_builtin("AdaptiveGraph-noDiffusion", _ADAPTIVE, "AdaptiveGraph", "Diffusion", iterations=0)
+_builtin("AdaptiveGraph-noChronological", _ADAPTIVE, "AdaptiveGraph", "Chronological", chronological=False)
+_builtin("AdaptiveGraph-noFileSeeding", _ADAPTIVE, "AdaptiveGraph", "FileSeeding", file_seeding=False)
+_builtin("AdaptiveGraph-noFileSeeding-noDiffusion", _ADAPTIVE, "AdaptiveGraph", file_seeding=False, iterations=0)
+# beyond the paper (issue 13): no sibling expansion through top-level ontology nodes
+_builtin("TagGraph-TFIDF-boundTopLevel", _TAGGRAPH, "TagGraph-TFIDF", stopwords=True, tfidf=True,
+         bound_top_level=True)
+# TagGraph-Fusion with one component switched off each (issue 14)
+for _part, _switch in (("Graph", "graph"), ("Dense", "dense"), ("Raw", "raw_turns"), ("Session", "session"),
+                       ("Time", "time"), ("Requests", "requests")):
+    _builtin(f"TagGraph-Fusion-no{_part}", _FUSION, "TagGraph-Fusion", _part, **{_switch: False})
+
+
+def _installed() -> dict[str, str]:
+    """Methods that installed packages declare in the entry-point group ``taggraph.methods``: name -> target."""
+    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def method_names(ablations: bool = True) -> list[str]:
+    """Every method name known now: built in, registered, installed (entry points); ablations unless told not."""
+    known = {**_BUILTIN, **_REGISTERED}
+    names = [n for n, m in known.items() if ablations or m.ablation_of is None]
+    return names + [n for n in _installed() if n not in known]
+
+
+def method(name: str) -> Method:
+    """The method registered as `name`, or imported from ``module:Class`` or an entry point; ConfigError
+    naming the known methods otherwise."""
+    if name in _REGISTERED or name in _BUILTIN:
+        return _REGISTERED.get(name) or _BUILTIN[name]
+    installed = _installed()
+    if name in installed:
+        return _entry(name, _import(installed[name], name), None, None, {})
+    if ":" in name:
+        return _from_spec(name)
+    raise ConfigError(f"unknown method {name!r}; known: {', '.join(method_names())}, or package.module:Class")
+
+
+def _from_spec(spec: str) -> Method:
+    """The method of ``module:Class``: its registered entry when importing the module registered it, else
+    registered now under the class name. The current folder is on the path, as for uvicorn's app specs."""
+    if os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())
+    cls = check_contract(spec, _import(spec, spec))
+    for m in (*_REGISTERED.values(), *_BUILTIN.values()):
+        if m.target is cls and not m.defaults:
+            return m
+    register_method(cls.__name__, cls)
+    return _REGISTERED[cls.__name__]
 
 
 def check_methods(names: Iterable[str]) -> list[str]:
-    """`names` as a list; ConfigError naming the unknown ones and the known ones."""
+    """The registered names of `names` (``module:Class`` resolved); ConfigError naming the unknown ones."""
     names = list(names)
-    unknown = [m for m in names if m not in ALL_METHODS]
-    if unknown:
-        raise ConfigError(f"unknown method(s) {unknown}; known: {', '.join(ALL_METHODS)}")
     if not names:
-        raise ConfigError(f"no method given; known: {', '.join(ALL_METHODS)}")
-    return names
+        raise ConfigError(f"no method given; known: {', '.join(method_names())}")
+    return [method(n).name for n in names]
 
 
-def embeds(name: str) -> bool:
-    """Whether method `name`, as registered, runs a sentence embedder (so needs sentence-transformers):
-    the dense hybrids, and TagGraph-Fusion unless its dense part is off."""
-    entry = ALL_METHODS[name]
-    return "embedder" in inspect.signature(entry.cls().__init__).parameters and entry.defaults.get("dense", True)
+def embeds(name: str, **overrides: Any) -> bool:
+    """Whether method `name` (with `overrides`) runs a sentence embedder, so needs sentence-transformers."""
+    return method(name).embeds(**overrides)
 
 
-def ablations_of(method: str) -> list[str]:
-    """The registered ablations of `method` that switch off one component: ``<method>-no<Part>``."""
-    prefix = f"{method}-no"
-    return [name for name in ABLATIONS if name.startswith(prefix) and "-no" not in name[len(prefix):]]
+def ablations_of(name: str) -> list[str]:
+    """The registered ablations of `name` that switch off one component each."""
+    return [n for n, m in {**_BUILTIN, **_REGISTERED}.items() if m.ablation_of == name and m.component]
 
 
 def check_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
-    """`params` if method `name` takes each of them with a value of its default's type; ConfigError otherwise.
-
-    Only command-line kinds of values (bool, int, float, str) are checked; a default of None
-    accepts anything; an int is accepted where the default is a float.
-    """
-    check_methods([name])
-    signature = inspect.signature(ALL_METHODS[name].cls().__init__)
-    allowed = {k: p.default for k, p in signature.parameters.items() if k not in ("self", "store", "name")}
-    for key, value in params.items():
-        if key not in allowed:
-            raise ConfigError(f"method {name!r} has no parameter {key!r}; its parameters: {', '.join(allowed)}")
-        default = allowed[key]
-        if default is inspect.Parameter.empty or default is None or value is None \
-                or not isinstance(value, (bool, int, float, str)):  # objects (an Embedder) are the caller's
-            continue
-        ok = isinstance(value, type(default)) if isinstance(default, (bool, str)) else \
-            isinstance(value, (int, float)) and not isinstance(value, bool) and \
-            (isinstance(default, float) or isinstance(value, int))
-        if not ok:
-            raise ConfigError(f"method {name!r}: parameter {key!r} must be {type(default).__name__} "
-                              f"like its default {default!r}, got {value!r}")
+    """`params` if method `name` takes each of them with a valid value; ConfigError otherwise."""
+    method(name).params(**params)
     return params
 
 
 def make_retriever(name: str, store: MemoryStore, **params: Any) -> Retriever:
-    """The registered method `name` over `store`; `params` override its registered settings."""
-    return ALL_METHODS[name](store, name, **check_params(name, params))
+    """The method `name` over `store`; `params` override its registered values."""
+    return method(name).build(store, **params)
+
+
+def registered_methods() -> list[str]:
+    """The methods registered at run time (a user's own; not built in), ablations excepted."""
+    return [n for n, m in _REGISTERED.items() if m.ablation_of is None]
+
+
+def registered_here() -> dict[str, Method]:
+    """The methods registered at run time in this process, to hand to worker processes (`restore`)."""
+    return dict(_REGISTERED)
+
+
+def restore(registered: dict[str, Method]) -> None:
+    """Register `registered` (from another process's `registered_here`) in this process."""
+    _REGISTERED.update(registered)
+
+
+def with_registered(fn: Callable) -> Callable:
+    """`fn` that, wherever it runs (a joblib worker, a Dask worker), first knows this process's methods."""
+    return _WithRegistered(fn, registered_here())
+
+
+class _WithRegistered:
+    """A picklable wrapper (joblib and Dask pickle it with cloudpickle; a class defined in a notebook
+    travels by value)."""
+
+    def __init__(self, fn: Callable, registered: dict[str, Method]) -> None:
+        self.fn, self.registered = fn, registered
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        restore(self.registered)
+        return self.fn(*args, **kwargs)

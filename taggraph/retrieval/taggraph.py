@@ -28,12 +28,15 @@ default) stops expansion there: a top-level node reached from below is not expan
 from __future__ import annotations
 
 from collections import deque
-from typing import Any
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from taggraph.graph import concept_node, file_node
 from taggraph.notes import Note
 from taggraph.ontology import prefixes, segment_words, singular
-from taggraph.retrieval.base import Retriever
+from taggraph.retrieval.base import Evidence, Retriever
 from taggraph.retrieval.index import STOPWORD_DF, concept_matcher, filter_tokens, term_index
 from taggraph.text import query_tokens
 
@@ -59,27 +62,29 @@ def path_words(e: dict[str, Any]) -> str:
 
 
 class TagGraph(Retriever):
-    name = "TagGraph"
+    @dataclass(frozen=True)
+    class Params:
+        stopwords: bool = False
+        tfidf: bool = False
+        max_hops: Annotated[int, Field(ge=0, le=10)] = MAX_HOPS
+        stopword_df: Annotated[float, Field(gt=0, le=1)] = STOPWORD_DF
+        stopword_fallback: bool = False
+        rank_all_files: bool = True
+        bound_top_level: bool = False
 
-    def __init__(self, store, stopwords: bool = False, tfidf: bool = False, max_hops: int = MAX_HOPS,
-                 stopword_df: float = STOPWORD_DF, stopword_fallback: bool = False, rank_all_files: bool = True,
-                 bound_top_level: bool = False, name: str | None = None) -> None:
+    def __init__(self, store, params: Params | None = None) -> None:
+        super().__init__(store, params)
         self.terms = term_index(store)
         self.matcher = concept_matcher(store)
         self._expansions: dict[tuple[str, int], dict[str, list[str]]] = {}
         self._expansions_version = -1
-        if name:
-            self.name = name
-        super().__init__(store, stopwords=stopwords, tfidf=tfidf, max_hops=max_hops, stopword_df=stopword_df,
-                         stopword_fallback=stopword_fallback, rank_all_files=rank_all_files,
-                         bound_top_level=bound_top_level)
 
     def add(self, note: Note) -> None:
         """Nothing of its own: graph, matcher and term index are shared store indexes."""
 
     def tokens(self, text: str) -> tuple[list[str], list[str]]:
-        return filter_tokens(query_tokens(text), self.terms, self.params["stopwords"], self.params["stopword_df"],
-                             self.params["stopword_fallback"])
+        return filter_tokens(query_tokens(text), self.terms, self.params.stopwords, self.params.stopword_df,
+                             self.params.stopword_fallback)
 
     def expand(self, path: str) -> dict[str, list[str]]:
         """Concepts within max_hops ontology edges of `path`: concept -> trail of concepts from `path`."""
@@ -92,9 +97,9 @@ class TagGraph(Retriever):
         while queue:
             node = queue.popleft()
             trail = seen[node]
-            if len(trail) - 1 >= self.params["max_hops"]:
+            if len(trail) - 1 >= self.params.max_hops:
                 continue
-            if self.params["bound_top_level"] and node != path and "/" not in node:
+            if self.params.bound_top_level and node != path and "/" not in node:
                 continue  # no sibling expansion through a top-level node
             for nxt in sorted(self.matcher.neighbours[node]):
                 if nxt not in seen:
@@ -130,46 +135,43 @@ class TagGraph(Retriever):
                      "path": [concept_node(c) for c in trail] + [topic, file_node(note.note_id)]})
         return found
 
-    def score(self, text: str) -> dict[int, float]:
+    def score(self, text: str, *, asked_on: str | None = None) -> dict[int, float]:
         kept, _ = self.tokens(text)
         scores: dict[int, float] = {}
         for _, concept, trail in self.reached(kept):
             weight = 1.0 / len(trail)  # 1 / (1 + hops)
             for idx in self.matcher.files.get(concept, ()):
                 scores[idx] = scores.get(idx, 0.0) + weight
-        if self.params["tfidf"] and scores:
+        if self.params.tfidf and scores:
             overlap = self.terms.tfidf_overlap(kept)
             scores = {idx: s + overlap.get(idx, 0.0) for idx, s in scores.items()}
-        if self.params["rank_all_files"]:
+        if self.params.rank_all_files:
             scores = dict.fromkeys(range(len(self.store.notes)), 0.0) | scores
         return scores
 
-    def _explain_details(self, text: str, note: Note) -> dict[str, Any]:
+    def evidence(self, text: str, note: Note, *, asked_on: str | None = None) -> Evidence:
         kept, dropped = self.tokens(text)
-        evidence = self.traverse(kept).get(note.index, [])
-        evidence.sort(key=lambda e: e["hops"])
-        details: dict[str, Any] = {"query_tokens": kept, "dropped_as_stopwords": dropped,
-                                   "paths": evidence[:10]}
-        if self.params["tfidf"]:
-            details["tfidf_overlap"] = self.terms.tfidf_overlap(kept).get(note.index, 0.0)
-        if evidence:
-            details["evidence"] = "; ".join(path_words(e) for e in evidence[:3])
+        paths = self.traverse(kept).get(note.index, [])
+        paths.sort(key=lambda e: e["hops"])
+        detail: dict[str, Any] = {"query_tokens": kept, "dropped_as_stopwords": dropped, "paths": paths[:10]}
+        if self.params.tfidf:
+            detail["tfidf_overlap"] = self.terms.tfidf_overlap(kept).get(note.index, 0.0)
+        ev = Evidence(summary="; ".join(path_words(e) for e in paths[:3]), detail=detail)
         if dropped and not kept:
-            details["fallback"] = (f"every query token was dropped as a stopword (in more than "
-                                   f"{self.params['stopword_df']:.0%} of the {len(self.store)} notes): no entry point")
-        if not evidence:
+            ev.fallback = (f"every query token was dropped as a stopword (in more than "
+                           f"{self.params.stopword_df:.0%} of the {len(self.store)} notes): no entry point")
+        if not paths:
             note_words = {w for p in note.paths() for pre in prefixes(p) for w in segment_words(pre)}
             lost = [t for t in dropped if t in note_words or singular(t) in note_words]
             if not note.paths():
-                details["missing"] = "the note has no tags, so no tag entry point reaches it"
+                ev.missing = "the note has no tags, so no tag entry point reaches it"
             elif lost:
-                details["missing"] = (f"query token(s) {lost} match the note's tags but were dropped as "
-                                      f"stopwords (in more than {self.params['stopword_df']:.0%} of files)")
+                ev.missing = (f"query token(s) {lost} match the note's tags but were dropped as "
+                              f"stopwords (in more than {self.params.stopword_df:.0%} of files)")
             else:
-                details["missing"] = (f"no helpful tag: none of the query tokens {kept} matches a tag "
-                                      f"within {self.params['max_hops']} ontology hops of the note's tags "
-                                      f"{note.paths()}")
-            if details.get("tfidf_overlap"):
-                details["missing"] += (f"; its tf-idf overlap {details['tfidf_overlap']:.2f} does not count: TF-IDF "
-                                       f"only re-weights the notes the traversal reached")
-        return details
+                ev.missing = (f"no helpful tag: none of the query tokens {kept} matches a tag "
+                              f"within {self.params.max_hops} ontology hops of the note's tags {note.paths()}")
+            if detail.get("tfidf_overlap"):
+                ev.missing += (f"; its tf-idf overlap {detail['tfidf_overlap']:.2f} does not count: TF-IDF "
+                               f"only re-weights the notes the traversal reached")
+        return ev

@@ -28,8 +28,8 @@ from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.datasets import Case, load_dataset
 from taggraph.errors import ConfigError
 from taggraph.notes import Note
-from taggraph.retrieval import DEFAULT_DEPTH, PAPER_METHODS, Explanation, Result, Retriever, make_retriever
-from taggraph.retrieval.registry import embeds
+from taggraph.retrieval import (DEFAULT_DEPTH, PAPER_METHODS, Explanation, Result, Retriever, embeds, make_retriever,
+                                registered_methods)
 from taggraph.atomic import atomic_write
 from taggraph.store import MemoryStore
 
@@ -41,9 +41,10 @@ VIEW_METHODS = [*PAPER_METHODS, "TagGraph-Fusion"]  # what the views explain by 
 
 
 def available_methods(names: Sequence[str] | None = None) -> list[str]:
-    """`names` (default: VIEW_METHODS) without those that embed text (they need sentence-transformers,
-    pip install "taggraph[dense]") when it is not installed; prints which were skipped."""
-    names = list(names or VIEW_METHODS)
+    """`names` (default: VIEW_METHODS and the methods registered in this process) without those that embed
+    text (they need sentence-transformers, pip install "taggraph[dense]") when it is not installed; prints
+    which were skipped."""
+    names = list(names or dict.fromkeys([*VIEW_METHODS, *registered_methods()]))
     if importlib.util.find_spec("sentence_transformers") is not None:
         return names
     skipped = [m for m in names if embeds(m)]
@@ -52,24 +53,21 @@ def available_methods(names: Sequence[str] | None = None) -> list[str]:
     return [m for m in names if not embeds(m)]
 
 
-def build_retrievers(store: MemoryStore, methods: Methods, method_params: Mapping[str, Mapping[str, Any]] | None = None,
-                     now: str | None = None) -> dict[str, Retriever]:
+def build_retrievers(store: MemoryStore, methods: Methods,
+                     method_params: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Retriever]:
     """Method name -> retriever over `store`, built with its `method_params` ({method: {key: value}});
-    already-built retrievers pass through. With `now` (a case's ``question_date``) every retriever
-    answers as asked on that date, as the bench asks it (`Retriever.ask_on`)."""
+    already-built retrievers pass through."""
     params = method_params or {}
-    out = dict(methods) if isinstance(methods, Mapping) else {m: make_retriever(m, store, **params.get(m, {}))
-                                                              for m in methods}
-    if now is not None:
-        for r in out.values():
-            r.ask_on(now)
-    return out
+    return dict(methods) if isinstance(methods, Mapping) else {m: make_retriever(m, store, **params.get(m, {}))
+                                                               for m in methods}
 
 
 def retrieve_all(store: MemoryStore, question: str, methods: Methods, k: int = DEFAULT_DEPTH,
-                 explain: bool = False) -> dict[str, list[Result]]:
-    """Method name -> its top-k results for `question` (with explanations when `explain`)."""
-    return {m: r.query(question, k, explain=explain) for m, r in build_retrievers(store, methods).items()}
+                 explain: bool = False, asked_on: str | None = None) -> dict[str, list[Result]]:
+    """Method name -> its top-k results for `question` asked on date `asked_on` (a case's
+    ``question_date``, as the bench asks it), with explanations when `explain`."""
+    return {m: r.query(question, k, asked_on=asked_on, explain=explain)
+            for m, r in build_retrievers(store, methods).items()}
 
 
 @lru_cache(maxsize=4)
@@ -135,30 +133,36 @@ def summarize(exp: Explanation) -> str:
         parts.append("terms " + ", ".join(f"{t} {_number(v)}" for t, v in list(d["matched_terms"].items())[:4]))
     if "contributions" in d:
         parts.append(" + ".join(f"{k} {_number(v)}" for k, v in d["contributions"].items()))
+    if d.get("weighted"):
+        parts.append(" + ".join(f"{c} {_number(v)}" for c, v in d["weighted"].items() if v) or "no weighted evidence")
     if "tfidf_overlap" in d:
         parts.append(f"tf-idf overlap {_number(d['tfidf_overlap'])}")
     if d.get("dropped_as_stopwords"):
         parts.append(f"dropped as stopwords: {', '.join(d['dropped_as_stopwords'])}")
-    if "outranked_by" in d:
-        o = d["outranked_by"]
-        parts.append(f"top note {o['note_id']} scores {_number(o['score'])} (+{_number(o['margin'])})")
+    if not parts and exp.evidence.summary:  # a method the views know nothing of speaks for itself
+        parts.append(exp.evidence.summary)
+    if exp.outranked_by:
+        o = exp.outranked_by[-1]
+        parts.append(f"just above it: note {o['note_id']} (rank {o['rank']}) scores {_number(o['score'])} "
+                     f"(+{_number(o['margin'])})")
     return "; ".join(parts)
 
 
 def explanations(store: MemoryStore, question: str, note_id: str, methods: Methods,
-                 depth: int = DEFAULT_DEPTH) -> dict[str, Explanation]:
-    """Method name -> its `Retriever.explain` of `note_id` for `question` at `depth`."""
+                 depth: int = DEFAULT_DEPTH, asked_on: str | None = None) -> dict[str, Explanation]:
+    """Method name -> its `Retriever.explain` of `note_id` for `question` asked on `asked_on`, at `depth`."""
     if note_id not in store.by_id:
         raise ConfigError(f"no note {note_id!r} in case {store.case_id!r}; its first notes: "
                          f"{[n.note_id for n in store.notes[:3]]}")
-    return {m: r.explain(question, note_id, depth) for m, r in build_retrievers(store, methods).items()}
+    return {m: r.explain(question, note_id, depth, asked_on=asked_on) for m, r in build_retrievers(store, methods).items()}
 
 
-def explain_table(store: MemoryStore, question: str, note_id: str, methods: Methods) -> pd.DataFrame:
-    """One row per method: retrieved, rank, score, reason, key details."""
+def explain_table(store: MemoryStore, question: str, note_id: str, methods: Methods,
+                  asked_on: str | None = None) -> pd.DataFrame:
+    """One row per method: retrieved, rank, score, reason, key details (asked on `asked_on`)."""
     rows = [{"method": m, "retrieved": e.retrieved, "rank": e.rank, "score": round(e.score, 4),
              "reason": e.reason, "key details": summarize(e)}
-            for m, e in explanations(store, question, note_id, methods).items()]
+            for m, e in explanations(store, question, note_id, methods, asked_on=asked_on).items()]
     return pd.DataFrame(rows).astype({"rank": "Int64"})
 
 
@@ -236,8 +240,19 @@ def evidence_text(e: Explanation) -> str:
     """The reason without its leading 'ranked R of N notes: ' (the verdict says that) and without the
     fallback (shown apart)."""
     text = _RANKED_PREFIX.sub("", e.reason)
-    fallback = e.details.get("fallback")
+    fallback = e.evidence.fallback
     return text.replace(f" (fallback: {fallback})", "") if fallback else text
+
+
+def _outranked_html(e: Explanation) -> str:
+    """The notes ranked just above this one (at most k), with session, rank, score and margin."""
+    if not e.outranked_by:
+        return ""
+    rows = "".join(f"<tr><td>{o['rank']}</td><td><code>{html.escape(o['note_id'])}</code></td>"
+                   f"<td>{html.escape(o['session_id'])}</td><td class='v'>{_number(o['score'])}</td>"
+                   f"<td class='v'>+{_number(o['margin'])}</td></tr>" for o in e.outranked_by)
+    return ("<dt>outranked by</dt><dd><table><tr><th>rank</th><th>note</th><th>session</th><th>score</th>"
+            f"<th>margin</th></tr>{rows}</table></dd>")
 
 
 def _gold_html(note_id: str, gold: Sequence[str]) -> str:
@@ -249,28 +264,30 @@ def _gold_html(note_id: str, gold: Sequence[str]) -> str:
 
 
 def explain_html(store: MemoryStore, question: str, note_id: str, methods: Methods, k: int = METRIC_K,
-                 depth: int = DEFAULT_DEPTH, answer: str = "", gold: Sequence[str] = ()) -> str:
+                 depth: int = DEFAULT_DEPTH, answer: str = "", gold: Sequence[str] = (),
+                 asked_on: str | None = None) -> str:
     """A self-contained page (no script, no external resource) explaining `note_id` for every method.
 
     Verdicts use the metric's cut-off `k` (Success@k); `depth` is how many notes each method
-    retrieves; `answer` and `gold` (the question's gold notes) are shown when given."""
-    exps = explanations(store, question, note_id, methods, depth)
+    retrieves; `answer` and `gold` (the question's gold notes) are shown when given; the question is
+    asked on date `asked_on`."""
+    exps = explanations(store, question, note_id, methods, depth, asked_on)
     note, n = store.by_id[note_id], len(store)
     rows, sections = [], []
     for m, e in exps.items():
         words, cls = verdict(e, k, depth, n)
-        fallback = e.details.get("fallback")
+        fallback = e.evidence.fallback
         fb_html = f"<p class='fallback'><b>Fallback:</b> {html.escape(fallback)}</p>" if fallback else ""
         rows.append(f"<tr class='{cls}'><td>{html.escape(m)}</td><td class='verdict'>{html.escape(words)}</td>"
                     f"<td class='v'>{_number(e.score)}</td><td>{html.escape(evidence_text(e))}"
                     + (f" <span class='fb'>(fallback: {html.escape(fallback)})</span>" if fallback else "")
                     + "</td></tr>")
         details = "".join(f"<dt>{html.escape(key.replace('_', ' '))}</dt><dd>{_value_html(key, v)}</dd>"
-                          for key, v in e.details.items() if key not in ("evidence", "fallback"))
+                          for key, v in e.details.items()) + _outranked_html(e)
         sections.append(f"<section class='{cls}'><h2>{html.escape(m)}: {html.escape(words)}</h2>"
-                        f"<p><b>{'Evidence' if e.details.get('evidence') else 'Why'}:</b> "
+                        f"<p><b>{'Evidence' if e.evidence.summary else 'Why'}:</b> "
                         f"{html.escape(evidence_text(e))}</p>{fb_html}"
-                        f"<details{' open' if cls == 'hit' else ''}><summary>all details</summary>"
+                        f"<details{'' if cls == 'hit' else ' open'}><summary>all details</summary>"
                         f"<dl>{details}</dl></details></section>")
     title = f"Why note {note_id} for: {question}"
     legend = " ".join(f"<span class='node' style='border-color:{c}'>{kind}</span>" for kind, c in _KIND_COLOUR.items())
@@ -334,17 +351,17 @@ def explain_command(data: str | Path, question_id: str, note_id: str | None = No
         if not gold:
             raise ConfigError(f"question {question_id!r} has no gold note; pass a note id")
         note_id = gold[0]
-    retrievers = build_retrievers(store, available_methods(methods), method_params, now=case.question_date)
+    retrievers = build_retrievers(store, available_methods(methods), method_params)
     lines = [f"question {question_id}: {case.question}", f"answer: {case.answer}",
              f"note {note_id}: {'gold' if note_id in gold else 'not gold'}; gold notes ({len(gold)}): "
              + (", ".join(gold) or "not known"),
              f"store: {len(store)} notes; each method retrieves {depth}; verdicts at k = {k} (Success@{k})", ""]
-    for m, e in explanations(store, case.question, note_id, retrievers, depth).items():
+    for m, e in explanations(store, case.question, note_id, retrievers, depth, case.question_date).items():
         words, _ = verdict(e, k, depth, len(store))
         lines.append(f"{m}: {words}; score {_number(e.score)}; {_RANKED_PREFIX.sub('', e.reason)}")
         if summarize(e):
             lines.append(f"    {summarize(e)}")
     if out is not None:
         atomic_write(Path(out), explain_html(store, case.question, note_id, retrievers, k=k, depth=depth,
-                                             answer=case.answer, gold=gold))
+                                             answer=case.answer, gold=gold, asked_on=case.question_date))
     return "\n".join(lines)

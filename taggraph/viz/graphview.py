@@ -194,21 +194,23 @@ def _why(explanations: Mapping[str, Mapping[str, Explanation]] | None, note_id: 
         e = by_note.get(note_id)
         if e is not None:
             words, cls = verdict(e, k, depth, n_notes)
-            fallback = e.details.get("fallback")
+            fallback = e.evidence.fallback
             out[method] = {"verdict": words, "cls": cls,
                            "text": evidence_text(e) + (f" (fallback: {fallback})" if fallback else "")}
     return out
 
 
 def file_explanations(store: MemoryStore, question: str, retrievers: Mapping[str, Retriever],
-                      note_ids: Iterable[str] | None = None) -> dict[str, dict[str, Explanation]]:
-    """method -> note id -> `Explanation` of every note (or of `note_ids`) for `question`: one
-    ranking with explanations per method, `explain` for the notes it did not reach."""
+                      note_ids: Iterable[str] | None = None, asked_on: str | None = None
+                      ) -> dict[str, dict[str, Explanation]]:
+    """method -> note id -> `Explanation` of every note (or of `note_ids`) for `question` asked on
+    `asked_on`: one ranking with explanations per method, `explain` for the notes it did not reach."""
     wanted = list(note_ids) if note_ids is not None else [n.note_id for n in store.notes]
     out = {}
     for method, r in retrievers.items():
-        ranked = {x.note_id: x.explanation for x in r.query(question, len(store), explain=True)}
-        out[method] = {n: ranked[n] if n in ranked else r.explain(question, n) for n in wanted}
+        ranked = {x.note_id: x.explanation for x in r.query(question, max(len(store), 1), asked_on=asked_on,
+                                                            explain=True)}
+        out[method] = {n: ranked[n] if n in ranked else r.explain(question, n, asked_on=asked_on) for n in wanted}
     return out
 
 
@@ -223,7 +225,8 @@ def graph_html(store: MemoryStore, question: str | None = None,
                results_by_method: Mapping[str, Sequence] | None = None, gold_note_ids: Iterable[str] = (),
                neighbourhood_of: str | None = None, hops: int = 2, max_nodes: int = 400, top_k: int = 5,
                chronological: bool = False, title: str | None = None,
-               retrievers: Mapping[str, Retriever] | None = None, depth: int = DEFAULT_DEPTH) -> str:
+               retrievers: Mapping[str, Retriever] | None = None, depth: int = DEFAULT_DEPTH,
+               asked_on: str | None = None) -> str:
     """A self-contained HTML page drawing `store`'s base graph.
 
     question: shown in the header; its matched concepts get a black ring.
@@ -257,7 +260,7 @@ def graph_html(store: MemoryStore, question: str | None = None,
     keep = _select(ug, seeds, hops, max_nodes, highlighted | matched, paths)
     sub = ug.subgraph(keep)
     drawn = [g.nodes[n]["note_id"] for n in keep if g.nodes[n]["kind"] == "file"]
-    explanations = file_explanations(store, question, retrievers, drawn) if retrievers and question else None
+    explanations = file_explanations(store, question, retrievers, drawn, asked_on) if retrievers and question else None
     pos = _layout(sub)
 
     net = Network(height="100%", width="100%", cdn_resources="in_line")

@@ -181,18 +181,19 @@ def miss_pages(result, cases: Sequence, data: Path | str, misses: pd.DataFrame, 
         store = build_store(case, result.config["extractor"])
         retrievers = build_retrievers(store, {m: make_retriever(m, store, **{key: v for key, v in cfg.items()
                                                                               if key != "method"})
-                                              for m, cfg in configs.items()}, now=case.question_date)
+                                              for m, cfg in configs.items()})
         gold = gold_notes(data, case, store)
         if not gold:
             continue
         depth = result.config["depth"]
         pages[_page_name(qid, "explain")] = explain_html(store, case.question, gold[0], retrievers, k=k,
-                                                         depth=depth, answer=case.answer, gold=gold)
+                                                         depth=depth, answer=case.answer, gold=gold,
+                                                         asked_on=case.question_date)
         pages[_page_name(qid, "graph")] = graph_html(store, question=case.question, gold_note_ids=gold,
                                                      results_by_method=retrieve_all(store, case.question, retrievers,
-                                                                                    depth),
+                                                                                    depth, asked_on=case.question_date),
                                                      neighbourhood_of=case.question, top_k=k, retrievers=retrievers,
-                                                     depth=depth)
+                                                     depth=depth, asked_on=case.question_date)
     return pages
 
 

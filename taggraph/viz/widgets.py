@@ -57,7 +57,7 @@ def _memory(data: str, cases: Mapping[str, Case], extractor: str):
     def memory(question: str):
         case = cases[question]
         store = build_store(case, extractor)
-        return case, store, build_retrievers(store, methods, now=case.question_date), gold_notes(data, case, store)
+        return case, store, build_retrievers(store, methods), gold_notes(data, case, store)
 
     return methods, memory
 
@@ -78,14 +78,15 @@ def retrieval_panel(data: str, cases: Mapping[str, Case], extractor: str, questi
         asked = query.strip() or case.question
         gold, answer = (gold, case.answer) if asked == case.question else ([], "")
         chosen = {method: retrievers[method]}
-        top = retrieve_all(store, asked, chosen, k=k, explain=True)
+        when = case.question_date  # a free-text question is asked on the case's date too
+        top = retrieve_all(store, asked, chosen, k=k, explain=True, asked_on=when)
         note = (gold or [r.note_id for r in top[method]] or [store.notes[0].note_id])[0]
         yield Pretty(f"{case.case_id} ({case.question_type}), {len(store)} notes\nasked: {asked}\n"
                      + (f"answer: {answer}\ngold notes: {', '.join(gold) or '(none: abstention question)'}"
                         if answer or gold else "your own question: no gold notes"))
         yield HTML(f"<h3>Top {k} of {html.escape(method)}, with the evidence</h3>")
         yield top_table(top, gold, k=k)
-        yield iframe(explain_html(store, asked, note, chosen, k=k, answer=answer, gold=gold), height=700)
+        yield iframe(explain_html(store, asked, note, chosen, k=k, answer=answer, gold=gold, asked_on=when), height=700)
 
     return panel(render, question=w.Dropdown(options=list(cases), value=question, description="question"),
                  method=w.Dropdown(options=methods, value=method, description="method"),
@@ -107,9 +108,10 @@ def graph_panel(data: str, cases: Mapping[str, Case], extractor: str, question: 
         ordered = {m: retrievers[m] for m in sorted(retrievers, key=lambda m: m != method)}  # the page starts on it
         yield Pretty(f"{case.case_id} ({case.question_type}): {case.question}\ngold notes: {', '.join(gold)}"
                      f"\nringed first: the top {k} of {method}")
-        page = graph_html(store, question=case.question, results_by_method=retrieve_all(store, case.question, ordered),
+        page = graph_html(store, question=case.question,
+                          results_by_method=retrieve_all(store, case.question, ordered, asked_on=case.question_date),
                           gold_note_ids=gold, neighbourhood_of=case.question if neighbourhood else None, hops=hops,
-                          top_k=k, retrievers=ordered)
+                          top_k=k, retrievers=ordered, asked_on=case.question_date)
         yield iframe(page, height=720)
 
     return panel(render, question=w.Dropdown(options=list(cases), value=question, description="question"),
