@@ -122,10 +122,11 @@ def test_bad_objects_and_options_are_config_errors(tmp_path, monkeypatch):
         get_extractor(WordExtractor(), prefix="x")
     with pytest.raises(ConfigError, match="not a built-in one"):
         register_extractor("ollama", WordExtractor)
-    installed(tmp_path, monkeypatch, "broken = no_such_plugin_module:Thing")
-    with pytest.raises(ConfigError, match=r"'broken': its entry point in 'taggraph.extractors' does not load"):
-        get_extractor("broken")
-    with pytest.raises(ConfigError, match=r"unknown extractor 'nope'.*\(installed: broken\)"):
+    installed(tmp_path, monkeypatch, f"broken = no_such_plugin_module:Thing\nmisnamed = {__name__}:Missing")
+    for name in ("broken", "misnamed"):
+        with pytest.raises(ConfigError, match=rf"'{name}': its entry point in 'taggraph.extractors' does not load"):
+            get_extractor(name)
+    with pytest.raises(ConfigError, match=r"unknown extractor 'nope'.*\(installed: broken, misnamed\)"):
         get_extractor("nope")
 
 

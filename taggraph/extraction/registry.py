@@ -103,7 +103,7 @@ def _factory(spec: str) -> tuple[Any, tuple]:
             return plugins[spec](), ()
         if colon and prefix in plugins:
             return plugins[prefix](), (rest,)
-    except ImportError as exc:
+    except (ImportError, AttributeError) as exc:  # its module, or the name in it, is missing
         raise ConfigError(f"extractor {spec!r}: its entry point in {GROUP!r} does not load: {exc}") from None
     if colon and _DOTTED.fullmatch(prefix) and _DOTTED.fullmatch(rest):
         return _attribute(prefix, rest, spec), ()
