@@ -29,7 +29,7 @@ from pathlib import Path
 
 import yaml
 
-from taggraph.datasets.base import Case, DatasetError, DatasetFormat, OwnMetrics
+from taggraph.datasets.base import Case, DatasetError, DatasetFormat, OwnMetrics, refuse_surrogates
 from taggraph.store import Interaction
 
 CATEGORIES = ("Career", "Daily Life", "Health", "Learning", "Life Events", "Relationships")
@@ -74,6 +74,7 @@ def load_story(path: Path, split: str) -> list[AtantCase]:
         raise DatasetError(f"{path}: not UTF-8 (byte {exc.start}: {exc.reason})") from None
     if not isinstance(story, dict):
         raise DatasetError(f"{path}: a story file must be a mapping with story_id, category, batches, questions")
+    refuse_surrogates(story, str(path))
     story_id = str(_get(story, "story_id", (str, int), str(path)))
     category = _get(story, "category", str, str(path))
     batches = _get(story, "batches", list, str(path))

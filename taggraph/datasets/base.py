@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import re
 import warnings
 import zlib
 from collections.abc import Callable, Sequence
@@ -114,6 +115,65 @@ def require(record: dict, key: str, kind, where: str):
         want = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
         raise DatasetError(f"{where}: field '{key}' must be {want}, got {type(value).__name__}")
     return value
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")  # a JSON escape of a UTF-16 surrogate, paired or not
+
+
+def lone_surrogate(value: Any) -> tuple[str, str] | None:
+    """(where, what) of the first string in a parsed JSON/YAML value (keys included) holding a lone UTF-16
+    surrogate such as ``"\\udc80"`` (legal JSON, but no Unicode text: it crashes spaCy, the metric library and
+    every UTF-8 write), or None. `where` is the field path (``haystack_sessions[2][0].content``)."""
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, dict):
+            for key, sub in reversed(list(item.items())):
+                name = f"{where}.{_printable(key)}" if where else _printable(key)
+                if _bad_at(key) is not None:
+                    return name, _surrounding(key)
+                stack.append((name, sub))
+        elif isinstance(item, list):
+            stack.extend((f"{where}[{i}]", sub) for i, sub in reversed(list(enumerate(item))))
+        elif isinstance(item, str) and _bad_at(item) is not None:
+            return where, _surrounding(item)
+    return None
+
+
+def _bad_at(text: Any) -> int | None:
+    if not isinstance(text, str) or text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return exc.start
+    return None
+
+
+def _printable(text: Any) -> str:
+    return str(text).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _surrounding(text: str) -> str:
+    at = _bad_at(text) or 0
+    return f"{text[max(at - 20, 0):at + 21]!r} (character {at})"
+
+
+def refuse_surrogates(data: Any, where: str, raw: bytes | None = None, item: str = "record") -> None:
+    """Raise a DatasetError naming the file (`where`), the record and the field of the first string in `data`
+    with a lone surrogate (`lone_surrogate`). Records of a top-level list are named "`item` i". `raw`, the
+    JSON text, lets a file without any surrogate escape skip the walk (0.2 s for 130 MB)."""
+    if raw is not None and not _SURROGATE_ESCAPE.search(raw):
+        return
+    found = lone_surrogate(data)
+    if found is None:
+        return
+    field, text = found
+    if isinstance(data, list) and field.startswith("["):
+        index, _, field = field[1:].partition("]")
+        where, field = f"{where}: {item} {index}", field.lstrip(".")
+    raise DatasetError(f"{where}: field '{field or '(the record)'}' holds a lone surrogate escape, which is not "
+                       f"Unicode text: {text}; repair the file (e.g. re-encode the text that produced it)")
 
 
 def pair_turns(roles: Sequence[str]) -> list[tuple[int | None, int | None]]:

@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from taggraph.datasets.base import (Case, DatasetError, DatasetFormat, data_warning, head, note_ids, read_bytes,
-                                    require, session_notes)
+                                    refuse_surrogates, require, session_notes)
 from taggraph.store import Interaction
 
 TURNS, QUESTIONS = "turns.jsonl", "questions.jsonl"
@@ -60,6 +60,7 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
             raise DatasetError(f"{where}: invalid JSON at column {exc.colno}: {exc.msg}") from None
         if not isinstance(record, dict):
             raise DatasetError(f"{where}: expected one JSON object a line, got {type(record).__name__}")
+        refuse_surrogates(record, where, line)
         yield n, record
 
 

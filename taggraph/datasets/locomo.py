@@ -130,7 +130,7 @@ def parse_sample(sample, where: str) -> list[LocomoCase]:
 def load_locomo(path: str | Path, limit: int | None = None) -> list[LocomoCase]:
     """Every question of every sample (the first `limit` questions when given)."""
     path = Path(path)
-    data = read_json(path)
+    data = read_json(path, item="sample")
     if not isinstance(data, list):
         raise DatasetError(f"{path}: expected a JSON list of LoCoMo samples, got {type(data).__name__}")
     cases = [c for i, s in enumerate(data) for c in parse_sample(s, f"{path}: sample {i}")]

@@ -21,22 +21,25 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from taggraph.datasets.base import (Case, DatasetError, DatasetFormat, evidence_notes, head, note_ids, read_bytes,
-                                    require, session_notes)
+                                    refuse_surrogates, require, session_notes)
 from taggraph.store import Interaction
 
 QUESTION_TYPES = ("single-session-user", "single-session-assistant", "single-session-preference",
                   "multi-session", "knowledge-update", "temporal-reasoning")
 
 
-def read_json(path: Path):
-    """Parse a JSON or gzipped JSON file; errors name the file and the problem."""
+def read_json(path: Path, item: str = "record"):
+    """Parse a JSON or gzipped JSON file; errors name the file and the problem (a lone surrogate escape: the
+    `item` and field, `refuse_surrogates`)."""
     raw = read_bytes(path)
     try:
-        return json.loads(raw.decode("utf-8"))
+        data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise DatasetError(f"{path}: not UTF-8 (byte {exc.start}: {exc.reason})") from None
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    refuse_surrogates(data, str(path), raw, item)
+    return data
 
 
 def _turns(turns: list, date: str, where: str) -> list[tuple[str, str, str]]:
