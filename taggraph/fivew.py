@@ -44,8 +44,13 @@ class Extraction(BaseModel):
 
 @runtime_checkable
 class Extractor(Protocol):
-    """Every extractor (offline, Ollama, GGUF) has a stable `name` (recorded in manifests and
-    runs), a `cache_key` that changes whenever its output could change, and `extract`."""
+    """Every extractor (offline, Ollama, OpenAI-compatible, GGUF, yours) has a stable `name` (recorded in
+    manifests and runs), a `cache_key` that changes whenever its output could change, and `extract`.
+
+    Any object with these goes wherever an extractor name does (`taggraph.extraction.get_extractor`).
+    Give yours a `name` that builds it again (``"package.module:Class"``, or a name registered with
+    `register_extractor` or in the entry-point group ``taggraph.extractors``), so a saved store reloads
+    with it by name."""
 
     name: str
 
