@@ -1,0 +1,119 @@
+"""Tie-aware metrics (issue 23): expected RR and Success@k under random tie order, computed exactly."""
+
+from itertools import permutations
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from taggraph.config import DEMO_DATA
+from taggraph.datasets import load_dataset
+from taggraph.evaluation.metrics import (first_gold_tied, score_rankings, summarize, tie_averaged, tie_metrics)
+from taggraph.experiments.bench import run_bench
+
+
+def test_a_tie_group_holding_the_gold_is_averaged_by_hand():
+    # one item above; the gold is one of 3 tied at ranks 2-4: E[RR] = (1/2 + 1/3 + 1/4) / 3
+    m = tie_averaged([3, 2, 2, 2, 1], [False, False, True, False, False])
+    assert m["RR_tieavg"] == pytest.approx((1 / 2 + 1 / 3 + 1 / 4) / 3)
+    assert m["Success@1_tieavg"] == 0
+    assert m["Success@3_tieavg"] == pytest.approx(2 / 3)  # the gold takes one of the group's first 2 places
+    assert m["Success@5_tieavg"] == 1
+
+
+def test_two_golds_among_four_tied_zeros_by_hand():
+    # first gold at place i with probability C(4-i, 1) / C(4, 2): 3/6, 2/6, 1/6
+    m = tie_averaged([0, 0, 0, 0], [True, False, False, True])
+    assert m["RR_tieavg"] == pytest.approx(3 / 6 + 2 / 6 / 2 + 1 / 6 / 3)
+    assert m["Success@1_tieavg"] == pytest.approx(1 / 2) and m["Success@3_tieavg"] == 1
+
+
+def test_without_ties_the_expectation_is_the_papers_metric():
+    m = tie_averaged([5, 4, 3, 2, 1, 0.5], [False, False, False, False, False, True])
+    assert m == {"RR_tieavg": pytest.approx(1 / 6), "Success@1_tieavg": 0, "Success@3_tieavg": 0,
+                 "Success@5_tieavg": 0}
+    assert tie_averaged([1, 1], [False, False])["RR_tieavg"] == 0
+    with pytest.raises(ValueError, match="descending"):
+        tie_averaged([1, 2], [True, False])
+
+
+def test_demo_q07_all_zero_by_hand():
+    # 13 sessions scored 0, 2 gold: E[RR] = sum_i (13 - i) / (78 i); Success@5 = 1 - C(11,5)/C(13,5)
+    m = tie_averaged([0.0] * 13, [False, False, True] + [False] * 9 + [True])
+    assert m["RR_tieavg"] == pytest.approx(sum((13 - i) / (78 * i) for i in range(1, 13)))
+    assert m["Success@5_tieavg"] == pytest.approx(1 - 462 / 1287)
+
+
+def test_first_gold_tied_means_a_non_gold_shares_its_score():
+    assert first_gold_tied([2, 1, 1], [False, True, False])  # tied with one below it
+    assert first_gold_tied([1, 1, 0], [False, True, False])  # tied with one above it
+    assert not first_gold_tied([2, 1, 1], [True, True, False])  # alone at its score
+    assert not first_gold_tied([1, 1], [True, True])  # tied only with gold: the rank of the first gold holds
+    assert not first_gold_tied([1, 0, 0], [False, False, False])
+    assert not first_gold_tied([1, 0, 0], [False, False, True], placed=2)  # the gold is not among the placed
+
+
+def test_sessions_tied_beyond_the_cut_join_the_last_group():
+    # retrieved a (1), b and c (0, the cut score); beyond the cut the gold g and d also score 0
+    m = tie_metrics(["a", "b", "c"], [1, 0, 0], ["g"], tied_beyond=["g", "b", "d"], cut=0)
+    assert m["RR_tieavg"] == pytest.approx((1 / 2 + 1 / 3 + 1 / 4 + 1 / 5) / 4)  # b counted once
+    assert m["first_gold_tied"] is False  # the paper's ranking never placed g
+    cut_off = tie_metrics(["a", "b", "c"], [1, 0, 0], ["g"], tied_beyond=["g", "d"], cut=None)
+    assert cut_off["RR_tieavg"] == 0  # without a cut score, nothing beyond the depth counts
+
+
+def _brute_force(scores, relevant, k):
+    """Mean RR and Success@k over every order of the items that keeps the scores non-increasing."""
+    rrs, hits = [], []
+    for order in permutations(range(len(scores))):
+        if any(scores[a] < scores[b] for a, b in zip(order, order[1:])):
+            continue
+        first = next((p for p, i in enumerate(order, 1) if relevant[i]), None)
+        rrs.append(1 / first if first else 0.0)
+        hits.append(first is not None and first <= k)
+    return sum(rrs) / len(rrs), sum(hits) / len(hits)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([0.0, 0.5, 1.0, 2.0]), st.booleans()), min_size=1, max_size=7))
+def test_tie_average_is_the_mean_over_every_order_of_the_ties(items):
+    items = sorted(items, key=lambda x: -x[0])
+    scores, relevant = [s for s, _ in items], [r for _, r in items]
+    m = tie_averaged(scores, relevant)
+    for k in (1, 3, 5):
+        rr, success = _brute_force(scores, relevant, k)
+        assert m["RR_tieavg"] == pytest.approx(rr) and m[f"Success@{k}_tieavg"] == pytest.approx(success)
+
+
+def test_score_rankings_adds_tie_columns_and_the_summary_the_tie_share():
+    rows = pd.DataFrame([
+        {"question_id": "q1", "question_type": "t", "method": "M", "ranked_session_ids": ["a", "g", "b"],
+         "gold_session_ids": ["g"], "abstention": False, "ranked_scores": [0.0, 0.0, 0.0],
+         "ranked_session_scores": [0.0, 0.0, 0.0], "tied_beyond_depth": []},
+        {"question_id": "q2", "question_type": "t", "method": "M", "ranked_session_ids": ["g", "a"],
+         "gold_session_ids": ["g"], "abstention": False, "ranked_scores": [2.0, 1.0],
+         "ranked_session_scores": [2.0, 1.0], "tied_beyond_depth": []},
+        {"question_id": "q3", "question_type": "t", "method": "M", "ranked_session_ids": ["a"],
+         "gold_session_ids": [], "abstention": True, "ranked_scores": [1.0], "ranked_session_scores": [1.0],
+         "tied_beyond_depth": []}])
+    scored = score_rankings(rows)
+    assert scored["RR_tieavg"].iloc[0] == pytest.approx((1 + 1 / 2 + 1 / 3) / 3) and scored["RR"].iloc[0] == 0.5
+    assert scored["first_gold_tied"].tolist()[:2] == [True, False] and pd.isna(scored["RR_tieavg"].iloc[2])
+    summary = summarize(scored).iloc[0]
+    assert summary["MRR"] == pytest.approx(0.75)
+    assert summary["MRR_from_tie_order"] == pytest.approx(0.75 - (11 / 18 + 1) / 2)
+    assert "RR_tieavg" not in score_rankings(rows.drop(columns="ranked_session_scores"))  # another system's
+
+
+def test_a_tie_group_cut_by_the_depth_is_counted_whole():
+    """demo_q07: TagGraph-Stopwords scores every note 0, so depth 3 cuts the group; the sessions left
+    out are recorded and the tie-averaged metrics equal those at the full depth."""
+    case = [c for c in load_dataset(DEMO_DATA) if c.case_id == "demo_q07"]
+    deep = run_bench(case, ["TagGraph-Stopwords"], extractor="offline-v2", backend=None).rankings.iloc[0]
+    shallow = run_bench(case, ["TagGraph-Stopwords"], extractor="offline-v2", depth=3, backend=None).rankings.iloc[0]
+    assert set(deep["ranked_scores"]) == {0.0} and deep["tied_beyond_depth"] == []
+    assert len(shallow["ranked_note_ids"]) == 3 and shallow["tied_beyond_depth"]
+    assert set(shallow["ranked_session_ids"]) | set(shallow["tied_beyond_depth"]) == set(deep["ranked_session_ids"])
+    for col in ("RR_tieavg", "Success@1_tieavg", "Success@3_tieavg", "Success@5_tieavg"):
+        assert shallow[col] == pytest.approx(deep[col])
+    assert deep["Success@5"] == 1 and deep["Success@5_tieavg"] == pytest.approx(1 - 462 / 1287)
