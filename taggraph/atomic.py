@@ -3,13 +3,16 @@
 A write goes to a hidden temporary file beside the target (``.<name>.<random>.tmp``),
 is flushed to disk, gets the permissions the process umask gives a new file, and
 is renamed over the target. A crash can leave such a temporary file behind;
-`remove_leftovers` deletes them when a folder is opened for writing again.
+`remove_leftovers` deletes those of named targets when a folder is opened for writing again.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import re
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from taggraph.errors import WriteError
@@ -56,11 +59,17 @@ def atomic_write(path: Path, text: str) -> None:
         raise
 
 
-def remove_leftovers(folder: Path) -> list[Path]:
-    """Delete the temporary files a crashed `atomic_write` left anywhere under `folder`."""
+_LEFTOVER = re.compile(r"\.(?P<target>.+)\.[A-Za-z0-9_]+" + re.escape(TMP_SUFFIX))  # `atomic_write`'s names
+
+
+def remove_leftovers(folder: Path, targets: Iterable[str]) -> list[Path]:
+    """Delete the temporary files a crashed `atomic_write` left directly in `folder` for a target whose name
+    matches one of the glob patterns `targets` (e.g. "manifest.json", "*.md"); nothing else is touched."""
     gone = []
-    for tmp in Path(folder).rglob(f".*{TMP_SUFFIX}"):
-        if tmp.is_file():
+    for tmp in Path(folder).glob(f".*{TMP_SUFFIX}"):
+        found = _LEFTOVER.fullmatch(tmp.name)
+        if found and any(fnmatch.fnmatchcase(found["target"], t) for t in targets) and tmp.is_file() \
+                and not tmp.is_symlink():
             tmp.unlink(missing_ok=True)
             gone.append(tmp)
     return gone

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from taggraph.config import DEFAULT_EXTRACTOR
+from taggraph.errors import ConfigError, TaggraphError
 from taggraph.extraction import Extractor, get_extractor, rebuild_extractor
 from taggraph.notes import Note
 from taggraph.retrieval import Explanation, Result, Retriever, check_methods, make_retriever
@@ -69,7 +70,8 @@ class Memory:
         return self.retriever(method).explain(text, note_id, k=k, asked_on=asked_on)
 
     def save(self, path: str | Path) -> Path:
-        """Write the memory to the folder `path` (a store folder: notes, manifest, ontology.md)."""
+        """Write the memory to the folder `path` (a store folder: notes, manifest, ontology.md). A folder holding
+        another memory, or a file, is refused (StoreError, WriteError); only the memory's own files are written."""
         folder = self.store.save(path)
         self.store.close()
         return folder
@@ -80,6 +82,15 @@ class Memory:
         """A memory saved with `save`; new notes use `extractor` (a name or an object; default: the one
         recorded in the folder, built from its name)."""
         store = MemoryStore.load(path)
-        store.extractor = (get_extractor(extractor) if extractor is not None
-                           else rebuild_extractor(store.recorded_extractor or DEFAULT_EXTRACTOR, str(path)))
+        if extractor is not None:
+            store.extractor = get_extractor(extractor)
+            return cls(method=method, store=store)
+        recorded = store.recorded_extractor or DEFAULT_EXTRACTOR
+        try:
+            store.extractor = rebuild_extractor(recorded, str(path))
+        except (ImportError, OSError, ValueError, RuntimeError) as exc:  # e.g. gguf:PATH without llama-cpp or file
+            if isinstance(exc, TaggraphError):
+                raise
+            raise ConfigError(f"{path}: recorded extractor {recorded!r} cannot be built ({exc}); pass one, e.g. "
+                              f"Memory.load(folder, extractor='offline-v2')") from None
         return cls(method=method, store=store)

@@ -11,8 +11,10 @@ On disk a store is a folder::
 
 A new note costs O(1) writes: its file (atomic) and one appended journal line.
 `flush` (called after each `remember_many` batch and by `close`) folds the journal
-into manifest.json and rewrites ontology.md, both atomically. A crash leaves note
-files, manifest and journal consistent up to the last complete journal line; a
+into manifest.json and rewrites ontology.md, both atomically. A note's file and journal
+line are written before the note joins the store in memory, so an interrupt
+(Ctrl-C, SIGTERM, a full disk) at any moment leaves manifest and journal listing
+only notes whose files exist, consistent up to the last complete journal line; a
 note file written but not journaled is rewritten when its interaction is
 remembered again on resume. A lock file serializes writers across processes.
 """
@@ -30,7 +32,7 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from taggraph.atomic import atomic_write, remove_leftovers
-from taggraph.errors import InputError
+from taggraph.errors import InputError, WriteError
 from taggraph.fivew import Extraction, Extractor
 from taggraph.graph import BaseGraph
 from taggraph.notes import Note, NoteFormatError, parse_note
@@ -88,6 +90,7 @@ class MemoryStore:
         self._journal = None  # open append handle of manifest.journal while saved
         self._stale = False  # manifest.json / ontology.md lag behind the notes (journaled since the last flush)
         self.recorded_extractor: str | None = None  # the manifest's extractor, for a loaded store
+        self.origin: Path | None = None  # the folder this store was loaded from or last saved to
 
     def __len__(self) -> int:
         return len(self.notes)
@@ -153,8 +156,15 @@ class MemoryStore:
         return notes
 
     def add_note(self, note: Note) -> Note:
+        """Add `note` as the newest note. On a saved store its file and journal line are written first, so
+        an interrupt (Ctrl-C, a full disk) at any moment leaves every note the manifest can list on disk."""
         if note.note_id in self.by_id:
             raise StoreError(f"case {self.case_id!r}: duplicate note id {note.note_id!r}")
+        if self.path is not None:
+            self._write_note(note)
+            self._journal.write(json.dumps(self._entry(note), ensure_ascii=False) + "\n")
+            self._journal.flush()
+            self._stale = True
         note.index = len(self.notes)
         self.notes.append(note)
         self.by_id[note.note_id] = note
@@ -167,32 +177,37 @@ class MemoryStore:
         self.graph.add_note(note)
         for listener in self._listeners:
             listener.add(note)
-        if self.path is not None:
-            self._write_note(note)
-            self._journal.write(json.dumps(self._entry(note), ensure_ascii=False) + "\n")
-            self._journal.flush()
-            self._stale = True
         return note
 
     # -- disk -------------------------------------------------------------------------
 
-    def save(self, path: str | Path) -> Path:
+    def save(self, path: str | Path, replace: bool = False) -> Path:
         """Write the whole store to `path` and keep it in sync with later `remember` calls.
 
-        The store holds the folder's lock until `close` (or process exit): a second
-        writer gets a StoreError instead of interleaving files. Temporary files a
-        crashed writer left behind are removed first.
+        A folder holding another store (a manifest.json this store was not loaded from or saved to) is
+        refused unless `replace`. The store holds the folder's lock until `close` (or process exit): a second
+        writer gets a StoreError instead of interleaving files. Temporary files a crashed writer of this
+        store left behind (``.manifest.json.*.tmp``, ``notes/.*.md.*.tmp``) are removed first; nothing else.
         """
         path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
+        if path.exists() and not path.is_dir():
+            raise WriteError(f"{path}: is a file, not a store folder")
         lock = FileLock(str(path / ".lock"), timeout=0)
         try:
+            path.mkdir(parents=True, exist_ok=True)
             lock.acquire()
         except Timeout:
             raise StoreError(f"{path}: another process is writing this store (lock {path / '.lock'})") from None
+        except OSError as exc:
+            raise WriteError(f"{path}: cannot write a store here: {exc.strerror or exc}") from None
+        if (path / MANIFEST).exists() and not replace and self.origin != path.resolve():
+            lock.release()
+            raise StoreError(f"{path}: holds another store ({MANIFEST}); save to a new or empty folder, or load "
+                             f"that store to add to it")
         self.close()
-        self._lock, self.path = lock, path
-        remove_leftovers(path)
+        self._lock, self.path, self.origin = lock, path, path.resolve()
+        remove_leftovers(path, (MANIFEST, "ontology.md"))
+        remove_leftovers(path / "notes", ("*.md",))
         for note in self.notes:
             self._write_note(note)
         self._stale = True
@@ -238,12 +253,16 @@ class MemoryStore:
         """Read a store folder (manifest, then any journal a crash left); errors name the file and the field."""
         path = Path(path)
         mpath = path / MANIFEST
+        if not path.is_dir():
+            raise StoreError(f"{path}: not a taggraph store (not a folder)")
         try:
             manifest = json.loads(mpath.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise StoreError(f"{mpath}: not a taggraph store (no manifest)") from None
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise StoreError(f"{mpath}: unreadable manifest: {exc}") from None
+        except OSError as exc:
+            raise StoreError(f"{mpath}: cannot read: {exc.strerror or exc}") from None
         if not isinstance(manifest, dict) or not isinstance(manifest.get("notes"), list):
             raise StoreError(f"{mpath}: field 'notes' must be a list")
         if manifest.get("format", FORMAT_VERSION) != FORMAT_VERSION:
@@ -251,9 +270,12 @@ class MemoryStore:
                              f"format {FORMAT_VERSION} only")
         store = cls(case_id=str(manifest.get("case_id", path.name)), extractor=extractor)
         store.recorded_extractor = str(manifest.get("extractor", "none"))
+        listed = {e.get("note_id"): e for e in manifest["notes"] if isinstance(e, dict)}
         entries = [(f"{mpath}: notes[{i}]", e) for i, e in enumerate(manifest["notes"])]
         for where, entry in entries + _journal_entries(path / JOURNAL):
-            store._load_entry(path, entry, where)
+            if where.startswith(str(mpath)) or not _already_listed(entry, listed):
+                store._load_entry(path, entry, where)
+        store.origin = path.resolve()
         return store
 
     def _load_entry(self, path: Path, entry: Any, where: str) -> None:
@@ -279,6 +301,12 @@ class MemoryStore:
         if "extraction_error" in entry:
             self.extraction_errors[note_id] = entry["extraction_error"]
         self.add_note(note)
+
+
+def _already_listed(entry: Any, listed: dict) -> bool:
+    """A journal entry the manifest lists as it is: an interrupt fell between writing manifest.json and
+    emptying the journal (`flush`)."""
+    return isinstance(entry, dict) and listed.get(entry.get("note_id")) == entry
 
 
 def _journal_entries(journal: Path) -> list[tuple[str, Any]]:

@@ -8,8 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from taggraph import Memory
 from taggraph.config import DEMO_DATA
-from taggraph.datasets import DatasetError, load_cases
+from taggraph.datasets import Case, DatasetError, load_cases
+from taggraph.errors import TaggraphError, WriteError
+from taggraph.experiments.extract_job import case_folder, extract_to_stores
+from taggraph.fivew import Extraction
+from taggraph.store import JOURNAL, Interaction, MemoryStore, StoreError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LONE = "\udc80"
@@ -74,3 +79,128 @@ def test_generic_locomo_atant_lone_surrogate_named(tmp_path):
     story.write_text(story.read_text().replace("story_id:", 'odd: "x\\udc80"\nstory_id:', 1))
     with pytest.raises(DatasetError, match=f"{story}: field 'odd' holds a lone surrogate"):
         load_cases(story.parent)
+
+
+class WordTagger:
+    """A deterministic extractor: tags each note with its first word (no model, no cache)."""
+
+    name = cache_key = "word-tagger"
+
+    def extract(self, user, assistant, existing):
+        return Extraction(what=[f"word/{user.split()[0].lower()}"])
+
+
+class Interrupt:
+    """Raises KeyboardInterrupt at the `at`-th checkpoint: before or after each wrapped call."""
+
+    def __init__(self, at: int) -> None:
+        self.at, self.seen = at, 0
+
+    def checkpoint(self) -> None:
+        self.seen += 1
+        if self.seen == self.at:
+            raise KeyboardInterrupt
+
+    def wrap(self, fn):
+        def run(*args, **kwargs):
+            self.checkpoint()
+            out = fn(*args, **kwargs)
+            self.checkpoint()
+            return out
+        return run
+
+
+def small_case(n: int = 4) -> Case:
+    turns = [Interaction(f"s{i // 2}", f"{w} turn {i}", "ok") for i, w in enumerate(["yoga", "dog", "pasta", "run",
+                                                                                         "cat", "tea"][:n])]
+    return Case("c1", "what?", "t", turns)
+
+
+def test_extract_interrupted_at_every_write_resumes_to_the_uninterrupted_store(tmp_path, monkeypatch):
+    """Ctrl-C at any checkpoint (each file write, journal line, ontology and graph update, before and after)
+    leaves a store that loads and resumes to exactly the uninterrupted result (it used to list a note
+    whose file was never written: `cannot read notes/...md` on every rerun)."""
+    import taggraph.store as store_module
+
+    case = small_case()
+    extract_to_stores([case], WordTagger(), tmp_path / "whole")
+    want = [(n.note_id, n.tags) for n in MemoryStore.load(case_folder(tmp_path / "whole", case))]
+    real = (store_module.atomic_write, store_module.Ontology.add, store_module.BaseGraph.add_note)
+    at = 1
+    while True:
+        hook = Interrupt(at)
+        out = tmp_path / f"cut{at}"
+        with monkeypatch.context() as patch:
+            patch.setattr(store_module, "atomic_write", hook.wrap(real[0]))
+            patch.setattr(store_module.Ontology, "add", hook.wrap(real[1]))
+            patch.setattr(store_module.BaseGraph, "add_note", hook.wrap(real[2]))
+            try:
+                extract_to_stores([case], WordTagger(), out)
+            except KeyboardInterrupt:
+                pass
+            else:
+                break  # `at` is past the last checkpoint: every moment was tried
+        extract_to_stores([case], WordTagger(), out)  # resume
+        got = [(n.note_id, n.tags) for n in MemoryStore.load(case_folder(out, case))]
+        assert got == want, f"interrupt at checkpoint {at}"
+        at += 1
+    assert at > 20  # the hook did reach the writes
+
+
+def test_interrupt_between_manifest_and_journal_reset_loads(tmp_path, monkeypatch):
+    """`flush` wrote manifest.json, then died before emptying the journal: its lines repeat the manifest's."""
+    store = MemoryStore("c")
+    store.save(tmp_path / "s")
+    store.remember(Interaction("s", "hello", "ok"))
+    journal = (tmp_path / "s" / JOURNAL).read_text()
+    store.close()
+    (tmp_path / "s" / JOURNAL).write_text(journal)
+    assert [n.note_id for n in MemoryStore.load(tmp_path / "s")] == ["s#0"]
+
+
+def test_save_refuses_another_memorys_folder(tmp_path):
+    """Memory.save onto another memory's folder replaced its manifest and notes without a word."""
+    first = Memory(extractor="none")
+    first.remember("I adopted a dog.", session="a")
+    first.save(tmp_path / "m")
+    before = {p: p.read_bytes() for p in (tmp_path / "m").rglob("*") if p.is_file()}
+    other = Memory(extractor="none")
+    other.remember("I like tea.", session="a")
+    with pytest.raises(StoreError, match="holds another store"):
+        other.save(tmp_path / "m")
+    assert {p: p.read_bytes() for p in (tmp_path / "m").rglob("*") if p.is_file()} == before
+    again = Memory.load(tmp_path / "m")
+    again.remember("Its name is Miso.", session="b")
+    again.save(tmp_path / "m")  # its own folder: fine
+    assert len(Memory.load(tmp_path / "m")) == 2
+
+
+def test_save_removes_only_its_own_leftovers(tmp_path):
+    """A user's hidden *.tmp files anywhere in the folder survive; a killed save's own temporaries do not."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "notes").mkdir()
+    mine = [tmp_path / ".manifest.json.ab12cd34.tmp", tmp_path / "notes" / ".s_0-abc.md.x9y8z7w6.tmp"]
+    theirs = [tmp_path / ".draft.tmp", tmp_path / "sub" / ".manifest.json.ab12cd34.tmp",
+              tmp_path / ".editor.swp.tmp", tmp_path / "notes" / ".todo.txt.ab12cd34.tmp"]
+    for f in mine + theirs:
+        f.write_text("x")
+    memory = Memory(extractor="none")
+    memory.remember("hello")
+    memory.save(tmp_path)
+    assert [f.exists() for f in mine] == [False, False] and all(f.exists() for f in theirs)
+
+
+def test_save_and_load_of_wrong_paths_are_one_line_errors(tmp_path):
+    (tmp_path / "file").write_text("x")
+    memory = Memory(extractor="none")
+    memory.remember("hello")
+    with pytest.raises(WriteError, match="is a file"):
+        memory.save(tmp_path / "file")
+    with pytest.raises(StoreError, match="not a folder"):
+        Memory.load(tmp_path / "file")
+    memory.save(tmp_path / "m")
+    manifest = tmp_path / "m" / "manifest.json"
+    manifest.write_text(manifest.read_text().replace('"extractor": "none"', '"extractor": "gguf:/etc/passwd"'))
+    with pytest.raises(TaggraphError, match="gguf:/etc/passwd"):
+        Memory.load(tmp_path / "m")
+    assert len(Memory.load(tmp_path / "m", extractor="none")) == 1

@@ -55,7 +55,7 @@ def open_case_store(folder: Path, case: Case, extractor) -> MemoryStore:
             store = kept
     else:
         store = MemoryStore(case.case_id, extractor)
-    store.save(folder)
+    store.save(folder, replace=True)  # checked above: this case's own store
     return store
 
 
