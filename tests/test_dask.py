@@ -28,3 +28,20 @@ def test_dask_cluster_gives_the_local_rankings():
     assert remote.rankings[cols].equals(local.rankings[cols])
     assert remote.summary.equals(local.summary)
     assert remote_sweep.rankings[cols + ["distractors"]].equals(local_sweep.rankings[cols + ["distractors"]])
+
+
+def test_a_notebook_method_runs_on_the_cluster(monkeypatch):
+    """A method registered in this process (a class no worker can import) runs on Dask workers too."""
+    from taggraph.retrieval import registry
+    from test_plugins import USER_METHOD
+
+    monkeypatch.setattr(registry, "_REGISTERED", dict(registry._REGISTERED))
+    exec(compile(USER_METHOD, "cell", "exec", dont_inherit=True), {"__name__": "a_notebook_cell"})
+    cases = load_dataset(DEMO_DATA)[:4]
+    local = run_bench(cases, ["WordOverlap"], extractor="none")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        with dask_backend(cluster.scheduler_address):
+            remote = run_bench(cases, ["WordOverlap"], extractor="none", workers=2, backend=None)
+    cols = ["question_id", "method", "ranked_note_ids", "RR"]
+    assert remote.rankings[cols].equals(local.rankings[cols]) and set(local.rankings["method"]) == {"WordOverlap"}

@@ -94,7 +94,15 @@ class NoParams:
 
 
 def _configure(params_class: type) -> None:
-    """Give `params_class` and the dataclasses among its fields PARAM_CONFIG, unless they have their own."""
+    """Give `params_class` and the dataclasses among its fields PARAM_CONFIG, unless they have their own.
+
+    A class pickled by value (a notebook's method in a worker process: cloudpickle) comes back with
+    copies of the `dataclasses.MISSING` sentinel in its fields, which pydantic reads as a default
+    factory beside a default; they are put back to the sentinel itself."""
+    for f in dataclasses.fields(params_class):
+        for attr in ("default", "default_factory"):
+            if type(getattr(f, attr)).__name__ == "_MISSING_TYPE":
+                setattr(f, attr, dataclasses.MISSING)
     if "__pydantic_config__" not in vars(params_class):
         params_class.__pydantic_config__ = PARAM_CONFIG
     for hint in get_type_hints(params_class).values():

@@ -53,13 +53,13 @@ class Method:
         return self.cls().embeds(self.params(**overrides))
 
     def parameters(self) -> list[dict[str, Any]]:
-        """Each parameter: name, value as registered, type, and its declared rule ("ge=0, le=1")."""
+        """Each parameter: name, value as registered, type, and its declared rule (">= 0, < 1")."""
         hints = get_type_hints(self.cls().Params, include_extras=True)
         params = self.params()
         out = []
         for f in dataclasses.fields(params):
             hint = hints[f.name]
-            rules = [repr(m) for m in getattr(hint, "__metadata__", ()) for m in getattr(m, "metadata", [m])]
+            rules = [_rule(m) for m in getattr(hint, "__metadata__", ()) for m in getattr(m, "metadata", [m])]
             base = get_args(hint)[0] if rules else hint
             out.append({"name": f.name, "value": recorded(getattr(params, f.name)),
                         "type": getattr(base, "__name__", str(base)), "rule": ", ".join(rules)})
@@ -71,6 +71,17 @@ class Method:
         retriever.name = self.name
         retriever.sync()
         return retriever
+
+
+_BOUNDS = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}
+
+
+def _rule(constraint: Any) -> str:
+    """A declared bound in words: annotated_types.Ge(ge=0) -> '>= 0'."""
+    for attr, sign in _BOUNDS.items():
+        if hasattr(constraint, attr):
+            return f"{sign} {getattr(constraint, attr)}"
+    return repr(constraint)
 
 
 _BUILTIN: dict[str, Method] = {}
@@ -123,11 +134,18 @@ def register_method(name: str, cls: type | str | None = None, *, ablation_of: st
         return lambda c: register_method(name, c, ablation_of=ablation_of, component=component,
                                          replace=replace, **params)
     method = _entry(name, cls, ablation_of, component, params)
-    old = _BUILTIN.get(name) or _REGISTERED.get(name)
-    if old is not None and (old.target, old.defaults) != (method.target, method.defaults) and not replace:
+    old = _REGISTERED.get(name) or _BUILTIN.get(name)
+    if old is not None and (old.target, old.defaults) != (method.target, method.defaults) and not replace \
+            and not _redefines(old.target, method.target):
         raise ConfigError(f"method name {name!r} is taken by {old.target!r}; pick another name or pass replace=True")
     _REGISTERED[name] = method
     return cls
+
+
+def _redefines(old: type | str, new: type | str) -> bool:
+    """Whether class `new` is `old` defined again (a notebook cell run twice): same module, same name."""
+    return isinstance(old, type) and isinstance(new, type) and \
+        (old.__module__, old.__qualname__) == (new.__module__, new.__qualname__)
 
 
 def _builtin(name: str, target: str, ablation_of: str | None = None, component: str | None = None,

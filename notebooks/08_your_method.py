@@ -1,0 +1,146 @@
+import marimo
+
+__generated_with = "0.25.2"
+app = marimo.App(width="medium")
+
+
+@app.cell
+def _():
+    # Parameters: in the .ipynb twin this cell is tagged `parameters` (papermill -p NAME VALUE).
+    DATA_PATH = None  # dataset file; None: TAGGRAPH_NOTEBOOK_DATA or the bundled demo
+    LIMIT_N = None  # first N questions; None: TAGGRAPH_NOTEBOOK_LIMIT or 10
+    EXTRACTOR_NAME = None  # offline | offline-v2 | none | ollama:MODEL; None: TAGGRAPH_NOTEBOOK_EXTRACTOR or offline-v2
+    K = 5  # the cut-off of Success@k and of what counts as a miss
+    return DATA_PATH, EXTRACTOR_NAME, K, LIMIT_N
+
+
+@app.cell
+def _(DATA_PATH, EXTRACTOR_NAME, LIMIT_N):
+    import marimo as mo
+
+    from taggraph.config import notebook_settings
+
+    DATA, LIMIT, EXTRACTOR = notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME)
+    return DATA, EXTRACTOR, LIMIT, mo
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    # 08 · Your method beside the paper's
+
+    A method is a subclass of `tg.Retriever` that writes three things: `add(note)` (index one
+    note; called once per note, in order), `score(text, *, asked_on=None)` (a score per note
+    index it reaches; `asked_on` is the date the question is asked) and, optionally,
+    `evidence(text, note, *, asked_on=None)`, a `tg.Evidence` saying why. Its parameters are a
+    frozen dataclass `Params`, ranges declared on the fields; `tg.register_method` names it. From
+    then on it runs wherever a built-in method does: the bench (with workers too), `Memory`, the
+    explain and graph pages. This notebook uses public names only.
+    """)
+    return
+
+
+@app.cell
+def _():
+    from collections import Counter
+    from dataclasses import dataclass
+    from typing import Annotated
+
+    from pydantic import Field
+
+    import taggraph as tg
+
+    @tg.register_method("TagOverlap")
+    class TagOverlap(tg.Retriever):
+        """Counts the question's words among the words of each note's tags (its tag line only)."""
+
+        @dataclass(frozen=True)
+        class Params:
+            min_len: Annotated[int, Field(ge=1, le=20)] = 3  # shorter words are ignored
+
+        def __init__(self, store, params=None):
+            super().__init__(store, params)
+            self.tag_words = []
+
+        def words(self, text):
+            cleaned = "".join(c.lower() if c.isalnum() else " " for c in text)
+            return [w for w in cleaned.split() if len(w) >= self.params.min_len]
+
+        def add(self, note):
+            self.tag_words.append(Counter(self.words(" ".join(note.paths()))))
+
+        def score(self, text, *, asked_on=None):
+            query = self.words(text)
+            scores = {i: float(sum(words[w] for w in query)) for i, words in enumerate(self.tag_words)}
+            return {i: s for i, s in scores.items() if s > 0}
+
+        def evidence(self, text, note, *, asked_on=None):
+            shared = sorted(set(self.words(text)) & set(self.tag_words[note.index]))
+            if not shared:
+                return tg.Evidence(missing=f"none of the question's words is in its tags {note.paths()}")
+            return tg.Evidence(summary="its tags hold " + ", ".join(shared), detail={"shared_words": shared})
+
+    _min5 = tg.register_method("TagOverlap-min5", TagOverlap, min_len=5)  # a second setting of the same class
+    return (tg,)
+
+
+@app.cell
+def _(DATA, EXTRACTOR, LIMIT, tg):
+    from taggraph.experiments.bench import add_significance, run_bench
+
+    METHODS = ["TagOverlap", "TagOverlap-min5", "BM25", "AdaptiveGraph", "TagGraph-Fusion"]
+    cases = tg.load_cases(DATA, limit=LIMIT)
+    result = add_significance(run_bench(cases, METHODS, extractor=EXTRACTOR), "BM25")
+    result.summary[["method", "n", "MRR", "Success@5", "ΔMRR vs BM25", "p", "sig"]]
+    return cases, result
+
+
+@app.cell
+def _(mo):
+    mo.md(r"""
+    ## Two settings of one method, paired per question
+
+    `TagOverlap-min5` ignores words under five letters. The difference in MRR with its 95%
+    bootstrap interval and a paired randomization test over the same questions:
+    """)
+    return
+
+
+@app.cell
+def _(result):
+    from taggraph.evaluation.significance import compare
+
+    compare(result.rankings[result.rankings["method"].str.startswith("TagOverlap")], "TagOverlap")
+    return
+
+
+@app.cell
+def _(K, mo, result):
+    _mine = result.rankings[(result.rankings["method"] == "TagOverlap") & result.rankings["RR"].notna()]
+    misses = _mine[_mine["RR"] < 1 / K]
+    mo.md(f"## Where TagOverlap misses\n\n{len(misses)} of {len(_mine)} judged questions have no gold "
+          f"session in its top {K}" + (f": {', '.join(misses['question_id'])}." if len(misses) else "."))
+    return (misses,)
+
+
+@app.cell
+def _(DATA, EXTRACTOR, K, cases, misses, mo):
+    from taggraph.experiments.runner import build_store
+    from taggraph.viz.explain import explain_html, gold_notes
+
+    _by_id = {c.case_id: c for c in cases}
+    _case = _by_id[misses["question_id"].iloc[0]] if len(misses) else None
+    if _case is None:
+        _shown = mo.md("TagOverlap misses no question here: nothing to explain.")
+    else:
+        _store = build_store(_case, EXTRACTOR)
+        _gold = gold_notes(DATA, _case, _store)
+        _shown = mo.iframe(explain_html(_store, _case.question, _gold[0], ["TagOverlap", "BM25", "AdaptiveGraph"],
+                                        k=K, answer=_case.answer, gold=_gold, asked_on=_case.question_date),
+                           height="900px")
+    _shown
+    return
+
+
+if __name__ == "__main__":
+    app.run()
