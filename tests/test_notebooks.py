@@ -31,7 +31,8 @@ def cells(path: Path) -> list[tuple[str, str]]:
 
 def test_series_is_complete():
     assert [p.stem for p in NOTEBOOKS] == ["01_extraction", "02_ontology", "03_graph", "04_retrieval",
-                                           "05_ablations", "06_distractor_sweep", "07_failure_diagnostics"]
+                                           "05_ablations", "06_distractor_sweep", "07_failure_diagnostics",
+                                           "08_your_method"]
 
 
 @pytest.mark.parametrize("source", NOTEBOOKS, ids=lambda p: p.stem)
@@ -95,3 +96,19 @@ def test_failure_diagnostics_scores_answers_of_bm25_beside_the_graph_methods(tmp
                 and "import" not in c.source)
     table = "\n".join(str(o.get("data", {}).get("text/plain", "")) for o in cell.outputs)
     assert all(m in table for m in ("BM25", "TagGraph-Basic", "AdaptiveGraph")), table
+
+
+@pytest.mark.parametrize("source", NOTEBOOKS, ids=lambda p: p.stem)
+def test_imports_only_public_names(source):
+    """A notebook is a client of the public library: no import of a name (or module) starting with '_'."""
+    import ast
+    private = []
+    for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            parts = [*(node.module or "").split("."), *(a.name for a in node.names)]
+        elif isinstance(node, ast.Import):
+            parts = [p for a in node.names for p in a.name.split(".")]
+        else:
+            continue
+        private += [p for p in parts if p.startswith("_")]
+    assert not private, f"{source.name} imports private names: {private}"

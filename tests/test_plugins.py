@@ -221,3 +221,18 @@ def test_a_taken_name_needs_replace_but_a_rerun_cell_may_redefine(clean_registry
     exec(compile(USER_METHOD, "cell", "exec", dont_inherit=True), first)
     exec(compile(USER_METHOD, "cell", "exec", dont_inherit=True), second)  # the same cell run again: a new class of the same name and place
     assert registry.method("WordOverlap").cls() is second["WordOverlap"]
+
+
+def test_the_readme_bring_your_own_blocks_run(clean_registry, monkeypatch, capsys):
+    """README, "Bring your own method, data and extractor": every python block, in order, as written."""
+    import re
+    section = (REPO / "README.md").read_text(encoding="utf-8").split("## Bring your own method, data and extractor")[1]
+    blocks = re.findall(r"```python\n(.*?)```", section.split("\n## ")[0], re.S)
+    assert len(blocks) == 3
+    monkeypatch.chdir(REPO)
+    scope: dict = {"__name__": "readme"}
+    for block in blocks:
+        exec(compile(block, "README.md", "exec", dont_inherit=True), scope)
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "s1#0" and printed[-1] == "['person/priya']"
+    assert set(scope["result"].summary["method"]) == {"TagOverlap", "BM25", "AdaptiveGraph"}
