@@ -174,10 +174,10 @@ def _cases(n: int = 4):
 
 
 def test_run_bench_with_an_object_on_two_workers_equals_one_worker_and_the_name():
-    cases, methods = _cases(), ["BM25", "TagGraph-Basic"]
+    cases, methods = _cases(2), ["BM25", "TagGraph-Basic"]
     one = run_bench(cases, methods, extractor=WordExtractor())
-    two = run_bench(cases, methods, extractor=WordExtractor(), workers=2)
-    by_name = run_bench(cases, methods, extractor=SPEC, workers=2)
+    two = run_bench(cases, methods, extractor=WordExtractor(), workers=2)  # the name on two workers: the CLI test
+    by_name = run_bench(cases, methods, extractor=SPEC)
     untagged = run_bench(cases, methods, extractor="none")
     columns = ["question_id", "method", "ranked_note_ids"]
     assert one.rankings[columns].equals(two.rankings[columns]) and one.rankings[columns].equals(by_name.rankings[columns])
