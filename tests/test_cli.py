@@ -162,8 +162,14 @@ def test_out_is_checked_before_the_run(tmp_path):
     afile.write_text("x")
     assert runner.invoke(app, ["bench", "--out", str(afile)]).exit_code == 2
     res = runner.invoke(app, ["bench", "--methods", "BM25", "--limit", "1", "--out", str(taken), "--force"])
-    assert res.exit_code == 0 and not (taken / "notes.txt").exists() and (taken / "run.json").exists()
-    assert not list(tmp_path.glob(".*partial"))
+    assert res.exit_code == 2 and "replaces only a run folder" in res.output  # issue 24.5: not a run folder
+    assert (taken / "notes.txt").read_text() == "mine"
+    run = tmp_path / "run"
+    assert runner.invoke(app, ["bench", "--methods", "BM25", "--limit", "1", "--out", str(run)]).exit_code == 0
+    (run / "mine.txt").write_text("old")
+    res = runner.invoke(app, ["bench", "--methods", "BM25", "--limit", "1", "--out", str(run), "--force"])
+    assert res.exit_code == 0 and not (run / "mine.txt").exists() and (run / "run.json").exists()
+    assert not list(tmp_path.glob(".*partial")) and not list(tmp_path.glob(".*old"))
 
 
 def test_score_puts_an_external_run_beside_ours(tmp_path):

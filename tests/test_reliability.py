@@ -6,12 +6,14 @@ import json
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from taggraph import Memory
 from taggraph.config import DEMO_DATA
 from taggraph.datasets import Case, DatasetError, load_cases
-from taggraph.errors import TaggraphError, WriteError
+from taggraph.errors import ConfigError, TaggraphError, WriteError
+from taggraph.experiments import runs
 from taggraph.experiments.extract_job import case_folder, extract_to_stores
 from taggraph.fivew import Extraction
 from taggraph.store import JOURNAL, Interaction, MemoryStore, StoreError
@@ -204,3 +206,65 @@ def test_save_and_load_of_wrong_paths_are_one_line_errors(tmp_path):
     with pytest.raises(TaggraphError, match="gguf:/etc/passwd"):
         Memory.load(tmp_path / "m")
     assert len(Memory.load(tmp_path / "m", extractor="none")) == 1
+
+
+def save_tiny_run(out: Path, label: str, force: bool = False) -> Path:
+    return runs.save_run(out, {"summary": pd.DataFrame({"run": [label]})}, runs.run_record({"label": label}, {}),
+                         force=force)
+
+
+def test_a_run_finished_meanwhile_at_out_is_never_deleted(tmp_path, monkeypatch):
+    """Two runs into one new --out both reported success and one was thrown away: the second now fails in one
+    line, and its own finished run is kept where the error says."""
+    out = tmp_path / "X"
+    real = runs.atomic_write
+    state = {"raced": False}
+
+    def race(path, text):  # another run finishes at `out` while this one writes its files
+        if not state["raced"]:
+            state["raced"] = True
+            save_tiny_run(out, "first", force=out.exists())
+        real(path, text)
+
+    monkeypatch.setattr(runs, "atomic_write", race)
+    with pytest.raises(WriteError, match="another run finished there meanwhile; this run is kept in") as err:
+        save_tiny_run(out, "second")
+    monkeypatch.setattr(runs, "atomic_write", real)
+    assert pd.read_csv(out / "summary.csv")["run"].tolist() == ["first"]
+    kept = Path(str(err.value).split("kept in ")[1].split(" (")[0])
+    assert pd.read_csv(kept / "summary.csv")["run"].tolist() == ["second"] and (kept / "run.json").exists()
+    state["raced"] = False
+    monkeypatch.setattr(runs, "atomic_write", race)
+    save_tiny_run(out, "third", force=True)  # --force: replaces the run folder that appeared meanwhile
+    assert pd.read_csv(out / "summary.csv")["run"].tolist() == ["third"]
+    assert not list(tmp_path.glob(".X.*.old"))
+
+
+def test_force_replaces_only_a_run_folder(tmp_path):
+    """--force deleted any folder, the one holding the --data file included."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "set.json").write_text("[]")
+    with pytest.raises(ConfigError, match="replaces only a run folder"):
+        runs.check_run_folder(data, force=True)
+    run = save_tiny_run(tmp_path / "run", "old")
+    (run / "set.json").write_text("[]")  # the data lives inside a run folder
+    with pytest.raises(ConfigError, match="an input of this run"):
+        runs.check_run_folder(run, force=True, keep=[run / "set.json"])
+    assert (data / "set.json").exists() and (run / "set.json").exists()
+    save_tiny_run(run, "new", force=True)
+    assert pd.read_csv(run / "summary.csv")["run"].tolist() == ["new"]
+
+
+def test_out_names_and_links_are_checked_before_the_run(tmp_path):
+    """A legal 250-byte name failed after the whole run (its hidden sibling's name passed 255 bytes); a symlink
+    to an empty folder failed in rmtree."""
+    long = tmp_path / ("r" * 250)
+    runs.check_run_folder(long)
+    assert (save_tiny_run(long, "x") / "run.json").exists()
+    with pytest.raises(ConfigError, match="of 256 bytes"):
+        runs.check_run_folder(tmp_path / ("r" * 256))
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "empty")
+    with pytest.raises(ConfigError, match="symbolic link"):
+        runs.check_run_folder(tmp_path / "link")

@@ -75,7 +75,7 @@ def bench(
     from taggraph.experiments.dask_backend import scale_out
     from taggraph.experiments.runs import check_run_folder
 
-    folder = check_run_folder(out or default_out(data), force)
+    folder = check_run_folder(out or default_out(data), force, keep=[data])
     names_ = methods_option(methods)
     params = method_params(param, embedder, device)
     positive(depth, "--depth")
@@ -181,7 +181,7 @@ def score(
     from taggraph.experiments.bench import add_benchmark_metrics, add_significance, run_bench, score_external
     from taggraph.experiments.runs import check_run_folder
 
-    folder = check_run_folder(out or default_out(data, "score"), force)
+    folder = check_run_folder(out or default_out(data, "score"), force, keep=[data, *runfile])
     with warnings_as_lines():
         cases = load_cases(data, fmt)
         base = run_bench(cases, methods_option(methods), extractor=extractor, depth=depth) if methods else None

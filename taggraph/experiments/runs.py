@@ -4,12 +4,18 @@ A bench run folder holds summary.csv, per_type.csv, rankings.csv, timings.csv,
 stores.csv, any benchmark table, the report pages the caller rendered (report.md,
 report.html) and run.json. A run is written into a temporary sibling folder and
 renamed into place at the end, run.json last, so a folder named like the run is
-always a finished run; a failed write leaves no folder that looks finished.
+always a finished run; a failed write leaves no folder that looks finished. The
+rename never deletes what it finds: a run that another process finished at the
+same name meanwhile is replaced only with `force`, and only a run folder (one
+with our run.json) ever is; otherwise the finished run is kept beside it and the
+error names where.
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import platform
 import shutil
 import subprocess
@@ -89,22 +95,87 @@ def run_record(config: dict[str, Any], data: Any, warnings: Sequence = ()) -> di
             "data": data, "config": config, "versions": versions(), "data_warnings": [w.to_dict() for w in warnings]}
 
 
-def check_run_folder(out: Path, force: bool = False) -> Path:
-    """`out` if a run can be written there: refuses a file, a non-empty folder (unless `force`)
-    and a parent that cannot be written, before any work starts."""
+RUN_KEYS = ("created", "git_commit", "config")  # run.json as `run_record` writes it
+
+
+def is_run_folder(path: Path) -> bool:
+    """Whether `path` is a folder (not a link to one) holding our run.json (`run_record`'s keys)."""
+    path = Path(path)
+    if path.is_symlink() or not path.is_dir():
+        return False
+    try:
+        record = json.loads((path / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(record, dict) and all(key in record for key in RUN_KEYS)
+
+
+def _sibling(out: Path, kind: str) -> Path:
+    """A new hidden folder beside `out` (``.<out name>.<random>.<kind>``), its name kept under 255 bytes."""
+    short = os.fsencode(out.name)[:100].decode("utf-8", "ignore")
+    return Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{short}.", suffix=f".{kind}"))
+
+
+def check_run_folder(out: Path, force: bool = False, keep: Sequence[Path] = ()) -> Path:
+    """`out` if a run can be written there, checked before any work starts: refuses a file, a symbolic link,
+    a name the file system cannot hold, a non-empty folder (with `force`: one that is not a run folder, or
+    that holds a path of `keep`, e.g. the --data file) and a parent that cannot be written."""
     out = Path(out)
+    for part in out.parts:
+        if len(os.fsencode(part)) > 255:
+            raise ConfigError(f"--out {out}: a folder name of {len(os.fsencode(part))} bytes; file systems "
+                              f"allow 255")
+    if out.is_symlink():
+        raise ConfigError(f"--out {out}: is a symbolic link (to {os.readlink(out)}); give the folder itself")
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out}: is a file, not a run folder")
-    if out.is_dir() and any(out.iterdir()) and not force:
-        raise ConfigError(f"--out {out}: folder exists and is not empty; pass --force to replace it")
+    if out.is_dir() and any(out.iterdir()):
+        if not force:
+            raise ConfigError(f"--out {out}: folder exists and is not empty; pass --force to replace it")
+        if not is_run_folder(out):
+            raise ConfigError(f"--out {out}: --force replaces only a run folder (one with taggraph's run.json); "
+                              f"this folder is not one, so it is left alone")
+        inside = [p for p in keep if out.resolve() in (Path(p).resolve(), *Path(p).resolve().parents)]
+        if inside:
+            raise ConfigError(f"--out {out}: holds {inside[0]}, an input of this run; --force will not delete it")
     parent = out.parent
     while not parent.exists():
         parent = parent.parent
     try:
-        tempfile.TemporaryDirectory(dir=parent).cleanup()
+        shutil.rmtree(_sibling(parent / out.name, "probe"))
     except OSError as exc:
         raise WriteError(f"--out {out}: cannot write in {parent}: {exc.strerror or exc}") from None
     return out
+
+
+def _move_into_place(tmp: Path, out: Path, force: bool) -> None:
+    """Rename the finished run `tmp` to `out`. A run folder that appeared at `out` meanwhile (another run) is
+    replaced only with `force`; otherwise, and over anything not a run folder, WriteError naming where the
+    finished run is kept (`tmp`). A replaced run stays in a hidden sibling until the new one is in place."""
+    old: list[Path] = []
+    try:
+        for _ in range(100):  # each round another process won a race; bounded, never a silent loss
+            try:
+                os.rename(tmp, out)  # atomic; fails on a non-empty folder instead of replacing it
+                return
+            except OSError as exc:
+                if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
+                    raise WriteError(f"--out {out}: cannot move the finished run into place ({exc.strerror}); "
+                                     f"it is kept in {tmp}") from None
+            if not force or not is_run_folder(out):
+                why = "another run finished there meanwhile" if is_run_folder(out) else "something else is there now"
+                raise WriteError(f"--out {out}: {why}; this run is kept in {tmp} (rename it, or pass --force to "
+                                 f"replace a run folder)")
+            aside = _sibling(out, "old")
+            try:
+                os.rename(out, aside / "run")
+            except FileNotFoundError:
+                pass  # gone meanwhile: try again
+            old.append(aside)
+        raise WriteError(f"--out {out}: other runs keep writing there; this run is kept in {tmp}")
+    finally:
+        for folder in old:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def write_csv(df: pd.DataFrame, path: Path) -> None:
@@ -120,8 +191,11 @@ def save_run(out: Path, tables: dict[str, pd.DataFrame], record: dict[str, Any],
              pages: dict[str, str] | None = None, force: bool = False) -> Path:
     """Write tables (as CSV), pages (file name -> text) and run.json (last) into `out`, atomically."""
     out = check_run_folder(out, force)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".partial"))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = _sibling(out, "partial")
+    except OSError as exc:
+        raise WriteError(f"--out {out}: cannot write in {out.parent}: {exc.strerror or exc}") from None
     try:
         for name, df in tables.items():
             write_csv(df, tmp / f"{name}.csv")
@@ -129,12 +203,10 @@ def save_run(out: Path, tables: dict[str, pd.DataFrame], record: dict[str, Any],
             atomic_write(tmp / name, text)
         atomic_write(tmp / "run.json", json.dumps(record, indent=1, default=str))
         tmp.chmod(folder_mode())  # mkdtemp creates 0700
-        if out.exists():
-            shutil.rmtree(out)
-        tmp.rename(out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    _move_into_place(tmp, out, force)
     return out
 
 
