@@ -83,9 +83,11 @@ def test_verdict_words():
     from taggraph.retrieval import Explanation
     from taggraph.viz.explain import verdict
 
-    def e(rank):
-        return Explanation("m", "n", rank is not None and rank <= 40, rank, 0.0, "")
+    def e(rank, score=0.5):
+        return Explanation("m", "n", rank is not None and rank <= 40, rank, score, "")
     assert verdict(e(2), 5, 40, 100) == ("in the top 5 (rank 2)", "hit")
+    assert verdict(e(4, 0.0), 5, 40, 100) == ("rank 4 only by tie order (score 0); not found by the method", "tie")
+    assert verdict(e(7, 0.0), 5, 40, 100) == ("ranked 7 of 40, outside the top 5", "near")
     assert verdict(e(19), 5, 40, 20) == ("ranked 19 of 20, outside the top 5", "near")
     assert verdict(e(19), 5, 40, 100) == ("ranked 19 of 40, outside the top 5", "near")
     assert verdict(e(None), 5, 40, 100) == ("not retrieved", "miss")

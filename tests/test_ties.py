@@ -117,3 +117,26 @@ def test_a_tie_group_cut_by_the_depth_is_counted_whole():
     for col in ("RR_tieavg", "Success@1_tieavg", "Success@3_tieavg", "Success@5_tieavg"):
         assert shallow[col] == pytest.approx(deep[col])
     assert deep["Success@5"] == 1 and deep["Success@5_tieavg"] == pytest.approx(1 - 462 / 1287)
+
+
+def test_tie_order_placements_read_as_misses_in_the_report_the_explain_page_and_the_graph_panel():
+    """demo_q08: TagGraph-Basic scores every note 0 and the gold lands at rank 3 by note order."""
+    import json
+    import re
+
+    from taggraph.viz.report import misses_table, report_pages
+
+    cases = [c for c in load_dataset(DEMO_DATA) if c.case_id in ("demo_q01", "demo_q08")]
+    result = run_bench(cases, ["BM25", "TagGraph-Basic"], extractor="offline-v2", backend=None)
+    misses = misses_table(result.rankings)
+    assert list(misses["question_id"]) == ["demo_q08"] and misses["TagGraph-Basic"].iloc[0] == 3
+    assert misses.attrs["tie_only"] == {("demo_q08", "TagGraph-Basic"): pytest.approx(1 - 252 / 792)}  # C(10,5)/C(12,5)
+    pages = report_pages(result, "demo", "demo", None, cases, DEMO_DATA, n_miss_pages=1)
+    assert "<td class='tie num'>3 (tie, 68%)</td>" in pages["report.html"]
+    assert "href='misses/demo_q08.explain.html'" in pages["report.html"] and "MRR_from_tie_order" in pages["report.md"]
+    explain = pages["misses/demo_q08.explain.html"]
+    assert re.search(r"<tr class='tie'><td>TagGraph-Basic</td><td class='verdict'>rank \d only by tie order \(score 0\); "
+                     r"not found by the method</td>", explain)
+    graph = json.loads(re.search(r"var DATA = (.*);", pages["misses/demo_q08.graph.html"]).group(1))
+    panel = [n["why"]["TagGraph-Basic"] for n in graph["nodes"] if n["kind"] == "file" and "TagGraph-Basic" in n["why"]]
+    assert {p["cls"] for p in panel} >= {"tie"} and "hit" not in {p["cls"] for p in panel}  # every note scores 0

@@ -224,7 +224,11 @@ def _note_html(note: Note) -> str:
 
 def verdict(e: Explanation, k: int, depth: int, n_notes: int) -> tuple[str, str]:
     """(words, css class) judging a rank by the metric's cut-off `k`: 'in the top 5 (rank 2)' (hit),
-    'ranked 19 of 20 notes, outside the top 5' (near: retrieved within `depth`), 'not retrieved' (miss)."""
+    'rank 4 only by tie order (score 0); not found by the method' (tie: a note the method scores 0 is
+    ranked among the other score-0 notes by note order alone), 'ranked 19 of 20 notes, outside the top 5'
+    (near: retrieved within `depth`), 'not retrieved' (miss)."""
+    if e.rank is not None and e.rank <= k and e.score == 0:
+        return f"rank {e.rank} only by tie order (score 0); not found by the method", "tie"
     if e.rank is not None and e.rank <= k:
         return f"in the top {k} (rank {e.rank})", "hit"
     if e.rank is not None and e.rank <= depth:
@@ -233,12 +237,13 @@ def verdict(e: Explanation, k: int, depth: int, n_notes: int) -> tuple[str, str]
     return f"not retrieved{beyond}", "miss"
 
 
-_RANKED_PREFIX = re.compile(r"^ranked \d+ of \d+ notes: ")
+# 'ranked R of N notes: ' and its tie-order form (the verdict says both)
+_RANKED_PREFIX = re.compile(r"^ranked \d+ of \d+ notes( only by tie order \(earlier notes first\), with score 0)?: ")
 
 
 def evidence_text(e: Explanation) -> str:
-    """The reason without its leading 'ranked R of N notes: ' (the verdict says that) and without the
-    fallback (shown apart)."""
+    """The reason without its leading 'ranked R of N notes: ' or 'ranked R of N notes only by tie order ...:
+    ' (the verdict says that) and without the fallback (shown apart)."""
     text = _RANKED_PREFIX.sub("", e.reason)
     fallback = e.evidence.fallback
     return text.replace(f" (fallback: {fallback})", "") if fallback else text
@@ -296,8 +301,9 @@ def explain_html(store: MemoryStore, question: str, note_id: str, methods: Metho
                f"<p>{_gold_html(note_id, list(gold))}</p>"
                f"<p class='scale'>The store holds <b>{n}</b> notes; each method retrieves its first <b>{depth}</b> "
                f"(the depth). Verdicts use <b>k = {k}</b>, the cut-off of Success@{k} (the paper's recall@{k}): "
-               f"<span class='hit'>in the top {k}</span>, <span class='near'>retrieved but outside the top {k}</span>, "
-               f"<span class='miss'>not retrieved</span>.</p>"
+               f"<span class='hit'>in the top {k}</span>, <span class='tie'>in the top {k} only by tie order (score 0, "
+               f"placed by note order among the notes the method did not find)</span>, "
+               f"<span class='near'>retrieved but outside the top {k}</span>, <span class='miss'>not retrieved</span>.</p>"
                f"<p class='scale'>Path boxes: {legend} (token → concept → ontology hops → topic → note).</p>")
     return ("<!doctype html><html><head><meta charset='utf-8'>"
             f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
@@ -314,6 +320,7 @@ td, th { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-al
 th { background: #f3f3f3; }
 .hit > td.verdict, .hit > h2, span.hit { color: #1a7f37; } .near > td.verdict, .near > h2, span.near { color: #b26a00; }
 .miss > td.verdict, .miss > h2, span.miss { color: #c0392b; } .gold { color: #b8860b; }
+.tie > td.verdict, .tie > h2, span.tie { color: #6f42c1; } section.tie { border-color: #6f42c1; }
 .fb, .fallback { color: #8a5a00; } .fallback { background: #fff6e0; padding: .3em .5em; }
 p.scale { color: #444; }
 section { border-left: 4px solid #ccc; padding: 0 1em; margin: 1.2em 0; }

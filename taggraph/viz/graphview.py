@@ -188,7 +188,8 @@ def _label(store: MemoryStore, node: str, data: dict) -> str:
 def _why(explanations: Mapping[str, Mapping[str, Explanation]] | None, note_id: str, k: int, depth: int,
          n_notes: int) -> dict:
     """method -> {verdict, cls, text} of one note for the side panel (plain text, shown as text), judged
-    like the explain page: by the cut-off `k` and the run's retrieval `depth`."""
+    like the explain page (`explain.verdict`): by the cut-off `k` and the run's retrieval `depth`, a
+    score-0 note in the top k placed by tie order (class ``tie``), not as a hit."""
     out = {}
     for method, by_note in (explanations or {}).items():
         e = by_note.get(note_id)
@@ -346,7 +347,7 @@ header h1 { font-size: 15px; margin: 0 0 4px 0; }
 main { flex: 1; display: flex; min-height: 300px; }
 #graph { flex: 1; }
 #why { width: 320px; overflow-y: auto; border-left: 1px solid #ddd; padding: 6px 10px; font-size: 12px; }
-#why .hit { color: #1a7f37; } #why .near { color: #b26a00; } #why .miss { color: #c0392b; }
+#why .hit { color: #1a7f37; } #why .near { color: #b26a00; } #why .miss { color: #c0392b; } #why .tie { color: #6f42c1; }
 div.vis-tooltip { max-width: 460px; white-space: normal; font-size: 12px; }
 </style></head>
 <body>

@@ -3,7 +3,8 @@
 report.html shows our numbers (beside the paper's Table 1 when a `benchmark` is named,
 as `taggraph.experiments.runs.benchmark_name` decides from the cases), Success@k per question type,
 the distribution of first-gold ranks, and a table of the questions some method
-missed (first gold rank per method); for the first N misses it links an explain
+missed (first gold rank per method; a top-k place owed to tie order alone counts as a miss, marked
+"tie"), and the tie-aware columns' definitions; for the first N misses it links an explain
 page and a graph page written into the run folder under ``misses/``. All text
 from data (method names, question types, questions) is HTML-escaped; plotly.js
 is inlined once, so the pages need no network.
@@ -32,6 +33,12 @@ SUCCESS_COLUMNS = ["Success@1", "Success@3", "Success@5"]
 NAMES_NOTE = ("Success@k is hit-at-k (a gold session among the first k; LongMemEval's recall_any@k), which is "
               "what the paper's per-type tables call recall@k. R@k is the share of gold sessions in the first k; "
               "recall_all@k and ndcg_any@k are LongMemEval's official metrics, nDCG@k is ir-measures'.")
+TIE_NOTES = [  # one line per tie-aware column (taggraph.evaluation.metrics.tie_averaged)
+    "MRR_tieavg: the expected MRR when sessions with equal scores are put in random order (exact, not sampled); "
+    "the paper's MRR orders them by note order, earlier sessions first.",
+    "Success@k_tieavg: the expected Success@k under that random order, i.e. the chance a gold session is in the top k.",
+    "MRR_from_tie_order: MRR - MRR_tieavg, the part of MRR that note order gave (negative: note order cost MRR).",
+]
 
 
 def recall_chart(per_type: pd.DataFrame, methods: Sequence[str]) -> go.Figure:
@@ -124,7 +131,7 @@ def markdown_report(result, title: str, data_label: str, benchmark: str | None) 
              f"(`_abs`, no gold session) are excluded from every metric. Extractor: `{cfg['extractor']}`."
              f"{dense} Depth {cfg['depth']}.", "", *data_warnings_md(result),
              f"## MRR and the other metrics (session level, de-duplicated through depth {cfg['depth']})", "",
-             NAMES_NOTE, "", summary_view(result).to_markdown(index=False), ""]
+             NAMES_NOTE, "", summary_view(result).to_markdown(index=False), "", *_tie_notes_md(result)]
     if benchmark:
         parts += [f"## Beside the paper's Table 1 ({benchmark}, MRR; the paper's rows used LLM extraction)", "",
                   comparison_table(result.summary, benchmark, cfg["extractor"]).round(3).to_markdown(), ""]
@@ -133,6 +140,24 @@ def markdown_report(result, title: str, data_label: str, benchmark: str | None) 
     parts += ["## Success@k per question type (the paper's appendix G recall@k; %)", "",
               per_type_table(result.per_type, list(result.summary["method"])).to_markdown(index=False), ""]
     return "\n".join(parts)
+
+
+def _has_ties(result) -> bool:
+    return "MRR_tieavg" in result.summary
+
+
+def _tie_notes_md(result) -> list[str]:
+    """The definitions of the tie-aware columns and MRR_from_tie_order per question type, when the run has them."""
+    if not _has_ties(result):
+        return []
+    return [*[f"- {line}" for line in TIE_NOTES], "", "MRR_from_tie_order per question type:", "",
+            tie_share_table(result.per_type, list(result.summary["method"])).to_markdown(index=False), ""]
+
+
+def tie_share_table(per_type: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
+    """MRR_from_tie_order per question type (rows, with n) and method (columns), to 3 decimals."""
+    table = per_type.pivot_table(index=["question_type", "n"], columns="method", values="MRR_from_tie_order", sort=False)
+    return table.reindex(columns=methods).round(3).reset_index().rename_axis(columns=None)
 
 
 def data_warnings_md(result) -> list[str]:
@@ -149,15 +174,29 @@ def _data_warnings_html(result) -> str:
 
 def misses_table(rankings: pd.DataFrame, k: int = 5) -> pd.DataFrame:
     """One row per question some method did not rank in its top k: question_id, question_type and
-    the first gold rank under each method (<NA>: not retrieved), in question order."""
+    the first gold rank under each method (<NA>: not retrieved), in question order.
+
+    A placement in the top k by tie order alone counts as a miss: the rank is there, and
+    ``attrs["tie_only"]`` maps (question_id, method) to Success@k_tieavg (< 1: some order of the tied
+    sessions leaves every gold session out of the top k). Needs the run's ``Success@k_tieavg`` column."""
     judged = first_gold_ranks(rankings)
     rows = judged.drop_duplicates(["question_id", "method"]).set_index(["question_id", "method"])
     table = (rows["first_gold"].unstack("method")
              .reindex(index=list(dict.fromkeys(judged["question_id"])), columns=list(dict.fromkeys(judged["method"]))))
-    missed = table.isna().any(axis=1) | (table > k).any(axis=1)
+    tie_col = f"Success@{k}_tieavg"
+    tie_only = {}
+    if tie_col in rows:
+        chance = rows[tie_col][(rows["first_gold"] <= k).fillna(False) & (rows[tie_col] < 1)]
+        tie_only = {key: float(v) for key, v in chance.items()}
+    tied = pd.Series(False, index=table.index)
+    for qid, _ in tie_only:
+        tied[qid] = True
+    missed = table.isna().any(axis=1) | (table > k).any(axis=1) | tied
     table.insert(0, "question_type", rows.reset_index().drop_duplicates("question_id")
                  .set_index("question_id")["question_type"])
-    return table[missed].rename_axis(index="question_id", columns=None).reset_index()
+    out = table[missed].rename_axis(index="question_id", columns=None).reset_index()
+    out.attrs["tie_only"] = tie_only
+    return out
 
 
 def _page_name(question_id: str, kind: str) -> str:
@@ -215,23 +254,43 @@ def _table(df: pd.DataFrame, cls: str = "") -> str:
 
 def _misses_html(misses: pd.DataFrame, pages: dict[str, str], questions: dict[str, str], k: int) -> str:
     if misses.empty:
-        return f"<p>Every method ranks a gold session in its top {k} for every judged question.</p>"
+        return (f"<p>Every method ranks a gold session in its top {k} for every judged question, and not by tie "
+                f"order alone.</p>")
     methods = [c for c in misses.columns if c not in ("question_id", "question_type")]
+    tie_only = misses.attrs.get("tie_only", {})
     head = "".join(f"<th>{html.escape(m)}</th>" for m in ["question", "type", *methods, "pages"])
     rows = []
     for r in misses.to_dict("records"):
         qid = r["question_id"]
-        cells = "".join(f"<td class='{'bad' if pd.isna(r[m]) or r[m] > k else 'ok'} num'>"
-                        f"{'–' if pd.isna(r[m]) else int(r[m])}</td>" for m in methods)
+        cells = "".join(_miss_cell(r[m], tie_only.get((qid, m)), k) for m in methods)
         links = " · ".join(f"<a href='{html.escape(_page_name(qid, kind))}'>{kind}</a>"
                            for kind in ("explain", "graph") if _page_name(qid, kind) in pages)
         text = questions.get(qid, "")
         rows.append(f"<tr><td><code>{html.escape(qid)}</code>" + (f"<br>{html.escape(text)}" if text else "")
                     + f"</td><td>{html.escape(str(r['question_type']))}</td>{cells}<td>{links}</td></tr>")
-    return (f"<p>{len(misses)} question(s) where some method ranks no gold session in its top {k}; a cell is the "
-            f"rank of the first gold session (– : not retrieved). Explain and graph pages exist for the first "
+    return (f"<p>{len(misses)} question(s) where some method ranks no gold session in its top {k}, or does only by "
+            f"tie order; a cell is the rank of the first gold session (– : not retrieved). <span class='tie'>"
+            f"3 (tie, 64%)</span>: in the top {k} only because tied sessions are ordered by note order; in a random "
+            f"order of the ties a gold session is in the top {k} with that chance (Success@{k}_tieavg), so it "
+            f"counts as a miss. Explain and graph pages exist for the first "
             f"{sum(_page_name(q, 'explain') in pages for q in misses['question_id'])}.</p>"
             f"<table class='misses'><tr>{head}</tr>{''.join(rows)}</table>")
+
+
+def _miss_cell(rank, tie_chance: float | None, k: int) -> str:
+    """One rank cell of the misses table: bad (outside the top k, or not retrieved), tie or ok."""
+    if tie_chance is not None:
+        return f"<td class='tie num'>{int(rank)} (tie, {tie_chance:.0%})</td>"
+    cls = "bad" if pd.isna(rank) or rank > k else "ok"
+    return f"<td class='{cls} num'>{'–' if pd.isna(rank) else int(rank)}</td>"
+
+
+def _tie_notes_html(result) -> str:
+    if not _has_ties(result):
+        return ""
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in TIE_NOTES)
+    return (f"<ul class='meta'>{items}</ul><p class='meta'>MRR_from_tie_order per question type:</p>"
+            + _table(tie_share_table(result.per_type, list(result.summary["method"])), "num"))
 
 
 def _verdicts_html(result) -> str:
@@ -271,7 +330,8 @@ def html_report(result, title: str, data_label: str, benchmark: str | None, miss
             f" · depth {cfg['depth']}</p>"
             f"{_data_warnings_html(result)}"
             f"<h2>Per method</h2><p class='meta'>{html.escape(NAMES_NOTE)}</p>{_few_questions(result.summary)}"
-            f"{_table(summary_view(result), 'num summary')}{_verdicts_html(result)}{paper}{charts[0]}"
+            f"{_table(summary_view(result), 'num summary')}{_tie_notes_html(result)}{_verdicts_html(result)}{paper}"
+            f"{charts[0]}"
             f"<h2>Questions missed by some method (top {k})</h2>{_misses_html(misses, pages, questions, k)}"
             f"{charts[2]}<h2>Per question type (Success@k, %)</h2>"
             f"{_table(per_type_table(result.per_type, methods), 'num')}{charts[1]}</body></html>")
@@ -284,7 +344,8 @@ th, td { border-bottom: 1px solid #ddd; padding: 4px 10px; text-align: left; ver
 th { background: #f3f3f3; } tr:hover td { background: #fafafa; }
 table.num td { font-variant-numeric: tabular-nums; } td.num { text-align: right; }
 td.bad { color: #c0392b; font-weight: bold; } td.ok { color: #1a7f37; }
-p.meta { color: #444; max-width: 60em; } div.wide { overflow-x: auto; }
+td.tie, span.tie { color: #6f42c1; font-weight: bold; }
+p.meta, ul.meta { color: #444; max-width: 60em; } div.wide { overflow-x: auto; }
 table.summary { font-size: 12px; } table.summary th, table.summary td { padding: 3px 6px; }
 p.caveat { background: #fff6e0; padding: .4em .6em; color: #8a5a00; }
 ul.caveat { background: #fff6e0; padding: .4em .6em .4em 2em; color: #8a5a00; }
