@@ -81,13 +81,12 @@ def _(DATA, EXTRACTOR, K, LIMIT, METHOD, QUESTION, graph_panel, load_dataset, mo
     # outside marimo (JupyterLab) its widgets do not render: ipywidgets controls instead, each change
     # drawing this question's graph again under them; the cells below keep the parameters' choice
     (mo.hstack([question, neighbourhood, hops], justify="start") if mo.running_in_notebook()
-     else graph_panel(DATA, cases, EXTRACTOR, question.value, METHOD, K))
+     else graph_panel(cases, EXTRACTOR, question.value, METHOD, K))
     return cases, hops, neighbourhood, question
 
 
 @app.cell
 def _(
-    DATA,
     EXTRACTOR,
     METHOD,
     available_methods,
@@ -101,7 +100,7 @@ def _(
 ):
     case = cases[question.value]
     store = build_store(case, EXTRACTOR)
-    gold = gold_notes(DATA, case, store)
+    gold = gold_notes(case, store)
     _methods = available_methods()
     # the page's drop-down starts on its first method: METHOD
     retrievers = build_retrievers(store, sorted(_methods, key=lambda m: m != METHOD))

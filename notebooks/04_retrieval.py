@@ -91,13 +91,12 @@ def _(
     # outside marimo (JupyterLab) its widgets do not render: ipywidgets controls instead, each change
     # rendering this question's view again under them; the cells below keep the parameters' choice
     (mo.vstack([mo.hstack([question, k], justify="start"), own]) if mo.running_in_notebook()
-     else retrieval_panel(DATA, cases, EXTRACTOR, question.value, own.value, METHOD, k.value))
+     else retrieval_panel(cases, EXTRACTOR, question.value, own.value, METHOD, k.value))
     return cases, k, own, question
 
 
 @app.cell
 def _(
-    DATA,
     EXTRACTOR,
     available_methods,
     build_retrievers,
@@ -111,7 +110,7 @@ def _(
     case = cases[question.value]
     store = build_store(case, EXTRACTOR)
     asked = own.value.strip() or case.question
-    gold = gold_notes(DATA, case, store) if asked == case.question else []
+    gold = gold_notes(case, store) if asked == case.question else []
     answer = case.answer if asked == case.question else ""
     retrievers = build_retrievers(store, available_methods())
     asked_on = case.question_date  # every question, your own too, is asked on the case's date, as the bench asks

@@ -124,7 +124,7 @@ def _(K, mo, result):
 
 
 @app.cell
-def _(DATA, EXTRACTOR, K, cases, misses, mo):
+def _(EXTRACTOR, K, cases, misses, mo):
     from taggraph.experiments.runner import build_store
     from taggraph.viz.explain import explain_html, gold_notes
 
@@ -134,7 +134,7 @@ def _(DATA, EXTRACTOR, K, cases, misses, mo):
         _shown = mo.md("TagOverlap misses no question here: nothing to explain.")
     else:
         _store = build_store(_case, EXTRACTOR)
-        _gold = gold_notes(DATA, _case, _store)
+        _gold = gold_notes(_case, _store)
         _shown = mo.iframe(explain_html(_store, _case.question, _gold[0], ["TagOverlap", "BM25", "AdaptiveGraph"],
                                         k=K, answer=_case.answer, gold=_gold, asked_on=_case.question_date),
                            height="900px")

@@ -24,7 +24,7 @@ def controls(box) -> dict:
 
 
 def test_retrieval_panel_renders_again_on_each_change(cases):
-    box = retrieval_panel(str(DEMO_DATA), cases, "offline", "demo_q01", method="BM25", k=3)
+    box = retrieval_panel(cases, "offline", "demo_q01", method="BM25", k=3)
     first = shown(box)
     assert "demo_q01" in first and "Top 3 of BM25" in first and "TagGraph-Basic" not in first
     c = controls(box)
@@ -39,7 +39,7 @@ def test_retrieval_panel_renders_again_on_each_change(cases):
 
 
 def test_graph_panel_renders_again_on_each_change(cases):
-    box = graph_panel(str(DEMO_DATA), cases, "offline", "demo_q01", method="BM25")
+    box = graph_panel(cases, "offline", "demo_q01", method="BM25")
     assert "demo_q01" in shown(box) and "the top 5 of BM25" in shown(box) and "<iframe srcdoc=" in shown(box)
     c = controls(box)
     c["question"].value = "demo_q02"

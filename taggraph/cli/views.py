@@ -59,7 +59,7 @@ def graph(
     retrievers = build_retrievers(store, available_methods(methods_option(methods) if methods else None), params)
     save_graph_html(out, store, question=case.question,
                     results_by_method=retrieve_all(store, case.question, retrievers, depth, asked_on=case.question_date),
-                    gold_note_ids=gold_notes(data, case, store), hops=hops, max_nodes=max_nodes,
+                    gold_note_ids=gold_notes(case, store), hops=hops, max_nodes=max_nodes,
                     neighbourhood_of=case.question if neighbourhood else None, retrievers=retrievers, depth=depth,
                     asked_on=case.question_date)
     typer.echo(f"graph page: {out}")

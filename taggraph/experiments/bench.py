@@ -95,6 +95,7 @@ def run_bench(cases: Sequence[Case], methods: list[str] | None = None, extractor
         "methods": results[0].method_configs if results else {},
         "extractor": extractor_spec(extractor),
         "extractor_cache_key": getattr(extractor_for(extractor, extractor_options), "cache_key", ""),
+        "extractor_options": dict(extractor_options or {}),  # the report's miss pages rebuild stores with them
         "depth": depth, "workers": workers, "n_cases": len(cases), "n_memories": len(groups),
         "n_abstention": int(sum(c.is_abstention for c in cases)), "input_warnings": compact_warnings(found),
     }

@@ -18,7 +18,6 @@ import importlib.util
 import json
 import re
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -70,23 +69,13 @@ def retrieve_all(store: MemoryStore, question: str, methods: Methods, k: int = D
             for m, r in build_retrievers(store, methods).items()}
 
 
-@lru_cache(maxsize=4)
-def _evidence(path: str, mtime: float) -> dict[str, set[str]] | None:
-    """LongMemEval ``has_answer`` notes per question (None for other formats); the file is read
-    once per (path, modification time): ~5 s for LongMemEval-S."""
-    from taggraph.datasets.detect import detect_format
-    from taggraph.experiments.diagnostics import longmemeval_evidence_notes
-
-    return longmemeval_evidence_notes(path) if detect_format(path) == "longmemeval" else None
-
-
-def gold_notes(data: str | Path, case: Case, store: MemoryStore) -> list[str]:
-    """The case's gold notes in note order: for a LongMemEval file the notes holding a
-    ``has_answer`` turn (sessions without marks: all their notes), else as
-    `taggraph.experiments.diagnostics.gold_note_ids` decides."""
+def gold_notes(case: Case, store: MemoryStore) -> list[str]:
+    """The case's gold notes in note order, as its dataset's loader set them (LongMemEval: the notes
+    holding a ``has_answer`` turn), else every note of its gold sessions
+    (`taggraph.experiments.diagnostics.gold_note_ids`); the data file is not read again."""
     from taggraph.experiments.diagnostics import gold_note_ids
 
-    return gold_note_ids(case, store, _evidence(str(data), Path(data).stat().st_mtime))
+    return gold_note_ids(case, store)
 
 
 def rank_table(results_by_method: Mapping[str, Sequence[Result]], note_ids: Sequence[str]) -> pd.DataFrame:
@@ -353,7 +342,7 @@ def explain_command(data: str | Path, question_id: str, note_id: str | None = No
 
     case = find_case(data, question_id)
     store = build_store(case, extractor)
-    gold = gold_notes(data, case, store)
+    gold = gold_notes(case, store)
     if note_id is None:
         if not gold:
             raise ConfigError(f"question {question_id!r} has no gold note; pass a note id")

@@ -217,11 +217,11 @@ def miss_pages(result, cases: Sequence, data: Path | str, misses: pd.DataFrame, 
     pages: dict[str, str] = {}
     for qid in [q for q in misses["question_id"] if q in by_id][:n] if configs else []:
         case = by_id[qid]
-        store = build_store(case, result.config["extractor"])
+        store = build_store(case, result.config["extractor"], result.config.get("extractor_options"))
         retrievers = build_retrievers(store, {m: make_retriever(m, store, **{key: v for key, v in cfg.items()
                                                                               if key != "method"})
                                               for m, cfg in configs.items()})
-        gold = gold_notes(data, case, store)
+        gold = gold_notes(case, store)
         if not gold:
             continue
         depth = result.config["depth"]

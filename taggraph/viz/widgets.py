@@ -49,7 +49,7 @@ def iframe(page: str, height: int) -> HTML:
                 "frameborder='0'></iframe></div>")
 
 
-def _memory(data: str, cases: Mapping[str, Case], extractor: str):
+def _memory(cases: Mapping[str, Case], extractor: str):
     """question id -> (case, store, retrievers of every available method, gold notes), built once each."""
     methods = available_methods()
 
@@ -57,12 +57,12 @@ def _memory(data: str, cases: Mapping[str, Case], extractor: str):
     def memory(question: str):
         case = cases[question]
         store = build_store(case, extractor)
-        return case, store, build_retrievers(store, methods), gold_notes(data, case, store)
+        return case, store, build_retrievers(store, methods), gold_notes(case, store)
 
     return methods, memory
 
 
-def retrieval_panel(data: str, cases: Mapping[str, Case], extractor: str, question: str, query: str = "",
+def retrieval_panel(cases: Mapping[str, Case], extractor: str, question: str, query: str = "",
                     method: str = "AdaptiveGraph", k: int = 5):
     """04's controls in JupyterLab: question, method, k and a free-text question (read on Enter).
 
@@ -71,7 +71,7 @@ def retrieval_panel(data: str, cases: Mapping[str, Case], extractor: str, questi
     its top note). The arguments are the controls' starting values."""
     import ipywidgets as w
 
-    methods, memory = _memory(data, cases, extractor)
+    methods, memory = _memory(cases, extractor)
 
     def render(question: str, method: str, k: int, query: str):
         case, store, retrievers, gold = memory(question)
@@ -95,13 +95,13 @@ def retrieval_panel(data: str, cases: Mapping[str, Case], extractor: str, questi
                               continuous_update=False, layout=w.Layout(width="40em")))
 
 
-def graph_panel(data: str, cases: Mapping[str, Case], extractor: str, question: str,
+def graph_panel(cases: Mapping[str, Case], extractor: str, question: str,
                 method: str = "AdaptiveGraph", k: int = 5):
     """03's controls in JupyterLab: question, method (whose top k the graph rings first), only the
     question's neighbourhood, hops. Each change shows the question, its gold notes and `graph_html`."""
     import ipywidgets as w
 
-    methods, memory = _memory(data, cases, extractor)
+    methods, memory = _memory(cases, extractor)
 
     def render(question: str, method: str, neighbourhood: bool, hops: int):
         case, store, retrievers, gold = memory(question)
