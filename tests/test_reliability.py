@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -268,3 +273,49 @@ def test_out_names_and_links_are_checked_before_the_run(tmp_path):
     (tmp_path / "link").symlink_to(tmp_path / "empty")
     with pytest.raises(ConfigError, match="symbolic link"):
         runs.check_run_folder(tmp_path / "link")
+
+
+WORKERS_SCRIPT = """
+import os, sys, time
+from pathlib import Path
+from taggraph.experiments.runner import parallel_map
+
+def slow(i, folder):
+    Path(folder, f"{os.getpid()}.pid").write_text(str(i))
+    time.sleep(600)
+
+parallel_map(slow, [0, 1, 2, 3], sys.argv[1], workers=2)
+"""
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to see worker processes")
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_to_the_main_process_ends_its_workers(tmp_path, signum):
+    """SIGTERM to `bench --workers 2` left both loky workers running for 5 minutes with their memory."""
+    script = tmp_path / "run.py"
+    script.write_text(WORKERS_SCRIPT)
+    main = subprocess.Popen([sys.executable, str(script), str(tmp_path)], stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while len(list(tmp_path.glob("*.pid"))) < 2 and main.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)  # waits for the workers to start; the outcome below does not depend on timing
+    workers = [int(p.stem) for p in tmp_path.glob("*.pid")]
+    assert len(workers) == 2, main.stderr.read().decode()[-2000:] if main.poll() is not None else "no workers"
+    main.send_signal(signum)
+    assert main.wait(60) == -signum  # ends by the signal, as an uncaught KeyboardInterrupt ends Python by SIGINT
+    try:
+        deadline = time.monotonic() + 60  # before the fix they idled for 300 s
+        while any(alive(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(alive(w) for w in workers)
+    finally:
+        for w in workers:
+            if alive(w):
+                os.kill(w, signal.SIGKILL)

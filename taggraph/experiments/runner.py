@@ -15,9 +15,12 @@ and summarizes them with `taggraph.evaluation.metrics`.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import signal
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from joblib import Parallel, delayed
@@ -89,8 +92,50 @@ def parallel_map(fn: Callable, items: Sequence, *args: Any, workers: int = 1, ba
         return [fn(item, *args) for item in progress(items, desc=desc, unit="memory")]
     fn = with_registered(fn)  # methods registered here (a notebook's own) are known in the workers too
     jobs = (delayed(fn)(item, *args) for item in items)
-    return list(progress(Parallel(n_jobs=workers, backend=backend, return_as="generator")(jobs),
-                         total=len(items), desc=desc, unit="memory"))
+    with _stopped_by_signals():
+        return list(progress(Parallel(n_jobs=workers, backend=backend, return_as="generator")(jobs),
+                             total=len(items), desc=desc, unit="memory"))
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised in the main process so that joblib aborts and kills its workers."""
+
+
+@contextlib.contextmanager
+def _stopped_by_signals() -> Iterator[None]:
+    """While workers run: SIGTERM and SIGHUP (which would end this process at once, leaving joblib's loky
+    workers idle for 5 minutes with their memory) raise `_Terminated`, a KeyboardInterrupt, as SIGINT does;
+    on either, the workers are killed, and a SIGTERM/SIGHUP is then delivered again, so the process still
+    ends with that signal's status. Only in the main thread (Python's rule for signal handlers)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise _Terminated(signum)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)) if sig}
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        _kill_workers()
+        if isinstance(exc, _Terminated):
+            signum = exc.args[0]
+            signal.signal(signum, signal.SIG_DFL if previous[signum] in (None, stop) else previous[signum])
+            previous.pop(signum)
+            signal.raise_signal(signum)
+        raise
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _kill_workers() -> None:
+    """Kill the loky workers joblib reuses between calls (its abort may leave them to an idle timeout)."""
+    from joblib.externals.loky import reusable_executor
+    executor = getattr(reusable_executor, "_executor", None)
+    if executor is not None:
+        executor.shutdown(wait=False, kill_workers=True)
 
 
 class MemoryRun:
