@@ -236,3 +236,50 @@ def test_the_readme_bring_your_own_blocks_run(clean_registry, monkeypatch, capsy
     printed = capsys.readouterr().out.splitlines()
     assert printed[0] == "s1#0" and printed[-1] == "['person/priya']"
     assert set(scope["result"].summary["method"]) == {"TagOverlap", "BM25", "AdaptiveGraph"}
+
+
+USER_EXTRACTOR = '''
+import taggraph as tg
+
+
+class Capitals:
+    """Tags each capitalized word after the first of the user's turn as who: person/<word>."""
+
+    name = "mystuff:Capitals"  # builds it again by name (a saved store, the report's pages)
+    cache_key = "capitals-v1"
+
+    def extract(self, user, assistant, existing_tags):
+        words = [w.strip(".,!?").lower() for w in user.split()[1:] if w[:1].isupper()]
+        return tg.Extraction(who=[f"person/{w}" for w in words if w.isalpha()])
+'''
+
+
+def test_method_extractor_and_data_from_outside_the_repo_run_through_every_command(tmp_path):
+    """issue 21's bar: bench --workers 2, compare, explain, graph and the report, public names only."""
+    (tmp_path / "mystuff.py").write_text(USER_METHOD + USER_EXTRACTOR)
+    data = tmp_path / "mydata"
+    data.mkdir()
+    for name in ("turns.jsonl", "questions.jsonl"):
+        (data / name).write_text((REPO / "tests" / "fixtures" / "generic" / name).read_text())
+    common = ["--data", "mydata", "--extractor", "mystuff:Capitals"]
+    for out, extra in (("run_a", []), ("run_b", ["--param", "WordOverlap.min_len=5"])):
+        run = cli(["bench", *common, "--methods", "mystuff:WordOverlap,BM25", "--workers", "2", "--out", out,
+                   *extra], tmp_path)
+        assert run.returncode == 0, run.stderr
+    config = json.loads((tmp_path / "run_a" / "run.json").read_text())["config"]
+    assert config["extractor"] == "mystuff:Capitals" and "WordOverlap" in config["methods"]
+    report = (tmp_path / "run_a" / "report.html").read_text()
+    assert "WordOverlap" in report
+    compared = cli(["compare", "run_a", "run_b", "--out", "cmp"], tmp_path)
+    assert compared.returncode == 0, compared.stderr
+    pairs = pd.read_csv(tmp_path / "cmp" / "pairs.csv")
+    assert {"WordOverlap", "BM25"} <= set(pairs["method_a"])
+    question = pd.read_csv(tmp_path / "run_a" / "rankings.csv")["question_id"].iloc[0]
+    explained = cli(["explain", *common, "--question", question, "--methods", "mystuff:WordOverlap,BM25",
+                     "--out", "why.html"], tmp_path)
+    assert explained.returncode == 0, explained.stderr
+    assert "WordOverlap:" in explained.stdout and "WordOverlap" in (tmp_path / "why.html").read_text()
+    drawn = cli(["graph", *common, "--question", question, "--methods", "mystuff:WordOverlap", "--out", "g.html"],
+                tmp_path)
+    assert drawn.returncode == 0, drawn.stderr
+    assert "person/" in (tmp_path / "g.html").read_text()  # the graph holds the user's extractor's tags

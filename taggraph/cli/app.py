@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
+import sys
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -34,6 +36,11 @@ EXTRACTOR_HELP = ("offline-v2 | offline | none | ollama:MODEL | openai:MODEL | g
 @app.callback()
 def main(debug: bool = typer.Option(False, "--debug", help="Show tracebacks instead of one-line errors.")) -> None:
     _state["debug"] = debug
+    # `--methods mymod:MyMethod` and `--extractor mymod:MyTagger` import from the current folder, as
+    # `python -m` and uvicorn's app specs do (a console script's path does not hold it); appended, so
+    # nothing of the folder shadows an installed module
+    if os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())
 
 
 def command(name: str | None = None) -> Callable:

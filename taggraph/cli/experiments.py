@@ -112,7 +112,7 @@ def sweep_depth(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str 
     _, cases, record = _load(data, limit)
     ctx, workers, backend = scale_out(workers, scheduler)
     with ctx:
-        results = {e: depth_sweep(cases, names(method), [int(d) for d in names(depths)], e, workers=workers,
+        results = {e: depth_sweep(cases, methods_option(method), [int(d) for d in names(depths)], e, workers=workers,
                                   backend=backend) for e in extractor_names(extractor)}
     tables = {name: pd.concat([getattr(r, name).assign(extractor=e) for e, r in results.items()])
               for name in ("summary", "rankings")}
@@ -179,7 +179,7 @@ def answers(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str = EX
         raise ConfigError(f"unknown generator {generator!r}: use extractive or ollama:MODEL")
     rows, summaries, configs = [], [], {}
     for e in extractor_names(extractor):
-        bench = run_bench(cases, names(methods), e, workers=workers)
+        bench = run_bench(cases, methods_option(methods), e, workers=workers)
         res = answer_accuracy(cases, bench.rankings, gen, k=k)
         rows.append(res.rows.assign(extractor=e))
         summaries.append(res.summary.assign(extractor=e))

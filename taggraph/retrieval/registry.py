@@ -14,8 +14,6 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
-import os
-import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
@@ -208,9 +206,7 @@ def method(name: str) -> Method:
 
 def _from_spec(spec: str) -> Method:
     """The method of ``module:Class``: its registered entry when importing the module registered it, else
-    registered now under the class name. The current folder is on the path, as for uvicorn's app specs."""
-    if os.getcwd() not in sys.path:
-        sys.path.append(os.getcwd())
+    registered now under the class name."""
     cls = check_contract(spec, _import(spec, spec))
     for m in (*_REGISTERED.values(), *_BUILTIN.values()):
         if m.target is cls and not m.defaults:
