@@ -283,3 +283,20 @@ def test_method_extractor_and_data_from_outside_the_repo_run_through_every_comma
                 tmp_path)
     assert drawn.returncode == 0, drawn.stderr
     assert "person/" in (tmp_path / "g.html").read_text()  # the graph holds the user's extractor's tags
+
+
+class NoDateEvidence(NoDate):
+    def score(self, text, *, asked_on=None):
+        return {}
+
+    def evidence(self, text, note):
+        return tg.Evidence()
+
+
+def test_an_evidence_hook_without_the_date_fails_at_registration(clean_registry, hand_store):
+    with pytest.raises(ConfigError, match=r"evidence must take the keyword asked_on"):
+        tg.register_method("NoDateEvidence", NoDateEvidence)
+    bm25 = registry.method("BM25").cls()
+    assert bm25(hand_store, {"k1": 2}).params.k1 == 2.0  # built directly, values as a dict, checked
+    with pytest.raises(ConfigError, match="k1 = -1"):
+        bm25(hand_store, {"k1": -1})

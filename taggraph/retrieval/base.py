@@ -163,8 +163,10 @@ class Retriever:
     Params: ClassVar[type] = NoParams
 
     def __init__(self, store: MemoryStore, params: Any = None) -> None:
+        """`params`: an instance of `Params`, or a dict of values over its defaults (checked), or None."""
         self.store = store
-        self.params = params if params is not None else make_params(type(self).__name__, self.Params, {})
+        self.params = params if isinstance(params, self.Params) else \
+            make_params(type(self).__name__, self.Params, dict(params or {}))
         self.name = type(self).__name__  # the registry sets the registered name
         self._indexed = 0
         self._follower: _Follower | None = None

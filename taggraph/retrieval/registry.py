@@ -102,9 +102,11 @@ def check_contract(name: str, cls: Any) -> type[Retriever]:
     if cls.score is Retriever.score or cls.add is Retriever.add and cls.add_many is Retriever.add_many:
         raise ConfigError(f"method {name!r}: {cls.__name__} must define add(note) and "
                           f"score(text, *, asked_on=None)")
-    if "asked_on" not in inspect.signature(cls.score).parameters:
-        raise ConfigError(f"method {name!r}: {cls.__name__}.score must take the keyword asked_on "
-                          f"(def score(self, text, *, asked_on=None)): the date the question is asked")
+    for hook, signature in (("score", "score(self, text, *, asked_on=None)"),
+                            ("evidence", "evidence(self, text, note, *, asked_on=None)")):
+        if "asked_on" not in inspect.signature(getattr(cls, hook)).parameters:
+            raise ConfigError(f"method {name!r}: {cls.__name__}.{hook} must take the keyword asked_on "
+                              f"(def {signature}): the date the question is asked")
     if not dataclasses.is_dataclass(cls.Params):
         raise ConfigError(f"method {name!r}: {cls.__name__}.Params must be a dataclass "
                           f"(@dataclass(frozen=True) class Params: ...)")
