@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from taggraph.errors import WriteError
+from taggraph.errors import ConfigError, WriteError
 
 TMP_SUFFIX = ".tmp"
 
@@ -73,3 +73,29 @@ def remove_leftovers(folder: Path, targets: Iterable[str]) -> list[Path]:
             tmp.unlink(missing_ok=True)
             gone.append(tmp)
     return gone
+
+
+NAME_MAX = 255  # bytes in one file or folder name on common file systems
+
+
+def check_folder(path: Path, option: str) -> Path:
+    """`path` if a folder can be made or written there, checked before any work: refuses a name longer than
+    NAME_MAX bytes, a file, and a nearest existing folder that cannot be written (ConfigError, WriteError
+    naming `option`)."""
+    path = Path(path)
+    for part in path.parts:
+        if len(os.fsencode(part)) > NAME_MAX:
+            raise ConfigError(f"{option} {path}: a folder name of {len(os.fsencode(part))} bytes; file systems "
+                              f"allow {NAME_MAX}")
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"{option} {path}: is a file, not a folder")
+    parent = path
+    while not parent.exists():
+        parent = parent.parent
+    try:
+        if not parent.is_dir():
+            raise NotADirectoryError(f"{parent} is a file")
+        os.rmdir(tempfile.mkdtemp(dir=parent, prefix=".taggraph-probe."))
+    except OSError as exc:
+        raise WriteError(f"{option} {path}: cannot write in {parent}: {exc.strerror or exc}") from None
+    return path

@@ -36,7 +36,12 @@ def notebook_settings(data: str | None = None, limit: int | None = None,
 
 
 def cache_dir() -> Path:
+    """$TAGGRAPH_CACHE, else ~/.cache/taggraph, made if it can be; one that cannot (a read-only HOME, a file)
+    is reported in one line by `taggraph.cache.open_cache` when a cache is opened there."""
     env = os.environ.get("TAGGRAPH_CACHE")
     path = Path(env) if env else Path.home() / ".cache" / "taggraph"
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        pass
     return path

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -15,7 +16,8 @@ import pandas as pd
 import pytest
 
 from taggraph import Memory
-from taggraph.config import DEMO_DATA
+from taggraph.cache import open_cache
+from taggraph.config import DEMO_DATA, cache_dir
 from taggraph.datasets import Case, DatasetError, load_cases
 from taggraph.errors import ConfigError, TaggraphError, WriteError
 from taggraph.experiments import runs
@@ -319,3 +321,39 @@ def test_a_signal_to_the_main_process_ends_its_workers(tmp_path, signum):
         for w in workers:
             if alive(w):
                 os.kill(w, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("in_transaction", [False, True])
+def test_a_full_disk_under_the_cache_is_one_write_error(tmp_path, in_transaction):
+    """sqlite's "database or disk is full" mid-run was a traceback (sqlite3.OperationalError)."""
+    cache = open_cache(tmp_path / "c")
+    pages = cache._sql("PRAGMA page_count").fetchone()[0]
+    cache._sql(f"PRAGMA max_page_count = {pages + 2}")  # sqlite's own full-disk error, for real
+    with pytest.raises(WriteError, match=r"c: cache cannot be written \(database or disk is full\)") as err:
+        with cache.transact() if in_transaction else contextlib.nullcontext():
+            for i in range(100):
+                cache.set(str(i), "x" * 20_000)
+    assert str(err.value).count("cannot be written") == 1
+
+
+@pytest.mark.parametrize("env", [{"TAGGRAPH_CACHE": "FILE"}, {"HOME": "/proc/no-home", "TAGGRAPH_CACHE": None}])
+def test_an_unusable_cache_folder_is_one_write_error(tmp_path, monkeypatch, env):
+    """A read-only HOME with no cache setting, or TAGGRAPH_CACHE naming a file, was a raw OSError."""
+    (tmp_path / "FILE").write_text("x")
+    for key, value in env.items():
+        if value is None:
+            monkeypatch.delenv(key, raising=False)
+        else:
+            monkeypatch.setenv(key, str(tmp_path / value) if value == "FILE" else value)
+    with pytest.raises(WriteError, match="offline_extractions: cache cannot be written .*TAGGRAPH_CACHE"):
+        open_cache(cache_dir() / "offline_extractions")
+
+
+@pytest.mark.parametrize("name,error,message", [("afile", ConfigError, "is a file"),
+                                                ("x" * 300, ConfigError, "of 300 bytes"),
+                                                ("afile/sub", WriteError, "cannot write in")])
+def test_extract_out_that_cannot_hold_stores_is_one_line(tmp_path, name, error, message):
+    """`extract --out` a file, a 300-byte name or a path under a file: raw OS errors before."""
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(error, match=message):
+        extract_to_stores([small_case()], WordTagger(), tmp_path / name)

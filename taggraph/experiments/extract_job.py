@@ -22,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from taggraph.atomic import check_folder
 from taggraph.datasets import Case
 from taggraph.experiments.vocabulary import store_stats
 from taggraph.progress import progress
@@ -77,7 +78,7 @@ def extract_to_stores(cases: list[Case], extractor, out: Path, concurrency: int 
     `concurrency`), one thread per case remembering its turns in order, so every note holds the
     very extraction its request fetched. Other extractors run case after case.
     """
-    out = Path(out)
+    out = check_folder(Path(out), "--out")  # a file, an over-long name, an unwritable parent: before any case
     workers = (concurrency or getattr(extractor, "concurrency", 1)) if hasattr(extractor, "check") else 1
     if workers == 1:
         return pd.DataFrame([extract_case(case, extractor, out) for case in progress(cases, desc="extract", unit="case")])

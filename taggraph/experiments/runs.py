@@ -29,7 +29,7 @@ from typing import Any
 
 import pandas as pd
 
-from taggraph.atomic import atomic_write, folder_mode
+from taggraph.atomic import atomic_write, check_folder, folder_mode
 from taggraph.config import PACKAGE_DIR
 from taggraph.datasets import Case, Dataset, data_checksum, get_format
 from taggraph.datasets.registry import detect_format
@@ -120,15 +120,9 @@ def check_run_folder(out: Path, force: bool = False, keep: Sequence[Path] = ()) 
     """`out` if a run can be written there, checked before any work starts: refuses a file, a symbolic link,
     a name the file system cannot hold, a non-empty folder (with `force`: one that is not a run folder, or
     that holds a path of `keep`, e.g. the --data file) and a parent that cannot be written."""
-    out = Path(out)
-    for part in out.parts:
-        if len(os.fsencode(part)) > 255:
-            raise ConfigError(f"--out {out}: a folder name of {len(os.fsencode(part))} bytes; file systems "
-                              f"allow 255")
+    out = check_folder(Path(out), "--out")
     if out.is_symlink():
         raise ConfigError(f"--out {out}: is a symbolic link (to {os.readlink(out)}); give the folder itself")
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out}: is a file, not a run folder")
     if out.is_dir() and any(out.iterdir()):
         if not force:
             raise ConfigError(f"--out {out}: folder exists and is not empty; pass --force to replace it")
@@ -138,13 +132,6 @@ def check_run_folder(out: Path, force: bool = False, keep: Sequence[Path] = ()) 
         inside = [p for p in keep if out.resolve() in (Path(p).resolve(), *Path(p).resolve().parents)]
         if inside:
             raise ConfigError(f"--out {out}: holds {inside[0]}, an input of this run; --force will not delete it")
-    parent = out.parent
-    while not parent.exists():
-        parent = parent.parent
-    try:
-        shutil.rmtree(_sibling(parent / out.name, "probe"))
-    except OSError as exc:
-        raise WriteError(f"--out {out}: cannot write in {parent}: {exc.strerror or exc}") from None
     return out
 
 
