@@ -87,6 +87,8 @@ class Memory:
             return cls(method=method, store=store)
         recorded = store.recorded_extractor or DEFAULT_EXTRACTOR
         try:
+            if recorded.startswith("gguf:") and _magic(Path(recorded[5:])) != b"GGUF":
+                raise ValueError("the file is no GGUF model")  # a manifest is input: never load any file as a model
             store.extractor = rebuild_extractor(recorded, str(path))
         except (ImportError, OSError, ValueError, RuntimeError) as exc:  # e.g. gguf:PATH without llama-cpp or file
             if isinstance(exc, TaggraphError):
@@ -94,3 +96,12 @@ class Memory:
             raise ConfigError(f"{path}: recorded extractor {recorded!r} cannot be built ({exc}); pass one, e.g. "
                               f"Memory.load(folder, extractor='offline-v2')") from None
         return cls(method=method, store=store)
+
+
+def _magic(file: Path) -> bytes:
+    """The first 4 bytes of `file` (b"" when it cannot be read)."""
+    try:
+        with open(file, "rb") as fh:
+            return fh.read(4)
+    except OSError:
+        return b""
