@@ -130,6 +130,8 @@ def test_load_prompt_custom_file_and_missing_placeholder(tmp_path):
     ('{"what": ["x"], "mood": "happy", "Who": ["User"]}', {"what": ["x"], "who": ["user"]},
      "dropped unknown key(s): mood"),
     ('Sure! ```json\n{"what": ["yoga"],}\n``` hope it helps', {"what": ["yoga"]}, "removed trailing commas"),
+    ('{"what": ["yoga"], "summary": "}\n}\n\nWhat next?"}', {"what": ["yoga"]},
+     "accepted control characters inside strings"),  # a raw newline in a string, as SmolLM2 under llama.cpp wrote
     ('{"extra": ["' + "w" * 200 + '"]}', {"extra": []}, "extra: dropped 1 empty or overlong value(s)"),
 ])
 def test_parse_and_repair_fixes_fields(raw, expected, note):

@@ -250,7 +250,8 @@ def test_real_llama_cpp_server_extracts_through_openai(llama_server, tmp_path, r
     prompt.write_text('Memory tags as JSON ("who", "what", "when", "where", "why", "extra", "summary").\n'
                       "Known tags: {tags}\nUser: {user}\nAssistant: {assistant}\n", encoding="utf-8")
     ex = OpenAIExtractor("small", host=f"http://127.0.0.1:{llama_server}/v1", prompt_path=prompt,
-                         options={"response_format": "json_object", "max_tokens": 200, "seed": 0})
+                         options={"response_format": "json_object", "max_tokens": 400, "seed": 0},
+                         max_items=2, max_tag_chars=16, max_summary_chars=40)  # bounds: the grammar closes the JSON
     request.addfinalizer(ex.close)
     ex.check()
     result = ex.extract("I adopted a dog named Miso in Lisbon.", "Congratulations!", ["pet/dog"])

@@ -75,10 +75,13 @@ def _loads(text: str, repairs: list[str]) -> object:
     candidate = _first_object(text)
     if candidate is None:
         raise ValueError("no JSON object found")
-    for attempt, note in ((candidate, "salvaged JSON object from surrounding text"),
-                          (_TRAILING_COMMA.sub(r"\1", candidate), "removed trailing commas")):
+    uncomma = _TRAILING_COMMA.sub(r"\1", candidate)
+    # Raw control characters inside strings: llama.cpp's JSON grammar lets a small model write a newline there.
+    for attempt, strict, note in ((candidate, True, "salvaged JSON object from surrounding text"),
+                                  (uncomma, True, "removed trailing commas"),
+                                  (uncomma, False, "accepted control characters inside strings")):
         try:
-            value = json.loads(attempt)
+            value = json.loads(attempt, strict=strict)
         except ValueError:
             continue
         repairs.append(note)
