@@ -19,7 +19,7 @@ from taggraph import Memory
 from taggraph.cache import open_cache
 from taggraph.config import DEMO_DATA, cache_dir
 from taggraph.datasets import Case, DatasetError, load_cases
-from taggraph.errors import ConfigError, TaggraphError, WriteError
+from taggraph.errors import ConfigError, ServerError, TaggraphError, WriteError
 from taggraph.experiments import runs
 from taggraph.experiments.extract_job import case_folder, extract_to_stores
 from taggraph.fivew import Extraction
@@ -357,3 +357,16 @@ def test_extract_out_that_cannot_hold_stores_is_one_line(tmp_path, name, error, 
     (tmp_path / "afile").write_text("x")
     with pytest.raises(error, match=message):
         extract_to_stores([small_case()], WordTagger(), tmp_path / name)
+
+
+def test_dask_scheduler_malformed_or_closed_is_one_line(monkeypatch):
+    """--dask-scheduler at a closed port or a malformed address was a traceback (OSError, ValueError)."""
+    pytest.importorskip("dask.distributed")
+    from taggraph.experiments import dask_backend as module
+    monkeypatch.setattr(module, "CONNECT_TIMEOUT", "1s")
+    with pytest.raises(ConfigError, match="invalid address"):
+        with module.dask_backend("not an address::"):
+            pass
+    with pytest.raises(ServerError, match="tcp://127.0.0.1:1: cannot connect"):
+        with module.dask_backend("tcp://127.0.0.1:1"):
+            pass

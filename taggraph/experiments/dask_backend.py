@@ -19,15 +19,27 @@ from contextlib import contextmanager, nullcontext
 
 from joblib import parallel_config
 
+from taggraph.errors import ConfigError, ServerError
+
+CONNECT_TIMEOUT = "10s"  # a closed port or a silent host ends the command in one line after this
+
 
 @contextmanager
 def dask_backend(scheduler_address: str) -> Iterator:
-    """Connect a dask.distributed Client to `scheduler_address` (yielded) and make "dask" joblib's backend."""
+    """Connect a dask.distributed Client to `scheduler_address` (yielded) and make "dask" joblib's backend; a
+    malformed address is a ConfigError, a scheduler not reached within CONNECT_TIMEOUT a ServerError."""
     try:
         from dask.distributed import Client
     except ImportError as exc:
         raise ImportError('the dask backend needs: pip install "dask[distributed]"') from exc
-    with Client(scheduler_address) as client, parallel_config(backend="dask"):
+    try:
+        client = Client(scheduler_address, timeout=CONNECT_TIMEOUT)
+    except ValueError as exc:  # not an address
+        raise ConfigError(f"--dask-scheduler {scheduler_address!r}: {exc}") from None
+    except (OSError, TimeoutError) as exc:  # closed port, no such host, no answer
+        raise ServerError(f"--dask-scheduler {scheduler_address}: cannot connect ({exc}); is the scheduler "
+                          f"running (dask scheduler) and the address tcp://HOST:PORT?") from None
+    with client, parallel_config(backend="dask"):
         yield client
 
 
