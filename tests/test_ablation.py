@@ -29,7 +29,7 @@ def test_table_shape_and_deltas(result):
 
 def test_question_counts_exclude_unjudged(result):
     n = result.table.set_index("dataset")["n"]
-    assert n["demo"] == 9  # one abstention question out of ten
+    assert n["demo"] == 12  # one abstention question out of 13
     assert n["atant"] == 7  # one question no batch strictly matches
 
 

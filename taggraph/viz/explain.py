@@ -195,6 +195,8 @@ def _value_html(key: str, value: Any) -> str:
         rows = "".join(f"<tr><td>{html.escape(str(k))}</td><td class='v'>"
                        f"{html.escape(v) if isinstance(v, str) else _number(v)}</td></tr>" for k, v in items)
         return f"<table>{rows}</table>"
+    if isinstance(value, (Mapping, list)) and not value:
+        return "<i>none</i>"
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return html.escape(", ".join(value)) or "<i>none</i>"
     if isinstance(value, str):
