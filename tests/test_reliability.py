@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import os
 import shutil
@@ -370,3 +371,23 @@ def test_dask_scheduler_malformed_or_closed_is_one_line(monkeypatch):
     with pytest.raises(ServerError, match="tcp://127.0.0.1:1: cannot connect"):
         with module.dask_backend("tcp://127.0.0.1:1"):
             pass
+
+
+def test_data_that_is_no_regular_file_or_too_large_is_refused(tmp_path, monkeypatch):
+    """`--data /dev/zero` read until memory ran out; a pipe would hang; a gzip may unpack without bound."""
+    from taggraph.datasets import base
+    with pytest.raises(DatasetError, match="/dev/zero: not a regular file"):
+        load_cases("/dev/zero")
+    os.mkfifo(tmp_path / "pipe.json")
+    with pytest.raises(DatasetError, match="not a regular file"):
+        load_cases(tmp_path / "pipe.json", fmt="longmemeval")
+    text = json.dumps([demo_record()]).encode()
+    (tmp_path / "d.json.gz").write_bytes(gzip.compress(text))
+    (tmp_path / "d.json").write_bytes(text)
+    monkeypatch.setattr(base, "MAX_DATA_BYTES", len(text) - 1)
+    with pytest.raises(DatasetError, match="gzipped content passes"):
+        load_cases(tmp_path / "d.json.gz", fmt="longmemeval")
+    with pytest.raises(DatasetError, match="data files are limited to"):
+        load_cases(tmp_path / "d.json")
+    monkeypatch.setattr(base, "MAX_DATA_BYTES", len(text))
+    assert len(load_cases(tmp_path / "d.json.gz")) == 1

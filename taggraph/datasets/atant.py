@@ -29,7 +29,7 @@ from pathlib import Path
 
 import yaml
 
-from taggraph.datasets.base import Case, DatasetError, DatasetFormat, OwnMetrics, refuse_surrogates
+from taggraph.datasets.base import Case, DatasetError, DatasetFormat, OwnMetrics, check_data_path, refuse_surrogates
 from taggraph.store import Interaction
 
 CATEGORIES = ("Career", "Daily Life", "Health", "Learning", "Life Events", "Relationships")
@@ -67,7 +67,7 @@ def _get(record: dict, key: str, kind: type | tuple, where: str):
 def load_story(path: Path, split: str) -> list[AtantCase]:
     """The cases (one per question) of one story file; errors name the file and the field."""
     try:
-        story = yaml.safe_load(path.read_text(encoding="utf-8"))
+        story = yaml.safe_load(check_data_path(path).read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise DatasetError(f"{path}: invalid YAML: {exc}".replace("\n", " ")) from None
     except UnicodeDecodeError as exc:

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
+import os
 import re
+import stat
 import warnings
 import zlib
 from collections.abc import Callable, Sequence
@@ -222,15 +225,42 @@ def evidence_notes(notes: Sequence[tuple[str, str]], gold_sessions: Sequence[str
     return [n for n, s in notes if s in gold and (n in marked or s not in marked_sessions)]
 
 
-def read_bytes(path: Path) -> bytes:
-    """The bytes of a plain or gzipped data file; a missing file or a corrupt gzip is a DatasetError naming it."""
+MAX_DATA_BYTES = 4 << 30  # a data file (gzipped: its content) larger than this is refused; LongMemEval-M is 2.7 GB
+
+
+def check_data_path(path: Path) -> Path:
+    """`path` if it is a folder or a regular file of at most MAX_DATA_BYTES; a device (/dev/zero), pipe or
+    socket, which would be read until memory runs out, or a larger file is a DatasetError naming it."""
     try:
-        raw = path.read_bytes()
-        return gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
+        st = os.stat(path)
     except FileNotFoundError:
-        raise DatasetError(f"{path}: no such file") from None
+        raise DatasetError(f"{path}: no such file or folder") from None
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(st.st_mode):
+        return path
+    if not stat.S_ISREG(st.st_mode):
+        raise DatasetError(f"{path}: not a regular file (a device, pipe or socket); give a data file or folder")
+    if st.st_size > MAX_DATA_BYTES:
+        raise DatasetError(f"{path}: {st.st_size:,} bytes; data files are limited to {MAX_DATA_BYTES:,}")
+    return path
+
+
+def read_bytes(path: Path) -> bytes:
+    """The bytes of a plain or gzipped data file (`check_data_path`; a gzip's content limited to MAX_DATA_BYTES
+    too); a missing file or a corrupt gzip is a DatasetError naming it."""
+    check_data_path(path)
+    try:
+        raw = Path(path).read_bytes()
+        if raw[:2] != b"\x1f\x8b":
+            return raw
+        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as fh:
+            out = fh.read(MAX_DATA_BYTES + 1)
     except (EOFError, OSError, zlib.error) as exc:
         raise DatasetError(f"{path}: truncated or corrupt gzip ({exc})") from None
+    if len(out) > MAX_DATA_BYTES:
+        raise DatasetError(f"{path}: its gzipped content passes {MAX_DATA_BYTES:,} bytes, the limit of a data file")
+    return out
 
 
 @lru_cache(maxsize=8)

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from taggraph.datasets import atant, generic, locomo, longmemeval
-from taggraph.datasets.base import (Case, DatasetError, DatasetFormat, DataWarning, case_warnings, data_checksum,
-                                    head)
+from taggraph.datasets.base import (Case, DatasetError, DatasetFormat, DataWarning, case_warnings, check_data_path,
+                                    data_checksum, head)
 from taggraph.errors import ConfigError
 
 ENTRY_POINTS = "taggraph.datasets"
@@ -76,9 +76,7 @@ def get_format(name: str) -> DatasetFormat:
 def detect_format(path: str | Path) -> DatasetFormat:
     """The first registered format whose `detect` accepts `path`; otherwise a one-line DatasetError that says
     what `path` holds and names every known format."""
-    path = Path(path)
-    if not path.exists():
-        raise DatasetError(f"{path}: no such file or folder")
+    path = check_data_path(Path(path))
     for fmt in formats():
         if fmt.detect(path):
             return fmt
@@ -156,7 +154,7 @@ class Dataset(Sequence):
 def load_cases(path: str | Path, fmt: str | None = None, limit: int | None = None) -> Dataset:
     """The dataset at `path`, detected by content (`fmt`: a registered format's name skips detection) and
     parsed once; the first `limit` questions when given."""
-    path = Path(path)
+    path = check_data_path(Path(path))
     chosen = get_format(fmt) if fmt else detect_format(path)
     loaded = chosen.load(path, limit)
     cases, found = loaded if isinstance(loaded, tuple) else (loaded, [])
