@@ -1,4 +1,5 @@
 import pandas as pd
+import pytest
 
 from taggraph.config import DEMO_DATA
 from taggraph.datasets import load_dataset
@@ -20,8 +21,8 @@ def test_summary_is_mean_over_judged_questions():
     cases = load_dataset(DEMO_DATA)
     res = run_bench(cases, ["BM25"])
     judged = res.rankings[~res.rankings.abstention]
-    assert res.summary.loc[0, "n"] == len(judged) == 9
-    assert res.summary.loc[0, "MRR"] == judged.RR.mean()
+    assert res.summary.loc[0, "n"] == len(judged) == 12
+    assert res.summary.loc[0, "MRR"] == pytest.approx(judged.RR.mean())  # the sums run in another order
     assert res.rankings[res.rankings.abstention].RR.isna().all()
     assert res.config["n_abstention"] == 1
 

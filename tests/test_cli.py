@@ -20,7 +20,7 @@ def test_bench_demo_writes_run_folder(tmp_path):
     rankings = pd.read_csv(out / "rankings.csv")
     assert list(rankings.columns[:6]) == ["question_id", "question_type", "method", "ranked_session_ids",
                                           "gold_session_ids", "RR"]
-    assert len(rankings) == 30  # 10 questions x 3 methods
+    assert len(rankings) == 39  # 13 questions x 3 methods
     row = rankings[(rankings.method == "BM25") & (rankings.question_id == "demo_q01")].iloc[0]
     ranked = row.ranked_session_ids.split(" ")
     assert len(ranked) == len(set(ranked))  # de-duplicated
@@ -191,7 +191,7 @@ def test_score_puts_an_external_run_beside_ours(tmp_path):
     assert res.exit_code == 0, res.output
     summary = pd.read_csv(out / "summary.csv").set_index("method")
     assert list(summary.index) == ["BM25", "perfect", "reverse"]
-    assert summary.loc["perfect", "MRR"] == 1.0 and summary.loc["perfect", "n"] == summary.loc["BM25", "n"] == 9
+    assert summary.loc["perfect", "MRR"] == 1.0 and summary.loc["perfect", "n"] == summary.loc["BM25", "n"] == 12
     assert 0 < summary.loc["reverse", "MRR"] < 1 and "perfect" in (out / "report.md").read_text()
     sig = pd.read_csv(out / "significance.csv").set_index("method")
     assert sig.loc["perfect", "diff"] == pytest.approx(1 - summary.loc["BM25", "MRR"])

@@ -27,7 +27,7 @@ METHODS = ["BM25", "TagGraph-Basic"]
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """Two demo runs of BM25 and TagGraph-Basic: `base`, and `tuned` with BM25's k1 = 5 and epsilon = 0
-    (which moves demo_q07 and demo_q08), plus a hand-made explain page for demo_q07 in `tuned`."""
+    (which moves demo_q07, demo_q08, demo_q11 and demo_q13), plus a hand-made explain page for demo_q07 in `tuned`."""
     root = tmp_path_factory.mktemp("runs")
     cases = load_dataset(DEMO_DATA)
     base = save_bench(run_bench(cases, METHODS, extractor="none", backend=None), root / "base", data_record(DEMO_DATA))
@@ -53,17 +53,18 @@ def test_same_name_pairs_carry_the_runs_numbers_and_the_paired_test(runs):
         a, b = judged_rr(base, method), judged_rr(tuned, method)
         row = pairs.loc[method]
         summary_a = pd.read_csv(base / "summary.csv").set_index("method").loc[method]
-        assert row["n"] == len(a) == summary_a["n"] == 9 and row["MRR_a"] == pytest.approx(summary_a["MRR"])
+        assert row["n"] == len(a) == summary_a["n"] == 12 and row["MRR_a"] == pytest.approx(summary_a["MRR"])
         assert row["diff"] == pytest.approx(b.mean() - a.mean())
         test = paired_test(b[a.index].to_numpy(), a.to_numpy())
         assert (row["ci_low"], row["ci_high"], row["p_value"]) == pytest.approx(test[1:])
         better, worse = int((b[a.index] > a).sum()), int((b[a.index] < a).sum())
-        assert (row["wins"], row["losses"], row["ties"]) == (better, worse, 9 - better - worse)
+        assert (row["wins"], row["losses"], row["ties"]) == (better, worse, 12 - better - worse)
     moved = comparison.questions.query("method_a == 'BM25' and change != 'same'")
     a, b = judged_rr(base, "BM25"), judged_rr(tuned, "BM25")
-    assert set(moved["question_id"]) == set(a.index[~np.isclose(a, b[a.index])]) == {"demo_q07", "demo_q08"}
+    assert set(moved["question_id"]) == set(a.index[~np.isclose(a, b[a.index])]) == {"demo_q07", "demo_q08",
+                                                                                       "demo_q11", "demo_q13"}
     assert set(comparison.questions["change"]) <= {"better", "worse", "same"}
-    assert len(comparison.questions) == 2 * 9  # tidy: one row per pair and judged question
+    assert len(comparison.questions) == 2 * 12  # tidy: one row per pair and judged question
 
 
 def test_runs_over_other_data_are_refused_unless_forced(runs, tmp_path):
@@ -95,9 +96,9 @@ def test_explicit_pairs_and_a_run_that_lacks_questions(runs, tmp_path):
     shutil.copytree(tuned, short)
     rankings = pd.read_csv(short / "rankings.csv")
     rankings[rankings["question_id"] <= "demo_q05"].to_csv(short / "rankings.csv", index=False)
-    with pytest.warns(RunMismatchWarning, match="4 judged question.s. only in the first, 0 only in the second"):
+    with pytest.warns(RunMismatchWarning, match="7 judged question.s. only in the first, 0 only in the second"):
         row = compare_runs([base, short]).pairs.iloc[0]
-    assert (row["n"], row["only_a"], row["only_b"]) == (5, 4, 0)
+    assert (row["n"], row["only_a"], row["only_b"]) == (5, 7, 0)
 
 
 class Cells(HTMLParser):
@@ -140,7 +141,7 @@ def test_cli_writes_the_folder_and_a_page_that_links_or_names_each_changed_quest
     assert res.exit_code == 0, res.output
     assert {p.name for p in out.iterdir()} == {"pairs.csv", "questions.csv", "compare.html", "run.json"}
     questions = pd.read_csv(out / "questions.csv")
-    assert len(questions) == 18 and json.loads((out / "run.json").read_text())["config"]["experiment"] == "compare"
+    assert len(questions) == 24 and json.loads((out / "run.json").read_text())["config"]["experiment"] == "compare"
     page = (out / "compare.html").read_text()
     assert "<script" not in page and "http" not in page  # offline: nothing to fetch
     parser = Cells()
@@ -152,7 +153,7 @@ def test_cli_writes_the_folder_and_a_page_that_links_or_names_each_changed_quest
     for cells in rows:
         by_question.setdefault(cells[0]["text"], []).append(cells)
     assert set(by_question) == set(changed["question_id"])
-    assert set(by_question) == {"demo_q07", "demo_q08"}  # BM25's pair; TagGraph-Basic ran alike
+    assert set(by_question) == {"demo_q07", "demo_q08", "demo_q11", "demo_q13"}  # BM25's pair; TagGraph-Basic ran alike
     q07 = by_question["demo_q07"][0][-1]  # tuned has a page for it
     assert q07["href"] and (out / q07["href"][0]).resolve() == (tuned / "misses" / "demo_q07.explain.html").resolve()
     q08 = by_question["demo_q08"][0][-1]  # no page: the command, one per run, as their BM25s differ

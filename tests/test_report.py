@@ -46,7 +46,7 @@ def test_report_pages_link_explain_and_graph_pages_of_the_first_misses():
     report = pages["report.html"]
     assert all(f"href='{p}'" in report for p in first) and "<pre>" not in report
     first_miss = next(c for c in cases if c.case_id == misses["question_id"].iloc[0])
-    assert "Only n = 9" in report and html.escape(first_miss.question) in report
+    assert "Only n = 12" in report and html.escape(first_miss.question) in report
     assert "vis.Network" in pages[first[1]] and "Why (not) note" in pages[first[0]]
 
 
