@@ -3,7 +3,9 @@
     python benchmarks/bad_inputs.py
 
 Each row is a real attempt made by this script; BENCHMARKS.md holds its output
-(section "Bad inputs and faults (issue 15)"). Model servers are the scripted fake
+(section "Bad inputs and faults (issues 15 and 24)"). The rows "issue 24.N" are the
+defects of issue 24 (signals, concurrent writers, full disks, odd text, out-of-range
+settings), each marked fixed or DEFECT; the last line counts them. Model servers are the scripted fake
 of the test suite (`tests/fake_ollama.py`); caches live in a temporary
 TAGGRAPH_CACHE, so a user's caches are never touched.
 """
@@ -17,14 +19,17 @@ import os
 import re
 import socket
 import sqlite3
+import subprocess
 import sys
 import tempfile
+import time
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
 from unittest import mock
 
 import diskcache
+import pandas as pd
 from typer.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -394,6 +399,241 @@ def queries() -> None:
         f"{m} {make_retriever(m, empty).query('dog')}" for m in methods[:5])))
 
 
+# -- issue 24: nothing lost, nothing silently wrong -------------------------------------------------------------
+
+ISSUE24: list[tuple[str, str, bool]] = []  # (defect, what happened, fixed)
+TAGGRAPH = str(Path(sys.executable).parent / "taggraph")  # the installed command
+
+
+def attack(defect: str, what: str, fixed: bool) -> None:
+    ISSUE24.append((defect, what, fixed))
+    ROWS.append((f"issue 24.{defect}", f"{'fixed' if fixed else 'DEFECT'}: {what}"))
+
+
+def taggraph_process(args: list[str], tmp: str, **kwargs) -> subprocess.CompletedProcess:
+    """The CLI in its own process (a segfault or a signal must not end this script)."""
+    return subprocess.run([TAGGRAPH, *args], capture_output=True, text=True, cwd=tmp, **kwargs)
+
+
+def last_line(text: str, tmp: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return shown(lines[-1], tmp) if lines else ""
+
+
+def one_line_error(args: list[str], tmp: str) -> tuple[str, bool]:
+    res = CliRunner().invoke(app, args)
+    out = res.output.strip().splitlines()
+    ok = res.exit_code == 2 and len(out) >= 1 and out[-1].startswith("error: ") and "Traceback" not in res.output
+    return f"exit {res.exit_code}; `{shown(out[-1] if out else '', tmp)}`", ok
+
+
+def raised(call) -> tuple[str, bool]:
+    """(`ErrorType: message`, whether it is one of taggraph's one-line errors)."""
+    from taggraph.errors import TaggraphError
+    try:
+        call()
+    except Exception as exc:  # noqa: BLE001 - the table reports any failure
+        return f"{type(exc).__name__}: `{str(exc)[:160]}`", isinstance(exc, TaggraphError) and "\n" not in str(exc)
+    return "no error", False
+
+
+def _extract_subject(data: str, out: str) -> None:
+    cases = load_dataset(data, limit=1)
+    extract_to_stores(cases, get_extractor("offline"), Path(out))
+
+
+def issue24() -> None:
+    import random
+    import signal
+    from taggraph import Memory
+    from taggraph.experiments import runs
+    with tempfile.TemporaryDirectory() as tmp:
+        t = Path(tmp)
+        # 1. a lone surrogate escape in a session id (segfault), a question id and a text
+        outcomes = []
+        for label, change in [("session id", lambda r: r["haystack_session_ids"].__setitem__(0, "s\udc80")),
+                              ("question id", lambda r: r.__setitem__("question_id", "q\udc80")),
+                              ("text", lambda r: r["haystack_sessions"][0][0].__setitem__("content", "hi \udc80"))]:
+            r = record()
+            change(r)
+            (t / "sur.json").write_text(json.dumps([r]))
+            res = taggraph_process(["bench", "--data", str(t / "sur.json"), "--methods", "BM25", "--out",
+                                    str(t / "sur-run")], tmp)
+            outcomes.append((label, res.returncode, last_line(res.stderr, tmp)))
+        attack("1", "; ".join(f"{label}: exit {rc}, `{line}`" for label, rc, line in outcomes),
+               all(rc == 2 and "lone surrogate" in line for _, rc, line in outcomes))
+        # 2. Ctrl-C (SIGINT) during `extract` at random moments, then resume
+        ctx = multiprocessing.get_context("spawn")
+        rng = random.Random(24)
+        whole = t / "whole"
+        _extract_subject(str(DEMO_DATA), str(whole))
+        want = [(n.note_id, n.tags) for n in MemoryStore.load(next(whole.iterdir()))]
+        resumed, tries = 0, 12
+        for i in range(tries):
+            proc = ctx.Process(target=_extract_subject, args=(str(DEMO_DATA), str(t / f"cut{i}")))
+            proc.start()
+            notes = t / f"cut{i}"
+            target = rng.randint(0, len(want))
+            while proc.is_alive() and sum(1 for _ in notes.glob("*/notes/*.md")) < target:
+                proc.join(0.002)
+            os.kill(proc.pid, signal.SIGINT)
+            proc.join()
+            try:
+                _extract_subject(str(DEMO_DATA), str(notes))
+                resumed += [(n.note_id, n.tags) for n in MemoryStore.load(next(notes.iterdir()))] == want
+            except Exception:  # noqa: BLE001 - counted as a failed resume
+                pass
+        attack("2", f"SIGINT at {tries} random moments of `extract` (0-{len(want)} notes written): {resumed} of "
+                    f"{tries} resumed to the uninterrupted store", resumed == tries)
+        # 3. two runs into one new --out (the second finishes after the first is in place)
+        out = t / "X"
+        real = runs.atomic_write
+        state = {"raced": False}
+
+        def race(path, text):
+            if not state["raced"]:
+                state["raced"] = True
+                runs.save_run(out, {"summary": _frame("first")}, runs.run_record({}, {}))
+            real(path, text)
+        with mock.patch.object(runs, "atomic_write", race):
+            what, ok = raised(lambda: runs.save_run(out, {"summary": _frame("second")}, runs.run_record({}, {})))
+        first_kept = (out / "summary.csv").read_text().split()[-1] == "first"
+        attack("3", f"second run: {shown(what, tmp)}; X still holds the first: {first_kept}", ok and first_kept)
+        # 4. Memory.save onto another memory's folder; hidden *.tmp files of the user's
+        a, b = Memory(extractor="none"), Memory(extractor="none")
+        a.remember("I adopted a dog.")
+        b.remember("I like tea.")
+        a.save(t / "mem")
+        what, ok = raised(lambda: b.save(t / "mem"))
+        attack("4a", f"`Memory.save` onto another memory's folder: {shown(what, tmp)}; first memory intact: "
+                     f"{Memory.load(t / 'mem').notes[0].user == 'I adopted a dog.'}", ok)
+        (t / "user" / "sub").mkdir(parents=True)
+        (t / "user" / "sub" / ".draft.md.tmp").write_text("mine")
+        (t / "user" / ".notes.txt.12345678.tmp").write_text("mine")
+        b.save(t / "user")
+        kept = (t / "user" / "sub" / ".draft.md.tmp").exists() and (t / "user" / ".notes.txt.12345678.tmp").exists()
+        attack("4b", f"`Memory.save` into a folder with the user's hidden `*.tmp` files: kept {kept}", kept)
+        # 5. --force on the folder holding the --data file
+        (t / "data").mkdir()
+        (t / "data" / "d.json").write_text(DEMO_DATA.read_text())
+        what, ok = one_line_error(["bench", "--data", str(t / "data" / "d.json"), "--out", str(t / "data"),
+                                   "--force", "--methods", "BM25"], tmp)
+        attack("5", f"`--force --out` the folder holding `--data`: {what}; data kept: "
+                    f"{(t / 'data' / 'd.json').exists()}", ok and (t / "data" / "d.json").exists())
+        # 6. SIGTERM to `bench --workers 2`
+        proc = subprocess.Popen([TAGGRAPH, "bench", "--workers", "2", "--methods",
+                                 "BM25", "--out", str(t / "w")], cwd=tmp, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        workers: list[int] = []
+        deadline = time.monotonic() + 120
+        while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            workers = _children(proc.pid)
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
+        time.sleep(5)
+        alive = [w for w in workers if Path(f"/proc/{w}").exists()]
+        for w in alive:
+            os.kill(w, signal.SIGKILL)
+        attack("6", f"SIGTERM to `bench --workers 2` ({len(workers)} workers): exit {proc.returncode}; workers "
+                    f"alive 5 s later: {len(alive)}", len(workers) >= 1 and not alive)
+        # 7-8. score (others' fixes, checked here)
+        (t / "BM25.jsonl").write_text("".join(json.dumps({"question_id": c.case_id, "ranked_session_ids":
+                                                          c.gold_session_ids}) + "\n"
+                                              for c in load_dataset(DEMO_DATA)))
+        res = CliRunner().invoke(app, ["score", str(t / "BM25.jsonl"), "--methods", "BM25", "--out", str(t / "s1")])
+        rows = pd.read_csv(t / "s1" / "summary.csv")["method"].tolist() if res.exit_code == 0 else []
+        attack("7a", f"`score BM25.jsonl --methods BM25`: exit {res.exit_code}; summary rows {rows}", len(rows) == 2)
+        line = json.dumps({"question_id": "demo_q01", "ranked_session_ids": ["demo_s01"]}) + "\n"
+        (t / "rep.jsonl").write_text(line * 2)
+        what, ok = one_line_error(["score", str(t / "rep.jsonl"), "--out", str(t / "s2")], tmp)
+        attack("7b", f"JSONL run repeating a question id: {what}", ok)
+        two = json.loads(DEMO_DATA.read_text())[:2]
+        two[1]["answer_session_ids"] = []
+        (t / "nogold.json").write_text(json.dumps(two))
+        res = CliRunner().invoke(app, ["bench", "--data", str(t / "nogold.json"), "--methods", "BM25", "--out",
+                                       str(t / "s3")])
+        n = int(pd.read_csv(t / "s3" / "summary.csv")["n"].iloc[0]) if res.exit_code == 0 else -1
+        attack("8", f"a non-abstention question without gold beside one with: n = {n} (2: scored as a miss, as "
+                    f"the warning says)", n == 2)
+        # 9-10. negative k, parameter ranges (others' fixes, checked here)
+        what, ok = raised(lambda: a.query("dog", k=-1))
+        attack("9", f"`Memory.query(..., k=-1)`: {what}", ok)
+        outs = [one_line_error(["bench", "--methods", "AdaptiveGraph", "--param", p, "--out", str(t / "p")], tmp)
+                for p in ("AdaptiveGraph.alpha=nan", "BM25.k1=nan", "AdaptiveGraph.iterations=100000000")]
+        attack("10", "; ".join(w for w, _ in outs), all(ok for _, ok in outs))
+        # 11. one-line errors instead of tracebacks
+        with fresh_cache() as root:
+            from taggraph.cache import open_cache
+            cache = open_cache(root / "full")
+            cache._sql(f"PRAGMA max_page_count = {cache._sql('PRAGMA page_count').fetchone()[0] + 2}")
+            what, ok = raised(lambda: [cache.set(str(i), "x" * 20_000) for i in range(100)])
+            what = shown(what, str(root))
+        attack("11a", f"full disk under the cache (sqlite's own `database or disk is full`): {what}", ok)
+        (t / "afile").write_text("x")
+        outs = [one_line_error(["extract", "--limit", "1", "--extractor", "none", "--out", o], tmp)
+                for o in (str(t / "afile"), str(t / ("x" * 300)), "/proc/taggraph-stores")]
+        attack("11b", "`extract --out` a file, a 300-byte name, an unwritable place: " + "; ".join(w for w, _ in outs),
+               all(ok for _, ok in outs))
+        outs = []
+        for env in ({"TAGGRAPH_CACHE": str(t / "afile")}, {"HOME": "/proc/no-home", "TAGGRAPH_CACHE": ""}):
+            with mock.patch.dict(os.environ, env):
+                if not env["TAGGRAPH_CACHE"]:
+                    del os.environ["TAGGRAPH_CACHE"]
+                offline._disk_cache.cache_clear()
+                outs.append(one_line_error(["bench", "--limit", "1", "--methods", "BM25", "--out", str(t / "c")], tmp))
+            offline._disk_cache.cache_clear()
+        attack("11c", "`TAGGRAPH_CACHE` naming a file; an unwritable HOME without it: " + "; ".join(w for w, _ in outs),
+               all(ok for _, ok in outs))
+        outs = [one_line_error(["bench", "--limit", "1", "--methods", "BM25", "--dask-scheduler", addr, "--out",
+                                str(t / "d")], tmp) for addr in (f"tcp://127.0.0.1:{free_port()}", "not an address::")]
+        attack("11d", "`--dask-scheduler` at a closed port; malformed: " + "; ".join(w for w, _ in outs),
+               all(ok for _, ok in outs))
+        (t / "empty.jsonl").write_text("")
+        what, ok = one_line_error(["score", str(t / "empty.jsonl"), "--out", str(t / "e")], tmp)
+        attack("11e", f"`taggraph score` of an empty file: {what}", ok)
+        what, ok = one_line_error(["bench", "--methods", "OpenClaw", "--param", "OpenClaw.chunk_chars=0", "--out",
+                                   str(t / "o")], tmp)
+        attack("11f", f"`--param OpenClaw.chunk_chars=0`: {what}", ok)
+        a.save(t / "gg")
+        manifest = t / "gg" / "manifest.json"
+        manifest.write_text(manifest.read_text().replace('"extractor": "none"', '"extractor": "gguf:/etc/passwd"'))
+        outs = [raised(lambda: a.save(t / "afile")), raised(lambda: Memory.load(t / "afile")),
+                raised(lambda: Memory.load(t / "gg"))]
+        attack("11g", "`Memory.save` to a file; `Memory.load` of a file; of a manifest naming `gguf:/etc/passwd`: "
+                      + "; ".join(shown(w, tmp) for w, _ in outs), all(ok for _, ok in outs))
+        # 12. a legal 250-byte --out name; an --out symlinked to an empty folder
+        long = t / ("r" * 250)
+        res = CliRunner().invoke(app, ["bench", "--limit", "1", "--methods", "BM25", "--out", str(long)])
+        attack("12a", f"`--out` a 250-byte name: exit {res.exit_code}; run.json written: {(long / 'run.json').exists()}",
+               res.exit_code == 0 and (long / "run.json").exists())
+        (t / "empty").mkdir()
+        (t / "link").symlink_to(t / "empty")
+        what, ok = one_line_error(["bench", "--limit", "1", "--methods", "BM25", "--out", str(t / "link")], tmp)
+        attack("12b", f"`--out` a symlink to an empty folder: {what} (checked before the run)", ok)
+        # 13. /dev/zero
+        start = time.monotonic()
+        what, ok = one_line_error(["bench", "--data", "/dev/zero", "--methods", "BM25", "--out", str(t / "z")], tmp)
+        attack("13", f"`--data /dev/zero`: {what} after {time.monotonic() - start:.0f} s", ok)
+
+
+def _frame(label: str):
+    return pd.DataFrame({"run": [label]})
+
+
+def _children(pid: int) -> list[int]:
+    """The child processes of `pid` (Linux /proc)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
 if __name__ == "__main__":
     with fresh_cache():
         datasets()
@@ -404,6 +644,8 @@ if __name__ == "__main__":
         servers()
         caches()
         queries()
+        issue24()
     print("| bad input | what happened |\n|---|---|")
     for label, what in ROWS:
         print(f"| {label} | {what.replace('|', '/')} |")
+    print(f"\nissue 24: {sum(fixed for _, _, fixed in ISSUE24)} of {len(ISSUE24)} defects fixed")
