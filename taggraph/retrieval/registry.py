@@ -164,6 +164,7 @@ _builtin("AdaptiveGraph", _ADAPTIVE)
 _builtin("OpenClaw", _OPENCLAW, source="raw")
 _builtin("OC-notes", _OPENCLAW, source="notes")
 _builtin("TagGraph-Fusion", _FUSION)  # beyond the paper (issue 14)
+_builtin("BM25-stem", "taggraph.retrieval.bm25_stem:BM25Stem")  # beyond the paper (issue 22)
 PAPER_METHODS = ["BM25", "TagGraph-Basic", "TagGraph-Stopwords", "TagGraph-TFIDF", "AdaptiveGraph", "OpenClaw",
                  "OC-notes"]
 # Ablations of AdaptiveGraph (paper, appendix F): one component removed each, and the pair the
