@@ -97,11 +97,13 @@ def test_bench_detects_atant_and_locomo(tmp_path):
     assert bad.exit_code == 2 and "unknown format" in bad.output
 
 
-def test_embedder_option_reaches_the_dense_methods_only():
+def test_embedder_option_reaches_every_method_that_embeds_only():
     from taggraph.cli.app import method_params
     params = method_params(["OpenClaw.embedder=ollama:nomic-embed-text", "BM25.k1=1.2"], "minilm-static")
+    fusion = ["TagGraph-Fusion", *(f"TagGraph-Fusion-no{p}" for p in ("Graph", "Raw", "Session", "Time", "Requests"))]
     assert params == {"OpenClaw": {"embedder": "ollama:nomic-embed-text"}, "OC-notes": {"embedder": "minilm-static"},
-                      "BM25": {"k1": 1.2}}
+                      **{m: {"embedder": "minilm-static"} for m in fusion}, "BM25": {"k1": 1.2}}
+    assert "TagGraph-Fusion-noDense" not in params  # its dense part is off: it embeds nothing
     for command in (["bench"], ["embed"]):
         res = runner.invoke(app, command + ["--embedder", "bert"])
         assert res.exit_code == 2 and "unknown embedder 'bert'" in res.output
@@ -204,7 +206,7 @@ def test_score_puts_an_external_run_beside_ours(tmp_path):
 
 def test_method_params_are_typed_before_any_case_runs():
     res = runner.invoke(app, ["bench", "--param", "BM25.k1=abc"])
-    assert res.exit_code == 2 and "parameter 'k1' must be float" in res.output
+    assert res.exit_code == 2 and "parameter k1 = 'abc': Input should be a valid number" in res.output
     res = runner.invoke(app, ["bench", "--param", "AdaptiveGraph.chronological=3"])
     assert res.exit_code == 2 and "must be bool" in res.output
 
