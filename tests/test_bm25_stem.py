@@ -89,12 +89,14 @@ def test_parity_with_bm25s(big_store, variant, stem):
 
 
 def test_parity_without_stopwords(big_store):
-    ours = make_retriever("BM25-stem", big_store, stopwords=False).score("the guitar of the concert")
+    ours = make_retriever("BM25-stem", big_store, variant="lucene", stopwords=False).score("the guitar of the concert")
     assert_same_as_bm25s(ours, bm25s_scores(big_store, "the guitar of the concert", "lucene", stopwords=False))
 
 
 def test_stemming_makes_running_meet_runs():
-    store = make_store([("s0", "I runs every day.", "Ok.", {}), ("s1", "Paint the fence.", "Ok.", {})])
+    # three notes: robertson's idf is 0 for a term in half the notes or more (bm25s clips it there)
+    store = make_store([("s0", "I runs every day.", "Ok.", {}), ("s1", "Paint the fence.", "Ok.", {}),
+                        ("s2", "Bought new shoes.", "Ok.", {})])
     assert set(make_retriever("BM25-stem", store).score("running")) == {0}
     assert make_retriever("BM25-stem", store, stem=False).score("running") == {}
     exp = make_retriever("BM25-stem", store).explain("running", "s0#0")
@@ -107,7 +109,8 @@ def test_stopwords_are_dropped_and_names_and_dates_kept():
                          show_progress=False, allow_empty=False)[0]
     assert {"the", "with", "was", "on", "and", "it", "is"}.isdisjoint(words)
     assert {"trip", "priya", "may", "5", "2023"} <= set(words)
-    store = make_store([("s0", "The the the of of.", "A an.", {}), ("s1", "Lunch with Priya on May 5.", "Ok.", {})])
+    store = make_store([("s0", "The the the of of.", "A an.", {}), ("s1", "Lunch with Priya on May 5.", "Ok.", {}),
+                        ("s2", "Bought new shoes.", "Ok.", {})])
     assert make_retriever("BM25-stem", store).score("the of a an") == {}
     assert set(make_retriever("BM25-stem", store, stopwords=False).score("the of")) == {0}
     # not "what": every note's tag line holds it ("#what:")
