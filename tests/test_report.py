@@ -1,6 +1,8 @@
 """The run report: first-gold-rank bins, the misses table and the pages written for the first misses."""
 
 import html
+import posixpath
+import re
 
 import pandas as pd
 
@@ -48,6 +50,11 @@ def test_report_pages_link_explain_and_graph_pages_of_the_first_misses():
     first_miss = next(c for c in cases if c.case_id == misses["question_id"].iloc[0])
     assert "Only n = 12" in report and html.escape(first_miss.question) in report
     assert "vis.Network" in pages[first[1]] and "Why (not) note" in pages[first[0]]
+    for page in first:  # each miss page links its twin and the report, by paths that resolve in the run folder
+        hrefs = re.findall(r"<nav class='links'>.*?</nav>", pages[page])[0]
+        targets = [posixpath.normpath(posixpath.join("misses", h)) for h in re.findall(r"href='([^']+)'", hrefs)]
+        twin = page.replace(".explain.", ".graph.") if ".explain." in page else page.replace(".graph.", ".explain.")
+        assert targets == [twin, "report.html"] and all(t in pages for t in targets)
 
 
 def test_report_sets_the_papers_numbers_beside_ours():

@@ -251,6 +251,15 @@ def _outranked_html(e: Explanation) -> str:
             f"<th>margin</th></tr>{rows}</table></dd>")
 
 
+def links_html(links: Mapping[str, str] | None) -> str:
+    """'See also' links between a question's pages (explain, graph, the run's report): {label: href}."""
+    if not links:
+        return ""
+    return ("<nav class='links'>See also: " + " · ".join(
+        f"<a href='{html.escape(href, quote=True)}'>{html.escape(label)}</a>" for label, href in links.items())
+        + "</nav>")
+
+
 def _gold_html(note_id: str, gold: Sequence[str]) -> str:
     if not gold:
         return "<b>gold notes</b> not known for this question"
@@ -261,12 +270,12 @@ def _gold_html(note_id: str, gold: Sequence[str]) -> str:
 
 def explain_html(store: MemoryStore, question: str, note_id: str, methods: Methods, k: int = METRIC_K,
                  depth: int = DEFAULT_DEPTH, answer: str = "", gold: Sequence[str] = (),
-                 asked_on: str | None = None) -> str:
+                 asked_on: str | None = None, links: Mapping[str, str] | None = None) -> str:
     """A self-contained page (no script, no external resource) explaining `note_id` for every method.
 
     Verdicts use the metric's cut-off `k` (Success@k); `depth` is how many notes each method
     retrieves; `answer` and `gold` (the question's gold notes) are shown when given; the question is
-    asked on date `asked_on`."""
+    asked on date `asked_on`; `links` ({label: href}) lead to the question's other pages."""
     exps = explanations(store, question, note_id, methods, depth, asked_on)
     note, n = store.by_id[note_id], len(store)
     rows, sections = [], []
@@ -298,7 +307,7 @@ def explain_html(store: MemoryStore, question: str, note_id: str, methods: Metho
                f"<p class='scale'>Path boxes: {legend} (token → concept → ontology hops → topic → note).</p>")
     return ("<!doctype html><html><head><meta charset='utf-8'>"
             f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
-            f"<h1>Why (not) note <code>{html.escape(note_id)}</code>?</h1>{context}"
+            f"<h1>Why (not) note <code>{html.escape(note_id)}</code>?</h1>{links_html(links)}{context}"
             "<table class='summary'><tr><th>method</th><th>verdict</th><th>score</th><th>evidence</th></tr>"
             f"{''.join(rows)}</table>{''.join(sections)}"
             f"<section><h2>The note</h2>{_note_html(note)}</section></body></html>")

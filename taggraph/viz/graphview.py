@@ -45,7 +45,7 @@ from taggraph.atomic import atomic_write
 from taggraph.retrieval import DEFAULT_DEPTH, Explanation, Retriever
 from taggraph.store import MemoryStore
 from taggraph.text import query_tokens
-from taggraph.viz.explain import evidence_text, verdict
+from taggraph.viz.explain import evidence_text, links_html, verdict
 
 VIS_DIR = Path(pyvis.__file__).parent / "templates" / "lib" / "vis-9.1.2"
 KIND_STYLE = {  # kind -> (colour, vis shape, legend symbol)
@@ -227,7 +227,7 @@ def graph_html(store: MemoryStore, question: str | None = None,
                neighbourhood_of: str | None = None, hops: int = 2, max_nodes: int = 400, top_k: int = 5,
                chronological: bool = False, title: str | None = None,
                retrievers: Mapping[str, Retriever] | None = None, depth: int = DEFAULT_DEPTH,
-               asked_on: str | None = None) -> str:
+               asked_on: str | None = None, links: Mapping[str, str] | None = None) -> str:
     """A self-contained HTML page drawing `store`'s base graph.
 
     question: shown in the header; its matched concepts get a black ring.
@@ -242,6 +242,8 @@ def graph_html(store: MemoryStore, question: str | None = None,
     retrievers: method -> retriever; when given with `question`, each drawn file node is explained
         (`file_explanations`) and clicking it shows the chosen method's verdict (by `top_k`) and
         evidence in the side panel; `depth` is the run's retrieval depth the verdict judges by.
+    asked_on: the date the question is asked (the case's), passed to every method.
+    links: {label: href} of the question's other pages (its explain page, the run's report).
     """
     g = store.graph.to_networkx(chronological=chronological)
     ug = nx.Graph(g)  # undirected view: every link is stored in both directions
@@ -313,6 +315,7 @@ def graph_html(store: MemoryStore, question: str | None = None,
               "VIS_JS": (VIS_DIR / "vis-network.min.js").read_text(encoding="utf-8"),
               "HEADING": html.escape(heading), "QUESTION": html.escape(question or ""),
               "SHOWN": html.escape(shown), "LEGEND": legend, "EDGES": edges_legend, "OPTIONS": options_html,
+              "LINKS": links_html(links),
               "DATA": script_json(payload)}
     # one pass over the template: inserted text is never searched for placeholders again
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], _TEMPLATE)
@@ -333,7 +336,7 @@ def save_graph_html(path: str | Path, store: MemoryStore, **kwargs) -> Path:
     return path
 
 
-_PLACEHOLDER = re.compile(r"__(VIS_CSS|VIS_JS|HEADING|QUESTION|SHOWN|LEGEND|EDGES|OPTIONS|DATA)__")
+_PLACEHOLDER = re.compile(r"__(VIS_CSS|VIS_JS|HEADING|QUESTION|SHOWN|LEGEND|EDGES|OPTIONS|DATA|LINKS)__")
 _TEMPLATE = """<!doctype html>
 <html><head><meta charset="utf-8"><title>__HEADING__</title>
 <style>__VIS_CSS__</style>
@@ -356,6 +359,7 @@ div.vis-tooltip { max-width: 460px; white-space: normal; font-size: 12px; }
 <div><b>Question:</b> <span id="question">__QUESTION__</span> · <span>__SHOWN__</span></div>
 <div>Highlight <select id="method">__OPTIONS__</select> · __LEGEND__</div>
 <div>Edges: __EDGES__</div>
+__LINKS__
 </header>
 <main><div id="graph"></div>
 <aside id="why"><b id="why-title">Click a note</b><p id="why-verdict"></p><p id="why-text"></p></aside></main>

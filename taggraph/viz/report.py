@@ -225,14 +225,17 @@ def miss_pages(result, cases: Sequence, data: Path | str, misses: pd.DataFrame, 
         if not gold:
             continue
         depth = result.config["depth"]
+        names = {kind: _page_name(qid, kind).split("/", 1)[1] for kind in ("explain", "graph")}
         pages[_page_name(qid, "explain")] = explain_html(store, case.question, gold[0], retrievers, k=k,
                                                          depth=depth, answer=case.answer, gold=gold,
-                                                         asked_on=case.question_date)
+                                                         asked_on=case.question_date,
+                                                         links={"graph page": names["graph"], "run report": "../report.html"})
         pages[_page_name(qid, "graph")] = graph_html(store, question=case.question, gold_note_ids=gold,
                                                      results_by_method=retrieve_all(store, case.question, retrievers,
                                                                                     depth, asked_on=case.question_date),
                                                      neighbourhood_of=case.question, top_k=k, retrievers=retrievers,
-                                                     depth=depth, asked_on=case.question_date)
+                                                     depth=depth, asked_on=case.question_date,
+                                                     links={"explain page": names["explain"], "run report": "../report.html"})
     return pages
 
 
