@@ -72,5 +72,5 @@ def test_chunk_parameters_follow_method_params(cases):
 
 
 def test_only_dense_methods(cases):
-    with pytest.raises(ConfigError, match="not dense methods: \\['BM25'\\]"):
+    with pytest.raises(ConfigError, match="not methods that embed chunks: \\['BM25'\\]"):
         fill_embedding_cache(cases, ["OpenClaw", "BM25"], embedder=LengthEmbedder())
