@@ -16,6 +16,7 @@ import importlib
 import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from importlib.metadata import entry_points
 from typing import Any, get_args, get_type_hints
 
@@ -182,9 +183,17 @@ for _part, _switch in (("Graph", "graph"), ("Dense", "dense"), ("Raw", "raw_turn
     _builtin(f"TagGraph-Fusion-no{_part}", _FUSION, "TagGraph-Fusion", _part, **{_switch: False})
 
 
+@lru_cache(maxsize=1)
 def _installed() -> dict[str, str]:
-    """Methods that installed packages declare in the entry-point group ``taggraph.methods``: name -> target."""
+    """Methods that installed packages declare in the entry-point group ``taggraph.methods``: name -> target.
+    Read once per process: the scan of every installed distribution costs tens of milliseconds."""
     return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+@lru_cache(maxsize=None)
+def _installed_method(name: str) -> Method:
+    """The installed method `name`, imported and checked once (every memory of a run builds it)."""
+    return _entry(name, _import(_installed()[name], name), None, None, {})
 
 
 def method_names(ablations: bool = True) -> list[str]:
@@ -199,9 +208,8 @@ def method(name: str) -> Method:
     naming the known methods otherwise."""
     if name in _REGISTERED or name in _BUILTIN:
         return _REGISTERED.get(name) or _BUILTIN[name]
-    installed = _installed()
-    if name in installed:
-        return _entry(name, _import(installed[name], name), None, None, {})
+    if name in _installed():
+        return _installed_method(name)
     if ":" in name:
         return _from_spec(name)
     raise ConfigError(f"unknown method {name!r}; known: {', '.join(method_names())}, or package.module:Class")
