@@ -227,3 +227,42 @@ def test_plain_marimo_export_fails_those_checks(tmp_path):
     assert any("cdn.jsdelivr.net" in url for url in asked)
     with pytest.raises(AssertionError, match="markdown cell not drawn"):
         assert_notebook_01_drawn(shown)
+
+
+def test_miss_pages_show_the_session_rank_the_report_counts(tmp_path):
+    """Each miss page's session rank (of the first gold session) is the number in the report's miss table, beside
+    the note rank, and 'outranked by' lists the notes above the gold note, up to k, with session and score."""
+    from taggraph.config import DEMO_DATA
+    from taggraph.datasets import load_dataset
+    from taggraph.experiments.bench import run_bench
+    from taggraph.viz.report import report_pages
+
+    cases = load_dataset(DEMO_DATA)
+    methods = ["BM25", "AdaptiveGraph"]
+    result = run_bench(cases, methods, backend=None)
+    for name, text in report_pages(result, "demo", "demo", None, cases, DEMO_DATA, n_miss_pages=3).items():
+        atomic_write(tmp_path / "run" / name, text)
+    report = dump_dom(tmp_path, tmp_path / "run" / "report.html")
+    table = re.search(r'<table class="misses">(.*?)</table>', report, re.S).group(1)
+    checked = 0
+    for row in re.findall(r"<tr>(<td><code>.*?)</tr>", table, re.S):
+        link = re.search(r'href="(misses/[^"]+explain\.html)"', row)
+        if not link:
+            continue
+        in_table = [re.match(r"(\d+|–)", c).group(1) for c in re.findall(r'<td class="\w+ num">([^<]*)</td>', row)]
+        page = dump_dom(tmp_path, tmp_path / "run" / link.group(1))
+        for method, reported in zip(methods, in_table):
+            cells = re.search(rf'<tr class="\w+"><td>{method}</td><td class="verdict">[^<]*</td><td class="v">([^<]*)</td>'
+                              rf'<td class="v session">([^<]*)</td>', page)
+            note_rank, session = cells.groups()
+            first_gold = re.search(r"first gold session: (\d+)", session)
+            assert (first_gold.group(1) if first_gold else re.match(r"(\d+|–)", session).group(1)) == reported, (link, method)
+            assert note_rank == "–" or session == "–" or int(note_rank) >= int(re.match(r"\d+", session).group()), link
+            checked += 1
+        above = re.findall(r'outranked by \(the notes above it, up to 5\)</dt><dd><table class="outranked">(.*?)</table>',
+                           page, re.S)
+        for block in above:
+            rows = re.findall(r"<tr><td>(\d+)</td><td><code>[^<]+</code></td><td>[^<]+</td><td class=\"v\">[\d.e+-]+</td>",
+                              block)
+            assert rows[:5] == [str(r) for r in range(1, min(5, len(rows)) + 1)]
+    assert checked >= 4

@@ -13,6 +13,11 @@ def test_gold_rank_chart_draws_misses_past_the_depth():
     assert list(fig.data[0].y) == [1, 41] and list(fig.data[0].text) == ["1", "miss"]
 
 
+def test_gold_rank_chart_hatches_a_place_owed_to_tie_order():
+    tied = {**RESULTS, "T": [Result("b", 0.0, "s2", 1), Result("a", 0.0, "s1", 2)]}  # found by nothing: score 0
+    bars = gold_rank_chart(tied, ["a"], depth=40, k=5).data[0]
+    assert list(bars.text) == ["1", "miss", "2 tie order"] and list(bars.marker.pattern.shape) == ["", "", "/"]
+
 def test_score_chart_marks_gold_notes():
     fig = score_chart(RESULTS, ["a"])
     assert {t.name for t in fig.data} == {"gold", "other"}

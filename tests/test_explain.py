@@ -1,4 +1,5 @@
 import html
+import re
 
 import pandas as pd
 import typer
@@ -128,3 +129,50 @@ def test_views_drop_the_methods_that_embed_when_sentence_transformers_is_missing
                         else real(name, *a))
     assert available_methods() == ["BM25", "TagGraph-Basic", "TagGraph-Stopwords", "TagGraph-TFIDF", "AdaptiveGraph"]
     assert "TagGraph-Fusion" in capsys.readouterr().out
+
+
+def test_explain_misses_counts_a_tie_order_placement_as_a_miss(hand_store):
+    """'umbrella' meets no tag: TagGraph-Basic scores every note 0 and ranks gold s2#0 2nd by note order alone."""
+    units = pd.DataFrame([{"question_id": "t", "question": "umbrella", "note_id": "s2#0", "category": "C1"}])
+    missed = explain_misses(units, {"t": hand_store}, ["TagGraph-Basic"], k=5).iloc[0]
+    assert missed["method"] == "TagGraph-Basic" and missed["rank"] == 2 and "only by tie order" in missed["reason"]
+
+
+def test_fusion_key_details_add_its_components_up_to_the_score(hand_store):
+    hand_store.remember(Interaction("s2", "Max chewed my dog bed.", "Beagles chew."), Extraction(what=["pet/dog"]))
+    row = explain_table(hand_store, "my dog beagle", "s2#0", ["TagGraph-Fusion-noDense"],
+                        asked_on="2023/05/01 (Mon) 10:00").iloc[0]
+    details = row["key details"].split("; just above")[0]
+    assert details.startswith("note_bm25 ") and "raw_bm25 " in details and details.endswith(f"= {row['score']:.4g}")
+    assert "session and time rules +" in details  # the session's second note adds to the first's score
+
+
+def session_store():
+    """Three notes of session 'a' say 'dog' more often than gold note b#0, so b#0 ranks 4th by notes, 2nd by sessions."""
+    from conftest import make_store
+
+    rows = [("a", "dog dog dog park", "ok", {}), ("a", "dog dog dog walk", "ok", {}), ("a", "dog dog dog vet", "ok", {}),
+            ("b", "my dog", "ok", {}), *[(f"f{i}", f"tea number {i}", "ok", {}) for i in range(6)]]
+    return make_store(rows)
+
+
+def test_page_shows_note_and_session_rank_and_the_notes_above_up_to_k():
+    page = explain_html(session_store(), "dog", "b#0", ["BM25"], k=2, gold=["b#0"])
+    row = re.search(r"<tr class='near'><td>BM25</td>(.*?)</tr>", page).group(1)
+    assert re.findall(r"<td class='v(?: session)?'>([^<]*)</td>", row)[:2] == ["4", "2, in the top 2 by sessions"]
+    assert "note rank 4 · session rank 2, in the top 2 by sessions" in page and "<b>session rank</b> counts sessions" in page
+    above = re.search(r"outranked by \(the notes above it, up to 2\)</dt><dd>(.*?)</dd>", page).group(1)
+    assert re.findall(r"<tr><td>(\d)</td><td><code>([^<]*)</code></td><td>(\w+)</td>", above) == [
+        ("1", "a#0", "a"), ("2", "a#1", "a"), ("3", "a#2", "a")]
+
+
+def test_outranked_by_elides_the_middle_and_a_missed_note_names_the_top_k():
+    store = session_store()
+    page = explain_html(store, "dog tea", "f5#0", ["BM25"], k=2)
+    above = re.search(r"outranked by \(the notes above it, up to 2\)</dt><dd>(.*?)</dd>", page).group(1)
+    ranks = re.findall(r"<tr><td>(\d+)</td>", above)
+    assert ranks[:2] == ["1", "2"] and ranks[-1] == str(int(re.search(r"note rank (\d+)", page).group(1)) - 1)
+    assert re.search(r"… \d+ more notes, ranks 3–\d+", above)
+    unranked = explain_html(store, "dog", "f0#0", ["BM25"], k=2)  # BM25 does not rank a note without 'dog'
+    top = re.search(r"outranked by \(the top 2\)</dt><dd>(.*?)</dd>", unranked).group(1)
+    assert re.findall(r"<tr><td>(\d+)</td>", top) == ["1", "2"] and "more notes" not in top

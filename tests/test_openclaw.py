@@ -257,6 +257,15 @@ def test_registry_sources():
         make_retriever("OpenClaw", store, source="summary", embedder=BagOfWords())
 
 
+def test_evidence_chunks_end_at_a_word_boundary():
+    from taggraph.text import snippet
+
+    assert snippet("I hiked #where:city/berkeley today", 20) == "I hiked…"
+    assert snippet("short", 20) == "short" and snippet("abcdefgh", 4) == "abc…"
+    store = make_store(["hiking " * 25 + "#where:city/berkeley"])  # the 200-character cut falls inside the tag
+    chunk = openclaw(store).explain("hiking", "s0#0", k=1).details["dense"]["chunk"]
+    assert chunk.endswith("hiking…") and "#where" not in chunk and len(chunk) <= 200
+
 # -- embedders ----------------------------------------------------------------------
 
 def test_disk_cache_only_embeds_uncached_texts():

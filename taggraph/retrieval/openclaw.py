@@ -42,7 +42,7 @@ from taggraph.errors import ConfigError
 from taggraph.notes import Note
 from taggraph.retrieval.base import DEFAULT_DEPTH, Evidence, Retriever, check_k
 from taggraph.retrieval.embeddings import Embedder, get_embedder
-from taggraph.text import MAX_QUERY_CHARS, query_tokens
+from taggraph.text import MAX_QUERY_CHARS, query_tokens, snippet
 
 SNIPPET_CHARS = 200
 _PARENTHESES = re.compile(r"\s*\([^)]*\)")
@@ -287,17 +287,17 @@ class OpenClaw(Retriever):
         i, depth = note.index, self.depth
         m = self.params.candidate_multiplier * depth
         dense, keyword = self._cut(lists, depth)
-        detail: dict[str, Any] = {"fts_query": fts_query(text)[:SNIPPET_CHARS]}
+        detail: dict[str, Any] = {"fts_query": snippet(fts_query(text), SNIPPET_CHARS)}
         if lists.dense:
             end = self.note_start[i + 1] if i + 1 < len(self.note_start) else len(self.chunks)
             best = self.note_start[i] + int(np.argmax(lists.sims[self.note_start[i]:end]))
             detail["dense"] = {"score": round(lists.dense[i], 4), "rank": _position(lists.dense, i),
-                               "chunk": self.chunks[best][:SNIPPET_CHARS]}
+                               "chunk": snippet(self.chunks[best], SNIPPET_CHARS)}
         if i in lists.keyword:
             kw, best = lists.keyword[i]
             detail["keyword"] = {"score": round(kw, 4),
                                  "rank": _position({j: s for j, (s, _) in lists.keyword.items()}, i),
-                                 "chunk": self.chunks[best][:SNIPPET_CHARS]}
+                                 "chunk": snippet(self.chunks[best], SNIPPET_CHARS)}
         detail["contributions"] = {"dense": round(self.params.dense_weight * dense.get(i, 0.0), 4),
                                    "keyword": round(self.params.keyword_weight * keyword.get(i, 0.0), 4)}
         ev = Evidence(detail=detail)

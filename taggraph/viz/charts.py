@@ -13,6 +13,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from taggraph.retrieval import DEFAULT_DEPTH, Result
+from taggraph.viz.explain import tie_order_only
 
 
 def score_chart(results_by_method: Mapping[str, Sequence[Result]], gold: Sequence[str] = ()) -> go.Figure:
@@ -33,15 +34,22 @@ def score_chart(results_by_method: Mapping[str, Sequence[Result]], gold: Sequenc
 def gold_rank_chart(results_by_method: Mapping[str, Sequence[Result]], gold: Sequence[str],
                     depth: int = DEFAULT_DEPTH, k: int = 5) -> go.Figure:
     """Rank of each gold note under each method; a note not retrieved is drawn at depth + 1 and
-    labelled 'miss'; the dashed line is the top-k cut-off."""
+    labelled 'miss'; one in the top k only by tie order (`tie_order_only`: score 0) is hatched and
+    labelled 'tie order', a miss too; the dashed line is the top-k cut-off."""
     rows = []
     for m, res in results_by_method.items():
-        ranks = {r.note_id: r.rank for r in res}
-        rows += [{"method": m, "gold note": g, "rank": ranks.get(g, depth + 1),
-                  "label": str(ranks[g]) if g in ranks else "miss"} for g in gold]
-    fig = px.bar(pd.DataFrame(rows, columns=["method", "gold note", "rank", "label"]), x="method", y="rank",
-                 color="gold note", barmode="group", text="label",
-                 title=f"Rank of each gold note per method (lower is better; miss: not in the first {depth})")
+        found = {r.note_id: r for r in res}
+        for g in gold:
+            r = found.get(g)
+            tie = r is not None and tie_order_only(r.rank, r.score, k)
+            rows.append({"method": m, "gold note": g, "rank": r.rank if r else depth + 1, "tie": tie,
+                         "label": "miss" if r is None else f"{r.rank} tie order" if tie else str(r.rank)})
+    fig = px.bar(pd.DataFrame(rows, columns=["method", "gold note", "rank", "label", "tie"]), x="method", y="rank",
+                 color="gold note", barmode="group", text="label", custom_data=["tie"],
+                 title=f"Rank of each gold note per method (lower is better; miss: not in the first {depth}; "
+                       f"hatched: in the top {k} only by tie order, score 0)")
+    for trace in fig.data:
+        trace.marker.pattern.shape = ["/" if tie else "" for tie in trace.customdata[:, 0]]
     return fig.add_hline(y=k + 0.5, line_dash="dash", annotation_text=f"top {k}")
 
 

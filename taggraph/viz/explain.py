@@ -26,6 +26,7 @@ import pandas as pd
 from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.datasets import Case, load_dataset
 from taggraph.errors import ConfigError
+from taggraph.evaluation.metrics import dedupe_sessions
 from taggraph.notes import Note
 from taggraph.retrieval import (DEFAULT_DEPTH, PAPER_METHODS, Explanation, Result, Retriever, embeds, make_retriever,
                                 registered_methods)
@@ -122,8 +123,11 @@ def summarize(exp: Explanation) -> str:
         parts.append("terms " + ", ".join(f"{t} {_number(v)}" for t, v in list(d["matched_terms"].items())[:4]))
     if "contributions" in d:
         parts.append(" + ".join(f"{k} {_number(v)}" for k, v in d["contributions"].items()))
-    if d.get("weighted"):
-        parts.append(" + ".join(f"{c} {_number(v)}" for c, v in d["weighted"].items() if v) or "no weighted evidence")
+    if d.get("weighted"):  # TagGraph-Fusion: its weighted components, then what its session and time rules add
+        shown = " + ".join(f"{c} {_number(v)}" for c, v in d["weighted"].items() if v) or "no weighted evidence"
+        rest = exp.score - sum(d["weighted"].values())
+        parts.append(shown + (f", session and time rules {rest:+.4g}" if abs(rest) >= 5e-5 else "")
+                     + f" = {_number(exp.score)}")
     if "tfidf_overlap" in d:
         parts.append(f"tf-idf overlap {_number(d['tfidf_overlap'])}")
     if d.get("dropped_as_stopwords"):
@@ -146,25 +150,28 @@ def explanations(store: MemoryStore, question: str, note_id: str, methods: Metho
     return {m: r.explain(question, note_id, depth, asked_on=asked_on) for m, r in build_retrievers(store, methods).items()}
 
 
+def _row(method: str, e: Explanation) -> dict[str, Any]:
+    return {"method": method, "retrieved": e.retrieved, "rank": e.rank, "score": round(e.score, 4),
+            "reason": e.reason, "key details": summarize(e)}
+
+
 def explain_table(store: MemoryStore, question: str, note_id: str, methods: Methods,
                   asked_on: str | None = None) -> pd.DataFrame:
     """One row per method: retrieved, rank, score, reason, key details (asked on `asked_on`)."""
-    rows = [{"method": m, "retrieved": e.retrieved, "rank": e.rank, "score": round(e.score, 4),
-             "reason": e.reason, "key details": summarize(e)}
-            for m, e in explanations(store, question, note_id, methods, asked_on=asked_on).items()]
+    rows = [_row(m, e) for m, e in explanations(store, question, note_id, methods, asked_on=asked_on).items()]
     return pd.DataFrame(rows).astype({"rank": "Int64"})
 
 
 def explain_misses(units: pd.DataFrame, stores: Mapping[str, MemoryStore], methods: Sequence[str],
                    k: int = 5) -> pd.DataFrame:
     """`explain_table` rows of every gold note in `units` (`failure_diagnostics(...).units`) under
-    every method that does not rank it in its top k; `stores` maps question id -> store."""
+    every method that does not rank it in its top k, or ranks it there only by tie order
+    (`tie_order_only`); `stores` maps question id -> store."""
     rows = []
     for u in units.drop_duplicates(["question_id", "note_id"]).itertuples():
-        table = explain_table(stores[u.question_id], u.question, u.note_id, methods)
-        missed = table[table["rank"].fillna(k + 1) > k]
-        rows += [{"question_id": u.question_id, "note_id": u.note_id, "category": u.category, **r}
-                 for r in missed.to_dict("records")]
+        rows += [{"question_id": u.question_id, "note_id": u.note_id, "category": u.category, **_row(m, e)}
+                 for m, e in explanations(stores[u.question_id], u.question, u.note_id, methods).items()
+                 if e.rank is None or e.rank > k or tie_order_only(e.rank, e.score, k)]
     return pd.DataFrame(rows, columns=["question_id", "note_id", "category", "method", "rank", "reason",
                                        "key details"]).astype({"rank": "Int64"})
 
@@ -213,12 +220,19 @@ def _note_html(note: Note) -> str:
             f"<h3>Assistant</h3><pre>{html.escape(note.assistant)}</pre>")
 
 
+def tie_order_only(rank: int | None, score: float, k: int) -> bool:
+    """Whether a note is in the top `k` only by tie order: ranked there with score 0, i.e. placed by note
+    order among the notes the method did not find. The explain verdict, `explain_misses` and
+    `gold_rank_chart` judge by it."""
+    return rank is not None and rank <= k and score == 0
+
+
 def verdict(e: Explanation, k: int, depth: int, n_notes: int) -> tuple[str, str]:
     """(words, css class) judging a rank by the metric's cut-off `k`: 'in the top 5 (rank 2)' (hit),
     'rank 4 only by tie order (score 0); not found by the method' (tie: a note the method scores 0 is
     ranked among the other score-0 notes by note order alone), 'ranked 19 of 20 notes, outside the top 5'
     (near: retrieved within `depth`), 'not retrieved' (miss)."""
-    if e.rank is not None and e.rank <= k and e.score == 0:
+    if tie_order_only(e.rank, e.score, k):
         return f"rank {e.rank} only by tie order (score 0); not found by the method", "tie"
     if e.rank is not None and e.rank <= k:
         return f"in the top {k} (rank {e.rank})", "hit"
@@ -240,15 +254,53 @@ def evidence_text(e: Explanation) -> str:
     return text.replace(f" (fallback: {fallback})", "") if fallback else text
 
 
-def _outranked_html(e: Explanation) -> str:
-    """The notes ranked just above this one (at most k), with session, rank, score and margin."""
-    if not e.outranked_by:
+def _outranked_html(ranking: Sequence[tuple[int, float]], store: MemoryStore, e: Explanation, k: int) -> str:
+    """The notes ranked above this one (`ranking`: the method's (note index, score) in rank order) up to
+    `k`, then, when more lie between, their count and the note just above it; with session, score and
+    margin. For a note not ranked at all: the top k."""
+    above = ranking[:e.rank - 1] if e.rank else ranking[:k]
+    if not above:
         return ""
-    rows = "".join(f"<tr><td>{o['rank']}</td><td><code>{html.escape(o['note_id'])}</code></td>"
-                   f"<td>{html.escape(o['session_id'])}</td><td class='v'>{_number(o['score'])}</td>"
-                   f"<td class='v'>+{_number(o['margin'])}</td></tr>" for o in e.outranked_by)
-    return ("<dt>outranked by</dt><dd><table><tr><th>rank</th><th>note</th><th>session</th><th>score</th>"
-            f"<th>margin</th></tr>{rows}</table></dd>")
+    shown = [*enumerate(above[:k], 1)] + ([(len(above), above[-1])] if len(above) > k else [])
+
+    def row(rank: int, idx: int, score: float) -> str:
+        note = store.notes[idx]
+        return (f"<tr><td>{rank}</td><td><code>{html.escape(note.note_id)}</code></td>"
+                f"<td>{html.escape(note.session_id)}</td><td class='v'>{_number(score)}</td>"
+                f"<td class='v'>+{_number(score - e.score)}</td></tr>")
+
+    rows = [row(r, i, s) for r, (i, s) in shown]
+    if len(above) > k + 1:
+        rows.insert(k, f"<tr class='gap'><td colspan='5'>… {len(above) - k - 1} more notes, ranks {k + 1}–"
+                       f"{len(above) - 1}</td></tr>")
+    what = "the top" if e.rank is None else "the notes above it, up to"
+    return (f"<dt>outranked by ({what} {k})</dt><dd><table class='outranked'><tr><th>rank</th><th>note</th>"
+            f"<th>session</th><th>score</th><th>margin</th></tr>{''.join(rows)}</table></dd>")
+
+
+def session_rank(ranking: Sequence[tuple[int, float]], store: MemoryStore, sessions: set[str],
+                 depth: int = DEFAULT_DEPTH) -> int | None:
+    """The rank of the first of `sessions` among the sessions of the first `depth` notes of `ranking`
+    ((note index, score) in rank order), each session counted once where its best note ranks: how the
+    metrics and the run report count. None when none of them is within the depth."""
+    ranked = dedupe_sessions((store.notes[i].session_id for i, _ in ranking), depth)
+    return next((r for r, sid in enumerate(ranked, 1) if sid in sessions), None)
+
+
+def _session_cell(ranking: Sequence[tuple[int, float]], store: MemoryStore, e: Explanation, note: Note,
+                  gold: Sequence[str], k: int, depth: int) -> str:
+    """The rank of `note`'s session, whether that puts it in the top k when the note rank does not, and
+    the first gold session's rank when another gold session ranks first (the report's number)."""
+    own = session_rank(ranking, store, {note.session_id}, depth)
+    text = "–" if own is None else str(own)
+    if own is not None and own <= k < (e.rank or depth + 1):
+        best = next(score for i, score in ranking if store.notes[i].session_id == note.session_id)
+        text += f", in the top {k} by sessions" + (" only by tie order" if tie_order_only(own, best, k) else "")
+    gold_sessions = {store.by_id[g].session_id for g in gold if g in store.by_id}
+    first = session_rank(ranking, store, gold_sessions, depth) if gold_sessions else None
+    if first is not None and first != own:
+        text += f" (first gold session: {first})"
+    return html.escape(text)
 
 
 def links_html(links: Mapping[str, str] | None) -> str:
@@ -276,20 +328,25 @@ def explain_html(store: MemoryStore, question: str, note_id: str, methods: Metho
     Verdicts use the metric's cut-off `k` (Success@k); `depth` is how many notes each method
     retrieves; `answer` and `gold` (the question's gold notes) are shown when given; the question is
     asked on date `asked_on`; `links` ({label: href}) lead to the question's other pages."""
-    exps = explanations(store, question, note_id, methods, depth, asked_on)
+    retrievers = build_retrievers(store, methods)
+    exps = explanations(store, question, note_id, retrievers, depth, asked_on)
     note, n = store.by_id[note_id], len(store)
     rows, sections = [], []
     for m, e in exps.items():
         words, cls = verdict(e, k, depth, n)
+        ranking = retrievers[m].rank(question, n, asked_on=asked_on)
+        sessions = _session_cell(ranking, store, e, note, gold, k, depth)
         fallback = e.evidence.fallback
         fb_html = f"<p class='fallback'><b>Fallback:</b> {html.escape(fallback)}</p>" if fallback else ""
         rows.append(f"<tr class='{cls}'><td>{html.escape(m)}</td><td class='verdict'>{html.escape(words)}</td>"
+                    f"<td class='v'>{e.rank or '–'}</td><td class='v session'>{sessions}</td>"
                     f"<td class='v'>{_number(e.score)}</td><td>{html.escape(evidence_text(e))}"
                     + (f" <span class='fb'>(fallback: {html.escape(fallback)})</span>" if fallback else "")
                     + "</td></tr>")
         details = "".join(f"<dt>{html.escape(key.replace('_', ' '))}</dt><dd>{_value_html(key, v)}</dd>"
-                          for key, v in e.details.items()) + _outranked_html(e)
+                          for key, v in e.details.items()) + _outranked_html(ranking, store, e, k)
         sections.append(f"<section class='{cls}'><h2>{html.escape(m)}: {html.escape(words)}</h2>"
+                        f"<p class='ranks'>note rank {e.rank or '–'} · session rank {sessions}</p>"
                         f"<p><b>{'Evidence' if e.evidence.summary else 'Why'}:</b> "
                         f"{html.escape(evidence_text(e))}</p>{fb_html}"
                         f"<details{'' if cls == 'hit' else ' open'}><summary>all details</summary>"
@@ -304,11 +361,15 @@ def explain_html(store: MemoryStore, question: str, note_id: str, methods: Metho
                f"<span class='hit'>in the top {k}</span>, <span class='tie'>in the top {k} only by tie order (score 0, "
                f"placed by note order among the notes the method did not find)</span>, "
                f"<span class='near'>retrieved but outside the top {k}</span>, <span class='miss'>not retrieved</span>.</p>"
+               f"<p class='scale'><b>Note rank</b> counts notes; <b>session rank</b> counts sessions, as the metrics "
+               f"and the run report do: each session once, where its best note ranks (within the depth), so it is "
+               f"smaller than the note rank when two notes above it share a session.</p>"
                f"<p class='scale'>Path boxes: {legend} (token → concept → ontology hops → topic → note).</p>")
     return ("<!doctype html><html><head><meta charset='utf-8'>"
             f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
             f"<h1>Why (not) note <code>{html.escape(note_id)}</code>?</h1>{links_html(links)}{context}"
-            "<table class='summary'><tr><th>method</th><th>verdict</th><th>score</th><th>evidence</th></tr>"
+            "<table class='summary'><tr><th>method</th><th>verdict</th><th>note rank</th><th>session rank</th>"
+            "<th>score</th><th>evidence</th></tr>"
             f"{''.join(rows)}</table>{''.join(sections)}"
             f"<section><h2>The note</h2>{_note_html(note)}</section></body></html>")
 
