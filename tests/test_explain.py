@@ -17,7 +17,8 @@ def test_table_has_one_row_per_method_with_reasons(hand_store):
     table = explain_table(hand_store, "what breed is my dog", "s2#0", METHODS)
     assert list(table["method"]) == METHODS
     row = table.set_index("method").loc["TagGraph-Basic"]
-    assert row["retrieved"] and row["rank"] == 1 and "'dog' -> pet/dog -> topic" in row["key details"]
+    assert row["retrieved"] and row["rank"] == 1
+    assert "'dog' -> what:pet/dog -> beagle · dog -> s2#0" in row["key details"]  # named as on the graph page
     assert "breed" in table.set_index("method").loc["BM25", "key details"]
 
 

@@ -100,7 +100,7 @@ def test_page_is_identical_across_hash_seeds():
 
 
 def test_topics_are_named_by_their_rarest_tags(hand_store):
-    from taggraph.viz.graphview import topic_name
+    from taggraph.viz.names import topic_name
 
     topic = next(t for t, frame in hand_store.graph.frame_of_topic.items() if ("extra", "breed/beagle") in frame)
     assert topic_name(hand_store, topic) == "beagle · dog"  # 'user' is on four notes: not telling
@@ -151,7 +151,7 @@ def test_dense_graphs_label_only_matched_concepts_and_the_notes_and_topics_that_
 
 
 def test_topic_names_leave_out_tags_most_notes_carry_and_prefer_telling_ties():
-    from taggraph.viz.graphview import topic_name
+    from taggraph.viz.names import topic_name
 
     store = make_store([
         ("a", "I run.", "ok", {"who": ["user"], "what": ["activity/running"]}),
@@ -161,3 +161,97 @@ def test_topic_names_leave_out_tags_most_notes_carry_and_prefer_telling_ties():
     ])
     names = {topic_name(store, t) for t in store.graph.frame_of_topic}
     assert names == {"running", "registration_fee · october_8", "user"}  # 'user' only where nothing else is left
+
+
+MOVED = [  # the gold note (s3: where the user lives now) and what outranks it
+    ("s1", "I moved to Berkeley last spring.", "Enjoy the Bay.", {"who": ["user"], "where": ["city/berkeley"]}),
+    ("s2", "Can you give me a pasta recipe?", "Boil the pasta.", {"what": ["food/pasta", "cooking/recipe"]}),
+    ("s3", "We now live in Oakland, by the lake.", "Lovely.",
+     {"who": ["user"], "where": ["city/oakland"], "what": ["place/lake"]}),
+    ("s4", "I do yoga every morning.", "Yoga helps.", {"who": ["user"], "what": ["activity/yoga"]}),
+]
+WHERE = "which city do I live in now"
+
+
+def moved_page(k: int = 1, **kwargs) -> dict:
+    """The graph page's data for WHERE over MOVED (gold s3#0) with TagGraph-Basic, -Stopwords and BM25."""
+    store = make_store(MOVED)
+    retrievers = {m: make_retriever(m, store) for m in ("TagGraph-Basic", "TagGraph-Stopwords", "BM25")}
+    return page_data(graph_html(store, question=WHERE, gold_note_ids=["s3#0"], retrievers=retrievers, top_k=k,
+                                results_by_method={m: r.query(WHERE) for m, r in retrievers.items()}, **kwargs))
+
+
+def test_node_names_are_unique_and_a_tag_reads_as_on_the_tag_line():
+    from taggraph.viz.names import node_names
+
+    store = make_store([*MOVED, ("s5", "Paris is a city of light.", "Yes.", {"what": ["area/city"]}),
+                        ("s6", "City life.", "Busy.", {"who": ["user"], "where": ["city"]})])
+    names = node_names(store)
+    assert len(set(names.values())) == len(names)
+    assert names["concept:city/berkeley"] == "where:city/berkeley" and names["concept:area/city"] == "what:area/city"
+    assert names["concept:city"] == "where:city"  # three nodes end in 'city', each reads otherwise
+    assert names["file:s3#0"] == "s3#0" and names["concept:cooking"] == "cooking"
+    assert [n for n in names.values() if n.split(":")[-1] == "city"] == ["where:city"]
+
+
+def test_the_explanation_subgraph_holds_the_question_the_gold_the_notes_above_and_the_walks():
+    from taggraph.viz.graphview import explained_subgraph, file_explanations, missed_by
+
+    store = make_store(MOVED)
+    retrievers = {m: make_retriever(m, store) for m in ("TagGraph-Basic", "TagGraph-Stopwords", "BM25")}
+    rankings = {m: [(r.note_id, r.score) for r in retriever.query(WHERE, 10)] for m, retriever in retrievers.items()}
+    assert missed_by(store, rankings, ["s3#0"], 1) == ["TagGraph-Basic", "TagGraph-Stopwords"]  # BM25 hits
+    ug = store.graph.to_networkx().to_undirected()
+    explained = explained_subgraph(store, ug, ["concept:city"], ["s3#0"], rankings,
+                                   file_explanations(store, WHERE, retrievers), 1)
+    assert explained.methods == ["TagGraph-Basic", "TagGraph-Stopwords"]
+    assert explained.targets == {"TagGraph-Basic": ["s1#0"], "TagGraph-Stopwords": ["s1#0"]}
+    assert {"concept:city", "concept:city/oakland", "file:s3#0", "concept:city/berkeley", "file:s1#0"} <= set(
+        explained.nodes)
+    assert not {"file:s2#0", "file:s4#0", "concept:food/pasta"} & set(explained.nodes)  # outranks nothing at k = 1
+    # TagGraph-Basic walked to s1#0 and to the gold note; the question's links ('*') reach both too
+    assert explained.paths[("concept:city", "concept:city/berkeley")] == ["TagGraph-Basic", "*"]
+    assert explained.paths[("concept:city", "concept:city/oakland")] == ["TagGraph-Basic", "*"]
+    topic = next(t for t in ug["file:s3#0"] if t.startswith("topic:"))
+    assert "*" in explained.paths[("file:s3#0", topic)]  # the question's link reaches the gold note
+
+
+def test_gold_rank_counts_notes_and_sessions_and_names_tie_order():
+    from taggraph.viz.graphview import gold_rank
+
+    store = make_store([*MOVED, ("s1", "And Berkeley has good coffee.", "It does.", {"what": ["drink/coffee"]})])
+    ranking = [("s1#0", 0.5), ("s1#1", 0.4), ("s2#0", 0.0), ("s3#0", 0.0), ("s4#0", 0.0)]
+    assert gold_rank(store, ranking, "s3#0") == {
+        "note": 4, "session": 3, "tie": True, "text": "s3#0: note rank 4 only by tie order (score 0), session rank 3"}
+    assert gold_rank(store, ranking, "s1#1")["text"] == "s1#1: note rank 2, session rank 1"
+    assert gold_rank(store, ranking[:2], "s3#0")["note"] is None
+
+
+def test_a_miss_page_opens_on_the_subgraph_every_node_named_and_the_paths_marked():
+    data = moved_page()
+    sub = [n for n in data["nodes"] if n["sub"]]
+    assert data["sub"] and 0 < len(sub) < len(data["nodes"])
+    assert all(n["full"].strip() for n in sub) and len({n["full"] for n in sub}) == len(sub)
+    gold = next(n for n in sub if n["id"] == "file:s3#0")
+    assert gold["goldRank"]["TagGraph-Stopwords"] == "note 3 · session 3 (tie order)"
+    assert "s3#0: note rank 3 only by tie order (score 0), session rank 3" in data["goldText"]["TagGraph-Stopwords"]
+    marked = {e["id"]: e["path"] for e in data["edges"] if e["sub"] and e["path"]}
+    assert marked["concept:city|concept:city/berkeley"] == ["TagGraph-Basic", "*"]
+    whole = [n for n in data["nodes"] if n["whole"]]
+    assert len(whole) > len(sub)  # the switch shows more
+    assert all(isinstance(n["sx"], float) for n in sub)
+    page = graph_html(make_store(MOVED), question=WHERE, gold_note_ids=["s3#0"])
+    assert 'id="whole">' in page and "<label>· <input" in page  # the switch, shown and off
+
+
+def test_the_subgraph_layout_leaves_room_for_every_label():
+    from taggraph.viz.graphview import _label_width
+
+    data = moved_page()
+    sub = [n for n in data["nodes"] if n["sub"]]
+    for a in sub:
+        for b in sub:
+            if a is not b and a["sx"] == b["sx"]:  # one column: rows apart by both nodes and a label line
+                assert abs(a["sy"] - b["sy"]) >= a["size"] + b["size"] + 20
+            elif a["sx"] < b["sx"]:  # columns apart by half of both widest labels
+                assert b["sx"] - a["sx"] >= (_label_width(a["full"]) + _label_width(b["full"])) / 2

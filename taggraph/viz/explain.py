@@ -32,6 +32,7 @@ from taggraph.retrieval import (DEFAULT_DEPTH, PAPER_METHODS, Explanation, Resul
                                 registered_methods)
 from taggraph.atomic import atomic_write
 from taggraph.store import MemoryStore
+from taggraph.viz.names import node_name
 
 _KIND_COLOUR = {"concept": "#4c78a8", "topic": "#f58518", "file": "#2a8f87"}
 
@@ -86,37 +87,47 @@ def rank_table(results_by_method: Mapping[str, Sequence[Result]], note_ids: Sequ
     return table.rename_axis("note_id").astype("Int64")
 
 
-def top_table(results_by_method: Mapping[str, Sequence[Result]], gold: Sequence[str], k: int = 5) -> pd.DataFrame:
+def top_table(results_by_method: Mapping[str, Sequence[Result]], gold: Sequence[str], k: int = 5,
+              store: MemoryStore | None = None) -> pd.DataFrame:
     """The first k results of each method: method, rank, note_id, session_id, score, gold, and
-    `summarize` of the explanation when the results carry one."""
+    `summarize` of the explanation when the results carry one (nodes named as in `store`'s graph view)."""
     gold = set(gold)
     return pd.DataFrame([{"method": m, "rank": r.rank, "note_id": r.note_id, "session_id": r.session_id,
                           "score": round(r.score, 4), "gold": r.note_id in gold,
-                          "evidence": summarize(r.explanation) if r.explanation else ""}
+                          "evidence": summarize(r.explanation, store) if r.explanation else ""}
                          for m, res in results_by_method.items() for r in res[:k]])
 
 
-def node_text(node: str) -> str:
-    """A base-graph node id for people: 'concept:a/b' -> 'a/b', 'topic:3' -> 'topic 3', 'file:x' -> 'note x'."""
+def node_text(node: str, store: MemoryStore | None = None) -> str:
+    """A base-graph node id for people: its name in `store` as the graph page shows it
+    (`names.node_names`: 'where:city/berkeley', 'cedar_street · home_office', 's11#1'); without a store
+    'concept:a/b' -> 'a/b', 'topic:3' -> 'topic 3', 'file:x' -> 'note x'."""
+    if store is not None:
+        return node_name(store, node)
     kind, _, rest = node.partition(":")
     return {"concept": rest, "topic": f"topic {rest}", "file": f"note {rest}"}.get(kind, node)
+
+
+def _concept(path: str, store: MemoryStore) -> str:
+    """A concept path by its name in `store` (`node_text`)."""
+    return node_text(f"concept:{path}", store)
 
 
 def _number(x: Any) -> str:
     return f"{float(x):.4g}"
 
 
-def summarize(exp: Explanation) -> str:
-    """One line of the most telling evidence in an explanation's details."""
+def summarize(exp: Explanation, store: MemoryStore | None = None) -> str:
+    """One line of the most telling evidence in an explanation's details (nodes named by `node_text`)."""
     d = exp.details
     parts = []
     if d.get("paths"):
         p = d["paths"][0]
-        parts.append(f"'{p['token']}' -> " + " -> ".join(node_text(n) for n in p["path"]))
+        parts.append(f"'{p['token']}' -> " + " -> ".join(node_text(n, store) for n in p["path"]))
     if d.get("main_paths"):
         p = d["main_paths"][0]
-        parts.append(f"seed {p['seed']} (mass {_number(p['seed_mass'])}) -> "
-                     + " -> ".join(node_text(n) for n in p["path"][1:]))
+        parts.append(f"seed {_concept(p['seed'], store) if store is not None else p['seed']} (mass {_number(p['seed_mass'])}) -> "
+                     + " -> ".join(node_text(n, store) for n in p["path"][1:]))
     if "file_seed_mass" in d:
         parts.append(f"file seed mass {_number(d['file_seed_mass'])}")
     if d.get("matched_terms"):
@@ -150,15 +161,15 @@ def explanations(store: MemoryStore, question: str, note_id: str, methods: Metho
     return {m: r.explain(question, note_id, depth, asked_on=asked_on) for m, r in build_retrievers(store, methods).items()}
 
 
-def _row(method: str, e: Explanation) -> dict[str, Any]:
+def _row(method: str, e: Explanation, store: MemoryStore) -> dict[str, Any]:
     return {"method": method, "retrieved": e.retrieved, "rank": e.rank, "score": round(e.score, 4),
-            "reason": e.reason, "key details": summarize(e)}
+            "reason": e.reason, "key details": summarize(e, store)}
 
 
 def explain_table(store: MemoryStore, question: str, note_id: str, methods: Methods,
                   asked_on: str | None = None) -> pd.DataFrame:
     """One row per method: retrieved, rank, score, reason, key details (asked on `asked_on`)."""
-    rows = [_row(m, e) for m, e in explanations(store, question, note_id, methods, asked_on=asked_on).items()]
+    rows = [_row(m, e, store) for m, e in explanations(store, question, note_id, methods, asked_on=asked_on).items()]
     return pd.DataFrame(rows).astype({"rank": "Int64"})
 
 
@@ -169,7 +180,8 @@ def explain_misses(units: pd.DataFrame, stores: Mapping[str, MemoryStore], metho
     (`tie_order_only`); `stores` maps question id -> store."""
     rows = []
     for u in units.drop_duplicates(["question_id", "note_id"]).itertuples():
-        rows += [{"question_id": u.question_id, "note_id": u.note_id, "category": u.category, **_row(m, e)}
+        rows += [{"question_id": u.question_id, "note_id": u.note_id, "category": u.category,
+                  **_row(m, e, stores[u.question_id])}
                  for m, e in explanations(stores[u.question_id], u.question, u.note_id, methods).items()
                  if e.rank is None or e.rank > k or tie_order_only(e.rank, e.score, k)]
     return pd.DataFrame(rows, columns=["question_id", "note_id", "category", "method", "rank", "reason",
@@ -178,22 +190,24 @@ def explain_misses(units: pd.DataFrame, stores: Mapping[str, MemoryStore], metho
 
 # -- HTML -----------------------------------------------------------------------------
 
-def _chain(nodes: Sequence[str]) -> str:
+def _chain(nodes: Sequence[str], store: MemoryStore) -> str:
     spans = [f"<span class='node' style='border-color:{_KIND_COLOUR.get(n.partition(':')[0], '#999')}'>"
-             f"{html.escape(node_text(n))}</span>" for n in nodes]
+             f"{html.escape(node_text(n, store))}</span>" for n in nodes]
     return " → ".join(spans)
 
 
-def _value_html(key: str, value: Any) -> str:
-    """Render one details entry; path lists as chains, score maps as tables, the rest as JSON."""
+def _value_html(key: str, value: Any, store: MemoryStore) -> str:
+    """Render one details entry; path lists as chains of `store`'s node names, score maps as tables, the rest
+    as JSON."""
     if key == "paths":
-        items = [f"<li>token <b>{html.escape(p['token'])}</b> matches <b>{html.escape(p['matched'])}</b>"
-                 + (f", reaching <b>{html.escape(p['concept'])}</b> at {p['hops']} ontology hop(s)" if p["hops"] else "")
-                 + f" ({html.escape(p['expansion'])}): {_chain(p['path'])}</li>" for p in value]
+        items = [f"<li>token <b>{html.escape(p['token'])}</b> matches <b>{html.escape(_concept(p['matched'], store))}</b>"
+                 + (f", reaching <b>{html.escape(_concept(p['concept'], store))}</b> at {p['hops']} ontology hop(s)"
+                    if p["hops"] else "")
+                 + f" ({html.escape(p['expansion'])}): {_chain(p['path'], store)}</li>" for p in value]
         return f"<ul>{''.join(items)}</ul>" if items else "<i>none</i>"
     if key == "main_paths":
-        items = [f"<li>seed <b>{html.escape(p['seed'])}</b> (teleport mass {_number(p['seed_mass'])}, "
-                 f"flow ≈ {_number(p['flow_estimate'])}): {_chain(p['path'])}</li>" for p in value]
+        items = [f"<li>seed <b>{html.escape(_concept(p['seed'], store))}</b> (teleport mass {_number(p['seed_mass'])}, "
+                 f"flow ≈ {_number(p['flow_estimate'])}): {_chain(p['path'], store)}</li>" for p in value]
         return f"<ul>{''.join(items)}</ul>" if items else "<i>no seed tag connects to the note</i>"
     if isinstance(value, Mapping) and value and all(isinstance(v, (int, float, str)) for v in value.values()):
         items = value.items()
@@ -343,7 +357,7 @@ def explain_html(store: MemoryStore, question: str, note_id: str, methods: Metho
                     f"<td class='v'>{_number(e.score)}</td><td>{html.escape(evidence_text(e))}"
                     + (f" <span class='fb'>(fallback: {html.escape(fallback)})</span>" if fallback else "")
                     + "</td></tr>")
-        details = "".join(f"<dt>{html.escape(key.replace('_', ' '))}</dt><dd>{_value_html(key, v)}</dd>"
+        details = "".join(f"<dt>{html.escape(key.replace('_', ' '))}</dt><dd>{_value_html(key, v, store)}</dd>"
                           for key, v in e.details.items()) + _outranked_html(ranking, store, e, k)
         sections.append(f"<section class='{cls}'><h2>{html.escape(m)}: {html.escape(words)}</h2>"
                         f"<p class='ranks'>note rank {e.rank or '–'} · session rank {sessions}</p>"
@@ -427,8 +441,8 @@ def explain_command(data: str | Path, question_id: str, note_id: str | None = No
     for m, e in explanations(store, case.question, note_id, retrievers, depth, case.question_date).items():
         words, _ = verdict(e, k, depth, len(store))
         lines.append(f"{m}: {words}; score {_number(e.score)}; {_RANKED_PREFIX.sub('', e.reason)}")
-        if summarize(e):
-            lines.append(f"    {summarize(e)}")
+        if summarize(e, store):
+            lines.append(f"    {summarize(e, store)}")
     if out is not None:
         atomic_write(Path(out), explain_html(store, case.question, note_id, retrievers, k=k, depth=depth,
                                              answer=case.answer, gold=gold, asked_on=case.question_date))

@@ -34,6 +34,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import networkx as nx
@@ -42,10 +43,12 @@ from pyvis.network import Network
 
 from taggraph.graph import concept_node, file_node
 from taggraph.atomic import atomic_write
+from taggraph.evaluation.metrics import dedupe_sessions
 from taggraph.retrieval import DEFAULT_DEPTH, Explanation, Retriever
 from taggraph.store import MemoryStore
 from taggraph.text import query_tokens
 from taggraph.viz.explain import evidence_text, links_html, verdict
+from taggraph.viz.names import node_names
 
 VIS_DIR = Path(pyvis.__file__).parent / "templates" / "lib" / "vis-9.1.2"
 KIND_STYLE = {  # kind -> (colour, vis shape, legend symbol)
@@ -56,6 +59,7 @@ KIND_STYLE = {  # kind -> (colour, vis shape, legend symbol)
 }
 GOLD = ("#f2b701", "star")
 HIT_BORDER = "#d62728"
+PATH_COLOUR = "#c2185b"  # the explained path's edges
 MATCH_BORDER = "#111111"
 EDGE_STYLE = {  # kind -> (colour, dashes)
     "ontology": ("#c7c7c7", False),
@@ -136,7 +140,8 @@ def _layout(g: nx.Graph) -> dict[str, tuple[float, float]]:
     return out
 
 
-def _title(store: MemoryStore, node: str, data: dict, ranks: dict[str, dict[str, int]], gold: set[str]) -> str:
+def _title(store: MemoryStore, node: str, data: dict, ranks: dict[str, dict[str, int]], gold: set[str],
+           name: str) -> str:
     """Tooltip HTML; every data string is escaped."""
     kind = data["kind"]
     if kind == "file":
@@ -151,38 +156,13 @@ def _title(store: MemoryStore, node: str, data: dict, ranks: dict[str, dict[str,
             lines.append("ranks: " + ", ".join(hits))
     elif kind == "topic":
         frame = store.graph.frame_of_topic[node]
-        lines = [f"<b>{html.escape(topic_name(store, node))}</b> ({html.escape(node)}, one 5W frame)"] + [
+        lines = [f"<b>{html.escape(name)}</b> ({html.escape(node)}, one 5W frame)"] + [
             f"#{html.escape(c)}:{html.escape(p)}" for c, p in sorted(frame)]
     else:
         path = data["path"]
-        lines = [f"<b>{html.escape(path)}</b>",
+        lines = [f"<b>{html.escape(name)}</b>" + (f" ({html.escape(path)})" if not name.endswith(path) else ""),
                  f"{kind} node, carried by {store.ontology.counts.get(path, 0)} note(s)"]
     return "<br>".join(lines)
-
-
-def topic_name(store: MemoryStore, topic: str, n: int = 2) -> str:
-    """A topic named by its `n` most telling tags, last segments joined by ' · '.
-
-    Tags more than half the store's notes carry (``who:user`` on most notes) tell nothing and are left
-    out unless nothing else is left. The rest go fewest notes first; ties: a non-``when`` tag before a
-    temporal one, then the longer last segment ('registration_fee' before 'october'), then the path.
-    """
-    frame = store.graph.frame_of_topic[topic]
-    count = store.ontology.counts
-    temporal = {p for c, p in frame if c == "when"}
-    paths = sorted({p for _, p in frame}, key=lambda p: (count.get(p, 0), p in temporal,
-                                                         -len(p.rsplit("/", 1)[-1]), p))
-    telling = [p for p in paths if count.get(p, 0) <= len(store) / 2] or paths
-    return " · ".join(p.rsplit("/", 1)[-1] for p in telling[:n]) or topic.replace(":", " ")
-
-
-def _label(store: MemoryStore, node: str, data: dict) -> str:
-    kind = data["kind"]
-    if kind == "file":
-        return data["note_id"]
-    if kind == "topic":
-        return topic_name(store, node)
-    return data["path"].rsplit("/", 1)[-1]
 
 
 def _why(explanations: Mapping[str, Mapping[str, Explanation]] | None, note_id: str, k: int, depth: int,
@@ -215,6 +195,151 @@ def file_explanations(store: MemoryStore, question: str, retrievers: Mapping[str
     return out
 
 
+Ranking = list[tuple[str, float | None]]  # (note id, score or None when unknown) in rank order
+
+
+def _rankings(results_by_method: Mapping[str, Sequence] | None) -> dict[str, Ranking]:
+    """method -> (note id, score) in rank order; accepts ranked note ids (score unknown) or `Result`s."""
+    return {m: [(r, None) if isinstance(r, str) else (r.note_id, r.score) for r in results]
+            for m, results in (results_by_method or {}).items()}
+
+
+def gold_rank(store: MemoryStore, ranking: Ranking, note_id: str) -> dict:
+    """One note's place in a ranking: ``note`` (its rank among notes), ``session`` (its session's rank,
+    each session counted once where its best note ranks, as the metrics count), ``tie`` (scored 0, so
+    placed among the other score-0 notes by note order alone) and ``text``; ranks None when not ranked."""
+    notes = [n for n, _ in ranking]
+    if note_id not in notes:
+        return {"note": None, "session": None, "tie": False,
+                "text": f"{note_id}: not among the {len(notes)} notes ranked"}
+    note = notes.index(note_id) + 1
+    session = dedupe_sessions([store.by_id[n].session_id for n in notes], len(notes)).index(
+        store.by_id[note_id].session_id) + 1
+    tie = ranking[note - 1][1] == 0
+    return {"note": note, "session": session, "tie": tie,
+            "text": f"{note_id}: note rank {note}" + (" only by tie order (score 0)" if tie else "")
+                    + f", session rank {session}"}
+
+
+def missed_by(store: MemoryStore, rankings: Mapping[str, Ranking], gold: Iterable[str], k: int) -> list[str]:
+    """The methods that miss: no gold session in their first `k` sessions, or one there only by tie order
+    (its best note scored 0), as the run report counts."""
+    gold = [g for g in gold if g in store.by_id]
+    out = []
+    for method, ranking in rankings.items():
+        places = [gold_rank(store, ranking, g) for g in gold]
+        best = min((p for p in places if p["session"] is not None), key=lambda p: p["session"], default=None)
+        if best is None or best["session"] > k or best["tie"]:
+            out.append(method)
+    return out
+
+
+def _walked(e: Explanation | None, n: int) -> list[list[str]]:
+    """The first `n` node paths an explanation names: TagGraph's token -> concept -> topic -> note paths,
+    else AdaptiveGraph's seed -> note diffusion paths."""
+    d = e.details if e is not None else {}
+    return [p["path"] for p in (d.get("paths") or d.get("main_paths") or [])[:n]]
+
+
+@dataclass
+class Explained:
+    """The subgraph that explains a question's misses (`explained_subgraph`)."""
+
+    nodes: list[str]  # matched concepts, then the gold notes and the notes above them with the nodes linking them
+    paths: dict[tuple[str, str], list[str]]  # edge (sorted pair) -> methods whose path uses it ('*': every method)
+    methods: list[str]  # the methods explained: those that miss, else every method
+    targets: dict[str, list[str]]  # method -> the notes it ranks above its first gold note, top k of them
+
+
+def explained_subgraph(store: MemoryStore, ug: nx.Graph, matched: Iterable[str], gold: Sequence[str],
+                       rankings: Mapping[str, Ranking],
+                       explanations: Mapping[str, Mapping[str, Explanation]] | None, k: int) -> Explained:
+    """The nodes that explain why the methods that miss (`missed_by`; every method when none does) rank
+    the gold notes where they do: the question's matched concepts, every gold note, the first `k` notes
+    each such method ranks above its first gold note, the paths that method walked to them (its
+    explanation's paths) and, for every one of these notes, a shortest path from the matched concepts
+    (the question's link, 'question concept -> tag -> topic -> note') or else its topic."""
+    gold = [g for g in gold if g in store.by_id]
+    methods = missed_by(store, rankings, gold, k) or list(rankings)
+    matched = [c for c in matched if c in ug]
+    nodes: list[str] = [*matched, *(file_node(g) for g in gold)]
+    paths: dict[tuple[str, str], list[str]] = {}
+
+    def walk(trail: Sequence[str], method: str) -> None:
+        nodes.extend(trail)
+        for a, b in zip(trail, trail[1:]):
+            paths.setdefault(tuple(sorted((a, b))), []).append(method)
+
+    targets = {}
+    for m in methods:
+        ranking = [n for n, _ in rankings[m]]
+        first = min((ranking.index(g) for g in gold if g in ranking), default=len(ranking))
+        targets[m] = [n for n in ranking[:first] if n not in gold][:k]
+        by_note = (explanations or {}).get(m, {})
+        for note in [*gold, *targets[m]]:
+            for trail in _walked(by_note.get(note), 2 if note in gold else 1):
+                walk(trail, m)
+    linked = _question_links(ug, matched)
+    for note in dict.fromkeys([file_node(g) for g in gold] + [file_node(n) for t in targets.values() for n in t]):
+        if note in linked:
+            walk(linked[note], "*")
+        else:
+            nodes.extend([note, *sorted(t for t in ug[note] if ug.nodes[t]["kind"] == "topic")])
+    return Explained(list(dict.fromkeys(nodes)), {e: list(dict.fromkeys(ms)) for e, ms in paths.items()},
+                     methods, targets)
+
+
+def _question_links(ug: nx.Graph, matched: Sequence[str], ontology_hops: int = 2) -> dict[str, list[str]]:
+    """node -> a shortest path to it from a matched concept that reads 'concept -> at most `ontology_hops`
+    parent/child hops -> tag -> topic -> note' (TagGraph's walk), for every node so reached."""
+    dg = nx.DiGraph()
+    for a, b, kind in ug.edges(data="kind"):
+        if kind == "ontology":
+            dg.add_edges_from([(a, b), (b, a)])
+        elif kind in ("tag_topic", "topic_file"):  # towards the note: concept -> topic -> file
+            dg.add_edge(*sorted((a, b), key=lambda n: ("concept", "topic", "file").index(n.partition(":")[0])))
+    sources = [c for c in matched if c in dg]
+    return nx.multi_source_dijkstra_path(dg, sources, cutoff=ontology_hops + 2) if sources else {}
+
+
+def _label_width(label: str) -> float:
+    """Pixels a label takes at the page's 14 px font (its longest line; ~8 px a character)."""
+    return 8.0 * max(map(len, label.split("\n")))
+
+
+def _columns_layout(g: nx.Graph, kinds: Mapping[str, str], matched: set[str], labels: Mapping[str, str],
+                    sizes: Mapping[str, int]) -> dict[str, tuple[float, float]]:
+    """Positions that read left to right, question to notes: the matched concepts, the concepts
+    further ontology hops away, topics, then notes; within a column nodes sit under one another in the
+    mean order of their neighbours on the left (fewer crossings), spaced by their sizes and widest
+    `labels` (drawn under the node) so that no two overlap."""
+    concepts = [n for n in g if kinds[n] in ("tag", "ontology")]
+    onto = g.subgraph(concepts)
+    sources = [c for c in matched if c in onto]
+    hops = nx.multi_source_dijkstra_path_length(onto, sources) if sources else {}
+    deepest = max(hops.values(), default=0)
+    column = {n: int(hops.get(n, 1)) if n in concepts else int(deepest) + (2 if kinds[n] == "file" else 1) for n in g}
+    columns = [sorted(n for n in g if column[n] == c) for c in range(max(column.values(), default=-1) + 1)]
+    row: dict[str, float] = {}
+    pos: dict[str, tuple[float, float]] = {}
+    x, prev_width = 0.0, 0.0
+    for members in columns:
+        if not members:
+            continue
+        placed = {n: [row[m] for m in g[n] if m in row] for n in members}
+        members.sort(key=lambda n: (sum(placed[n]) / len(placed[n]) if placed[n] else math.inf, labels[n]))
+        width = max(_label_width(labels[n]) for n in members)
+        x += (prev_width + width) / 2 + 50 if pos else 0
+        heights = [2 * sizes[n] + 20 * (1 + labels[n].count("\n")) + 20 for n in members]
+        y = -sum(heights) / 2
+        for i, (n, h) in enumerate(zip(members, heights)):
+            row[n] = i
+            pos[n] = (x, y + h / 2)
+            y += h
+        prev_width = width
+    return pos
+
+
 # Free choice: above this many drawn nodes only the telling nodes keep a label, so labels do not pile up
 # (hover shows every name): concepts the question matches, gold notes, every method's top_k notes, and the
 # topics and notes on the kept paths from the question to them. Other tag, ontology, topic and file nodes
@@ -227,28 +352,41 @@ def graph_html(store: MemoryStore, question: str | None = None,
                neighbourhood_of: str | None = None, hops: int = 2, max_nodes: int = 400, top_k: int = 5,
                chronological: bool = False, title: str | None = None,
                retrievers: Mapping[str, Retriever] | None = None, depth: int = DEFAULT_DEPTH,
-               asked_on: str | None = None, links: Mapping[str, str] | None = None) -> str:
+               asked_on: str | None = None, links: Mapping[str, str] | None = None,
+               whole_graph: bool = False) -> str:
     """A self-contained HTML page drawing `store`'s base graph.
 
     question: shown in the header; its matched concepts get a black ring.
     results_by_method: method -> ranked note ids (or `Result`s); the page's drop-down
-        shows one method at a time, ringing its first `top_k` notes in red.
+        shows one method at a time, ringing its first `top_k` notes in red and giving each gold note's
+        note and session rank.
     gold_note_ids: notes drawn as gold stars.
+    With a question and gold notes the page opens on `explained_subgraph`, every node labelled with its
+    `names.node_names` name and the explained paths drawn thick (the chosen method's and the question's
+    links); a check box (or `whole_graph`) shows the whole drawing:
     neighbourhood_of: when given (e.g. the question), only nodes within `hops` edges
         of the concepts its tokens match and of the highlighted files (gold + each
         method's top_k) are drawn. Either way at most `max_nodes` nodes are kept,
         nearest (or, for the whole graph, highlighted then best-connected) first.
     chronological: also draw AdaptiveGraph's links between consecutive notes.
-    retrievers: method -> retriever; when given with `question`, each drawn file node is explained
-        (`file_explanations`) and clicking it shows the chosen method's verdict (by `top_k`) and
-        evidence in the side panel; `depth` is the run's retrieval depth the verdict judges by.
+    retrievers: method -> retriever; when given with `question`, the ranks are over every note, each
+        drawn file node is explained (`file_explanations`) and clicking it shows the chosen method's
+        verdict (by `top_k`) and evidence in the side panel; `depth` is the run's retrieval depth the
+        verdict judges by.
     asked_on: the date the question is asked (the case's), passed to every method.
     links: {label: href} of the question's other pages (its explain page, the run's report).
     """
     g = store.graph.to_networkx(chronological=chronological)
     ug = nx.Graph(g)  # undirected view: every link is stored in both directions
+    names = node_names(store)
     ranks = _ranks(results_by_method)
-    gold = set(gold_note_ids)
+    rankings = _rankings(results_by_method)
+    if retrievers and question:
+        rankings.update({m: [(store.notes[i].note_id, s) for i, s in retrievers[m].rank(question, len(store),
+                                                                                       asked_on=asked_on)]
+                         for m in rankings if m in retrievers})
+    gold_order = [n for n in dict.fromkeys(gold_note_ids) if n in store.by_id]
+    gold = set(gold_order)
     matched = set(matched_concepts(store, question)) if question else set()
     highlighted = {file_node(n) for n in gold} | {
         file_node(n) for r in ranks.values() for n, k in r.items() if k <= top_k}
@@ -261,36 +399,52 @@ def graph_html(store: MemoryStore, question: str | None = None,
                                                      default=0), f))
     paths = _paths_to(ug, matched, targets)
     keep = _select(ug, seeds, hops, max_nodes, highlighted | matched, paths)
-    sub = ug.subgraph(keep)
-    drawn = [g.nodes[n]["note_id"] for n in keep if g.nodes[n]["kind"] == "file"]
-    explanations = file_explanations(store, question, retrievers, drawn, asked_on) if retrievers and question else None
-    pos = _layout(sub)
+    near_top = {n for r in rankings.values() for n, _ in r[:top_k + len(gold)]}
+    wanted = [n.note_id for n in store.notes if file_node(n.note_id) in keep or n.note_id in gold | near_top]
+    explanations = file_explanations(store, question, retrievers, wanted, asked_on) if retrievers and question else None
+    explained = (explained_subgraph(store, ug, sorted(matched), gold_order, rankings, explanations, top_k)
+                 if question and gold else None)
+    sub = explained.nodes if explained else []
+    places = {m: {n: gold_rank(store, r, n) for n in gold_order} for m, r in rankings.items()}
+    short = {m: {n: "not ranked" if p["note"] is None else f"note {p['note']} · session {p['session']}"
+                 + (" (tie order)" if p["tie"] else "") for n, p in by.items()} for m, by in places.items()}
+    widest = {n: names[n] + ("  #00" if g.nodes[n]["kind"] == "file" else "")  # with a rank and gold's ranks
+              + (max(("\n★ " + s[g.nodes[n]["note_id"]] for s in short.values()), key=len, default="")
+                 if g.nodes[n].get("note_id") in gold else "") for n in sub}
+    sizes = {n: _size(g.nodes[n], n in matched, gold) for n in dict.fromkeys([*keep, *sub])}
+    sub_pos = _columns_layout(ug.subgraph(sub), dict(g.nodes(data="kind")), matched, widest, sizes)
+    pos = _layout(ug.subgraph(keep))
 
     net = Network(height="100%", width="100%", cdn_resources="in_line")
     dense, on_path = len(keep) > DENSE_LABELS, set(paths)
-    for node in keep:
+    for node in dict.fromkeys([*keep, *sub]):
         data = g.nodes[node]
         kind = data["kind"]
         colour, shape, _ = KIND_STYLE[kind]
-        size = {"file": 12, "topic": 12}.get(kind, 9)
         note_ranks = {m: r[data["note_id"]] for m, r in ranks.items() if data.get("note_id") in r}
         if kind == "file" and data["note_id"] in gold:
-            (colour, shape), size = GOLD, 24
-        if node in matched:
-            border, width, size = MATCH_BORDER, 3, 13
-        else:
-            border, width = colour, 1
+            colour, shape = GOLD
+        border, width = (MATCH_BORDER, 3) if node in matched else (colour, 1)
         fixed = {"background": colour, "border": border}  # the same on hover and selection: gold stays gold
         told = node in matched or (kind in ("topic", "file") and (node in highlighted or node in on_path))
         quiet = dense and not told  # its name is in the tooltip; " ": pyvis turns "" into the id
-        net.add_node(node, label=" " if quiet else _label(store, node, data), shape=shape, x=pos[node][0],
-                     y=pos[node][1],
-                     title=_title(store, node, data, ranks, gold), kind=kind, bg=colour, ranks=note_ranks,
-                     size=size, borderWidth=width, color={**fixed, "hover": fixed, "highlight": fixed},
+        x, y = pos.get(node, (None, None))
+        sx, sy = sub_pos.get(node, (None, None))
+        net.add_node(node, label=" " if quiet else names[node], full=names[node], shape=shape, x=x, y=y, sx=sx,
+                     sy=sy, whole=node in pos, sub=node in sub_pos,
+                     title=_title(store, node, data, ranks, gold, names[node]), kind=kind, bg=colour,
+                     ranks=note_ranks, size=sizes[node], borderWidth=width,
+                     color={**fixed, "hover": fixed, "highlight": fixed},
+                     goldRank={m: s[data["note_id"]] for m, s in short.items()} if data.get("note_id") in gold else {},
                      why=_why(explanations, data.get("note_id"), top_k, depth, len(store)) if kind == "file" else {})
-    for a, b, kind in sorted((*sorted(e[:2]), e[2]) for e in sub.edges(data="kind")):
+    whole_edges = {tuple(sorted(e)) for e in ug.subgraph(keep).edges}
+    sub_edges = {tuple(sorted(e)) for e in ug.subgraph(sub).edges} | set(explained.paths if explained else ())
+    for a, b in sorted(whole_edges | sub_edges):
+        kind = ug.edges[a, b]["kind"] if ug.has_edge(a, b) else "chronological"  # AdaptiveGraph walks those too
         colour, dashes = EDGE_STYLE[kind]
-        net.add_edge(a, b, color=colour, dashes=dashes, title=kind, width=1)
+        net.add_edge(a, b, id=f"{a}|{b}", color=colour, base=colour, dashes=dashes, title=kind, width=1,
+                     whole=(a, b) in whole_edges, sub=(a, b) in sub_edges,
+                     path=explained.paths.get((a, b), []) if explained else [])
     net.options = {"physics": {"enabled": False}, "edges": {"smooth": False},
                    "interaction": {"hover": True, "tooltipDelay": 120},
                    "nodes": {"font": {"size": 14}, "scaling": {"label": {"drawThreshold": 3}}}}
@@ -300,25 +454,40 @@ def graph_html(store: MemoryStore, question: str | None = None,
     shown = f"{len(keep)} of {len(ug)} nodes"
     if seeds is not None:
         shown += f" (within {hops} hop(s) of the question)"
+    shown_sub = (f"{len(sub)} of {len(ug)} nodes: the question's concepts, the paths walked, the gold notes and the "
+                 f"notes {', '.join(explained.methods)} rank above them" if explained else "")
     legend = " ".join(f"<span style='color:{c}'>{sym}</span> {k}" for k, (c, _, sym) in KIND_STYLE.items())
     edges_legend = " ".join(f"<span class='edge' style='border-top:2px {'dashed' if d else 'solid'} {c}'></span>"
                             f" {k.replace('_', '–')}" for k, (c, d) in EDGE_STYLE.items()
                             if k != "chronological" or chronological)
-    legend += (f" <span style='color:{GOLD[0]}'>★</span> gold note"
+    edges_legend += (f" <span class='edge' style='border-top:4px solid {PATH_COLOUR}'></span> explained path "
+                     "(the chosen method's and the question's)")
+    legend += (f" <span style='color:{GOLD[0]}'>★</span> gold note (label: its ranks)"
                f" <span class='ring' style='border-color:{HIT_BORDER}'></span> top-{top_k} of the chosen method"
                f" (label: rank) <span class='ring' style='border-color:{MATCH_BORDER}'></span>"
                " concept matched by the question")
-    options_html = "".join(f"<option>{html.escape(m)}</option>" for m in ranks) + "<option value=''>(none)</option>"
-    payload = {"nodes": nodes, "edges": edges, "options": json.loads(options), "hit": HIT_BORDER,
-               "methods": list(ranks), "top_k": top_k}
+    chosen = next((m for m in (explained.methods if explained else ()) if m in ranks), None)
+    options_html = "".join(f"<option{' selected' if m == chosen else ''}>{html.escape(m)}</option>" for m in ranks)
+    options_html += "<option value=''>(none)</option>"
+    payload = {"nodes": nodes, "edges": edges, "options": json.loads(options), "hit": HIT_BORDER, "path": PATH_COLOUR,
+               "methods": list(ranks), "top_k": top_k, "sub": bool(sub), "shownWhole": shown, "shownSub": shown_sub, "gold": gold_order,
+               "goldText": {m: "; ".join(p["text"] for p in by.values()) for m, by in places.items()}}
     values = {"VIS_CSS": (VIS_DIR / "vis-network.css").read_text(encoding="utf-8"),
               "VIS_JS": (VIS_DIR / "vis-network.min.js").read_text(encoding="utf-8"),
               "HEADING": html.escape(heading), "QUESTION": html.escape(question or ""),
-              "SHOWN": html.escape(shown), "LEGEND": legend, "EDGES": edges_legend, "OPTIONS": options_html,
-              "LINKS": links_html(links),
+              "SHOWN": html.escape(shown_sub if sub and not whole_graph else shown), "LEGEND": legend,
+              "EDGES": edges_legend, "OPTIONS": options_html, "LINKS": links_html(links),
+              "WHOLE": "" if sub else " hidden", "CHECKED": " checked" if whole_graph or not sub else "",
               "DATA": script_json(payload)}
     # one pass over the template: inserted text is never searched for placeholders again
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], _TEMPLATE)
+
+
+def _size(data: dict, matched: bool, gold: set[str]) -> int:
+    """A node's drawn size: gold stars 24, matched concepts 13, notes and topics 12, other concepts 9."""
+    if data.get("note_id") in gold:
+        return 24
+    return 13 if matched else {"file": 12, "topic": 12}.get(data["kind"], 9)
 
 
 def script_json(value) -> str:
@@ -336,7 +505,7 @@ def save_graph_html(path: str | Path, store: MemoryStore, **kwargs) -> Path:
     return path
 
 
-_PLACEHOLDER = re.compile(r"__(VIS_CSS|VIS_JS|HEADING|QUESTION|SHOWN|LEGEND|EDGES|OPTIONS|DATA|LINKS)__")
+_PLACEHOLDER = re.compile(r"__(VIS_CSS|VIS_JS|HEADING|QUESTION|SHOWN|LEGEND|EDGES|OPTIONS|DATA|LINKS|WHOLE|CHECKED)__")
 _TEMPLATE = """<!doctype html>
 <html><head><meta charset="utf-8"><title>__HEADING__</title>
 <style>__VIS_CSS__</style>
@@ -347,6 +516,7 @@ header { padding: 6px 10px; border-bottom: 1px solid #ddd; }
 header h1 { font-size: 15px; margin: 0 0 4px 0; }
 .ring { display: inline-block; width: 9px; height: 9px; border: 3px solid; border-radius: 50%; vertical-align: middle; }
 .edge { display: inline-block; width: 22px; vertical-align: middle; }
+#gold-rank { color: #8a6d00; } #note-msg { color: #c0392b; font-weight: bold; }
 main { flex: 1; display: flex; min-height: 300px; }
 #graph { flex: 1; }
 #why { width: 320px; overflow-y: auto; border-left: 1px solid #ddd; padding: 6px 10px; font-size: 12px; }
@@ -356,9 +526,12 @@ div.vis-tooltip { max-width: 460px; white-space: normal; font-size: 12px; }
 <body>
 <header>
 <h1>__HEADING__</h1>
-<div><b>Question:</b> <span id="question">__QUESTION__</span> · <span>__SHOWN__</span></div>
-<div>Highlight <select id="method">__OPTIONS__</select> · __LEGEND__</div>
+<div><b>Question:</b> <span id="question">__QUESTION__</span> · <span id="shown">__SHOWN__</span></div>
+<div>Highlight <select id="method">__OPTIONS__</select>
+<label__WHOLE__>· <input type="checkbox" id="whole"__CHECKED__> whole graph</label> · <span id="gold-rank"></span></div>
+<div>__LEGEND__</div>
 <div>Edges: __EDGES__</div>
+<div id="note-msg" hidden></div>
 __LINKS__
 </header>
 <main><div id="graph"></div>
@@ -370,20 +543,37 @@ DATA.nodes.forEach(function (n) {
   var div = document.createElement("div");
   div.innerHTML = n.title;  /* escaped server-side: only our own markup survives */
   n.title = div;
-  n.baseLabel = n.label;
 });
-var nodes = new vis.DataSet(DATA.nodes);
-var network = new vis.Network(document.getElementById("graph"),
-                              {nodes: nodes, edges: new vis.DataSet(DATA.edges)}, DATA.options);
-function highlight(method) {
-  nodes.update(DATA.nodes.filter(function (n) { return n.kind === "file"; }).map(function (n) {
-    var r = n.ranks[method], hit = r !== undefined && r <= DATA.top_k;
-    return {id: n.id, label: hit ? n.baseLabel + "  #" + r : n.baseLabel, borderWidth: hit ? 3 : 1,
-            size: hit ? n.size + 6 : n.size,
+var nodes = new vis.DataSet(), edges = new vis.DataSet();
+var network = new vis.Network(document.getElementById("graph"), {nodes: nodes, edges: edges}, DATA.options);
+var select = document.getElementById("method"), whole = document.getElementById("whole");
+function highlight(method) {  /* the method's top k ringed, gold notes' ranks, its explained path thick */
+  nodes.update(nodes.get({filter: function (n) { return n.kind === "file"; }}).map(function (n) {
+    var r = n.ranks[method], hit = r !== undefined && r <= DATA.top_k, g = n.goldRank[method];
+    return {id: n.id, label: n.baseLabel + (hit ? "  #" + r : "") + (g ? "\\n★ " + g : ""),
+            borderWidth: hit ? 3 : 1, size: hit ? n.baseSize + 6 : n.baseSize,
             color: {background: n.bg, border: hit ? DATA.hit : n.bg}};
   }));
+  edges.update(edges.get().map(function (e) {
+    var on = e.path.indexOf("*") >= 0 || e.path.indexOf(method) >= 0;
+    return {id: e.id, width: on ? 4 : 1, color: on ? DATA.path : e.base};
+  }));
+  var gold = DATA.goldText[method];
+  document.getElementById("gold-rank").textContent = gold ? "Gold under " + method + ": " + gold : "";
 }
-var select = document.getElementById("method");
+function view() {  /* the subgraph that explains the miss, or the whole drawing */
+  var all = whole.checked || !DATA.sub;
+  nodes.clear(); edges.clear();
+  nodes.add(DATA.nodes.filter(function (n) { return all ? n.whole : n.sub; }).map(function (n) {
+    var label = all ? n.label : n.full;
+    return Object.assign({}, n, {x: all ? n.x : n.sx, y: all ? n.y : n.sy, label: label, baseLabel: label,
+                                 baseSize: n.size});
+  }));
+  edges.add(DATA.edges.filter(function (e) { return all ? e.whole : e.sub; }));
+  document.getElementById("shown").textContent = all ? DATA.shownWhole : DATA.shownSub;
+  highlight(select.value);
+  network.fit();
+}
 var shown = null;
 function why(id) {  /* textContent only: the explanation is data, never markup */
   shown = id;
@@ -394,17 +584,37 @@ function why(id) {  /* textContent only: the explanation is data, never markup *
   v.className = e ? e.cls : "";
   document.getElementById("why-text").textContent = e ? e.text : "";
 }
+function openLinked() {  /* page.html#note=ID: that note centred, zoomed, selected and explained */
+  if (location.hash.indexOf("#note=") !== 0) {  /* else the side panel explains the first gold note */
+    if (DATA.gold.length && nodes.get("file:" + DATA.gold[0])) { why("file:" + DATA.gold[0]); }
+    return;
+  }
+  var id = decodeURIComponent(location.hash.slice(6)), node = "file:" + id, msg = document.getElementById("note-msg");
+  var known = DATA.nodes.some(function (n) { return n.id === node; });
+  msg.hidden = known;
+  if (!known) {
+    var ids = DATA.nodes.filter(function (n) { return n.kind === "file"; }).map(function (n) { return n.id.slice(5); });
+    msg.textContent = "No note \\u201c" + id + "\\u201d on this page (#note=" + id + ")"
+      + (ids.length ? "; its notes have ids such as " + ids[0] + "." : ".");
+    return;
+  }
+  if (!nodes.get(node)) { whole.checked = true; view(); }
+  network.selectNodes([node]);
+  why(node);
+  network.focus(node, {scale: 1.5, animation: false});
+  document.getElementById("graph").dataset.focused = id;
+}
 network.on("click", function (p) {
   var id = p.nodes[0];
   if (id !== undefined && nodes.get(id).kind === "file") { why(id); }
 });
 select.addEventListener("change", function () { highlight(select.value); if (shown) { why(shown); } });
-highlight(select.value);
-if (location.hash.indexOf("#note=") === 0) {  /* page.html#note=ID opens that note's explanation */
-  var linked = "file:" + decodeURIComponent(location.hash.slice(6));
-  if (nodes.get(linked)) { network.selectNodes([linked]); why(linked); }
-}
-network.fit();
+whole.addEventListener("change", view);
+window.addEventListener("hashchange", openLinked);
+view();
+network.once("afterDrawing", function () {  /* once drawn, labels are measured: fit them too */
+  setTimeout(function () { network.fit(); openLinked(); }, 0);
+});
 </script>
 </body></html>
 """

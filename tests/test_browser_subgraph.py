@@ -1,0 +1,136 @@
+"""A demo miss page's graph in headless Chromium (1400 x 900, network off): it opens on the subgraph that
+explains the miss, every node labelled legibly and apart, the explained path drawn thick, the gold
+note's ranks given, one switch to the whole graph, and ``#note=ID`` centring on a note or saying it is
+unknown. A probe script, appended to a copy of the page, reads vis-network's state into the DOM.
+Reuses tests/test_browser.py's Chromium helpers and is skipped like it without Chromium."""
+
+import json
+import re
+import subprocess
+
+import pytest
+
+from taggraph.config import DEMO_DATA
+from taggraph.datasets import load_dataset
+from taggraph.experiments.runner import build_store
+from taggraph.viz.explain import build_retrievers, gold_notes, retrieve_all
+from taggraph.viz.graphview import save_graph_html
+
+from test_browser import CHROMIUM, page_requests, pytestmark  # noqa: F401  (slow, needs chromium)
+
+FONT_PX = 14  # the page's node label font at scale 1
+
+# What the page drew, 3 s (virtual) after load: the nodes with their labels and label-inclusive boxes,
+# the scale, the thick edges, the gold ranks' line, and the node count after each click on the switch.
+STATE = """
+var ids = nodes.getIds(), box = {};
+ids.forEach(function (id) { box[id] = network.getBoundingBox(id); });
+var out = {n: ids.length, scale: network.getScale(), view: network.getViewPosition(),
+           labels: nodes.get().map(function (n) { return [n.id, n.label]; }), box: box,
+           thick: edges.get({filter: function (e) { return e.width === 4; }}).map(function (e) { return e.id; }),
+           selected: network.getSelectedNodes(), focused: document.getElementById("graph").dataset.focused || null,
+           gold: document.getElementById("gold-rank").textContent,
+           whyTitle: document.getElementById("why-title").textContent};
+if (!out.focused) {
+  whole.click(); out.wholeN = nodes.length; whole.click(); out.backN = nodes.length;
+}
+return out;
+"""
+
+
+def probe(tmp_path, page, fragment: str = "") -> tuple[dict, str]:
+    """The page's state (`STATE`) and its DOM, with all lookups failing; fails if it asked the network."""
+    copy = tmp_path / f"probed-{page.name}"
+    copy.write_text(page.read_text(encoding="utf-8").replace(
+        "</body>", "<script>setTimeout(function () { document.body.dataset.probe = JSON.stringify((function () {"
+                   + STATE + "})()); }, 3000)</script></body>"), encoding="utf-8")
+    netlog = tmp_path / "netlog.json"
+    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+           "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", "--host-resolver-rules=MAP * ~NOTFOUND",
+           f"--log-net-log={netlog}", "--window-size=1400,900", "--virtual-time-budget=5000", "--dump-dom",
+           copy.as_uri() + fragment]
+    dom = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True).stdout
+    assert page_requests(netlog) == []
+    found = re.search(r'data-probe="([^"]*)"', dom)
+    assert found, "the page's script did not run to the end"
+    return json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&")), dom
+
+
+@pytest.fixture(scope="module")
+def miss_page(tmp_path_factory):
+    """demo_q07's graph page as the run report writes it (neighbourhood of the question, k = 5), for
+    BM25, TagGraph-Basic and TagGraph-Stopwords; its gold notes."""
+    case = next(c for c in load_dataset(DEMO_DATA) if c.case_id == "demo_q07")
+    store = build_store(case, "offline-v2")
+    retrievers = build_retrievers(store, ["BM25", "TagGraph-Basic", "TagGraph-Stopwords"])
+    gold = gold_notes(case, store)
+    page = save_graph_html(tmp_path_factory.mktemp("miss") / "demo_q07.graph.html", store, question=case.question,
+                           gold_note_ids=gold, neighbourhood_of=case.question, top_k=5, retrievers=retrievers,
+                           results_by_method=retrieve_all(store, case.question, retrievers,
+                                                          asked_on=case.question_date),
+                           asked_on=case.question_date)
+    return page, gold
+
+
+def overlapping(boxes: dict) -> list[tuple[str, str]]:
+    items = list(boxes.items())
+    return [(a, b) for i, (a, p) in enumerate(items) for b, q in items[i + 1:]
+            if p["left"] < q["right"] and q["left"] < p["right"] and p["top"] < q["bottom"] and q["top"] < p["bottom"]]
+
+
+def test_the_miss_page_opens_on_the_subgraph_every_node_labelled_legibly_and_apart(miss_page, tmp_path):
+    page, gold = miss_page
+    state, _ = probe(tmp_path, page)
+    labels = dict(state["labels"])
+    assert 5 <= state["n"] <= 60 and all(label.strip() for label in labels.values())
+    names = [label.split("\n")[0].split("  #")[0] for label in labels.values()]
+    assert len(set(names)) == len(names)  # no two nodes read the same ('city' three times, before)
+    assert "where:city/berkeley" in names  # the key tag, with its category and parent
+    assert state["scale"] * FONT_PX >= 10, "labels smaller than 10 px at fit"
+    assert overlapping(state["box"]) == []  # nothing overlaps the gold star, or anything else
+    assert all(f"file:{g}" in labels for g in gold)
+
+
+def test_the_explained_path_is_thick_and_the_gold_ranks_are_given(miss_page, tmp_path):
+    page, gold = miss_page
+    state, _ = probe(tmp_path, page)
+    assert "concept:city|concept:city/berkeley" in state["thick"]  # question concept -> tag -> topic -> gold
+    assert any(e.endswith(f"|file:{gold[0]}") or e.startswith(f"file:{gold[0]}|") for e in state["thick"])
+    for g in gold:  # note and session rank, even outside the top 5
+        assert re.search(rf"{re.escape(g)}: note rank \d+( only by tie order \(score 0\))?, session rank \d+",
+                         state["gold"])
+        assert re.search(r"★ (note \d+ · session \d+|not ranked)", dict(state["labels"])[f"file:{g}"])
+
+
+def test_one_switch_shows_the_whole_graph_and_back(miss_page, tmp_path):
+    state, dom = probe(tmp_path, miss_page[0])
+    assert re.search(r'<input type="checkbox" id="whole">\s*whole graph', dom)
+    assert state["wholeN"] > state["n"] and state["backN"] == state["n"]
+
+
+def test_a_linked_note_is_selected_centred_and_zoomed(miss_page, tmp_path):
+    page, gold = miss_page
+    state, _ = probe(tmp_path, page, "#note=" + gold[0].replace("#", "%23"))
+    node = f"file:{gold[0]}"
+    assert state["selected"] == [node] and state["focused"] == gold[0]
+    assert state["whyTitle"].startswith(gold[0] + " · ")
+    centre = state["box"][node]
+    assert state["scale"] == pytest.approx(1.5)
+    assert centre["left"] <= state["view"]["x"] <= centre["right"] and centre["top"] <= state["view"]["y"] <= centre["bottom"]
+
+
+def test_a_linked_note_outside_the_subgraph_opens_the_whole_graph_on_it(miss_page, tmp_path):
+    page, _ = miss_page
+    data = json.loads(re.search(r"^var DATA = (.*);$", page.read_text(encoding="utf-8"), re.MULTILINE).group(1))
+    outside = next(n["id"] for n in data["nodes"] if n["kind"] == "file" and n["whole"] and not n["sub"])
+    state, _ = probe(tmp_path, page, "#note=" + outside[len("file:"):].replace("#", "%23"))
+    assert state["selected"] == [outside] and state["focused"] == outside[len("file:"):]
+    assert state["n"] == len([n for n in data["nodes"] if n["whole"]])
+
+
+def test_an_unknown_linked_note_says_so(miss_page, tmp_path):
+    state, dom = probe(tmp_path, miss_page[0], "#note=no_such%230")
+    message = re.search(r'<div id="note-msg"( hidden(="")?)?>(.*?)</div>', dom)
+    assert message and not message.group(1), "the message is hidden"
+    assert "No note “no_such#0” on this page" in message.group(3)
+    assert state["selected"] == [] and state["focused"] is None
