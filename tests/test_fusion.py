@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from taggraph.evaluation.metrics import score_rankings
 from taggraph.experiments.runner import build_store
 from taggraph.extraction.base import Extraction
 from taggraph.retrieval import make_retriever
-from taggraph.retrieval.fusion import (REQUEST_WEIGHTS, FusionWeights, Signals, TagGraphFusion, date_windows,
+from taggraph.retrieval.fusion import (COMPONENTS, REQUEST_WEIGHTS, FusionWeights, Signals, TagGraphFusion,
                                        dense_text, fuse, is_request, request_text, time_features)
 from taggraph.retrieval.openclaw import parse_timestamp
 from taggraph.store import Interaction, MemoryStore
@@ -27,7 +28,7 @@ from test_openclaw import BagOfWords
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 spec = importlib.util.spec_from_file_location("fusion_cv", REPO_ROOT / "benchmarks" / "fusion_cv.py")
-fusion_cv = importlib.util.module_from_spec(spec)
+fusion_cv = sys.modules["fusion_cv"] = importlib.util.module_from_spec(spec)  # its dataclass needs the entry
 spec.loader.exec_module(fusion_cv)
 
 NOW = "2023/05/30 (Tue) 23:40"
@@ -71,14 +72,21 @@ def test_strong_lexical_and_tag_evidence_ranks_first():
     assert details["components"]["note_bm25"] == 1.0 and details["components"]["graph"] == 1.0
 
 
+EVERY = FusionWeights(note_stem=1.0, raw_stem=1.0, chunks=1.0, coverage=1.0, agreement=1.0)
+
+
 def test_switches_change_the_evidence():
     store = make_store(HAND_ROWS)
     text = "dog yoga morning"
-    full = fusion(store).signals(text)
+    full = fusion(store, weights=EVERY).signals(text)
     assert (full.components > 0).any(axis=0).all()  # every component has evidence here
-    for switch, column in [("raw_turns", 1), ("dense", 2), ("graph", 3)]:
-        ev = fusion(store, **{switch: False}).signals(text)
-        assert not ev.components[:, column].any()
+    assert (full.session_features > 0).any(axis=0).all()
+    for switch, column in [("raw_turns", 1), ("dense", 2), ("graph", 3), ("stems", 4), ("stems", 5), ("chunks", 6)]:
+        ev = fusion(store, weights=EVERY, **{switch: False}).signals(text)
+        assert not ev.components[:, column].any(), switch
+    for switch, column in [("coverage", 0), ("agreement", 1)]:
+        assert not fusion(store, weights=EVERY, **{switch: False}).signals(text).session_features[:, column].any()
+    assert not fusion(store).signals(text).components[:, 4:].any()  # weight 0: not computed
     no_dense = BagOfWords()
     fusion(store, embedder=no_dense, dense=False).query(text)
     assert no_dense.calls == []
@@ -160,7 +168,7 @@ def test_session_aggregation_has_diminishing_returns():
     w = FusionWeights(note_bm25=1.0, raw_bm25=0, dense=0, graph=0, session=1.0, target=0, recent=0, early=0)
 
     def best_of_session(n_notes: int) -> float:
-        comps = np.zeros((n_notes + 1, 4))
+        comps = np.zeros((n_notes + 1, len(COMPONENTS)))
         comps[:, 0] = 0.5
         ev = Signals(np.arange(n_notes + 1), np.array([0] * n_notes + [1]), comps, np.zeros((n_notes + 1, 3)))
         return float(fuse(ev, w)[0])
@@ -170,7 +178,7 @@ def test_session_aggregation_has_diminishing_returns():
     assert two - one > three - two > four - three > 0
     assert four < 2 * one  # geometric weights: bounded by twice the best note
     no_session = replace(w, session=0.0)
-    comps = np.full((3, 4), 0.5)
+    comps = np.full((3, len(COMPONENTS)), 0.5)
     ev = Signals(np.arange(3), np.zeros(3, dtype=int), comps, np.zeros((3, 3)))
     assert fuse(ev, no_session).tolist() == pytest.approx([0.5, 0.5, 0.5])  # only note_bm25 weighs; no bonus
 
@@ -184,17 +192,38 @@ def test_session_switch_removes_the_bonus():
     assert with_session.score("dog")[2] == pytest.approx(without.score("dog")[2])  # lone note: no bonus
 
 
-def test_date_windows():
-    now = parse_timestamp(NOW)
-    assert date_windows("what did I buy two weeks ago?", now) == [(14.0, 14.0, 3.5)]
-    (lo, hi, _), = date_windows("What did I do last Saturday?", now)  # Tuesday -> Saturday is 3 days back
-    assert (lo, hi) == (3, 3)
-    (lo, hi, _), = date_windows("in the past month", now)
-    assert (lo, hi) == (0.0, 30.4)
-    (lo, hi, _), = date_windows("what did I cook in april", now)
-    assert lo == pytest.approx(now - parse_timestamp("2023/05/01")) and hi == pytest.approx(
-        now - parse_timestamp("2023/04/01"))
-    assert date_windows("How many days ago did I buy it?", now) == []
+def test_coverage_and_agreement_are_per_session_shares():
+    rows = [("t1", "my dog Rex", "ok", {}), ("t1", "Rex likes the park", "ok", {}), ("t2", "a dog toy", "ok", {}),
+            ("t3", "cooking pasta", "ok", {})]
+    r = fusion(make_store(rows), weights=EVERY)
+    text = "Which park does my dog Rex like?"
+    ev = r.signals(text)
+    stems = set(r.raw_stem.tokens(text, grow=False))
+    by_session = dict(zip(ev.sessions.tolist(), ev.session_features[:, 0].tolist()))
+    assert by_session == pytest.approx({0: 1.0, 1: 1 / len(stems), 2: 0.0})  # t1 has every stem, t2 only "dog"
+    agreement = dict(zip(ev.sessions.tolist(), ev.session_features[:, 1].tolist()))
+    assert agreement[0] == 1.0 and agreement[0] >= agreement[1] >= agreement[2]
+
+
+def test_chunks_cover_the_reply_and_only_the_pool_is_embedded():
+    rows = [("t1", "Tell me about pasta.", "Carbonara uses guanciale, eggs and pecorino.", {}),
+            *[(f"x{i}", f"Filler chat number {i} about weather.", "Ok.", {}) for i in range(8)]]
+    emb = BagOfWords()
+    r = fusion(make_store(rows), embedder=emb, weights=EVERY, pool=1)
+    ev = r.signals("guanciale")
+    assert ev.components[0, 6] == 1.0  # the word is in the reply only: the user turn's vector misses it
+    embedded = [t for call in emb.calls for t in call]
+    assert "User: Tell me about pasta.\nAssistant: Carbonara uses guanciale, eggs and pecorino." in embedded
+    assert not any(f"number {i} " in t for t in embedded for i in range(1, 8))  # outside the 1-note lists
+
+
+def test_before_an_event_is_dated_by_the_note_that_names_it():
+    rows = [*DATED, ("m", "We finally moved to Lisbon this week!", "Congratulations.", "2023/03/20 (Mon) 10:00")]
+    r = fusion(dated_store(rows), weights=FusionWeights(target=1.0, recent=0, early=0))
+    (window,) = r.windows("Which road bike did I buy before I moved to Lisbon?", NOW)
+    assert window.end == parse_timestamp("2023/03/20 (Mon) 10:00")
+    ranked = [x.session_id for x in r.query("Which road bike did I buy before I moved to Lisbon?", asked_on=NOW)]
+    assert ranked.index("a") < ranked.index("b") and ranked.index("c") < ranked.index("b")  # b is after the move
 
 
 def test_time_rules_pick_most_recent_first_and_named_date():
@@ -204,6 +233,7 @@ def test_time_rules_pick_most_recent_first_and_named_date():
     assert sessions("What was the first road bike I bought?")[0] == "a"
     assert sessions("Which road bike did I talk about two weeks ago?")[0] == "b"
     assert sessions("Which road bike did I talk about in March?")[0] == "c"
+    assert sessions("Which road bike did I talk about in the first week of March?")[0] == "c"
     no_time = fusion(dated_store(), time=False)
     assert not no_time.signals("What is my most recent road bike?").time.any()
 
@@ -211,26 +241,28 @@ def test_time_rules_pick_most_recent_first_and_named_date():
 def test_query_without_date_keeps_order_cues_only():
     r = fusion(dated_store())
     days = np.array([parse_timestamp(ts) for *_, ts in DATED])
-    assert not time_features("two weeks ago", None, days).any()
+    assert not time_features("two weeks ago", r.windows("two weeks ago", None), days).any()
     assert [x.session_id for x in r.query("my most recent road bike")][0] == "b"  # no `now` needed
     assert r.query("two weeks ago road bike")  # works, no date rule without a date
 
 
-def demo_runs() -> list[tuple[TagGraphFusion, object, tuple]]:
+def demo_runs(weights: FusionWeights = FusionWeights()) -> list[tuple[TagGraphFusion, object, tuple]]:
     """(retriever, case, CV item) for every judged question of the bundled demo, fake embedder."""
     out = []
     for case in load_longmemeval(DEMO_DATA):
         if not case.gold_session_ids:
             continue
-        r = fusion(build_store(case))
+        r = fusion(build_store(case), weights=weights)
         ev = r.signals(case.question, case.question_date)
         gold = np.array([s in case.gold_session_ids for s in r.sessions])
         out.append((r, case, (case.case_id, case.question_type, ev, gold)))
     return out
 
 
-def test_cv_metric_matches_the_bench_metric():
-    runs = demo_runs()
+@pytest.mark.parametrize("weights", [FusionWeights(), replace(EVERY, session=0.5, graph=0.5, target=1.0, recent=0.5,
+                                                                   early=0.5, coverage=0.7, agreement=0.3)])
+def test_cv_metric_matches_the_bench_metric(weights):
+    runs = demo_runs(weights)
     rows = []
     for r, case, _ in runs:
         results = r.query(case.question, asked_on=case.question_date)
@@ -238,7 +270,7 @@ def test_cv_metric_matches_the_bench_metric():
                      "ranked_session_ids": dedupe_sessions([x.session_id for x in results]),
                      "gold_session_ids": case.gold_session_ids, "ranked_note_ids": [], "abstention": False})
     bench_rr = score_rankings(pd.DataFrame(rows))["RR"].to_numpy()
-    cv_rr, _ = fusion_cv.reciprocal_ranks([item for *_, item in runs], FusionWeights())
+    cv_rr, _ = fusion_cv.reciprocal_ranks([item for *_, item in runs], weights)
     np.testing.assert_allclose(cv_rr, bench_rr)
 
 

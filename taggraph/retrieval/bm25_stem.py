@@ -63,8 +63,12 @@ class BM25Stem(Retriever):
         """bm25s token ids of `text`; `grow` adds its new words to the vocabulary (notes), else they are dropped."""
         return next(self.tokenizer.streaming_tokenize([text], update_vocab=grow, allow_empty=False))
 
+    def indexed_text(self, note: Note) -> str:
+        """What is indexed of a note: its full Markdown, tag line included."""
+        return note.to_markdown()
+
     def add(self, note: Note) -> None:
-        ids = self.tokens(note.to_markdown(), grow=True)
+        ids = self.tokens(self.indexed_text(note), grow=True)
         doc = len(self.doc_len)
         self.doc_len.append(len(ids))
         for term, tf in Counter(ids).items():

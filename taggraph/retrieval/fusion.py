@@ -53,16 +53,21 @@ from taggraph.notes import Note
 from taggraph.retrieval.adaptive import AdaptiveGraph, personalized_pagerank
 from taggraph.retrieval.base import Evidence, Retriever
 from taggraph.retrieval.bm25 import BM25
+from taggraph.retrieval.bm25_stem import BM25Stem
 from taggraph.retrieval.embeddings import Embedder, get_embedder
-from taggraph.retrieval.openclaw import parse_timestamp
+from taggraph.retrieval.openclaw import chunk_text, parse_timestamp
 from taggraph.retrieval.index import raw_term_index
+from taggraph.retrieval.time_expressions import SPAN_TOLERANCE, Window, question_anchors, question_windows
 from taggraph.text import MAX_QUERY_CHARS
 
-COMPONENTS = ("note_bm25", "raw_bm25", "dense", "graph")
+COMPONENTS = ("note_bm25", "raw_bm25", "dense", "graph", "note_stem", "raw_stem", "chunks")
+SESSION_FEATURES = ("coverage", "agreement")
 TIME_FEATURES = ("target", "recent", "early")
 POOL = 30  # free choice: notes taken from each list into the dense pool (~40 distinct notes per question)
 GAMMA = 0.5  # free choice: the i-th further note of a session counts gamma^i (geometric, so bounded)
 DENSE_CHARS = 1000  # free choice: MiniLM reads ~256 word pieces (~1,000 characters); the rest is cut here
+MAX_CHUNKS = 4  # free choice: chunks of a note's raw turn embedded for `chunks` (the first 4,000 characters)
+AGREE_TOP = 3  # free choice: a list agrees on a session that it ranks among its 3 best sessions
 EPOCH = datetime(1970, 1, 1)
 # present-tense requests only: "what you recommended" / "you suggested" recall an answer, they ask for none
 REQUEST = re.compile(r"\b(suggest|suggestions?|recommend|recommendations?|tips?|advice|ideas?)\b", re.I)
@@ -87,9 +92,17 @@ class FusionWeights:
     target: float = 0.25
     recent: float = 0.05
     early: float = 0.05
+    note_stem: float = 0.0
+    raw_stem: float = 0.0
+    chunks: float = 0.0
+    coverage: float = 0.0
+    agreement: float = 0.0
 
     def components(self) -> np.ndarray:
         return np.array([getattr(self, c) for c in COMPONENTS])
+
+    def session_features(self) -> np.ndarray:
+        return np.array([getattr(self, c) for c in SESSION_FEATURES])
 
     def time(self) -> np.ndarray:
         return np.array([getattr(self, t) for t in TIME_FEATURES])
@@ -115,6 +128,7 @@ class Signals:
     components: np.ndarray  # (n, len(COMPONENTS)), each column in [0, 1]
     time: np.ndarray        # (n, len(TIME_FEATURES)), each in [0, 1]
     request: bool = False   # a request: dense over every note's raw turn, scored with REQUEST_WEIGHTS
+    session_features: np.ndarray | None = None  # (n, len(SESSION_FEATURES)): the note's session's, in [0, 1]
 
     def weights(self, w: FusionWeights) -> FusionWeights:
         """The weights this query is scored with: REQUEST_WEIGHTS for a request, else `w`."""
@@ -134,81 +148,34 @@ def fuse(ev: Signals, w: FusionWeights, gamma: float = GAMMA) -> np.ndarray:
         bonus = np.zeros(int(ev.sessions.max()) + 1)
         np.add.at(bonus, sess, extra)
         rel = rel + w.session * bonus[ev.sessions]
+    if ev.session_features is not None:
+        rel = rel + ev.session_features @ w.session_features()  # once per note: no session bonus on top
     return rel * (1.0 + ev.time @ w.time())
 
 
-# -- time rules ------------------------------------------------------------------------
+# -- time ------------------------------------------------------------------------------
 
-_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-            "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "couple of": 2, "a few": 3, "few": 3,
-            "several": 4}
-_UNITS = {"day": 1, "week": 7, "month": 30.4, "year": 365}
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
-           "october", "november", "december")
-_NUM = r"(\d+|" + "|".join(sorted(map(re.escape, _NUMBERS), key=len, reverse=True)) + ")"
-_AGO = re.compile(_NUM + r"\s+(day|week|month|year)s?\s+ago")
-_PAST = re.compile(r"\b(?:past|last)\s+(?:" + _NUM + r"\s+)?(day|week|month|year)s?\b")
-_WEEKDAY = re.compile(r"\blast\s+(" + "|".join(_WEEKDAYS) + r"|weekend)\b")
-_MONTH = re.compile(r"\b(?:in|on|during|since|of)\s+(" + "|".join(_MONTHS) + r")\b")
 _RECENT = re.compile(r"\b(most recent(?:ly)?|latest|last time|recently|currently|current|now|nowadays|"
                      r"these days|still|anymore|so far|lately|newest)\b")
 _EARLY = re.compile(r"\b(first|earliest|initially|originally|at the start|oldest)\b")
 
 
-def _count(word: str | None) -> float:
-    if word is None:
-        return 1.0
-    return float(word) if word.isdigit() else float(_NUMBERS[word])
+def time_features(text: str, windows: list[Window], days: np.ndarray) -> np.ndarray:
+    """(len(days), 3): closeness to a date the question names, recency and earliness, each in [0, 1].
 
-
-def date_windows(text: str, now: float) -> list[tuple[float, float, float]]:
-    """(lo, hi, tolerance) in days before `now` of the dates `text` names relative to `now`.
-
-    "two weeks ago" -> (14, 14, 3.5); "in the past month" / "last month" -> (0, 30.4, 7.6)
-    (``last <unit>`` is read as the past unit, which covers the previous calendar unit's end);
-    "last Saturday" -> 1-7 days back to that weekday ("last weekend": Saturday and Sunday);
-    "in May" -> the most recent May up to `now`.
-    """
-    text = text.lower()
-    out = []
-    for n, unit in _AGO.findall(text):
-        age = _count(n) * _UNITS[unit]
-        out.append((age, age, max(2.0, age / 4)))  # free choice: +-25% of the distance, at least 2 days
-    for n, unit in _PAST.findall(text):
-        span = _count(n or None) * _UNITS[unit]
-        out.append((0.0, span, max(2.0, span / 4)))
-    today = (EPOCH + timedelta(days=now)).date()
-    for day in _WEEKDAY.findall(text):
-        back = (today.weekday() - (5 if day == "weekend" else _WEEKDAYS.index(day))) % 7 or 7
-        out.append((back - (1 if day == "weekend" else 0), back, 1.0))
-    for month in _MONTH.findall(text):
-        m = _MONTHS.index(month) + 1
-        year = today.year if m <= today.month else today.year - 1
-        start = (datetime(year, m, 1) - EPOCH).total_seconds() / 86400
-        end = (datetime(year + m // 12, m % 12 + 1, 1) - EPOCH).total_seconds() / 86400
-        out.append((max(now - end, 0.0), now - start, 7.0))
-    return out
-
-
-def time_features(text: str, now: float | None, days: np.ndarray) -> np.ndarray:
-    """(len(days), 3): closeness to a named date, recency and earliness, each in [0, 1].
-
-    Closeness is 1 inside a window of `date_windows`, exp(-distance / tolerance)
-    outside (0 without `now`); recency is (day - oldest) / (newest - oldest) over the
-    given notes when `text` has a recency cue, earliness 1 - recency on an order cue
-    for the first. Notes without a parsable date get 0.
+    Closeness is the best `Window.closeness` over `windows` (the question's dates, resolved
+    by `time_expressions`); recency is (day - oldest) / (newest - oldest) over the given notes when
+    `text` has a recency cue, earliness 1 - recency on an order cue for the first. Notes without a
+    parsable date get 0.
     """
     out = np.zeros((len(days), len(TIME_FEATURES)))
     known = ~np.isnan(days)
     if not known.any():
         return out
     lowered = text.lower()
-    if now is not None:
-        age = now - days[known]
-        for lo, hi, tol in date_windows(lowered, now):
-            dist = np.maximum(lo - age, 0) + np.maximum(age - hi, 0)
-            out[known, 0] = np.maximum(out[known, 0], np.exp(-dist / tol))
+    for window in windows:
+        dist = np.maximum(window.start - days[known], 0) + np.maximum(days[known] - window.end, 0)
+        out[known, 0] = np.maximum(out[known, 0], np.exp(-dist / window.tolerance))
     span = np.ptp(days[known])
     recency = (days[known] - days[known].min()) / span if span > 0 else np.zeros(known.sum())
     if _RECENT.search(lowered):
@@ -240,10 +207,50 @@ def _scaled(scores: dict[int, float], n: int) -> np.ndarray:
     return v / top if top > 0 else v
 
 
+def _min_max(out: np.ndarray, pool: list[int], values: np.ndarray) -> np.ndarray:
+    """`out` with `values` (one per pool note) min-max scaled into the pool's places (all 1 when equal)."""
+    span = values.max() - values.min()
+    out[pool] = (values - values.min()) / span if span > 0 else 1.0
+    return out
+
+
 def _top(v: np.ndarray, m: int) -> set[int]:
     """Indexes of the m largest positive entries."""
     best = np.argsort(-v, kind="stable")[:m]
     return {int(i) for i in best if v[i] > 0}
+
+
+class RawTurnsStem(BM25Stem):
+    """BM25-stem over the raw turns (`Note.raw_text`, no tag line): Fusion's `raw_stem` and `coverage`."""
+
+    def indexed_text(self, note: Note) -> str:
+        return note.raw_text
+
+
+def session_coverage(index: BM25Stem, text: str, session_code: np.ndarray, n_sessions: int) -> np.ndarray:
+    """Per session, the share of the query's distinct stems (stopwords dropped) found in its notes of `index`."""
+    terms = set(index.tokens(text[:MAX_QUERY_CHARS], grow=False))
+    out = np.zeros(n_sessions)
+    for term in terms:
+        out[np.unique(session_code[index.postings[term][0]])] += 1
+    return out / len(terms) if terms else out
+
+
+def session_agreement(lists: list[np.ndarray], session_code: np.ndarray, n_sessions: int) -> np.ndarray:
+    """Per session, the share of `lists` (note scores) that rank it among their AGREE_TOP best sessions."""
+    out = np.zeros(n_sessions)
+    for scores in lists:
+        best = np.zeros(n_sessions)
+        np.maximum.at(best, session_code, scores)
+        top = np.argsort(-best, kind="stable")[:AGREE_TOP]
+        out[top[best[top] > 0]] += 1
+    return out / len(lists) if lists else out
+
+
+def note_chunks(note: Note) -> list[str]:
+    """The pieces of a note's raw turn embedded for `chunks`: OpenClaw's line-wise chunker at DENSE_CHARS,
+    no overlap, the first MAX_CHUNKS."""
+    return chunk_text(note.raw_text, DENSE_CHARS, 0)[:MAX_CHUNKS]
 
 
 class TagGraphFusion(Retriever):
@@ -256,6 +263,10 @@ class TagGraphFusion(Retriever):
         session: bool = True
         time: bool = True
         requests: bool = True
+        stems: bool = True
+        chunks: bool = True
+        coverage: bool = True
+        agreement: bool = True
         pool: Annotated[int, Field(ge=1)] = POOL
         embedder: str | Embedder = "minilm"
         device: str = "auto"
@@ -272,7 +283,9 @@ class TagGraphFusion(Retriever):
         self.note_bm25 = BM25(store)
         self.raw_bm25 = BM25(store, terms=raw_term_index(store)) if p.raw_turns else None
         self.graph = AdaptiveGraph(store, AdaptiveGraph.Params(file_seeding=False)) if p.graph else None
-        for part in (self.note_bm25, self.raw_bm25, self.graph):
+        self.note_stem = BM25Stem(store) if self.uses("note_stem") else None
+        self.raw_stem = RawTurnsStem(store) if self.uses("raw_stem") or self.uses("coverage") else None
+        for part in (self.note_bm25, self.raw_bm25, self.graph, self.note_stem, self.raw_stem):
             if part is not None:
                 part.sync()
         self.embedder = (get_embedder(p.embedder, p.device) if isinstance(p.embedder, str) else p.embedder) \
@@ -282,7 +295,15 @@ class TagGraphFusion(Retriever):
         self.days: list[float] = []
         self.vectors: dict[int, np.ndarray] = {}  # note index -> embedding: pool notes (every note with embed_on_add)
         self.request_vectors: dict[int, np.ndarray] = {}  # note index -> raw-turn embedding, once a request is asked
+        self.chunk_vectors: dict[int, np.ndarray] = {}  # note index -> (chunks, dim): pool notes, for `chunks`
         self._memo: tuple[tuple, Signals] | None = None
+
+    def uses(self, part: str) -> bool:
+        """Whether the component or session feature `part` is computed: its switch on and its weight not 0."""
+        p, switch = self.params, {"note_stem": "stems", "raw_stem": "stems"}.get(part, part)
+        needs_embedder = part == "chunks"
+        return getattr(p, switch) and getattr(self.weights, part) != 0 and (
+            not needs_embedder or self.embeds(p))
 
     def config(self) -> dict[str, Any]:
         """The parameters, with the embedder's name and device when the dense part runs."""
@@ -304,10 +325,12 @@ class TagGraphFusion(Retriever):
         self.add_many([note])
 
     def _embed_notes(self, indexes) -> None:
-        """Embed the notes at `indexes` for the pool and, with requests on, for requests."""
+        """Embed the notes at `indexes` for the pool, for requests and for chunks, as far as they are on."""
         self._embed(indexes, request=False)
         if self.params.requests:
             self._embed(indexes, request=True)
+        if self.uses("chunks"):
+            self._embed_chunks(indexes)
 
     def _embed(self, indexes, request: bool) -> None:
         """Embed the notes at `indexes` that have no vector of this kind yet (one batch)."""
@@ -316,6 +339,16 @@ class TagGraphFusion(Retriever):
         if todo:
             for i, vec in zip(todo, self.embedder.embed([text_of(self.store.notes[i]) for i in todo])):
                 vectors[i] = vec
+
+    def _embed_chunks(self, indexes) -> None:
+        """Embed the chunks of the notes at `indexes` that have none yet (one batch)."""
+        todo = [i for i in indexes if i not in self.chunk_vectors]
+        pieces = [note_chunks(self.store.notes[i]) for i in todo]
+        if todo:
+            flat = self.embedder.embed([c for chunks in pieces for c in chunks])
+            bounds = np.cumsum([0] + [len(chunks) for chunks in pieces])
+            for i, lo, hi in zip(todo, bounds[:-1], bounds[1:]):
+                self.chunk_vectors[i] = flat[lo:hi]
 
     def _ppr(self, text: str, file_seed: np.ndarray) -> np.ndarray:
         """PPR mass per note: half the teleport on the query's matched concepts, half on `file_seed`."""
@@ -332,6 +365,9 @@ class TagGraphFusion(Retriever):
         mass = x[files]
         return mass / mass.max() if mass.max() > 0 else mass
 
+    def _query_vector(self, text: str) -> np.ndarray:
+        return self.embedder.embed([text[:MAX_QUERY_CHARS]])[0]
+
     def _dense(self, text: str, pool: list[int], request: bool = False) -> np.ndarray:
         """Min-max scaled cosine of the query to each pool note (0 outside the pool); for a request
         the pool is every note and the vectors are of `request_text`."""
@@ -341,10 +377,32 @@ class TagGraphFusion(Retriever):
             return out
         self._embed(pool, request)
         vectors = self.request_vectors if request else self.vectors
-        q = self.embedder.embed([text[:MAX_QUERY_CHARS]])[0]
+        q = self._query_vector(text)
         cos = np.array([float(vectors[i] @ q) for i in pool])
-        span = cos.max() - cos.min()
-        out[pool] = (cos - cos.min()) / span if span > 0 else 1.0
+        return _min_max(out, pool, cos)
+
+    def _chunks(self, text: str, pool: list[int]) -> np.ndarray:
+        """Min-max scaled best cosine of the query to each pool note's chunks (0 outside the pool)."""
+        out = np.zeros(len(self.store.notes))
+        if not pool or not text.strip():
+            return out
+        self._embed_chunks(pool)
+        q = self._query_vector(text)
+        return _min_max(out, pool, np.array([float((self.chunk_vectors[i] @ q).max()) for i in pool]))
+
+    def windows(self, text: str, asked_on: str | None) -> list[Window]:
+        """The question's time windows: its dates read against `asked_on`, and "before / after <event>" dated
+        by the note that best matches the event (BM25 over the notes)."""
+        now = parse_timestamp(asked_on) if asked_on else None
+        if now is None:
+            return []
+        out = question_windows(text, EPOCH + timedelta(days=now))
+        for anchor in question_anchors(text):
+            dated = {i: v for i, v in self.note_bm25.score(anchor.clause).items() if v > 0 and not np.isnan(self.days[i])}
+            if dated:
+                day = self.days[max(dated, key=lambda i: (dated[i], -i))]
+                out.append(Window(-np.inf, day, SPAN_TOLERANCE) if anchor.direction == "before"
+                           else Window(day, now, SPAN_TOLERANCE))
         return out
 
     def signals(self, text: str, asked_on: str | None = None) -> Signals:
@@ -369,11 +427,24 @@ class TagGraphFusion(Retriever):
             seed = np.zeros(n)
             seed[pool_ids] = lexical[pool_ids] + cols[pool_ids, 2]
             cols[:, 3] = self._ppr(text, seed)
+        if self.uses("note_stem"):
+            cols[:, 4] = _scaled(self.note_stem.score(text), n)
+        if self.uses("raw_stem"):
+            cols[:, 5] = _scaled(self.raw_stem.score(text), n)
+        if self.uses("chunks") and not request:
+            cols[:, 6] = self._chunks(text, pool_ids)
+        codes = np.asarray(self.session_code, dtype=np.int64)
+        per_session = np.zeros((len(self.sessions), len(SESSION_FEATURES)))
+        if self.uses("coverage"):
+            per_session[:, 0] = session_coverage(self.raw_stem, text, codes, len(self.sessions))
+        if self.uses("agreement"):
+            lists = [cols[:, j] for j, c in enumerate(COMPONENTS) if c != "graph" and cols[:, j].any()]
+            per_session[:, 1] = session_agreement(lists, codes, len(self.sessions))
         notes = np.arange(n)  # every note is ranked, as by AdaptiveGraph: no evidence at all -> note order
         days = np.asarray(self.days)[notes]
-        now = parse_timestamp(asked_on) if asked_on else None
-        times = time_features(text, now, days) if self.params.time else np.zeros((len(notes), len(TIME_FEATURES)))
-        ev = Signals(notes, np.asarray(self.session_code, dtype=np.int64)[notes], cols[notes], times, request)
+        times = time_features(text, self.windows(text, asked_on), days) if self.params.time \
+            else np.zeros((len(notes), len(TIME_FEATURES)))
+        ev = Signals(notes, codes[notes], cols[notes], times, request, per_session[codes[notes]])
         self._memo = (key, ev)
         return ev
 
@@ -391,8 +462,12 @@ class TagGraphFusion(Retriever):
         detail: dict[str, Any] = {
             "components": {c: round(float(ev.components[i, j]), 4) for j, c in enumerate(COMPONENTS)},
             "weighted": {c: round(float(ev.components[i, j] * getattr(w, c)), 4) for j, c in enumerate(COMPONENTS)},
+            "session": {c: round(float(ev.session_features[i, j]), 4) for j, c in enumerate(SESSION_FEATURES)},
             "time": {t: round(float(ev.time[i, j]), 4) for j, t in enumerate(TIME_FEATURES)},
+            "time_windows": [window_label(x) for x in self.windows(text, asked_on)] if self.params.time else [],
             "question_date": asked_on, "request": ev.request}
+        detail["weighted"].update({c: round(float(ev.session_features[i, j] * getattr(w, c)), 4)
+                                   for j, c in enumerate(SESSION_FEATURES)})
         out = Evidence(detail=detail)
         parts = [f"{c} {v:.3g}" for c, v in detail["weighted"].items() if v]
         if parts:
@@ -404,3 +479,11 @@ class TagGraphFusion(Retriever):
             out.missing = ("no lexical, dense or graph evidence: no positive BM25 term, outside the "
                            "dense pool and unreached by PPR")
         return out
+
+
+def window_label(window: Window) -> str:
+    """A window as dates: "2024-02-01 to 2024-02-29 (+-7 days)"; "up to ..." when it is open before."""
+    def day(d: float) -> str:
+        return (EPOCH + timedelta(days=float(d))).date().isoformat()
+    start = "up to" if np.isinf(window.start) else f"{day(window.start)} to"
+    return f"{start} {day(window.end)} (+-{window.tolerance:g} days)"
