@@ -56,7 +56,7 @@ def _():
     from taggraph.viz.charts import gold_rank_chart
     from taggraph.viz.explain import available_methods, build_retrievers, gold_notes, retrieve_all, top_table
     from taggraph.viz.graphview import graph_html
-    from taggraph.viz.widgets import graph_panel
+    from taggraph.viz.widgets import graph_panel, page_frame, table_view
 
     return (
         available_methods,
@@ -67,7 +67,9 @@ def _():
         graph_html,
         graph_panel,
         load_dataset,
+        page_frame,
         retrieve_all,
+        table_view,
         top_table,
     )
 
@@ -110,11 +112,11 @@ def _(
 
 
 @app.cell
-def _(K, case, gold, graph_html, hops, mo, neighbourhood, results, retrievers, store):
+def _(K, case, gold, graph_html, hops, neighbourhood, page_frame, results, retrievers, store):
     page = graph_html(store, question=case.question, results_by_method=results, gold_note_ids=gold,
                       neighbourhood_of=case.question if neighbourhood.value else None, hops=hops.value, top_k=K,
                       retrievers=retrievers, asked_on=case.question_date)
-    mo.iframe(page, height="720px")
+    page_frame(page, height=720, fit=False)
     return
 
 
@@ -131,8 +133,8 @@ def _(K, gold, gold_rank_chart, results):
 
 
 @app.cell
-def _(K, gold, results, top_table):
-    top_table(results, gold, k=K)
+def _(K, gold, results, table_view, top_table):
+    table_view(top_table(results, gold, k=K))
     return
 
 

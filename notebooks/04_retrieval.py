@@ -50,7 +50,7 @@ def _():
     from taggraph.viz.charts import gold_rank_chart, score_chart
     from taggraph.viz.explain import (available_methods, build_retrievers, explain_html, explain_table, gold_notes,
                                       rank_table, retrieve_all, top_table)
-    from taggraph.viz.widgets import retrieval_panel
+    from taggraph.viz.widgets import note_panel, page_frame, retrieval_panel, table_view
 
     return (
         available_methods,
@@ -61,10 +61,13 @@ def _():
         gold_notes,
         gold_rank_chart,
         load_dataset,
+        note_panel,
+        page_frame,
         rank_table,
         retrieval_panel,
         retrieve_all,
         score_chart,
+        table_view,
         top_table,
     )
 
@@ -135,8 +138,8 @@ def _(mo):
 
 
 @app.cell
-def _(gold, mo, rank_table, results):
-    rank_table(results, gold) if gold else mo.md("No gold notes for this question.")
+def _(gold, mo, rank_table, results, table_view):
+    table_view(rank_table(results, gold)) if gold else mo.md("No gold notes for this question.")
     return
 
 
@@ -161,8 +164,9 @@ def _(k, mo):
 
 
 @app.cell
-def _(asked, asked_on, gold, k, retrieve_all, retrievers, store, top_table):
-    top_table(retrieve_all(store, asked, retrievers, k=k.value, explain=True, asked_on=asked_on), gold, k=k.value)
+def _(asked, asked_on, gold, k, retrieve_all, retrievers, store, table_view, top_table):
+    table_view(top_table(retrieve_all(store, asked, retrievers, k=k.value, explain=True, asked_on=asked_on), gold,
+                         k=k.value))
     return
 
 
@@ -170,29 +174,46 @@ def _(asked, asked_on, gold, k, retrieve_all, retrievers, store, top_table):
 def _(mo):
     mo.md(r"""
     ## Why (not) this note?
+
+    Pick a note: every method's verdict, rank and evidence for it, then the full explanation. In
+    JupyterLab the drop-down is an ipywidgets panel that shows both for the note you pick; the two
+    cells under it keep the first gold note.
     """)
     return
 
 
 @app.cell
-def _(METHOD, gold, mo, results, store):
+def _(
+    METHOD,
+    answer,
+    asked,
+    asked_on,
+    gold,
+    k,
+    mo,
+    note_panel,
+    results,
+    retrievers,
+    store,
+):
     _first = results[METHOD][0].note_id if results.get(METHOD) else store.notes[0].note_id
     note = mo.ui.dropdown(options=[n.note_id for n in store.notes], value=(gold or [_first])[0], label="note")
-    note
+    # outside marimo (JupyterLab) its drop-down does not render: an ipywidgets one with the note's views under it
+    (note if mo.running_in_notebook()
+     else note_panel(store, asked, retrievers, note.value, k=k.value, answer=answer, gold=gold, asked_on=asked_on))
     return (note,)
 
 
 @app.cell
-def _(asked, asked_on, explain_table, note, retrievers, store):
-    explain_table(store, asked, note.value, retrievers, asked_on=asked_on)
+def _(asked, asked_on, explain_table, note, retrievers, store, table_view):
+    table_view(explain_table(store, asked, note.value, retrievers, asked_on=asked_on))
     return
 
 
 @app.cell
-def _(answer, asked, asked_on, explain_html, gold, k, mo, note, retrievers, store):
-    mo.iframe(explain_html(store, asked, note.value, retrievers, k=k.value, answer=answer, gold=gold,
-                           asked_on=asked_on),
-              height="900px")
+def _(answer, asked, asked_on, explain_html, gold, k, note, page_frame, retrievers, store):
+    page_frame(explain_html(store, asked, note.value, retrievers, k=k.value, answer=answer, gold=gold,
+                            asked_on=asked_on))
     return
 
 

@@ -53,6 +53,7 @@ def _():
     from taggraph.experiments.answers import ExtractiveBaseline, answer_accuracy
     from taggraph.viz.charts import answer_chart, misses_chart
     from taggraph.viz.explain import available_methods, explain_html, explain_misses
+    from taggraph.viz.widgets import page_frame, table_view
 
     return (
         ExtractiveBaseline,
@@ -69,8 +70,10 @@ def _():
         load_dataset,
         longmemeval_evidence_notes,
         misses_chart,
+        page_frame,
         pool_case_ids,
         run_bench,
+        table_view,
     )
 
 
@@ -127,8 +130,8 @@ def _(mo):
 
 
 @app.cell
-def _(GRAPH_METHODS, K, diagnostics, explain_misses, stores):
-    explain_misses(diagnostics.units, stores, list(GRAPH_METHODS), k=K).head(40)
+def _(GRAPH_METHODS, K, diagnostics, explain_misses, stores, table_view):
+    table_view(explain_misses(diagnostics.units, stores, list(GRAPH_METHODS), k=K).head(40))
     return
 
 
@@ -138,17 +141,29 @@ def _(diagnostics, mo):
     _options = {f"{u.question_id} · {u.note_id} ({u.category})": (u.question_id, u.note_id)
                 for u in _units.itertuples()}
     unit = mo.ui.dropdown(options=_options, value=next(iter(_options), None), label="unit")
-    unit
+    # outside marimo (JupyterLab) its drop-down does not render: the unit explained below, in words
+    unit if mo.running_in_notebook() else mo.plain_text(f"unit: {next(iter(_options), 'none')} (explained below)")
     return (unit,)
 
 
 @app.cell
-def _(GRAPH_METHODS, K, available_methods, cases, diagnostics, explain_html, mo, stores, unit):
+def _(
+    GRAPH_METHODS,
+    K,
+    available_methods,
+    cases,
+    diagnostics,
+    explain_html,
+    mo,
+    page_frame,
+    stores,
+    unit,
+):
     _gold = list(dict.fromkeys(diagnostics.units.loc[diagnostics.units["question_id"] == unit.value[0], "note_id"])
                  ) if unit.value else []
-    (mo.iframe(explain_html(stores[unit.value[0]], cases[unit.value[0]].question, unit.value[1],
-                            available_methods(["BM25", *GRAPH_METHODS]), k=K,
-                            answer=cases[unit.value[0]].answer, gold=_gold), height="900px")
+    (page_frame(explain_html(stores[unit.value[0]], cases[unit.value[0]].question, unit.value[1],
+                             available_methods(["BM25", *GRAPH_METHODS]), k=K,
+                             answer=cases[unit.value[0]].answer, gold=_gold))
      if unit.value else mo.md("No graph configuration missed a gold note at Success@5 (the paper's recall@5)."))
     return
 

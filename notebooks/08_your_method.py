@@ -127,6 +127,7 @@ def _(K, mo, result):
 def _(EXTRACTOR, K, cases, misses, mo):
     from taggraph.experiments.runner import build_store
     from taggraph.viz.explain import explain_html, gold_notes
+    from taggraph.viz.widgets import page_frame
 
     _by_id = {c.case_id: c for c in cases}
     _case = _by_id[misses["question_id"].iloc[0]] if len(misses) else None
@@ -135,9 +136,8 @@ def _(EXTRACTOR, K, cases, misses, mo):
     else:
         _store = build_store(_case, EXTRACTOR)
         _gold = gold_notes(_case, _store)
-        _shown = mo.iframe(explain_html(_store, _case.question, _gold[0], ["TagOverlap", "BM25", "AdaptiveGraph"],
-                                        k=K, answer=_case.answer, gold=_gold, asked_on=_case.question_date),
-                           height="900px")
+        _shown = page_frame(explain_html(_store, _case.question, _gold[0], ["TagOverlap", "BM25", "AdaptiveGraph"],
+                                         k=K, answer=_case.answer, gold=_gold, asked_on=_case.question_date))
     _shown
     return
 

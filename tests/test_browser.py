@@ -50,15 +50,30 @@ def page_requests(netlog: Path, local_host: str | None = None) -> list[str]:
             and (local_host is None or urlparse(u).hostname != local_host)]
 
 
-def open_offline(tmp_path, page, fragment: str = "") -> tuple[str, list[str]]:
+CONSOLE = re.compile(r':CONSOLE[^\]]*\] "(.*)", source: ')  # a console message in Chromium's log on stderr
+
+
+def open_offline(tmp_path, page, fragment: str = "", console: list[str] | None = None) -> tuple[str, list[str]]:
     """The DOM after the page's scripts ran (5 s of virtual time) with all lookups failing, and the URLs
-    the page asked for off the machine."""
+    the page asked for off the machine; the page's console messages (uncaught errors too) are added to
+    `console` when given."""
     netlog = tmp_path / "netlog.json"
     cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
            "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", "--host-resolver-rules=MAP * ~NOTFOUND",
-           f"--log-net-log={netlog}", "--virtual-time-budget=5000", "--dump-dom", page.as_uri() + fragment]
-    dom = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True).stdout
-    return dom, page_requests(netlog)
+           f"--log-net-log={netlog}", "--enable-logging=stderr", "--v=0", "--virtual-time-budget=5000",
+           "--dump-dom", page.as_uri() + fragment]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True)
+    if console is not None:
+        console += CONSOLE.findall(run.stderr)
+    return run.stdout, page_requests(netlog)
+
+
+def test_the_console_log_catches_an_undefined_function(tmp_path):
+    page = tmp_path / "bad.html"
+    page.write_text('<html><body><iframe srcdoc="x" onload="__resizeIframe(this)"></iframe></body></html>')
+    console = []
+    open_offline(tmp_path, page, console=console)
+    assert any("__resizeIframe is not defined" in line for line in console), console
 
 
 def dump_dom(tmp_path, page, fragment: str = "") -> str:
@@ -144,10 +159,21 @@ def test_exported_notebook_renders_offline(tmp_path):
     from export_html import export_html
 
     page = export_html(Path(__file__).resolve().parents[1] / "notebooks" / "04_retrieval.ipynb", tmp_path / "html")
-    dom = dump_dom(tmp_path, page)
+    console = []
+    dom, asked = open_offline(tmp_path, page, console=console)
+    assert asked == []
     assert "04 · Retrieval for one question, explained" in dom
     assert dom.count('class="main-svg"') >= 2, "plotly charts not drawn"
     assert "Why (not) note" in dom  # the explain page, in its iframe's srcdoc
+    assert console == [], console  # marimo's iframe called __resizeIframe, which only marimo's frontend defines
+    # the explain frame grew to its page's height: no scrollbar of its own
+    [height] = [int(h) for h in re.findall(r'<iframe [^>]*style="height: (\d+)px;?"', dom)]
+    assert height > 900
+    # the ipywidgets panels (retrieval, note) say what they are instead of an empty output
+    assert dom.count("ipywidgets controls: they work in JupyterLab") == 2 and "widget-view+json" not in dom
+    # evidence and reasons wrap, whole, in the tables (pandas ended them in '…' at 50 characters)
+    cells = re.findall(r'<td style="[^"]*overflow-wrap:break-word[^"]*">([^<]*)</td>', dom)
+    assert cells and max(map(len, cells)) > 50 and not any(c.endswith("...") for c in cells)
 
 
 def test_graph_side_panel_explains_the_linked_note(hostile_store, tmp_path):

@@ -72,12 +72,14 @@ class Page:
         import websocket
 
         self.ws, self.n = websocket.create_connection(ws_url, timeout=60, suppress_origin=True), 0
+        self.events: list[dict] = []  # what the tab reported (console messages, errors) while a call waited
 
     def call(self, method: str, **params):
         self.n += 1
         self.ws.send(json.dumps({"id": self.n, "method": method, "params": params}))
         while (reply := json.loads(self.ws.recv())).get("id") != self.n:
-            pass
+            if "method" in reply:
+                self.events.append(reply)
         if "error" in reply:
             raise RuntimeError(f"{method}: {reply['error']}")
         return reply["result"]
@@ -192,10 +194,57 @@ def panel_showing(page: Page, ok, timeout: float, what: str) -> dict:
     return wait_for(probe, timeout, what, state=lambda: page.js(STATE))
 
 
+def console_errors(page: Page) -> list[str]:
+    """Uncaught exceptions and console errors the tab reported so far."""
+    out = []
+    for e in page.events:
+        p = e.get("params", {})
+        if e["method"] == "Runtime.exceptionThrown":
+            details = p["exceptionDetails"]
+            out.append(details.get("exception", {}).get("description") or details.get("text", ""))
+        elif e["method"] == "Runtime.consoleAPICalled" and p.get("type") == "error":
+            out.append(" ".join(str(a.get("value", a.get("description", ""))) for a in p.get("args", [])))
+        elif e["method"] == "Log.entryAdded" and p["entry"]["level"] == "error":
+            out.append(f"{p['entry']['source']}: {p['entry']['text']} {p['entry'].get('url', '')}")
+    return out
+
+
+# The 'k' slider of the retrieval panel: its track and handle (page coordinates, scrolled into view) and value.
+SLIDER = """(() => { const s = [...document.querySelectorAll('.widget-slider')]
+    .find(e => e.querySelector('label')?.textContent === 'k');
+  s.scrollIntoView({block: 'center'});
+  const box = e => { const r = s.querySelector(e).getBoundingClientRect();
+    return {x: r.x, y: r.y, width: r.width, height: r.height}; };
+  return JSON.stringify({track: box('.noUi-target'), handle: box('.noUi-handle'),
+    value: s.querySelector('.widget-readout').textContent.trim()}); })()"""
+
+# The note panel: its drop-down's options and value, and the explain frame's height against its page's.
+NOTE_PANEL = """(() => { const d = [...document.querySelectorAll('.widget-dropdown')]
+    .find(e => e.querySelector('label')?.textContent === 'note');
+  const frame = d?.closest('.widget-vbox')?.querySelector('.widget-output iframe');
+  const doc = frame?.contentDocument;
+  return d && doc?.readyState === 'complete' ? JSON.stringify({value: d.querySelector('select').value,
+    options: [...d.querySelectorAll('option')].map(o => o.value), title: doc.querySelector('h1')?.textContent,
+    frame: frame.getBoundingClientRect().height, page: doc.documentElement.scrollHeight}) : ''; })()"""
+
+
+def drag(page: Page, start: tuple[float, float], end: tuple[float, float], steps: int = 12) -> None:
+    """Press the left button at `start`, move to `end` in `steps` and release: a mouse drag."""
+    mouse = lambda kind, x, y, **kw: page.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", **kw)
+    mouse("mouseMoved", *start, buttons=0)
+    mouse("mousePressed", *start, buttons=1, clickCount=1)
+    for i in range(1, steps + 1):
+        mouse("mouseMoved", start[0] + (end[0] - start[0]) * i / steps, start[1] + (end[1] - start[1]) * i / steps,
+              buttons=1)
+    mouse("mouseReleased", *end, buttons=0, clickCount=1)
+
+
 def test_retrieval_panel_renders_and_follows_the_dropdown_in_jupyterlab(jupyterlab, chromium):
     url, token = jupyterlab
     page, stop = chromium
     page.call("Emulation.setFocusEmulationEnabled", enabled=True)
+    page.call("Runtime.enable")
+    page.call("Log.enable")
     page.call("Page.navigate", url=f"{url}/lab/tree/{NOTEBOOK.name}?token={token}")
     # the notebook open and its kernel up (the twin names no kernel: JupyterLab starts its default one);
     # headless Chromium has no focus, so the notebook is made the current widget by hand
@@ -217,6 +266,37 @@ def test_retrieval_panel_renders_and_follows_the_dropdown_in_jupyterlab(jupyterl
       s.value = {json.dumps(other)}; s.dispatchEvent(new Event('change', {{bubbles: true}})); }})()""")
     again = panel_showing(page, lambda p: p["output"].startswith(other + " "), 120, f"the output to show {other}")
     assert "asked: " in again["output"] and again["question"] == other
+
+    # the k slider, dragged by mouse from 5 to about 12 (its track was 8 px wide, squeezed by the other controls)
+    slider = json.loads(page.js(SLIDER))
+    track, handle = slider["track"], slider["handle"]
+    assert slider["value"] == "5" and track["width"] >= 150, slider
+    y = handle["y"] + handle["height"] / 2
+    drag(page, (handle["x"] + handle["width"] / 2, y), (track["x"] + track["width"] * 11 / 19, y))
+    moved = panel_showing(page, lambda p: "Top 5 of" not in p["output"] and "Top " in p["output"], 120,
+                          "the output to follow the dragged slider")
+    k = int(json.loads(page.js(SLIDER))["value"])
+    assert 10 <= k <= 14 and f"Top {k} of" in moved["output"], (k, moved["output"][:300])
+
+    # 04's note drop-down (cell 12): every note, and the chosen note's explain page in a frame as high as the page
+    notes = wait_for(lambda: (shown := page.js(NOTE_PANEL)) and json.loads(shown), 120, "the note panel",
+                     state=lambda: page.js(STATE))
+    assert len(notes["options"]) > 10 and notes["value"] in notes["options"]
+    assert notes["title"] == f"Why (not) note {notes['value']}?" and notes["frame"] >= notes["page"] > 900, notes
+    other_note = next(n for n in notes["options"] if n != notes["value"])
+    page.js(f"""(() => {{ const s = [...document.querySelectorAll('.widget-dropdown')]
+      .find(e => e.querySelector('label')?.textContent === 'note').querySelector('select');
+      s.value = {json.dumps(other_note)}; s.dispatchEvent(new Event('change', {{bubbles: true}})); }})()""")
+    chosen = wait_for(lambda: (shown := page.js(NOTE_PANEL)) and (n := json.loads(shown))["title"]
+                      == f"Why (not) note {other_note}?" and n, 120, f"the note panel to explain {other_note}")
+    assert chosen["frame"] >= chosen["page"]
+
+    # the explain frames grew to their page's height: no scrollbar of their own, nothing undefined called
+    frames = json.loads(page.js("""JSON.stringify([...document.querySelectorAll('.jp-OutputArea-output iframe')]
+      .filter(f => f.contentDocument?.querySelector('h1')?.textContent.startsWith('Why (not) note'))
+      .map(f => [f.getBoundingClientRect().height, f.contentDocument.documentElement.scrollHeight]))"""))
+    assert len(frames) >= 3 and all(height >= page_height for height, page_height in frames), frames
+    assert console_errors(page) == []
 
     asked = page_requests(stop(), local_host="127.0.0.1")
     assert asked == [], f"the browser asked the network for {asked}"

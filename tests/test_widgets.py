@@ -45,3 +45,31 @@ def test_graph_panel_renders_again_on_each_change(cases):
     c["question"].value = "demo_q02"
     c["method"].value = "OpenClaw"
     assert "demo_q02" in shown(box) and "the top 5 of OpenClaw" in shown(box) and "demo_q01" not in shown(box)
+
+
+def test_table_view_shows_every_cell_whole():
+    import html
+
+    import pandas as pd
+
+    from taggraph.viz.widgets import table_view
+
+    reason = "ranked 6 of 20 notes: BM25 over the query terms 'run' 1.85, 'km' 1.46, 'marathon' 1.07"
+    table = pd.DataFrame({"rank": pd.array([1, None], dtype="Int64"), "reason": [reason, "short"]},
+                         index=pd.Index(["a#0", "b#0"], name="note_id"))
+    page = table_view(table).data
+    assert f">{html.escape(reason)}</td>" in page and ">–</td>" in page and "<th" in page and page.index("note_id") < page.index("rank")
+    assert "overflow-x:auto" in page and "white-space:normal" in page
+
+
+def test_note_panel_explains_the_chosen_note(cases):
+    from taggraph.experiments.runner import build_store
+    from taggraph.viz.explain import build_retrievers
+    from taggraph.viz.widgets import note_panel
+
+    case = cases["demo_q01"]
+    store = build_store(case, "offline")
+    box = note_panel(store, case.question, build_retrievers(store, ["BM25"]), store.notes[0].note_id)
+    assert len(controls(box)["note"].options) == len(store) and "onload=" in shown(box)
+    controls(box)["note"].value = store.notes[2].note_id
+    assert f"Why (not) note &lt;code&gt;{store.notes[2].note_id}" in shown(box)

@@ -6,7 +6,8 @@ and converts it with nbconvert's lab template minus its CDN scripts (`tools/offl
 the kernel's plotly renderer is "notebook", which inlines plotly.js once per page (each chart's
 MathJax tag, hard-wired to a CDN by plotly and unused by our charts, is dropped). marimo's
 widgets are not drawn (they need marimo's frontend), nor the ipywidgets panels of 03 and 04 (they
-need the widget manager, a CDN script); every table, chart and iframe is.
+need the widget manager, a CDN script, and a kernel): their cells say so in a line (`WIDGET_WORD`);
+every table, chart and iframe is.
 
 Usage: python tools/export_html.py OUT_DIR notebooks/04_retrieval.ipynb [...]  (`make notebook-html`)
 """
@@ -19,6 +20,22 @@ from unittest.mock import patch
 
 TOOLS = Path(__file__).resolve().parent
 PLOTLY_MATHJAX = re.compile(r'<script src="https://cdnjs\.cloudflare\.com/ajax/libs/mathjax/[^"]*"></script>')
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_WORD = ("ipywidgets controls: they work in JupyterLab with a running kernel; on this static page the "
+               "cells below show the notebook's parameters")
+
+
+def say_what_widgets_were(nb) -> None:
+    """A cell's ipywidgets value (a panel; empty without a widget manager) becomes `WIDGET_WORD`, as plain
+    text; other widget outputs (progress bars a library displayed) are dropped."""
+    for cell in nb.cells:
+        outputs = [o for o in cell.get("outputs", []) if o["output_type"] == "execute_result"
+                   or WIDGET_VIEW not in o.get("data", {})]
+        for out in outputs:
+            if WIDGET_VIEW in out.get("data", {}):
+                out["data"] = {"text/plain": WIDGET_WORD}
+        if "outputs" in cell:
+            cell.outputs = outputs
 
 
 def export_html(twin: Path, out_dir: Path) -> Path:
@@ -31,6 +48,7 @@ def export_html(twin: Path, out_dir: Path) -> Path:
     # the kernel inherits it (plotly.js inline, not from a CDN); later kernels get the caller's value back
     with patch.dict(os.environ, {"PLOTLY_RENDERER": "notebook"}):
         ExecutePreprocessor(timeout=600).preprocess(nb, {"metadata": {"path": str(twin.parent)}})
+    say_what_widgets_were(nb)
     exporter = HTMLExporter(template_name="offline_html", extra_template_basedirs=[str(TOOLS)])
     body = PLOTLY_MATHJAX.sub("", exporter.from_notebook_node(nb)[0])
     out = Path(out_dir) / f"{twin.stem}.html"

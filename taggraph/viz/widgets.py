@@ -1,4 +1,5 @@
-"""ipywidgets controls for the notebooks' .ipynb twins in JupyterLab, where marimo's widgets do not render.
+"""ipywidgets controls for the notebooks' .ipynb twins in JupyterLab, where marimo's widgets do not render,
+and the views the notebooks show in marimo and in JupyterLab alike (`table_view`, `page_frame`).
 
 A notebook shows a panel when `marimo.running_in_notebook()` is false: controls above an output that
 each change of a control clears and fills again, calling the functions the marimo cells call
@@ -8,16 +9,19 @@ each change of a control clears and fills again, calling the functions the marim
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
+import pandas as pd
 from IPython.display import HTML, Pretty
 
 from taggraph.datasets import Case
 from taggraph.experiments.runner import build_store
-from taggraph.viz.explain import (available_methods, build_retrievers, explain_html, gold_notes, retrieve_all,
-                                  top_table)
+from taggraph.retrieval import Retriever
+from taggraph.store import MemoryStore
+from taggraph.viz.explain import (available_methods, build_retrievers, explain_html, explain_table, gold_notes,
+                                  retrieve_all, top_table)
 from taggraph.viz.graphview import graph_html
 
 
@@ -39,14 +43,60 @@ def panel(render: Callable[..., Iterable[Any]], **controls: Any):
     for control in controls.values():
         control.observe(update, names="value")
     update()
-    return w.VBox([w.HBox(list(controls.values())), out])
+    return w.VBox([w.HBox(list(controls.values()), layout=w.Layout(flex_flow="row wrap")), out])
 
 
-def iframe(page: str, height: int) -> HTML:
-    """A self-contained HTML page in an iframe (`srcdoc`), as marimo's `mo.iframe` shows it (in a div:
-    IPython warns about a bare iframe, which it wants as `IFrame(url)`)."""
+# Cells wrap (pandas and marimo's tables end a long cell in '…'); headers too, so a wide table fits sooner.
+_CELL = "border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top;white-space:normal;"
+_TEXT = _CELL + "overflow-wrap:break-word;min-width:8em;max-width:40em;"
+
+
+def _cell_text(value: Any) -> str:
+    if isinstance(value, float):
+        return "–" if pd.isna(value) else f"{value:.4g}"
+    return "–" if value is None or value is pd.NA else str(value)
+
+
+def table_view(table: pd.DataFrame) -> HTML:
+    """`table` whole, for a notebook (marimo or JupyterLab): every cell's text wraps instead of ending in
+    '…', and a table wider than the view scrolls sideways in its own box, its scrollbar in view. A named
+    index (`rank_table`'s note_id) is the first column."""
+    if table.index.name is not None:
+        table = table.reset_index()
+    wide = {c for c in table.columns if table[c].map(lambda v: isinstance(v, str) and len(v) > 40).any()}
+    head = "".join(f"<th style='{_CELL}background:#f3f3f3'>{html.escape(str(c))}</th>" for c in table.columns)
+    rows = "".join("<tr>" + "".join(f"<td style='{_TEXT if c in wide else _CELL}'>{html.escape(_cell_text(v))}</td>"
+                                    for c, v in zip(table.columns, row)) + "</tr>"
+                   for row in table.itertuples(index=False))
+    return HTML("<div class='taggraph-table' style='overflow-x:auto;max-width:100%'>"
+                "<table style='border-collapse:collapse;font-size:13px'>"
+                f"<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>")
+
+
+# Grows the frame to its page's height once loaded (a srcdoc page is same-origin), so it has no scrollbar
+# of its own; marimo's mo.iframe calls __resizeIframe instead, which only marimo's frontend defines.
+_FIT = "this.style.height = this.contentDocument.documentElement.scrollHeight + 'px'"
+
+
+def iframe(page: str, height: int, fit: bool = False) -> HTML:
+    """A self-contained HTML page in an iframe (`srcdoc`; in a div: IPython warns about a bare iframe,
+    which it wants as `IFrame(url)`), `height` px high or, with `fit`, as high as the page once loaded."""
+    onload = f' onload="{_FIT}"' if fit else ""
     return HTML(f"<div><iframe srcdoc='{html.escape(page, quote=True)}' width='100%' height='{height}px' "
-                "frameborder='0'></iframe></div>")
+                f"frameborder='0'{onload}></iframe></div>")
+
+
+def page_frame(page: str, height: int = 900, fit: bool = True):
+    """A self-contained page (explain, graph) as a notebook shows it: marimo's `mo.iframe` under marimo,
+    else (JupyterLab, nbconvert's export) `iframe`, which needs no marimo function. `fit`: as high as the
+    page (explain pages), else `height` px (graph pages)."""
+    try:
+        import marimo as mo
+    except ImportError:
+        mo = None
+    if mo is not None and mo.running_in_notebook():
+        return mo.iframe(page, height=f"{height}px")
+    return iframe(page, height, fit)
 
 
 def _memory(cases: Mapping[str, Case], extractor: str):
@@ -85,14 +135,30 @@ def retrieval_panel(cases: Mapping[str, Case], extractor: str, question: str, qu
                      + (f"answer: {answer}\ngold notes: {', '.join(gold) or '(none: abstention question)'}"
                         if answer or gold else "your own question: no gold notes"))
         yield HTML(f"<h3>Top {k} of {html.escape(method)}, with the evidence</h3>")
-        yield top_table(top, gold, k=k)
-        yield iframe(explain_html(store, asked, note, chosen, k=k, answer=answer, gold=gold, asked_on=when), height=700)
+        yield table_view(top_table(top, gold, k=k))
+        yield iframe(explain_html(store, asked, note, chosen, k=k, answer=answer, gold=gold, asked_on=when), 700,
+                     fit=True)
 
     return panel(render, question=w.Dropdown(options=list(cases), value=question, description="question"),
                  method=w.Dropdown(options=methods, value=method, description="method"),
-                 k=w.IntSlider(value=k, min=1, max=20, description="k", continuous_update=False),
+                 k=w.IntSlider(value=k, min=1, max=20, description="k", continuous_update=False,
+                               layout=w.Layout(width="30em", min_width="30em")),
                  query=w.Text(value=query, description="or ask", placeholder="your own question (Enter)",
                               continuous_update=False, layout=w.Layout(width="40em")))
+
+
+def note_panel(store: MemoryStore, question: str, retrievers: Mapping[str, Retriever], note: str, k: int = 5,
+               answer: str = "", gold: Sequence[str] = (), asked_on: str | None = None):
+    """04's note choice in JupyterLab: a drop-down of every note of `store` (starting on `note`) above
+    `explain_table` and `explain_html` of the chosen note for `retrievers`."""
+    import ipywidgets as w
+
+    def render(note: str):
+        yield table_view(explain_table(store, question, note, retrievers, asked_on=asked_on))
+        yield iframe(explain_html(store, question, note, retrievers, k=k, answer=answer, gold=gold,
+                                  asked_on=asked_on), 700, fit=True)
+
+    return panel(render, note=w.Dropdown(options=[n.note_id for n in store.notes], value=note, description="note"))
 
 
 def graph_panel(cases: Mapping[str, Case], extractor: str, question: str,
