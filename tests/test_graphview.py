@@ -244,14 +244,40 @@ def test_a_miss_page_opens_on_the_subgraph_every_node_named_and_the_paths_marked
     assert 'id="whole">' in page and "<label>· <input" in page  # the switch, shown and off
 
 
-def test_the_subgraph_layout_leaves_room_for_every_label():
+def boxes_apart(pos: dict, labels: dict, sizes: dict) -> bool:
+    """Whether no two nodes' boxes (the node, its label under it, `_label_width` wide) overlap."""
     from taggraph.viz.graphview import _label_width
 
+    def box(n):
+        (x, y), half = pos[n], max(_label_width(labels[n]), 2 * sizes[n]) / 2
+        return x - half, y - sizes[n], x + half, y + sizes[n] + 18 * (1 + labels[n].count("\n"))
+
+    items = [box(n) for n in pos]
+    return not any(a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+                   for i, a in enumerate(items) for b in items[i + 1:])
+
+
+def test_the_subgraph_layout_leaves_room_for_every_label():
     data = moved_page()
-    sub = [n for n in data["nodes"] if n["sub"]]
-    for a in sub:
-        for b in sub:
-            if a is not b and a["sx"] == b["sx"]:  # one column: rows apart by both nodes and a label line
-                assert abs(a["sy"] - b["sy"]) >= a["size"] + b["size"] + 20
-            elif a["sx"] < b["sx"]:  # columns apart by half of both widest labels
-                assert b["sx"] - a["sx"] >= (_label_width(a["full"]) + _label_width(b["full"])) / 2
+    sub = {n["id"]: n for n in data["nodes"] if n["sub"]}
+    assert boxes_apart({i: (n["sx"], n["sy"]) for i, n in sub.items()}, {i: n["full"] for i, n in sub.items()},
+                       {i: n["size"] for i, n in sub.items()})
+    columns = sorted({n["sx"] for n in sub.values()})  # question concepts, tags, topics, notes: left to right
+    assert [sub[i]["sx"] for i in ("concept:city", "concept:city/oakland", "file:s3#0")] == [
+        columns[0], columns[1], columns[-1]]
+
+
+def test_a_tall_column_zigzags_so_the_drawing_fits_larger():
+    import networkx as nx
+
+    from taggraph.viz.graphview import _columns_layout
+
+    g = nx.Graph([("concept:c", f"topic:{i}") for i in range(30)] + [(f"topic:{i}", f"file:n{i}") for i in range(30)])
+    kinds = {n: n.split(":")[0].replace("concept", "tag") for n in g}
+    labels = {n: n.split(":")[1] + ("\n★ note 9 · session 9" if n == "file:n3" else "") for n in g}
+    sizes = {n: 24 if n == "file:n3" else 12 for n in g}
+    pos = _columns_layout(g, kinds, {"concept:c"}, labels, sizes)
+    assert len({pos[f"file:n{i}"][0] for i in range(30)}) > 1  # the notes over sub-columns
+    assert boxes_apart(pos, labels, sizes)
+    height = max(y for _, y in pos.values()) - min(y for _, y in pos.values())
+    assert height < 30 * 50  # a single column of 30 rows would be over 1,500 px tall

@@ -303,8 +303,11 @@ def _question_links(ug: nx.Graph, matched: Sequence[str], ontology_hops: int = 2
 
 
 def _label_width(label: str) -> float:
-    """Pixels a label takes at the page's 14 px font (its longest line; ~8 px a character)."""
-    return 8.0 * max(map(len, label.split("\n")))
+    """Pixels a label takes at the page's 14 px font (its longest line; ~7 px a character, 6-6.5 measured)."""
+    return 7.0 * max(map(len, label.split("\n")))
+
+
+CANVAS = (1060, 620)  # the drawing's room in a 1400 x 900 window, beside the side panel
 
 
 def _columns_layout(g: nx.Graph, kinds: Mapping[str, str], matched: set[str], labels: Mapping[str, str],
@@ -312,7 +315,8 @@ def _columns_layout(g: nx.Graph, kinds: Mapping[str, str], matched: set[str], la
     """Positions that read left to right, question to notes: the matched concepts, the concepts
     further ontology hops away, topics, then notes; within a column nodes sit under one another in the
     mean order of their neighbours on the left (fewer crossings), spaced by their sizes and widest
-    `labels` (drawn under the node) so that no two overlap."""
+    `labels` (drawn under the node) so that no two overlap. A column too tall for `CANVAS` zigzags over
+    two to four sub-columns, as long as that lets the whole fit larger."""
     concepts = [n for n in g if kinds[n] in ("tag", "ontology")]
     onto = g.subgraph(concepts)
     sources = [c for c in matched if c in onto]
@@ -320,24 +324,41 @@ def _columns_layout(g: nx.Graph, kinds: Mapping[str, str], matched: set[str], la
     deepest = max(hops.values(), default=0)
     column = {n: int(hops.get(n, 1)) if n in concepts else int(deepest) + (2 if kinds[n] == "file" else 1) for n in g}
     columns = [sorted(n for n in g if column[n] == c) for c in range(max(column.values(), default=-1) + 1)]
-    row: dict[str, float] = {}
-    pos: dict[str, tuple[float, float]] = {}
-    x, prev_width = 0.0, 0.0
+    columns = [c for c in columns if c]
+    if not columns:
+        return {}
+    row: dict[str, int] = {}
     for members in columns:
-        if not members:
-            continue
         placed = {n: [row[m] for m in g[n] if m in row] for n in members}
         members.sort(key=lambda n: (sum(placed[n]) / len(placed[n]) if placed[n] else math.inf, labels[n]))
-        width = max(_label_width(labels[n]) for n in members)
-        x += (prev_width + width) / 2 + 50 if pos else 0
-        heights = [2 * sizes[n] + 20 * (1 + labels[n].count("\n")) + 20 for n in members]
-        y = -sum(heights) / 2
-        for i, (n, h) in enumerate(zip(members, heights)):
-            row[n] = i
-            pos[n] = (x, y + h / 2)
-            y += h
-        prev_width = width
-    return pos
+        row.update((n, i) for i, n in enumerate(members))
+    height = {n: 2 * sizes[n] + 20 * (1 + labels[n].count("\n")) + 20 for n in g}
+    width = [max(_label_width(labels[n]) for n in members) for members in columns]
+
+    def place(splits: list[int]) -> tuple[dict[str, tuple[float, float]], float]:
+        """Positions with column c over splits[c] sub-columns, and the scale at which they fit CANVAS."""
+        pos, left, top, bottom = {}, 0.0, 0.0, 0.0
+        for members, w, m in zip(columns, width, splits):
+            hs = [height[n] for n in members]
+            # row i and row i + m share a sub-column: every step between them is at least the taller over m
+            steps = [max(hs[max(i - m + 1, 0):i + m + 1]) / m for i in range(len(hs))]
+            y = -sum(steps) / 2
+            for i, n in enumerate(members):
+                pos[n] = (left + w / 2 + (i % m) * (w + 30), y)
+                top, bottom = min(top, y - hs[i] / 2), max(bottom, y + hs[i] / 2)
+                y += steps[i]
+            left += m * w + (m - 1) * 30 + 50
+        return pos, min(CANVAS[0] / (1.1 * (left - 50)), CANVAS[1] / (1.1 * (bottom - top)), 1.0)
+
+    splits = [1] * len(columns)
+    best = place(splits)
+    while True:
+        tries = [splits[:c] + [splits[c] + 1] + splits[c + 1:] for c in range(len(columns))
+                 if splits[c] < 4 and len(columns[c]) > 2 * splits[c]]
+        found = max((place(t) + (t,) for t in tries), key=lambda r: r[1], default=None)
+        if found is None or found[1] <= best[1] + 0.01:
+            return best[0]
+        best, splits = found[:2], found[2]
 
 
 # Free choice: above this many drawn nodes only the telling nodes keep a label, so labels do not pile up
@@ -471,7 +492,7 @@ def graph_html(store: MemoryStore, question: str | None = None,
     options_html += "<option value=''>(none)</option>"
     payload = {"nodes": nodes, "edges": edges, "options": json.loads(options), "hit": HIT_BORDER, "path": PATH_COLOUR,
                "methods": list(ranks), "top_k": top_k, "sub": bool(sub), "shownWhole": shown, "shownSub": shown_sub, "gold": gold_order,
-               "goldText": {m: "; ".join(p["text"] for p in by.values()) for m, by in places.items()}}
+               "goldText": {m: _gold_text(list(by.values())) for m, by in places.items()}}
     values = {"VIS_CSS": (VIS_DIR / "vis-network.css").read_text(encoding="utf-8"),
               "VIS_JS": (VIS_DIR / "vis-network.min.js").read_text(encoding="utf-8"),
               "HEADING": html.escape(heading), "QUESTION": html.escape(question or ""),
@@ -481,6 +502,14 @@ def graph_html(store: MemoryStore, question: str | None = None,
               "DATA": script_json(payload)}
     # one pass over the template: inserted text is never searched for placeholders again
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], _TEMPLATE)
+
+
+def _gold_text(places: Sequence[dict], shown: int = 3) -> str:
+    """The header's line of gold ranks (`gold_rank` texts), best note rank first, at most `shown` of them."""
+    places = sorted(places, key=lambda p: (p["note"] is None, p["note"] or 0))
+    more = len(places) - shown
+    return "; ".join(p["text"] for p in places[:shown]) + (
+        f"; {more} more gold note(s), their ranks on their labels" if more > 0 else "")
 
 
 def _size(data: dict, matched: bool, gold: set[str]) -> int:
