@@ -242,6 +242,8 @@ def test_a_miss_page_opens_on_the_subgraph_every_node_named_and_the_paths_marked
     assert all(isinstance(n["sx"], float) for n in sub)
     page = graph_html(make_store(MOVED), question=WHERE, gold_note_ids=["s3#0"])
     assert 'id="whole">' in page and "<label>· <input" in page  # the switch, shown and off
+    assert 'id="whole" checked>' in graph_html(make_store(MOVED), question=WHERE, gold_note_ids=["s3#0"],
+                                               whole_graph=True)  # taggraph graph --whole
 
 
 def boxes_apart(pos: dict, labels: dict, sizes: dict) -> bool:

@@ -41,11 +41,13 @@ def graph(
     extractor: str = typer.Option(DEFAULT_EXTRACTOR, help=EXTRACTOR_HELP),
     neighbourhood: bool = typer.Option(False, help="Only nodes near the question's concepts and highlighted notes."),
     hops: int = typer.Option(2, help="Neighbourhood radius in edges."),
-    max_nodes: int = typer.Option(400, help="Draw at most this many nodes."),
+    max_nodes: int = typer.Option(400, help="Draw at most this many nodes in the whole graph."),
     depth: int = typer.Option(40, help="Retrieval depth, as bench's --depth (the side panel judges by it)."),
     param: list[str] = typer.Option([], help="Method parameter METHOD.KEY=VALUE, as bench's --param."),
+    whole: bool = typer.Option(False, help="Open on the whole graph, not the subgraph that explains the miss."),
 ) -> None:
-    """Interactive graph of one question's store, gold and retrieved notes highlighted."""
+    """Interactive graph of one question's store, gold and retrieved notes highlighted. It opens on the subgraph
+    that explains where the methods rank the gold notes; its 'whole graph' check box shows the whole drawing."""
     from taggraph.experiments.runner import build_store
     from taggraph.viz.explain import available_methods, build_retrievers, find_case, gold_notes, retrieve_all
     from taggraph.viz.graphview import save_graph_html
@@ -61,5 +63,5 @@ def graph(
                     results_by_method=retrieve_all(store, case.question, retrievers, depth, asked_on=case.question_date),
                     gold_note_ids=gold_notes(case, store), hops=hops, max_nodes=max_nodes,
                     neighbourhood_of=case.question if neighbourhood else None, retrievers=retrievers, depth=depth,
-                    asked_on=case.question_date)
+                    asked_on=case.question_date, whole_graph=whole)
     typer.echo(f"graph page: {out}")

@@ -1,16 +1,18 @@
 """Interactive, offline HTML view of one store's base graph (pyvis data, vis-network drawing).
 
 Node kinds keep one colour and shape each (tag: blue dot, ontology: grey diamond,
-topic: orange triangle, file: teal square). Gold notes are drawn as gold stars;
-a drop-down picks which method's top-k notes get a red ring and their rank in
-the label; concepts the question's tokens match get a black ring. Topic nodes
-are named by their most telling tags (`topic_name`: those fewest notes carry, never one
-on more than half the notes). Hovering a node shows its details; for a file node its
-tag line and a snippet of the conversation; clicking a file node (or opening the page as ``page.html#note=ID``)
-shows, in the side panel, why the chosen method did (not) retrieve it (when
-`retrievers` are given). When the graph
-is trimmed to `max_nodes`, the shortest paths from the question's concepts to
-the gold and top-ranked notes are kept first.
+topic: orange triangle, file: teal square). Gold notes are drawn as gold stars, with their note and
+session rank under the chosen method; a drop-down picks which method's top-k notes get a red ring
+and their rank in the label; concepts the question's tokens match get a black ring. Every node is
+named by `taggraph.viz.names` (as on the explain page). With a question and gold notes the page
+opens on `explained_subgraph` (the question's concepts, the gold notes, the notes the missing
+methods rank above them and the paths between, drawn thick), laid out left to right by
+`_columns_layout`; a check box shows the whole drawing. Hovering a node shows its details; for a
+file node its tag line and a snippet of the conversation; clicking a file node (or opening the page
+as ``page.html#note=ID``, which also centres and zooms on it) shows, in the side panel, why the
+chosen method did (not) retrieve it (when `retrievers` are given). When the whole graph is trimmed
+to `max_nodes`, the shortest paths from the question's concepts to the gold and top-ranked notes are
+kept first.
 
 Safety and portability:
 
