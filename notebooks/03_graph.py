@@ -133,8 +133,8 @@ def _(K, gold, gold_rank_chart, results):
 
 
 @app.cell
-def _(K, gold, results, table_view, top_table):
-    table_view(top_table(results, gold, k=K))
+def _(K, gold, results, store, table_view, top_table):
+    table_view(top_table(results, gold, k=K, store=store))
     return
 
 

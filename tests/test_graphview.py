@@ -283,3 +283,19 @@ def test_a_tall_column_zigzags_so_the_drawing_fits_larger():
     assert boxes_apart(pos, labels, sizes)
     height = max(y for _, y in pos.values()) - min(y for _, y in pos.values())
     assert height < 30 * 50  # a single column of 30 rows would be over 1,500 px tall
+
+
+def test_the_notebooks_tables_and_the_explain_page_name_nodes_as_the_graph_page():
+    import re as regex
+
+    from taggraph.viz.explain import explain_html, retrieve_all, top_table
+
+    store = make_store(MOVED)
+    names = {n["id"]: n["full"] for n in moved_page(k=5, whole_graph=True)["nodes"]}
+    top = top_table(retrieve_all(store, WHERE, ["TagGraph-Basic"], explain=True), ["s3#0"], k=1, store=store)
+    chain = top["evidence"].iloc[0].split("; ")[0].split(" -> ")[1:]  # "'city' -> city -> ... -> s1#0"
+    assert chain == [names[n] for n in ("concept:city", "concept:city/berkeley", "topic:0", "file:s1#0")]
+    page = explain_html(store, WHERE, "s3#0", ["TagGraph-Basic"])
+    boxes = [html.unescape(b) for b in regex.findall(r"<span class='node'[^>]*>([^<]*)</span>", page)]
+    assert {"where:city/oakland", names["topic:2"], "s3#0"} <= set(boxes) and not any(
+        b.startswith(("topic ", "note ")) for b in boxes)

@@ -135,7 +135,7 @@ def retrieval_panel(cases: Mapping[str, Case], extractor: str, question: str, qu
                      + (f"answer: {answer}\ngold notes: {', '.join(gold) or '(none: abstention question)'}"
                         if answer or gold else "your own question: no gold notes"))
         yield HTML(f"<h3>Top {k} of {html.escape(method)}, with the evidence</h3>")
-        yield table_view(top_table(top, gold, k=k))
+        yield table_view(top_table(top, gold, k=k, store=store))
         yield iframe(explain_html(store, asked, note, chosen, k=k, answer=answer, gold=gold, asked_on=when), 700,
                      fit=True)
 
