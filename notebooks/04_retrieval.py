@@ -166,7 +166,7 @@ def _(k, mo):
 @app.cell
 def _(asked, asked_on, gold, k, retrieve_all, retrievers, store, table_view, top_table):
     table_view(top_table(retrieve_all(store, asked, retrievers, k=k.value, explain=True, asked_on=asked_on), gold,
-                         k=k.value))
+                         k=k.value, store=store))
     return
 
 
