@@ -1,0 +1,89 @@
+"""04 under `marimo run` (marimo's own server and frontend) in headless Chromium: the rank table shows every
+method's column in view at once (its right-hand columns, OC-notes and TagGraph-Fusion, were cut off), and the
+browser asks nothing of any host but 127.0.0.1.
+
+Skipped without Chromium or websocket-client.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import urllib.request
+
+import pytest
+
+from test_jupyterlab_widgets import REPO, chromium, free_port, wait_for  # noqa: F401  (chromium: a fixture)
+from test_browser import CHROMIUM, page_requests
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary on PATH (Debian: apt-get install -y chromium)"),
+]
+
+
+@pytest.fixture
+def marimo_run(tmp_path):
+    """`marimo run notebooks/04_retrieval.py` on a free port, no token; yields its URL."""
+    port = free_port()
+    env = {**os.environ, "TQDM_DISABLE": "1", "PYTHONPYCACHEPREFIX": str(tmp_path / "pycache")}
+    log = (tmp_path / "marimo.log").open("w")
+    server = subprocess.Popen([sys.executable, "-m", "marimo", "run", str(REPO / "notebooks" / "04_retrieval.py"),
+                               "--headless", "--host", "127.0.0.1", f"--port={port}", "--no-token", "--no-sandbox"],
+                              env=env, stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path)
+    url = f"http://127.0.0.1:{port}"
+
+    def up():
+        try:
+            return urllib.request.urlopen(url, timeout=2).status == 200
+        except OSError:
+            assert server.poll() is None, (tmp_path / "marimo.log").read_text()[-3000:]
+            return False
+
+    try:
+        wait_for(up, 60, "the marimo server")
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log.close()
+
+
+# The first table in the page (shadow roots included) with a header cell starting with `method`: each header
+# cell's left and right edge and the horizontal region left visible by the window and every clipping ancestor.
+RANK_TABLE = """((method) => {
+  const all = (root) => [...root.querySelectorAll('*')].flatMap(e => [e, ...(e.shadowRoot ? all(e.shadowRoot) : [])]);
+  const table = all(document).find(e => e.tagName === 'TABLE'
+    && [...e.querySelectorAll('th')].some(th => th.textContent.trim().startsWith(method)));
+  if (!table) return '';
+  const up = (e) => e.parentElement ?? e.getRootNode().host;
+  let left = 0, right = window.innerWidth;
+  for (let e = up(table); e && e !== document.documentElement; e = up(e)) {
+    if (getComputedStyle(e).overflowX === 'visible') continue;
+    const c = e.getBoundingClientRect();
+    left = Math.max(left, c.left); right = Math.min(right, c.right);
+  }
+  return JSON.stringify([...table.querySelectorAll('th')].map(th => {
+    const r = th.getBoundingClientRect();
+    return {text: th.textContent.trim(), left: r.left, right: r.right, visibleLeft: left, visibleRight: right}; }));
+})"""
+
+
+def test_rank_table_shows_every_method_column_under_marimo_run(marimo_run, chromium):
+    """At 1024 px, every column is in view at once: the headers wrap. (marimo's own table showed BM25 to
+    AdaptiveGraph and cut OC-notes and TagGraph-Fusion off behind a thin scrollbar.)"""
+    page, stop = chromium
+    page.call("Emulation.setDeviceMetricsOverride", width=1024, height=768, deviceScaleFactor=1, mobile=False)
+    page.call("Page.navigate", url=marimo_run)
+    probe = f"({RANK_TABLE})({json.dumps('TagGraph-Fusion')})"
+    cells = json.loads(wait_for(lambda: page.js(probe), 300, "04's rank table under marimo run",
+                                state=lambda: page.js("document.body?.innerText.slice(0, 500)")))
+    names = [c["text"] for c in cells]
+    assert all(any(n.startswith(m) for n in names) for m in ("BM25", "OC-notes", "TagGraph-Fusion")), names
+    cut = [c for c in cells if c["left"] < c["visibleLeft"] - 1 or c["right"] > c["visibleRight"] + 1]
+    assert cut == [], f"header cells cut off: {cut}"
+    assert page_requests(stop(), local_host="127.0.0.1") == []
