@@ -8,6 +8,7 @@ browser asked nothing of any host but 127.0.0.1 (all lookups fail; Chromium's ne
 Skipped without Chromium, JupyterLab (with jupyterlab_widgets) or websocket-client.
 """
 
+import contextlib
 import json
 import os
 import secrets
@@ -112,32 +113,38 @@ def jupyterlab(tmp_path):
            "JUPYTER_RUNTIME_DIR": str(tmp_path / "jruntime"),
            "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "lab-settings"),
            "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "lab-workspaces")}
-    log = (tmp_path / "jupyter.log").open("w")
-    server = subprocess.Popen([sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ip=127.0.0.1",
-                               f"--port={port}", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-                               "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None",
-                               "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
-                              env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
+    with served([sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ip=127.0.0.1",
+                 f"--port={port}", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+                 "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None",
+                 "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+                env, tmp_path / "jupyter.log", f"http://127.0.0.1:{port}/api/status?token={token}", "the JupyterLab server"):
+        yield f"http://127.0.0.1:{port}", token
 
-    def up():
-        try:
-            return urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2).status == 200
-        except OSError:
-            assert server.poll() is None, (tmp_path / "jupyter.log").read_text()[-3000:]
-            return False
 
-    try:
-        wait_for(up, 60, "the JupyterLab server")
-        yield url, token
-    finally:
-        server.terminate()
+@contextlib.contextmanager
+def served(cmd: list[str], env: dict, log_path: Path, status_url: str, what: str, cwd: Path | None = None):
+    """A server process from `cmd` (output to `log_path`), up once `status_url` answers 200 (60 s at most),
+    ended (terminated, else killed) on leaving."""
+    with log_path.open("w") as log:
+        server = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=cwd)
+
+        def up():
+            try:
+                return urllib.request.urlopen(status_url, timeout=2).status == 200
+            except OSError:
+                assert server.poll() is None, log_path.read_text()[-3000:]
+                return False
+
         try:
-            server.wait(15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        log.close()
+            wait_for(up, 60, what)
+            yield
+        finally:
+            server.terminate()
+            try:
+                server.wait(15)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
 
 
 @pytest.fixture

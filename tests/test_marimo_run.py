@@ -7,13 +7,11 @@ Skipped without Chromium or websocket-client.
 
 import json
 import os
-import subprocess
 import sys
-import urllib.request
 
 import pytest
 
-from test_jupyterlab_widgets import REPO, chromium, free_port, wait_for  # noqa: F401  (chromium: a fixture)
+from test_jupyterlab_widgets import REPO, chromium, free_port, served, wait_for  # noqa: F401  (chromium: a fixture)
 from test_browser import CHROMIUM, page_requests
 
 pytestmark = [
@@ -27,30 +25,10 @@ def marimo_run(tmp_path):
     """`marimo run notebooks/04_retrieval.py` on a free port, no token; yields its URL."""
     port = free_port()
     env = {**os.environ, "TQDM_DISABLE": "1", "PYTHONPYCACHEPREFIX": str(tmp_path / "pycache")}
-    log = (tmp_path / "marimo.log").open("w")
-    server = subprocess.Popen([sys.executable, "-m", "marimo", "run", str(REPO / "notebooks" / "04_retrieval.py"),
-                               "--headless", "--host", "127.0.0.1", f"--port={port}", "--no-token", "--no-sandbox"],
-                              env=env, stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path)
-    url = f"http://127.0.0.1:{port}"
-
-    def up():
-        try:
-            return urllib.request.urlopen(url, timeout=2).status == 200
-        except OSError:
-            assert server.poll() is None, (tmp_path / "marimo.log").read_text()[-3000:]
-            return False
-
-    try:
-        wait_for(up, 60, "the marimo server")
-        yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        log.close()
+    with served([sys.executable, "-m", "marimo", "run", str(REPO / "notebooks" / "04_retrieval.py"), "--headless",
+                 "--host", "127.0.0.1", f"--port={port}", "--no-token", "--no-sandbox"],
+                env, tmp_path / "marimo.log", f"http://127.0.0.1:{port}", "the marimo server", cwd=tmp_path):
+        yield f"http://127.0.0.1:{port}"
 
 
 # The first table in the page (shadow roots included) with a header cell starting with `method`: each header
