@@ -53,7 +53,8 @@ def _(DATA, LIMIT):
 def _(case, first_gold, mo):
     turn = mo.ui.slider(0, len(case.interactions) - 1, value=first_gold, label="turn of the first case",
                         show_value=True)
-    turn
+    # outside marimo (JupyterLab) its slider does not render: the turn shown below, in words
+    turn if mo.running_in_notebook() else mo.plain_text(f"turn of the first case: {turn.value} (a slider in marimo)")
     return (turn,)
 
 

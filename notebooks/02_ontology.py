@@ -91,7 +91,8 @@ def _(stores_by, top_level_shares):
 @app.cell
 def _(EXTRACTOR, mo, stores_by):
     tagger = mo.ui.dropdown(options=list(stores_by), value=EXTRACTOR, label="extractor of the views below")
-    tagger
+    # outside marimo (JupyterLab) its drop-downs do not render: their values, in words
+    tagger if mo.running_in_notebook() else mo.plain_text(f"extractor of the views below: {tagger.value}")
     return (tagger,)
 
 
@@ -107,7 +108,7 @@ def _(pd, store_vocabulary, stores_by, tagger):
 def _(mo, stores):
     pick = mo.ui.dropdown(options={s.case_id: i for i, s in enumerate(stores)}, value=stores[0].case_id,
                           label="case")
-    pick
+    pick if mo.running_in_notebook() else mo.plain_text(f"case: {stores[pick.value].case_id}")
     return (pick,)
 
 

@@ -78,6 +78,19 @@ def test_twin_runs_with_injected_parameters(tmp_path):
     assert "your own question: no gold notes" in text and "TqdmWarning" not in text
 
 
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["01_extraction", "02_ontology"])
+def test_twin_shows_no_bare_marimo_control(name, tmp_path):
+    """Outside marimo a mo.ui control renders as nothing (an unknown <marimo-ui-element>): each twin shows its
+    value in words instead, so no output is empty without a word."""
+    nbclient = pytest.importorskip("nbclient")
+    nb = nbformat.read(NOTEBOOK_DIR / f"{name}.ipynb", as_version=4)
+    nbclient.NotebookClient(nb, timeout=300, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    bare = [c.source for c in nb.cells for o in c.get("outputs", [])
+            if str(o.get("data", {}).get("text/html", "")).lstrip().startswith("<marimo-ui-element")]
+    assert bare == []
+
 def test_marimo_html_export_names_the_esbuild_install_when_missing(tmp_path, monkeypatch):
     import export_marimo_html
 
