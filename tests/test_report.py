@@ -38,6 +38,13 @@ def test_rank_chart_bars_sit_on_their_labels():
     assert {x: y for x, y in zip(fig.data[0].x, fig.data[0].y)} == {"1": 1, "6-10": 1, "miss": 1}
 
 
+
+def test_rank_chart_bins_a_place_owed_to_tie_order_apart():
+    table = rankings([("q1", "a", "BM25", 1.0), ("q2", "a", "BM25", 1 / 3), ("q3", "a", "BM25", 1 / 3)])
+    table["Success@5_tieavg"] = [1.0, 1.0, 0.4]  # q3's gold is 3rd only because tied sessions keep note order
+    bars = dict(zip(*(rank_chart(table).data[0][axis] for axis in ("x", "y"))))
+    assert bars == {"1": 1, "3": 1, "top 5 by tie order": 1}
+
 def test_report_pages_link_explain_and_graph_pages_of_the_first_misses():
     cases = load_dataset(DEMO_DATA)
     result = run_bench(cases, METHODS, extractor="none", backend=None)

@@ -73,11 +73,17 @@ def rank_bin(rank) -> str:
     return f">{RANK_BINS[-1][1]}"
 
 
-def rank_chart(rankings: pd.DataFrame) -> go.Figure:
-    """Bars of first-gold-rank bins per method: counted here, so each bar sits on its own label."""
+def rank_chart(rankings: pd.DataFrame, k: int = 5) -> go.Figure:
+    """Bars of first-gold-rank bins per method: counted here, so each bar sits on its own label. A first
+    gold in the top k by tie order alone (``Success@k_tieavg`` < 1, as `misses_table` counts it) has a bin
+    of its own, 'top k by tie order', beside the ranks it was not earned by."""
     judged = first_gold_ranks(rankings)
     judged["bin"] = judged["first_gold"].map(rank_bin)
-    order = [rank_bin(lo) for lo, _ in RANK_BINS] + [f">{RANK_BINS[-1][1]}", "miss"]
+    tie_bin = f"top {k} by tie order"
+    if f"Success@{k}_tieavg" in judged:
+        judged.loc[(judged["first_gold"] <= k).fillna(False) & (judged[f"Success@{k}_tieavg"] < 1), "bin"] = tie_bin
+    order = [rank_bin(lo) for lo, _ in RANK_BINS if lo <= k] + [tie_bin] + [rank_bin(lo) for lo, _ in RANK_BINS
+                                                                            if lo > k] + [f">{RANK_BINS[-1][1]}", "miss"]
     counts = (judged.groupby(["method", "bin"], sort=False).size().rename("questions").reset_index())
     counts = counts[counts["bin"].isin(order)]
     fig = px.bar(counts, x="bin", y="questions", color="method", barmode="group",
@@ -316,7 +322,7 @@ def html_report(result, title: str, data_label: str, benchmark: str | None, miss
     """The run report as one self-contained page (see the module docstring)."""
     cfg = result.config
     methods = list(result.summary["method"])
-    figs = [mrr_chart(result.summary), recall_chart(result.per_type, methods), rank_chart(result.rankings)]
+    figs = [mrr_chart(result.summary), recall_chart(result.per_type, methods), rank_chart(result.rankings, k)]
     charts = [f.to_html(full_html=False, include_plotlyjs=(i == 0), config={"displaylogo": False})  # no link out
               for i, f in enumerate(figs)]
     paper = ""
