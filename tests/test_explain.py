@@ -112,7 +112,8 @@ def test_terminal_explain_says_what_the_page_says_and_takes_the_runs_settings():
     out = result.output
     assert "answer: Shiba Inu" in out and "note demo_s23#0: not gold; gold notes (1): demo_s07#0" in out
     assert "store: 21 notes; each method retrieves 5" in out
-    assert "TagGraph-Basic: not retrieved (rank 6 of 21, beyond depth 5)" in out and "sibling expansion" in out
+    assert "TagGraph-Basic: not retrieved (rank 6 of 21, beyond depth 5); session rank –" in out
+    assert "sibling expansion" in out and "beyond depth 5); session rank – (first gold session: 3);" in out
     narrow = CliRunner().invoke(app, [*args, "--param", "TagGraph-Basic.max_hops=1"]).output
     assert "sibling expansion" not in narrow and "within 1 ontology hops" in narrow
     assert CliRunner().invoke(app, [*args, "--param", "Nope.x=1"]).exit_code == 2

@@ -301,10 +301,11 @@ def session_rank(ranking: Sequence[tuple[int, float]], store: MemoryStore, sessi
     return next((r for r, sid in enumerate(ranked, 1) if sid in sessions), None)
 
 
-def _session_cell(ranking: Sequence[tuple[int, float]], store: MemoryStore, e: Explanation, note: Note,
+def session_words(ranking: Sequence[tuple[int, float]], store: MemoryStore, e: Explanation, note: Note,
                   gold: Sequence[str], k: int, depth: int) -> str:
-    """The rank of `note`'s session, whether that puts it in the top k when the note rank does not, and
-    the first gold session's rank when another gold session ranks first (the report's number)."""
+    """The rank of `note`'s session ('–': beyond the depth), whether that puts it in the top k when the note
+    rank does not, and the first gold session's rank when another gold session ranks first (the report's
+    number): '3, in the top 5 by sessions (first gold session: 2)'."""
     own = session_rank(ranking, store, {note.session_id}, depth)
     text = "–" if own is None else str(own)
     if own is not None and own <= k < (e.rank or depth + 1):
@@ -314,7 +315,7 @@ def _session_cell(ranking: Sequence[tuple[int, float]], store: MemoryStore, e: E
     first = session_rank(ranking, store, gold_sessions, depth) if gold_sessions else None
     if first is not None and first != own:
         text += f" (first gold session: {first})"
-    return html.escape(text)
+    return text
 
 
 def links_html(links: Mapping[str, str] | None) -> str:
@@ -349,7 +350,7 @@ def explain_html(store: MemoryStore, question: str, note_id: str, methods: Metho
     for m, e in exps.items():
         words, cls = verdict(e, k, depth, n)
         ranking = retrievers[m].rank(question, n, asked_on=asked_on)
-        sessions = _session_cell(ranking, store, e, note, gold, k, depth)
+        sessions = html.escape(session_words(ranking, store, e, note, gold, k, depth))
         fallback = e.evidence.fallback
         fb_html = f"<p class='fallback'><b>Fallback:</b> {html.escape(fallback)}</p>" if fallback else ""
         rows.append(f"<tr class='{cls}'><td>{html.escape(m)}</td><td class='verdict'>{html.escape(words)}</td>"
@@ -422,8 +423,8 @@ def explain_command(data: str | Path, question_id: str, note_id: str | None = No
     """Build the question's store, explain `note_id` (default: its first gold note) for each method, built
     with its `method_params` ({method: {key: value}}) and retrieving `depth` notes; write the HTML page to
     `out` when given. Returns the terminal text: question, answer, whether the note is gold and the gold
-    notes, store size and depth, then per method the page's verdict at `k`, its score and reason, and the
-    key details."""
+    notes, store size and depth, then per method the page's verdict at `k`, the session rank, its score and
+    reason, and the key details."""
     from taggraph.experiments.runner import build_store
 
     case = find_case(data, question_id)
@@ -440,7 +441,10 @@ def explain_command(data: str | Path, question_id: str, note_id: str | None = No
              f"store: {len(store)} notes; each method retrieves {depth}; verdicts at k = {k} (Success@{k})", ""]
     for m, e in explanations(store, case.question, note_id, retrievers, depth, case.question_date).items():
         words, _ = verdict(e, k, depth, len(store))
-        lines.append(f"{m}: {words}; score {_number(e.score)}; {_RANKED_PREFIX.sub('', e.reason)}")
+        ranking = retrievers[m].rank(case.question, len(store), asked_on=case.question_date)
+        sessions = session_words(ranking, store, e, store.by_id[note_id], gold, k, depth)
+        lines.append(f"{m}: {words}; session rank {sessions}; score {_number(e.score)}; "
+                     f"{_RANKED_PREFIX.sub('', e.reason)}")
         if summarize(e, store):
             lines.append(f"    {summarize(e, store)}")
     if out is not None:
