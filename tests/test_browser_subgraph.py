@@ -21,7 +21,9 @@ from test_browser import CHROMIUM, page_requests, pytestmark  # noqa: F401  (slo
 FONT_PX = 14  # the page's node label font at scale 1
 
 # What the page drew, 3 s (virtual) after load: the nodes with their labels and label-inclusive boxes,
-# the scale, the thick edges, the gold ranks' line, and the node count after each click on the switch.
+# the scale, the thick edges, the gold ranks' line, the side panel's verdict, the ringed notes (id, label,
+# ring colour) under the chosen method and under each other method, and the node count after each click
+# on the switch.
 STATE = """
 var ids = nodes.getIds(), box = {};
 ids.forEach(function (id) { box[id] = network.getBoundingBox(id); });
@@ -30,7 +32,16 @@ var out = {n: ids.length, scale: network.getScale(), view: network.getViewPositi
            thick: edges.get({filter: function (e) { return e.width === 4; }}).map(function (e) { return e.id; }),
            selected: network.getSelectedNodes(), focused: document.getElementById("graph").dataset.focused || null,
            gold: document.getElementById("gold-rank").textContent,
-           whyTitle: document.getElementById("why-title").textContent};
+           whyTitle: document.getElementById("why-title").textContent,
+           whyVerdict: [document.getElementById("why-verdict").className,
+                        document.getElementById("why-verdict").textContent],
+           method: select.value, ringed: {}};
+function ringed() {
+  return nodes.get({filter: function (n) { return n.borderWidth === 3 && n.kind === "file"; }}).map(function (n) {
+    return [n.id, n.label.split("\\n")[0], n.color.border]; });
+}
+DATA.methods.forEach(function (m) { select.value = m; highlight(m); out.ringed[m] = ringed(); });
+select.value = out.method; highlight(out.method);
 if (!out.focused) {
   whole.click(); out.wholeN = nodes.length; whole.click(); out.backN = nodes.length;
 }
@@ -134,3 +145,20 @@ def test_an_unknown_linked_note_says_so(miss_page, tmp_path):
     assert message and not message.group(1), "the message is hidden"
     assert "No note “no_such#0” on this page" in message.group(3)
     assert state["selected"] == [] and state["focused"] is None
+
+
+def test_a_top_5_place_owed_to_tie_order_is_ringed_purple_and_never_told_as_a_hit(miss_page, tmp_path):
+    """demo_q07: TagGraph-Stopwords scores every note 0, so its top 5 are there by note order alone; the page
+    opens on it (it misses by the report's count) and rings them in the tie purple, '#4 tie order'."""
+    page, gold = miss_page
+    state, dom = probe(tmp_path, page)
+    assert state["method"] == "TagGraph-Stopwords"
+    tied = state["ringed"]["TagGraph-Stopwords"]
+    assert tied and all(re.search(r"  #[1-5] tie order$", label) and ring == "#6f42c1" for _, label, ring in tied)
+    for method, ringed in state["ringed"].items():  # red for an earned place, purple for tie order, never both
+        assert all((ring == "#6f42c1") == label.endswith(" tie order") for _, label, ring in ringed), method
+        assert all(ring in ("#6f42c1", "#d62728") for _, _, ring in ringed), method
+    assert any(ring == "#d62728" for _, _, ring in state["ringed"]["BM25"])
+    assert state["whyTitle"] == f"{gold[0]} · TagGraph-Stopwords"
+    assert state["whyVerdict"][0] == "tie" and "only by tie order (score 0)" in state["whyVerdict"][1]
+    assert re.search(r"border-color:#6f42c1\"?'?></span> top-5 only by tie order", dom.replace("&#39;", "'"))

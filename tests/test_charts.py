@@ -14,9 +14,12 @@ def test_gold_rank_chart_draws_misses_past_the_depth():
 
 
 def test_gold_rank_chart_hatches_a_place_owed_to_tie_order():
-    tied = {**RESULTS, "T": [Result("b", 0.0, "s2", 1), Result("a", 0.0, "s1", 2)]}  # found by nothing: score 0
-    bars = gold_rank_chart(tied, ["a"], depth=40, k=5).data[0]
-    assert list(bars.text) == ["1", "miss", "2 tie order"] and list(bars.marker.pattern.shape) == ["", "", "/"]
+    tied = {**RESULTS, "T": [Result("a", 0.0, "s1", 1), Result("b", 0.0, "s2", 2)],  # found by nothing: score 0
+            "U": [Result("a", 0.7, "s1", 1), Result("b", 0.7, "s2", 2)]}  # tied at 0.7 across the top-1 cut-off
+    bars = gold_rank_chart(tied, ["a"], depth=40, k=1).data[0]
+    assert list(bars.text) == ["1", "miss", "1 tie order", "1 tie order"]
+    assert list(bars.marker.pattern.shape) == ["", "", "/", "/"]
+    assert gold_rank_chart(tied, ["a"], depth=40, k=2).data[0].text[2] == "1"  # any order keeps it in the top 2
 
 def test_score_chart_marks_gold_notes():
     fig = score_chart(RESULTS, ["a"])

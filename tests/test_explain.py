@@ -8,7 +8,11 @@ from typer.testing import CliRunner
 from taggraph.extraction.base import Extraction
 from taggraph.store import Interaction
 from taggraph.cli import app
-from taggraph.viz.explain import explain_html, explain_misses, explain_table, rank_table, retrieve_all, top_table
+from taggraph.config import DEMO_DATA
+from taggraph.datasets import load_dataset
+from taggraph.experiments.runner import build_store
+from taggraph.viz.explain import (explain_html, explain_misses, explain_table, gold_notes, rank_table, retrieve_all,
+                                  top_table)
 
 METHODS = ["BM25", "TagGraph-Basic", "TagGraph-Stopwords", "AdaptiveGraph"]
 
@@ -73,27 +77,54 @@ def test_explain_misses_lists_methods_that_missed(hand_store):
 def test_verdict_follows_the_metric_cut_off_not_the_depth(hand_store):
     page = explain_html(hand_store, "my dog", "s4#0", ["BM25", "TagGraph-Basic"], k=1, depth=3,
                         answer="a beagle", gold=["s2#0"])
-    assert "not retrieved" in page and "in the top 1 (rank" not in page
+    assert "not retrieved" in page and "<tr class='hit'>" not in page
     assert "a beagle" in page and "this note is not gold" in page and "s2#0" in page
     assert "k = 1" in page and "<b>5</b> notes" in page and "first <b>3</b>" in page
     gold_page = explain_html(hand_store, "my dog beagle", "s2#0", ["BM25"], k=1, gold=["s2#0"])
-    assert "in the top 1 (rank 1)" in gold_page and "this note is gold" in gold_page
+    assert "session rank 1 (note rank 1): in the top 1 by sessions" in gold_page and "this note is gold" in gold_page
     assert "ranked 1 of 5 notes:" not in gold_page  # the verdict says the rank; the row gives evidence
 
 
 def test_verdict_words():
     from taggraph.retrieval import Explanation
-    from taggraph.viz.explain import verdict
+    from taggraph.viz.explain import SessionPlace as P, verdict
 
     def e(rank, score=0.5):
         return Explanation("m", "n", rank is not None and rank <= 40, rank, score, "")
-    assert verdict(e(2), 5, 40, 100) == ("in the top 5 (rank 2)", "hit")
-    assert verdict(e(4, 0.0), 5, 40, 100) == ("rank 4 only by tie order (score 0); not found by the method", "tie")
-    assert verdict(e(7, 0.0), 5, 40, 100) == ("ranked 7 of 40, outside the top 5", "near")
-    assert verdict(e(19), 5, 40, 20) == ("ranked 19 of 20, outside the top 5", "near")
-    assert verdict(e(19), 5, 40, 100) == ("ranked 19 of 40, outside the top 5", "near")
-    assert verdict(e(None), 5, 40, 100) == ("not retrieved", "miss")
-    assert verdict(e(50), 5, 40, 100) == ("not retrieved (rank 50 of 100, beyond depth 40)", "miss")
+    assert verdict(e(2), P(2, 0.5, False), 5, 40, 100) == ("session rank 2 (note rank 2): in the top 5 by sessions", "hit")
+    assert verdict(e(4, 0.0), P(3, 0.0, True), 5, 40, 100) == (
+        "session rank 3 (note rank 4) only by tie order (score 0); not found by the method", "tie")
+    assert verdict(e(5), P(5, 0.5, True), 5, 40, 100) == (
+        "session rank 5 (note rank 5) only by tie order (score 0.5, shared across the top-5 cut-off)", "tie")
+    assert verdict(e(7, 0.0), P(7, 0.0, False), 5, 40, 100) == ("session rank 7 (note rank 7), outside the top 5", "near")
+    assert verdict(e(45), P(4, 0.9, False), 5, 40, 100) == (  # a better note of its session is within the depth
+        "session rank 4 (note rank 45 of 100, beyond depth 40): in the top 5 by sessions", "hit")
+    assert verdict(e(None), P(None, None, False), 5, 40, 100) == ("not retrieved", "miss")
+    assert verdict(e(50), P(None, None, False), 5, 40, 100) == ("not retrieved (rank 50 of 100, beyond depth 40)", "miss")
+
+
+def test_one_tie_order_rule_on_notes_and_sessions():
+    from taggraph.viz.explain import session_place, tie_order_only
+    assert tie_order_only([0, 0, 0, 0, 0, 0], [False, False, False, True, False, False], 5)  # score 0, 6 tied
+    assert not tie_order_only([0, 0, 0], [False, True, False], 5)  # every order keeps it in the top 5
+    assert tie_order_only([3, 2, 2, 2, 2, 2, 1], [False, False, True, False, False, False, False], 5)  # not 0
+    assert not tie_order_only([3, 2, 1, 1], [False, True, False, False], 1)  # outside the top k: a miss, not a tie
+    # sessions each once at their best note: 'a' ranks 2nd by sessions, its notes 2nd and 4th
+    place = session_place(["b", "a", "b", "a", "c", "d"], [0.9, 0, 0, 0, 0, 0], {"a"}, 2)
+    assert place == (2, 0.0, True)  # b, then a, c, d tied at 0 for the second place
+    assert session_place(["b", "a", "c"], [0.9, 0.5, 0], {"a"}, 2) == (2, 0.5, False)
+    assert session_place(["b", "a"], [0.9, 0.5], {"a"}, 2, depth=1).rank is None  # beyond the depth
+    assert not session_place(["b", "a", "c"], [None, None, None], {"a"}, 2).tie  # scores unknown
+
+
+def test_the_explain_verdict_counts_sessions_as_the_report_does():
+    """demo_q11: AdaptiveGraph ranks the gold note 11th but its session 4th; Success@5 counts it a hit."""
+    case = next(c for c in load_dataset(DEMO_DATA) if c.case_id == "demo_q11")
+    store = build_store(case, "offline-v2")
+    page = explain_html(store, case.question, gold_notes(case, store)[0], ["AdaptiveGraph"], gold=gold_notes(case, store),
+                        asked_on=case.question_date)
+    assert ("<tr class='hit'><td>AdaptiveGraph</td><td class='verdict'>session rank 4 (note rank 11): in the top 5 "
+            "by sessions</td>") in page
 
 
 def test_tfidf_overlap_outside_the_traversal_is_named(hand_store):
@@ -119,6 +150,14 @@ def test_terminal_explain_says_what_the_page_says_and_takes_the_runs_settings():
     assert CliRunner().invoke(app, [*args, "--param", "Nope.x=1"]).exit_code == 2
 
 
+def test_terminal_explain_counts_sessions_and_tie_order_as_the_report_does():
+    out = CliRunner().invoke(app, ["explain", "--question", "demo_q11", "--methods", "AdaptiveGraph"]).output
+    assert "AdaptiveGraph: session rank 4 (note rank 11): in the top 5 by sessions; score " in out
+    out = CliRunner().invoke(app, ["explain", "--question", "demo_q08", "--methods", "TagGraph-Basic"]).output
+    assert ("TagGraph-Basic: session rank 3 (note rank 4) only by tie order (score 0); not found by the method; "
+            "score 0;") in out
+
+
 def test_views_drop_the_methods_that_embed_when_sentence_transformers_is_missing(monkeypatch, capsys):
     import importlib.util
 
@@ -134,9 +173,10 @@ def test_views_drop_the_methods_that_embed_when_sentence_transformers_is_missing
 
 
 def test_explain_misses_counts_a_tie_order_placement_as_a_miss(hand_store):
-    """'umbrella' meets no tag: TagGraph-Basic scores every note 0 and ranks gold s2#0 2nd by note order alone."""
+    """'umbrella' meets no tag: TagGraph-Basic scores every note 0 and ranks gold s2#0 2nd by note order alone
+    (at k = 2: in a store of five sessions every order keeps each in the top 5, a hit for Success@5_tieavg too)."""
     units = pd.DataFrame([{"question_id": "t", "question": "umbrella", "note_id": "s2#0", "category": "C1"}])
-    missed = explain_misses(units, {"t": hand_store}, ["TagGraph-Basic"], k=5).iloc[0]
+    missed = explain_misses(units, {"t": hand_store}, ["TagGraph-Basic"], k=2).iloc[0]
     assert missed["method"] == "TagGraph-Basic" and missed["rank"] == 2 and "only by tie order" in missed["reason"]
 
 
@@ -160,9 +200,10 @@ def session_store():
 
 def test_page_shows_note_and_session_rank_and_the_notes_above_up_to_k():
     page = explain_html(session_store(), "dog", "b#0", ["BM25"], k=2, gold=["b#0"])
-    row = re.search(r"<tr class='near'><td>BM25</td>(.*?)</tr>", page).group(1)
-    assert re.findall(r"<td class='v(?: session)?'>([^<]*)</td>", row)[:2] == ["4", "2, in the top 2 by sessions"]
-    assert "note rank 4 · session rank 2, in the top 2 by sessions" in page and "<b>session rank</b> counts sessions" in page
+    row = re.search(r"<tr class='hit'><td>BM25</td>(.*?)</tr>", page).group(1)  # a hit by sessions, as Success@2
+    assert "<td class='verdict'>session rank 2 (note rank 4): in the top 2 by sessions</td>" in row
+    assert re.findall(r"<td class='v(?: session)?'>([^<]*)</td>", row)[:2] == ["4", "2"]
+    assert "note rank 4 · session rank 2" in page and "<b>session rank</b> counts sessions" in page
     above = re.search(r"outranked by \(the notes above it, up to 2\)</dt><dd>(.*?)</dd>", page).group(1)
     assert re.findall(r"<tr><td>(\d)</td><td><code>([^<]*)</code></td><td>(\w+)</td>", above) == [
         ("1", "a#0", "a"), ("2", "a#1", "a"), ("3", "a#2", "a")]

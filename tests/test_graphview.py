@@ -122,7 +122,7 @@ def test_gold_keeps_its_colour_on_hover_and_file_nodes_carry_their_explanation(h
                       results_by_method={m: r.query("my beagle") for m, r in retrievers.items()})
     gold = next(n for n in page_data(page)["nodes"] if n["id"] == "file:s2#0")
     assert gold["color"]["hover"] == gold["color"]["highlight"] == {"background": "#f2b701", "border": "#f2b701"}
-    assert gold["why"]["BM25"]["verdict"] == "in the top 5 (rank 1)" and "beagle" in gold["why"]["BM25"]["text"]
+    assert gold["why"]["BM25"]["verdict"] == "session rank 1 (note rank 1): in the top 5 by sessions" and "beagle" in gold["why"]["BM25"]["text"]
     assert "Edges:" in page and "topic–file" in page
 
 
@@ -221,10 +221,32 @@ def test_gold_rank_counts_notes_and_sessions_and_names_tie_order():
 
     store = make_store([*MOVED, ("s1", "And Berkeley has good coffee.", "It does.", {"what": ["drink/coffee"]})])
     ranking = [("s1#0", 0.5), ("s1#1", 0.4), ("s2#0", 0.0), ("s3#0", 0.0), ("s4#0", 0.0)]
-    assert gold_rank(store, ranking, "s3#0") == {
-        "note": 4, "session": 3, "tie": True, "text": "s3#0: note rank 4 only by tie order (score 0), session rank 3"}
-    assert gold_rank(store, ranking, "s1#1")["text"] == "s1#1: note rank 2, session rank 1"
-    assert gold_rank(store, ranking[:2], "s3#0")["note"] is None
+    # sessions s1 (0.5), then s2, s3, s4 tied at 0: s3 is 3rd, in the top 3 only by tie order
+    assert gold_rank(store, ranking, "s3#0", 3) == {
+        "note": 4, "session": 3, "tie": True, "text": "s3#0: note rank 4, session rank 3 only by tie order (score 0)"}
+    assert not gold_rank(store, ranking, "s3#0", 4)["tie"]  # every order of the three keeps it in the top 4
+    assert not gold_rank(store, ranking, "s3#0", 2)["tie"]  # outside the top 2: a miss, not a tie
+    assert gold_rank(store, ranking, "s1#1", 5)["text"] == "s1#1: note rank 2, session rank 1"
+    assert gold_rank(store, ranking[:2], "s3#0", 5)["note"] is None
+
+
+def test_a_top_k_place_owed_to_tie_order_is_flagged_and_missed_at_any_score():
+    from taggraph.viz.graphview import missed_by
+
+    notes = {n["id"]: n for n in moved_page(k=1)["nodes"] if n["kind"] == "file"}
+    # top 1: TagGraph-Basic's s1#0 (0.5) ties with s3#0 (0.5), -Stopwords' with every note (0); BM25 earns it
+    assert notes["file:s1#0"]["ties"] == {"TagGraph-Basic": True, "TagGraph-Stopwords": True}
+    assert notes["file:s3#0"]["ties"] == {} and notes["file:s3#0"]["ranks"]["BM25"] == 1
+    basic = [("s1#0", 0.5), ("s3#0", 0.5), ("s2#0", 0.0), ("s4#0", 0.0)]
+    assert missed_by(make_store(MOVED), {"TagGraph-Basic": basic}, ["s1#0"], 1) == ["TagGraph-Basic"]
+    assert missed_by(make_store(MOVED), {"TagGraph-Basic": basic}, ["s1#0"], 2) == []
+
+
+def test_tooltip_snippets_end_at_a_word():
+    from taggraph.viz.graphview import _snippet
+
+    assert _snippet("I moved to  Berkeley\nlast spring", 16) == "I moved to…"  # was 'I moved to Berk…'
+    assert _snippet("a <b> tag", 6) == "a &lt;b&gt;…"
 
 
 def test_a_miss_page_opens_on_the_subgraph_every_node_named_and_the_paths_marked():
@@ -233,8 +255,8 @@ def test_a_miss_page_opens_on_the_subgraph_every_node_named_and_the_paths_marked
     assert data["sub"] and 0 < len(sub) < len(data["nodes"])
     assert all(n["full"].strip() for n in sub) and len({n["full"] for n in sub}) == len(sub)
     gold = next(n for n in sub if n["id"] == "file:s3#0")
-    assert gold["goldRank"]["TagGraph-Stopwords"] == "note 3 · session 3 (tie order)"
-    assert "s3#0: note rank 3 only by tie order (score 0), session rank 3" in data["goldText"]["TagGraph-Stopwords"]
+    assert gold["goldRank"]["TagGraph-Stopwords"] == "note 3 · session 3"  # outside the top 1: a plain miss
+    assert "s3#0: note rank 3, session rank 3" in data["goldText"]["TagGraph-Stopwords"]
     marked = {e["id"]: e["path"] for e in data["edges"] if e["sub"] and e["path"]}
     assert marked["concept:city|concept:city/berkeley"] == ["TagGraph-Basic", "*"]
     whole = [n for n in data["nodes"] if n["whole"]]

@@ -34,20 +34,21 @@ def score_chart(results_by_method: Mapping[str, Sequence[Result]], gold: Sequenc
 def gold_rank_chart(results_by_method: Mapping[str, Sequence[Result]], gold: Sequence[str],
                     depth: int = DEFAULT_DEPTH, k: int = 5) -> go.Figure:
     """Rank of each gold note under each method; a note not retrieved is drawn at depth + 1 and
-    labelled 'miss'; one in the top k only by tie order (`tie_order_only`: score 0) is hatched and
-    labelled 'tie order', a miss too; the dashed line is the top-k cut-off."""
+    labelled 'miss'; one in the top k only by tie order (`tie_order_only` on the retrieved notes: notes
+    tied with it, in another order, would push it out) is hatched and labelled 'tie order', a miss too;
+    the dashed line is the top-k cut-off."""
     rows = []
     for m, res in results_by_method.items():
-        found = {r.note_id: r for r in res}
+        found, scores = {r.note_id: r for r in res}, [r.score for r in res]
         for g in gold:
             r = found.get(g)
-            tie = r is not None and tie_order_only(r.rank, r.score, k)
+            tie = r is not None and tie_order_only(scores, [x.note_id == g for x in res], k)
             rows.append({"method": m, "gold note": g, "rank": r.rank if r else depth + 1, "tie": tie,
                          "label": "miss" if r is None else f"{r.rank} tie order" if tie else str(r.rank)})
     fig = px.bar(pd.DataFrame(rows, columns=["method", "gold note", "rank", "label", "tie"]), x="method", y="rank",
                  color="gold note", barmode="group", text="label", custom_data=["tie"],
                  title=f"Rank of each gold note per method (lower is better; miss: not in the first {depth}; "
-                       f"hatched: in the top {k} only by tie order, score 0)")
+                       f"hatched: in the top {k} only by tie order)")
     for trace in fig.data:
         trace.marker.pattern.shape = ["/" if tie else "" for tie in trace.customdata[:, 0]]
     return fig.add_hline(y=k + 0.5, line_dash="dash", annotation_text=f"top {k}")

@@ -7,8 +7,9 @@ concept -> ontology hops -> topic -> note; AdaptiveGraph: seed tag, its teleport
 mass and the main diffusion paths; BM25: per-term contributions; OpenClaw:
 dense and keyword components) or what is missing (no helpful tag, a token
 dropped as a stopword, the note that outranked it and by how much), then the
-note itself. Verdicts judge the rank by the metric's cut-off k (``METRIC_K``),
-not by the depth. All text from data is ``html.escape``-d; the page has no script.
+note itself. Verdicts judge the note's session rank by the metric's cut-off k (``METRIC_K``), as
+Success@k and the run report count (`session_place`, `tie_order_only`), not by the depth. All text
+from data is ``html.escape``-d; the page has no script.
 """
 
 from __future__ import annotations
@@ -19,14 +20,14 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
 from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.datasets import Case, load_dataset
 from taggraph.errors import ConfigError
-from taggraph.evaluation.metrics import dedupe_sessions
+from taggraph.evaluation.metrics import session_scores, tie_averaged
 from taggraph.notes import Note
 from taggraph.retrieval import (DEFAULT_DEPTH, PAPER_METHODS, Explanation, Result, Retriever, embeds, make_retriever,
                                 registered_methods)
@@ -176,14 +177,18 @@ def explain_table(store: MemoryStore, question: str, note_id: str, methods: Meth
 def explain_misses(units: pd.DataFrame, stores: Mapping[str, MemoryStore], methods: Sequence[str],
                    k: int = 5) -> pd.DataFrame:
     """`explain_table` rows of every gold note in `units` (`failure_diagnostics(...).units`) under
-    every method that does not rank it in its top k, or ranks it there only by tie order
-    (`tie_order_only`); `stores` maps question id -> store."""
+    every method that does not rank its session in its top k sessions, or ranks it there only by tie
+    order (`session_place`, as the verdict judges); `stores` maps question id -> store."""
     rows = []
     for u in units.drop_duplicates(["question_id", "note_id"]).itertuples():
-        rows += [{"question_id": u.question_id, "note_id": u.note_id, "category": u.category,
-                  **_row(m, e, stores[u.question_id])}
-                 for m, e in explanations(stores[u.question_id], u.question, u.note_id, methods).items()
-                 if e.rank is None or e.rank > k or tie_order_only(e.rank, e.score, k)]
+        store = stores[u.question_id]
+        retrievers = build_retrievers(store, methods)
+        for m, e in explanations(store, u.question, u.note_id, retrievers).items():
+            place = ranking_place(retrievers[m].rank(u.question, len(store)), store,
+                                  {store.by_id[u.note_id].session_id}, k)
+            if place.rank is None or place.rank > k or place.tie:
+                rows.append({"question_id": u.question_id, "note_id": u.note_id, "category": u.category,
+                             **_row(m, e, store)})
     return pd.DataFrame(rows, columns=["question_id", "note_id", "category", "method", "rank", "reason",
                                        "key details"]).astype({"rank": "Int64"})
 
@@ -234,26 +239,58 @@ def _note_html(note: Note) -> str:
             f"<h3>Assistant</h3><pre>{html.escape(note.assistant)}</pre>")
 
 
-def tie_order_only(rank: int | None, score: float, k: int) -> bool:
-    """Whether a note is in the top `k` only by tie order: ranked there with score 0, i.e. placed by note
-    order among the notes the method did not find. The explain verdict, `explain_misses` and
-    `gold_rank_chart` judge by it."""
-    return rank is not None and rank <= k and score == 0
+# The one tie-order rule (README, tie-aware columns): a top-k place is owed to tie order when some order
+# of the items tied at equal scores would leave it out of the top k, i.e. Success@k_tieavg < 1.
+def tie_order_only(scores: Sequence[float], relevant: Sequence[bool], k: int) -> bool:
+    """Whether the top `k` of a ranking (`scores` descending) holds a `relevant` item only by tie order: one
+    is there, yet some order of the items with equal scores leaves every relevant one out
+    (``Success@k_tieavg`` < 1, `metrics.tie_averaged`). The run report's miss table counts sessions so; the
+    explain verdict, `taggraph explain` and the graph page's gold ranks judge sessions (`session_place`),
+    the graph page's top-k ring and `gold_rank_chart` judge notes."""
+    return any(relevant[:k]) and tie_averaged(scores, relevant, (k,))[f"Success@{k}_tieavg"] < 1
 
 
-def verdict(e: Explanation, k: int, depth: int, n_notes: int) -> tuple[str, str]:
-    """(words, css class) judging a rank by the metric's cut-off `k`: 'in the top 5 (rank 2)' (hit),
-    'rank 4 only by tie order (score 0); not found by the method' (tie: a note the method scores 0 is
-    ranked among the other score-0 notes by note order alone), 'ranked 19 of 20 notes, outside the top 5'
-    (near: retrieved within `depth`), 'not retrieved' (miss)."""
-    if tie_order_only(e.rank, e.score, k):
-        return f"rank {e.rank} only by tie order (score 0); not found by the method", "tie"
-    if e.rank is not None and e.rank <= k:
-        return f"in the top {k} (rank {e.rank})", "hit"
-    if e.rank is not None and e.rank <= depth:
-        return f"ranked {e.rank} of {min(depth, n_notes)}, outside the top {k}", "near"
-    beyond = f" (rank {e.rank} of {n_notes}, beyond depth {depth})" if e.rank else ""
-    return f"not retrieved{beyond}", "miss"
+class SessionPlace(NamedTuple):
+    """Where the first of some sessions ranks, as the metrics count (`session_place`)."""
+
+    rank: int | None  # among the sessions, each once at its best note; None beyond the depth
+    score: float | None  # that session's score (its best note's)
+    tie: bool  # in the top k only by tie order (`tie_order_only`)
+
+
+def session_place(session_ids: Sequence[str], scores: Sequence[float | None], targets: set[str], k: int,
+                  depth: int = DEFAULT_DEPTH) -> SessionPlace:
+    """The place of the first of `targets` among the sessions of a whole note ranking (`session_ids` and
+    `scores` in rank order), each session counted once at its best note: its rank when that note is
+    within `depth` (as `Success@k` and the run report count), its score, and whether a top-`k` place is
+    owed to tie order (over every session, as the report's ``tied_beyond_depth`` does; never when a
+    score is unknown)."""
+    pairs = session_scores(session_ids, [0.0 if s is None else s for s in scores], len(session_ids))
+    relevant = [sid in targets for sid, _ in pairs]
+    first = next((i for i, rel in enumerate(relevant) if rel), None)
+    if first is None or pairs[first][0] not in set(session_ids[:depth]):
+        return SessionPlace(None, None, False)
+    tie = None not in scores and tie_order_only([s for _, s in pairs], relevant, k)
+    return SessionPlace(first + 1, pairs[first][1], tie)
+
+
+def verdict(e: Explanation, place: SessionPlace, k: int, depth: int, n_notes: int) -> tuple[str, str]:
+    """(words, css class) judging the note's session `place` by the metric's cut-off `k`, as Success@k and
+    the run report count, with the note rank beside it: 'session rank 4 (note rank 11): in the top 5 by
+    sessions' (hit), 'session rank 3 (note rank 4) only by tie order (score 0); not found by the method'
+    (tie: `tie_order_only`), 'session rank 9 (note rank 12), outside the top 5' (near), 'not retrieved'
+    (miss: its session is beyond the depth)."""
+    note = f"note rank {e.rank or '–'}" + (f" of {n_notes}, beyond depth {depth}" if (e.rank or 0) > depth else "")
+    if place.rank is None:
+        return "not retrieved" + (f" (rank {e.rank} of {n_notes}, beyond depth {depth})" if e.rank else ""), "miss"
+    ranks = f"session rank {place.rank} ({note})"
+    if place.tie:
+        why = ("(score 0); not found by the method" if place.score == 0
+               else f"(score {_number(place.score)}, shared across the top-{k} cut-off)")
+        return f"{ranks} only by tie order {why}", "tie"
+    if place.rank <= k:
+        return f"{ranks}: in the top {k} by sessions", "hit"
+    return f"{ranks}, outside the top {k}", "near"
 
 
 # 'ranked R of N notes: ' and its tie-order form (the verdict says both)
@@ -292,28 +329,20 @@ def _outranked_html(ranking: Sequence[tuple[int, float]], store: MemoryStore, e:
             f"<th>session</th><th>score</th><th>margin</th></tr>{''.join(rows)}</table></dd>")
 
 
-def session_rank(ranking: Sequence[tuple[int, float]], store: MemoryStore, sessions: set[str],
-                 depth: int = DEFAULT_DEPTH) -> int | None:
-    """The rank of the first of `sessions` among the sessions of the first `depth` notes of `ranking`
-    ((note index, score) in rank order), each session counted once where its best note ranks: how the
-    metrics and the run report count. None when none of them is within the depth."""
-    ranked = dedupe_sessions((store.notes[i].session_id for i, _ in ranking), depth)
-    return next((r for r, sid in enumerate(ranked, 1) if sid in sessions), None)
+def ranking_place(ranking: Sequence[tuple[int, float]], store: MemoryStore, sessions: set[str], k: int,
+                  depth: int = DEFAULT_DEPTH) -> SessionPlace:
+    """`session_place` of the first of `sessions` in `ranking` ((note index, score) in rank order, every note)."""
+    return session_place([store.notes[i].session_id for i, _ in ranking], [s for _, s in ranking], sessions, k, depth)
 
 
-def session_words(ranking: Sequence[tuple[int, float]], store: MemoryStore, e: Explanation, note: Note,
+def session_words(ranking: Sequence[tuple[int, float]], store: MemoryStore, own: SessionPlace,
                   gold: Sequence[str], k: int, depth: int) -> str:
-    """The rank of `note`'s session ('–': beyond the depth), whether that puts it in the top k when the note
-    rank does not, and the first gold session's rank when another gold session ranks first (the report's
-    number): '3, in the top 5 by sessions (first gold session: 2)'."""
-    own = session_rank(ranking, store, {note.session_id}, depth)
-    text = "–" if own is None else str(own)
-    if own is not None and own <= k < (e.rank or depth + 1):
-        best = next(score for i, score in ranking if store.notes[i].session_id == note.session_id)
-        text += f", in the top {k} by sessions" + (" only by tie order" if tie_order_only(own, best, k) else "")
+    """The note's session rank `own` ('–': beyond the depth) and the first gold session's rank when another
+    gold session ranks first (the report's number): '3 (first gold session: 2)'."""
+    text = "–" if own.rank is None else str(own.rank)
     gold_sessions = {store.by_id[g].session_id for g in gold if g in store.by_id}
-    first = session_rank(ranking, store, gold_sessions, depth) if gold_sessions else None
-    if first is not None and first != own:
+    first = ranking_place(ranking, store, gold_sessions, k, depth).rank if gold_sessions else None
+    if first is not None and first != own.rank:
         text += f" (first gold session: {first})"
     return text
 
@@ -348,9 +377,10 @@ def explain_html(store: MemoryStore, question: str, note_id: str, methods: Metho
     note, n = store.by_id[note_id], len(store)
     rows, sections = [], []
     for m, e in exps.items():
-        words, cls = verdict(e, k, depth, n)
         ranking = retrievers[m].rank(question, n, asked_on=asked_on)
-        sessions = html.escape(session_words(ranking, store, e, note, gold, k, depth))
+        place = ranking_place(ranking, store, {note.session_id}, k, depth)
+        words, cls = verdict(e, place, k, depth, n)
+        sessions = html.escape(session_words(ranking, store, place, gold, k, depth))
         fallback = e.evidence.fallback
         fb_html = f"<p class='fallback'><b>Fallback:</b> {html.escape(fallback)}</p>" if fallback else ""
         rows.append(f"<tr class='{cls}'><td>{html.escape(m)}</td><td class='verdict'>{html.escape(words)}</td>"
@@ -372,9 +402,10 @@ def explain_html(store: MemoryStore, question: str, note_id: str, methods: Metho
                + (f" · <b>answer</b> {html.escape(answer)}" if answer else "") + "</p>"
                f"<p>{_gold_html(note_id, list(gold))}</p>"
                f"<p class='scale'>The store holds <b>{n}</b> notes; each method retrieves its first <b>{depth}</b> "
-               f"(the depth). Verdicts use <b>k = {k}</b>, the cut-off of Success@{k} (the paper's recall@{k}): "
-               f"<span class='hit'>in the top {k}</span>, <span class='tie'>in the top {k} only by tie order (score 0, "
-               f"placed by note order among the notes the method did not find)</span>, "
+               f"(the depth). Verdicts use <b>k = {k}</b> on the note's session rank, as Success@{k} (the paper's "
+               f"recall@{k}) and the run report count: <span class='hit'>in the top {k} by sessions</span>, "
+               f"<span class='tie'>in the top {k} only by tie order (sessions with equal scores, in another order, "
+               f"would leave it out: Success@{k}_tieavg &lt; 1; score 0: the method did not find it)</span>, "
                f"<span class='near'>retrieved but outside the top {k}</span>, <span class='miss'>not retrieved</span>.</p>"
                f"<p class='scale'><b>Note rank</b> counts notes; <b>session rank</b> counts sessions, as the metrics "
                f"and the run report do: each session once, where its best note ranks (within the depth), so it is "
@@ -440,11 +471,12 @@ def explain_command(data: str | Path, question_id: str, note_id: str | None = No
              + (", ".join(gold) or "not known"),
              f"store: {len(store)} notes; each method retrieves {depth}; verdicts at k = {k} (Success@{k})", ""]
     for m, e in explanations(store, case.question, note_id, retrievers, depth, case.question_date).items():
-        words, _ = verdict(e, k, depth, len(store))
         ranking = retrievers[m].rank(case.question, len(store), asked_on=case.question_date)
-        sessions = session_words(ranking, store, e, store.by_id[note_id], gold, k, depth)
-        lines.append(f"{m}: {words}; session rank {sessions}; score {_number(e.score)}; "
-                     f"{_RANKED_PREFIX.sub('', e.reason)}")
+        place = ranking_place(ranking, store, {store.by_id[note_id].session_id}, k, depth)
+        words, _ = verdict(e, place, k, depth, len(store))
+        sessions = session_words(ranking, store, place, gold, k, depth)
+        more = "" if sessions == str(place.rank) else f"; session rank {sessions}"  # else the verdict says it
+        lines.append(f"{m}: {words}{more}; score {_number(e.score)}; {_RANKED_PREFIX.sub('', e.reason)}")
         if summarize(e, store):
             lines.append(f"    {summarize(e, store)}")
     if out is not None:

@@ -3,7 +3,8 @@
 Node kinds keep one colour and shape each (tag: blue dot, ontology: grey diamond,
 topic: orange triangle, file: teal square). Gold notes are drawn as gold stars, with their note and
 session rank under the chosen method; a drop-down picks which method's top-k notes get a red ring
-and their rank in the label; concepts the question's tokens match get a black ring. Every node is
+and their rank in the label (a purple ring and '#4 tie order' for a note there only by tie order,
+`explain.tie_order_only`); concepts the question's tokens match get a black ring. Every node is
 named by `taggraph.viz.names` (as on the explain page). With a question and gold notes the page
 opens on `explained_subgraph` (the question's concepts, the gold notes, the notes the missing
 methods rank above them and the paths between, drawn thick), laid out left to right by
@@ -45,11 +46,10 @@ from pyvis.network import Network
 
 from taggraph.graph import concept_node, file_node
 from taggraph.atomic import atomic_write
-from taggraph.evaluation.metrics import dedupe_sessions
 from taggraph.retrieval import DEFAULT_DEPTH, Explanation, Retriever
 from taggraph.store import MemoryStore
-from taggraph.text import query_tokens
-from taggraph.viz.explain import evidence_text, links_html, verdict
+from taggraph.text import query_tokens, snippet
+from taggraph.viz.explain import evidence_text, links_html, session_place, tie_order_only, verdict
 from taggraph.viz.names import node_names
 
 VIS_DIR = Path(pyvis.__file__).parent / "templates" / "lib" / "vis-9.1.2"
@@ -61,6 +61,7 @@ KIND_STYLE = {  # kind -> (colour, vis shape, legend symbol)
 }
 GOLD = ("#f2b701", "star")
 HIT_BORDER = "#d62728"
+TIE_BORDER = "#6f42c1"  # a top-k place owed to tie order, the explain page's 'tie' colour
 PATH_COLOUR = "#c2185b"  # the explained path's edges
 MATCH_BORDER = "#111111"
 EDGE_STYLE = {  # kind -> (colour, dashes)
@@ -74,8 +75,8 @@ SNIPPET_CHARS = 240
 
 
 def _snippet(text: str, n: int = SNIPPET_CHARS) -> str:
-    text = " ".join(text.split())
-    return html.escape(text if len(text) <= n else text[: n - 1] + "…")
+    """`text` on one line, cut at a word boundary (`taggraph.text.snippet`), escaped."""
+    return html.escape(snippet(" ".join(text.split()), n))
 
 
 def _ranks(results_by_method: Mapping[str, Sequence] | None) -> dict[str, dict[str, int]]:
@@ -167,16 +168,17 @@ def _title(store: MemoryStore, node: str, data: dict, ranks: dict[str, dict[str,
     return "<br>".join(lines)
 
 
-def _why(explanations: Mapping[str, Mapping[str, Explanation]] | None, note_id: str, k: int, depth: int,
-         n_notes: int) -> dict:
+def _why(store: MemoryStore, explanations: Mapping[str, Mapping[str, Explanation]] | None,
+         rankings: Mapping[str, Ranking], note_id: str, k: int, depth: int) -> dict:
     """method -> {verdict, cls, text} of one note for the side panel (plain text, shown as text), judged
-    like the explain page (`explain.verdict`): by the cut-off `k` and the run's retrieval `depth`, a
-    score-0 note in the top k placed by tie order (class ``tie``), not as a hit."""
+    like the explain page (`explain.verdict`): its session rank in the method's ranking by the cut-off `k`
+    and the run's retrieval `depth`, a top-k place owed to tie order (class ``tie``) not as a hit."""
     out = {}
     for method, by_note in (explanations or {}).items():
-        e = by_note.get(note_id)
-        if e is not None:
-            words, cls = verdict(e, k, depth, n_notes)
+        e, ranking = by_note.get(note_id), rankings.get(method)
+        if e is not None and ranking is not None:
+            words, cls = verdict(e, _place(store, ranking, {store.by_id[note_id].session_id}, k, depth), k, depth,
+                                 len(store))
             fallback = e.evidence.fallback
             out[method] = {"verdict": words, "cls": cls,
                            "text": evidence_text(e) + (f" (fallback: {fallback})" if fallback else "")}
@@ -206,32 +208,43 @@ def _rankings(results_by_method: Mapping[str, Sequence] | None) -> dict[str, Ran
             for m, results in (results_by_method or {}).items()}
 
 
-def gold_rank(store: MemoryStore, ranking: Ranking, note_id: str) -> dict:
+def _place(store: MemoryStore, ranking: Ranking, sessions: set[str], k: int, depth: int):
+    """`explain.session_place` of the first of `sessions` in a ranking of note ids."""
+    return session_place([store.by_id[n].session_id for n, _ in ranking], [x for _, x in ranking], sessions, k, depth)
+
+
+def note_ties(ranking: Ranking, k: int) -> set[str]:
+    """The notes of a ranking's top `k` placed there only by tie order (`tie_order_only` on notes); none when
+    the scores are unknown."""
+    scores = [x for _, x in ranking]
+    if None in scores:
+        return set()
+    return {n for i, (n, _) in enumerate(ranking[:k]) if tie_order_only(scores, [j == i for j in range(len(scores))], k)}
+
+
+def gold_rank(store: MemoryStore, ranking: Ranking, note_id: str, k: int) -> dict:
     """One note's place in a ranking: ``note`` (its rank among notes), ``session`` (its session's rank,
-    each session counted once where its best note ranks, as the metrics count), ``tie`` (scored 0, so
-    placed among the other score-0 notes by note order alone) and ``text``; ranks None when not ranked."""
+    each session counted once where its best note ranks, as the metrics count), ``tie`` (that session is in
+    the top `k` only by tie order, `tie_order_only`) and ``text``; ranks None when not ranked."""
     notes = [n for n, _ in ranking]
     if note_id not in notes:
         return {"note": None, "session": None, "tie": False,
                 "text": f"{note_id}: not among the {len(notes)} notes ranked"}
-    note = notes.index(note_id) + 1
-    session = dedupe_sessions([store.by_id[n].session_id for n in notes], len(notes)).index(
-        store.by_id[note_id].session_id) + 1
-    tie = ranking[note - 1][1] == 0
-    return {"note": note, "session": session, "tie": tie,
-            "text": f"{note_id}: note rank {note}" + (" only by tie order (score 0)" if tie else "")
-                    + f", session rank {session}"}
+    place = _place(store, ranking, {store.by_id[note_id].session_id}, k, len(notes))
+    tie = (" only by tie order" + (" (score 0)" if place.score == 0 else f" (score {place.score:.4g})")
+           if place.tie else "")
+    return {"note": notes.index(note_id) + 1, "session": place.rank, "tie": place.tie,
+            "text": f"{note_id}: note rank {notes.index(note_id) + 1}, session rank {place.rank}{tie}"}
 
 
 def missed_by(store: MemoryStore, rankings: Mapping[str, Ranking], gold: Iterable[str], k: int) -> list[str]:
     """The methods that miss: no gold session in their first `k` sessions, or one there only by tie order
-    (its best note scored 0), as the run report counts."""
-    gold = [g for g in gold if g in store.by_id]
+    (`tie_order_only` on sessions), as the run report counts."""
+    sessions = {store.by_id[g].session_id for g in gold if g in store.by_id}
     out = []
     for method, ranking in rankings.items():
-        places = [gold_rank(store, ranking, g) for g in gold]
-        best = min((p for p in places if p["session"] is not None), key=lambda p: p["session"], default=None)
-        if best is None or best["session"] > k or best["tie"]:
+        place = _place(store, ranking, sessions, k, len(ranking))
+        if place.rank is None or place.rank > k or place.tie:
             out.append(method)
     return out
 
@@ -428,10 +441,13 @@ def graph_html(store: MemoryStore, question: str | None = None,
     explained = (explained_subgraph(store, ug, sorted(matched), gold_order, rankings, explanations, top_k)
                  if question and gold else None)
     sub = explained.nodes if explained else []
-    places = {m: {n: gold_rank(store, r, n) for n in gold_order} for m, r in rankings.items()}
+    places = {m: {n: gold_rank(store, r, n, top_k) for n in gold_order} for m, r in rankings.items()}
+    ties = {m: note_ties(r, top_k) for m, r in rankings.items()}
     short = {m: {n: "not ranked" if p["note"] is None else f"note {p['note']} · session {p['session']}"
                  + (" (tie order)" if p["tie"] else "") for n, p in by.items()} for m, by in places.items()}
+    tied = set().union(*ties.values())
     widest = {n: names[n] + ("  #00" if g.nodes[n]["kind"] == "file" else "")  # with a rank and gold's ranks
+              + (" tie order" if g.nodes[n].get("note_id") in tied else "")
               + (max(("\n★ " + s[g.nodes[n]["note_id"]] for s in short.values()), key=len, default="")
                  if g.nodes[n].get("note_id") in gold else "") for n in sub}
     sizes = {n: _size(g.nodes[n], n in matched, gold) for n in dict.fromkeys([*keep, *sub])}
@@ -456,10 +472,11 @@ def graph_html(store: MemoryStore, question: str | None = None,
         net.add_node(node, label=" " if quiet else names[node], full=names[node], shape=shape, x=x, y=y, sx=sx,
                      sy=sy, whole=node in pos, sub=node in sub_pos,
                      title=_title(store, node, data, ranks, gold, names[node]), kind=kind, bg=colour,
-                     ranks=note_ranks, size=sizes[node], borderWidth=width,
+                     ranks=note_ranks, ties={m: True for m, t in ties.items() if data.get("note_id") in t},
+                     size=sizes[node], borderWidth=width,
                      color={**fixed, "hover": fixed, "highlight": fixed},
                      goldRank={m: s[data["note_id"]] for m, s in short.items()} if data.get("note_id") in gold else {},
-                     why=_why(explanations, data.get("note_id"), top_k, depth, len(store)) if kind == "file" else {})
+                     why=_why(store, explanations, rankings, data.get("note_id"), top_k, depth) if kind == "file" else {})
     whole_edges = {tuple(sorted(e)) for e in ug.subgraph(keep).edges}
     sub_edges = {tuple(sorted(e)) for e in ug.subgraph(sub).edges} | set(explained.paths if explained else ())
     for a, b in sorted(whole_edges | sub_edges):
@@ -487,12 +504,13 @@ def graph_html(store: MemoryStore, question: str | None = None,
                      "(the chosen method's and the question's)")
     legend += (f" <span style='color:{GOLD[0]}'>★</span> gold note (label: its ranks)"
                f" <span class='ring' style='border-color:{HIT_BORDER}'></span> top-{top_k} of the chosen method"
-               f" (label: rank) <span class='ring' style='border-color:{MATCH_BORDER}'></span>"
+               f" (label: rank) <span class='ring' style='border-color:{TIE_BORDER}'></span> top-{top_k} only by tie"
+               f" order (label: '#4 tie order') <span class='ring' style='border-color:{MATCH_BORDER}'></span>"
                " concept matched by the question")
     chosen = next((m for m in (explained.methods if explained else ()) if m in ranks), None)
     options_html = "".join(f"<option{' selected' if m == chosen else ''}>{html.escape(m)}</option>" for m in ranks)
     options_html += "<option value=''>(none)</option>"
-    payload = {"nodes": nodes, "edges": edges, "options": json.loads(options), "hit": HIT_BORDER, "path": PATH_COLOUR,
+    payload = {"nodes": nodes, "edges": edges, "options": json.loads(options), "hit": HIT_BORDER, "tie": TIE_BORDER, "path": PATH_COLOUR,
                "methods": list(ranks), "top_k": top_k, "sub": bool(sub), "shownWhole": shown, "shownSub": shown_sub, "gold": gold_order,
                "goldText": {m: _gold_text(list(by.values())) for m, by in places.items()}}
     values = {"VIS_CSS": (VIS_DIR / "vis-network.css").read_text(encoding="utf-8"),
@@ -578,12 +596,13 @@ DATA.nodes.forEach(function (n) {
 var nodes = new vis.DataSet(), edges = new vis.DataSet();
 var network = new vis.Network(document.getElementById("graph"), {nodes: nodes, edges: edges}, DATA.options);
 var select = document.getElementById("method"), whole = document.getElementById("whole");
-function highlight(method) {  /* the method's top k ringed, gold notes' ranks, its explained path thick */
+function highlight(method) {  /* the method's top k ringed (tie order apart), gold notes' ranks, its path thick */
   nodes.update(nodes.get({filter: function (n) { return n.kind === "file"; }}).map(function (n) {
-    var r = n.ranks[method], hit = r !== undefined && r <= DATA.top_k, g = n.goldRank[method];
-    return {id: n.id, label: n.baseLabel + (hit ? "  #" + r : "") + (g ? "\\n★ " + g : ""),
-            borderWidth: hit ? 3 : 1, size: hit ? n.baseSize + 6 : n.baseSize,
-            color: {background: n.bg, border: hit ? DATA.hit : n.bg}};
+    var r = n.ranks[method], top = r !== undefined && r <= DATA.top_k, tie = top && !!n.ties[method];
+    var g = n.goldRank[method];
+    return {id: n.id, label: n.baseLabel + (top ? "  #" + r + (tie ? " tie order" : "") : "") + (g ? "\\n★ " + g : ""),
+            borderWidth: top ? 3 : 1, size: top ? n.baseSize + 6 : n.baseSize,
+            color: {background: n.bg, border: tie ? DATA.tie : top ? DATA.hit : n.bg}};
   }));
   edges.update(edges.get().map(function (e) {
     var on = e.path.indexOf("*") >= 0 || e.path.indexOf(method) >= 0;

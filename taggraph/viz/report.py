@@ -184,7 +184,8 @@ def misses_table(rankings: pd.DataFrame, k: int = 5) -> pd.DataFrame:
 
     A placement in the top k by tie order alone counts as a miss: the rank is there, and
     ``attrs["tie_only"]`` maps (question_id, method) to Success@k_tieavg (< 1: some order of the tied
-    sessions leaves every gold session out of the top k). Needs the run's ``Success@k_tieavg`` column."""
+    sessions leaves every gold session out of the top k; the pages' rule, `explain.tie_order_only`, on
+    the run's column). Needs the run's ``Success@k_tieavg`` column."""
     judged = first_gold_ranks(rankings)
     rows = judged.drop_duplicates(["question_id", "method"]).set_index(["question_id", "method"])
     table = (rows["first_gold"].unstack("method")
