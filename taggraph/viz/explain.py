@@ -179,13 +179,17 @@ def explain_misses(units: pd.DataFrame, stores: Mapping[str, MemoryStore], metho
     """`explain_table` rows of every gold note in `units` (`failure_diagnostics(...).units`) under
     every method that does not rank its session in its top k sessions, or ranks it there only by tie
     order (`session_place`, as the verdict judges); `stores` maps question id -> store."""
-    rows = []
+    rows, built, ranked = [], {}, {}  # each question's retrievers and rankings, built once
     for u in units.drop_duplicates(["question_id", "note_id"]).itertuples():
         store = stores[u.question_id]
-        retrievers = build_retrievers(store, methods)
+        if u.question_id not in built:
+            built[u.question_id] = build_retrievers(store, methods)
+        retrievers = built[u.question_id]
         for m, e in explanations(store, u.question, u.note_id, retrievers).items():
-            place = ranking_place(retrievers[m].rank(u.question, len(store)), store,
-                                  {store.by_id[u.note_id].session_id}, k)
+            if (u.question_id, m) not in ranked:
+                ranked[u.question_id, m] = retrievers[m].rank(u.question, len(store))
+            ranking = ranked[u.question_id, m]
+            place = ranking_place(ranking, store, {store.by_id[u.note_id].session_id}, k)
             if place.rank is None or place.rank > k or place.tie:
                 rows.append({"question_id": u.question_id, "note_id": u.note_id, "category": u.category,
                              **_row(m, e, store)})
@@ -454,8 +458,8 @@ def explain_command(data: str | Path, question_id: str, note_id: str | None = No
     """Build the question's store, explain `note_id` (default: its first gold note) for each method, built
     with its `method_params` ({method: {key: value}}) and retrieving `depth` notes; write the HTML page to
     `out` when given. Returns the terminal text: question, answer, whether the note is gold and the gold
-    notes, store size and depth, then per method the page's verdict at `k`, the session rank, its score and
-    reason, and the key details."""
+    notes, store size and depth, then per method the page's verdict at `k` (the session rank, when the
+    verdict does not give it), its score and reason, and the key details."""
     from taggraph.experiments.runner import build_store
 
     case = find_case(data, question_id)
