@@ -219,3 +219,29 @@ def test_outranked_by_elides_the_middle_and_a_missed_note_names_the_top_k():
     unranked = explain_html(store, "dog", "f0#0", ["BM25"], k=2)  # BM25 does not rank a note without 'dog'
     top = re.search(r"outranked by \(the top 2\)</dt><dd>(.*?)</dd>", unranked).group(1)
     assert re.findall(r"<tr><td>(\d+)</td>", top) == ["1", "2"] and "more notes" not in top
+
+
+def test_the_pages_rule_agrees_with_the_report_on_every_demo_question():
+    """For every demo question and method, `session_place` of the gold sessions over the method's whole ranking
+    gives the report's first gold rank, and its tie flag is the report's (Success@5_tieavg < 1 in the top 5)."""
+    from taggraph.experiments.bench import run_bench
+    from taggraph.viz.explain import build_retrievers, ranking_place
+    from taggraph.viz.report import first_gold_ranks
+
+    cases = load_dataset(DEMO_DATA)
+    methods = ["BM25", "TagGraph-Basic", "TagGraph-Stopwords", "AdaptiveGraph"]
+    judged = first_gold_ranks(run_bench(cases, methods, backend=None).rankings).set_index(["question_id", "method"])
+    ties = 0
+    for case in cases:
+        store = build_store(case, "offline-v2")
+        for m, r in build_retrievers(store, methods).items():
+            if (case.case_id, m) not in judged.index:
+                continue
+            row = judged.loc[(case.case_id, m)]
+            place = ranking_place(r.rank(case.question, len(store), asked_on=case.question_date), store,
+                                  set(row["gold_session_ids"]), 5)
+            first = None if pd.isna(row["first_gold"]) else int(row["first_gold"])
+            assert place.rank == first, (case.case_id, m)
+            assert place.tie == (first is not None and first <= 5 and row["Success@5_tieavg"] < 1), (case.case_id, m)
+            ties += place.tie
+    assert ties >= 2  # demo_q07 and demo_q08 have some
