@@ -233,3 +233,14 @@ def test_graph_side_panel_takes_the_runs_depth_and_params(tmp_path):
     assert any("beyond depth 5" in v for v in panel("--depth", "5"))
     # candidates-only TagGraph leaves unreached notes unranked, which the verdict says
     assert panel("--param", "TagGraph-Basic.rank_all_files=false") != panel()
+
+
+def test_a_param_takes_json_for_fusions_weights():
+    from taggraph.cli.app import method_params
+    from taggraph.errors import ConfigError
+    params = method_params(['TagGraph-Fusion.weights={"note_stem": 1.0, "chunks": 0.5}'])
+    assert params["TagGraph-Fusion"]["weights"] == {"note_stem": 1.0, "chunks": 0.5}
+    with pytest.raises(ConfigError, match="not valid JSON"):
+        method_params(['TagGraph-Fusion.weights={"note_stem": }'])
+    with pytest.raises(Exception, match="note_stm"):  # an unknown weight is named before any case runs
+        method_params(['TagGraph-Fusion.weights={"note_stm": 1.0}'])

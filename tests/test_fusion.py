@@ -57,7 +57,9 @@ def dated_store(rows=DATED) -> MemoryStore:
 def test_registered_with_ablations():
     store = make_store(HAND_ROWS)
     for name in ["TagGraph-Fusion", "TagGraph-Fusion-noGraph", "TagGraph-Fusion-noDense", "TagGraph-Fusion-noRaw",
-                 "TagGraph-Fusion-noSession", "TagGraph-Fusion-noTime", "TagGraph-Fusion-noRequests"]:
+                 "TagGraph-Fusion-noSession", "TagGraph-Fusion-noTime", "TagGraph-Fusion-noRequests",
+                 "TagGraph-Fusion-noStems", "TagGraph-Fusion-noChunks", "TagGraph-Fusion-noCoverage",
+                 "TagGraph-Fusion-noAgreement"]:
         r = make_retriever(name, store, embedder=BagOfWords())
         assert r.name == name and isinstance(r, TagGraphFusion)
     assert make_retriever("TagGraph-Fusion-noGraph", store, embedder=BagOfWords()).config()["graph"] is False
@@ -301,13 +303,28 @@ def test_views_ask_on_the_case_date_as_the_bench_does():
     """explain pages, the graph view and the notebooks pass the case's question date as the bench does."""
     from taggraph.viz.explain import build_retrievers, explanations, retrieve_all
     store = dated_store()
-    text = "Which road bike did I buy two weeks ago?"
+    text = "Which road bike did I buy in March?"
     bench = [r.note_id for r in fusion(store).query(text, asked_on=NOW)]
     undated = [r.note_id for r in fusion(store).query(text)]
-    assert bench[0] == "b#0" and undated != bench  # the date rule decides here
+    assert bench[0] == "c#0" and undated != bench  # the date rule decides here
     view = build_retrievers(store, {"TagGraph-Fusion": fusion(store)})
     assert [r.note_id for r in retrieve_all(store, text, view, asked_on=NOW)["TagGraph-Fusion"]] == bench
-    assert explanations(store, text, "b#0", view, asked_on=NOW)["TagGraph-Fusion"].rank == 1
+    assert explanations(store, text, "c#0", view, asked_on=NOW)["TagGraph-Fusion"].rank == 1
     named = build_retrievers(store, ["BM25"])  # methods without time rules take the date and ignore it
     assert [r.note_id for r in retrieve_all(store, text, named, asked_on=NOW)["BM25"]] == \
         [r.note_id for r in make_retriever("BM25", store).query(text)]
+
+
+def test_the_same_defaults_run_on_locomo_and_atant():
+    """No per-dataset switch: the default Fusion ranks the evidence first on the LoCoMo and ATANT fixtures, whose
+    questions carry no question date (the date-relative rules stay silent)."""
+    from taggraph.datasets.atant import load_atant
+    from taggraph.datasets.locomo import load_locomo
+    fixtures = Path(__file__).parent / "fixtures"
+    locomo = {c.case_id: c for c in load_locomo(fixtures / "locomo" / "locomo_tiny.json")}["conv-t1:q0"]
+    atant = {c.case_id: c for c in load_atant(fixtures / "atant" / "r2", split="R2")}["learn04q1"]
+    for case, expected in [(locomo, {"D1:1"}), (atant, {"learn04:b1", "learn04:b2"})]:
+        r = fusion(build_store(case, "none"))
+        top = r.query(case.question, k=1, asked_on=case.question_date)[0]
+        assert {top.note_id, top.session_id} & expected, case.case_id
+        assert not r.signals(case.question, case.question_date).time[:, 0].any()

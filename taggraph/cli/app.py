@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import sys
 import warnings
@@ -119,10 +120,16 @@ def extractor_names(spec: str, **options) -> list[str]:
 
 
 def parse_value(text: str):
-    """A command-line value as bool/None (true, false, none), int, float or string."""
+    """A command-line value as bool/None (true, false, none), int, float, a JSON object or list (it starts
+    with { or [: TagGraph-Fusion's weights='{"note_stem": 1.0}'), or string."""
     literal = {"true": True, "false": False, "none": None}
     if text.lower() in literal:
         return literal[text.lower()]
+    if text.lstrip().startswith(("{", "[")):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as err:
+            raise ConfigError(f"value {text!r} is not valid JSON: {err.msg} at character {err.pos}") from None
     for cast in (int, float):
         try:
             return cast(text)

@@ -36,7 +36,7 @@ from taggraph.store import Interaction, MemoryStore
 
 DEFAULT_DEPTH = 40  # paper, appendix E: retrieval depth fixed at 40
 # every parameter value is finite (no nan, no inf); objects (an Embedder) are taken as they are
-PARAM_CONFIG = ConfigDict(allow_inf_nan=False, arbitrary_types_allowed=True)
+PARAM_CONFIG = ConfigDict(allow_inf_nan=False, arbitrary_types_allowed=True, extra="forbid")  # a misspelt key fails
 
 
 @dataclass

@@ -17,9 +17,18 @@ For a query (and optionally the date it is asked, ``asked_on``):
    over the session's other notes in decreasing r (i = 1, 2, ...): more notes add
    evidence, each less (diminishing returns);
 7. time: r is multiplied by ``1 + target * closeness to a date the question names
-   ("two weeks ago", "last month", "last Saturday", "in May") + recent * recency
-   (on "most recent", "currently", "now", ...) + early * earliness (on "first",
-   "originally", ...)``, dates from `Note.timestamp` against ``asked_on``.
+   ("two weeks ago", "last Saturday", "in March", "the first week of June", read by dateparser
+   against ``asked_on`` into windows, `time_expressions`; "before I moved": the window before the
+   date of the note that best matches "I moved") + recent * recency (on "most recent",
+   "currently", "now", ...) + early * earliness (on "first", "originally", ...)``, dates from
+   `Note.timestamp`.
+
+Issue 22 added components whose default weight is 0 (the tuning on dev did not choose them; a
+component with weight 0 is not computed): ``note_stem`` and ``raw_stem``, BM25-stem's lists over
+the notes and the raw turns; ``chunks``, the best MiniLM cosine over a pool note's raw turn cut
+into chunks (`note_chunks`: the reply too, not only the user turn); and per session, added once
+to each of its notes, ``coverage`` (the share of the query's stems the session holds) and
+``agreement`` (the share of the lexical and dense lists that rank the session among their 3 best).
 
 A request for suggestions ("Can you recommend a show for tonight?", "Any tips?"; `is_request`)
 takes another route: its gold session is where the user said something about the topic, in
@@ -29,8 +38,8 @@ just the user turn), and the note's score is OpenClaw's mix (paper, appendix E),
 0.3 raw-turn BM25`` (`REQUEST_WEIGHTS`, not fitted). This costs one MiniLM pass per note of the
 store for the first request asked of it.
 
-Switches ``graph``, ``dense``, ``raw_turns``, ``session``, ``time`` and ``requests`` remove one
-component each (registry ablations). ``embed_on_add`` embeds every note when it is
+Switches ``graph``, ``dense``, ``raw_turns``, ``session``, ``time``, ``requests``, ``stems``,
+``chunks``, ``coverage`` and ``agreement`` remove one component each (registry ablations). ``embed_on_add`` embeds every note when it is
 added instead of when a pool first holds it: the same rankings, a costlier index (every
 note through MiniLM, twice with ``requests``: user turn and raw turn) and no model pass
 for notes at query time, for a long-lived memory that must answer new questions fast.
@@ -78,18 +87,17 @@ RECALL = re.compile(r"\b(remind me|you (?:gave|mentioned|said|told|suggested|rec
 
 @dataclass(frozen=True)
 class FusionWeights:
-    """Weights of the fused score: the ones benchmarks/fusion_cv.py fits on all of S dev (5-fold CV there),
-    over offline-v2 notes with requests routed apart (so not fitted on requests).
-
-    The fit sets the PPR component's weight to 0: PPR still widens the dense pool (its top notes join
-    it), which the noGraph ablation removes too."""
+    """Weights of the fused score: what benchmarks/fusion_cv.py's tuning procedure gives on all of S dev
+    (issue 22's protocol: the choice of components by inner CV, then coordinate ascent; offline-v2 notes;
+    requests routed apart, so not fitted on requests). It chose the components before issue 22: the stemmed
+    lists, chunks, coverage and agreement stay at 0 (BENCHMARKS.md, section 16)."""
 
     note_bm25: float = 1.0  # the scale: fixed, the others are relative to it
-    raw_bm25: float = 1.0
+    raw_bm25: float = 0.5
     dense: float = 0.75
-    graph: float = 0.0
-    session: float = 0.1
-    target: float = 0.25
+    graph: float = 0.25
+    session: float = 0.25
+    target: float = 0.5
     recent: float = 0.05
     early: float = 0.05
     note_stem: float = 0.0
