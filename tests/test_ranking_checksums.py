@@ -60,7 +60,7 @@ S_DEV_30 = {
     "AdaptiveGraph-noFileSeeding": "a5cc0b6192517f6f045dbc4ef5f7f49997a6d21a1d1032370852e8582df33817",
     "AdaptiveGraph-noFileSeeding-noDiffusion": "f476bc7d307aff9d5129ab83816bb44009171ab3c84612e3da7cf903e10cf8a2",
     "TagGraph-TFIDF-boundTopLevel": "d6c34012677397bc7714f074a349311e6d7a3b54f2ac026abbc9a11d1b7ddf95",
-    "TagGraph-Fusion-noDense": "2ce807aa914303deb209dc17bf2eeb3af1534f038b067ee000005cdad26bf3e3",
+    "TagGraph-Fusion-noDense": "89a66c1d1c1186e7cf306b3cb97338dcfd4c7a3e741560f9c14cb8060b352eaf",
 }
 
 
