@@ -29,4 +29,4 @@ def test_the_reason_names_the_matched_concept_and_how_it_reached_the_tag(hand_st
     assert ("'yoga' matches activity/yoga, which reaches activity/running by sibling expansion via top-level "
             "node 'activity' (2 hops)") in reason
     page = explain_html(hand_store, "yoga", "s3#0", ["TagGraph-Basic"])
-    assert "matches <b>activity/yoga</b>, reaching <b>activity/running</b> at 2 ontology hop(s)" in page
+    assert "matches <b>what:activity/yoga</b>, reaching <b>what:activity/running</b> at 2 ontology hop(s)" in page

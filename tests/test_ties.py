@@ -135,8 +135,8 @@ def test_tie_order_placements_read_as_misses_in_the_report_the_explain_page_and_
     assert "<td class='tie num'>3 (tie, 68%)</td>" in pages["report.html"]
     assert "href='misses/demo_q08.explain.html'" in pages["report.html"] and "MRR_from_tie_order" in pages["report.md"]
     explain = pages["misses/demo_q08.explain.html"]
-    assert re.search(r"<tr class='tie'><td>TagGraph-Basic</td><td class='verdict'>rank \d only by tie order \(score 0\); "
-                     r"not found by the method</td>", explain)
+    assert re.search(r"<tr class='tie'><td>TagGraph-Basic</td><td class='verdict'>session rank 3 \(note rank \d\) only by "
+                     r"tie order \(score 0\); not found by the method</td>", explain)
     graph = json.loads(re.search(r"var DATA = (.*);", pages["misses/demo_q08.graph.html"]).group(1))
     panel = [n["why"]["TagGraph-Basic"] for n in graph["nodes"] if n["kind"] == "file" and "TagGraph-Basic" in n["why"]]
     assert {p["cls"] for p in panel} >= {"tie"} and "hit" not in {p["cls"] for p in panel}  # every note scores 0
