@@ -38,7 +38,7 @@ from taggraph.evaluation.significance import paired_test
 from taggraph.experiments.runner import build_store
 from taggraph.retrieval import make_retriever
 from taggraph.retrieval.base import DEFAULT_DEPTH
-from taggraph.retrieval.fusion import COMPONENTS, REQUEST_WEIGHTS, SESSION_FEATURES, FusionWeights, Signals
+from taggraph.retrieval.fusion import COMPONENTS, REQUEST_WEIGHTS, SESSION_FEATURES, FusionWeights, Signals, fuse
 
 # every component computed (a component with weight 0 is skipped), so that any weights can be fitted on the evidence
 EVERY = FusionWeights(note_stem=1.0, raw_stem=1.0, chunks=1.0, coverage=1.0, agreement=1.0)
@@ -84,7 +84,7 @@ class Batch:
 
     item: np.ndarray        # question number of each row (a row is a note)
     note: np.ndarray        # note index within its question (ties: the earlier note first, as the bench)
-    session: np.ndarray     # session code, unique across questions
+    sessions: np.ndarray    # session code, unique across questions (the name `fuse` reads)
     gold: np.ndarray        # whether the row's session is gold
     request: np.ndarray     # whether the row's question is a request
     components: np.ndarray
@@ -102,23 +102,11 @@ class Batch:
         return cls(stack(0), stack(1), stack(2), stack(3), stack(4), np.vstack([ev.components for ev in evs]),
                    np.vstack([ev.session_features for ev in evs]), np.vstack([ev.time for ev in evs]), len(items))
 
-    def scores(self, w: FusionWeights, requests: bool = True, gamma: float = 0.5) -> np.ndarray:
-        """`fuse` for every row: `w` (REQUEST_WEIGHTS on a request's rows when `requests`)."""
-        def one(w: FusionWeights) -> np.ndarray:
-            rel = self.components @ w.components()
-            if w.session:
-                order = np.lexsort((-rel, self.session))
-                sess, vals = self.session[order], rel[order]
-                first = np.r_[True, sess[1:] != sess[:-1]]
-                start = np.maximum.accumulate(np.where(first, np.arange(len(sess)), 0))
-                depth = np.arange(len(sess)) - start
-                bonus = np.zeros(int(self.session.max()) + 1)
-                np.add.at(bonus, sess, np.where(depth > 0, vals * gamma ** depth.astype(float), 0.0))
-                rel = rel + w.session * bonus[self.session]
-            rel = rel + self.session_features @ w.session_features()
-            return rel * (1.0 + self.time @ w.time())
-        plain = one(w)
-        return np.where(self.request, one(REQUEST_WEIGHTS), plain) if requests and self.request.any() else plain
+    def scores(self, w: FusionWeights, requests: bool = True) -> np.ndarray:
+        """`fuse` for every row at once (its session codes are unique across questions): `w`, and
+        REQUEST_WEIGHTS on a request's rows when `requests`."""
+        plain = fuse(self, w)
+        return np.where(self.request, fuse(self, REQUEST_WEIGHTS), plain) if requests and self.request.any() else plain
 
     def reciprocal_ranks(self, w: FusionWeights, requests: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """(RR, Success@1) per question under `w` (see `ranks_of`)."""
@@ -129,7 +117,7 @@ def ranks_of(batch: Batch, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(RR, Success@1) per question of `batch`: notes by `scores` (ties: earlier note), the top DEFAULT_DEPTH
     notes de-duplicated to sessions, RR of the first gold session (0 when none)."""
     order = np.lexsort((batch.note, -scores, batch.item))
-    item, session, gold = batch.item[order], batch.session[order], batch.gold[order]
+    item, session, gold = batch.item[order], batch.sessions[order], batch.gold[order]
     starts = np.searchsorted(item, np.arange(batch.n))
     kept = (np.arange(len(item)) - starts[item]) < DEFAULT_DEPTH
     item, session, gold = item[kept], session[kept], gold[kept]
@@ -193,9 +181,9 @@ def outer_fold(items, train, test, seed):
 def ltr_features(batch: Batch) -> np.ndarray:
     """Per row: the components, session features and time features, and each component's best value over
     the row's session (the session context the linear fusion gets through its session bonus)."""
-    best = np.zeros((int(batch.session.max()) + 1, batch.components.shape[1]))
-    np.maximum.at(best, batch.session, batch.components)
-    return np.hstack([batch.components, batch.session_features, batch.time, best[batch.session]])
+    best = np.zeros((int(batch.sessions.max()) + 1, batch.components.shape[1]))
+    np.maximum.at(best, batch.sessions, batch.components)
+    return np.hstack([batch.components, batch.session_features, batch.time, best[batch.sessions]])
 
 
 def ltr_fold(items, train, test):

@@ -182,8 +182,7 @@ def time_features(text: str, windows: list[Window], days: np.ndarray) -> np.ndar
         return out
     lowered = text.lower()
     for window in windows:
-        dist = np.maximum(window.start - days[known], 0) + np.maximum(days[known] - window.end, 0)
-        out[known, 0] = np.maximum(out[known, 0], np.exp(-dist / window.tolerance))
+        out[known, 0] = np.maximum(out[known, 0], window.closeness(days[known]))
     span = np.ptp(days[known])
     recency = (days[known] - days[known].min()) / span if span > 0 else np.zeros(known.sum())
     if _RECENT.search(lowered):
@@ -304,7 +303,7 @@ class TagGraphFusion(Retriever):
         self.vectors: dict[int, np.ndarray] = {}  # note index -> embedding: pool notes (every note with embed_on_add)
         self.request_vectors: dict[int, np.ndarray] = {}  # note index -> raw-turn embedding, once a request is asked
         self.chunk_vectors: dict[int, np.ndarray] = {}  # note index -> (chunks, dim): pool notes, for `chunks`
-        self._memo: tuple[tuple, Signals] | None = None
+        self._memo: tuple[tuple, Signals, list[Window]] | None = None  # the last query's key, evidence, windows
 
     def uses(self, part: str) -> bool:
         """Whether the component or session feature `part` is computed: its switch on and its weight not 0."""
@@ -450,10 +449,10 @@ class TagGraphFusion(Retriever):
             per_session[:, 1] = session_agreement(lists, codes, len(self.sessions))
         notes = np.arange(n)  # every note is ranked, as by AdaptiveGraph: no evidence at all -> note order
         days = np.asarray(self.days)[notes]
-        times = time_features(text, self.windows(text, asked_on), days) if self.params.time \
-            else np.zeros((len(notes), len(TIME_FEATURES)))
+        windows = self.windows(text, asked_on) if self.params.time else []
+        times = time_features(text, windows, days) if self.params.time else np.zeros((len(notes), len(TIME_FEATURES)))
         ev = Signals(notes, codes[notes], cols[notes], times, request, per_session[codes[notes]])
-        self._memo = (key, ev)
+        self._memo = (key, ev, windows)
         return ev
 
     def _weights(self, ev: Signals) -> FusionWeights:
@@ -472,7 +471,7 @@ class TagGraphFusion(Retriever):
             "weighted": {c: round(float(ev.components[i, j] * getattr(w, c)), 4) for j, c in enumerate(COMPONENTS)},
             "session": {c: round(float(ev.session_features[i, j]), 4) for j, c in enumerate(SESSION_FEATURES)},
             "time": {t: round(float(ev.time[i, j]), 4) for j, t in enumerate(TIME_FEATURES)},
-            "time_windows": [window_label(x) for x in self.windows(text, asked_on)] if self.params.time else [],
+            "time_windows": [window_label(x) for x in self._memo[2]],  # the windows `signals` just used
             "question_date": asked_on, "request": ev.request}
         detail["weighted"].update({c: round(float(ev.session_features[i, j] * getattr(w, c)), 4)
                                    for j, c in enumerate(SESSION_FEATURES)})

@@ -20,8 +20,8 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import lru_cache
-from math import exp
 
+import numpy as np
 from dateparser.date import DateDataParser
 
 EPOCH = date(1970, 1, 1)
@@ -31,7 +31,6 @@ WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", 
 COUNTS = {"a couple of": "2", "couple of": "2", "a few": "3", "few": "3", "several": "4", "a": "1", "an": "1",
           "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
           "nine": "9", "ten": "10", "eleven": "11", "twelve": "12"}
-UNIT_DAYS = {"day": 1.0, "week": 7.0, "month": 30.4, "year": 365.0}
 DAY_TOLERANCE = 1.0    # free choice: a named day also matches the day before or after, fading (exp(-1) at 1 day)
 SPAN_TOLERANCE = 7.0   # free choice: a named week, month or year fades out over a week past its edges
 _NUM = r"(\d+|" + "|".join(sorted(map(re.escape, COUNTS), key=len, reverse=True)) + r")"
@@ -62,10 +61,10 @@ class Window:
     end: float
     tolerance: float
 
-    def closeness(self, day: float) -> float:
-        """1 inside the window, exp(-distance / tolerance) outside."""
-        distance = max(self.start - day, 0.0, day - self.end)
-        return exp(-distance / self.tolerance)
+    def closeness(self, days):
+        """1 inside the window, exp(-distance / tolerance) outside (a day or an array of days)."""
+        distance = np.maximum(self.start - days, 0) + np.maximum(days - self.end, 0)
+        return np.exp(-distance / self.tolerance)
 
 
 @dataclass(frozen=True)
@@ -86,13 +85,10 @@ def _parser(asked_on: datetime) -> DateDataParser:
     return DateDataParser(languages=["en"], settings={"RELATIVE_BASE": asked_on, "PREFER_DATES_FROM": "past"})
 
 
-def resolve(phrase: str, asked_on: datetime) -> tuple[date, str] | None:
-    """dateparser's (date, period) for `phrase` read on `asked_on`, never after it; None if it reads none."""
-    data = _parser(asked_on).get_date_data(phrase)
-    if data.date_obj is None:
-        return None
-    found = data.date_obj.date()
-    return (found, data.period) if found <= asked_on.date() else None
+def resolve(phrase: str, asked_on: datetime) -> date | None:
+    """dateparser's date for `phrase` read on `asked_on`, never after it; None if it reads none."""
+    found = _parser(asked_on).get_date_data(phrase).date_obj
+    return found.date() if found is not None and found.date() <= asked_on.date() else None
 
 
 def _month_span(first: date) -> tuple[date, date]:
@@ -122,33 +118,33 @@ def _window(name: str, groups: tuple, asked_on: datetime) -> Window | None:
         n, unit = _count(groups[0]), groups[1]
         if not (got := resolve(f"{n} {unit}s ago", asked_on)):
             return None
-        day = _day(got[0])
+        day = _day(got)
         if name == "ago":
             return Window(day, day, max(2.0, (now - day) / 4))  # free choice: +-25% of the distance, >= 2 days
         return Window(day, now, max(2.0, (now - day) / 4))  # "last month": the past month up to now
     if name == "weekday":
         weekend = groups[0] == "weekend"
         got = resolve("last saturday" if weekend else f"last {groups[0]}", asked_on)
-        return got and Window(_day(got[0]), _day(got[0]) + weekend, DAY_TOLERANCE)
+        return got and Window(_day(got), _day(got) + weekend, DAY_TOLERANCE)
     if name == "yesterday":
         got = resolve(groups[0], asked_on)
-        return got and Window(_day(got[0]), _day(got[0]), DAY_TOLERANCE)
+        return got and Window(_day(got), _day(got), DAY_TOLERANCE)
     if name == "week_of":
         if not (got := resolve(groups[1], asked_on)):
             return None
-        first, last = _month_span(got[0].replace(day=1))
+        first, last = _month_span(got.replace(day=1))
         index = _ORDINAL[groups[0]]
         start = last - timedelta(days=6) if index < 0 else first + timedelta(days=7 * index)
         return Window(_day(start), _day(start) + 6, DAY_TOLERANCE)
     if name == "day_of":
         month_a, day_a, day_b, month_b = groups
         got = resolve(f"{month_a or month_b} {day_a or day_b}", asked_on)
-        return got and Window(_day(got[0]), _day(got[0]), DAY_TOLERANCE)
+        return got and Window(_day(got), _day(got), DAY_TOLERANCE)
     if name == "month":
         word, month, year = groups
         if not (got := resolve(f"{month} {year or ''}".strip(), asked_on)):
             return None
-        first, last = _month_span(got[0].replace(day=1))
+        first, last = _month_span(got.replace(day=1))
         return Window(_day(first), now if word == "since" else _day(last), SPAN_TOLERANCE)
     word, year = groups  # "year"
     if int(year) > asked_on.year:

@@ -127,7 +127,7 @@ def summarize(exp: Explanation, store: MemoryStore | None = None) -> str:
         parts.append(f"'{p['token']}' -> " + " -> ".join(node_text(n, store) for n in p["path"]))
     if d.get("main_paths"):
         p = d["main_paths"][0]
-        parts.append(f"seed {_concept(p['seed'], store) if store is not None else p['seed']} (mass {_number(p['seed_mass'])}) -> "
+        parts.append(f"seed {_concept(p['seed'], store)} (mass {_number(p['seed_mass'])}) -> "
                      + " -> ".join(node_text(n, store) for n in p["path"][1:]))
     if "file_seed_mass" in d:
         parts.append(f"file seed mass {_number(d['file_seed_mass'])}")
