@@ -328,3 +328,14 @@ def test_the_same_defaults_run_on_locomo_and_atant():
         top = r.query(case.question, k=1, asked_on=case.question_date)[0]
         assert {top.note_id, top.session_id} & expected, case.case_id
         assert not r.signals(case.question, case.question_date).time[:, 0].any()
+
+
+def test_bagged_fit_averages_fits_on_bootstrap_resamples():
+    items = [item for *_, item in demo_runs()]
+    rng = np.random.default_rng(7)
+    one = [fusion_cv.fit([items[i] for i in rng.integers(0, len(items), len(items))], fusion_cv.START, "before")
+           for _ in range(2)]
+    bagged = fusion_cv.bagged_fit(items, "before", bags=2, seed=7)
+    assert bagged.dense == pytest.approx((one[0].dense + one[1].dense) / 2)
+    assert bagged.graph == pytest.approx((one[0].graph + one[1].graph) / 2)
+    assert bagged.note_stem == bagged.chunks == 0.0  # outside the choice
