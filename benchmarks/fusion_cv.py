@@ -75,10 +75,11 @@ FOLDS, INNER_FOLDS = 5, 4
 SEED = 0  # the first shuffle; repeat r uses SEED + r
 
 
-def case_evidence(case, extractor: str = "offline") -> tuple[str, str, Signals, np.ndarray]:
-    """(question id, type, evidence, gold flag per session code) for one judged case."""
+def case_evidence(case, extractor: str = "offline", chunks: bool = True) -> tuple[str, str, Signals, np.ndarray]:
+    """(question id, type, evidence, gold flag per session code) for one judged case (`chunks` left at 0
+    when not `chunks`)."""
     store = build_store(case, extractor)
-    fusion = make_retriever("TagGraph-Fusion", store, weights=EVERY)
+    fusion = make_retriever("TagGraph-Fusion", store, weights=EVERY if chunks else replace(EVERY, chunks=0.0))
     ev = fusion.signals(case.question, case.question_date)
     gold = np.array([sid in set(case.gold_session_ids) for sid in fusion.sessions])
     return case.case_id, case.question_type, ev, gold
@@ -231,6 +232,9 @@ def main() -> None:
     parser.add_argument("--extractor", default="offline", help="the notes' tagger (the evidence pickle is per tagger)")
     parser.add_argument("--repeats", type=int, default=3, help="fold shuffles of the nested cross-validation")
     parser.add_argument("--ltr", action="store_true", help="also LightGBM LambdaRank in the outer folds")
+    parser.add_argument("--no-chunks", action="store_true", help="leave the chunks component out of the evidence "
+                        "(it costs most of the evidence's MiniLM time): its column is 0, so its weight has no effect "
+                        "and second-stage is in effect coverage and agreement")
     parser.add_argument("--bags", type=int, default=0, help="fit the chosen weights by bagging over this many "
                         "bootstrap resamples (`bagged_fit`); 0: one fit")
     args = parser.parse_args()
@@ -238,7 +242,7 @@ def main() -> None:
         items = pickle.loads(args.evidence.read_bytes())
     else:
         cases = [c for c in load_any(args.data) if c.gold_session_ids and not c.is_abstention]
-        items = list(Parallel(n_jobs=args.workers)(delayed(case_evidence)(c, args.extractor) for c in cases))
+        items = list(Parallel(n_jobs=args.workers)(delayed(case_evidence)(c, args.extractor, not args.no_chunks) for c in cases))
         args.evidence.write_bytes(pickle.dumps(items))
     types = np.array([t for _, t, _, _ in items])
     print(f"{len(items)} judged questions from {args.data}; components {COMPONENTS}, session {SESSION_FEATURES}")
