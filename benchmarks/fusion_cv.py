@@ -75,11 +75,13 @@ FOLDS, INNER_FOLDS = 5, 4
 SEED = 0  # the first shuffle; repeat r uses SEED + r
 
 
-def case_evidence(case, extractor: str = "offline", chunks: bool = True) -> tuple[str, str, Signals, np.ndarray]:
+def case_evidence(case, extractor: str = "offline", chunks: bool = True,
+                  dense_reads: str = "user") -> tuple[str, str, Signals, np.ndarray]:
     """(question id, type, evidence, gold flag per session code) for one judged case (`chunks` left at 0
-    when not `chunks`)."""
+    when not `chunks`; `dense_reads`: Fusion's parameter)."""
     store = build_store(case, extractor)
-    fusion = make_retriever("TagGraph-Fusion", store, weights=EVERY if chunks else replace(EVERY, chunks=0.0))
+    fusion = make_retriever("TagGraph-Fusion", store, weights=EVERY if chunks else replace(EVERY, chunks=0.0),
+                            dense_reads=dense_reads)
     ev = fusion.signals(case.question, case.question_date)
     gold = np.array([sid in set(case.gold_session_ids) for sid in fusion.sessions])
     return case.case_id, case.question_type, ev, gold
@@ -235,6 +237,8 @@ def main() -> None:
     parser.add_argument("--no-chunks", action="store_true", help="leave the chunks component out of the evidence "
                         "(it costs most of the evidence's MiniLM time): its column is 0, so its weight has no effect "
                         "and second-stage is in effect coverage and agreement")
+    parser.add_argument("--dense-reads", default="user", choices=("user", "turn"),
+                        help="TagGraph-Fusion's dense_reads for the evidence")
     parser.add_argument("--bags", type=int, default=0, help="fit the chosen weights by bagging over this many "
                         "bootstrap resamples (`bagged_fit`); 0: one fit")
     args = parser.parse_args()
@@ -242,7 +246,8 @@ def main() -> None:
         items = pickle.loads(args.evidence.read_bytes())
     else:
         cases = [c for c in load_any(args.data) if c.gold_session_ids and not c.is_abstention]
-        items = list(Parallel(n_jobs=args.workers)(delayed(case_evidence)(c, args.extractor, not args.no_chunks) for c in cases))
+        items = list(Parallel(n_jobs=args.workers)(
+            delayed(case_evidence)(c, args.extractor, not args.no_chunks, args.dense_reads) for c in cases))
         args.evidence.write_bytes(pickle.dumps(items))
     types = np.array([t for _, t, _, _ in items])
     print(f"{len(items)} judged questions from {args.data}; components {COMPONENTS}, session {SESSION_FEATURES}")

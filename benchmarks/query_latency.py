@@ -1,7 +1,7 @@
 """TagGraph-Fusion query latency after indexing: known, perturbed and foreign query texts.
 
     python benchmarks/query_latency.py --data ../shared/data/longmemeval/longmemeval_s_dev.json.gz [--cases 20] \
-        [--embed-on-add]
+        [--embed-on-add] [--repeats 5]
 
 For each of the first `--cases` cases the store is built (extraction cache warm or not: it is
 not timed), TagGraph-Fusion indexes it, and the case's own question is asked once to fill the
@@ -49,6 +49,9 @@ def main() -> None:
     ap.add_argument("--data", required=True)
     ap.add_argument("--cases", type=int, default=20)
     ap.add_argument("--extractor", default="offline")
+    ap.add_argument("--repeats", type=int, default=1, help="times each kind of query is timed per case "
+                    "(perturbed, foreign and request texts get a new nonce each time; a foreign query's later "
+                    "repeats find its pool notes embedded)")
     ap.add_argument("--embed-on-add", action="store_true", help="embed every note while indexing")
     args = ap.parse_args()
     cases = load_dataset(args.data, limit=args.cases)
@@ -63,10 +66,12 @@ def main() -> None:
         now = case.question_date
         fusion.query(case.question, asked_on=now)  # fills the pool's vectors: indexing, not timed
         fusion.embedder.embed([f"{nonce} warm-up {i}"])  # the model is loaded: not a query cost
-        times["own"].append(timed(fusion, case.question, now))
-        times["perturbed"].append(timed(fusion, f"{case.question} {nonce}p{i}", now))
-        times["foreign"].append(timed(fusion, f"{cases[(i + 1) % len(cases)].question} {nonce}f{i}", now))
-        times["request"].append(timed(fusion, f"Can you recommend something to try this weekend? {nonce}r{i}", now))
+        for r in range(args.repeats):
+            times["own"].append(timed(fusion, case.question, now))
+            times["perturbed"].append(timed(fusion, f"{case.question} {nonce}p{i}x{r}", now))
+            times["foreign"].append(timed(fusion, f"{cases[(i + 1) % len(cases)].question} {nonce}f{i}x{r}", now))
+            times["request"].append(timed(fusion, f"Can you recommend something to try this weekend? {nonce}r{i}x{r}",
+                                          now))
     import torch
     print(f"{len(cases)} cases, torch threads {torch.get_num_threads()}, embed_on_add {args.embed_on_add}, "
           f"index p50 {statistics.median(index_s):.2f} s per case (max {max(index_s):.2f} s)")

@@ -339,3 +339,38 @@ def test_bagged_fit_averages_fits_on_bootstrap_resamples():
     assert bagged.dense == pytest.approx((one[0].dense + one[1].dense) / 2)
     assert bagged.graph == pytest.approx((one[0].graph + one[1].graph) / 2)
     assert bagged.note_stem == bagged.chunks == 0.0  # outside the choice
+
+
+class FailsOnce(BagOfWords):
+    """A BagOfWords whose next model call fails once `fail_next` is set, as a server dropping one request."""
+
+    fail_next = False
+
+    def _embed(self, texts):
+        if self.fail_next:
+            self.fail_next = False
+            raise ConnectionError("embedder down")
+        return super()._embed(texts)
+
+
+def test_query_embedding_failure_is_raised_and_the_next_query_retries(hand_store):
+    emb = FailsOnce()
+    r = make_retriever("TagGraph-Fusion", hand_store, embedder=emb, weights={"chunks": 1.0}, embed_on_add=True)
+    emb.calls.clear()
+    emb.fail_next = True
+    with pytest.raises(ConnectionError):
+        r.query("dog beagle")
+    assert r.query("dog beagle")  # the failed pass is not kept: the same text is embedded again
+    assert emb.calls == [["dog beagle"]]  # one pass for dense and chunks together
+
+
+def test_dense_reads_the_whole_turn_when_asked():
+    rows = [("t1", "Caroline: I spent the weekend at home.", "Melanie: I painted a sunrise over the lake.", {}),
+            ("t2", "Caroline: The lake was cold.", "Melanie: Brr.", {}),
+            *[(f"x{i}", f"Filler chat number {i} about weather.", "Ok.", {}) for i in range(8)]]
+    for reads, reply_seen in (("user", False), ("turn", True)):
+        emb = BagOfWords()
+        r = fusion(make_store(rows), embedder=emb, dense_reads=reads)
+        ev = r.signals("Melanie painted a sunrise")
+        assert bool(ev.components[0, 2] > ev.components[1, 2]) is reply_seen  # the words are in t1's reply only
+        assert (request_text(r.store.notes[0]) in [t for call in emb.calls for t in call]) is reply_seen

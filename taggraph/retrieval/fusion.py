@@ -44,15 +44,19 @@ added instead of when a pool first holds it: the same rankings, a costlier index
 note through MiniLM, twice with ``requests``: user turn and raw turn) and no model pass
 for notes at query time, for a long-lived memory that must answer new questions fast.
 Without ``asked_on`` (``query(text, k, asked_on=...)``) the date-relative rules stay off
-(order cues still apply).
+(order cues still apply). ``dense_reads="turn"`` embeds a pool note's raw turn (`request_text`, both
+speakers) instead of its user turn, for histories where both sides of a turn are people (LoCoMo).
 """
 
 from __future__ import annotations
 
+import os
 import re
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
-from typing import Annotated, Any
+from functools import cache
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import Field
@@ -192,6 +196,13 @@ def time_features(text: str, windows: list[Window], days: np.ndarray) -> np.ndar
     return out
 
 
+@cache
+def _query_thread(pid: int) -> ThreadPoolExecutor:
+    """One thread per process for query embeddings (one at a time: the model pass uses every core); keyed by
+    the process id, because a forked child inherits the parent's executor without its thread."""
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="taggraph-query-embedding")
+
+
 def dense_text(note: Note) -> str:
     """What is embedded for a note: its user turn (the assistant's when the user's is empty), cut."""
     return (note.user or note.assistant)[:DENSE_CHARS]
@@ -278,6 +289,7 @@ class TagGraphFusion(Retriever):
         embedder: str | Embedder = "minilm"
         device: str = "auto"
         embed_on_add: bool = False
+        dense_reads: Literal["user", "turn"] = "user"  # the pool's text: `dense_text` or, "turn", `request_text`
 
     @classmethod
     def embeds(cls, params: Params) -> bool:
@@ -304,6 +316,7 @@ class TagGraphFusion(Retriever):
         self.request_vectors: dict[int, np.ndarray] = {}  # note index -> raw-turn embedding, once a request is asked
         self.chunk_vectors: dict[int, np.ndarray] = {}  # note index -> (chunks, dim): pool notes, for `chunks`
         self._memo: tuple[tuple, Signals, list[Window]] | None = None  # the last query's key, evidence, windows
+        self._query: tuple[str, Future] | None = None  # the last query text and its embedding
 
     def uses(self, part: str) -> bool:
         """Whether the component or session feature `part` is computed: its switch on and its weight not 0."""
@@ -341,7 +354,8 @@ class TagGraphFusion(Retriever):
 
     def _embed(self, indexes, request: bool) -> None:
         """Embed the notes at `indexes` that have no vector of this kind yet (one batch)."""
-        vectors, text_of = (self.request_vectors, request_text) if request else (self.vectors, dense_text)
+        raw = request or self.params.dense_reads == "turn"
+        vectors, text_of = (self.request_vectors, request_text) if raw else (self.vectors, dense_text)
         todo = [i for i in indexes if i not in vectors]
         if todo:
             for i, vec in zip(todo, self.embedder.embed([text_of(self.store.notes[i]) for i in todo])):
@@ -372,8 +386,18 @@ class TagGraphFusion(Retriever):
         mass = x[files]
         return mass / mass.max() if mass.max() > 0 else mass
 
+    def _start_query_vector(self, text: str) -> Future:
+        """Start the query's embedding on a background thread (torch frees the GIL while the model runs),
+        so that the lexical lists and the first PPR are computed during the model pass."""
+        text = text[:MAX_QUERY_CHARS]
+        self._query = (text, _query_thread(os.getpid()).submit(self.embedder.embed, [text]))
+        return self._query[1]
+
     def _query_vector(self, text: str) -> np.ndarray:
-        return self.embedder.embed([text[:MAX_QUERY_CHARS]])[0]
+        """The query's embedding: the pass `signals` started (`_dense` and `_chunks` share it), or a new one."""
+        last = self._query
+        future = last[1] if last is not None and last[0] == text[:MAX_QUERY_CHARS] else self._start_query_vector(text)
+        return future.result()[0]
 
     def _dense(self, text: str, pool: list[int], request: bool = False) -> np.ndarray:
         """Min-max scaled cosine of the query to each pool note (0 outside the pool); for a request
@@ -383,7 +407,7 @@ class TagGraphFusion(Retriever):
         if not pool or not text.strip():
             return out
         self._embed(pool, request)
-        vectors = self.request_vectors if request else self.vectors
+        vectors = self.request_vectors if request or self.params.dense_reads == "turn" else self.vectors
         q = self._query_vector(text)
         cos = np.array([float(vectors[i] @ q) for i in pool])
         return _min_max(out, pool, cos)
@@ -418,6 +442,8 @@ class TagGraphFusion(Retriever):
         if self._memo is not None and self._memo[0] == key:
             return self._memo[1]
         n = len(self.store.notes)
+        if self.embedder is not None and n and text.strip():
+            self._start_query_vector(text)  # a new pass for each new evidence: a failed one is not kept
         cols = np.zeros((n, len(COMPONENTS)))
         cols[:, 0] = _scaled(self.note_bm25.score(text), n)
         if self.raw_bm25 is not None:
