@@ -24,6 +24,12 @@ With `--bags B` the weights of the chosen components are the mean of B fits on b
 mean over the shuffles, is at least the one-fit procedure's minus 0.002 and the mean of its two halves gaps
 is smaller.
 
+With `--dense-reads turn` the evidence's dense component embeds each pool note's whole turn, both
+speakers, instead of the user turn (TagGraph-Fusion's `dense_reads`). Its rule, fixed before it ran: make
+it the default if its nested-CV MRR (mean over the shuffles) is at least the user turn's minus 0.005 (the
+spread over shuffles), because on a history where both sides of a turn are people (LoCoMo) the user turn
+holds only half the facts, which dev, whose questions are about the user, cannot reward.
+
 With `--ltr` (needs `pip install lightgbm`), LightGBM LambdaRank over the same evidence is scored on the same
 outer folds, to be adopted only if it beats the linear weights out of fold.
 """
