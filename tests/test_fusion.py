@@ -341,29 +341,6 @@ def test_bagged_fit_averages_fits_on_bootstrap_resamples():
     assert bagged.note_stem == bagged.chunks == 0.0  # outside the choice
 
 
-class FailsOnce(BagOfWords):
-    """A BagOfWords whose next model call fails once `fail_next` is set, as a server dropping one request."""
-
-    fail_next = False
-
-    def _embed(self, texts):
-        if self.fail_next:
-            self.fail_next = False
-            raise ConnectionError("embedder down")
-        return super()._embed(texts)
-
-
-def test_query_embedding_failure_is_raised_and_the_next_query_retries(hand_store):
-    emb = FailsOnce()
-    r = make_retriever("TagGraph-Fusion", hand_store, embedder=emb, weights={"chunks": 1.0}, embed_on_add=True)
-    emb.calls.clear()
-    emb.fail_next = True
-    with pytest.raises(ConnectionError):
-        r.query("dog beagle")
-    assert r.query("dog beagle")  # the failed pass is not kept: the same text is embedded again
-    assert emb.calls == [["dog beagle"]]  # one pass for dense and chunks together
-
-
 def test_dense_reads_the_whole_turn_when_asked():
     rows = [("t1", "Caroline: I spent the weekend at home.", "Melanie: I painted a sunrise over the lake.", {}),
             ("t2", "Caroline: The lake was cold.", "Melanie: Brr.", {}),

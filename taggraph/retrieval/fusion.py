@@ -50,12 +50,9 @@ speakers) instead of its user turn, for histories where both sides of a turn are
 
 from __future__ import annotations
 
-import os
 import re
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
-from functools import cache
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -196,13 +193,6 @@ def time_features(text: str, windows: list[Window], days: np.ndarray) -> np.ndar
     return out
 
 
-@cache
-def _query_thread(pid: int) -> ThreadPoolExecutor:
-    """One thread per process for query embeddings (one at a time: the model pass uses every core); keyed by
-    the process id, because a forked child inherits the parent's executor without its thread."""
-    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="taggraph-query-embedding")
-
-
 def dense_text(note: Note) -> str:
     """What is embedded for a note: its user turn (the assistant's when the user's is empty), cut."""
     return (note.user or note.assistant)[:DENSE_CHARS]
@@ -316,7 +306,6 @@ class TagGraphFusion(Retriever):
         self.request_vectors: dict[int, np.ndarray] = {}  # note index -> raw-turn embedding, once a request is asked
         self.chunk_vectors: dict[int, np.ndarray] = {}  # note index -> (chunks, dim): pool notes, for `chunks`
         self._memo: tuple[tuple, Signals, list[Window]] | None = None  # the last query's key, evidence, windows
-        self._query: tuple[str, Future] | None = None  # the last query text and its embedding
 
     def uses(self, part: str) -> bool:
         """Whether the component or session feature `part` is computed: its switch on and its weight not 0."""
@@ -386,18 +375,8 @@ class TagGraphFusion(Retriever):
         mass = x[files]
         return mass / mass.max() if mass.max() > 0 else mass
 
-    def _start_query_vector(self, text: str) -> Future:
-        """Start the query's embedding on a background thread (torch frees the GIL while the model runs),
-        so that the lexical lists and the first PPR are computed during the model pass."""
-        text = text[:MAX_QUERY_CHARS]
-        self._query = (text, _query_thread(os.getpid()).submit(self.embedder.embed, [text]))
-        return self._query[1]
-
     def _query_vector(self, text: str) -> np.ndarray:
-        """The query's embedding: the pass `signals` started (`_dense` and `_chunks` share it), or a new one."""
-        last = self._query
-        future = last[1] if last is not None and last[0] == text[:MAX_QUERY_CHARS] else self._start_query_vector(text)
-        return future.result()[0]
+        return self.embedder.embed([text[:MAX_QUERY_CHARS]])[0]
 
     def _dense(self, text: str, pool: list[int], request: bool = False) -> np.ndarray:
         """Min-max scaled cosine of the query to each pool note (0 outside the pool); for a request
@@ -442,8 +421,6 @@ class TagGraphFusion(Retriever):
         if self._memo is not None and self._memo[0] == key:
             return self._memo[1]
         n = len(self.store.notes)
-        if self.embedder is not None and n and text.strip():
-            self._start_query_vector(text)  # a new pass for each new evidence: a failed one is not kept
         cols = np.zeros((n, len(COMPONENTS)))
         cols[:, 0] = _scaled(self.note_bm25.score(text), n)
         if self.raw_bm25 is not None:
