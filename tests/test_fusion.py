@@ -88,7 +88,7 @@ def test_switches_change_the_evidence():
         assert not ev.components[:, column].any(), switch
     for switch, column in [("coverage", 0), ("agreement", 1)]:
         assert not fusion(store, weights=EVERY, **{switch: False}).signals(text).session_features[:, column].any()
-    assert not fusion(store).signals(text).components[:, 4:].any()  # weight 0: not computed
+    assert not fusion(store).signals(text).components[:, 6].any()  # chunks, weight 0: not computed
     no_dense = BagOfWords()
     fusion(store, embedder=no_dense, dense=False).query(text)
     assert no_dense.calls == []
@@ -103,21 +103,25 @@ def test_dense_only_embeds_the_candidate_pool():
     r.query("dog beagle")
     embedded = [t for call in emb.calls for t in call]
     assert 1 < len(embedded) <= 3 * 2 + 1  # at most `pool` notes from each of three lists, plus the query
-    assert dense_text(store.by_id["s2#0"]) in embedded
+    assert (dense_text if r.params.dense_reads == "user" else request_text)(store.by_id["s2#0"]) in embedded
     assert not any("weather" in t for t in embedded)  # notes without any evidence are never embedded
     calls = len(emb.calls)
     r.query("dog beagle?")  # same tokens, so the same pool
     assert emb.calls[calls:] == [["dog beagle?"]]  # note vectors are kept: a new query embeds only itself
 
 
-def test_embed_on_add_embeds_at_index_time_and_ranks_the_same():
+@pytest.mark.parametrize("reads", ["user", "turn"])
+def test_embed_on_add_embeds_at_index_time_and_ranks_the_same(reads):
     store = make_store(HAND_ROWS)
-    lazy, eager_emb = fusion(store), BagOfWords()
-    eager = fusion(store, embedder=eager_emb, embed_on_add=True)
-    # one batch per kind at index time: user turns (the pool) and raw turns (requests)
-    assert eager_emb.calls == [[dense_text(n) for n in store.notes], [request_text(n) for n in store.notes]]
+    lazy, eager_emb = fusion(store, dense_reads=reads), BagOfWords()
+    eager = fusion(store, embedder=eager_emb, embed_on_add=True, dense_reads=reads)
+    raw_turns = [request_text(n) for n in store.notes]
+    # one batch per kind at index time: user turns (the pool, when it reads them) and raw turns (requests)
+    assert eager_emb.calls == ([[dense_text(n) for n in store.notes]] if reads == "user" else []) + [raw_turns]
     store.remember(Interaction("s6", "My puppy chews shoes.", "Try chew toys."), Extraction(what=["pet/dog"]))
-    assert eager_emb.calls[-2:] == [["My puppy chews shoes."], ["User: My puppy chews shoes.\nAssistant: Try chew toys."]]
+    new_turn = ["User: My puppy chews shoes.\nAssistant: Try chew toys."]
+    expected = [["My puppy chews shoes."], new_turn] if reads == "user" else [new_turn]
+    assert eager_emb.calls[-len(expected):] == expected
     calls = len(eager_emb.calls)
     queries = ["What breed is my dog?", "dog yoga morning", "puppy shoes", "Any tips for my puppy?"]
     for text in queries:
@@ -167,7 +171,8 @@ def test_incremental_add_equals_batch_build():
 
 
 def test_session_aggregation_has_diminishing_returns():
-    w = FusionWeights(note_bm25=1.0, raw_bm25=0, dense=0, graph=0, session=1.0, target=0, recent=0, early=0)
+    w = FusionWeights(note_bm25=1.0, raw_bm25=0, dense=0, graph=0, session=1.0, target=0, recent=0, early=0,
+                     note_stem=0, raw_stem=0)
 
     def best_of_session(n_notes: int) -> float:
         comps = np.zeros((n_notes + 1, len(COMPONENTS)))

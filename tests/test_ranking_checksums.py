@@ -2,7 +2,8 @@
 method ranks (benchmarks/ranking_checksums.py: sha256 over question id, ranked note ids and ranked
 session ids), recorded from the code before the contract (commit 4431e70) on the demo's first ten
 questions and on the first 30 questions of LongMemEval-S dev. TagGraph-Fusion and its ablations were
-re-recorded when issue 22 refitted its weights and replaced its time rules (BENCHMARKS.md, section 16)."""
+re-recorded when issue 22 refitted its weights and replaced its time rules (BENCHMARKS.md, section 16), and
+again when its pool read whole turns and its weights were bagged (section 17)."""
 
 from __future__ import annotations
 
@@ -33,18 +34,18 @@ DEMO = {
     "AdaptiveGraph": "db0a661d916992ef1dba8df9c1425a138e0c67b0919bcca1dbe0d291f50f863d",
     "OpenClaw": "56015480dddf3bc37ef11d1b52058c271b137f6d0fdc593c45941bf8e43d3582",
     "OC-notes": "a0268c8ef600b7470586db53bdb319f6b2037e7c9645396cc03bc10809337d8a",
-    "TagGraph-Fusion": "7a12d6b8dca6c1426bb09af9785a8c8967124ecd5c94e79ced31bf51196fee78",
+    "TagGraph-Fusion": "7b28c0e65e9215cb10c1b53ae5b2dd9ad74a40336bdf095ed9444b2d9d1828ee",
     "AdaptiveGraph-noDiffusion": "35cb6c0009cdba8a75af04c6e51b43c641910790470f829ccd9db156fa584523",
     "AdaptiveGraph-noChronological": "932a6f2428816ea56c5a679759e393d5c950f50df895c18ee8127126ab244312",
     "AdaptiveGraph-noFileSeeding": "abbb6b578ae91a7ad9722c0355a53a1f5e6c33b60406595cbd447077bf226ad5",
     "AdaptiveGraph-noFileSeeding-noDiffusion": "99bed4d58d5e1d14d70fe6864fcc283d1f7d6676c9d9ce603c26c93a245ffe32",
     "TagGraph-TFIDF-boundTopLevel": "a5a7c8572ea4533ee1bfab9c44189d40c1e8b4b15a16e8ba7d3360b979f43d9c",
-    "TagGraph-Fusion-noGraph": "f9868bd027b6998a390977a42ccda56c0d3eb66c9b57f10971e8e28ae4b58042",
-    "TagGraph-Fusion-noDense": "2ba2444553895859b6c3cc17f518f274ae1a29023a237f255309795a2647c68e",
-    "TagGraph-Fusion-noRaw": "1cc4f57d21b504bcda73772c63da67749e04096acfdbba5c72d9f293dcddc1ee",
-    "TagGraph-Fusion-noSession": "e9653d2e099da575593d0b008d3a37071a4396c15a4dc5b64f08d68cf05f42af",
-    "TagGraph-Fusion-noTime": "b66d39a06679a6993f86777dc7f0faf867db6cc64da45a962a3a2fd536e0e062",
-    "TagGraph-Fusion-noRequests": "5aa77e610e136e6995fef81e6eb4b8c03306d39f0b1d2cdcfd7ab52b2c2950fb",
+    "TagGraph-Fusion-noGraph": "12c244e35cd53a896e6ad14ab634b33aa67c3fb0cfadec6c587c18c3ef8bb5ea",
+    "TagGraph-Fusion-noDense": "aadc4032399eabcacf5f21a2bdbf8e948a5675b2f62b8b800e22f65b751efe41",
+    "TagGraph-Fusion-noRaw": "0699c24ad59e3e6a4c576d53b5c950f69d9a65cc7eae6007c6e1fc4fd2585ade",
+    "TagGraph-Fusion-noSession": "195d6d4802dd30bd87c68bf1804dc968dd17b17636f21ed266c82ded2436f690",
+    "TagGraph-Fusion-noTime": "fdf8f5f5a46db16e4f52df0fd71a187ef7956400c79915af7fcb009a7bad0371",
+    "TagGraph-Fusion-noRequests": "8bad202e01bd9bf2e07164a6c9d605823377a65e3d0a13ec0a6ce522632dd605",
 }
 # S dev, first 30 questions. The methods that embed (OpenClaw, OC-notes, TagGraph-Fusion and its
 # dense ablations) were checked once with MiniLM (BENCHMARKS.md, section "Method contract"); a cold
@@ -60,7 +61,7 @@ S_DEV_30 = {
     "AdaptiveGraph-noFileSeeding": "a5cc0b6192517f6f045dbc4ef5f7f49997a6d21a1d1032370852e8582df33817",
     "AdaptiveGraph-noFileSeeding-noDiffusion": "f476bc7d307aff9d5129ab83816bb44009171ab3c84612e3da7cf903e10cf8a2",
     "TagGraph-TFIDF-boundTopLevel": "d6c34012677397bc7714f074a349311e6d7a3b54f2ac026abbc9a11d1b7ddf95",
-    "TagGraph-Fusion-noDense": "89a66c1d1c1186e7cf306b3cb97338dcfd4c7a3e741560f9c14cb8060b352eaf",
+    "TagGraph-Fusion-noDense": "5978c37ad739203ecd2575141905e3e7ef17407cfb1e096c99fb286a2394d0ea",
 }
 
 

@@ -7,7 +7,8 @@ For a query (and optionally the date it is asked, ``asked_on``):
 2. candidate pool: the `pool` best notes of each lexical list and of a first PPR
    (seeded by tags and lexical scores); only pool notes are embedded (MiniLM
    through the project's embedder and its disk cache), never the whole haystack;
-3. dense: cosine of the query to each pool note's user turn (`dense_text`);
+3. dense: cosine of the query to each pool note's whole turn, both speakers (`request_text`; with
+   ``dense_reads="user"`` its user turn, `dense_text`, as before the end of issue 22);
 4. graph: Personalized PageRank over AdaptiveGraph's matrix, teleporting half to
    the concepts the query's tokens match (as AdaptiveGraph seeds them) and half to
    the pool notes by their lexical + dense evidence;
@@ -23,9 +24,9 @@ For a query (and optionally the date it is asked, ``asked_on``):
    "currently", "now", ...) + early * earliness (on "first", "originally", ...)``, dates from
    `Note.timestamp`.
 
-Issue 22 added components whose default weight is 0 (the tuning on dev did not choose them; a
-component with weight 0 is not computed): ``note_stem`` and ``raw_stem``, BM25-stem's lists over
-the notes and the raw turns; ``chunks``, the best MiniLM cosine over a pool note's raw turn cut
+Issue 22 added components (a component with weight 0 is not computed): ``note_stem`` and ``raw_stem``,
+BM25-stem's lists over the notes and the raw turns (chosen by the tuning on dev); with weight 0, not
+chosen: ``chunks``, the best MiniLM cosine over a pool note's raw turn cut
 into chunks (`note_chunks`: the reply too, not only the user turn); and per session, added once
 to each of its notes, ``coverage`` (the share of the query's stems the session holds) and
 ``agreement`` (the share of the lexical and dense lists that rank the session among their 3 best).
@@ -39,13 +40,14 @@ just the user turn), and the note's score is OpenClaw's mix (paper, appendix E),
 store for the first request asked of it.
 
 Switches ``graph``, ``dense``, ``raw_turns``, ``session``, ``time``, ``requests``, ``stems``,
-``chunks``, ``coverage`` and ``agreement`` remove one component each (registry ablations). ``embed_on_add`` embeds every note when it is
-added instead of when a pool first holds it: the same rankings, a costlier index (every
-note through MiniLM, twice with ``requests``: user turn and raw turn) and no model pass
+``chunks``, ``coverage`` and ``agreement`` remove one component each (registry ablations).
+``embed_on_add`` embeds every note when it is added instead of when a pool first holds it: the same
+rankings, a costlier index (every note's raw turn through MiniLM; its user turn too with
+``dense_reads="user"``) and no model pass
 for notes at query time, for a long-lived memory that must answer new questions fast.
 Without ``asked_on`` (``query(text, k, asked_on=...)``) the date-relative rules stay off
-(order cues still apply). ``dense_reads="turn"`` embeds a pool note's raw turn (`request_text`, both
-speakers) instead of its user turn, for histories where both sides of a turn are people (LoCoMo).
+(order cues still apply). The pool reads whole turns because where both sides of a turn are people
+(LoCoMo) the user turn holds only half the facts; on S dev the two are within noise (BENCHMARKS.md 17).
 """
 
 from __future__ import annotations
@@ -89,20 +91,21 @@ RECALL = re.compile(r"\b(remind me|you (?:gave|mentioned|said|told|suggested|rec
 @dataclass(frozen=True)
 class FusionWeights:
     """Weights of the fused score: what benchmarks/fusion_cv.py's tuning procedure gives on all of S dev
-    (issue 22's protocol: the choice of components by inner CV, then coordinate ascent; offline-v2 notes;
-    requests routed apart, so not fitted on requests). It chose the components before issue 22: the stemmed
-    lists, chunks, coverage and agreement stay at 0 (BENCHMARKS.md, section 16)."""
+    (issue 22's protocol with bagging: the choice of components by inner CV, then the mean of 10
+    coordinate-ascent fits on bootstrap resamples; offline-v2 notes, the pool reading whole turns; requests
+    routed apart, so not fitted on requests). It chose the stemmed note list; chunks, coverage and agreement
+    stay at 0 (BENCHMARKS.md, section 17)."""
 
     note_bm25: float = 1.0  # the scale: fixed, the others are relative to it
-    raw_bm25: float = 0.5
-    dense: float = 0.75
-    graph: float = 0.25
-    session: float = 0.25
-    target: float = 0.5
+    raw_bm25: float = 0.625
+    dense: float = 1.3
+    graph: float = 0.975
+    session: float = 0.12
+    target: float = 0.775
     recent: float = 0.05
     early: float = 0.05
-    note_stem: float = 0.0
-    raw_stem: float = 0.0
+    note_stem: float = 1.0
+    raw_stem: float = 0.375
     chunks: float = 0.0
     coverage: float = 0.0
     agreement: float = 0.0
@@ -279,7 +282,8 @@ class TagGraphFusion(Retriever):
         embedder: str | Embedder = "minilm"
         device: str = "auto"
         embed_on_add: bool = False
-        dense_reads: Literal["user", "turn"] = "user"  # the pool's text: `dense_text` or, "turn", `request_text`
+        # the pool's text: "turn" `request_text` (both speakers), "user" `dense_text` (before issue 22's end)
+        dense_reads: Literal["user", "turn"] = "turn"
 
     @classmethod
     def embeds(cls, params: Params) -> bool:
