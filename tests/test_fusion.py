@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
@@ -356,3 +356,8 @@ def test_dense_reads_the_whole_turn_when_asked():
         ev = r.signals("Melanie painted a sunrise")
         assert bool(ev.components[0, 2] > ev.components[1, 2]) is reply_seen  # the words are in t1's reply only
         assert (request_text(r.store.notes[0]) in [t for call in emb.calls for t in call]) is reply_seen
+
+
+def test_the_request_route_weighs_only_raw_bm25_and_dense():
+    weights = asdict(REQUEST_WEIGHTS)
+    assert {k: v for k, v in weights.items() if v} == {"raw_bm25": 0.3, "dense": 0.7}

@@ -3,7 +3,7 @@ method ranks (benchmarks/ranking_checksums.py: sha256 over question id, ranked n
 session ids), recorded from the code before the contract (commit 4431e70) on the demo's first ten
 questions and on the first 30 questions of LongMemEval-S dev. TagGraph-Fusion and its ablations were
 re-recorded when issue 22 refitted its weights and replaced its time rules (BENCHMARKS.md, section 16), and
-again when its pool read whole turns and its weights were bagged (section 17)."""
+again when its weights were bagged (section 17)."""
 
 from __future__ import annotations
 
@@ -34,18 +34,18 @@ DEMO = {
     "AdaptiveGraph": "db0a661d916992ef1dba8df9c1425a138e0c67b0919bcca1dbe0d291f50f863d",
     "OpenClaw": "56015480dddf3bc37ef11d1b52058c271b137f6d0fdc593c45941bf8e43d3582",
     "OC-notes": "a0268c8ef600b7470586db53bdb319f6b2037e7c9645396cc03bc10809337d8a",
-    "TagGraph-Fusion": "7b28c0e65e9215cb10c1b53ae5b2dd9ad74a40336bdf095ed9444b2d9d1828ee",
+    "TagGraph-Fusion": "49d9bb312813b6aecb7fda5d00737a647576a7185e4667f0b147199936d1e355",
     "AdaptiveGraph-noDiffusion": "35cb6c0009cdba8a75af04c6e51b43c641910790470f829ccd9db156fa584523",
     "AdaptiveGraph-noChronological": "932a6f2428816ea56c5a679759e393d5c950f50df895c18ee8127126ab244312",
     "AdaptiveGraph-noFileSeeding": "abbb6b578ae91a7ad9722c0355a53a1f5e6c33b60406595cbd447077bf226ad5",
     "AdaptiveGraph-noFileSeeding-noDiffusion": "99bed4d58d5e1d14d70fe6864fcc283d1f7d6676c9d9ce603c26c93a245ffe32",
     "TagGraph-TFIDF-boundTopLevel": "a5a7c8572ea4533ee1bfab9c44189d40c1e8b4b15a16e8ba7d3360b979f43d9c",
-    "TagGraph-Fusion-noGraph": "12c244e35cd53a896e6ad14ab634b33aa67c3fb0cfadec6c587c18c3ef8bb5ea",
-    "TagGraph-Fusion-noDense": "aadc4032399eabcacf5f21a2bdbf8e948a5675b2f62b8b800e22f65b751efe41",
-    "TagGraph-Fusion-noRaw": "0699c24ad59e3e6a4c576d53b5c950f69d9a65cc7eae6007c6e1fc4fd2585ade",
-    "TagGraph-Fusion-noSession": "195d6d4802dd30bd87c68bf1804dc968dd17b17636f21ed266c82ded2436f690",
-    "TagGraph-Fusion-noTime": "fdf8f5f5a46db16e4f52df0fd71a187ef7956400c79915af7fcb009a7bad0371",
-    "TagGraph-Fusion-noRequests": "8bad202e01bd9bf2e07164a6c9d605823377a65e3d0a13ec0a6ce522632dd605",
+    "TagGraph-Fusion-noGraph": "c471092796bfdd82fa8116191774d48abbb53e8a79b33a959cc2d0ae2577f83f",
+    "TagGraph-Fusion-noDense": "8da4a76fa2f59127aae413c376746d8267d15a1d700acf584e0f41b32c750d78",
+    "TagGraph-Fusion-noRaw": "316f62484b2b6b0ccbcf87894afc76519f4ae7bed0c6036ed0aec21fdbd7a2e3",
+    "TagGraph-Fusion-noSession": "89c40054322b736543a356e5c37d5d65a99e105463d12c7477efbf9055892aec",
+    "TagGraph-Fusion-noTime": "6d439cd19fb2d405eee7ba1fe46c7e0bfd41b3a1480f3e3de77cccefb9233b07",
+    "TagGraph-Fusion-noRequests": "957efebc2d475977aec512d6e50641798fa5936d1a13d6adc6547335007f521a",
 }
 # S dev, first 30 questions. The methods that embed (OpenClaw, OC-notes, TagGraph-Fusion and its
 # dense ablations) were checked once with MiniLM (BENCHMARKS.md, section "Method contract"); a cold
@@ -61,7 +61,7 @@ S_DEV_30 = {
     "AdaptiveGraph-noFileSeeding": "a5cc0b6192517f6f045dbc4ef5f7f49997a6d21a1d1032370852e8582df33817",
     "AdaptiveGraph-noFileSeeding-noDiffusion": "f476bc7d307aff9d5129ab83816bb44009171ab3c84612e3da7cf903e10cf8a2",
     "TagGraph-TFIDF-boundTopLevel": "d6c34012677397bc7714f074a349311e6d7a3b54f2ac026abbc9a11d1b7ddf95",
-    "TagGraph-Fusion-noDense": "5978c37ad739203ecd2575141905e3e7ef17407cfb1e096c99fb286a2394d0ea",
+    "TagGraph-Fusion-noDense": "aab124a738657deafa7fafce346a8fbdccbc2bfc0c60a853f84869ac7f75138a",
 }
 
 

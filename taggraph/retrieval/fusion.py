@@ -7,8 +7,8 @@ For a query (and optionally the date it is asked, ``asked_on``):
 2. candidate pool: the `pool` best notes of each lexical list and of a first PPR
    (seeded by tags and lexical scores); only pool notes are embedded (MiniLM
    through the project's embedder and its disk cache), never the whole haystack;
-3. dense: cosine of the query to each pool note's whole turn, both speakers (`request_text`; with
-   ``dense_reads="user"`` its user turn, `dense_text`, as before the end of issue 22);
+3. dense: cosine of the query to each pool note's user turn (`dense_text`; with ``dense_reads="turn"``
+   its whole turn, both speakers, `request_text`);
 4. graph: Personalized PageRank over AdaptiveGraph's matrix, teleporting half to
    the concepts the query's tokens match (as AdaptiveGraph seeds them) and half to
    the pool notes by their lexical + dense evidence;
@@ -24,9 +24,9 @@ For a query (and optionally the date it is asked, ``asked_on``):
    "currently", "now", ...) + early * earliness (on "first", "originally", ...)``, dates from
    `Note.timestamp`.
 
-Issue 22 added components (a component with weight 0 is not computed): ``note_stem`` and ``raw_stem``,
-BM25-stem's lists over the notes and the raw turns (chosen by the tuning on dev); with weight 0, not
-chosen: ``chunks``, the best MiniLM cosine over a pool note's raw turn cut
+Issue 22 added components whose default weight is 0 (the tuning on dev did not choose them; a
+component with weight 0 is not computed): ``note_stem`` and ``raw_stem``, BM25-stem's lists over
+the notes and the raw turns; ``chunks``, the best MiniLM cosine over a pool note's raw turn cut
 into chunks (`note_chunks`: the reply too, not only the user turn); and per session, added once
 to each of its notes, ``coverage`` (the share of the query's stems the session holds) and
 ``agreement`` (the share of the lexical and dense lists that rank the session among their 3 best).
@@ -42,12 +42,13 @@ store for the first request asked of it.
 Switches ``graph``, ``dense``, ``raw_turns``, ``session``, ``time``, ``requests``, ``stems``,
 ``chunks``, ``coverage`` and ``agreement`` remove one component each (registry ablations).
 ``embed_on_add`` embeds every note when it is added instead of when a pool first holds it: the same
-rankings, a costlier index (every note's raw turn through MiniLM; its user turn too with
-``dense_reads="user"``) and no model pass
+rankings, a costlier index (every note's raw turn through MiniLM, and its user turn unless
+``dense_reads="turn"``) and no model pass
 for notes at query time, for a long-lived memory that must answer new questions fast.
 Without ``asked_on`` (``query(text, k, asked_on=...)``) the date-relative rules stay off
-(order cues still apply). The pool reads whole turns because where both sides of a turn are people
-(LoCoMo) the user turn holds only half the facts; on S dev the two are within noise (BENCHMARKS.md 17).
+(order cues still apply). ``dense_reads="turn"`` is for histories where both sides of a turn are people
+(LoCoMo: the user turn holds half the facts); on S dev the two are within noise, but whole turns make a
+cold dev run about 60% longer (BENCHMARKS.md, section 17), so the default stays the user turn.
 """
 
 from __future__ import annotations
@@ -92,20 +93,20 @@ RECALL = re.compile(r"\b(remind me|you (?:gave|mentioned|said|told|suggested|rec
 class FusionWeights:
     """Weights of the fused score: what benchmarks/fusion_cv.py's tuning procedure gives on all of S dev
     (issue 22's protocol with bagging: the choice of components by inner CV, then the mean of 10
-    coordinate-ascent fits on bootstrap resamples; offline-v2 notes, the pool reading whole turns; requests
-    routed apart, so not fitted on requests). It chose the stemmed note list; chunks, coverage and agreement
-    stay at 0 (BENCHMARKS.md, section 17)."""
+    coordinate-ascent fits on bootstrap resamples; offline-v2 notes; requests routed apart, so not fitted on
+    requests). It chose the components before issue 22: the stemmed lists, chunks, coverage and agreement
+    stay at 0 (BENCHMARKS.md, sections 16-17)."""
 
     note_bm25: float = 1.0  # the scale: fixed, the others are relative to it
-    raw_bm25: float = 0.625
-    dense: float = 1.3
-    graph: float = 0.975
-    session: float = 0.12
-    target: float = 0.775
+    raw_bm25: float = 0.285
+    dense: float = 0.625
+    graph: float = 0.3
+    session: float = 0.11
+    target: float = 0.625
     recent: float = 0.05
     early: float = 0.05
-    note_stem: float = 1.0
-    raw_stem: float = 0.375
+    note_stem: float = 0.0
+    raw_stem: float = 0.0
     chunks: float = 0.0
     coverage: float = 0.0
     agreement: float = 0.0
@@ -122,7 +123,8 @@ class FusionWeights:
 
 # OpenClaw's 0.7 dense + 0.3 keyword (paper, appendix E) for requests; chosen, not fitted
 REQUEST_WEIGHTS = FusionWeights(note_bm25=0.0, raw_bm25=0.3, dense=0.7, graph=0.0, session=0.0, target=0.0,
-                                recent=0.0, early=0.0)
+                                recent=0.0, early=0.0, note_stem=0.0, raw_stem=0.0, chunks=0.0, coverage=0.0,
+                                agreement=0.0)  # every weight named: the defaults must not leak into the route
 
 
 def is_request(text: str) -> bool:
@@ -282,8 +284,8 @@ class TagGraphFusion(Retriever):
         embedder: str | Embedder = "minilm"
         device: str = "auto"
         embed_on_add: bool = False
-        # the pool's text: "turn" `request_text` (both speakers), "user" `dense_text` (before issue 22's end)
-        dense_reads: Literal["user", "turn"] = "turn"
+        # the pool's text: "user" `dense_text`, or "turn" `request_text` (both speakers; a costlier cold run)
+        dense_reads: Literal["user", "turn"] = "user"
 
     @classmethod
     def embeds(cls, params: Params) -> bool:
