@@ -47,8 +47,8 @@ rankings, a costlier index (every note's raw turn through MiniLM, and its user t
 for notes at query time, for a long-lived memory that must answer new questions fast.
 Without ``asked_on`` (``query(text, k, asked_on=...)``) the date-relative rules stay off
 (order cues still apply). ``dense_reads="turn"`` is for histories where both sides of a turn are people
-(LoCoMo: the user turn holds half the facts); on S dev the two are within noise, but whole turns make a
-cold dev run about 60% longer (BENCHMARKS.md, section 17), so the default stays the user turn.
+(LoCoMo: the user turn holds half the facts); on S dev the two are within noise, but whole turns cost 1.55
+times the MiniLM work (BENCHMARKS.md, section 17), so the default stays the user turn.
 """
 
 from __future__ import annotations
@@ -122,9 +122,9 @@ class FusionWeights:
 
 
 # OpenClaw's 0.7 dense + 0.3 keyword (paper, appendix E) for requests; chosen, not fitted
-REQUEST_WEIGHTS = FusionWeights(note_bm25=0.0, raw_bm25=0.3, dense=0.7, graph=0.0, session=0.0, target=0.0,
-                                recent=0.0, early=0.0, note_stem=0.0, raw_stem=0.0, chunks=0.0, coverage=0.0,
-                                agreement=0.0)  # every weight named: the defaults must not leak into the route
+# (every other weight 0, a weight added later too: the defaults must not leak into the route)
+REQUEST_WEIGHTS = FusionWeights(**{k: 0.0 for k in FusionWeights.__dataclass_fields__}
+                                | {"raw_bm25": 0.3, "dense": 0.7})
 
 
 def is_request(text: str) -> bool:
@@ -347,10 +347,14 @@ class TagGraphFusion(Retriever):
         if self.uses("chunks"):
             self._embed_chunks(indexes)
 
+    def _vectors_of(self, request: bool) -> tuple[dict[int, np.ndarray], Any]:
+        """(the vectors, the text they embed) for a request's dense part or for the pool's."""
+        raw = request or self.params.dense_reads == "turn"
+        return (self.request_vectors, request_text) if raw else (self.vectors, dense_text)
+
     def _embed(self, indexes, request: bool) -> None:
         """Embed the notes at `indexes` that have no vector of this kind yet (one batch)."""
-        raw = request or self.params.dense_reads == "turn"
-        vectors, text_of = (self.request_vectors, request_text) if raw else (self.vectors, dense_text)
+        vectors, text_of = self._vectors_of(request)
         todo = [i for i in indexes if i not in vectors]
         if todo:
             for i, vec in zip(todo, self.embedder.embed([text_of(self.store.notes[i]) for i in todo])):
@@ -392,7 +396,7 @@ class TagGraphFusion(Retriever):
         if not pool or not text.strip():
             return out
         self._embed(pool, request)
-        vectors = self.request_vectors if request or self.params.dense_reads == "turn" else self.vectors
+        vectors = self._vectors_of(request)[0]
         q = self._query_vector(text)
         cos = np.array([float(vectors[i] @ q) for i in pool])
         return _min_max(out, pool, cos)
