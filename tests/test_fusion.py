@@ -74,16 +74,19 @@ def test_strong_lexical_and_tag_evidence_ranks_first():
     assert details["components"]["note_bm25"] == 1.0 and details["components"]["graph"] == 1.0
 
 
-EVERY = FusionWeights(note_stem=1.0, raw_stem=1.0, chunks=1.0, coverage=1.0, agreement=1.0)
+EVERY = FusionWeights(note_stem=1.0, raw_stem=1.0, chunks=1.0, coverage=1.0, agreement=1.0, turns=1.0, speaker=1.0,
+                      best_turn=1.0, top2_turns=1.0)
 
 
 def test_switches_change_the_evidence():
     store = make_store(HAND_ROWS)
     text = "dog yoga morning"
     full = fusion(store, weights=EVERY).signals(text)
-    assert (full.components > 0).any(axis=0).all()  # every component has evidence here
+    speaker = COMPONENTS.index("speaker")  # no turn here is headed by a name (see test_named_speaker_...)
+    assert (full.components > 0).any(axis=0).tolist() == [j != speaker for j in range(len(COMPONENTS))]
     assert (full.session_features > 0).any(axis=0).all()
-    for switch, column in [("raw_turns", 1), ("dense", 2), ("graph", 3), ("stems", 4), ("stems", 5), ("chunks", 6)]:
+    for switch, column in [("raw_turns", 1), ("dense", 2), ("graph", 3), ("stems", 4), ("stems", 5), ("chunks", 6),
+                           ("dense", 7)]:
         ev = fusion(store, weights=EVERY, **{switch: False}).signals(text)
         assert not ev.components[:, column].any(), switch
     for switch, column in [("coverage", 0), ("agreement", 1)]:

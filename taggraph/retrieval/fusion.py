@@ -73,8 +73,14 @@ from taggraph.retrieval.index import raw_term_index
 from taggraph.retrieval.time_expressions import SPAN_TOLERANCE, Window, question_anchors, question_windows
 from taggraph.text import MAX_QUERY_CHARS
 
-COMPONENTS = ("note_bm25", "raw_bm25", "dense", "graph", "note_stem", "raw_stem", "chunks")
-SESSION_FEATURES = ("coverage", "agreement")
+COMPONENTS = ("note_bm25", "raw_bm25", "dense", "graph", "note_stem", "raw_stem", "chunks", "turns", "speaker")
+SESSION_FEATURES = ("coverage", "agreement", "best_turn", "top2_turns")
+DENSE_LIKE = ("dense", "chunks", "turns")  # cosines over the pool: no evidence outside it
+NORMALIZATIONS = ("max", "minmax", "zscore", "rrf")
+RRF_K = 60  # the constant of reciprocal rank fusion (Cormack et al., 2009)
+TURN_PARTS = ("turns", "speaker", "best_turn", "top2_turns")  # what the turn embeddings feed
+SPEAKER_SHARE = 0.1  # free choice: a "Name: " prefix is a speaker if it heads at least 10% of the turns
+SPEAKER = re.compile(r"([A-Z][\w'-]*(?: [A-Z][\w'-]*){0,2}): ")  # "Caroline: ...", as the LoCoMo loader writes turns
 TIME_FEATURES = ("target", "recent", "early")
 POOL = 30  # free choice: notes taken from each list into the dense pool (~40 distinct notes per question)
 GAMMA = 0.5  # free choice: the i-th further note of a session counts gamma^i (geometric, so bounded)
@@ -82,6 +88,7 @@ DENSE_CHARS = 1000  # free choice: MiniLM reads ~256 word pieces (~1,000 charact
 MAX_CHUNKS = 4  # free choice: chunks of a note's raw turn embedded for `chunks` (the first 4,000 characters)
 AGREE_TOP = 3  # free choice: a list agrees on a session that it ranks among its 3 best sessions
 EPOCH = datetime(1970, 1, 1)
+LOCOMO_DATE = "%I:%M %p on %d %B, %Y"
 # present-tense requests only: "what you recommended" / "you suggested" recall an answer, they ask for none
 REQUEST = re.compile(r"\b(suggest|suggestions?|recommend|recommendations?|tips?|advice|ideas?)\b", re.I)
 # a question about an earlier answer ("remind me of the tips you gave") recalls, even with a request word
@@ -110,6 +117,10 @@ class FusionWeights:
     chunks: float = 0.0
     coverage: float = 0.0
     agreement: float = 0.0
+    turns: float = 0.0
+    speaker: float = 0.0
+    best_turn: float = 0.0
+    top2_turns: float = 0.0
 
     def components(self) -> np.ndarray:
         return np.array([getattr(self, c) for c in COMPONENTS])
@@ -139,10 +150,11 @@ class Signals:
 
     notes: np.ndarray       # note indexes, ascending
     sessions: np.ndarray    # session code of each note
-    components: np.ndarray  # (n, len(COMPONENTS)), each column in [0, 1]
+    components: np.ndarray  # (n, len(COMPONENTS)), each column normalized per query (`normalized`)
     time: np.ndarray        # (n, len(TIME_FEATURES)), each in [0, 1]
     request: bool = False   # a request: dense over every note's raw turn, scored with REQUEST_WEIGHTS
     session_features: np.ndarray | None = None  # (n, len(SESSION_FEATURES)): the note's session's, in [0, 1]
+    raw: np.ndarray | None = None  # (n, len(COMPONENTS)) before normalization; NaN: no evidence
 
     def weights(self, w: FusionWeights) -> FusionWeights:
         """The weights this query is scored with: REQUEST_WEIGHTS for a request, else `w`."""
@@ -208,23 +220,59 @@ def request_text(note: Note) -> str:
     return note.raw_text[:DENSE_CHARS]
 
 
-def _scaled(scores: dict[int, float], n: int) -> np.ndarray:
-    """Scores as a length-n vector divided by their maximum (zeros when there is none).
-
-    Negative BM25 scores (rank-bm25's idf floor for terms in over half the notes) count as no evidence.
-    """
-    v = np.zeros(n)
+def _evidence(scores: dict[int, float], n: int) -> np.ndarray:
+    """Scores as a length-n vector, NaN where there is no evidence: notes not scored, and negative or zero
+    BM25 scores (rank-bm25's idf floor for terms in over half the notes)."""
+    v = np.full(n, np.nan)
     if scores:
-        v[list(scores)] = np.maximum(list(scores.values()), 0.0)
-    top = v.max(initial=0.0)
-    return v / top if top > 0 else v
+        values = np.array(list(scores.values()), dtype=float)
+        v[np.array(list(scores))[values > 0]] = values[values > 0]
+    return v
 
 
-def _min_max(out: np.ndarray, pool: list[int], values: np.ndarray) -> np.ndarray:
-    """`out` with `values` (one per pool note) min-max scaled into the pool's places (all 1 when equal)."""
-    span = values.max() - values.min()
-    out[pool] = (values - values.min()) / span if span > 0 else 1.0
+def normalized(column: np.ndarray, mode: str, dense_like: bool) -> np.ndarray:
+    """One component's raw values (NaN: no evidence) scaled per query; notes without evidence get 0.
+
+    "max": a lexical or PPR list divided by its maximum (its floor is 0, so this is min-max from 0), cosines
+    min-max over the pool (all 1 when equal): the normalization before issue 29. "minmax": every component
+    min-max over its evidence. "zscore": (value - min) / standard deviation over its evidence, the per-query
+    z-score shifted so that the weakest evidence is 0, as no evidence is (the multiplicative time rule needs
+    scores >= 0). "rrf": RRF_K / (RRF_K + rank) among the notes with evidence (ties: earlier note first), so a
+    weighted sum of these is weighted reciprocal rank fusion.
+    """
+    has = ~np.isnan(column)
+    out = np.zeros(len(column))
+    if not has.any():
+        return out
+    values = column[has]
+    if mode == "max" and not dense_like:
+        top = values.max()
+        out[has] = values / top if top > 0 else 0.0
+    elif mode in ("max", "minmax"):
+        span = values.max() - values.min()
+        out[has] = (values - values.min()) / span if span > 0 else 1.0
+    elif mode == "zscore":
+        sd = values.std()
+        out[has] = (values - values.min()) / sd if sd > 0 else 1.0
+    elif mode == "rrf":
+        order = np.argsort(-values, kind="stable")
+        ranks = np.empty(len(values))
+        ranks[order] = np.arange(1, len(values) + 1)
+        out[has] = RRF_K / (RRF_K + ranks)
+    else:
+        raise ValueError(f"unknown normalization {mode!r}; one of {', '.join(NORMALIZATIONS)}")
     return out
+
+
+def normalized_all(raw: np.ndarray, mode: str) -> np.ndarray:
+    """`normalized` for every column of a query's raw evidence matrix."""
+    return np.column_stack([normalized(raw[:, j], mode, c in DENSE_LIKE) for j, c in enumerate(COMPONENTS)]) \
+        if len(raw) else np.zeros((0, len(COMPONENTS)))
+
+
+def _scaled(scores: dict[int, float], n: int) -> np.ndarray:
+    """Scores as a length-n vector divided by their maximum, 0 without evidence (`normalized`'s "max")."""
+    return normalized(_evidence(scores, n), "max", dense_like=False)
 
 
 def _top(v: np.ndarray, m: int) -> set[int]:
@@ -260,6 +308,45 @@ def session_agreement(lists: list[np.ndarray], session_code: np.ndarray, n_sessi
     return out / len(lists) if lists else out
 
 
+def turn_texts(note: Note) -> list[str]:
+    """Each turn of a note on its own, as the dataset wrote it (LoCoMo's "Speaker: text"; LongMemEval's turns
+    carry no name, the roles being user and assistant), cut at DENSE_CHARS; the user turn is the text `dense`
+    embeds, so its vector comes from the embedder's cache."""
+    return [t[:DENSE_CHARS] for t in (note.user, note.assistant) if t.strip()] or [note.raw_text[:DENSE_CHARS]]
+
+
+def turn_speakers(note: Note) -> list[str | None]:
+    """The name heading each of `turn_texts` ("Caroline: ..."), None where there is none."""
+    return [m.group(1) if (m := SPEAKER.match(t)) else None for t in turn_texts(note)]
+
+
+def session_turns(turns: np.ndarray, session_code: np.ndarray, n_sessions: int) -> np.ndarray:
+    """(n_sessions, 2): each session's best `turns` value (max-sim) and the mean of its two best (one note:
+    that one), over its notes with turn evidence (> 0); 0 for a session without any."""
+    out = np.zeros((n_sessions, 2))
+    has = turns > 0
+    if not has.any():
+        return out
+    order = np.lexsort((-turns[has], session_code[has]))
+    sess, vals = session_code[has][order], turns[has][order]
+    first = np.r_[True, sess[1:] != sess[:-1]]
+    second = np.r_[False, first[:-1] & ~first[1:]]  # a session's second-best value, right after its best
+    out[sess[first], 0] = out[sess[first], 1] = vals[first]
+    out[sess[second], 1] = (vals[np.r_[second[1:], False]] + vals[second]) / 2
+    return out
+
+
+def note_day(timestamp: str) -> float | None:
+    """Days since 1970 for a note's timestamp: `parse_timestamp`'s formats, or LoCoMo's "1:56 pm on 8 May, 2023"."""
+    day = parse_timestamp(timestamp)
+    if day is None:
+        try:
+            day = (datetime.strptime(timestamp.strip(), LOCOMO_DATE) - EPOCH).total_seconds() / 86400
+        except ValueError:
+            return None
+    return day
+
+
 def note_chunks(note: Note) -> list[str]:
     """The pieces of a note's raw turn embedded for `chunks`: OpenClaw's line-wise chunker at DENSE_CHARS,
     no overlap, the first MAX_CHUNKS."""
@@ -286,6 +373,8 @@ class TagGraphFusion(Retriever):
         embed_on_add: bool = False
         # the pool's text: "user" `dense_text`, or "turn" `request_text` (both speakers; a costlier cold run)
         dense_reads: Literal["user", "turn"] = "user"
+        # how each component is scaled per query before the weighted sum (`normalized`; "rrf": weighted RRF)
+        normalize: Literal["max", "minmax", "zscore", "rrf"] = "max"
 
     @classmethod
     def embeds(cls, params: Params) -> bool:
@@ -311,12 +400,16 @@ class TagGraphFusion(Retriever):
         self.vectors: dict[int, np.ndarray] = {}  # note index -> embedding: pool notes (every note with embed_on_add)
         self.request_vectors: dict[int, np.ndarray] = {}  # note index -> raw-turn embedding, once a request is asked
         self.chunk_vectors: dict[int, np.ndarray] = {}  # note index -> (chunks, dim): pool notes, for `chunks`
+        self.turn_vectors: dict[int, np.ndarray] = {}  # note index -> (turns, dim): pool notes, for TURN_PARTS
+        self.speaker_turns: dict[str, int] = {}  # "Name" -> turns it heads
+        self.unnamed_turns = 0
         self._memo: tuple[tuple, Signals, list[Window]] | None = None  # the last query's key, evidence, windows
 
     def uses(self, part: str) -> bool:
         """Whether the component or session feature `part` is computed: its switch on and its weight not 0."""
         p, switch = self.params, {"note_stem": "stems", "raw_stem": "stems"}.get(part, part)
-        needs_embedder = part == "chunks"
+        needs_embedder = part == "chunks" or part in TURN_PARTS
+        switch = "dense" if part in TURN_PARTS else switch
         return getattr(p, switch) and getattr(self.weights, part) != 0 and (
             not needs_embedder or self.embeds(p))
 
@@ -330,8 +423,13 @@ class TagGraphFusion(Retriever):
     def add_many(self, notes: list[Note]) -> None:
         for note in notes:
             self.session_code.append(self.sessions.setdefault(note.session_id, len(self.sessions)))
-            day = parse_timestamp(note.timestamp)
+            day = note_day(note.timestamp)
             self.days.append(np.nan if day is None else day)
+            for who in turn_speakers(note):
+                if who is None:
+                    self.unnamed_turns += 1
+                else:
+                    self.speaker_turns[who] = self.speaker_turns.get(who, 0) + 1
         self._memo = None
         if self.params.embed_on_add and self.embedder is not None:
             self._embed_notes([note.index for note in notes])  # one batch for the notes indexed together
@@ -346,6 +444,8 @@ class TagGraphFusion(Retriever):
             self._embed(indexes, request=True)
         if self.uses("chunks"):
             self._embed_chunks(indexes)
+        if any(self.uses(part) for part in TURN_PARTS):
+            self._embed_turns(indexes)
 
     def _vectors_of(self, request: bool) -> tuple[dict[int, np.ndarray], Any]:
         """(the vectors, the text they embed) for a request's dense part or for the pool's."""
@@ -362,16 +462,25 @@ class TagGraphFusion(Retriever):
 
     def _embed_chunks(self, indexes) -> None:
         """Embed the chunks of the notes at `indexes` that have none yet (one batch)."""
-        todo = [i for i in indexes if i not in self.chunk_vectors]
-        pieces = [note_chunks(self.store.notes[i]) for i in todo]
+        self._embed_pieces(indexes, self.chunk_vectors, note_chunks)
+
+    def _embed_turns(self, indexes) -> None:
+        """Embed each turn of the notes at `indexes` on its own (`turn_texts`), for those that have none yet."""
+        self._embed_pieces(indexes, self.turn_vectors, turn_texts)
+
+    def _embed_pieces(self, indexes, vectors: dict[int, np.ndarray], pieces_of) -> None:
+        """Embed `pieces_of(note)` for the notes at `indexes` missing from `vectors` (one batch): (pieces, dim)."""
+        todo = [i for i in indexes if i not in vectors]
+        pieces = [pieces_of(self.store.notes[i]) for i in todo]
         if todo:
             flat = self.embedder.embed([c for chunks in pieces for c in chunks])
             bounds = np.cumsum([0] + [len(chunks) for chunks in pieces])
             for i, lo, hi in zip(todo, bounds[:-1], bounds[1:]):
-                self.chunk_vectors[i] = flat[lo:hi]
+                vectors[i] = flat[lo:hi]
 
     def _ppr(self, text: str, file_seed: np.ndarray) -> np.ndarray:
-        """PPR mass per note: half the teleport on the query's matched concepts, half on `file_seed`."""
+        """PPR mass per note (NaN where none): half the teleport on the query's matched concepts, half on
+        `file_seed`."""
         P, dangling = self.graph.transition()
         s = np.zeros(P.shape[0])
         concepts, _, _ = self.graph.seeds(text)
@@ -383,32 +492,59 @@ class TagGraphFusion(Retriever):
             s[files] += file_seed / file_seed.sum()
         x = personalized_pagerank(P, dangling, s, self.graph.params.alpha, self.graph.params.iterations)
         mass = x[files]
-        return mass / mass.max() if mass.max() > 0 else mass
+        return np.where(mass > 0, mass, np.nan)
 
     def _query_vector(self, text: str) -> np.ndarray:
         return self.embedder.embed([text[:MAX_QUERY_CHARS]])[0]
 
     def _dense(self, text: str, pool: list[int], request: bool = False) -> np.ndarray:
-        """Min-max scaled cosine of the query to each pool note (0 outside the pool); for a request
-        the pool is every note and the vectors are of `request_text`."""
-        n = len(self.store.notes)
-        out = np.zeros(n)
+        """Cosine of the query to each pool note (NaN outside the pool); for a request the pool is every note
+        and the vectors are of `request_text`."""
+        out = np.full(len(self.store.notes), np.nan)
         if not pool or not text.strip():
             return out
         self._embed(pool, request)
         vectors = self._vectors_of(request)[0]
         q = self._query_vector(text)
-        cos = np.array([float(vectors[i] @ q) for i in pool])
-        return _min_max(out, pool, cos)
+        out[pool] = [float(vectors[i] @ q) for i in pool]
+        return out
 
     def _chunks(self, text: str, pool: list[int]) -> np.ndarray:
-        """Min-max scaled best cosine of the query to each pool note's chunks (0 outside the pool)."""
-        out = np.zeros(len(self.store.notes))
+        """Best cosine of the query to each pool note's chunks (NaN outside the pool)."""
+        out = np.full(len(self.store.notes), np.nan)
         if not pool or not text.strip():
             return out
         self._embed_chunks(pool)
         q = self._query_vector(text)
-        return _min_max(out, pool, np.array([float((self.chunk_vectors[i] @ q).max()) for i in pool]))
+        out[pool] = [float((self.chunk_vectors[i] @ q).max()) for i in pool]
+        return out
+
+    def _turns(self, text: str, pool: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """(best cosine of the query to each pool note's turns, the same over the turns of the speakers the
+        question names), NaN outside the pool or where no turn qualifies."""
+        best, named = np.full(len(self.store.notes), np.nan), np.full(len(self.store.notes), np.nan)
+        if not pool or not text.strip():
+            return best, named
+        self._embed_turns(pool)
+        q = self._query_vector(text)
+        names = self.named_speakers(text)
+        for i in pool:
+            cos = self.turn_vectors[i] @ q
+            best[i] = float(cos.max())
+            said = [c for c, who in zip(cos, turn_speakers(self.store.notes[i])) if who in names]
+            if said:
+                named[i] = float(max(said))
+        return best, named
+
+    def named_speakers(self, text: str) -> set[str]:
+        """The history's speakers (`speakers`) whose name the question holds as a word."""
+        return {name for name in self.speakers() if re.search(rf"\b{re.escape(name)}\b", text)}
+
+    def speakers(self) -> set[str]:
+        """Names heading at least SPEAKER_SHARE of the history's turns as "Name: ..." (LoCoMo's turns; a
+        LongMemEval turn has no name)."""
+        turns = sum(self.speaker_turns.values()) + self.unnamed_turns
+        return {name for name, count in self.speaker_turns.items() if count >= SPEAKER_SHARE * turns}
 
     def windows(self, text: str, asked_on: str | None) -> list[Window]:
         """The question's time windows: its dates read against `asked_on`, and "before / after <event>" dated
@@ -431,40 +567,53 @@ class TagGraphFusion(Retriever):
         if self._memo is not None and self._memo[0] == key:
             return self._memo[1]
         n = len(self.store.notes)
-        cols = np.zeros((n, len(COMPONENTS)))
-        cols[:, 0] = _scaled(self.note_bm25.score(text), n)
+        raw = np.full((n, len(COMPONENTS)), np.nan)
+        cols = np.zeros((n, len(COMPONENTS)))  # normalized as before issue 29: what the pool and PPR seeds read
+
+        def put(name: str, values: np.ndarray) -> None:
+            j = COMPONENTS.index(name)
+            raw[:, j], cols[:, j] = values, normalized(values, "max", name in DENSE_LIKE)
+
+        put("note_bm25", _evidence(self.note_bm25.score(text), n))
         if self.raw_bm25 is not None:
-            cols[:, 1] = _scaled(self.raw_bm25.score(text), n)
+            put("raw_bm25", _evidence(self.raw_bm25.score(text), n))
         lexical = cols[:, 0] + cols[:, 1]
         pool = _top(cols[:, 0], self.params.pool) | _top(cols[:, 1], self.params.pool)
         if self.graph is not None and n:
-            pool |= _top(self._ppr(text, lexical * np.isin(np.arange(n), list(pool))), self.params.pool)
+            first = self._ppr(text, lexical * np.isin(np.arange(n), list(pool)))
+            pool |= _top(normalized(first, "max", False), self.params.pool)
         pool_ids = sorted(pool)
         request = self.params.requests and self.embedder is not None and is_request(text)
         if self.embedder is not None:
-            cols[:, 2] = self._dense(text, list(range(n)), request=True) if request else self._dense(text, pool_ids)
+            put("dense", self._dense(text, list(range(n)), request=True) if request else self._dense(text, pool_ids))
         if self.graph is not None and n:
             seed = np.zeros(n)
             seed[pool_ids] = lexical[pool_ids] + cols[pool_ids, 2]
-            cols[:, 3] = self._ppr(text, seed)
+            put("graph", self._ppr(text, seed))
         if self.uses("note_stem"):
-            cols[:, 4] = _scaled(self.note_stem.score(text), n)
+            put("note_stem", _evidence(self.note_stem.score(text), n))
         if self.uses("raw_stem"):
-            cols[:, 5] = _scaled(self.raw_stem.score(text), n)
+            put("raw_stem", _evidence(self.raw_stem.score(text), n))
         if self.uses("chunks") and not request:
-            cols[:, 6] = self._chunks(text, pool_ids)
+            put("chunks", self._chunks(text, pool_ids))
+        if not request and any(self.uses(part) for part in TURN_PARTS):
+            best, named = self._turns(text, pool_ids)
+            put("turns", best)
+            put("speaker", named)
+        components = cols if self.params.normalize == "max" else normalized_all(raw, self.params.normalize)
         codes = np.asarray(self.session_code, dtype=np.int64)
         per_session = np.zeros((len(self.sessions), len(SESSION_FEATURES)))
         if self.uses("coverage"):
             per_session[:, 0] = session_coverage(self.raw_stem, text, codes, len(self.sessions))
         if self.uses("agreement"):
-            lists = [cols[:, j] for j, c in enumerate(COMPONENTS) if c != "graph" and cols[:, j].any()]
+            lists = [cols[:, j] for j, c in enumerate(COMPONENTS) if c not in ("graph", "speaker") and cols[:, j].any()]
             per_session[:, 1] = session_agreement(lists, codes, len(self.sessions))
+        per_session[:, 2:] = session_turns(components[:, COMPONENTS.index("turns")], codes, len(self.sessions))
         notes = np.arange(n)  # every note is ranked, as by AdaptiveGraph: no evidence at all -> note order
         days = np.asarray(self.days)[notes]
         windows = self.windows(text, asked_on) if self.params.time else []
         times = time_features(text, windows, days) if self.params.time else np.zeros((len(notes), len(TIME_FEATURES)))
-        ev = Signals(notes, codes[notes], cols[notes], times, request, per_session[codes[notes]])
+        ev = Signals(notes, codes[notes], components[notes], times, request, per_session[codes[notes]], raw[notes])
         self._memo = (key, ev, windows)
         return ev
 

@@ -1,0 +1,259 @@
+"""One set of TagGraph-Fusion defaults for LongMemEval-S and LoCoMo: issue 29's protocol, fixed before its run.
+
+    python benchmarks/fusion_joint_cv.py \
+        --longmemeval ../shared/data/longmemeval/longmemeval_s_dev.json.gz \
+        --locomo ../shared/data/locomo/locomo_dev.json --evidence /tmp/fusion_joint --workers 2
+
+Evidence: each judged question's `TagGraphFusion.signals` with every component on (chunks off: its MiniLM
+time for a component that `turns` subsumes; weight 0 since issue 22) and the raw, unnormalized values kept,
+asked at the question date (LoCoMo's questions have none), one memory per history (a LoCoMo conversation is
+built once for its ~200 questions). Cached per dataset in `--evidence`.
+
+The protocol (fixed before any run of this script, committed first):
+- Folds: LongMemEval questions in 5 folds stratified by type; LoCoMo in 5 folds of one whole conversation each
+  (its 5 dev conversations). Outer fold k = LongMemEval fold k + LoCoMo conversation k.
+- `tune` (the whole procedure, run on the training questions only): for each normalization of `NORMALIZATIONS`
+  ("max", the one before issue 29; "zscore"; "rrf", i.e. weighted reciprocal rank fusion; "minmax"), 3 inner
+  folds built the same way (LongMemEval by type, LoCoMo by conversation) choose the normalization by inner
+  out-of-fold objective; then coordinate ascent over `GRID` from `START` (every weight may move, the stemmed
+  lists, the turns, the named speaker and the sessions' max-sim and top-2 mean included) on all the training
+  questions, under the chosen normalization.
+- Objective: the mean of the two benchmarks' session MRR at depth 40 (each benchmark counts equally, though
+  LoCoMo has 4x the questions).
+- Reported, each benchmark separately and out of fold: MRR, Success@1, per type / category, paired against BM25
+  and BM25-stem over notes (same evidence: `note_bm25` / `note_stem` alone); the normalization each fold chose;
+  then the halves check of BENCHMARKS 17 on both (tune on half A = LongMemEval half A + 2-3 conversations, score
+  both halves; and the other way round); then `tune` on everything: the code's defaults.
+- Adoption rule: the tuned weights become TagGraph-Fusion's defaults if, out of fold, LoCoMo MRR exceeds BM25-stem's
+  and LongMemEval MRR is at least the current defaults' nested-CV mean (0.957) minus 0.005. Otherwise the defaults
+  stay and the result is reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.model_selection import StratifiedKFold
+
+from fusion_cv import Batch, ranks_of, weights_line
+from taggraph.datasets.detect import load_any
+from taggraph.evaluation.significance import paired_test
+from taggraph.experiments.runner import build_store, group_by_history
+from taggraph.retrieval import make_retriever
+from taggraph.retrieval.fusion import (COMPONENTS, NORMALIZATIONS, REQUEST_WEIGHTS, SESSION_FEATURES, FusionWeights,
+                                       Signals, normalized_all, session_turns)
+
+EVERY = FusionWeights(note_stem=1.0, raw_stem=1.0, coverage=1.0, agreement=1.0, turns=1.0, speaker=1.0,
+                      best_turn=1.0, top2_turns=1.0)  # chunks stays 0: not computed
+GRID = {  # free choice: a coarse grid per weight; note_bm25 is fixed at 1 (the scale)
+    "raw_bm25": [0, 0.1, 0.25, 0.5, 1.0],
+    "dense": [0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0],
+    "graph": [0, 0.25, 0.5, 1.0, 2.0],
+    "session": [0, 0.1, 0.25, 0.5],
+    "target": [0, 0.25, 0.5, 1.0],
+    "recent": [0, 0.05, 0.1, 0.25],
+    "early": [0, 0.05, 0.1, 0.25],
+    "note_stem": [0, 0.25, 0.5, 1.0, 2.0],
+    "raw_stem": [0, 0.25, 0.5, 1.0, 2.0],
+    "turns": [0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0],
+    "speaker": [0, 0.1, 0.25, 0.5, 1.0],
+    "best_turn": [0, 0.1, 0.25, 0.5, 1.0],
+    "top2_turns": [0, 0.1, 0.25, 0.5, 1.0],
+    "coverage": [0, 0.1, 0.25, 0.5],
+    "agreement": [0, 0.1, 0.25, 0.5],
+}
+# free choice, made before any fit: the current defaults, and every new weight moderately on
+START = replace(FusionWeights(), note_stem=0.25, raw_stem=0.25, turns=0.5, speaker=0.1, best_turn=0.1)
+PASSES = 2  # coordinate-ascent sweeps over GRID
+FOLDS, INNER_FOLDS = 5, 3
+SEED = 0
+DATASETS = ("longmemeval", "locomo")
+
+
+def history_evidence(cases) -> list[tuple]:
+    """(question id, type, raw signals, gold flags per session, dataset, group) for the judged cases sharing one
+    history (one memory for all of them)."""
+    store = build_store(cases[0], "offline-v2")
+    fusion = make_retriever("TagGraph-Fusion", store, weights=EVERY)
+    out = []
+    for case in cases:
+        ev = fusion.signals(case.question, case.question_date or None)
+        gold = np.array([sid in set(case.gold_session_ids) for sid in fusion.sessions])
+        group = getattr(case, "sample_id", "") or ""
+        out.append((case.case_id, case.question_type, ev, gold, group))
+    return out
+
+
+def evidence(path: str, cache: Path, workers: int) -> list[tuple]:
+    if cache.exists():
+        return pickle.loads(cache.read_bytes())
+    cases = [c for c in load_any(path) if c.gold_session_ids and not c.is_abstention]
+    done = Parallel(n_jobs=workers)(delayed(history_evidence)(g) for g in group_by_history(cases))
+    items = [item for group in done for item in group]
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_bytes(pickle.dumps(items))
+    return items
+
+
+def renormalized(ev: Signals, mode: str) -> Signals:
+    """`ev` with its components normalized by `mode` from the raw values (and the turn session features with them)."""
+    if mode == "max":
+        return ev
+    comps = normalized_all(ev.raw, mode)
+    feats = ev.session_features.copy()
+    n_sessions = int(ev.sessions.max()) + 1 if len(ev.sessions) else 0
+    feats[:, 2:] = session_turns(comps[:, COMPONENTS.index("turns")], ev.sessions, n_sessions)[ev.sessions]
+    return replace(ev, components=comps, session_features=feats)
+
+
+class Joint:
+    """Both benchmarks' items, each normalization's `Batch` built once per subset."""
+
+    def __init__(self, items: dict[str, list[tuple]]):
+        self.items = items
+
+    def batches(self, subset: dict[str, np.ndarray], mode: str) -> dict[str, Batch]:
+        return {d: Batch.of([(qid, t, renormalized(ev, mode), gold) for qid, t, ev, gold, _ in
+                             (self.items[d][i] for i in idx)]) for d, idx in subset.items() if len(idx)}
+
+
+def objective(batches: dict[str, Batch], w: FusionWeights) -> float:
+    return float(np.mean([b.reciprocal_ranks(w)[0].mean() for b in batches.values()]))
+
+
+def fit(batches: dict[str, Batch]) -> FusionWeights:
+    """Coordinate ascent over GRID from START; a value changes only if it raises the objective."""
+    best, best_score = START, objective(batches, START)
+    for _ in range(PASSES):
+        changed = False
+        for name, values in GRID.items():
+            for v in values:
+                cand = replace(best, **{name: v})
+                score = objective(batches, cand)
+                if score > best_score + 1e-12:
+                    best, best_score, changed = cand, score, True
+        if not changed:
+            break
+    return best
+
+
+def folds(items: dict[str, list[tuple]], subset: dict[str, np.ndarray], k: int, seed: int) -> list[dict[str, np.ndarray]]:
+    """k folds of `subset`: LongMemEval stratified by type, LoCoMo by whole conversations (round-robin)."""
+    lme = subset["longmemeval"]
+    types = np.array([items["longmemeval"][i][1] for i in lme])
+    lme_folds = [lme[te] for _, te in StratifiedKFold(k, shuffle=True, random_state=seed).split(lme, types)]
+    loc = subset["locomo"]
+    convs = sorted({items["locomo"][i][4] for i in loc})
+    conv_fold = {c: j % k for j, c in enumerate(convs)}
+    loc_folds = [np.array([i for i in loc if conv_fold[items["locomo"][i][4]] == j], dtype=int) for j in range(k)]
+    return [{"longmemeval": lme_folds[j], "locomo": loc_folds[j]} for j in range(k)]
+
+
+def minus(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return {d: np.setdiff1d(a[d], b[d]) for d in a}
+
+
+def tune(joint: Joint, subset: dict[str, np.ndarray], seed: int = SEED) -> tuple[str, FusionWeights, dict[str, float]]:
+    """The whole procedure on `subset`: the normalization by inner CV, then its weights fitted on all of `subset`."""
+    inner = folds(joint.items, subset, INNER_FOLDS, seed)
+    scores = {}
+    for mode in NORMALIZATIONS:
+        rr = {d: [] for d in DATASETS}
+        for test in inner:
+            w = fit(joint.batches(minus(subset, test), mode))
+            for d, b in joint.batches(test, mode).items():
+                rr[d].append(b.reciprocal_ranks(w)[0])
+        scores[mode] = float(np.mean([np.concatenate(v).mean() for v in rr.values() if v]))
+    mode = max(NORMALIZATIONS, key=lambda m: (round(scores[m], 12), -NORMALIZATIONS.index(m)))
+    return mode, fit(joint.batches(subset, mode)), scores
+
+
+def outer(joint: Joint, everything, test, seed):
+    mode, w, inner = tune(joint, minus(everything, test), seed)
+    out = {d: b.reciprocal_ranks(w) for d, b in joint.batches(test, mode).items()}
+    return test, out, mode, w, inner
+
+
+ONLY = {name: FusionWeights(**{k: 0.0 for k in asdict(FusionWeights())} | {name: 1.0}) for name in ("note_bm25", "note_stem")}
+
+
+def report(joint: Joint, everything, results) -> None:
+    for d in DATASETS:
+        items = joint.items[d]
+        n = len(items)
+        rr, hit = np.zeros(n), np.zeros(n)
+        for test, out, *_ in results:
+            if d in out:
+                rr[test[d]], hit[test[d]] = out[d]
+        base = {name: Batch.of([(q, t, ev, g) for q, t, ev, g, _ in items]).reciprocal_ranks(w, requests=False)
+                for name, w in ONLY.items()}
+        types = np.array([t for _, t, *_ in items])
+        print(f"\n### {d}: {n} judged questions, out of fold\n")
+        print("| | MRR | Success@1 | vs BM25 (paired) | vs BM25-stem (paired) |\n|---|---|---|---|---|")
+        t1, t2 = paired_test(rr, base["note_bm25"][0]), paired_test(rr, base["note_stem"][0])
+        print(f"| TagGraph-Fusion (tuned) | {rr.mean():.4f} | {hit.mean():.4f} | {t1.mean_diff:+.4f}, p {t1.p_value:.4f} "
+              f"| {t2.mean_diff:+.4f}, p {t2.p_value:.4f} |")
+        for name, (b_rr, b_hit) in base.items():
+            print(f"| {name} alone | {b_rr.mean():.4f} | {b_hit.mean():.4f} | | |")
+        print("\n| type | n | Fusion | BM25 | BM25-stem | Fusion - BM25 (p) | Fusion - BM25-stem (p) |\n|---|---|---|---|---|---|---|")
+        for k in sorted(set(types)):
+            m = types == k
+            a, b = paired_test(rr[m], base["note_bm25"][0][m]), paired_test(rr[m], base["note_stem"][0][m])
+            print(f"| {k} | {m.sum()} | {rr[m].mean():.3f} | {base['note_bm25'][0][m].mean():.3f} | "
+                  f"{base['note_stem'][0][m].mean():.3f} | {a.mean_diff:+.3f} ({a.p_value:.3f}) | "
+                  f"{b.mean_diff:+.3f} ({b.p_value:.3f}) |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--longmemeval", required=True)
+    parser.add_argument("--locomo", required=True)
+    parser.add_argument("--evidence", type=Path, required=True, help="folder of the evidence pickles, made if absent")
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--skip-halves", action="store_true")
+    args = parser.parse_args()
+    locomo = evidence(args.locomo, args.evidence / "locomo.pkl", args.workers)
+    items = {"longmemeval": evidence(args.longmemeval, args.evidence / "longmemeval.pkl", args.workers),
+             "locomo": locomo}
+    joint = Joint(items)
+    everything = {d: np.arange(len(v)) for d, v in items.items()}
+    print(f"judged: LongMemEval {len(items['longmemeval'])}, LoCoMo {len(items['locomo'])}; components {COMPONENTS}, "
+          f"session {SESSION_FEATURES}")
+    for d in DATASETS:
+        pooled = [bool((~np.isnan(ev.raw[gold[ev.sessions], COMPONENTS.index("turns")])).any()) for _, _, ev, gold, _ in
+                  items[d] if not ev.request]
+        print(f"{d}: a gold session's note is in the dense pool for {np.mean(pooled):.3f} of the questions")
+
+    print("\n## 1. Nested cross-validation (tune inside each outer fold)")
+    outer_folds = folds(items, everything, FOLDS, SEED)
+    results = Parallel(n_jobs=args.workers)(delayed(outer)(joint, everything, te, SEED) for te in outer_folds)
+    report(joint, everything, results)
+    for j, (_, _, mode, w, inner) in enumerate(results):
+        print(f"  fold {j}: inner " + ", ".join(f"{m} {v:.4f}" for m, v in inner.items()) + f" -> {mode}: {weights_line(w)}")
+
+    if not args.skip_halves:
+        print("\n## 2. Halves: tuned on one, scored on both\n")
+        halves = folds(items, everything, 2, SEED)
+        print("| tuned on | normalization | LongMemEval tuned / other | LoCoMo tuned / other |\n|---|---|---|---|")
+        for name, (tuned, other) in zip("AB", (halves, halves[::-1])):
+            mode, w, _ = tune(joint, tuned)
+            t, o = joint.batches(tuned, mode), joint.batches(other, mode)
+            cells = [f"{t[d].reciprocal_ranks(w)[0].mean():.4f} / {o[d].reciprocal_ranks(w)[0].mean():.4f}" for d in DATASETS]
+            print(f"| half {name} | {mode} | " + " | ".join(cells) + " |")
+
+    print("\n## 3. Tuned on every question: the code's defaults (in-sample)\n")
+    mode, w, inner = tune(joint, everything)
+    print("inner " + ", ".join(f"{m} {v:.4f}" for m, v in inner.items()))
+    b = joint.batches(everything, mode)
+    print(f"normalization {mode}; {weights_line(w)}; " + ", ".join(
+        f"{d} MRR {b[d].reciprocal_ranks(w)[0].mean():.4f}" for d in DATASETS))
+    print(repr(w))
+
+
+if __name__ == "__main__":
+    main()
