@@ -18,8 +18,9 @@ from taggraph.evaluation.metrics import score_rankings
 from taggraph.experiments.runner import build_store
 from taggraph.extraction.base import Extraction
 from taggraph.retrieval import make_retriever
-from taggraph.retrieval.fusion import (COMPONENTS, REQUEST_WEIGHTS, FusionWeights, Signals, TagGraphFusion,
-                                       dense_text, fuse, is_request, request_text, time_features)
+from taggraph.retrieval.fusion import (COMPONENTS, REQUEST_WEIGHTS, SESSION_FEATURES, FusionWeights, Signals,
+                                       TagGraphFusion, _scaled, dense_text, fuse, is_request, normalized, note_day,
+                                       request_text, session_turns, time_features)
 from taggraph.retrieval.openclaw import parse_timestamp
 from taggraph.store import Interaction, MemoryStore
 
@@ -59,7 +60,7 @@ def test_registered_with_ablations():
     for name in ["TagGraph-Fusion", "TagGraph-Fusion-noGraph", "TagGraph-Fusion-noDense", "TagGraph-Fusion-noRaw",
                  "TagGraph-Fusion-noSession", "TagGraph-Fusion-noTime", "TagGraph-Fusion-noRequests",
                  "TagGraph-Fusion-noStems", "TagGraph-Fusion-noChunks", "TagGraph-Fusion-noCoverage",
-                 "TagGraph-Fusion-noAgreement"]:
+                 "TagGraph-Fusion-noAgreement", "TagGraph-Fusion-noTurns"]:
         r = make_retriever(name, store, embedder=BagOfWords())
         assert r.name == name and isinstance(r, TagGraphFusion)
     assert make_retriever("TagGraph-Fusion-noGraph", store, embedder=BagOfWords()).config()["graph"] is False
@@ -364,3 +365,98 @@ def test_dense_reads_the_whole_turn_when_asked():
 def test_the_request_route_weighs_only_raw_bm25_and_dense():
     weights = asdict(REQUEST_WEIGHTS)
     assert {k: v for k, v in weights.items() if v} == {"raw_bm25": 0.3, "dense": 0.7}
+
+
+# -- issue 29: turns, speakers, LoCoMo dates, normalizations ---------------------------------------
+
+TALK = [  # LoCoMo's shape: two people, each turn headed by its speaker, LoCoMo's dates
+    ("c:1", "Caroline: I went to a pottery class yesterday.", "Melanie: Pottery sounds relaxing!",
+     "1:56 pm on 8 May, 2023"),
+    ("c:1", "Melanie: I ran a charity race for mental health.", "Caroline: That is so inspiring.",
+     "1:56 pm on 8 May, 2023"),
+    ("c:2", "Caroline: The adoption agency called me back.", "Melanie: Great news about the agency.",
+     "7:00 pm on 20 June, 2023"),
+    ("c:3", "Melanie: My kids loved the camping trip.", "Caroline: Camping with kids is the best.",
+     "9:15 am on 2 July, 2023"),
+    ("c:3", "Note: nothing here.", "Caroline: Okay.", "9:15 am on 2 July, 2023"),
+    ("c:3", "Caroline: See you soon.", "Melanie: Bye for now!", "9:15 am on 2 July, 2023"),
+]
+TURNS = FusionWeights(turns=1.0, speaker=1.0, best_turn=1.0, top2_turns=1.0)
+
+
+def test_each_turn_is_embedded_on_its_own_and_the_named_speaker_is_a_soft_signal():
+    emb = BagOfWords()
+    r = fusion(dated_store(TALK), embedder=emb, weights=TURNS)
+    assert r.speakers() == {"Caroline", "Melanie"}  # "Note:" heads one turn in twelve: not a speaker
+    question = "What did Melanie say about the charity race?"
+    ev = r.signals(question)
+    embedded = {t for call in emb.calls for t in call}
+    assert "Caroline: That is so inspiring." in embedded  # a reply is embedded apart from its opening turn
+    turns, speaker = COMPONENTS.index("turns"), COMPONENTS.index("speaker")
+    q = emb.embed([question])[0]
+    cos = {t: float(emb.embed([t])[0] @ q) for row in TALK for t in row[1:3]}
+    for i, (_, opening, reply, _) in enumerate(TALK):
+        assert ev.raw[i, turns] == pytest.approx(max(cos[opening], cos[reply]))  # max-sim over the note's turns
+        by_melanie = [cos[t] for t in (opening, reply) if t.startswith("Melanie:")]
+        assert (ev.raw[i, speaker] == pytest.approx(max(by_melanie))) if by_melanie else np.isnan(ev.raw[i, speaker])
+    assert ev.components[:, speaker].max() == 1.0
+    unnamed = r.signals("Who ran a charity race?")
+    assert not unnamed.components[:, speaker].any() and unnamed.components[:, turns].any()
+    best = int(ev.components[:, speaker].argmax())
+    assert r.explain(question, r.store.notes[best].note_id).details["components"]["speaker"] == 1.0
+
+
+def test_turns_off_embeds_no_reply_and_leaves_the_defaults_alone():
+    emb = BagOfWords()
+    r = fusion(dated_store(TALK), embedder=emb, weights=TURNS, turns=False)
+    ev = r.signals("What did Melanie say about the charity race?")
+    assert not ev.components[:, [COMPONENTS.index(c) for c in ("turns", "speaker")]].any()
+    assert not ev.session_features[:, [SESSION_FEATURES.index(c) for c in ("best_turn", "top2_turns")]].any()
+    assert "Caroline: That is so inspiring." not in {t for call in emb.calls for t in call}
+    assert not FusionWeights().turns and not fusion(dated_store(TALK)).uses("turns")  # weight 0: not computed
+
+
+def test_session_max_sim_and_top_two_mean():
+    turns = np.array([0.2, 0.9, 0.5, 0.0, 0.7, 0.1])
+    out = session_turns(turns, np.array([0, 0, 0, 1, 2, 2]), 4)
+    assert out.tolist() == pytest.approx([[0.9, 0.7], [0.0, 0.0], [0.7, 0.4], [0.0, 0.0]])
+    assert session_turns(np.array([0.6]), np.array([0]), 1).tolist() == [[0.6, 0.6]]  # one note: itself
+
+
+def test_locomo_dates_reach_the_time_rules():
+    assert note_day("1:56 pm on 8 May, 2023") == pytest.approx(parse_timestamp("2023/05/08 13:56"))
+    assert note_day("not a date") is None
+    r = fusion(dated_store(TALK))
+    assert not np.isnan(r.days).any()
+    recent = r.signals("What did Caroline do most recently?").time[:, 1]
+    assert recent.argmax() in (3, 4) and recent[0] == 0.0  # the July session is the newest, May the oldest
+
+
+def test_normalizations():
+    raw = np.array([np.nan, 2.0, 1.0, 4.0])
+    assert normalized(raw, "max", dense_like=False).tolist() == [0.0, 0.5, 0.25, 1.0]
+    assert normalized(raw, "minmax", dense_like=False).tolist() == [0.0, 1 / 3, 0.0, 1.0]
+    assert normalized(raw, "max", dense_like=True).tolist() == [0.0, 1 / 3, 0.0, 1.0]  # cosines: min-max, as before
+    assert normalized(raw, "zscore", dense_like=False).tolist() == pytest.approx([0.0, 1 / np.std([2, 1, 4]), 0.0,
+                                                                                 3 / np.std([2, 1, 4])])
+    assert normalized(raw, "rrf", dense_like=False).tolist() == pytest.approx([0.0, 60 / 62, 60 / 63, 60 / 61])
+    assert normalized(np.full(3, np.nan), "zscore", dense_like=False).tolist() == [0.0, 0.0, 0.0]
+    with pytest.raises(ValueError, match="unknown normalization 'z'"):
+        normalized(raw, "z", dense_like=False)
+    scores = {0: 3.0, 2: -1.0, 3: 1.5}  # a negative BM25 score is no evidence, as before issue 29
+    assert _scaled(scores, 4).tolist() == [1.0, 0.0, 0.0, 0.5]
+
+
+def test_rrf_normalization_is_weighted_reciprocal_rank_fusion():
+    store = make_store(HAND_ROWS)
+    r = fusion(store, normalize="rrf", graph=False, dense=False, weights=replace(
+        FusionWeights(), raw_bm25=0.5, session=0.0, target=0.0, recent=0.0, early=0.0))
+    text = "dog yoga morning"
+    got = r.score(text)
+    lists = [r.note_bm25.score(text), r.raw_bm25.score(text)]
+    expected = {i: 0.0 for i in got}
+    for w, scores in zip((1.0, 0.5), lists):
+        ranked = sorted((i for i, v in scores.items() if v > 0), key=lambda i: (-scores[i], i))
+        for rank, i in enumerate(ranked, 1):
+            expected[i] += w * 60 / (60 + rank)
+    assert got == pytest.approx(expected)

@@ -365,6 +365,7 @@ class TagGraphFusion(Retriever):
         requests: bool = True
         stems: bool = True
         chunks: bool = True
+        turns: bool = True
         coverage: bool = True
         agreement: bool = True
         pool: Annotated[int, Field(ge=1)] = POOL
@@ -409,7 +410,7 @@ class TagGraphFusion(Retriever):
         """Whether the component or session feature `part` is computed: its switch on and its weight not 0."""
         p, switch = self.params, {"note_stem": "stems", "raw_stem": "stems"}.get(part, part)
         needs_embedder = part == "chunks" or part in TURN_PARTS
-        switch = "dense" if part in TURN_PARTS else switch
+        switch = "turns" if part in TURN_PARTS else switch
         return getattr(p, switch) and getattr(self.weights, part) != 0 and (
             not needs_embedder or self.embeds(p))
 

@@ -180,7 +180,8 @@ _builtin("TagGraph-TFIDF-boundTopLevel", _TAGGRAPH, "TagGraph-TFIDF", stopwords=
 # TagGraph-Fusion with one component switched off each (issue 14)
 for _part, _switch in (("Graph", "graph"), ("Dense", "dense"), ("Raw", "raw_turns"), ("Session", "session"),
                        ("Time", "time"), ("Requests", "requests"), ("Stems", "stems"), ("Chunks", "chunks"),
-                       ("Coverage", "coverage"), ("Agreement", "agreement")):  # the last four: issue 22
+                       ("Coverage", "coverage"), ("Agreement", "agreement"),  # these four: issue 22
+                       ("Turns", "turns")):  # issue 29
     _builtin(f"TagGraph-Fusion-no{_part}", _FUSION, "TagGraph-Fusion", _part, **{_switch: False})
 
 
