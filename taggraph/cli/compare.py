@@ -27,7 +27,7 @@ def compare(
     row per pair and question), compare.html (charts; each changed question's explain page, or the
     command that writes it) and run.json."""
     from taggraph.cli.bench import default_out
-    from taggraph.experiments.compare import check_out, compare_runs, save_comparison
+    from taggraph.experiments.compare import PRINTED, check_out, compare_runs, save_comparison
     from taggraph.experiments.runs import check_run_folder
     from taggraph.viz.compare import compare_html
 
@@ -38,5 +38,5 @@ def compare(
         comparison = compare_runs(runs, pair, force)
     title = "taggraph compare: " + " vs ".join(r.label for r in comparison.runs)
     save_comparison(comparison, folder, {"compare.html": compare_html(comparison, folder, title)}, force)
-    typer.echo(comparison.pairs.round(3).to_string(index=False))
+    typer.echo(comparison.pairs[PRINTED].round(3).to_string(index=False))
     typer.echo(f"\ncomparison folder: {folder}")

@@ -38,6 +38,9 @@ from taggraph.experiments.runs import run_record, save_run
 
 ALPHA = 0.05  # a pair's sig column: "*" when the Holm-adjusted p < ALPHA
 PAIR_COLUMNS = ["run_a", "method_a", "run_b", "method_b"]
+# What `taggraph compare` prints of pairs.csv (the file has every column)
+PRINTED = [*PAIR_COLUMNS, "n", "MRR_a", "MRR_b", "diff", "ci_low", "ci_high", "p_value", "p_holm", "sig", "MRR_tieavg_a",
+           "MRR_tieavg_b", "diff_tieavg", "p_holm_tieavg", "sig_tieavg", "wins", "losses", "ties", "tie_order"]
 DEFAULT_DEPTH = 40  # a run.json without a depth: bench's default
 # What a rankings.csv contributes; every metric beside these is recomputed, never read.
 RANKING_INPUTS = ["question_id", "question_type", "method", "ranked_session_ids", "gold_session_ids", "abstention",
@@ -305,12 +308,11 @@ def _verdict(row: dict[str, Any], name_a: str, name_b: str) -> str:
 
 
 def _paired(b: pd.Series, a: pd.Series, suffix: str = "") -> dict[str, float]:
-    """MRR of each side, the mean difference b - a, its CI and p (`paired_test`; NaN with fewer than 2
-    questions, or where a side lacks the values: rankings of another system have no tie-aware RR)."""
-    if a.isna().any() or b.isna().any():
-        a = b = pd.Series(np.nan, index=a.index)
-    test = paired_test(b, a) if len(a) >= 2 and a.notna().all() else None
-    values = {"MRR_a": a.mean(), "MRR_b": b.mean(), "diff": test.mean_diff if test else (b - a).mean(),
+    """MRR of each side, the mean difference b - a, its CI and p (`paired_test`); NaN with fewer than 2
+    questions, or where a side lacks the values (rankings of another system have no tie-aware RR)."""
+    test = paired_test(b, a) if len(a) >= 2 and a.notna().all() and b.notna().all() else None
+    values = {"MRR_a": a.mean(skipna=False), "MRR_b": b.mean(skipna=False),
+              "diff": test.mean_diff if test else (b - a).mean(skipna=False),
               "ci_low": test.ci_low if test else np.nan, "ci_high": test.ci_high if test else np.nan,
               "p_value": test.p_value if test else np.nan}
     return {(f"{key[:-2]}{suffix}{key[-2:]}" if key.endswith(("_a", "_b")) else f"{key}{suffix}"): value
