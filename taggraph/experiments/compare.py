@@ -303,8 +303,9 @@ def _verdict(row: dict[str, Any], name_a: str, name_b: str) -> str:
               if isinstance(place, str)]
     if not places:
         return row["change"]
-    return (f"{row['change']} by RR, {row['change_tieavg']} tie-aware (RR_tieavg {row['RR_tieavg_a']:.3f} -> "
-            f"{row['RR_tieavg_b']:.3f}): {'; '.join(places)}")
+    tie_aware = (f", {row['change_tieavg']} tie-aware (RR_tieavg {row['RR_tieavg_a']:.3f} -> {row['RR_tieavg_b']:.3f})"
+                 if row["change_tieavg"] else "")
+    return f"{row['change']} by RR{tie_aware}: {'; '.join(places)}"
 
 
 def _paired(b: pd.Series, a: pd.Series, suffix: str = "") -> dict[str, float]:
@@ -363,10 +364,10 @@ def per_type(questions: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
     """Per pair and question type: n, each side's MRR and tie-aware MRR, the paired test of RR (`_paired`)
     and the tie-aware difference, with Holm and BH over every pair and type tested."""
     rows = [{**dict(zip([*PAIR_COLUMNS, "question_type"], group)), "n": len(part),
-             **_paired(part["RR_b"], part["RR_a"]),
-             **{k: v for k, v in _paired(part["RR_tieavg_b"], part["RR_tieavg_a"], "_tieavg").items()
-                if not k.startswith(("ci_", "p_value"))}}
-            for group, part in questions.groupby([*PAIR_COLUMNS, "question_type"], sort=False)]
+             **_paired(part["RR_b"], part["RR_a"]), "MRR_tieavg_a": part["RR_tieavg_a"].mean(skipna=False),
+             "MRR_tieavg_b": part["RR_tieavg_b"].mean(skipna=False),
+             "diff_tieavg": part["delta_tieavg"].mean(skipna=False)}
+            for group, part in questions.groupby([*PAIR_COLUMNS, "question_type"], sort=False, dropna=False)]
     return _with_adjusted(pd.DataFrame(rows), alpha, ("",)) if rows else pd.DataFrame()
 
 

@@ -145,7 +145,7 @@ def difference_chart(questions: pd.DataFrame, name: str) -> go.Figure:
     """Each question's RR difference (bars, sorted) and tie-aware RR difference (diamonds) of one pair."""
     ordered = questions.sort_values(["delta", "delta_tieavg", "question_id"])
     fig = go.Figure([go.Bar(x=ordered["question_id"], y=ordered["delta"], name="ΔRR",
-                            marker_color=["#1a7f37" if d > 0 else "#c0392b" for d in ordered["delta"]]),
+                            marker_color=["#1a7f37" if d > 0 else "#c0392b" if d < 0 else "#999" for d in ordered["delta"]]),
                      go.Scatter(x=ordered["question_id"], y=ordered["delta_tieavg"], mode="markers", name="Δ tie-aware RR",
                                 marker={"symbol": "diamond", "color": "#6f42c1", "size": 8})])
     return fig.update_layout(title=f"Per question: RR difference, {name}", yaxis_title="RR difference (b − a)",
