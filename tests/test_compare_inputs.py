@@ -124,3 +124,20 @@ def test_bad_run_folders_are_one_line_errors(runs, tmp_path):
     rankings.to_csv(scores / "rankings.csv", index=False)
     one_line_error(runner.invoke(app, ["compare", str(scores), str(b), "--out", str(tmp_path / "o4")]),
                    "ranked_session_scores", rankings.loc[2, "question_id"])
+
+
+def test_a_run_json_of_the_wrong_shape_is_one_line(runs, tmp_path):
+    a, b = runs
+    for i, change in enumerate([{"config": []}, {"config": {"methods": ["BM25"]}}, {"data": "demo"},
+                                {"config": {"depth": "forty"}}]):
+        odd = tmp_path / f"odd{i}"
+        shutil.copytree(a, odd)
+        record = json.loads((odd / "run.json").read_text())
+        record.update(change)
+        (odd / "run.json").write_text(json.dumps(record))
+        one_line_error(runner.invoke(app, ["compare", str(odd), str(b), "--out", str(tmp_path / f"o{i}")]),
+                       f"{odd}/run.json")
+    deep = tmp_path / "deep"
+    shutil.copytree(a, deep)
+    (deep / "run.json").write_text("[" * 100_000 + "]" * 100_000)
+    one_line_error(runner.invoke(app, ["compare", str(deep), str(b), "--out", str(tmp_path / "o9")]), "run.json")

@@ -95,10 +95,12 @@ def _read_record(folder: Path) -> dict[str, Any]:
     if not isinstance(record, dict):
         raise InputError(f"{folder}/run.json: not a run record (a JSON {type(record).__name__}; taggraph writes "
                          f"an object with created, config and data)")
-    data = record.get("data")
-    if not isinstance(record.get("config", {}), dict) or not all(
+    data, config = record.get("data"), record.get("config", {})
+    methods = config.get("methods", {}) if isinstance(config, dict) else None
+    if not isinstance(methods, dict) or not all(isinstance(m, dict) for m in methods.values()) or not all(
             isinstance(d, dict) for d in (data if isinstance(data, list) else [data or {}])):
-        raise InputError(f"{folder}/run.json: 'config' must be an object and 'data' an object or a list of them")
+        raise InputError(f"{folder}/run.json: 'config' and each of its 'methods' must be objects, 'data' an object "
+                         f"or a list of them")
     depth = record.get("config", {}).get("depth", DEFAULT_DEPTH)
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
         raise InputError(f"{folder}/run.json: config.depth must be a whole number >= 1, got {depth!r}")
