@@ -11,6 +11,7 @@ from taggraph.cli import app
 from taggraph.config import DEMO_DATA
 from taggraph.datasets import load_dataset
 from taggraph.experiments.bench import run_bench
+from taggraph.experiments.compare import compare_runs
 from taggraph.experiments.runs import data_record, save_bench
 
 runner = CliRunner()
@@ -93,3 +94,22 @@ def test_one_run_folder_compares_two_of_its_methods(two_runs, tmp_path):
     res = runner.invoke(app, ["compare", str(both), "--out", str(tmp_path / "cmp2")])
     assert res.exit_code == 2 and "--pair" in res.output
     assert json.loads((out / "run.json").read_text())["config"]["runs"][0]["path"] == str(both)
+
+
+def test_a_gold_session_cut_by_the_depth_among_tied_ones_is_not_retrieved_only_by_tie_order(tmp_path):
+    """A hand-made run: depth 2; Tied ranks s1 (score 1) and s2 (score 0), and s9 (gold) and s3 hold notes of
+    score 0 beyond the depth, so in another order of the ties s9 would be retrieved."""
+    run = tmp_path / "hand"
+    run.mkdir()
+    (run / "run.json").write_text(json.dumps({"created": "2026-01-01", "git_commit": "x", "data": {"sha256": "0"},
+                                              "config": {"depth": 2, "methods": {}}}))
+    row = "q1,single-session-user,{},{},s9,{},{},{},False\n"
+    (run / "rankings.csv").write_text(
+        "question_id,question_type,method,ranked_session_ids,gold_session_ids,ranked_scores,ranked_session_scores,"
+        "tied_beyond_depth,abstention\n" + row.format("Plain", "s9 s1", "2 1", "2 1", "")
+        + row.format("Tied", "s1 s2", "1 0", "1 0", "s9 s3"))
+    comparison = compare_runs([run], ["Plain=Tied"])
+    q1 = comparison.questions.iloc[0]
+    assert (q1["RR_a"], q1["RR_b"], q1["RR_tieavg_a"]) == (1, 0, 1) and 0 < q1["RR_tieavg_b"] < 1 / 2
+    assert not q1["tie_order_a"] and q1["tie_order_b"]
+    assert q1["verdict"].endswith("Tied not retrieved only by tie order (score 0, tied with 2 other session(s))")

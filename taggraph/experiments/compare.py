@@ -271,17 +271,21 @@ def same_name_pairs(runs: Sequence[Run]) -> list[tuple[Run, str, Run, str]]:
 
 
 def _tie_place(row: dict[str, Any]) -> str | None:
-    """'rank 3 only by tie order (score 0, tied with 12 other sessions)' when the first gold session's place
-    rests on tie order (``first_gold_tied``), else None."""
-    tied = row.get("first_gold_tied")
-    if pd.isna(tied) or not tied:
-        return None
+    """Where the first gold session's place rests on tie order: 'rank 3 only by tie order (score 0, tied
+    with 12 other session(s))' (``first_gold_tied``), or 'not retrieved only by tie order (...)' when a gold
+    session tied with the last retrieved one was cut by the depth (RR 0, RR_tieavg > 0); else None."""
     sessions, scores, gold = row["ranked_session_ids"], row["ranked_session_scores"], set(row["gold_session_ids"])
-    first = next(i for i, s in enumerate(sessions) if s in gold)
-    score, notes = scores[first], row.get("ranked_scores") or []
+    notes, tied_first, tie_rr = row.get("ranked_scores") or [], row.get("first_gold_tied"), row.get("RR_tieavg")
+    if pd.notna(tied_first) and tied_first:
+        first = next(i for i, s in enumerate(sessions) if s in gold)
+        place, score = f"rank {first + 1}", scores[first]
+    elif row["RR"] == 0 and pd.notna(tie_rr) and tie_rr > 0:
+        place, score = "not retrieved", notes[-1]
+    else:
+        return None
     beyond = [s for s in row["tied_beyond_depth"] if s not in sessions] if notes and notes[-1] == score else []
-    tied = sum(x == score for x in scores) - 1 + len(beyond)
-    return f"rank {first + 1} only by tie order (score {score:.4g}, tied with {tied} other session(s))"
+    tied = sum(x == score for x in scores) + len(beyond) - 1
+    return f"{place} only by tie order (score {score:.4g}, tied with {tied} other session(s))"
 
 
 def _judged(run: Run, method: str) -> pd.DataFrame:
