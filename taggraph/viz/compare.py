@@ -178,8 +178,16 @@ TYPE_VIEW = {**{k: v for k, v in PAIR_VIEW.items() if k in PAIR_COLUMNS}, "quest
              "p_value": "p", "p_holm": "p Holm", "p_bh": "p BH", "sig": "sig", "diff_tieavg": "ΔMRR_tieavg"}
 
 
+def _p_text(p: float) -> str:
+    """A p-value to 3 decimals, a smaller one in 2 significant digits (0.0001, not 0.000)."""
+    return "–" if pd.isna(p) else f"{p:.3f}" if p >= 0.001 else f"{p:.2g}"
+
+
 def _view(table: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
-    return table.reindex(columns=list(names)).round(3).rename(columns=names)
+    view = table.reindex(columns=list(names)).round(3)
+    for column in [c for c in view if c.startswith(("p_value", "p_holm", "p_bh"))]:
+        view[column] = table[column].map(_p_text)
+    return view.rename(columns=names)
 
 
 def _runs_html(comparison: Comparison) -> str:
