@@ -39,8 +39,9 @@ from taggraph.experiments.runs import run_record, save_run
 ALPHA = 0.05  # a pair's sig column: "*" when the Holm-adjusted p < ALPHA
 PAIR_COLUMNS = ["run_a", "method_a", "run_b", "method_b"]
 # What `taggraph compare` prints of pairs.csv (the file has every column)
-PRINTED = [*PAIR_COLUMNS, "n", "MRR_a", "MRR_b", "diff", "ci_low", "ci_high", "p_value", "p_holm", "sig", "MRR_tieavg_a",
-           "MRR_tieavg_b", "diff_tieavg", "p_holm_tieavg", "sig_tieavg", "wins", "losses", "ties", "tie_order"]
+PRINTED = [*PAIR_COLUMNS, "n", "MRR_a", "MRR_b", "diff", "ci_low", "ci_high", "p_value", "p_holm", "sig",
+           "MRR_tieavg_a", "MRR_tieavg_b", "diff_tieavg", "p_holm_tieavg", "sig_tieavg", "wins", "losses", "ties",
+           "tie_order"]
 DEFAULT_DEPTH = 40  # a run.json without a depth: bench's default
 # What a rankings.csv contributes; every metric beside these is recomputed, never read.
 RANKING_INPUTS = ["question_id", "question_type", "method", "ranked_session_ids", "gold_session_ids", "abstention",

@@ -144,10 +144,10 @@ def _pair_html(pair: dict, questions: pd.DataFrame, runs: dict[str, Run], out: P
 def difference_chart(questions: pd.DataFrame, name: str) -> go.Figure:
     """Each question's RR difference (bars, sorted) and tie-aware RR difference (diamonds) of one pair."""
     ordered = questions.sort_values(["delta", "delta_tieavg", "question_id"])
-    fig = go.Figure([go.Bar(x=ordered["question_id"], y=ordered["delta"], name="ΔRR",
-                            marker_color=["#1a7f37" if d > 0 else "#c0392b" if d < 0 else "#999" for d in ordered["delta"]]),
-                     go.Scatter(x=ordered["question_id"], y=ordered["delta_tieavg"], mode="markers", name="Δ tie-aware RR",
-                                marker={"symbol": "diamond", "color": "#6f42c1", "size": 8})])
+    colours = ["#1a7f37" if d > 0 else "#c0392b" if d < 0 else "#999" for d in ordered["delta"]]
+    fig = go.Figure([go.Bar(x=ordered["question_id"], y=ordered["delta"], name="ΔRR", marker_color=colours),
+                     go.Scatter(x=ordered["question_id"], y=ordered["delta_tieavg"], mode="markers",
+                                name="Δ tie-aware RR", marker={"symbol": "diamond", "color": "#6f42c1", "size": 8})])
     return fig.update_layout(title=f"Per question: RR difference, {name}", yaxis_title="RR difference (b − a)",
                              xaxis={"type": "category", "showticklabels": len(ordered) <= 60}, height=380)
 
@@ -224,7 +224,8 @@ def compare_html(comparison: Comparison, out: Path, title: str = "taggraph compa
             "sessions with equal scores are put in random order (MRR_tieavg in the run report). wins / losses / "
             "ties: questions whose reciprocal rank rose, fell or stayed; tie-order places: questions where either "
             "side's first gold rank rests on tie order. only a / only b: judged questions only one side ranks, "
-            f"left out.</p>{_few_questions(comparison.pairs)}{_table(_view(comparison.pairs, PAIR_VIEW), 'num summary')}"
+            f"left out.</p>{_few_questions(comparison.pairs)}"
+            f"{_table(_view(comparison.pairs, PAIR_VIEW), 'num summary')}"
             f"{interval}<h2>Per question type</h2><p class='meta'>The same paired test within each question type; "
             "p Holm and p BH adjust over every pair and type tested (– : fewer than 2 questions).</p>"
             f"{_table(_view(comparison.per_type, TYPE_VIEW), 'num summary')}{body}</body></html>")
