@@ -154,7 +154,7 @@ def rescored(path: Path, rankings: pd.DataFrame, depth: int = DEFAULT_DEPTH) -> 
         raise InputError(f"{path}: no gold_session_ids column: compare scores rankings against their gold")
     rows = rankings[[c for c in RANKING_INPUTS if c in rankings]].copy()
     records = rows.to_dict("records")
-    for i, row in zip(rows.index, records):
+    for row in records:
         where = f"{path}: question {row['question_id']!r} of {row['method']!r}"
         for column in ("ranked_scores", "ranked_session_scores"):
             if column in row:
