@@ -23,9 +23,9 @@ def compare(
     """Which methods got better or worse between runs: ΔMRR with CI, p and Holm/BH-adjusted p, its tie-aware
     twin, wins/losses/ties, changed questions (and which places rest on tie order), per question type.
 
-    Every number is recomputed from the runs' rankings. Writes pairs.csv, per_type.csv, questions.csv (one
-    row per pair and question), compare.html (charts; each changed question's explain page, or the
-    command that writes it) and run.json."""
+    Every number is recomputed from the runs' rankings.
+    Writes pairs.csv, per_type.csv, questions.csv (a row per pair and question), run.json
+    and compare.html (charts; each changed question's explain page or the command writing it)."""
     from taggraph.cli.bench import default_out
     from taggraph.experiments.compare import PRINTED, check_out, compare_runs, save_comparison
     from taggraph.experiments.runs import check_run_folder
