@@ -24,8 +24,9 @@ def compare(
     twin, wins/losses/ties, changed questions (and which places rest on tie order), per question type.
 
     Every number is recomputed from the runs' rankings.
-    Writes pairs.csv, per_type.csv, questions.csv (a row per pair and question), run.json
-    and compare.html (charts; each changed question's explain page or the command writing it)."""
+    Writes pairs.csv, per_type.csv, questions.csv (a row per pair and question),
+    run.json and compare.html (charts; each changed question's explain page or
+    the command writing it)."""
     from taggraph.cli.bench import default_out
     from taggraph.experiments.compare import PRINTED, check_out, compare_runs, save_comparison
     from taggraph.experiments.runs import check_run_folder
