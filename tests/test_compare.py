@@ -188,6 +188,7 @@ def test_compare_page_opens_offline_in_a_browser(runs, tmp_path):
     assert runner.invoke(app, ["compare", str(base), str(tuned), "--out", str(out)]).exit_code == 0
     dom = test_browser.dump_dom(tmp_path, out / "compare.html")
     assert 'class="moved"' in dom and "demo_q07" in dom  # a question the tuned BM25 moves
+    assert dom.count('class="main-svg"') >= 2 * 3  # plotly drew the intervals and each pair's differences, offline
 
 
 def test_holm_and_bh_adjust_by_hand_and_a_missing_test_stays_out():
