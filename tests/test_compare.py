@@ -232,3 +232,10 @@ def test_several_pairs_get_adjusted_p_values_and_a_table_per_question_type(runs,
     page = (out / "compare.html").read_text()
     assert "Per question type" in page and "p Holm" in page and "p BH" in page
     assert page.count("class=\"plotly-graph-div\"") == 1 + len(specs)  # the intervals, then one per pair
+
+
+def test_a_pair_named_twice_is_tested_once(runs):
+    base, tuned = runs
+    comparison = compare_runs([base, tuned], ["1:BM25=2:BM25", "BM25=2:TagGraph-Basic", "base:BM25=tuned:BM25"])
+    assert comparison.pairs[["method_a", "method_b"]].values.tolist() == [["BM25", "BM25"], ["BM25", "TagGraph-Basic"]]
+    assert len(comparison.questions) == 2 * 12

@@ -384,7 +384,10 @@ def compare_runs(folders: Sequence[Path], pairs: Sequence[str] = (), force: bool
     `same_name_pairs`. ``diff`` is MRR_b - MRR_a; a "win" is a question whose RR is higher in b."""
     runs = load_runs(folders, force, pairs=bool(pairs))
     chosen = [parse_pair(p, runs) for p in pairs] if pairs else same_name_pairs(runs)
-    results = [compare_pair(*pair) for pair in chosen]
+    unique: dict[tuple, tuple[Run, str, Run, str]] = {}
+    for ra, ma, rb, mb in chosen:  # a pair named twice is tested once, and counted once by Holm/BH
+        unique.setdefault((id(ra), ma, id(rb), mb), (ra, ma, rb, mb))
+    results = [compare_pair(*pair) for pair in unique.values()]
     config = {"experiment": "compare", "forced": force, "alpha": alpha, "pairs": list(pairs) or "same names",
               "runs": [{"label": r.label, "path": str(r.path), "created": r.record.get("created"),
                         "git_commit": r.record.get("git_commit"), "data": r.record.get("data")} for r in runs]}
