@@ -1,6 +1,7 @@
 """`taggraph compare`: pairs across run folders, the data check, explicit pairs, and the page."""
 
 import json
+import re
 import shutil
 from html.parser import HTMLParser
 from pathlib import Path
@@ -14,7 +15,7 @@ from taggraph.cli import app
 from taggraph.config import DEMO_DATA
 from taggraph.datasets import load_dataset
 from taggraph.errors import ConfigError
-from taggraph.evaluation.significance import paired_test
+from taggraph.evaluation.significance import adjusted_p_values, paired_test
 from taggraph.experiments.bench import run_bench
 from taggraph.experiments.compare import RunMismatchWarning, compare_runs
 from taggraph.experiments.runs import data_record, save_bench
@@ -139,15 +140,15 @@ def test_cli_writes_the_folder_and_a_page_that_links_or_names_each_changed_quest
     out = tmp_path / "cmp"
     res = runner.invoke(app, ["compare", str(base), str(tuned), "--out", str(out)])
     assert res.exit_code == 0, res.output
-    assert {p.name for p in out.iterdir()} == {"pairs.csv", "questions.csv", "compare.html", "run.json"}
+    assert {p.name for p in out.iterdir()} == {"pairs.csv", "per_type.csv", "questions.csv", "compare.html", "run.json"}
     questions = pd.read_csv(out / "questions.csv")
     assert len(questions) == 24 and json.loads((out / "run.json").read_text())["config"]["experiment"] == "compare"
     page = (out / "compare.html").read_text()
-    assert "<script" not in page and "http" not in page  # offline: nothing to fetch
+    assert not re.search(r"<(script|link|img|iframe)[^>]*\s(src|href)=", page)  # offline: plotly.js inlined
     parser = Cells()
     parser.feed(page)
     rows = [r for r in parser.rows if r]  # header rows have no <td>
-    changed = questions[questions["change"] != "same"]
+    changed = questions[(questions["change"] != "same") | (questions["change_tieavg"] != "same")]
     assert len(rows) == len(changed)
     by_question = {}
     for cells in rows:
@@ -187,3 +188,54 @@ def test_compare_page_opens_offline_in_a_browser(runs, tmp_path):
     assert runner.invoke(app, ["compare", str(base), str(tuned), "--out", str(out)]).exit_code == 0
     dom = test_browser.dump_dom(tmp_path, out / "compare.html")
     assert 'class="moved"' in dom and "demo_q07" in dom  # a question the tuned BM25 moves
+    assert dom.count('class="main-svg"') >= 2 * 3  # plotly drew the intervals and each pair's differences, offline
+
+
+def test_holm_and_bh_adjust_by_hand_and_a_missing_test_stays_out():
+    p = [0.01, 0.04, 0.03, np.nan, 0.005]
+    adjusted = adjusted_p_values(p)
+    # Holm: sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1, then a running maximum
+    assert adjusted["holm"] == pytest.approx([0.03, 0.06, 0.06, np.nan, 0.02], nan_ok=True)
+    # BH: p * 4 / rank, then a running minimum from the largest
+    assert adjusted["bh"] == pytest.approx([0.02, 0.04, 0.04, np.nan, 0.02], nan_ok=True)
+    assert adjusted_p_values([0.2])["holm"] == pytest.approx([0.2])  # one test: nothing to adjust
+
+
+def test_several_pairs_get_adjusted_p_values_and_a_table_per_question_type(runs, tmp_path):
+    base, tuned = runs
+    specs = ["1:BM25=2:BM25", "1:BM25=1:TagGraph-Basic", "2:BM25=2:TagGraph-Basic"]
+    comparison = compare_runs([base, tuned], specs)
+    pairs = comparison.pairs
+    assert pairs["p_holm"].to_numpy() == pytest.approx(adjusted_p_values(pairs["p_value"])["holm"])
+    assert pairs["p_bh"].to_numpy() == pytest.approx(adjusted_p_values(pairs["p_value"])["bh"])
+    assert (pairs["p_holm"] >= pairs["p_value"]).all() and (pairs["p_holm"] > pairs["p_value"]).any()
+    assert list(pairs["sig"]) == ["*" if p < 0.05 else "" for p in pairs["p_holm"]]
+    per_type = comparison.per_type
+    questions = comparison.questions
+    assert len(per_type) == len(questions.groupby(["run_a", "method_a", "run_b", "method_b", "question_type"]))
+    assert per_type.groupby(["run_a", "method_a", "run_b", "method_b"], sort=False)["n"].sum().tolist() == [12] * 3
+    for row in per_type.to_dict("records"):
+        part = questions[(questions["method_a"] == row["method_a"]) & (questions["method_b"] == row["method_b"])
+                         & (questions["run_a"] == row["run_a"]) & (questions["run_b"] == row["run_b"])
+                         & (questions["question_type"] == row["question_type"])]
+        assert row["diff"] == pytest.approx(part["delta"].mean())
+        assert row["diff_tieavg"] == pytest.approx(part["delta_tieavg"].mean())
+        if len(part) >= 2:
+            assert row["p_value"] == pytest.approx(paired_test(part["RR_b"], part["RR_a"]).p_value)
+    tested = per_type["p_value"].notna()
+    assert per_type.loc[tested, "p_holm"].to_numpy() == pytest.approx(
+        adjusted_p_values(per_type.loc[tested, "p_value"])["holm"])
+    out = tmp_path / "cmp"
+    res = runner.invoke(app, ["compare", str(base), str(tuned), *[f"--pair={s}" for s in specs], "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert len(pd.read_csv(out / "per_type.csv")) == len(per_type)
+    page = (out / "compare.html").read_text()
+    assert "Per question type" in page and "p Holm" in page and "p BH" in page
+    assert page.count("class=\"plotly-graph-div\"") == 1 + len(specs)  # the intervals, then one per pair
+
+
+def test_a_pair_named_twice_is_tested_once(runs):
+    base, tuned = runs
+    comparison = compare_runs([base, tuned], ["1:BM25=2:BM25", "BM25=2:TagGraph-Basic", "base:BM25=tuned:BM25"])
+    assert comparison.pairs[["method_a", "method_b"]].values.tolist() == [["BM25", "BM25"], ["BM25", "TagGraph-Basic"]]
+    assert len(comparison.questions) == 2 * 12

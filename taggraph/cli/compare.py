@@ -13,25 +13,31 @@ from taggraph.cli.app import command, warnings_as_lines
 @command("compare")
 def compare(
     runs: list[Path] = typer.Argument(..., help="Two or more run folders (bench or score); the first is the "
-                                                "baseline of the others."),
+                                                "baseline of the others. One folder with --pair: two of its methods."),
     pair: list[str] = typer.Option([], help="Compare RUN:METHOD=RUN:METHOD (RUN: position 1, 2, ... or folder "
                                             "name), e.g. 1:BM25=2:BM25; repeatable. Default: same method names."),
-    out: Optional[Path] = typer.Option(None, help="Output folder; default runs/<time>-compare."),
+    out: Optional[Path] = typer.Option(None, help="Output folder (never one of the runs, nor inside one); "
+                                                  "default runs/<time>-compare."),
     force: bool = typer.Option(False, help="Compare runs over different data, and replace a non-empty --out."),
 ) -> None:
-    """Which methods got better or worse between runs: ΔMRR with CI and p, wins/losses/ties, changed questions.
+    """Which methods got better or worse between runs: ΔMRR with CI, p and Holm/BH-adjusted p, its tie-aware
+    twin, wins/losses/ties, changed questions (and which places rest on tie order), per question type.
 
-    Writes pairs.csv, questions.csv (one row per pair and question), compare.html (linking each changed
-    question's explain page, or showing the command that writes it) and run.json."""
+    Every number is recomputed from the runs' rankings.
+    Writes pairs.csv, per_type.csv, questions.csv (a row per pair and question),
+    run.json and compare.html (charts; each changed question's explain page or
+    the command writing it)."""
     from taggraph.cli.bench import default_out
-    from taggraph.experiments.compare import compare_runs, save_comparison
+    from taggraph.experiments.compare import PRINTED, check_out, compare_runs, save_comparison
     from taggraph.experiments.runs import check_run_folder
     from taggraph.viz.compare import compare_html
 
-    folder = check_run_folder(out or default_out(Path("compare"), "compare"), force)
+    folder = out or default_out(Path("compare"), "compare")
+    check_out(folder, runs)
+    check_run_folder(folder, force)
     with warnings_as_lines():
         comparison = compare_runs(runs, pair, force)
     title = "taggraph compare: " + " vs ".join(r.label for r in comparison.runs)
     save_comparison(comparison, folder, {"compare.html": compare_html(comparison, folder, title)}, force)
-    typer.echo(comparison.pairs.round(3).to_string(index=False))
+    typer.echo(comparison.pairs[PRINTED].round(3).to_string(index=False))
     typer.echo(f"\ncomparison folder: {folder}")

@@ -6,6 +6,8 @@ two scores are swapped or not, at random) for the p-value, and a percentile
 `bootstrap` over questions for the confidence interval of the mean difference.
 Inputs are per-question arrays in the same question order, e.g. the ``RR``
 column of two methods' rankings; `compare` pairs them from scored rankings.
+When several pairs are tested, `adjusted_p_values` gives Holm's (family-wise error)
+and Benjamini-Hochberg's (false discovery rate) adjusted p-values.
 """
 
 from __future__ import annotations
@@ -52,6 +54,29 @@ def paired_test(a, b, confidence: float = 0.95, resamples: int = RESAMPLES, seed
                              method="percentile", random_state=seed).confidence_interval
         low, high = float(ci.low), float(ci.high)
     return PairedTest(float(diff.mean()), low, high, float(perm.pvalue))
+
+
+def holm(p_values) -> np.ndarray:
+    """Holm's step-down adjusted p-values: the i-th smallest of m is max over j <= i of (m - j + 1) p_(j), at most 1."""
+    # our own: scipy has no Holm and statsmodels (multipletests) is not a dependency; this is its whole rule
+    p = np.asarray(p_values, dtype=float)
+    order = np.argsort(p)
+    steps = np.minimum(1.0, np.maximum.accumulate((len(p) - np.arange(len(p))) * p[order]))
+    out = np.empty_like(p)
+    out[order] = steps
+    return out
+
+
+def adjusted_p_values(p_values) -> dict[str, np.ndarray]:
+    """``{"holm": ..., "bh": ...}``: the Holm and Benjamini-Hochberg (`scipy.stats.false_discovery_control`)
+    adjustments of `p_values` as one family; a NaN (no test) stays NaN and is not counted in the family."""
+    p = np.asarray(p_values, dtype=float)
+    tested = ~np.isnan(p)
+    out = {"holm": np.full(p.shape, np.nan), "bh": np.full(p.shape, np.nan)}
+    if tested.any():
+        out["holm"][tested] = holm(p[tested])
+        out["bh"][tested] = stats.false_discovery_control(p[tested], method="bh")
+    return out
 
 
 def significant(test: PairedTest, alpha: float = 0.05, min_diff: float = 0.0) -> bool:

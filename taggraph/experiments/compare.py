@@ -1,19 +1,26 @@
 """Two or more run folders side by side: which method got better or worse, on which questions.
 
-`compare_runs` reads each run's run.json and rankings.csv (the per-question RR the run
-reported; abstention questions are not judged). Runs over different data (the sha256 in
-run.json) are refused unless ``force``. Each method of the first run is paired with the
-method of the same name in every later run, or explicit pairs name both sides
-(``"A:BM25=B:BM25-tuned"``, `parse_pair`). Per pair, over the judged questions both runs
-rank: the mean RR difference (later minus earlier) with its bootstrap CI and paired
-randomization p-value (`taggraph.evaluation.significance.paired_test`), and per-question
-wins, losses and ties. A question only one side ranks is left out of the pair and
-counted (``only_a``, ``only_b``), with a `RunMismatchWarning`.
+`compare_runs` reads each run's run.json and rankings.csv and recomputes every number from the
+rankings (`rescored`: ranked sessions, gold sessions and the scores the run ranked them by); the
+RR a run recorded is never read back, only checked (a tampered or stale one is warned about).
+Runs over different data (the sha256 in run.json) are refused unless ``force``. Each method of the
+first run is paired with the method of the same name in every later run, or explicit pairs name
+both sides (``"A:BM25=B:BM25-tuned"``, `parse_pair`; with explicit pairs one run folder is enough).
+Per pair, over the judged questions both runs rank: the mean RR difference (later minus earlier)
+with its bootstrap CI and paired randomization p-value (`taggraph.evaluation.significance.paired_test`),
+the same for the tie-aware RR (`taggraph.evaluation.metrics.tie_averaged`: the expected RR when
+tied sessions are put in random order), and per-question wins, losses and ties. Holm- and
+Benjamini-Hochberg-adjusted p-values count every pair tested (`adjusted_p_values`); `per_type`
+repeats the paired test per question type. Per question, ``verdict`` says when a side's place rests
+on tie order ("TagGraph-TFIDF rank 3 only by tie order (score 0, ...)"). A question only one side
+ranks is left out of the pair and counted (``only_a``, ``only_b``), with a `RunMismatchWarning`.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import os
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,21 +31,34 @@ import numpy as np
 import pandas as pd
 
 from taggraph.errors import ConfigError, InputError
+from taggraph.evaluation.metrics import dedupe_sessions, score_rankings, session_scores
 from taggraph.evaluation.score import FIRST_IDS, read_rankings_csv
-from taggraph.evaluation.significance import paired_test
+from taggraph.evaluation.significance import adjusted_p_values, paired_test
 from taggraph.experiments.runs import run_record, save_run
 
-ALPHA = 0.05  # a pair's sig column: "*" when p < ALPHA
+ALPHA = 0.05  # a pair's sig column: "*" when the Holm-adjusted p < ALPHA
 PAIR_COLUMNS = ["run_a", "method_a", "run_b", "method_b"]
+# What `taggraph compare` prints of pairs.csv (the file has every column)
+PRINTED = [*PAIR_COLUMNS, "n", "MRR_a", "MRR_b", "diff", "ci_low", "ci_high", "p_value", "p_holm", "sig",
+           "MRR_tieavg_a", "MRR_tieavg_b", "diff_tieavg", "p_holm_tieavg", "sig_tieavg", "wins", "losses", "ties",
+           "tie_order"]
+DEFAULT_DEPTH = 40  # a run.json without a depth: bench's default
+# What a rankings.csv contributes; every metric beside these is recomputed, never read.
+RANKING_INPUTS = ["question_id", "question_type", "method", "ranked_session_ids", "gold_session_ids", "abstention",
+                  "ranked_scores", "ranked_session_scores", "tied_beyond_depth"]
 
 
 class RunMismatchWarning(UserWarning):
     """Runs compared that do not rank the same questions, or (with force) ran on different data."""
 
 
+class RecordedRRWarning(UserWarning):
+    """A rankings.csv whose RR column differs from the RR its rankings give (edited or stale); not used."""
+
+
 @dataclass
 class Run:
-    """A finished run folder: its label in tables, run.json and scored rankings."""
+    """A finished run folder: its label in tables, run.json and its rankings, scored anew (`rescored`)."""
 
     path: Path
     label: str
@@ -61,30 +81,125 @@ class Comparison:
     runs: list[Run]
     pairs: pd.DataFrame  # one row per compared pair
     questions: pd.DataFrame  # one row per pair and question both sides judged
+    per_type: pd.DataFrame  # one row per pair and question type
     config: dict[str, Any]
 
 
-def load_run(folder: Path, label: str | None = None) -> Run:
-    """The run in `folder`; InputError when it has no run.json (unfinished) or no RR column (unscored)."""
-    folder = Path(folder)
+def _read_record(folder: Path) -> dict[str, Any]:
+    """run.json of `folder`, checked to be a run record (an object with a config object and data objects)."""
     try:
         record = json.loads((folder / "run.json").read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError(f"{folder}: not a finished run folder (no run.json)") from None
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{folder}/run.json: cannot read: {exc}") from None
-    rankings = read_rankings_csv(folder)
-    if "RR" not in rankings:
-        raise InputError(f"{folder}/rankings.csv: no RR column (not a scored run)")
-    return Run(folder, label or folder.resolve().name, record, rankings)
+    except (OSError, ValueError, RecursionError) as exc:
+        raise InputError(f"{folder}/run.json: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    if not isinstance(record, dict):
+        raise InputError(f"{folder}/run.json: not a run record (a JSON {type(record).__name__}; taggraph writes "
+                         f"an object with created, config and data)")
+    data, config = record.get("data"), record.get("config", {})
+    methods = config.get("methods", {}) if isinstance(config, dict) else None
+    if not isinstance(methods, dict) or not all(isinstance(m, dict) for m in methods.values()) or not all(
+            isinstance(d, dict) for d in (data if isinstance(data, list) else [data or {}])):
+        raise InputError(f"{folder}/run.json: 'config' and each of its 'methods' must be objects, 'data' an object "
+                         f"or a list of them")
+    depth = record.get("config", {}).get("depth", DEFAULT_DEPTH)
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        raise InputError(f"{folder}/run.json: config.depth must be a whole number >= 1, got {depth!r}")
+    return record
 
 
-def load_runs(folders: Sequence[Path], force: bool = False) -> list[Run]:
+def _flag(value: Any, where: str) -> bool:
+    """An abstention cell as a bool: True/False (any case) or empty (False)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, float) and math.isnan(value):
+        return False
+    text = str(value).strip().lower()
+    if text not in ("true", "false"):
+        raise InputError(f"{where}: abstention must be True or False, got {value!r}")
+    return text == "true"
+
+
+def _numbers(value: Any, column: str, where: str) -> list[float] | None:
+    """A cell of space-separated scores as finite floats; None for an empty cell (a run without scores)."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    try:
+        numbers = [float(v) for v in str(value).split()]
+    except ValueError:
+        numbers = [math.nan]
+    if not all(math.isfinite(n) for n in numbers):
+        raise InputError(f"{where}: {column} must be finite numbers separated by spaces, got {str(value)[:60]!r}")
+    return numbers
+
+
+def _ranked(row: dict[str, Any], depth: int, where: str) -> tuple[list[str], list[float] | None]:
+    """The row's sessions de-duplicated through `depth` ranks (as `score` does), with their scores when it has them."""
+    sessions, scores = row["ranked_session_ids"], row.get("ranked_session_scores")
+    if scores is None:
+        return dedupe_sessions(sessions, depth), None
+    if len(scores) != len(sessions):
+        raise InputError(f"{where}: {len(scores)} ranked_session_scores for {len(sessions)} ranked_session_ids")
+    if any(x < y for x, y in zip(scores, scores[1:])):
+        raise InputError(f"{where}: ranked_session_scores are not in descending order (best session first)")
+    pairs = session_scores(sessions, scores, depth)
+    return [s for s, _ in pairs], [x for _, x in pairs]
+
+
+def rescored(path: Path, rankings: pd.DataFrame, depth: int = DEFAULT_DEPTH) -> pd.DataFrame:
+    """`rankings` (a run's rankings.csv, `read_rankings_csv`) with RR, the other per-question metrics and
+    the tie-aware columns recomputed from its sessions, gold and scores (`score_rankings`); InputError
+    naming the row for a cell that cannot be read. A recorded RR that differs is a `RecordedRRWarning`."""
+    if "gold_session_ids" not in rankings:
+        raise InputError(f"{path}: no gold_session_ids column: compare scores rankings against their gold")
+    rows = rankings[[c for c in RANKING_INPUTS if c in rankings]].copy()
+    records = rows.to_dict("records")
+    for row in records:
+        where = f"{path}: question {row['question_id']!r} of {row['method']!r}"
+        for column in ("ranked_scores", "ranked_session_scores"):
+            if column in row:
+                row[column] = _numbers(row[column], column, where)
+        row["ranked_session_ids"], row["ranked_session_scores"] = _ranked(row, depth, where)
+        if "abstention" in row:
+            row["abstention"] = _flag(row["abstention"], where)
+        beyond = row.get("tied_beyond_depth")
+        row["tied_beyond_depth"] = beyond.split() if isinstance(beyond, str) else []
+    scored = score_rankings(pd.DataFrame(records, index=rows.index))
+    if "RR" in rankings:
+        _check_recorded_rr(path, rankings, scored)
+    return scored
+
+
+def _check_recorded_rr(path: Path, rankings: pd.DataFrame, scored: pd.DataFrame) -> None:
+    recorded = pd.to_numeric(rankings["RR"], errors="coerce")
+    same = np.isclose(recorded, scored["RR"]) | (recorded.isna() & scored["RR"].isna())
+    if same.all():
+        return
+    first = rankings[~same].iloc[0]
+    warnings.warn(f"{path}: {int((~same).sum())} row(s) record an RR their rankings do not give (first: question "
+                  f"{first['question_id']!r} of {first['method']!r}, RR {first['RR']!r} recorded, "
+                  f"{scored.loc[first.name, 'RR']:.4g} from its rankings); compare uses the RR of the rankings",
+                  RecordedRRWarning, stacklevel=3)
+
+
+def load_run(folder: Path, label: str | None = None) -> Run:
+    """The run in `folder`, its rankings scored anew (`rescored`); InputError when it has no readable run.json
+    (unfinished) or rankings.csv."""
+    folder = Path(folder)
+    record = _read_record(folder)
+    rankings = rescored(folder / "rankings.csv", read_rankings_csv(folder),
+                        record.get("config", {}).get("depth", DEFAULT_DEPTH))
+    return Run(folder, label or Path(os.path.realpath(folder)).name, record, rankings)
+
+
+def load_runs(folders: Sequence[Path], force: bool = False, pairs: bool = False) -> list[Run]:
     """Each folder as a `Run`, labelled by its name (by its path when two share a name); ConfigError when
-    a run's data checksum differs from the first run's, unless `force` (then a RunMismatchWarning)."""
-    if len(folders) < 2:
-        raise ConfigError(f"compare needs at least two run folders, got {len(folders)}")
-    names = [Path(f).resolve().name for f in folders]
+    a run's data checksum differs from the first run's, unless `force` (then a RunMismatchWarning). One
+    folder is enough when the caller names `pairs` (methods of one run)."""
+    if len(folders) < (1 if pairs else 2):
+        raise ConfigError(f"compare needs at least two run folders, or one with --pair naming two of its methods; "
+                          f"got {len(folders)}")
+    names = [Path(os.path.realpath(f)).name for f in folders]
     runs = [load_run(f, n if names.count(n) == 1 else str(f)) for f, n in zip(folders, names)]
     first = runs[0]
     for run in runs[1:]:
@@ -97,6 +212,19 @@ def load_runs(folders: Sequence[Path], force: bool = False) -> list[Run]:
             warnings.warn(f"{message}; compared anyway (--force), questions paired by id", RunMismatchWarning,
                           stacklevel=2)
     return runs
+
+
+def check_out(out: Path, folders: Sequence[Path]) -> None:
+    """ConfigError when `out` is one of the run `folders` compare reads, lies inside one or holds one:
+    compare never writes where it reads, --force or not."""
+    target = Path(os.path.realpath(out))
+    for folder in folders:
+        source = Path(os.path.realpath(folder))
+        how = ("is" if target == source else "is inside" if target.is_relative_to(source)
+               else "holds" if source.is_relative_to(target) else None)
+        if how:
+            raise ConfigError(f"--out {out}: {how} the run folder {folder}, an input of compare; inputs are never "
+                              f"outputs, give another folder")
 
 
 def _data_paths(run: Run) -> str:
@@ -115,12 +243,13 @@ def _find_run(label: str, runs: Sequence[Run]) -> Run | None:
 def parse_pair(spec: str, runs: Sequence[Run]) -> tuple[Run, str, Run, str]:
     """``"RUN:METHOD=RUN:METHOD"`` as (run, method, run, method). RUN is a run's position (1, 2, ...),
     label or path; a side without a known RUN prefix is a method of the first run (left) or the
-    second (right). ConfigError for a malformed spec, an unknown run or a method the run lacks."""
+    second (right; the first when there is one run). ConfigError for a malformed spec, an unknown run
+    or a method the run lacks."""
     left, sep, right = spec.partition("=")
     if not sep or not left or not right or "=" in right:
         raise ConfigError(f"--pair expects RUN:METHOD=RUN:METHOD (e.g. 1:BM25=2:BM25), got {spec!r}")
     sides = []
-    for text, default in ((left, runs[0]), (right, runs[1])):
+    for text, default in ((left, runs[0]), (right, runs[1 if len(runs) > 1 else 0])):
         prefix, colon, method = text.partition(":")
         run = _find_run(prefix, runs) if colon else None
         run, method = (run, method) if run is not None else (default, text)
@@ -142,19 +271,68 @@ def same_name_pairs(runs: Sequence[Run]) -> list[tuple[Run, str, Run, str]]:
     return pairs
 
 
+def _tie_place(row: dict[str, Any]) -> str | None:
+    """Where the first gold session's place rests on tie order: 'rank 3 only by tie order (score 0, tied
+    with 12 other session(s))' (``first_gold_tied``), or 'not retrieved only by tie order (...)' when a gold
+    session tied with the last retrieved one was cut by the depth (RR 0, RR_tieavg > 0); else None."""
+    sessions, scores, gold = row["ranked_session_ids"], row["ranked_session_scores"], set(row["gold_session_ids"])
+    notes, tied_first, tie_rr = row.get("ranked_scores") or [], row.get("first_gold_tied"), row.get("RR_tieavg")
+    if pd.notna(tied_first) and tied_first:
+        first = next(i for i, s in enumerate(sessions) if s in gold)
+        place, score = f"rank {first + 1}", scores[first]
+    elif row["RR"] == 0 and pd.notna(tie_rr) and tie_rr > 0:
+        place, score = "not retrieved", notes[-1]
+    else:
+        return None
+    beyond = [s for s in row["tied_beyond_depth"] if s not in sessions] if notes and notes[-1] == score else []
+    tied = sum(x == score for x in scores) + len(beyond) - 1
+    return f"{place} only by tie order (score {score:.4g}, tied with {tied} other session(s))"
+
+
 def _judged(run: Run, method: str) -> pd.DataFrame:
-    """question_id -> (question_type, RR) of the judged questions `method` ranks in `run`."""
+    """question_id -> question_type, RR, RR_tieavg and the tie-order place (`_tie_place`) of the judged
+    questions `method` ranks in `run`."""
     rows = run.rankings[(run.rankings["method"] == method) & run.rankings["RR"].notna()]
     if "abstention" in rows:
-        rows = rows[~rows["abstention"].astype(str).str.lower().eq("true")]
-    return rows.set_index("question_id").reindex(columns=["question_type", "RR"])
+        rows = rows[~rows["abstention"].astype(bool)]
+    places = [_tie_place(r) for r in rows.to_dict("records")]
+    return rows.assign(tie_place=places).set_index("question_id").reindex(
+        columns=["question_type", "RR", "RR_tieavg", "tie_place"])
 
 
-def compare_pair(run_a: Run, method_a: str, run_b: Run, method_b: str,
-                 alpha: float = ALPHA) -> tuple[dict[str, Any], pd.DataFrame]:
-    """One pair: its summary row (n, MRRs, ΔMRR b - a, CI, p, wins/losses/ties of b) and its per-question rows."""
+def _change(delta: pd.Series) -> np.ndarray:
+    return np.where(np.isclose(delta, 0), "same", np.where(delta > 0, "better", "worse"))
+
+
+def _verdict(row: dict[str, Any], name_a: str, name_b: str) -> str:
+    """The change by RR, and where a side's place rests on tie order, the tie-aware change and that place."""
+    places = [f"{name} {place}" for name, place in ((name_a, row["tie_place_a"]), (name_b, row["tie_place_b"]))
+              if isinstance(place, str)]
+    if not places:
+        return row["change"]
+    tie_aware = (f", {row['change_tieavg']} tie-aware (RR_tieavg {row['RR_tieavg_a']:.3f} -> {row['RR_tieavg_b']:.3f})"
+                 if row["change_tieavg"] else "")
+    return f"{row['change']} by RR{tie_aware}: {'; '.join(places)}"
+
+
+def _paired(b: pd.Series, a: pd.Series, suffix: str = "") -> dict[str, float]:
+    """MRR of each side, the mean difference b - a, its CI and p (`paired_test`); NaN with fewer than 2
+    questions, or where a side lacks the values (rankings of another system have no tie-aware RR)."""
+    test = paired_test(b, a) if len(a) >= 2 and a.notna().all() and b.notna().all() else None
+    values = {"MRR_a": a.mean(skipna=False), "MRR_b": b.mean(skipna=False),
+              "diff": test.mean_diff if test else (b - a).mean(skipna=False),
+              "ci_low": test.ci_low if test else np.nan, "ci_high": test.ci_high if test else np.nan,
+              "p_value": test.p_value if test else np.nan}
+    return {(f"{key[:-2]}{suffix}{key[-2:]}" if key.endswith(("_a", "_b")) else f"{key}{suffix}"): value
+            for key, value in values.items()}
+
+
+def compare_pair(run_a: Run, method_a: str, run_b: Run, method_b: str) -> tuple[dict[str, Any], pd.DataFrame]:
+    """One pair: its summary row (n, MRRs, ΔMRR b - a, CI, p, the same tie-aware, wins/losses/ties of b and
+    the questions whose place on either side rests on tie order) and its per-question rows."""
     a, b = _judged(run_a, method_a), _judged(run_b, method_b)
-    both = a.join(b["RR"].rename("RR_b"), how="inner").rename(columns={"RR": "RR_a"})
+    both = a.add_suffix("_a").join(b.drop(columns="question_type").add_suffix("_b"), how="inner").rename(
+        columns={"question_type_a": "question_type"})
     only_a, only_b = a.index.difference(b.index), b.index.difference(a.index)
     key = dict(zip(PAIR_COLUMNS, (run_a.label, method_a, run_b.label, method_b)))
     if len(only_a) or len(only_b):
@@ -162,37 +340,66 @@ def compare_pair(run_a: Run, method_a: str, run_b: Run, method_b: str,
         warnings.warn(f"{run_a.label}:{method_a} vs {run_b.label}:{method_b}: {len(only_a)} judged question(s) only "
                       f"in the first, {len(only_b)} only in the second (first: {first}); compared on the "
                       f"{len(both)} both rank", RunMismatchWarning, stacklevel=3)
-    delta = both["RR_b"] - both["RR_a"]
-    tie = np.isclose(both["RR_b"], both["RR_a"])
-    change = np.where(tie, "same", np.where(delta > 0, "better", "worse"))
-    questions = both.reset_index().assign(**key, delta=delta.to_numpy(), change=change)
-    test = paired_test(both["RR_b"], both["RR_a"]) if len(both) >= 2 else None
+    both["delta"], both["delta_tieavg"] = both["RR_b"] - both["RR_a"], both["RR_tieavg_b"] - both["RR_tieavg_a"]
+    both["change"] = _change(both["delta"])
+    both["change_tieavg"] = np.where(both["delta_tieavg"].isna(), "", _change(both["delta_tieavg"].fillna(0)))
+    both["tie_order_a"], both["tie_order_b"] = both["tie_place_a"].notna(), both["tie_place_b"].notna()
+    names = (method_a, method_b) if method_a != method_b else (f"{run_a.label}:{method_a}", f"{run_b.label}:{method_b}")
+    both["verdict"] = [_verdict(r, *names) for r in both.to_dict("records")]
+    questions = both.reset_index().assign(**key)
     row = {**key, "n": len(both), "only_a": len(only_a), "only_b": len(only_b),
-           "MRR_a": both["RR_a"].mean(), "MRR_b": both["RR_b"].mean(),
-           "diff": test.mean_diff if test else delta.mean(), "ci_low": test.ci_low if test else np.nan,
-           "ci_high": test.ci_high if test else np.nan, "p_value": test.p_value if test else np.nan,
-           "sig": "*" if test and test.p_value < alpha else "",
-           "wins": int((change == "better").sum()), "losses": int((change == "worse").sum()),
-           "ties": int((change == "same").sum())}
-    return row, questions[[*PAIR_COLUMNS, "question_id", "question_type", "RR_a", "RR_b", "delta", "change"]]
+           **_paired(both["RR_b"], both["RR_a"]), **_paired(both["RR_tieavg_b"], both["RR_tieavg_a"], "_tieavg"),
+           "wins": int((both["change"] == "better").sum()), "losses": int((both["change"] == "worse").sum()),
+           "ties": int((both["change"] == "same").sum()),
+           "tie_order": int((both["tie_order_a"] | both["tie_order_b"]).sum())}
+    return row, questions[[*PAIR_COLUMNS, "question_id", "question_type", "RR_a", "RR_b", "delta", "change",
+                           "RR_tieavg_a", "RR_tieavg_b", "delta_tieavg", "change_tieavg", "tie_order_a",
+                           "tie_order_b", "verdict"]]
+
+
+def _with_adjusted(table: pd.DataFrame, alpha: float, suffixes: Sequence[str] = ("", "_tieavg")) -> pd.DataFrame:
+    """`table` with the Holm and BH adjustments of each p-value column over its rows, and ``sig`` = "*"
+    where the Holm-adjusted p < `alpha`."""
+    for suffix in suffixes:
+        adjusted = adjusted_p_values(table[f"p_value{suffix}"])
+        table[f"p_holm{suffix}"], table[f"p_bh{suffix}"] = adjusted["holm"], adjusted["bh"]
+        table[f"sig{suffix}"] = np.where(table[f"p_holm{suffix}"] < alpha, "*", "")
+    return table
+
+
+def per_type(questions: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
+    """Per pair and question type: n, each side's MRR and tie-aware MRR, the paired test of RR (`_paired`)
+    and the tie-aware difference, with Holm and BH over every pair and type tested."""
+    rows = [{**dict(zip([*PAIR_COLUMNS, "question_type"], group)), "n": len(part),
+             **_paired(part["RR_b"], part["RR_a"]), "MRR_tieavg_a": part["RR_tieavg_a"].mean(skipna=False),
+             "MRR_tieavg_b": part["RR_tieavg_b"].mean(skipna=False),
+             "diff_tieavg": part["delta_tieavg"].mean(skipna=False)}
+            for group, part in questions.groupby([*PAIR_COLUMNS, "question_type"], sort=False, dropna=False)]
+    return _with_adjusted(pd.DataFrame(rows), alpha, ("",)) if rows else pd.DataFrame()
 
 
 def compare_runs(folders: Sequence[Path], pairs: Sequence[str] = (), force: bool = False,
                  alpha: float = ALPHA) -> Comparison:
     """Compare the runs in `folders` (module docstring): `pairs` as `parse_pair` specs, else
     `same_name_pairs`. ``diff`` is MRR_b - MRR_a; a "win" is a question whose RR is higher in b."""
-    runs = load_runs(folders, force)
+    runs = load_runs(folders, force, pairs=bool(pairs))
     chosen = [parse_pair(p, runs) for p in pairs] if pairs else same_name_pairs(runs)
-    results = [compare_pair(*pair, alpha=alpha) for pair in chosen]
+    unique: dict[tuple, tuple[Run, str, Run, str]] = {}
+    for ra, ma, rb, mb in chosen:  # a pair named twice is tested once, and counted once by Holm/BH
+        unique.setdefault((id(ra), ma, id(rb), mb), (ra, ma, rb, mb))
+    results = [compare_pair(*pair) for pair in unique.values()]
     config = {"experiment": "compare", "forced": force, "alpha": alpha, "pairs": list(pairs) or "same names",
               "runs": [{"label": r.label, "path": str(r.path), "created": r.record.get("created"),
                         "git_commit": r.record.get("git_commit"), "data": r.record.get("data")} for r in runs]}
-    return Comparison(runs, pd.DataFrame([row for row, _ in results]),
-                      pd.concat([q for _, q in results], ignore_index=True), config)
+    questions = pd.concat([q for _, q in results], ignore_index=True)
+    return Comparison(runs, _with_adjusted(pd.DataFrame([row for row, _ in results]), alpha), questions,
+                      per_type(questions, alpha), config)
 
 
 def save_comparison(comparison: Comparison, out: Path, pages: dict[str, str] | None = None,
                     force: bool = False) -> Path:
-    """Write pairs.csv, questions.csv, the `pages` and run.json into `out`, atomically (`runs.save_run`)."""
-    return save_run(out, {"pairs": comparison.pairs, "questions": comparison.questions},
-                    run_record(comparison.config, comparison.runs[0].record.get("data")), pages, force)
+    """Write pairs.csv, per_type.csv, questions.csv, the `pages` and run.json into `out`, atomically
+    (`runs.save_run`); never into a run it compares (`check_out`)."""
+    check_out(out, [run.path for run in comparison.runs])
+    tables = {"pairs": comparison.pairs, "per_type": comparison.per_type, "questions": comparison.questions}
+    return save_run(out, tables, run_record(comparison.config, comparison.runs[0].record.get("data")), pages, force)

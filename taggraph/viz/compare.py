@@ -1,12 +1,16 @@
 """The comparison page (compare.html): pairs of methods across runs, and the questions that moved.
 
 One self-contained page in the style of the run report (`taggraph.viz.report`): a table per
-pair (ΔMRR with CI and p, wins/losses/ties), then per pair the questions whose RR changed,
-worst first, with the first gold rank in each run. Each question links the explain page of
-either run folder (``misses/<id>.explain.html``, written for a run's first missed questions)
-by a relative path; for a question neither run has a page for, the page shows the
-``taggraph explain`` command that writes one with that run's data, extractor, depth and
-recorded method parameters. All text from data is HTML-escaped; no script, no network.
+pair (ΔMRR with CI, p and Holm/BH-adjusted p, the same for the tie-aware RR, wins/losses/ties),
+a chart of each pair's interval, a per-question-type table, then per pair a chart of every
+question's RR difference and the questions whose RR or tie-aware RR changed, worst first, with
+the first gold rank in each run and a verdict naming a place that rests on tie order (purple).
+Each question links the explain page of either run folder (``misses/<id>.explain.html``, written
+for a run's first missed questions) by a relative path; for a question neither run has a page for,
+the page shows the ``taggraph explain`` command that writes one with that run's data, extractor,
+depth and recorded method parameters (a method known by name only in the Python session that ran
+it is given as the ``module:Class`` run.json records, else the page says so). All text from data
+is HTML-escaped; plotly.js is inlined once, so the page needs no network.
 """
 
 from __future__ import annotations
@@ -17,32 +21,59 @@ import shlex
 from pathlib import Path
 
 import pandas as pd
+import plotly.graph_objects as go
 
 from taggraph.experiments.compare import PAIR_COLUMNS, Comparison, Run
+from taggraph.retrieval import method_names, registered_methods
 from taggraph.viz.report import _CSS, _few_questions, _page_name, _table
 
 _CMP_CSS = "td.better { color: #1a7f37; } td.worse { color: #c0392b; } pre { white-space: pre-wrap; margin: 0; }"
 
 
+def method_spec(run: Run, method: str) -> str | None:
+    """How `taggraph explain --methods` names `method` of `run`: its name when taggraph knows it by name
+    (built in or an installed entry point), else the ``module:Class`` run.json records as its
+    ``origin``, else None (a method registered in Python under a name, origin not recorded)."""
+    if method in method_names() and method not in registered_methods():
+        return method
+    origin = run.record.get("config", {}).get("methods", {}).get(method, {}).get("origin")
+    return origin if isinstance(origin, str) and ":" in origin else None
+
+
 def explain_command(run: Run, question_id: str, methods: list[str], out: str) -> str | None:
     """The `taggraph explain` command that writes `question_id`'s explain page to `out` as `run` ran
     `methods` (every recorded parameter of a simple type is passed); None for a run without one data
-    file or for methods that ran outside taggraph (no recorded configuration)."""
+    file, for methods that ran outside taggraph (no recorded configuration) or that cannot be named
+    on the command line (`method_spec`)."""
     config, data = run.record.get("config", {}), run.record.get("data")
     configs = config.get("methods", {})
     known = [m for m in dict.fromkeys(methods) if m in configs]
-    if not known or not isinstance(data, dict) or "path" not in data:
+    specs = [method_spec(run, m) for m in known]
+    if not known or None in specs or not isinstance(data, dict) or "path" not in data:
         return None
     params = [f"--param {shlex.quote(f'{m}.{key}={value}')}" for m in known for key, value in configs[m].items()
-              if key != "method" and isinstance(value, (bool, int, float, str))]
+              if key not in ("method", "origin") and isinstance(value, (bool, int, float, str))]
     return " ".join(["taggraph explain", f"--data {shlex.quote(str(data['path']))}",
-                     f"--question {shlex.quote(question_id)}", f"--methods {shlex.quote(','.join(known))}",
+                     f"--question {shlex.quote(question_id)}", f"--methods {shlex.quote(','.join(specs))}",
                      f"--extractor {shlex.quote(str(config.get('extractor')))}", f"--depth {config.get('depth')}",
                      *params, f"--out {shlex.quote(out)}"])
 
 
-def _rank(rr: float) -> str:
-    return "–" if rr <= 0 else str(round(1 / rr))
+def _no_command(runs: list[Run], methods: dict[int, list[str]]) -> str:
+    """Why no command is shown: methods run outside taggraph, or registered in Python without a recorded origin."""
+    unnamed = [m for run in runs for m in methods[id(run)]
+               if m in run.record.get("config", {}).get("methods", {}) and method_spec(run, m) is None]
+    if not unnamed:
+        return "no explain page (methods run outside taggraph)"
+    return (f"no explain page; {', '.join(dict.fromkeys(unnamed))} was registered in Python and its run.json "
+            f"records no module:Class: run taggraph explain with --methods package.module:Class, or "
+            f"taggraph.viz.explain from the Python session that registered it")
+
+
+def _rank(rr: float, tie: bool) -> str:
+    """The rank of an RR ('–' for none), with '(tie)' when the place rests on tie order."""
+    rank = "–" if rr <= 0 else str(round(1 / rr))
+    return f"<td class='num tie'>{rank} (tie)</td>" if tie else f"<td class='num'>{rank}</td>"
 
 
 def _pages_cell(question_id: str, sides: list[tuple[Run, str]], out: Path) -> str:
@@ -60,29 +91,103 @@ def _pages_cell(question_id: str, sides: list[tuple[Run, str]], out: Path) -> st
         commands = [c for run in runs
                     if (c := explain_command(run, question_id, methods[id(run)], f"{Path(run.label).name}-{name}"))]
     if not commands:
-        return "no explain page (methods run outside taggraph)"
+        return html.escape(_no_command(runs, methods))
     return ("<details><summary>no page; command</summary>"
             + "".join(f"<pre>{html.escape(c)}</pre>" for c in commands) + "</details>")
 
 
-def _pair_html(pair: dict, questions: pd.DataFrame, runs: dict[str, Run], out: Path) -> str:
+def moved(questions: pd.DataFrame) -> pd.DataFrame:
+    """The questions whose RR or tie-aware RR changed, worst first."""
+    changed = (questions["change"] != "same") | ~questions["change_tieavg"].isin(["same", ""])
+    return questions[changed].sort_values(["delta", "question_id"])
+
+
+def _pair_name(pair: dict) -> str:
+    return (f"{pair['method_b']} − {pair['method_a']}" if pair["run_a"] == pair["run_b"]
+            else f"{pair['run_b']}:{pair['method_b']} − {pair['run_a']}:{pair['method_a']}")
+
+
+def _number(value: float) -> str:
+    return "–" if pd.isna(value) else f"{value:.3f}"
+
+
+def _pair_html(pair: dict, questions: pd.DataFrame, runs: dict[str, Run], out: Path) -> tuple[str, go.Figure | None]:
+    """The pair's section and its per-question difference chart (None when no question is judged)."""
     a, b = runs[pair["run_a"]], runs[pair["run_b"]]
     title = f"{pair['run_b']}: {pair['method_b']} against {pair['run_a']}: {pair['method_a']}"
-    moved = questions[questions["change"] != "same"].sort_values(["delta", "question_id"])
+    rows_moved = moved(questions)
     head = (f"<h2>{html.escape(title)}</h2><p>{pair['wins']} better, {pair['losses']} worse, {pair['ties']} the same "
-            f"of {pair['n']} questions both rank (by reciprocal rank of the first gold session).</p>")
-    if moved.empty:
-        return head
+            f"of {pair['n']} questions both rank (by reciprocal rank of the first gold session); "
+            f"{pair['tie_order']} rest on tie order on either side (<span class='tie'>purple</span>).</p>")
+    chart = difference_chart(questions, _pair_name(pair)) if len(questions) else None
+    if rows_moved.empty:
+        return head, chart
     rows = []
-    for q in moved.to_dict("records"):
+    for q in rows_moved.to_dict("records"):
         sides = [(a, pair["method_a"]), (b, pair["method_b"])]
+        verdict_class = "tie" if q["tie_order_a"] or q["tie_order_b"] else q["change"]
         rows.append(f"<tr><td><code>{html.escape(str(q['question_id']))}</code></td>"
-                    f"<td>{html.escape(str(q['question_type']))}</td><td class='num'>{_rank(q['RR_a'])}</td>"
-                    f"<td class='num'>{_rank(q['RR_b'])}</td><td class='num {q['change']}'>{q['delta']:+.3f}</td>"
+                    f"<td>{html.escape(str(q['question_type']))}</td>{_rank(q['RR_a'], q['tie_order_a'])}"
+                    f"{_rank(q['RR_b'], q['tie_order_b'])}<td class='num {q['change']}'>{q['delta']:+.3f}</td>"
+                    f"<td class='num'>{_number(q['RR_tieavg_a'])} → {_number(q['RR_tieavg_b'])}</td>"
+                    f"<td class='num {html.escape(str(q['change_tieavg']))}'>{_number(q['delta_tieavg'])}</td>"
+                    f"<td class='{verdict_class}'>{html.escape(str(q['verdict']))}</td>"
                     f"<td>{_pages_cell(str(q['question_id']), sides, out)}</td></tr>")
-    cols = ["question", "type", f"rank in {pair['run_a']}", f"rank in {pair['run_b']}", "ΔRR", "explain"]
+    side_a, side_b = ((pair["method_a"], pair["method_b"]) if pair["run_a"] == pair["run_b"]
+                      else (pair["run_a"], pair["run_b"]))
+    cols = ["question", "type", f"rank in {side_a}", f"rank in {side_b}", "ΔRR", "tie-aware RR",
+            "Δ tie-aware", "verdict", "explain"]
     return (head + "<table class='moved'><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in cols) + "</tr>"
-            + "".join(rows) + "</table>")
+            + "".join(rows) + "</table>"), chart
+
+
+def difference_chart(questions: pd.DataFrame, name: str) -> go.Figure:
+    """Each question's RR difference (bars, sorted) and tie-aware RR difference (diamonds) of one pair."""
+    ordered = questions.sort_values(["delta", "delta_tieavg", "question_id"])
+    colours = ["#1a7f37" if d > 0 else "#c0392b" if d < 0 else "#999" for d in ordered["delta"]]
+    fig = go.Figure([go.Bar(x=ordered["question_id"], y=ordered["delta"], name="ΔRR", marker_color=colours),
+                     go.Scatter(x=ordered["question_id"], y=ordered["delta_tieavg"], mode="markers",
+                                name="Δ tie-aware RR", marker={"symbol": "diamond", "color": "#6f42c1", "size": 8})])
+    return fig.update_layout(title=f"Per question: RR difference, {name}", yaxis_title="RR difference (b − a)",
+                             xaxis={"type": "category", "showticklabels": len(ordered) <= 60}, height=380)
+
+
+def interval_chart(pairs: pd.DataFrame) -> go.Figure:
+    """ΔMRR of each pair with its 95% bootstrap interval, and the tie-aware ΔMRR with its own."""
+    names = [_pair_name(p) for p in pairs.to_dict("records")]
+    fig = go.Figure()
+    for suffix, label, colour in (("", "ΔMRR", "#4c78a8"), ("_tieavg", "Δ tie-aware MRR", "#6f42c1")):
+        diff = pairs[f"diff{suffix}"]
+        fig.add_trace(go.Scatter(x=diff, y=names, mode="markers", name=label, marker={"color": colour, "size": 10},
+                                 error_x={"type": "data", "array": pairs[f"ci_high{suffix}"] - diff,
+                                          "arrayminus": diff - pairs[f"ci_low{suffix}"]}))
+    fig.add_vline(x=0, line_color="#999")
+    return fig.update_layout(title="Each pair's MRR difference (b − a), 95% bootstrap interval",
+                             xaxis_title="MRR difference", height=180 + 50 * len(pairs), yaxis={"automargin": True})
+
+
+PAIR_VIEW = {"run_a": "run a", "method_a": "method a", "run_b": "run b", "method_b": "method b", "n": "n",
+             "MRR_a": "MRR a", "MRR_b": "MRR b", "diff": "ΔMRR", "ci_low": "CI low", "ci_high": "CI high",
+             "p_value": "p", "p_holm": "p Holm", "p_bh": "p BH", "sig": "sig", "MRR_tieavg_a": "MRR_tieavg a",
+             "MRR_tieavg_b": "MRR_tieavg b", "diff_tieavg": "ΔMRR_tieavg", "ci_low_tieavg": "CI low (tie)",
+             "ci_high_tieavg": "CI high (tie)", "p_value_tieavg": "p (tie)", "p_holm_tieavg": "p Holm (tie)",
+             "p_bh_tieavg": "p BH (tie)", "sig_tieavg": "sig (tie)", "wins": "wins", "losses": "losses",
+             "ties": "ties", "tie_order": "tie-order places", "only_a": "only a", "only_b": "only b"}
+TYPE_VIEW = {**{k: v for k, v in PAIR_VIEW.items() if k in PAIR_COLUMNS}, "question_type": "type", "n": "n",
+             "MRR_a": "MRR a", "MRR_b": "MRR b", "diff": "ΔMRR", "ci_low": "CI low", "ci_high": "CI high",
+             "p_value": "p", "p_holm": "p Holm", "p_bh": "p BH", "sig": "sig", "diff_tieavg": "ΔMRR_tieavg"}
+
+
+def _p_text(p: float) -> str:
+    """A p-value to 3 decimals, a smaller one in 2 significant digits (0.0001, not 0.000)."""
+    return "–" if pd.isna(p) else f"{p:.3f}" if p >= 0.001 else f"{p:.2g}"
+
+
+def _view(table: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
+    view = table.reindex(columns=list(names)).round(3)
+    for column in [c for c in view if c.startswith(("p_value", "p_holm", "p_bh"))]:
+        view[column] = table[column].map(_p_text)
+    return view.rename(columns=names)
 
 
 def _runs_html(comparison: Comparison) -> str:
@@ -100,15 +205,27 @@ def compare_html(comparison: Comparison, out: Path, title: str = "taggraph compa
     """The page for `comparison`, its links relative to the output folder `out` (see the module docstring)."""
     out = Path(out).resolve()
     runs = {r.label: r for r in comparison.runs}
-    pairs = comparison.pairs.round(3).rename(columns={"diff": "ΔMRR (b - a)"})
     by_pair = dict(list(comparison.questions.groupby(PAIR_COLUMNS, sort=False)))
     sections = [_pair_html(pair, by_pair.get(tuple(pair[c] for c in PAIR_COLUMNS), comparison.questions.iloc[:0]),
                            runs, out) for pair in comparison.pairs.to_dict("records")]
+    figs = [interval_chart(comparison.pairs), *(chart for _, chart in sections if chart is not None)]
+    charts = iter([f.to_html(full_html=False, include_plotlyjs=(i == 0), config={"displaylogo": False})  # no link out
+                   for i, f in enumerate(figs)])
+    interval = next(charts)
+    body = "".join(text + (next(charts) if chart is not None else "") for text, chart in sections)
     return ("<!doctype html><html><head><meta charset='utf-8'>"
             f"<title>{html.escape(title)}</title><style>{_CSS}{_CMP_CSS}</style></head><body>"
             f"<h1>{html.escape(title)}</h1><h2>Runs</h2>{_runs_html(comparison)}"
-            "<h2>Pairs</h2><p class='meta'>Per pair, over the judged questions both runs rank: MRR of each side, "
-            "ΔMRR = MRR_b - MRR_a with its 95% bootstrap interval and paired randomization p-value (sig * : "
-            "p &lt; 0.05), and the questions whose reciprocal rank rose (wins), fell (losses) or stayed (ties). "
-            "only_a / only_b: judged questions only one side ranks, left out.</p>"
-            f"{_few_questions(comparison.pairs)}{_table(pairs, 'num summary')}{''.join(sections)}</body></html>")
+            "<h2>Pairs</h2><p class='meta'>Every number is recomputed from the runs' rankings. Per pair, over the "
+            "judged questions both runs rank: MRR of each side, ΔMRR = MRR_b - MRR_a with its 95% bootstrap interval "
+            "and paired randomization p-value; p Holm and p BH adjust p for the pairs tested together (Holm: "
+            "family-wise error; Benjamini-Hochberg: false discovery rate); sig * : p Holm &lt; "
+            f"{comparison.config['alpha']}. The (tie) columns repeat them for the tie-aware RR, the expected RR when "
+            "sessions with equal scores are put in random order (MRR_tieavg in the run report). wins / losses / "
+            "ties: questions whose reciprocal rank rose, fell or stayed; tie-order places: questions where either "
+            "side's first gold rank rests on tie order. only a / only b: judged questions only one side ranks, "
+            f"left out.</p>{_few_questions(comparison.pairs)}"
+            f"{_table(_view(comparison.pairs, PAIR_VIEW), 'num summary')}"
+            f"{interval}<h2>Per question type</h2><p class='meta'>The same paired test within each question type; "
+            "p Holm and p BH adjust over every pair and type tested (– : fewer than 2 questions).</p>"
+            f"{_table(_view(comparison.per_type, TYPE_VIEW), 'num summary')}{body}</body></html>")

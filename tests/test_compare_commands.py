@@ -1,0 +1,123 @@
+"""Every `taggraph explain` command compare.html prints runs as printed, a user's own method included."""
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from taggraph.cli import app
+from taggraph.config import DEMO_DATA
+from taggraph.datasets import load_dataset
+from taggraph.experiments.bench import run_bench
+from taggraph.experiments.runs import data_record, save_bench
+
+runner = CliRunner()
+REPO = Path(__file__).resolve().parents[1]
+USER_METHOD = '''
+from taggraph.retrieval.bm25 import BM25
+
+
+class RecencyTfidf(BM25):
+    """A user's own method: BM25 under another name, enough to be a class taggraph does not know by name."""
+'''
+
+
+class Commands(HTMLParser):
+    """The <pre> texts (commands) of the page, and the text of the explain cells that hold no command."""
+
+    def __init__(self):
+        super().__init__()
+        self.commands, self.in_pre = [], False
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "pre":
+            self.commands.append("")
+            self.in_pre = True
+
+    def handle_endtag(self, tag):
+        self.in_pre = self.in_pre and tag != "pre"
+
+    def handle_data(self, data):
+        if self.in_pre:
+            self.commands[-1] += data
+
+
+def page_commands(out: Path) -> list[str]:
+    parser = Commands()
+    parser.feed((out / "compare.html").read_text())
+    return list(dict.fromkeys(parser.commands))
+
+
+def run_as_printed(command: str, cwd: Path) -> subprocess.CompletedProcess:
+    """`command` in a shell-like way: split as a shell does, `taggraph` being this checkout's CLI."""
+    args = shlex.split(command)
+    assert args[0] == "taggraph", command
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "TQDM_DISABLE": "1"}
+    return subprocess.run([sys.executable, "-c", "from taggraph.cli import app; app()", *args[1:]], cwd=cwd,
+                          env=env, capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def user_runs(tmp_path_factory):
+    """A folder holding the user's module and two demo runs of BM25 and the user's RecencyTfidf
+    (`recency_methods:RecencyTfidf`), the second with k1 = 5 for both."""
+    home = tmp_path_factory.mktemp("user")
+    (home / "recency_methods.py").write_text(USER_METHOD)
+    sys.path.insert(0, str(home))
+    try:
+        cases = load_dataset(DEMO_DATA)
+        methods = ["BM25", "recency_methods:RecencyTfidf"]
+        base = save_bench(run_bench(cases, methods, extractor="none", backend=None), home / "base",
+                          data_record(DEMO_DATA))
+        tuned = save_bench(run_bench(cases, methods, extractor="none", backend=None,
+                                     method_params={"BM25": {"k1": 5.0}, "RecencyTfidf": {"k1": 5.0}}),
+                           home / "tuned", data_record(DEMO_DATA))
+    finally:
+        sys.path.remove(str(home))
+    return home, base, tuned
+
+
+def with_origin(run: Path, method: str, origin: str) -> None:
+    """Record `origin` as `method`'s module:Class in `run`'s run.json, as a run of a user's method does."""
+    record = json.loads((run / "run.json").read_text())
+    record["config"]["methods"][method]["origin"] = origin
+    (run / "run.json").write_text(json.dumps(record))
+
+
+@pytest.mark.slow
+def test_every_printed_command_runs_as_printed(user_runs, tmp_path):
+    home, base, tuned = user_runs
+    for run in (base, tuned):
+        with_origin(run, "RecencyTfidf", "recency_methods:RecencyTfidf")
+    out = tmp_path / "cmp"
+    res = runner.invoke(app, ["compare", str(base), str(tuned), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    commands = page_commands(out)
+    assert any("--methods recency_methods:RecencyTfidf " in c for c in commands)
+    assert any("--methods BM25 " in c for c in commands)
+    for command in commands:
+        done = run_as_printed(command, home)
+        assert done.returncode == 0, f"{command}\n{done.stderr}"
+        page = home / shlex.split(command)[-1]
+        assert page.is_file() and "<html" in page.read_text()[:200].lower(), command
+
+
+def test_a_method_known_only_by_its_class_name_gets_no_command_that_fails(user_runs, tmp_path):
+    home, base, tuned = user_runs
+    for run in (base, tuned):
+        record = json.loads((run / "run.json").read_text())
+        record["config"]["methods"]["RecencyTfidf"].pop("origin", None)
+        (run / "run.json").write_text(json.dumps(record))
+    out = tmp_path / "cmp"
+    res = runner.invoke(app, ["compare", str(base), str(tuned), "--pair", "RecencyTfidf=RecencyTfidf",
+                              "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert page_commands(out) == []  # no `--methods RecencyTfidf`, which fails with "unknown method"
+    page = (out / "compare.html").read_text()
+    assert "RecencyTfidf was registered in Python" in page and "package.module:Class" in page

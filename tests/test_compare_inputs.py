@@ -1,0 +1,143 @@
+"""`taggraph compare` never writes where it reads, recomputes every number from the rankings, and answers
+bad run folders in one line."""
+
+import json
+import os
+import shutil
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from taggraph.cli import app
+from taggraph.config import DEMO_DATA
+from taggraph.datasets import load_dataset
+from taggraph.experiments.bench import run_bench
+from taggraph.experiments.runs import data_record, save_bench
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Two demo runs of BM25 (the second with k1 = 5)."""
+    root = tmp_path_factory.mktemp("input_runs")
+    cases = load_dataset(DEMO_DATA)
+    a = save_bench(run_bench(cases, ["BM25"], extractor="none", backend=None), root / "a", data_record(DEMO_DATA))
+    b = save_bench(run_bench(cases, ["BM25"], extractor="none", backend=None, method_params={"BM25": {"k1": 5.0}}),
+                   root / "b", data_record(DEMO_DATA))
+    return a, b
+
+
+def snapshot(folder):
+    return {p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def one_line_error(res, *words):
+    assert res.exit_code == 2, res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit)
+    line = res.output.strip()
+    assert "\n" not in line and "Traceback" not in line and line.startswith("error: "), line
+    for word in words:
+        assert word in line, line
+
+
+@pytest.mark.parametrize("force", [[], ["--force"]])
+def test_an_input_folder_is_never_the_output(runs, force):
+    a, b = runs
+    before = snapshot(a), snapshot(b)
+    for out in (a, b, a / "cmp", b / "misses" / "cmp"):
+        res = runner.invoke(app, ["compare", str(a), str(b), "--out", str(out), *force])
+        one_line_error(res, "--out", "input")
+    assert (snapshot(a), snapshot(b)) == before
+    assert not (a / "cmp").exists()
+
+
+def mrr_a(a, b, tmp_path, name="cmp"):
+    out = tmp_path / name
+    res = runner.invoke(app, ["compare", str(a), str(b), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    return pd.read_csv(out / "pairs.csv").iloc[0]["MRR_a"], res.output
+
+
+def test_a_tampered_rr_column_changes_nothing(runs, tmp_path):
+    a, b = runs
+    honest, _ = mrr_a(a, b, tmp_path, "honest")
+    tampered = tmp_path / "tampered"
+    shutil.copytree(a, tampered)
+    rankings = pd.read_csv(tampered / "rankings.csv")
+    rankings.loc[0, "RR"] = 7
+    rankings.to_csv(tampered / "rankings.csv", index=False)
+    mrr, output = mrr_a(tampered, b, tmp_path)
+    assert mrr == pytest.approx(honest)
+    assert "warning:" in output and "RR" in output and rankings.loc[0, "question_id"] in output
+
+
+def test_reordered_sessions_with_a_stale_rr_agree_with_score(runs, tmp_path):
+    a, b = runs
+    reordered = tmp_path / "reordered"
+    shutil.copytree(a, reordered)
+    rankings = pd.read_csv(reordered / "rankings.csv")
+    rankings["ranked_session_ids"] = rankings["ranked_session_ids"].fillna("").str.split().map(
+        lambda ids: " ".join(reversed(ids)))
+    rankings.to_csv(reordered / "rankings.csv", index=False)
+    res = runner.invoke(app, ["score", str(reordered), "--out", str(tmp_path / "scored")])
+    assert res.exit_code == 0, res.output
+    scored = pd.read_csv(tmp_path / "scored" / "summary.csv").iloc[0]["MRR"]
+    mrr, _ = mrr_a(reordered, b, tmp_path)
+    assert mrr == pytest.approx(scored)
+    assert mrr != pytest.approx(pd.read_csv(a / "summary.csv").iloc[0]["MRR"])  # the reordering mattered
+
+
+def test_a_text_rr_is_recomputed_not_read(runs, tmp_path):
+    a, b = runs
+    honest, _ = mrr_a(a, b, tmp_path, "honest")
+    text = tmp_path / "text"
+    shutil.copytree(a, text)
+    rankings = pd.read_csv(text / "rankings.csv")
+    rankings["RR"] = rankings["RR"].astype(object)
+    rankings.loc[1, "RR"] = "high"
+    rankings.to_csv(text / "rankings.csv", index=False)
+    mrr, output = mrr_a(text, b, tmp_path)
+    assert mrr == pytest.approx(honest) and "Traceback" not in output
+
+
+def test_bad_run_folders_are_one_line_errors(runs, tmp_path):
+    a, b = runs
+    listed = tmp_path / "listed"
+    shutil.copytree(a, listed)
+    (listed / "run.json").write_text(json.dumps([1, 2]))
+    one_line_error(runner.invoke(app, ["compare", str(listed), str(b), "--out", str(tmp_path / "o1")]),
+                   "run.json", str(listed))
+    loop = tmp_path / "loop"
+    os.symlink(loop, loop)
+    one_line_error(runner.invoke(app, ["compare", str(loop), str(b), "--out", str(tmp_path / "o2")]), str(loop))
+    looped = tmp_path / "looped"
+    shutil.copytree(a, looped)
+    (looped / "rankings.csv").unlink()
+    os.symlink(looped / "rankings.csv", looped / "rankings.csv")
+    one_line_error(runner.invoke(app, ["compare", str(looped), str(b), "--out", str(tmp_path / "o3")]), str(looped))
+    scores = tmp_path / "scores"
+    shutil.copytree(a, scores)
+    rankings = pd.read_csv(scores / "rankings.csv")
+    rankings.loc[2, "ranked_session_scores"] = "1.0 two"
+    rankings.to_csv(scores / "rankings.csv", index=False)
+    one_line_error(runner.invoke(app, ["compare", str(scores), str(b), "--out", str(tmp_path / "o4")]),
+                   "ranked_session_scores", rankings.loc[2, "question_id"])
+
+
+def test_a_run_json_of_the_wrong_shape_is_one_line(runs, tmp_path):
+    a, b = runs
+    for i, change in enumerate([{"config": []}, {"config": {"methods": ["BM25"]}}, {"data": "demo"},
+                                {"config": {"depth": "forty"}}]):
+        odd = tmp_path / f"odd{i}"
+        shutil.copytree(a, odd)
+        record = json.loads((odd / "run.json").read_text())
+        record.update(change)
+        (odd / "run.json").write_text(json.dumps(record))
+        one_line_error(runner.invoke(app, ["compare", str(odd), str(b), "--out", str(tmp_path / f"o{i}")]),
+                       f"{odd}/run.json")
+    deep = tmp_path / "deep"
+    shutil.copytree(a, deep)
+    (deep / "run.json").write_text("[" * 100_000 + "]" * 100_000)
+    one_line_error(runner.invoke(app, ["compare", str(deep), str(b), "--out", str(tmp_path / "o9")]), "run.json")

@@ -1,0 +1,115 @@
+"""`taggraph compare` is tie-aware: a place that rests on tie order is named, beside the plain numbers."""
+
+import json
+from html.parser import HTMLParser
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from taggraph.cli import app
+from taggraph.config import DEMO_DATA
+from taggraph.datasets import load_dataset
+from taggraph.experiments.bench import run_bench
+from taggraph.experiments.compare import compare_runs
+from taggraph.experiments.runs import data_record, save_bench
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    """The demo run by BM25 alone and by TagGraph-TFIDF alone, each its own run folder."""
+    root = tmp_path_factory.mktemp("tie_runs")
+    cases = load_dataset(DEMO_DATA)
+    return [save_bench(run_bench(cases, [m], extractor="none", backend=None), root / m, data_record(DEMO_DATA))
+            for m in ("BM25", "TagGraph-TFIDF")]
+
+
+def recorded(folder, method: str) -> pd.DataFrame:
+    rows = pd.read_csv(folder / "rankings.csv", dtype={"question_id": str})
+    return rows[(rows["method"] == method) & ~rows["abstention"]].set_index("question_id")
+
+
+class TieCells(HTMLParser):
+    """The text of every table cell of class `tie`."""
+
+    def __init__(self):
+        super().__init__()
+        self.cells, self.depth = [], 0
+
+    def handle_starttag(self, tag, attrs):
+        if self.depth:
+            self.depth += 1
+        elif tag == "td" and "tie" in (dict(attrs).get("class") or "").split():
+            self.cells.append("")
+            self.depth = 1
+
+    def handle_endtag(self, tag):
+        if self.depth:
+            self.depth -= 1
+
+    def handle_data(self, data):
+        if self.depth:
+            self.cells[-1] += data
+
+
+def test_bm25_against_tfidf_marks_demo_q12_as_a_tie_order_place(two_runs, tmp_path):
+    bm25, tfidf = two_runs
+    out = tmp_path / "cmp"
+    res = runner.invoke(app, ["compare", str(bm25), str(tfidf), "--pair", "BM25=TagGraph-TFIDF", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    questions = pd.read_csv(out / "questions.csv", dtype={"question_id": str}).set_index("question_id")
+    q12 = questions.loc["demo_q12"]
+    tfidf_rows = recorded(tfidf, "TagGraph-TFIDF")
+    assert (q12["RR_a"], q12["RR_b"], q12["change"]) == (pytest.approx(1 / 6), pytest.approx(1 / 3), "better")
+    assert q12["RR_tieavg_a"] == pytest.approx(1 / 6)  # BM25 ranks it 6th by its own score
+    assert q12["RR_tieavg_b"] == pytest.approx(tfidf_rows.loc["demo_q12", "RR_tieavg"]) and q12["RR_tieavg_b"] < 1 / 3
+    assert q12["delta_tieavg"] == pytest.approx(q12["RR_tieavg_b"] - 1 / 6)
+    assert not q12["tie_order_a"] and q12["tie_order_b"]
+    assert "TagGraph-TFIDF rank 3 only by tie order (score 0" in q12["verdict"]
+    untied = questions[~questions["tie_order_a"] & ~questions["tie_order_b"]]
+    assert (untied["verdict"] == untied["change"]).all()  # a plain verdict where no place rests on ties
+    pair = pd.read_csv(out / "pairs.csv").iloc[0]
+    summary = pd.read_csv(tfidf / "summary.csv").set_index("method").loc["TagGraph-TFIDF"]
+    assert pair["MRR_tieavg_b"] == pytest.approx(summary["MRR_tieavg"])
+    assert pair["diff_tieavg"] == pytest.approx(questions["delta_tieavg"].mean())
+    assert 0 < pair["p_value_tieavg"] <= 1 and pair["ci_low_tieavg"] <= pair["diff_tieavg"] <= pair["ci_high_tieavg"]
+    assert pair["tie_order"] == int((questions["tie_order_a"] | questions["tie_order_b"]).sum()) >= 1
+    cells = TieCells()
+    cells.feed((out / "compare.html").read_text())
+    assert any("TagGraph-TFIDF rank 3 only by tie order (score 0" in c for c in cells.cells)
+
+
+def test_one_run_folder_compares_two_of_its_methods(two_runs, tmp_path):
+    bm25, tfidf = two_runs
+    both = tmp_path / "both"
+    cases = load_dataset(DEMO_DATA)
+    save_bench(run_bench(cases, ["BM25", "TagGraph-TFIDF"], extractor="none", backend=None), both,
+               data_record(DEMO_DATA))
+    out = tmp_path / "cmp"
+    res = runner.invoke(app, ["compare", str(both), "--pair", "BM25=TagGraph-TFIDF", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert pd.read_csv(out / "questions.csv").set_index("question_id").loc["demo_q12", "tie_order_b"]
+    res = runner.invoke(app, ["compare", str(both), "--out", str(tmp_path / "cmp2")])
+    assert res.exit_code == 2 and "--pair" in res.output
+    assert json.loads((out / "run.json").read_text())["config"]["runs"][0]["path"] == str(both)
+
+
+def test_a_gold_session_cut_by_the_depth_among_tied_ones_is_not_retrieved_only_by_tie_order(tmp_path):
+    """A hand-made run: depth 2; Tied ranks s1 (score 1) and s2 (score 0), and s9 (gold) and s3 hold notes of
+    score 0 beyond the depth, so in another order of the ties s9 would be retrieved."""
+    run = tmp_path / "hand"
+    run.mkdir()
+    (run / "run.json").write_text(json.dumps({"created": "2026-01-01", "git_commit": "x", "data": {"sha256": "0"},
+                                              "config": {"depth": 2, "methods": {}}}))
+    row = "q1,single-session-user,{},{},s9,{},{},{},False\n"
+    (run / "rankings.csv").write_text(
+        "question_id,question_type,method,ranked_session_ids,gold_session_ids,ranked_scores,ranked_session_scores,"
+        "tied_beyond_depth,abstention\n" + row.format("Plain", "s9 s1", "2 1", "2 1", "")
+        + row.format("Tied", "s1 s2", "1 0", "1 0", "s9 s3"))
+    comparison = compare_runs([run], ["Plain=Tied"])
+    q1 = comparison.questions.iloc[0]
+    assert (q1["RR_a"], q1["RR_b"], q1["RR_tieavg_a"]) == (1, 0, 1) and 0 < q1["RR_tieavg_b"] < 1 / 2
+    assert not q1["tie_order_a"] and q1["tie_order_b"]
+    assert q1["verdict"].endswith("Tied not retrieved only by tie order (score 0, tied with 2 other session(s))")
