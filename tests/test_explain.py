@@ -245,3 +245,26 @@ def test_the_pages_rule_agrees_with_the_report_on_every_demo_question():
             assert place.tie == (first is not None and first <= 5 and row["Success@5_tieavg"] < 1), (case.case_id, m)
             ties += place.tie
     assert ties >= 2  # demo_q07 and demo_q08 have some
+
+
+def test_a_graph_methods_evidence_names_its_walk_and_where_it_stops():
+    """TagGraph walks berkeley -> city -> oakland to s2's note (sibling expansion); with bound_top_level it stops at
+    the top-level node 'city', and says so there. AdaptiveGraph with nothing to seed stops at the note itself."""
+    from conftest import make_store
+    from taggraph.retrieval import make_retriever
+
+    store = make_store([("s1", "I live in Berkeley.", "Nice.", {"where": ["city/berkeley"]}),
+                        ("s2", "Oakland has a lake.", "It does.", {"where": ["city/oakland"]}),
+                        ("s3", "Tea please.", "Sure.", {"what": ["food/tea"]})])
+    note = store.by_id["s2#0"]
+    free = make_retriever("TagGraph-Basic", store).evidence("berkeley", note).detail
+    topic = store.graph.topic_of_frame[frozenset(note.tag_pairs())]
+    assert free["walk"] == [["concept:city/berkeley", "concept:city"], ["concept:city", "concept:city/oakland"],
+                            ["concept:city/oakland", topic], [topic, "file:s2#0"]]
+    assert free["walk_breaks"] == []
+    bounded = make_retriever("TagGraph-Basic", store, bound_top_level=True).evidence("berkeley", note).detail
+    assert bounded["walk"] == []
+    [stop] = bounded["walk_breaks"]
+    assert stop["node"] == "concept:city" and "bound_top_level" in stop["why"]
+    adaptive = make_retriever("AdaptiveGraph", store).evidence("zzz qqq", note).detail
+    assert adaptive["walk_breaks"][-1]["node"] == "file:s2#0" and "no seed" in adaptive["walk_breaks"][-1]["why"]
