@@ -70,7 +70,7 @@ from taggraph.retrieval.bm25_stem import BM25Stem
 from taggraph.retrieval.embeddings import Embedder, get_embedder
 from taggraph.retrieval.openclaw import chunk_text, parse_timestamp
 from taggraph.retrieval.index import raw_term_index
-from taggraph.retrieval.time_expressions import SPAN_TOLERANCE, Window, question_anchors, question_windows
+from taggraph.retrieval.time_expressions import SPAN_TOLERANCE, Window, as_of, question_anchors, question_windows
 from taggraph.text import MAX_QUERY_CHARS
 
 COMPONENTS = ("note_bm25", "raw_bm25", "dense", "graph", "note_stem", "raw_stem", "chunks")
@@ -416,7 +416,7 @@ class TagGraphFusion(Retriever):
         now = parse_timestamp(asked_on) if asked_on else None
         if now is None:
             return []
-        out = question_windows(text, EPOCH + timedelta(days=now))
+        out = question_windows(text, as_of(now))
         for anchor in question_anchors(text):
             dated = {i: v for i, v in self.note_bm25.score(anchor.clause).items() if v > 0 and not np.isnan(self.days[i])}
             if dated:
