@@ -303,7 +303,7 @@ class MemoryStore:
         if path.resolve() not in file.parents:
             raise StoreError(f"{where}: field 'file' points outside the store: {rel!r}")
         try:
-            text = file.read_text(encoding="utf-8")
+            text = file.read_bytes().decode("utf-8")  # as written: a CR in a turn stays a CR (no universal newlines)
         except (OSError, UnicodeDecodeError) as exc:
             raise StoreError(f"{where}: cannot read {file}: {exc}") from None
         try:
