@@ -14,7 +14,7 @@ from fake_openai import Error, FakeOpenAI
 from taggraph.cli import app
 from taggraph.errors import ConfigError, ServerError
 from taggraph.experiments import runner
-from taggraph.extraction import get_extractor
+from taggraph.extraction import get_extractor, llm
 from taggraph.extraction.llm import MAX_REPLY_BYTES, OllamaExtractor, OpenAIExtractor
 from test_extraction_llm import reply
 
@@ -121,3 +121,13 @@ def test_a_non_finite_option_is_refused_before_any_request(value, monkeypatch, t
         server.stop()
     assert res.exit_code == 2 and f"option temperature={float(value)!r} is not a finite number" in res.output
     assert server.requests == [] and len(res.output.strip().splitlines()) == 1
+
+
+def test_the_up_front_check_has_a_total_deadline_too(served, monkeypatch):
+    server, make = served
+    server.trickle = 0.5
+    monkeypatch.setattr(llm, "CHECK_TIMEOUT", 1.0)
+    started = time.monotonic()
+    with pytest.raises(ServerError, match="not usable: no complete reply within the 1 s deadline"):
+        make().check()
+    assert time.monotonic() - started < 10

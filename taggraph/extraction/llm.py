@@ -131,6 +131,27 @@ def _read_bounded(response: httpx.Response, deadline: float) -> bytes:
     return bytes(body)
 
 
+def _before_deadline(call, seconds: float, name: str):
+    """`call(deadline)` with `seconds` as a total deadline (`deadline` is on time.monotonic): the caller waits
+    that long at most, whatever the server trickles; `call` should stop reading once it passes
+    (`_read_bounded`), so its thread ends at its next chunk or read timeout."""
+    deadline = time.monotonic() + seconds
+    done: Future = Future()
+
+    def run() -> None:
+        try:
+            done.set_result(call(deadline))
+        except BaseException as exc:  # handed to the caller as it is
+            done.set_exception(exc)
+
+    # A thread, because httpx's timeouts are per read: a byte every 0.5 s would never trip them.
+    threading.Thread(target=run, name=name, daemon=True).start()
+    try:
+        return done.result(timeout=seconds)
+    except TimeoutError:
+        raise _DeadlineExceeded(f"no complete reply within the {seconds:g} s deadline") from None
+
+
 def _parsed_json(body: bytes) -> object:
     """`body` as JSON; ValueError when it is not (nesting past the recursion limit included)."""
     try:
@@ -338,7 +359,7 @@ class _ServedExtractor(_CachedLLMExtractor):
         where = host_of(self.client)
         try:
             with self._client(CHECK_TIMEOUT) as client:
-                names = self._models(client)
+                names = _before_deadline(lambda deadline: self._models(client), CHECK_TIMEOUT, f"{self.name} check")
         except (ConnectionError, httpx.HTTPError, ollama.ResponseError, _HTTPStatusError, ValueError,
                 KeyError, TypeError, ServerError) as exc:  # ValueError...: a 200 reply that is not a model list
             raise ServerError(self.redact(f"{self.server} at {where} is not usable: {exc}")) from None
@@ -351,7 +372,8 @@ class _ServedExtractor(_CachedLLMExtractor):
         while True:
             self._count(requests=1, retries=attempt > 0)
             try:
-                return self._within_deadline(prompt)
+                return _before_deadline(lambda deadline: self._request(prompt, deadline), self.timeout,
+                                        f"{self.name} request")
             except (ollama.ResponseError, _HTTPStatusError, ConnectionError, httpx.HTTPError, ValueError) as exc:
                 # ValueError: a 200 reply that is not a chat response (proxy page, garbage)
                 if not self._retryable(exc):
@@ -363,24 +385,6 @@ class _ServedExtractor(_CachedLLMExtractor):
             time.sleep(self.backoff * 2**attempt)
             attempt += 1
 
-    def _within_deadline(self, prompt: str) -> str:
-        """`_request` with `timeout` as a total deadline: the caller waits that long at most, whatever the
-        server trickles, and the request's own thread stops reading at its next chunk or read timeout."""
-        deadline = time.monotonic() + self.timeout
-        done: Future = Future()
-
-        def run() -> None:
-            try:
-                done.set_result(self._request(prompt, deadline))
-            except BaseException as exc:  # handed to the caller as it is
-                done.set_exception(exc)
-
-        # A thread, because httpx's timeouts are per read: a byte every 0.5 s would never trip them.
-        threading.Thread(target=run, name=f"{self.name} request", daemon=True).start()
-        try:
-            return done.result(timeout=self.timeout)
-        except TimeoutError:
-            raise _DeadlineExceeded(f"no complete reply within the {self.timeout:g} s deadline") from None
 
 
 class OllamaExtractor(_ServedExtractor):
