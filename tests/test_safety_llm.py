@@ -131,3 +131,16 @@ def test_the_up_front_check_has_a_total_deadline_too(served, monkeypatch):
     with pytest.raises(ServerError, match="not usable: no complete reply within the 1 s deadline"):
         make().check()
     assert time.monotonic() - started < 10
+
+
+def test_a_password_in_the_host_url_is_blanked_in_every_error_line():
+    server = FakeOpenAI().start()
+    host = server.base_url.replace("http://", "http://me:hunter2secret@")
+    server.stop()  # nothing listens there now
+    extractor = OpenAIExtractor("smollm2", host=host, backoff=0, retries=0, max_failures_in_a_row=1)
+    with pytest.raises(ServerError) as stopped:
+        extractor.extract(*ARGS)
+    with pytest.raises(ServerError) as checked:
+        extractor.check()
+    for error in (stopped.value, checked.value):
+        assert "hunter2secret" not in str(error) and "me:***@" in str(error)

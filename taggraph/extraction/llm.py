@@ -347,11 +347,13 @@ class _ServedExtractor(_CachedLLMExtractor):
         self.client.close()
 
     def where(self) -> str:
-        return f"{self.name} at {host_of(self.client)}"
+        return self.redact(f"{self.name} at {host_of(self.client)}")
 
     def redact(self, text: str) -> str:
-        """`text` with any secret the extractor holds blanked out (an error line may quote a request)."""
-        return text
+        """`text` with any secret the extractor holds blanked out (an error line may quote a request): the
+        password of a host URL such as http://user:PASSWORD@host."""
+        password = httpx.URL(host_of(self.client)).password
+        return text.replace(password, "***") if password else text
 
     def check(self) -> None:
         """Raise ServerError unless the server answers within CHECK_TIMEOUT and has the model
@@ -529,9 +531,8 @@ class OpenAIExtractor(_ServedExtractor):
         return {str(m["id"]) for m in _ok_json(response.status_code, response.content)["data"]}
 
     def redact(self, text: str) -> str:
-        if not self.api_key:
-            return text
-        return text.replace(self.api_key, "<OPENAI_API_KEY>").replace(repr(self.api_key)[1:-1], "<OPENAI_API_KEY>")
+        text = super().redact(text)
+        return text.replace(self.api_key, "<OPENAI_API_KEY>") if self.api_key else text
 
     def _pull_hint(self) -> str:
         return "use one of its model ids (llama.cpp servers take --model_alias)"
