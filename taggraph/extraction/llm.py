@@ -149,7 +149,7 @@ def _before_deadline(call, seconds: float, name: str):
     try:
         return done.result(timeout=seconds)
     except TimeoutError:
-        raise _DeadlineExceeded(f"no complete reply within the {seconds:g} s deadline") from None
+        raise _DeadlineExceeded(f"timed out: no complete reply within the {seconds:g} s deadline") from None
 
 
 def _parsed_json(body: bytes) -> object:
