@@ -10,7 +10,7 @@ import pytest
 
 from taggraph.datasets import load_cases
 from taggraph.datasets.base import DatasetError
-from taggraph.datasets.generic import DATE_FORMATS
+from taggraph.datasets.generic import DATE_FORMATS, detect
 
 
 def write(folder, turns, questions):
@@ -67,3 +67,11 @@ def test_a_gold_note_outside_the_gold_sessions_is_refused(tmp_path):
     with pytest.raises(DatasetError, match=r"line 1: field 'gold_notes': 's2#0' is in session 's2', which is not in "
                                            r"'gold_sessions' \['s1'\]"):
         load_cases(data)
+
+
+def test_a_line_nested_thousands_deep_is_one_line_not_a_traceback(tmp_path):
+    data = write(tmp_path / "d", [turn("s1", "2024-01-10")], [QUESTION])
+    (data / "turns.jsonl").write_text('{"history": ' + "[" * 100_000 + "]" * 100_000 + "}\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"turns.jsonl line 1: JSON nested too deeply"):
+        load_cases(data)
+    assert not detect(data / "turns.jsonl")  # detection by content reads the same line

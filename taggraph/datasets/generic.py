@@ -70,6 +70,8 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
             record = json.loads(text)
         except json.JSONDecodeError as exc:
             raise DatasetError(f"{where}: invalid JSON at column {exc.colno}: {exc.msg}") from None
+        except RecursionError:
+            raise DatasetError(f"{where}: JSON nested too deeply to read (a record is one flat object)") from None
         if not isinstance(record, dict):
             raise DatasetError(f"{where}: expected one JSON object a line, got {type(record).__name__}")
         refuse_surrogates(record, where, line)
@@ -237,7 +239,7 @@ def detect(path: Path) -> bool:
     line = found[0].lstrip().split("\n", 1)[0] if found else ""
     try:
         first = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(first, dict) and "history" in first and ({"role", "text"} <= set(first) or "question" in first)
 
