@@ -272,7 +272,7 @@ class MemoryStore:
             manifest = json.loads(raw.decode("utf-8"))
         except FileNotFoundError:
             raise StoreError(f"{mpath}: not a taggraph store (no manifest)") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
             raise StoreError(f"{mpath}: unreadable manifest: {exc}") from None
         except OSError as exc:
             raise StoreError(f"{mpath}: cannot read: {exc.strerror or exc}") from None
@@ -359,6 +359,6 @@ def _journal_entries(journal: Path, raw: bytes) -> list[tuple[str, Any]]:
     for lineno, line in enumerate(lines[:-1], 1):  # the part after the last newline is incomplete
         try:
             out.append((f"{journal}:{lineno}", json.loads(line)))
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, RecursionError) as exc:
             raise StoreError(f"{journal}:{lineno}: unreadable journal line: {exc}") from None
     return out

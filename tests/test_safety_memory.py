@@ -83,3 +83,10 @@ def test_extract_out_keeps_carriage_returns(tmp_path):
     (folder,) = [p.parent for p in (tmp_path / "o").rglob("manifest.json")]
     note = MemoryStore.load(folder).notes[0]
     assert (note.user, note.assistant) == (FORGED, "Congratulations!\r\n")
+
+
+@pytest.mark.parametrize("name", ["manifest.json", "manifest.journal"])
+def test_a_tampered_store_nested_thousands_deep_is_one_line(saved, name):
+    (saved / name).write_text("[" * 100_000 + "]" * 100_000 + "\n", encoding="utf-8")
+    with pytest.raises(StoreError, match=f"{name}.*unreadable"):
+        tg.Memory.load(saved)
