@@ -35,10 +35,10 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import math
 import os
 import re
 import threading
-import math
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -237,9 +237,10 @@ class _CachedLLMExtractor:
             self._count(shared=1)
             return future.result()
         try:
-            raw = self._cache.get(key) if self._cache is not None else None  # looked up after claiming the key,
-            parsed = parse_and_repair(raw) if isinstance(raw, str) else None  # so a reply cached meanwhile is
-            usable = parsed is not None and parsed[0].error is None            # never asked again
+            # looked up after claiming the key, so a reply cached meanwhile is never asked again
+            raw = self._cache.get(key) if self._cache is not None else None
+            parsed = parse_and_repair(raw) if isinstance(raw, str) else None
+            usable = parsed is not None and parsed[0].error is None
             self._count(cache_hits=usable)
             if not usable:
                 raw = self._generate_or_trip(prompt)
@@ -386,7 +387,6 @@ class _ServedExtractor(_CachedLLMExtractor):
                 raise ServerError(self.redact(str(exc))) from None
             time.sleep(self.backoff * 2**attempt)
             attempt += 1
-
 
 
 class OllamaExtractor(_ServedExtractor):
