@@ -183,7 +183,8 @@ def load_generic(turns: str | Path, questions: str | Path, limit: int | None = N
                                f"such sessions with format 'generic')")
         interactions = histories[history]
         if later and future_sessions == "drop":
-            interactions = [i for i in interactions if i.session_id not in later]
+            left_out = set(later)
+            interactions = [i for i in interactions if i.session_id not in left_out]
         if limit is None or len(cases) < limit:
             cases.append(Case(case_id=qid, question=q["question"], question_type=q.get("type", "untyped"),
                               interactions=interactions, gold_session_ids=gold_sessions,
