@@ -49,3 +49,12 @@ def test_fusion_reads_any_question_date_and_offset(moment, hours, text):
     asked_on = f"{day.isoformat()}T00:00{'+' if hours >= 0 else '-'}{abs(hours):02d}:00"
     assert parse_timestamp(asked_on) == (day - EPOCH).days - hours / 24
     assert len(FUSION.query(text, k=3, asked_on=asked_on)) == 3
+
+
+def test_a_note_dated_past_the_calendar_anchors_and_explains():
+    store = dated_store([*DATED, ("m", "I moved to Lisbon in a hurry.", "Good luck.", "9999-12-31T23:00-05:00")])
+    asked_on = "9999-12-31T23:30-05:00"
+    retriever = fusion(store)
+    assert [w.end for w in retriever.windows("What did I buy before I moved to Lisbon?", asked_on)]
+    for hit in retriever.query("What did I buy before I moved to Lisbon?", k=2, asked_on=asked_on):
+        assert retriever.explain("What did I buy before I moved to Lisbon?", hit.note_id, k=2, asked_on=asked_on).reason

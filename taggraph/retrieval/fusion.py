@@ -504,6 +504,6 @@ class TagGraphFusion(Retriever):
 def window_label(window: Window) -> str:
     """A window as dates: "2024-02-01 to 2024-02-29 (+-7 days)"; "up to ..." when it is open before."""
     def day(d: float) -> str:
-        return (EPOCH + timedelta(days=float(d))).date().isoformat()
+        return as_of(float(d)).date().isoformat()  # a note dated past 9999-12-31 (UTC) shows as that day
     start = "up to" if np.isinf(window.start) else f"{day(window.start)} to"
     return f"{start} {day(window.end)} (+-{window.tolerance:g} days)"
