@@ -71,7 +71,9 @@ class Memory:
 
     def save(self, path: str | Path) -> Path:
         """Write the memory to the folder `path` (a store folder: notes, manifest, ontology.md). A folder holding
-        another memory, or a file, is refused (StoreError, WriteError); only the memory's own files are written."""
+        another memory, or a file, is refused (StoreError, WriteError); so is the folder this memory was loaded
+        from or saved to once another copy saved there since (StoreError; nothing is merged or lost). Only the
+        memory's own files are written."""
         folder = self.store.save(path)
         self.store.close()
         return folder

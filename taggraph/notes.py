@@ -13,7 +13,8 @@ Only the first line carries tags. A hand-edited tag line is read leniently where
 the intent is clear and refused otherwise (`parse_tag_line`). Body lines that could be mistaken for the
 format's own structure (``---``, ``### ...``, a leading ``#who:``-style tag line)
 are escaped with one leading backslash, so any conversation text round-trips
-and never changes a note's tags.
+byte for byte (a CR or CRLF in a turn is kept as it is: only LF ends a line of
+the format) and never changes a note's tags.
 """
 
 from __future__ import annotations
@@ -138,7 +139,11 @@ def _unescape(text: str) -> str:
 
 def parse_note(markdown: str, *, note_id: str, session_id: str = "", timestamp: str = "",
                summary: str = "", index: int = 0, source: str = "<note>") -> Note:
-    """Parse a note file's text; `source` names the file in error messages."""
+    """Parse a note file's text, read as written (no newline translation); `source` names the file in errors.
+    Lines end with LF; a file an editor saved with CRLF (its line 2 is '### User' + CRLF) is read with CRLF
+    as the line end."""
+    if markdown.partition("\n")[2].startswith("### User\r\n"):
+        markdown = markdown.replace("\r\n", "\n")
     head, sep, rest = markdown.partition("\n")
     if not sep or not head.startswith("#"):
         raise NoteFormatError(f"{source}:1: first line must be the tag line (#who:... #what:...)")

@@ -17,6 +17,10 @@ line are written before the note joins the store in memory, so an interrupt
 only notes whose files exist, consistent up to the last complete journal line; a
 note file written but not journaled is rewritten when its interaction is
 remembered again on resume. A lock file serializes writers across processes.
+
+A store remembers the fingerprint (SHA-256 of manifest.json and manifest.journal) of the folder as it
+loaded or last wrote it; saving back to that folder after someone else changed it is refused
+(`StoreError`), so two loaded copies cannot overwrite each other's notes.
 """
 
 from __future__ import annotations
@@ -91,6 +95,7 @@ class MemoryStore:
         self._stale = False  # manifest.json / ontology.md lag behind the notes (journaled since the last flush)
         self.recorded_extractor: str | None = None  # the manifest's extractor, for a loaded store
         self.origin: Path | None = None  # the folder this store was loaded from or last saved to
+        self._fingerprint: str | None = None  # `fingerprint(origin)` as this store read or wrote it
 
     def __len__(self) -> int:
         return len(self.notes)
@@ -204,6 +209,11 @@ class MemoryStore:
             lock.release()
             raise StoreError(f"{path}: holds another store ({MANIFEST}); save to a new or empty folder, or load "
                              f"that store to add to it")
+        if (path / MANIFEST).exists() and not replace and self.path is None \
+                and fingerprint(path) != self._fingerprint:
+            lock.release()
+            raise StoreError(f"{path}: changed on disk since this store was loaded or saved (another copy saved "
+                             f"to it); nothing written: load it again and add to that, or save to a new folder")
         self.close()
         self._lock, self.path, self.origin = lock, path, path.resolve()
         remove_leftovers(path, (MANIFEST, "ontology.md"))
@@ -221,10 +231,12 @@ class MemoryStore:
         atomic_write(self.path / "ontology.md", self.ontology.to_markdown())
         manifest = {"format": FORMAT_VERSION, "case_id": self.case_id, "extractor": self.extractor_name,
                     "notes": [self._entry(n) for n in self.notes]}
-        atomic_write(self.path / MANIFEST, json.dumps(manifest, ensure_ascii=False, indent=1))
+        text = json.dumps(manifest, ensure_ascii=False, indent=1)
+        atomic_write(self.path / MANIFEST, text)
         if self._journal is not None:
             self._journal.close()
         self._journal = open(self.path / JOURNAL, "w", encoding="utf-8")  # every entry is in the manifest now
+        self._fingerprint = _digest(text.encode("utf-8"), b"")
         self._stale = False
 
     def close(self) -> None:
@@ -256,10 +268,11 @@ class MemoryStore:
         if not path.is_dir():
             raise StoreError(f"{path}: not a taggraph store (not a folder)")
         try:
-            manifest = json.loads(mpath.read_text(encoding="utf-8"))
+            raw = mpath.read_bytes()
+            manifest = json.loads(raw.decode("utf-8"))
         except FileNotFoundError:
             raise StoreError(f"{mpath}: not a taggraph store (no manifest)") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
             raise StoreError(f"{mpath}: unreadable manifest: {exc}") from None
         except OSError as exc:
             raise StoreError(f"{mpath}: cannot read: {exc.strerror or exc}") from None
@@ -272,10 +285,11 @@ class MemoryStore:
         store.recorded_extractor = str(manifest.get("extractor", "none"))
         listed = {e.get("note_id"): e for e in manifest["notes"] if isinstance(e, dict)}
         entries = [(f"{mpath}: notes[{i}]", e) for i, e in enumerate(manifest["notes"])]
-        for where, entry in entries + _journal_entries(path / JOURNAL):
+        journal = _read_journal(path / JOURNAL)
+        for where, entry in entries + _journal_entries(path / JOURNAL, journal):
             if where.startswith(str(mpath)) or not _already_listed(entry, listed):
                 store._load_entry(path, entry, where)
-        store.origin = path.resolve()
+        store.origin, store._fingerprint = path.resolve(), _digest(raw, journal)
         return store
 
     def _load_entry(self, path: Path, entry: Any, where: str) -> None:
@@ -289,7 +303,7 @@ class MemoryStore:
         if path.resolve() not in file.parents:
             raise StoreError(f"{where}: field 'file' points outside the store: {rel!r}")
         try:
-            text = file.read_text(encoding="utf-8")
+            text = file.read_bytes().decode("utf-8")  # as written: a CR in a turn stays a CR (no universal newlines)
         except (OSError, UnicodeDecodeError) as exc:
             raise StoreError(f"{where}: cannot read {file}: {exc}") from None
         try:
@@ -309,18 +323,42 @@ def _already_listed(entry: Any, listed: dict) -> bool:
     return isinstance(entry, dict) and listed.get(entry.get("note_id")) == entry
 
 
-def _journal_entries(journal: Path) -> list[tuple[str, Any]]:
-    """(where, entry) of each complete journal line; a last line cut short by a crash is ignored."""
+def fingerprint(folder: Path) -> str:
+    """SHA-256 of a store folder's manifest.json and manifest.journal (absent reads as empty)."""
     try:
-        lines = journal.read_text(encoding="utf-8").split("\n")
+        manifest = (folder / MANIFEST).read_bytes()
     except FileNotFoundError:
-        return []
-    except (OSError, UnicodeDecodeError) as exc:
+        manifest = b""
+    except OSError as exc:
+        raise StoreError(f"{folder / MANIFEST}: cannot read: {exc.strerror or exc}") from None
+    return _digest(manifest, _read_journal(folder / JOURNAL))
+
+
+def _digest(manifest: bytes, journal: bytes) -> str:
+    return hashlib.sha256(hashlib.sha256(manifest).digest() + hashlib.sha256(journal).digest()).hexdigest()
+
+
+def _read_journal(journal: Path) -> bytes:
+    """The journal's bytes (b"" when there is none)."""
+    try:
+        return journal.read_bytes()
+    except FileNotFoundError:
+        return b""
+    except OSError as exc:
+        raise StoreError(f"{journal}: unreadable journal: {exc.strerror or exc}") from None
+
+
+def _journal_entries(journal: Path, raw: bytes) -> list[tuple[str, Any]]:
+    """(where, entry) of each complete line of the journal's bytes `raw`; a last line cut short by a crash is
+    ignored."""
+    try:
+        lines = raw.decode("utf-8").split("\n")
+    except UnicodeDecodeError as exc:
         raise StoreError(f"{journal}: unreadable journal: {exc}") from None
     out = []
     for lineno, line in enumerate(lines[:-1], 1):  # the part after the last newline is incomplete
         try:
             out.append((f"{journal}:{lineno}", json.loads(line)))
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, RecursionError) as exc:
             raise StoreError(f"{journal}:{lineno}: unreadable journal line: {exc}") from None
     return out

@@ -18,7 +18,8 @@ Every request is recorded in `requests` as ``{"method", "path", "body"}``.
 
 Faults in front of every endpoint: `page` (a string) makes each request answer
 200 with that text as ``text/html``, like a proxy's login page; `delay` (seconds)
-makes each request wait that long before answering, like a hung server.
+makes each request wait that long before answering, like a hung server; `trickle` (seconds) sends
+each JSON reply one byte at a time, that long apart, like a server that never quite stops answering.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ class FakeOllama:
         self.script: deque = deque()
         self.page: str | None = None
         self.delay = 0.0
+        self.trickle = 0.0
         self.requests: list[dict] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -137,7 +139,12 @@ class FakeOllama:
                 self.send_header("Content-Type", "application/json; charset=utf-8")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                if not fake.trickle:
+                    return self.wfile.write(data)
+                for i in range(len(data)):
+                    self.wfile.write(data[i : i + 1])
+                    self.wfile.flush()
+                    time.sleep(fake.trickle)
 
             def _stream(self, model: str, content: str) -> None:
                 self.send_response(200)

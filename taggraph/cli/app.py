@@ -28,7 +28,8 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 _state = {"debug": False}
 
 DATA_HELP = ("LongMemEval or LoCoMo JSON(.gz) file, a folder of ATANT stories, or a folder with turns.jsonl and "
-             "questions.jsonl (your own data); default: the bundled demo.")
+             "questions.jsonl (your own data; dates YYYY-MM-DD or other ISO 8601, YYYY/MM/DD [HH:MM]; --format "
+             "generic-past leaves out sessions dated after their question); default: the bundled demo.")
 DEFAULT_DATA = DEMO_DATA
 EXTRACTOR_HELP = ("offline-v2 | offline | none | ollama:MODEL | openai:MODEL | gguf:PATH | package.module:Class | "
                   "a name from the entry-point group taggraph.extractors")

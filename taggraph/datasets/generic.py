@@ -22,9 +22,18 @@ UTF-8, plain or gzipped; blank lines are skipped).
 Notes: within a session (its turns kept together, in file order), a user turn and the assistant turn
 that follows are one note, dated by its first turn; a turn without a partner is a note alone. Note
 ids are ``"<session>#<n>"``, n counting the session's notes from 0. Questions over one history share
-one memory, built once. Each bad record is refused naming the file, the line and the field; what
-loads but is suspect (an empty text, a gold session absent from the history, a history no question
-asks about) becomes a `DataWarning`.
+one memory, built once. Each bad record is refused naming the file, the line and the field (a gold
+note outside the question's gold sessions too); what loads but is suspect (an empty text, a gold
+session absent from the history, a history no question asks about, a date the time rules cannot
+read, a session dated after its question) becomes a `DataWarning`.
+
+Dates (``DATE_FORMATS``): ``2024-03-02``, ``2024-03-02T14:30`` or any other ISO 8601 date or date and
+time (an offset such as ``+02:00`` is read as UTC), ``2024/03/02``, ``2024/03/02 14:30``, either with a
+weekday in parentheses (``2024/03/02 (Sat) 14:30``, LongMemEval's form). A date in another form
+(``15/08/2024``, ``March 2, 2024``) is kept as text but reads as undated: the time rules (TagGraph-Fusion's)
+are off for that note or question. A session is dated by its first dated turn; one dated on a later day
+than its question is kept (format ``generic``) or left out of that question's history (format
+``generic-past``, `load_generic(..., future_sessions="drop")`).
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ from pathlib import Path
 
 from taggraph.datasets.base import (Case, DatasetError, DatasetFormat, data_warning, head, note_ids, read_bytes,
                                     refuse_surrogates, require, session_notes)
+from taggraph.retrieval.openclaw import parse_timestamp
 from taggraph.store import Interaction
 
 TURNS, QUESTIONS = "turns.jsonl", "questions.jsonl"
@@ -42,6 +52,8 @@ TURN_FIELDS = {"history": str, "session": str, "role": str, "text": str, "date":
 QUESTION_FIELDS = {"id": str, "history": str, "question": str, "gold_sessions": list, "date": str,
                    "answer": (str, int, float), "type": str, "gold_notes": list, "abstention": bool}
 OPTIONAL = {"date", "answer", "type", "gold_notes", "abstention"}
+DATE_FORMATS = "YYYY-MM-DD or any ISO 8601 date and time, YYYY/MM/DD, YYYY/MM/DD HH:MM"
+FUTURE_SESSIONS = ("keep", "drop")  # what loading does with a session dated after its question
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
@@ -58,6 +70,8 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
             record = json.loads(text)
         except json.JSONDecodeError as exc:
             raise DatasetError(f"{where}: invalid JSON at column {exc.colno}: {exc.msg}") from None
+        except RecursionError:
+            raise DatasetError(f"{where}: JSON nested too deeply to read (a record is one flat object)") from None
         if not isinstance(record, dict):
             raise DatasetError(f"{where}: expected one JSON object a line, got {type(record).__name__}")
         refuse_surrogates(record, where, line)
@@ -83,31 +97,56 @@ def _strings(record: dict, key: str, where: str) -> list[str]:
     return list(values)
 
 
-def read_histories(path: Path) -> tuple[dict[str, list[Interaction]], list[str]]:
-    """history -> its notes in order (sessions in first-seen order, each session's turns together), and
-    the lines of turns with empty text."""
+def day_of(date: str) -> int | None:
+    """The calendar day (days since 1970-01-01) of a date in one of DATE_FORMATS; None when empty or unread."""
+    found = parse_timestamp(date) if date.strip() else None
+    return None if found is None else int(found // 1)
+
+
+def read_histories(path: Path) -> tuple[dict[str, list[Interaction]], list[str], list[str]]:
+    """history -> its notes in order (sessions in first-seen order, each session's turns together), the
+    lines of turns with empty text, and the lines of turns with a date no DATE_FORMATS reads."""
     sessions: dict[str, dict[str, list[tuple[str, str, str]]]] = {}
-    empty = []
+    empty, undated = [], []
     for n, record in read_jsonl(path):
         turn = _checked(record, TURN_FIELDS, f"{path} line {n}")
         if turn["role"] not in ("user", "assistant"):
             raise DatasetError(f"{path} line {n}: field 'role' must be 'user' or 'assistant', got {turn['role']!r}")
         if not turn["text"].strip():
             empty.append(f"line {n}")
+        if turn.get("date", "").strip() and day_of(turn["date"]) is None:
+            undated.append(f"line {n} ({turn['date'][:30]!r})")
         sessions.setdefault(turn["history"], {}).setdefault(turn["session"], []).append(
             (turn["role"], turn["text"], turn.get("date", "")))
     if not sessions:
         raise DatasetError(f"{path}: no turns")
     return {h: [note for sid, turns in by_session.items() for note in session_notes(sid, turns)[0]]
-            for h, by_session in sessions.items()}, empty
+            for h, by_session in sessions.items()}, empty, undated
 
 
-def load_generic(turns: str | Path, questions: str | Path, limit: int | None = None) -> tuple[list[Case], list]:
+def session_days(interactions: list[Interaction]) -> dict[str, int]:
+    """session -> the day of its first dated note (sessions without a readable date are left out)."""
+    days: dict[str, int] = {}
+    for i in interactions:
+        day = day_of(i.timestamp)
+        if day is not None and i.session_id not in days:
+            days[i.session_id] = day
+    return days
+
+
+def load_generic(turns: str | Path, questions: str | Path, limit: int | None = None,
+                 future_sessions: str = "keep") -> tuple[list[Case], list]:
     """The cases of `questions` over the histories of `turns` (the first `limit` questions when given), and
-    the DataWarnings of what loads but is suspect. Questions of one history share its interactions."""
+    the DataWarnings of what loads but is suspect. Questions of one history share its interactions;
+    `future_sessions="drop"` leaves out of each question's history the sessions dated on a later day."""
+    if future_sessions not in FUTURE_SESSIONS:
+        raise DatasetError(f"future_sessions must be one of {', '.join(FUTURE_SESSIONS)}, got {future_sessions!r}")
     turns, questions = Path(turns), Path(questions)
-    histories, empty = read_histories(turns)
-    notes: dict[str, set[str]] = {}
+    histories, empty, undated_turns = read_histories(turns)
+    days = {h: session_days(interactions) for h, interactions in histories.items()}
+    notes: dict[str, dict[str, str]] = {}
+    undated_questions: list[str] = []
+    future: dict[str, list[str]] = {}  # question id -> its history's sessions dated after it
     cases: list[Case] = []
     asked: set[str] = set()
     first: dict[str, str] = {}
@@ -121,23 +160,53 @@ def load_generic(turns: str | Path, questions: str | Path, limit: int | None = N
         if history not in histories:
             raise DatasetError(f"{where}: field 'history': {history!r} has no turns in {turns}")
         asked.add(history)
-        gold_notes = _strings(q, "gold_notes", where)
-        known = notes.setdefault(history, {n for n, _ in note_ids(histories[history])})
+        gold_notes, gold_sessions = _strings(q, "gold_notes", where), _strings(q, "gold_sessions", where)
+        known = notes.setdefault(history, dict(note_ids(histories[history])))
         stray = [n for n in gold_notes if n not in known]
         if stray:
             raise DatasetError(f"{where}: field 'gold_notes': {stray[0]!r} is not a note of history {history!r} "
                                f"(note ids are '<session>#<n>', n counting a session's notes from 0)")
+        outside = [n for n in gold_notes if known[n] not in gold_sessions]
+        if outside:
+            raise DatasetError(f"{where}: field 'gold_notes': {outside[0]!r} is in session {known[outside[0]]!r}, "
+                               f"which is not in 'gold_sessions' {gold_sessions}; add the session or drop the note")
+        asked_day = day_of(q.get("date", ""))
+        if q.get("date", "").strip() and asked_day is None:
+            undated_questions.append(f"{qid} ({q['date'][:30]!r})")
+        later = [] if asked_day is None else [s for s, day in days[history].items() if day > asked_day]
+        if later:
+            future[qid] = later
+        late_gold = [s for s in gold_sessions if s in later]
+        if late_gold and future_sessions == "drop":
+            raise DatasetError(f"{where}: gold session {late_gold[0]!r} is dated after the question "
+                               f"({q['date']}); leaving it out would leave the answer out (fix the dates, or keep "
+                               f"such sessions with format 'generic')")
+        interactions = histories[history]
+        if later and future_sessions == "drop":
+            left_out = set(later)
+            interactions = [i for i in interactions if i.session_id not in left_out]
         if limit is None or len(cases) < limit:
             cases.append(Case(case_id=qid, question=q["question"], question_type=q.get("type", "untyped"),
-                              interactions=histories[history], gold_session_ids=_strings(q, "gold_sessions", where),
+                              interactions=interactions, gold_session_ids=gold_sessions,
                               answer=str(q.get("answer", "")), question_date=q.get("date", ""),
                               gold_note_ids=gold_notes, is_abstention=q.get("abstention", False)))
     if not first:
         raise DatasetError(f"{questions}: no questions")
     unasked = [h for h in histories if h not in asked]
+    later_total = sum(map(len, future.values()))
+    fate = ("left out of their history (format generic-past)" if future_sessions == "drop" else
+            "kept, so a method may retrieve a session from after the question (format generic-past leaves them out)")
     return cases, (data_warning("empty_text", "turns have an empty text", empty, turns)
                    + data_warning("history_without_questions", "histories have turns but no question "
-                                  "(not loaded)", unasked, turns))
+                                  "(not loaded)", unasked, turns)
+                   + data_warning("unread_date", f"turns have a date in no accepted form ({DATE_FORMATS}); their "
+                                  "notes count as undated for the time rules", undated_turns, turns)
+                   + data_warning("unread_date", f"questions have a date in no accepted form ({DATE_FORMATS}); "
+                                  "the time rules are off for them", undated_questions, questions)
+                   + data_warning("session_after_question", f"questions are asked before some sessions of their "
+                                  f"history ({later_total} sessions dated on a later day): {fate}",
+                                  [f"{q} ({', '.join(s[:3])}{', ...' if len(s) > 3 else ''})" for q, s in future.items()],
+                                  questions))
 
 
 def files(path: Path) -> tuple[Path, Path]:
@@ -148,13 +217,18 @@ def files(path: Path) -> tuple[Path, Path]:
     return found[TURNS], found[QUESTIONS]
 
 
-def load(path: Path, limit: int | None = None) -> tuple[list[Case], list]:
+def load(path: Path, limit: int | None = None, future_sessions: str = "keep") -> tuple[list[Case], list]:
     """`load_generic` of a folder (or of either file's folder)."""
     found = files(path)
     for file in found:
         if not file.is_file():
             raise DatasetError(f"{file}: no such file (your own data is {TURNS} and {QUESTIONS} in one folder)")
-    return load_generic(*found, limit=limit)
+    return load_generic(*found, limit=limit, future_sessions=future_sessions)
+
+
+def load_past(path: Path, limit: int | None = None) -> tuple[list[Case], list]:
+    """`load`, each question's history without the sessions dated after it."""
+    return load(path, limit, future_sessions="drop")
 
 
 def detect(path: Path) -> bool:
@@ -166,11 +240,15 @@ def detect(path: Path) -> bool:
     line = found[0].lstrip().split("\n", 1)[0] if found else ""
     try:
         first = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(first, dict) and "history" in first and ({"role", "text"} <= set(first) or "question" in first)
 
 
 FORMAT = DatasetFormat(
-    name="generic", expects="a folder with turns.jsonl and questions.jsonl (your own data, see the README)",
-    detect=detect, load=load)
+    name="generic", expects=f"a folder with turns.jsonl and questions.jsonl (your own data, see the README; dates "
+                            f"{DATE_FORMATS})", detect=detect, load=load)
+# Chosen by name only (--format generic-past): the same files, sessions dated after their question left out.
+PAST_FORMAT = DatasetFormat(
+    name="generic-past", expects="the generic format's files; each question's history without the sessions dated "
+                                 "after it", detect=lambda path: False, load=load_past)

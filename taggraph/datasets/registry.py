@@ -25,7 +25,7 @@ from taggraph.errors import ConfigError
 
 ENTRY_POINTS = "taggraph.datasets"
 _FORMATS: dict[str, DatasetFormat] = {f.name: f for f in (longmemeval.FORMAT, locomo.FORMAT, atant.FORMAT,
-                                                          generic.FORMAT)}
+                                                          generic.PAST_FORMAT, generic.FORMAT)}
 _plugins_loaded = False
 
 

@@ -7,10 +7,17 @@ follows `LLMOutput` at temperature 0, clean the reply with `parse_and_repair`
 and cache the raw reply on disk in ``cache_dir()/extractions`` (`taggraph.cache`) under
 sha256(cache_key, rendered prompt). The rendered prompt holds the interaction
 and the ontology tags shown, so a rerun with the same inputs sends no request
-and an interrupted run resumes where it stopped. Model replies are cached even
-when unusable (temperature 0 would repeat them); failed requests are not.
+and an interrupted run resumes where it stopped. Only usable replies are cached
+(JSON objects with at least one of the schema's keys): a failed request or an
+unusable reply (null, empty, a number, an object without those keys) is asked
+again on the next run, and one found in an older cache is asked again too.
 Identical prompts in flight at once (concurrent workers) are requested once and
 every caller gets that one reply.
+
+A served model's `timeout` is a total deadline per request (connect, send,
+wait and read together): a server that trickles its reply fails when the
+deadline passes. A reply body over MAX_REPLY_BYTES is refused as it arrives,
+before anything parses or caches it.
 
 A failed request does not raise: after the retries, `extract` returns an
 Extraction with `error` set and no tags, and the store keeps the note untagged.
@@ -28,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import math
 import os
 import re
 import threading
@@ -98,6 +106,60 @@ class GenerationError(RuntimeError):
     """A model call failed for good; its message becomes `Extraction.error`."""
 
 
+# Free choice: 1 MiB of HTTP body; the largest reply the schema allows (parse_and_repair keeps 50,000
+# characters) fits several times over, even with every character escaped as \uXXXX.
+MAX_REPLY_BYTES = 1 << 20
+
+
+class _DeadlineExceeded(httpx.TimeoutException):
+    """A request still unanswered (or still arriving) at its total deadline; retried as a timeout is."""
+
+
+class _ReplyTooLarge(ValueError):
+    """A reply body over MAX_REPLY_BYTES; not retried (temperature 0 would send it again)."""
+
+
+def _read_bounded(response: httpx.Response, deadline: float) -> bytes:
+    """The body of a streamed `response`, refused once it passes MAX_REPLY_BYTES or the monotonic `deadline`."""
+    body = bytearray()
+    for chunk in response.iter_bytes():
+        body += chunk
+        if len(body) > MAX_REPLY_BYTES:
+            raise _ReplyTooLarge(f"the reply is over {MAX_REPLY_BYTES:,} bytes; not read further")
+        if time.monotonic() > deadline:
+            raise _DeadlineExceeded("the reply was still arriving at the deadline")
+    return bytes(body)
+
+
+def _before_deadline(call, seconds: float, name: str):
+    """`call(deadline)` with `seconds` as a total deadline (`deadline` is on time.monotonic): the caller waits
+    that long at most, whatever the server trickles; `call` should stop reading once it passes
+    (`_read_bounded`), so its thread ends at its next chunk or read timeout."""
+    deadline = time.monotonic() + seconds
+    done: Future = Future()
+
+    def run() -> None:
+        try:
+            done.set_result(call(deadline))
+        except BaseException as exc:  # handed to the caller as it is
+            done.set_exception(exc)
+
+    # A thread, because httpx's timeouts are per read: a byte every 0.5 s would never trip them.
+    threading.Thread(target=run, name=name, daemon=True).start()
+    try:
+        return done.result(timeout=seconds)
+    except TimeoutError:
+        raise _DeadlineExceeded(f"timed out: no complete reply within the {seconds:g} s deadline") from None
+
+
+def _parsed_json(body: bytes) -> object:
+    """`body` as JSON; ValueError when it is not (nesting past the recursion limit included)."""
+    try:
+        return json.loads(body)
+    except RecursionError:
+        raise ValueError("the reply is JSON nested too deeply") from None
+
+
 class _CachedLLMExtractor:
     """Prompt, cache, validation and counters shared by the LLM extractors.
 
@@ -156,16 +218,16 @@ class _CachedLLMExtractor:
         key = hashlib.sha256(json.dumps([self.cache_key, prompt]).encode()).hexdigest()
         self._count(calls=1)
         try:
-            raw = self._reply(key, prompt)
+            extraction, repairs = self._reply(key, prompt)
         except GenerationError as exc:
             self._count(failures=1)
             return Extraction(error=f"{self.name}: {exc}")
-        extraction, repairs = parse_and_repair(raw)
         self._count(repairs, repaired=bool(repairs), failures=extraction.error is not None)
         return extraction
 
-    def _reply(self, key: str, prompt: str) -> str:
-        """The raw reply to `prompt`: from the cache, from an identical request in flight, else asked once."""
+    def _reply(self, key: str, prompt: str) -> tuple[Extraction, list[str]]:
+        """The parsed reply to `prompt` (`parse_and_repair`): from the cache, from an identical request in
+        flight, else asked once; cached only when usable (a cached unusable reply is asked again)."""
         with self._stats_lock:
             future = self._in_flight.get(key)
             owner = future is None
@@ -175,14 +237,18 @@ class _CachedLLMExtractor:
             self._count(shared=1)
             return future.result()
         try:
-            raw = self._cache.get(key) if self._cache is not None else None  # looked up after claiming the key,
-            self._count(cache_hits=raw is not None)  # so a reply cached meanwhile is never asked again
-            if raw is None:
+            # looked up after claiming the key, so a reply cached meanwhile is never asked again
+            raw = self._cache.get(key) if self._cache is not None else None
+            parsed = parse_and_repair(raw) if isinstance(raw, str) else None
+            usable = parsed is not None and parsed[0].error is None
+            self._count(cache_hits=usable)
+            if not usable:
                 raw = self._generate_or_trip(prompt)
-                if self._cache is not None:
+                parsed = parse_and_repair(raw)
+                if self._cache is not None and parsed[0].error is None:
                     self._cache.set(key, raw)
-            future.set_result(raw)
-            return raw
+            future.set_result(parsed)
+            return parsed
         except BaseException as exc:
             future.set_exception(exc)
             raise
@@ -230,6 +296,12 @@ class _ServedExtractor(_CachedLLMExtractor):
                  max_failures_in_a_row: int) -> None:
         self.model, self.name, self.host, self.timeout = model, f"{self.prefix}:{model}", host, timeout
         self.options = {"temperature": 0, **(options or {})}
+        if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
+            raise ConfigError(f"{self.name}: timeout must be a finite number of seconds > 0, got {timeout!r}")
+        for option, value in self.options.items():
+            if not _finite(value):
+                raise ConfigError(f"{self.name}: option {option}={value!r} is not a finite number; a server "
+                                  f"would read it as null or refuse it (e.g. {option}=0.2)")
         self.retries, self.backoff, self.concurrency = retries, backoff, concurrency
         self.max_failures_in_a_row = max_failures_in_a_row
         self.schema = output_schema()
@@ -247,8 +319,9 @@ class _ServedExtractor(_CachedLLMExtractor):
         """The model names `client`'s server offers."""
         raise NotImplementedError
 
-    def _request(self, prompt: str) -> str:
-        """One chat request for `prompt`; returns the reply's content."""
+    def _request(self, prompt: str, deadline: float) -> str:
+        """One chat request for `prompt`, read until the monotonic `deadline` (`_read_bounded`); returns the
+        reply's content."""
         raise NotImplementedError
 
     def _retryable(self, exc: Exception) -> bool:
@@ -275,7 +348,13 @@ class _ServedExtractor(_CachedLLMExtractor):
         self.client.close()
 
     def where(self) -> str:
-        return f"{self.name} at {host_of(self.client)}"
+        return self.redact(f"{self.name} at {host_of(self.client)}")
+
+    def redact(self, text: str) -> str:
+        """`text` with any secret the extractor holds blanked out (an error line may quote a request): the
+        password of a host URL such as http://user:PASSWORD@host."""
+        password = httpx.URL(host_of(self.client)).password
+        return text.replace(password, "***") if password else text
 
     def check(self) -> None:
         """Raise ServerError unless the server answers within CHECK_TIMEOUT and has the model
@@ -283,26 +362,29 @@ class _ServedExtractor(_CachedLLMExtractor):
         where = host_of(self.client)
         try:
             with self._client(CHECK_TIMEOUT) as client:
-                names = self._models(client)
+                names = _before_deadline(lambda deadline: self._models(client), CHECK_TIMEOUT, f"{self.name} check")
         except (ConnectionError, httpx.HTTPError, ollama.ResponseError, _HTTPStatusError, ValueError,
-                KeyError, TypeError) as exc:  # ValueError...: a 200 reply that is not a model list
-            raise ServerError(f"{self.server} at {where} is not usable: {exc}") from None
+                KeyError, TypeError, ServerError) as exc:  # ValueError...: a 200 reply that is not a model list
+            raise ServerError(self.redact(f"{self.server} at {where} is not usable: {exc}")) from None
         if not self._has(names):
-            raise ServerError(f"model {self.model!r} is not on {where} (has: {', '.join(sorted(names)) or 'none'});"
-                              f" {self._pull_hint()}")
+            raise ServerError(self.redact(f"model {self.model!r} is not on {where} (has: {_listing(names)}); "
+                                          f"{self._pull_hint()}"))
 
     def _generate(self, prompt: str) -> str:
         attempt = 0
         while True:
             self._count(requests=1, retries=attempt > 0)
             try:
-                return self._request(prompt)
+                return _before_deadline(lambda deadline: self._request(prompt, deadline), self.timeout,
+                                        f"{self.name} request")
             except (ollama.ResponseError, _HTTPStatusError, ConnectionError, httpx.HTTPError, ValueError) as exc:
                 # ValueError: a 200 reply that is not a chat response (proxy page, garbage)
                 if not self._retryable(exc):
-                    raise GenerationError(str(exc) or type(exc).__name__) from None
+                    raise GenerationError(self.redact(str(exc) or type(exc).__name__)) from None
                 if attempt == self.retries:
-                    raise GenerationError(f"{exc} (gave up after {attempt + 1} attempts)") from None
+                    raise GenerationError(self.redact(f"{exc} (gave up after {attempt + 1} attempts)")) from None
+            except ServerError as exc:  # a 200 reply that is not JSON (server.py's hook)
+                raise ServerError(self.redact(str(exc))) from None
             time.sleep(self.backoff * 2**attempt)
             attempt += 1
 
@@ -336,10 +418,21 @@ class OllamaExtractor(_ServedExtractor):
     def _pull_hint(self) -> str:
         return f"run `ollama pull {self.model}`"
 
-    def _request(self, prompt: str) -> str:
-        response = self.client.chat(model=self.model, messages=[{"role": "user", "content": prompt}],
-                                    format=self.schema, options=self.options, stream=False)
-        return response.message.content or ""
+    def _request(self, prompt: str, deadline: float) -> str:
+        # The body `ollama.Client.chat` sends, streamed through its own httpx client (`_client`) so that the
+        # reply is read in bounded pieces; chat() reads a reply whole, whatever its size.
+        body = {"model": self.model, "messages": [{"role": "user", "content": prompt}], "stream": False,
+                "format": self.schema, "options": self.options}
+        try:
+            with self.client._client.stream("POST", "/api/chat", json=body) as response:
+                data = _read_bounded(response, deadline)
+        except httpx.ConnectError as exc:
+            raise ConnectionError(f"Failed to connect to Ollama ({exc}); is it running? https://ollama.com/download") \
+                from None
+        if response.status_code >= 400:
+            raise ollama.ResponseError(data.decode("utf-8", "replace"), response.status_code)
+        reply = _parsed_json(data)
+        return ollama.ChatResponse.model_validate(reply).message.content or ""
 
 
 class _HTTPStatusError(Exception):
@@ -350,17 +443,39 @@ class _HTTPStatusError(Exception):
         self.status_code, self.message = status_code, message
 
 
-def _ok_json(response: httpx.Response) -> dict:
-    """The JSON body of a reply, or _HTTPStatusError with the server's own error message."""
-    if response.status_code >= 400:
+def _ok_json(status: int, body: bytes):
+    """The JSON of a reply's `body`, or _HTTPStatusError with the server's own error message."""
+    if status >= 400:
+        text = body.decode("utf-8", "replace")
         try:
-            error = response.json().get("error", response.text)
+            error = _parsed_json(body).get("error", text)
             message = error.get("message", str(error)) if isinstance(error, dict) else str(error)
         except (ValueError, AttributeError):
-            message = response.text
-        message = message[:300] + (" (set OPENAI_API_KEY, or pass api_key)" if response.status_code in (401, 403) else "")
-        raise _HTTPStatusError(response.status_code, message)
-    return response.json()
+            message = text
+        message = message[:300] + (" (set OPENAI_API_KEY, or pass api_key)" if status in (401, 403) else "")
+        raise _HTTPStatusError(status, message)
+    return _parsed_json(body)
+
+
+def _finite(value: object) -> bool:
+    """False when `value` is, or holds, a float that is NaN or infinite (JSON has no such number)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return all(_finite(v) for v in value)
+    return True
+
+
+LISTED_MODELS = 10  # model names an error line shows at most
+
+
+def _listing(names: set[str]) -> str:
+    """The first LISTED_MODELS of a server's model names for an error line, each shortened, and how many more."""
+    short = (n[:60] if n[:60].isprintable() else repr(n[:60]) for n in sorted(names)[:LISTED_MODELS])
+    shown = ", ".join(short) or "none"
+    return shown + (f" and {len(names) - LISTED_MODELS:,} more" if len(names) > LISTED_MODELS else "")
 
 
 RESPONSE_FORMATS = ("json_schema", "json_object")
@@ -398,6 +513,9 @@ class OpenAIExtractor(_ServedExtractor):
             raise ConfigError(f"openai:{model}: response_format must be one of {', '.join(RESPONSE_FORMATS)}, "
                               f"got {options['response_format']!r}")
         self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
+        if self.api_key is not None and (not self.api_key.isprintable() or any(c.isspace() for c in self.api_key)):
+            raise ConfigError(f"openai:{model}: the API key (OPENAI_API_KEY or api_key) holds a space, newline or "
+                              f"other control character, so no server would take it; it is not shown here")
         super().__init__(model, host or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_URL, prompt_path,
                          options, timeout, retries, backoff, concurrency, cache, max_tags, max_failures_in_a_row)
         # Strict structured output (OpenAI's rule): every object closed to other keys.
@@ -409,7 +527,12 @@ class OpenAIExtractor(_ServedExtractor):
         return openai_client(self.host, self.api_key, timeout)
 
     def _models(self, client: httpx.Client) -> set[str]:
-        return {str(m["id"]) for m in _ok_json(client.get("models"))["data"]}
+        response = client.get("models")
+        return {str(m["id"]) for m in _ok_json(response.status_code, response.content)["data"]}
+
+    def redact(self, text: str) -> str:
+        text = super().redact(text)
+        return text.replace(self.api_key, "<OPENAI_API_KEY>") if self.api_key else text
 
     def _pull_hint(self) -> str:
         return "use one of its model ids (llama.cpp servers take --model_alias)"
@@ -420,11 +543,13 @@ class OpenAIExtractor(_ServedExtractor):
         return {"type": "json_schema", "json_schema": {"name": "taggraph_5w_extra", "strict": True,
                                                        "schema": self.schema}}
 
-    def _request(self, prompt: str) -> str:
+    def _request(self, prompt: str, deadline: float) -> str:
         body = {**self.options, "model": self.model, "messages": [{"role": "user", "content": prompt}],
                 "response_format": self._response_format(), "stream": False}
         try:
-            reply = _ok_json(self.client.post("chat/completions", json=body))
+            with self.client.stream("POST", "chat/completions", json=body) as response:
+                data = _read_bounded(response, deadline)
+            reply = _ok_json(response.status_code, data)
         except _HTTPStatusError as exc:
             if exc.status_code in (400, 422) and "response_format" in str(exc) \
                     and self.options["response_format"] == "json_schema":

@@ -10,7 +10,8 @@ Rules:
   the first balanced ``{...}`` object in it is tried (code fences, chatter around
   the object), then again without trailing commas;
 - output that is not a JSON object at all (null, a list, garbage, nesting deep
-  enough to hit the recursion limit) gives an empty Extraction with `error` set;
+  enough to hit the recursion limit), or an object with none of the schema's keys,
+  gives an empty Extraction with `error` set;
 - category keys are matched case-insensitively; unknown keys are dropped;
 - a category that is missing, null, "n/a" or empty becomes []; a string becomes a
   list (split on commas, semicolons and newlines); numbers become text; nested
@@ -179,6 +180,8 @@ def parse_and_repair(raw: str | dict | None) -> tuple[Extraction, list[str]]:
         repairs.append(f"dropped unknown key(s): {', '.join(unknown[:5])}"
                        + (f" (+{len(unknown) - 5})" if len(unknown) > 5 else ""))
     missing = [c for c in (*CATEGORIES, "summary") if c not in fields]
+    if not fields:
+        return Extraction(error=f"model output has none of the keys {', '.join(missing)}"), repairs
     if missing:
         repairs.append(f"missing key(s): {', '.join(missing)}")
     result = {c: _category(c, fields[c], repairs) if c in fields else [] for c in CATEGORIES}

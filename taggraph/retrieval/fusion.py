@@ -70,7 +70,7 @@ from taggraph.retrieval.bm25_stem import BM25Stem
 from taggraph.retrieval.embeddings import Embedder, get_embedder
 from taggraph.retrieval.openclaw import chunk_text, parse_timestamp
 from taggraph.retrieval.index import raw_term_index
-from taggraph.retrieval.time_expressions import SPAN_TOLERANCE, Window, question_anchors, question_windows
+from taggraph.retrieval.time_expressions import SPAN_TOLERANCE, Window, as_of, question_anchors, question_windows
 from taggraph.text import MAX_QUERY_CHARS
 
 COMPONENTS = ("note_bm25", "raw_bm25", "dense", "graph", "note_stem", "raw_stem", "chunks", "turns", "speaker")
@@ -553,7 +553,7 @@ class TagGraphFusion(Retriever):
         now = parse_timestamp(asked_on) if asked_on else None
         if now is None:
             return []
-        out = question_windows(text, EPOCH + timedelta(days=now))
+        out = question_windows(text, as_of(now))
         for anchor in question_anchors(text):
             dated = {i: v for i, v in self.note_bm25.score(anchor.clause).items() if v > 0 and not np.isnan(self.days[i])}
             if dated:
@@ -654,6 +654,6 @@ class TagGraphFusion(Retriever):
 def window_label(window: Window) -> str:
     """A window as dates: "2024-02-01 to 2024-02-29 (+-7 days)"; "up to ..." when it is open before."""
     def day(d: float) -> str:
-        return (EPOCH + timedelta(days=float(d))).date().isoformat()
+        return as_of(float(d)).date().isoformat()  # a note dated past 9999-12-31 (UTC) shows as that day
     start = "up to" if np.isinf(window.start) else f"{day(window.start)} to"
     return f"{start} {day(window.end)} (+-{window.tolerance:g} days)"

@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -115,9 +115,8 @@ def parse_timestamp(text: str) -> float | None:
             dt = datetime.fromisoformat(cleaned)
         except ValueError:
             return None
-    if dt.tzinfo is not None:
-        dt = dt.astimezone(timezone.utc).replace(tzinfo=None)
-    return (dt - datetime(1970, 1, 1)).total_seconds() / 86400
+    offset = dt.utcoffset().total_seconds() if dt.tzinfo is not None else 0.0  # UTC; no overflow at year 1 or 9999
+    return ((dt.replace(tzinfo=None) - datetime(1970, 1, 1)).total_seconds() - offset) / 86400
 
 
 def _top(scores: dict[int, float], m: int) -> dict[int, float]:

@@ -86,12 +86,25 @@ def _parser(asked_on: datetime) -> DateDataParser:
 
 
 def resolve(phrase: str, asked_on: datetime) -> date | None:
-    """dateparser's date for `phrase` read on `asked_on`, never after it; None if it reads none."""
-    found = _parser(asked_on).get_date_data(phrase).date_obj
+    """dateparser's date for `phrase` read on `asked_on`, never after it; None if it reads none or the date
+    falls outside the calendar `datetime` can hold (year 1 to 9999)."""
+    try:
+        found = _parser(asked_on).get_date_data(phrase).date_obj
+    except (OverflowError, ValueError):  # dateparser steps past date.min/date.max ("last Saturday" on 0001-01-01)
+        return None
     return found.date() if found is not None and found.date() <= asked_on.date() else None
 
 
+def as_of(days: float) -> datetime:
+    """The moment `days` days after 1970-01-01, clipped to the calendar `datetime` can hold."""
+    epoch = datetime(1970, 1, 1)
+    return epoch + min(max(timedelta(days=days), datetime.min - epoch), datetime.max - epoch)
+
+
 def _month_span(first: date) -> tuple[date, date]:
+    """The first and last day of `first`'s month (December 9999 ends on date.max)."""
+    if (first.year, first.month) == (date.max.year, 12):
+        return first, date.max
     nxt = date(first.year + first.month // 12, first.month % 12 + 1, 1)
     return first, nxt - timedelta(days=1)
 

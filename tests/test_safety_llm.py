@@ -1,0 +1,146 @@
+"""Served LLM extractors against hostile servers (issue 33, items 6, 12, 14, 15): a total deadline per
+request, replies capped before they are parsed or cached, unusable replies never cached, the API key never
+printed, a huge model list and a NaN option refused in one line."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from fake_ollama import FakeOllama
+from fake_openai import Error, FakeOpenAI
+from taggraph.cli import app
+from taggraph.errors import ConfigError, ServerError
+from taggraph.experiments import runner
+from taggraph.extraction import get_extractor, llm
+from taggraph.extraction.llm import MAX_REPLY_BYTES, OllamaExtractor, OpenAIExtractor
+from test_extraction_llm import reply
+
+ARGS = ("I adopted a beagle.", "Congratulations!", [])
+SECRET = "sk-secret-4242"
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path, monkeypatch):
+    monkeypatch.setenv("TAGGRAPH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setattr(runner, "_EXTRACTORS", {})
+
+
+@pytest.fixture(params=["openai", "ollama"])
+def served(request):
+    """(server, make(**kw) -> extractor) for each kind of served extractor, without retry waits."""
+    if request.param == "openai":
+        fake = FakeOpenAI().start()
+        def make(**kw):
+            return OpenAIExtractor("smollm2", host=fake.base_url, backoff=0, **kw)
+    else:
+        fake = FakeOllama().start()
+        def make(**kw):
+            return OllamaExtractor("llama3.2", host=fake.url, backoff=0, **kw)
+    yield fake, make
+    fake.stop()
+
+
+def test_timeout_is_a_total_deadline_against_a_trickling_server(served):
+    server, make = served
+    server.trickle = 0.5  # the whole reply would take minutes; every byte comes well within the timeout
+    extractor = make(timeout=1, retries=0)
+    started = time.monotonic()
+    result = extractor.extract(*ARGS)
+    assert "deadline" in result.error and time.monotonic() - started < 10
+
+
+def test_an_oversized_reply_is_refused_before_it_is_parsed_or_cached(served):
+    server, make = served
+    server.default = reply(summary="x" * (2 * MAX_REPLY_BYTES))
+    result = make(retries=0).extract(*ARGS)
+    assert f"over {MAX_REPLY_BYTES:,} bytes" in result.error
+    server.default = reply(what=["pet/dog"])
+    assert make().extract(*ARGS).what == ["pet/dog"] and len(server.chats()) == 2
+
+
+@pytest.mark.parametrize("unusable", ["null", "", "42", '{"mood": "happy", "topic": "dogs"}'])
+def test_unusable_replies_fail_and_are_asked_again_once_the_server_is_fixed(served, unusable):
+    server, make = served
+    server.default = unusable
+    first = make()
+    assert first.extract(*ARGS).error and first.stats["failures"] == 1
+    server.default = reply(what=["pet/dog"])
+    again = make()
+    assert again.extract(*ARGS).what == ["pet/dog"] and again.stats["requests"] == 1
+    assert make().extract(*ARGS).what == ["pet/dog"] and len(server.chats()) == 2  # the usable one is cached
+
+
+def test_an_api_key_with_a_newline_is_refused_and_never_printed(monkeypatch, tmp_path):
+    server = FakeOpenAI().start()
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", f"{SECRET}\nsecond-line")
+    try:
+        with pytest.raises(ConfigError, match="holds a space, newline") as refused:
+            get_extractor("openai:smollm2")
+        res = CliRunner().invoke(app, ["extract", "--limit", "1", "--extractor", "openai:smollm2",
+                                       "--out", str(tmp_path / "s")])
+    finally:
+        server.stop()
+    assert SECRET not in str(refused.value) and res.exit_code == 2
+    assert SECRET not in res.output and "second-line" not in res.output and "holds a space" in res.output
+
+
+def test_a_key_a_server_echoes_is_blanked_in_the_error_line():
+    server = FakeOpenAI().start()
+    server.default = Error(400, f"Incorrect API key provided: {SECRET}")
+    try:
+        result = OpenAIExtractor("smollm2", host=server.base_url, api_key=SECRET, backoff=0).extract(*ARGS)
+    finally:
+        server.stop()
+    assert "Incorrect API key provided: <OPENAI_API_KEY>" in result.error and SECRET not in result.error
+
+
+def test_a_listing_of_200000_models_gives_a_short_line():
+    server = FakeOpenAI(models=tuple(f"model-{i:06d}" for i in range(200_000))).start()
+    try:
+        with pytest.raises(ServerError, match="model 'gpt-x' is not on") as refused:
+            OpenAIExtractor("gpt-x", host=server.base_url).check()
+    finally:
+        server.stop()
+    assert len(str(refused.value)) < 500 and "and 199,990 more" in str(refused.value)
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_a_non_finite_option_is_refused_before_any_request(value, monkeypatch, tmp_path):
+    server = FakeOpenAI().start()
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    try:
+        res = CliRunner().invoke(app, ["extract", "--limit", "1", "--extractor", "openai:smollm2",
+                                       "--option", f"temperature={value}", "--out", str(tmp_path / "s")])
+    finally:
+        server.stop()
+    assert res.exit_code == 2 and f"option temperature={float(value)!r} is not a finite number" in res.output
+    assert server.requests == [] and len(res.output.strip().splitlines()) == 1
+
+
+def test_the_up_front_check_has_a_total_deadline_too(served, monkeypatch):
+    server, make = served
+    server.trickle = 0.5
+    monkeypatch.setattr(llm, "CHECK_TIMEOUT", 1.0)
+    started = time.monotonic()
+    with pytest.raises(ServerError, match="not usable: timed out: no complete reply within the 1 s deadline"):
+        make().check()
+    assert time.monotonic() - started < 10
+
+
+def test_a_password_in_the_host_url_is_blanked_in_every_error_line():
+    server = FakeOpenAI().start()
+    host = server.base_url.replace("http://", "http://me:hunter2secret@")
+    server.stop()  # nothing listens there now
+    extractor = OpenAIExtractor("smollm2", host=host, backoff=0, retries=0, max_failures_in_a_row=1)
+    with pytest.raises(ServerError) as stopped:
+        extractor.extract(*ARGS)
+    with pytest.raises(ServerError) as checked:
+        extractor.check()
+    for error in (stopped.value, checked.value):
+        assert "hunter2secret" not in str(error) and "me:***@" in str(error)

@@ -1,0 +1,60 @@
+"""Time rules at the calendar's edges (issue 33, item 4): a question dated 0001-01-01 or 9999-12-31 (a common
+"unknown" sentinel) gets windows clipped to the calendar or none, never a ValueError/OverflowError."""
+
+from datetime import date, datetime
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from taggraph.retrieval.fusion import window_label
+from taggraph.retrieval.openclaw import parse_timestamp
+from taggraph.retrieval.time_expressions import EPOCH, question_windows
+
+from test_fusion import DATED, dated_store, fusion
+
+PHRASES = ["What did I do in December?", "What did I buy last Saturday?", "Where did we hike last weekend?",
+           "What did I say yesterday?", "the day before yesterday", "two weeks ago", "3 years ago",
+           "in the past 5 years", "last month", "last year", "in the first week of January",
+           "in the last week of December", "on December 31st", "on the 1st of January", "since December",
+           "in May 2022", "in 2023", "since 2020", "99999999 years ago", "in the past week"]
+FUSION = fusion(dated_store(DATED))  # built once: the hypothesis examples only ask it
+# any moment, a third of the draws in the calendar's first or last month
+MOMENTS = st.one_of(st.datetimes(max_value=datetime(1, 1, 31)), st.datetimes(min_value=datetime(9999, 12, 1)),
+                    st.datetimes())
+FIRST, LAST = float((date.min - EPOCH).days), float((date.max - EPOCH).days)
+
+
+def test_december_asked_on_the_last_day_of_the_calendar_ends_with_it():
+    (window,) = question_windows("What did I do in December?", datetime(9999, 12, 31, 23, 59))
+    assert (window.start, window.end) == ((date(9999, 12, 1) - EPOCH).days, LAST)
+
+
+def test_last_saturday_before_the_first_day_of_the_calendar_is_dropped():
+    assert question_windows("What did I buy last Saturday?", datetime(1, 1, 1)) == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(asked_on=MOMENTS, text=st.sampled_from(PHRASES))
+def test_any_question_date_gives_windows_inside_the_calendar(asked_on, text):
+    for window in question_windows(text, asked_on):
+        assert FIRST <= window.start <= window.end <= LAST
+        window_label(window)
+
+
+@settings(max_examples=60, deadline=None)
+@given(moment=MOMENTS, hours=st.integers(-23, 23),
+       text=st.sampled_from(PHRASES))
+def test_fusion_reads_any_question_date_and_offset(moment, hours, text):
+    day = moment.date()
+    asked_on = f"{day.isoformat()}T00:00{'+' if hours >= 0 else '-'}{abs(hours):02d}:00"
+    assert parse_timestamp(asked_on) == (day - EPOCH).days - hours / 24
+    assert len(FUSION.query(text, k=3, asked_on=asked_on)) == 3
+
+
+def test_a_note_dated_past_the_calendar_anchors_and_explains():
+    store = dated_store([*DATED, ("m", "I moved to Lisbon in a hurry.", "Good luck.", "9999-12-31T23:00-05:00")])
+    asked_on = "9999-12-31T23:30-05:00"
+    retriever = fusion(store)
+    assert [w.end for w in retriever.windows("What did I buy before I moved to Lisbon?", asked_on)]
+    for hit in retriever.query("What did I buy before I moved to Lisbon?", k=2, asked_on=asked_on):
+        assert retriever.explain("What did I buy before I moved to Lisbon?", hit.note_id, k=2, asked_on=asked_on).reason
