@@ -54,7 +54,7 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.model_selection import StratifiedKFold
 
-from fusion_cv import Batch, ranks_of, weights_line
+from fusion_cv import Batch, weights_line
 from taggraph.datasets.detect import load_any
 from taggraph.evaluation.significance import paired_test
 from taggraph.experiments.runner import build_store, group_by_history
