@@ -124,7 +124,7 @@ def test_bad_objects_and_options_are_config_errors(tmp_path, monkeypatch):
         register_extractor("ollama", WordExtractor)
     installed(tmp_path, monkeypatch, f"broken = no_such_plugin_module:Thing\nmisnamed = {__name__}:Missing")
     for name in ("broken", "misnamed"):
-        with pytest.raises(ConfigError, match=rf"'{name}': its entry point in 'taggraph.extractors' does not load"):
+        with pytest.raises(ConfigError, match=rf"'{name}': entry point '{name} = .*' \(taggraph.extractors\) of package words-plugin 1.0 fails to load"):
             get_extractor(name)
     with pytest.raises(ConfigError, match=r"unknown extractor 'nope'.*\(installed: broken, misnamed\)"):
         get_extractor("nope")

@@ -128,15 +128,34 @@ def parse_value(text: str):
         return literal[text.lower()]
     if text.lstrip().startswith(("{", "[")):
         try:
-            return json.loads(text)
+            value = json.loads(text)
         except json.JSONDecodeError as err:
             raise ConfigError(f"value {text!r} is not valid JSON: {err.msg} at character {err.pos}") from None
+        except RecursionError:
+            value = None
+        if value is None or _nesting(value) > MAX_NESTING:
+            raise ConfigError(f"value {text[:40]!r}... is JSON nested more than {MAX_NESTING} levels deep") from None
+        return value
     for cast in (int, float):
         try:
             return cast(text)
         except ValueError:
             pass
     return text
+
+
+MAX_NESTING = 32  # a parameter value is a few levels deep; deeper would overflow the recursion of later checks
+
+
+def _nesting(value) -> int:
+    """How deep lists and dicts nest in `value`, counted without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (list, dict)):
+            deepest = max(deepest, depth)
+            stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return deepest
 
 
 def key_values(pairs: list[str], option: str = "--option") -> dict:
@@ -154,9 +173,10 @@ def method_params(pairs: list[str], embedder: str | None = None, device: str | N
     """`--param AdaptiveGraph.iterations=0` pairs as {method: {key: value}}; `embedder` and `device`
     go to every method that embeds (`taggraph.retrieval.embeds`) unless a --param names that method's
     own. Unknown methods, parameters and out-of-range values fail here, before any case runs."""
-    from taggraph.retrieval import check_methods, check_params, embeds, method_names
+    from taggraph.retrieval import check_methods, check_params
     from taggraph.retrieval.embeddings import get_embedder, resolve_device
-    dense = [m for m in method_names() if embeds(m)] if embedder or device else []
+    from taggraph.retrieval.registry import embedding_methods
+    dense = embedding_methods() if embedder or device else []
     out: dict[str, dict] = {m: {} for m in dense}
     if embedder:
         get_embedder(embedder)  # an unknown name fails here, before any case runs
@@ -180,7 +200,10 @@ def method_params(pairs: list[str], embedder: str | None = None, device: str | N
 def format_help() -> str:
     """--format's help: the registered dataset formats, installed ones included."""
     from taggraph.datasets import format_names
-    return f"{' | '.join(format_names())} (default: detect from the content)."
+    from taggraph.datasets.registry import broken_formats
+    broken = f" Installed but failing to load (naming one says why): {', '.join(broken_formats())}." \
+        if broken_formats() else ""
+    return f"{' | '.join(format_names())} (default: detect from the content).{broken}"
 
 
 def load_cases(data: Path, fmt: str | None = None, limit: int | None = None, per_type: int | None = None):

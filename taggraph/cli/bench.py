@@ -12,7 +12,7 @@ from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, checked_extractor, comman
                               key_values, load_cases, method_params, methods_option, positive, timeout_option)
 from taggraph.cli.app import EXTRACTOR_HELP
 from taggraph.config import DEFAULT_EXTRACTOR
-from taggraph.errors import ServerError
+from taggraph.errors import ConfigError, ServerError
 from taggraph.server import CHECK_TIMEOUT, GENERATION_TIMEOUT
 
 TIMEOUT_HELP = f"Seconds per generation request of ollama: and openai: (the up-front server check allows {CHECK_TIMEOUT:g} s)."
@@ -201,6 +201,10 @@ def list_methods(name: Optional[str] = typer.Argument(None, help="A method: show
             typer.echo(f"{p['name']} = {p['value']!r}  ({p['type']}{', ' + p['rule'] if p['rule'] else ''})")
         return
     for n in method_names():
-        m = method(n)
+        try:
+            m = method(n)
+        except ConfigError as exc:  # an installed plug-in that fails: listed with why, the others still listed
+            typer.echo(f"{n}  (unusable: {exc})")
+            continue
         typer.echo(n + (f"  (ablation of {m.ablation_of}{': -' + m.component if m.component else ''})"
                         if m.ablation_of else ""))

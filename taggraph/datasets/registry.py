@@ -14,19 +14,20 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
 from taggraph.datasets import atant, generic, locomo, longmemeval
 from taggraph.datasets.base import (Case, DatasetError, DatasetFormat, DataWarning, case_warnings, check_data_path,
                                     data_checksum, head)
+from taggraph import plugins
 from taggraph.errors import ConfigError
 
 ENTRY_POINTS = "taggraph.datasets"
 _FORMATS: dict[str, DatasetFormat] = {f.name: f for f in (longmemeval.FORMAT, locomo.FORMAT, atant.FORMAT,
                                                           generic.PAST_FORMAT, generic.FORMAT)}
 _plugins_loaded = False
+_BROKEN: dict[str, str] = {}  # installed formats that fail to load: name -> why, in one line
 
 
 def register_format(fmt: DatasetFormat, replace: bool = False) -> DatasetFormat:
@@ -45,14 +46,25 @@ def _load_plugins() -> None:
     if _plugins_loaded:
         return
     _plugins_loaded = True
-    for ep in entry_points(group=ENTRY_POINTS):
+    for ep in plugins.installed(ENTRY_POINTS).values():
         try:
-            fmt = ep.load()
-        except Exception as exc:  # a broken plugin is named, not a traceback from inside importlib
-            raise ConfigError(f"dataset format entry point {ep.name!r} ({ep.value}) fails to load: {exc}") from None
-        if callable(fmt) and not isinstance(fmt, DatasetFormat):
-            fmt = fmt()
-        register_format(fmt, replace=True)
+            fmt = plugins.load(ep)
+            if callable(fmt) and not isinstance(fmt, DatasetFormat):
+                try:
+                    fmt = fmt()
+                except Exception as exc:  # the plug-in's own factory: confined to that plug-in
+                    raise ConfigError(f"{plugins.describe(ep)}: calling it fails: {plugins.one_line(exc)}") from None
+            if not isinstance(fmt, DatasetFormat):
+                raise ConfigError(f"{plugins.describe(ep)} names a {type(fmt).__name__}, not a DatasetFormat")
+            register_format(fmt, replace=True)
+        except ConfigError as exc:  # one plug-in that fails disables only itself (`broken_formats`)
+            _BROKEN[ep.name] = f"dataset format {ep.name!r}: {exc}"
+
+
+def broken_formats() -> dict[str, str]:
+    """The installed formats that fail to load: name -> the one-line reason."""
+    _load_plugins()
+    return dict(_BROKEN)
 
 
 def formats() -> list[DatasetFormat]:
@@ -70,6 +82,8 @@ def get_format(name: str) -> DatasetFormat:
     for fmt in formats():
         if fmt.name == name:
             return fmt
+    if name in _BROKEN:
+        raise ConfigError(_BROKEN[name])
     raise ConfigError(f"unknown format {name!r}; known: {', '.join(format_names())}")
 
 
@@ -81,8 +95,9 @@ def detect_format(path: str | Path) -> DatasetFormat:
         if fmt.detect(path):
             return fmt
     expected = [f"{f.expects} ({f.name})" for f in formats()]
+    failed = "".join(f"; not tried: {why}" for why in _BROKEN.values())
     raise DatasetError(f"{path}: unknown format: expected {', '.join(expected[:-1])} or {expected[-1]}; "
-                       f"got {_describe(path)}")
+                       f"got {_describe(path)}{failed}")
 
 
 def _describe(path: Path) -> str:

@@ -20,9 +20,9 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Callable
-from importlib.metadata import entry_points
 from typing import Any
 
+from taggraph import plugins
 from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.errors import ConfigError
 from taggraph.extraction.base import Extraction, Extractor
@@ -66,7 +66,8 @@ def register_extractor(name: str, factory: Callable[..., Any]) -> None:
 
 def _plugins() -> dict[str, Callable[[], Any]]:
     """Loaders of the registered names and the installed entry points (registered names win)."""
-    loaders: dict[str, Callable[[], Any]] = {ep.name: ep.load for ep in entry_points(group=GROUP)}
+    loaders: dict[str, Callable[[], Any]] = {name: (lambda e=ep: plugins.load(e))
+                                             for name, ep in plugins.installed(GROUP).items()}
     loaders.update({name: (lambda f=factory: f) for name, factory in _REGISTERED.items()})
     return loaders
 
@@ -81,6 +82,8 @@ def _attribute(module_name: str, qualname: str, spec: str) -> Any:
     except ModuleNotFoundError as exc:
         raise ConfigError(f"extractor {spec!r}: no module named {exc.name!r} (install its package or put its "
                           f"folder on PYTHONPATH); known forms: {FORMS}") from None
+    except (Exception, SystemExit) as exc:  # the user's module raised while it was imported
+        raise ConfigError(f"extractor {spec!r}: importing {module_name!r} fails: {plugins.one_line(exc)}") from None
     for part in qualname.split("."):
         if not hasattr(value, part):
             raise ConfigError(f"extractor {spec!r}: {module_name} has no {qualname!r}") from None
@@ -97,17 +100,17 @@ def _factory(spec: str) -> tuple[Any, tuple]:
         if not rest:
             raise ConfigError(f"extractor {spec!r} names no model: write {prefix}:MODEL")
         return _attribute(*_PREFIXED[prefix], spec), (rest,)
-    plugins = _plugins()
+    loaders = _plugins()
     try:
-        if spec in plugins:
-            return plugins[spec](), ()
-        if colon and prefix in plugins:
-            return plugins[prefix](), (rest,)
-    except (ImportError, AttributeError) as exc:  # its module, or the name in it, is missing
-        raise ConfigError(f"extractor {spec!r}: its entry point in {GROUP!r} does not load: {exc}") from None
+        if spec in loaders:
+            return loaders[spec](), ()
+        if colon and prefix in loaders:
+            return loaders[prefix](), (rest,)
+    except ConfigError as exc:  # its package fails to load: named in one line
+        raise ConfigError(f"extractor {spec!r}: {exc}") from None
     if colon and _DOTTED.fullmatch(prefix) and _DOTTED.fullmatch(rest):
         return _attribute(prefix, rest, spec), ()
-    known = f" (installed: {', '.join(sorted(plugins))})" if plugins else ""
+    known = f" (installed: {', '.join(sorted(loaders))})" if loaders else ""
     raise ConfigError(f"unknown extractor {spec!r}: use {FORMS}{known}")
 
 

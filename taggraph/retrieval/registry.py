@@ -12,14 +12,17 @@ with ``workers=2`` and on Dask. Names are checked here and nowhere else (`check_
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import importlib
 import inspect
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint
 from typing import Any, get_args, get_type_hints
 
+from taggraph import plugins
 from taggraph.errors import ConfigError
 from taggraph.retrieval.base import Retriever, make_params, recorded
 from taggraph.store import MemoryStore
@@ -87,13 +90,23 @@ _BUILTIN: dict[str, Method] = {}
 _REGISTERED: dict[str, Method] = {}  # registered at run time (by users): what workers must be told
 
 
+_DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+
+
 def _import(spec: str, name: str) -> Any:
     module, _, attr = spec.partition(":")
+    fix = "give package.module:Class on the Python path (the current folder counts)"
+    if not (_DOTTED.fullmatch(module) and _DOTTED.fullmatch(attr)):
+        raise ConfigError(f"method {name!r}: {spec!r} is not package.module:Class; {fix}")
     try:
-        return getattr(importlib.import_module(module), attr)
+        found = importlib.import_module(module)
+        for part in attr.split("."):
+            found = getattr(found, part)
+        return found
     except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"method {name!r}: cannot import {spec!r} ({exc}); give package.module:Class on the "
-                          f"Python path (the current folder counts)") from None
+        raise ConfigError(f"method {name!r}: cannot import {spec!r} ({exc}); {fix}") from None
+    except (Exception, SystemExit) as exc:  # the user's module raised while it was imported
+        raise ConfigError(f"method {name!r}: importing {module!r} fails: {plugins.one_line(exc)}") from None
 
 
 def check_contract(name: str, cls: Any) -> type[Retriever]:
@@ -117,7 +130,7 @@ def check_contract(name: str, cls: Any) -> type[Retriever]:
 def _entry(name: str, target: type | str, ablation_of: str | None, component: str | None,
            defaults: dict[str, Any]) -> Method:
     method = Method(name, target, dict(defaults), ablation_of, component)
-    if isinstance(target, type):
+    if not isinstance(target, str):  # a class, or what an entry point or a caller passed instead (a function)
         check_contract(name, target)
         method.params()  # a bad registered value fails here, not in the middle of a run
     return method
@@ -131,6 +144,7 @@ def register_method(name: str, cls: type | str | None = None, *, ablation_of: st
     `ablation_of` / `component`: `name` is `ablation_of` with `component` switched off (what
     ``taggraph ablation`` runs). Registering a taken name for another class needs ``replace=True``.
     """
+    _check_name(name)
     if cls is None:
         return lambda c: register_method(name, c, ablation_of=ablation_of, component=component,
                                          replace=replace, **params)
@@ -141,6 +155,14 @@ def register_method(name: str, cls: type | str | None = None, *, ablation_of: st
         raise ConfigError(f"method name {name!r} is taken by {old.target!r}; pick another name or pass replace=True")
     _REGISTERED[name] = method
     return cls
+
+
+def _check_name(name: Any) -> None:
+    """ConfigError unless `name` can be given to --methods and --param: not empty, no ',', '.', '=' or spaces
+    at its ends."""
+    if not isinstance(name, str) or not name.strip() or name != name.strip() or any(c in name for c in ",.="):
+        raise ConfigError(f"cannot register method name {name!r}: use a non-empty name without ',', '.', '=' or "
+                          f"spaces at its ends (it is written in --methods A,B and --param NAME.KEY=VALUE)")
 
 
 def _redefines(old: type | str, new: type | str) -> bool:
@@ -186,16 +208,22 @@ for _part, _switch in (("Graph", "graph"), ("Dense", "dense"), ("Raw", "raw_turn
 
 
 @lru_cache(maxsize=1)
-def _installed() -> dict[str, str]:
-    """Methods that installed packages declare in the entry-point group ``taggraph.methods``: name -> target.
+def _installed() -> dict[str, EntryPoint]:
+    """Methods that installed packages declare in the entry-point group ``taggraph.methods``: name -> entry point.
     Read once per process: the scan of every installed distribution costs tens of milliseconds."""
-    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    return plugins.installed(ENTRY_POINT_GROUP)
 
 
 @lru_cache(maxsize=None)
 def _installed_method(name: str) -> Method:
-    """The installed method `name`, imported and checked once (every memory of a run builds it)."""
-    return _entry(name, _import(_installed()[name], name), None, None, {})
+    """The installed method `name`, imported and checked once (every memory of a run builds it); a plug-in
+    that fails is one line naming its package and entry point."""
+    ep = _installed()[name]
+    try:
+        return _entry(name, plugins.load(ep), None, None, {})
+    except ConfigError as exc:
+        raise ConfigError(f"method {name!r}: {exc}" if str(exc).startswith("entry point")
+                          else f"{exc} ({plugins.describe(ep)})") from None
 
 
 def method_names(ablations: bool = True) -> list[str]:
@@ -234,6 +262,22 @@ def check_methods(names: Iterable[str]) -> list[str]:
     if not names:
         raise ConfigError(f"no method given; known: {', '.join(method_names())}")
     return [method(n).name for n in names]
+
+
+def broken(name: str) -> str | None:
+    """Why method `name` cannot be built (a plug-in that fails to load or breaks the contract, in one line), or
+    None if it can."""
+    try:
+        method(name).params()
+    except ConfigError as exc:
+        return str(exc)
+    return None
+
+
+def embedding_methods() -> list[str]:
+    """The known methods that run a sentence embedder; a plug-in that fails to load is left out (it fails
+    where it is named)."""
+    return [n for n in method_names() if not broken(n) and embeds(n)]
 
 
 def embeds(name: str, **overrides: Any) -> bool:

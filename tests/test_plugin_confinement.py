@@ -1,0 +1,171 @@
+"""One broken plug-in is confined to itself (issue 33, items 7 and 15): listing, help and runs that do not
+name it work; using or listing it gives one line naming its package and entry point; bad method names and
+modules are one-line errors, not tracebacks."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import taggraph as tg
+from taggraph.cli.app import parse_value
+from taggraph.datasets import registry as datasets
+from taggraph.errors import ConfigError
+from taggraph.extraction import get_extractor
+from taggraph.retrieval import registry
+
+REPO = Path(__file__).resolve().parent.parent
+TAGGRAPH = str(Path(sys.executable).with_name("taggraph"))
+
+BROKEN = """\
+[taggraph.methods]
+GoodOverlap = goodplug:Overlap
+BrokenRaises = raisesplug:Thing
+BrokenSyntax = syntaxplug:Thing
+AFunction = goodplug:a_function
+
+[taggraph.datasets]
+brokenfmt = raisesplug:FORMAT
+
+[taggraph.extractors]
+brokentagger = syntaxplug:Tagger
+"""
+
+GOOD = '''
+import taggraph as tg
+
+
+class Overlap(tg.Retriever):
+    def add(self, note):
+        pass
+
+    def score(self, text, *, asked_on=None):
+        return {}
+
+
+def a_function():
+    return None
+'''
+
+
+def install_broken(folder: Path) -> Path:
+    """A distribution 'brokenplug' 2.5 whose entry points name a good method, a module that raises at
+    import, one with a SyntaxError and a function."""
+    (folder / "goodplug.py").write_text(GOOD)
+    (folder / "raisesplug.py").write_text("raise RuntimeError('plug-in exploded at import')\n")
+    (folder / "syntaxplug.py").write_text("def broken(:\n")
+    info = folder / "brokenplug-2.5.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: brokenplug\nVersion: 2.5\n")
+    (info / "entry_points.txt").write_text(BROKEN)
+    return folder
+
+
+@pytest.fixture
+def broken(tmp_path, monkeypatch):
+    """The broken distribution on sys.path, registries read again (and restored after the test)."""
+    monkeypatch.syspath_prepend(str(install_broken(tmp_path)))
+    monkeypatch.setattr(registry, "_REGISTERED", dict(registry._REGISTERED))
+    registry._installed.cache_clear()
+    registry._installed_method.cache_clear()
+    monkeypatch.setattr(datasets, "_plugins_loaded", False)
+    monkeypatch.setattr(datasets, "_FORMATS", dict(datasets._FORMATS))
+    monkeypatch.setattr(datasets, "_BROKEN", {}, raising=False)
+    yield tmp_path
+    registry._installed.cache_clear()
+    registry._installed_method.cache_clear()
+
+
+def cli(args: list[str], folder: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "TQDM_DISABLE": "1", "HF_HUB_OFFLINE": "1",
+           "PYTHONPATH": os.pathsep.join([str(folder), str(REPO)])}
+    return subprocess.run([TAGGRAPH, *args], cwd=folder, capture_output=True, text=True, timeout=600, env=env)
+
+
+def one_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in text, text
+    return lines[0]
+
+
+def test_the_cli_lists_helps_and_runs_beside_a_broken_plugin(tmp_path):
+    folder = install_broken(tmp_path)
+    assert cli(["--help"], folder).returncode == 0
+    helped = cli(["bench", "--help"], folder)
+    assert helped.returncode == 0 and "brokenfmt" in helped.stdout, helped.stderr
+    listed = cli(["methods"], folder)
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert lines[0] == "BM25" and "GoodOverlap" in lines and "TagGraph-Fusion-noTurns  (ablation of " \
+        "TagGraph-Fusion: -Turns)" in lines
+    raised = next(line for line in lines if line.startswith("BrokenRaises"))
+    assert "brokenplug 2.5" in raised and "BrokenRaises = raisesplug:Thing" in raised and "exploded" in raised
+    run = cli(["bench", "--methods", "BM25", "--embedder", "minilm-static", "--extractor", "none", "--limit", "2",
+               "--miss-pages", "0", "--out", "run"], folder)
+    assert run.returncode == 0, run.stderr
+    used = cli(["bench", "--methods", "BM25,BrokenSyntax", "--out", "run2"], folder)
+    assert used.returncode == 2 and not (folder / "run2").exists()
+    line = one_line(used.stderr)
+    assert "'BrokenSyntax = syntaxplug:Thing'" in line and "package brokenplug 2.5" in line and "SyntaxError" in line
+    fmt = cli(["bench", "--format", "brokenfmt", "--out", "run3"], folder)
+    assert fmt.returncode == 2 and "brokenplug 2.5" in one_line(fmt.stderr)
+
+
+def test_a_broken_method_plugin_fails_where_it_is_used(broken):
+    assert {"GoodOverlap", "BrokenRaises", "AFunction"} <= set(tg.method_names())
+    assert registry.check_methods(["BM25", "GoodOverlap"]) == ["BM25", "GoodOverlap"]
+    assert "minilm" not in str(registry.embedding_methods()) and "TagGraph-Fusion" in registry.embedding_methods()
+    with pytest.raises(ConfigError, match=r"RuntimeError: plug-in exploded at import.*brokenplug|brokenplug.*exploded"):
+        registry.check_methods(["BrokenRaises"])
+    with pytest.raises(ConfigError, match=r"AFunction.*not a subclass of taggraph.Retriever.*package brokenplug 2.5"):
+        registry.check_methods(["AFunction"])
+
+
+def test_a_broken_dataset_plugin_leaves_the_other_formats(broken):
+    names = datasets.format_names()
+    assert "generic" in names and "brokenfmt" not in names
+    assert "brokenplug 2.5" in datasets.broken_formats()["brokenfmt"]
+    with pytest.raises(ConfigError, match=r"dataset format 'brokenfmt'.*brokenfmt = raisesplug:FORMAT.*brokenplug 2.5"):
+        datasets.get_format("brokenfmt")
+
+
+def test_a_broken_extractor_plugin_is_named(broken):
+    with pytest.raises(ConfigError, match=r"extractor 'brokentagger'.*brokenplug 2.5.*SyntaxError"):
+        get_extractor("brokentagger")
+    assert get_extractor("none").name == "none"
+
+
+@pytest.mark.parametrize("spec, words", [
+    (":X", "is not package.module:Class"), (".rel:X", "is not package.module:Class"),
+    ("raisesplug:Thing", "importing 'raisesplug' fails: RuntimeError: plug-in exploded"),
+    ("syntaxplug:Thing", "importing 'syntaxplug' fails: SyntaxError"),
+])
+def test_bad_module_specs_are_one_line(broken, spec, words):
+    with pytest.raises(ConfigError, match=words) as caught:
+        registry.check_methods([spec])
+    assert "\n" not in str(caught.value)
+    with pytest.raises(ConfigError):
+        get_extractor(spec)
+
+
+@pytest.mark.parametrize("name", ["", "a,b", " padded", "dotted.name", "k=v", None])
+def test_register_method_refuses_names_the_cli_cannot_write(broken, name):
+    cls = registry.method("BM25").cls()
+    with pytest.raises(ConfigError, match="cannot register method name"):
+        tg.register_method(name, cls)
+
+
+def test_register_method_refuses_a_function(broken):
+    with pytest.raises(ConfigError, match="not a subclass of taggraph.Retriever"):
+        tg.register_method("Func", lambda store, params=None: None)
+
+
+def test_deeply_nested_json_values_are_one_line_errors():
+    assert parse_value('{"a": [1, {"b": 2}]}') == {"a": [1, {"b": 2}]}
+    for depth in (40, 1000, 100_000):
+        with pytest.raises(ConfigError, match="nested more than 32 levels"):
+            parse_value("[" * depth + "]" * depth)
