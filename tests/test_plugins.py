@@ -72,8 +72,8 @@ class WordOverlap(tg.Retriever):
 
 @pytest.fixture
 def clean_registry(monkeypatch):
-    """Registrations made by a test stay in that test."""
-    monkeypatch.setattr(registry, "_REGISTERED", dict(registry._REGISTERED))
+    """Registrations made by a test stay in that test, and those other test modules left do not reach it."""
+    monkeypatch.setattr(registry, "_REGISTERED", {})
 
 
 @pytest.fixture

@@ -27,6 +27,7 @@ from taggraph.experiments.runner import MemoryRun, build_store, extractor_for, g
 from taggraph.experiments.vocabulary import store_stats
 from taggraph.extraction import Extractor, check_portable, extractor_spec
 from taggraph.retrieval import DEFAULT_DEPTH, PAPER_METHODS, check_methods
+from taggraph.retrieval.registry import method_origin
 
 
 @dataclass
@@ -92,7 +93,7 @@ def run_bench(cases: Sequence[Case], methods: list[str] | None = None, extractor
     scored = score_rankings(pd.DataFrame(rows))
     found = data_warnings(cases)
     config = {
-        "methods": results[0].method_configs if results else {},
+        "methods": {m: {**c, **method_origin(m)} for m, c in (results[0].method_configs if results else {}).items()},
         "extractor": extractor_spec(extractor),
         "extractor_cache_key": getattr(extractor_for(extractor, extractor_options), "cache_key", ""),
         "extractor_options": dict(extractor_options or {}),  # the report's miss pages rebuild stores with them

@@ -16,10 +16,12 @@ import hashlib
 import importlib
 import inspect
 import re
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.metadata import EntryPoint
+from pathlib import Path
 from typing import Any, get_args, get_type_hints
 
 from taggraph import plugins
@@ -297,8 +299,60 @@ def check_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def make_retriever(name: str, store: MemoryStore, **params: Any) -> Retriever:
-    """The method `name` over `store`; `params` override its registered values."""
-    return method(name).build(store, **params)
+    """The method `name` over `store`; `params` override its registered values. The keys run.json records
+    beside the parameters (`method_origin`) are left out, so a recorded configuration builds it again."""
+    return method(name).build(store, **{k: v for k, v in params.items() if k not in ORIGIN_KEYS})
+
+
+ORIGIN_KEYS = ("origin", "provenance")
+
+
+def method_origin(name: str) -> dict[str, Any]:
+    """Where method `name` comes from, as run.json records it beside its parameters: ``origin``, the string
+    that names its class again (a built-in's registry target, ``module:Class``, an entry point's value;
+    left out for a class no module can import, as one defined in a notebook, and for a variant registered
+    with its own values), and ``provenance``: the package and version that installed it (entry points and
+    built-ins), its ``module:Class`` and the sha256 of its source file."""
+    found = method(name)
+    cls = found.cls()
+    spec = f"{cls.__module__}:{cls.__qualname__}"
+    provenance: dict[str, Any] = {"class": spec}
+    origin = found.target if isinstance(found.target, str) else spec if _importable(cls) else None
+    if name in _installed() and name not in _REGISTERED and name not in _BUILTIN:
+        ep = _installed()[name]
+        origin = ep.value
+        provenance["dist"], provenance["version"] = plugins.package(ep)
+    elif name in _BUILTIN and name not in _REGISTERED:
+        from taggraph import __version__
+        provenance["dist"], provenance["version"] = "taggraph", __version__
+    source = _source_file(cls)
+    if source is not None:
+        provenance["source_sha256"] = hashlib.sha256(source.read_bytes()).hexdigest()
+    if found.defaults and name not in _BUILTIN:
+        origin = None  # module:Class would build the class under another name, without the variant's values
+    if origin:
+        return {"origin": origin, "provenance": provenance}
+    return {"provenance": provenance} if source else {}
+
+
+def _importable(cls: type) -> bool:
+    """Whether ``module:Class`` imports `cls` itself (not a class of a notebook, a script or a function)."""
+    module = sys.modules.get(cls.__module__)
+    if cls.__module__ == "__main__" or module is None or getattr(module, "__file__", None) is None:
+        return False
+    found: Any = module
+    for part in cls.__qualname__.split("."):
+        found = getattr(found, part, None)
+    return found is cls
+
+
+def _source_file(cls: type) -> Path | None:
+    """The file `cls` is defined in, if it has one."""
+    try:
+        source = inspect.getsourcefile(cls)
+    except (TypeError, OSError):  # built in, or defined in a notebook cell or exec'd code
+        return None
+    return Path(source) if source and Path(source).is_file() else None
 
 
 def registered_methods() -> list[str]:
