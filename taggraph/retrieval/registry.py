@@ -20,6 +20,7 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from importlib import metadata
 from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any, get_args, get_type_hints
@@ -323,8 +324,7 @@ def method_origin(name: str) -> dict[str, Any]:
         origin = ep.value
         provenance["dist"], provenance["version"] = plugins.package(ep)
     elif name in _BUILTIN and name not in _REGISTERED:
-        from taggraph import __version__
-        provenance["dist"], provenance["version"] = "taggraph", __version__
+        provenance["dist"], provenance["version"] = "taggraph", _taggraph_version()
     source = _source_file(cls)
     if source is not None:
         provenance["source_sha256"] = hashlib.sha256(source.read_bytes()).hexdigest()
@@ -333,6 +333,13 @@ def method_origin(name: str) -> dict[str, Any]:
     if origin:
         return {"origin": origin, "provenance": provenance}
     return {"provenance": provenance} if source else {}
+
+
+def _taggraph_version() -> str | None:
+    try:
+        return metadata.version("taggraph")
+    except metadata.PackageNotFoundError:  # a source tree on the path, not installed
+        return None
 
 
 def _importable(cls: type) -> bool:
