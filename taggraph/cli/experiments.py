@@ -29,7 +29,7 @@ EXTRACTORS = typer.Option(DEFAULT_EXTRACTOR, "--extractor",
 OUT = typer.Option(None, "--out", help="Output folder; default runs/<time>-<command>.")
 FORCE = typer.Option(False, "--force", help="Replace an existing, non-empty output folder.")
 WORKERS = typer.Option(1, "--workers", help="Parallel processes over memories (joblib).")
-SCHEDULER = typer.Option(None, "--dask-scheduler", "--scheduler", help="Dask scheduler address: run the cases on that cluster.")
+SCHEDULER = typer.Option(None, "--dask-scheduler", help="Dask scheduler address: run the cases on that cluster.")
 
 
 def _load(path: Path, limit: Optional[int]):

@@ -86,8 +86,14 @@ def parallel_map(fn: Callable, items: Sequence, *args: Any, workers: int = 1, ba
                  desc: str = "cases") -> list:
     """[fn(item, *args) for item in items], in order; over joblib workers when workers != 1.
 
-    ``backend=None`` uses the active ``joblib.parallel_config`` (e.g. inside `dask_backend`).
+    ``backend=None`` uses the active ``joblib.parallel_config`` (e.g. inside `dask_backend`); ``"dask"`` the
+    Dask client of this process (`taggraph.experiments.dask_backend.dask_jobs`).
     """
+    if backend == "dask":
+        from taggraph.experiments.dask_backend import dask_jobs
+        context, workers = dask_jobs(workers)
+        with context:
+            return parallel_map(fn, items, *args, workers=workers, backend=None, desc=desc)
     if workers == 1:
         return [fn(item, *args) for item in progress(items, desc=desc, unit="memory")]
     fn = with_registered(fn)  # methods registered here (a notebook's own) are known in the workers too
