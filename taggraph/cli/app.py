@@ -27,9 +27,6 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="Tag-augmented graph retrieval over LLM agent memories: bench, experiments, views.")
 _state = {"debug": False}
 
-DATA_HELP = ("LongMemEval or LoCoMo JSON(.gz) file, a folder of ATANT stories, or a folder with turns.jsonl and "
-             "questions.jsonl (your own data; dates YYYY-MM-DD or other ISO 8601, YYYY/MM/DD [HH:MM]; --format "
-             "generic-past leaves out sessions dated after their question); default: the bundled demo.")
 DEFAULT_DATA = DEMO_DATA
 EXTRACTOR_HELP = ("offline-v2 | offline | none | ollama:MODEL | openai:MODEL | gguf:PATH | package.module:Class | "
                   "a name from the entry-point group taggraph.extractors")
@@ -204,6 +201,16 @@ def format_help() -> str:
     broken = f" Installed but failing to load (naming one says why): {', '.join(broken_formats())}." \
         if broken_formats() else ""
     return f"{' | '.join(format_names())} (default: detect from the content).{broken}"
+
+
+def data_help() -> str:
+    """--data's help: what each registered dataset format reads (installed ones included), from the registry."""
+    from taggraph.datasets import formats
+    described = "; ".join(f"{f.name}: {f.expects}" for f in formats())
+    return f"Dataset file or folder, its format detected from the content ({described}); default: the bundled demo."
+
+
+DATA_HELP = data_help()
 
 
 def load_cases(data: Path, fmt: str | None = None, limit: int | None = None, per_type: int | None = None):

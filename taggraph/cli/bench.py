@@ -118,7 +118,7 @@ def embed(
 
 @command()
 def extract(
-    data: Path = typer.Option(DEFAULT_DATA, help="LongMemEval JSON(.gz) file."),
+    data: Path = typer.Option(DEFAULT_DATA, help=DATA_HELP),
     out: Path = typer.Option(..., help="Folder for the stores (one sub-folder per case); resumed if present."),
     extractor: str = typer.Option(DEFAULT_EXTRACTOR, help=EXTRACTOR_HELP),
     limit: Optional[int] = typer.Option(None, help="Only the first N questions."),

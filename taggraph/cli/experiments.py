@@ -1,8 +1,7 @@
 """CLI commands for the paper's experiments: ablation, sweeps, vocab, diagnose, answers.
 
-Every command takes --data (LongMemEval JSON(.gz), LoCoMo JSON or an ATANT story
-folder; format detected from content), --limit, --extractor (comma-separated names:
-one run each, tables get an ``extractor`` column) and --out, prints its main table
+Every command takes --data (any registered dataset format, detected from the content), --limit,
+--extractor (comma-separated names: one run each, tables get an ``extractor`` column) and --out, prints its main table
 and saves every table as CSV with run.json (configuration, data checksum, commit).
 """
 
@@ -14,15 +13,15 @@ from typing import Optional
 import pandas as pd
 import typer
 
-from taggraph.cli.app import DEFAULT_DATA, EXTRACTOR_HELP, command, extractor_names, load_cases, methods_option, names
+from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, EXTRACTOR_HELP, command, extractor_names, load_cases,
+                              methods_option, names)
 from taggraph.cli.bench import default_out
 from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.errors import ConfigError
 from taggraph.experiments.dask_backend import scale_out
 
-DATA = typer.Option(DEFAULT_DATA, "--data", help="LongMemEval JSON(.gz), LoCoMo JSON, ATANT story folder or a "
-                                                 "folder with turns.jsonl and questions.jsonl.")
-DATAS = typer.Option([DEFAULT_DATA], "--data", help="Dataset path; repeat for several datasets.")
+DATA = typer.Option(DEFAULT_DATA, "--data", help=DATA_HELP)
+DATAS = typer.Option([DEFAULT_DATA], "--data", help=f"{DATA_HELP} Repeat for several datasets.")
 LIMIT = typer.Option(None, "--limit", help="Only the first N questions of each dataset.")
 EXTRACTORS = typer.Option(DEFAULT_EXTRACTOR, "--extractor",
                           help="Extractor name(s), comma-separated: " + EXTRACTOR_HELP.replace(" |", ","))

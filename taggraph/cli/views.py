@@ -7,13 +7,13 @@ from typing import Optional
 
 import typer
 
-from taggraph.cli.app import DEFAULT_DATA, EXTRACTOR_HELP, command, method_params, methods_option, positive
+from taggraph.cli.app import DATA_HELP, DEFAULT_DATA, EXTRACTOR_HELP, command, method_params, methods_option, positive
 from taggraph.config import DEFAULT_EXTRACTOR
 
 
 @command()
 def explain(
-    data: Path = typer.Option(DEFAULT_DATA, help="LongMemEval JSON(.gz) file; default: the bundled demo."),
+    data: Path = typer.Option(DEFAULT_DATA, help=DATA_HELP),
     question: str = typer.Option(..., help="Question id, e.g. demo_q06."),
     note: Optional[str] = typer.Option(None, help="Note id, e.g. 'demo_s24#0'; default: the first gold note."),
     out: Optional[Path] = typer.Option(None, help="Also write the explanation page (HTML) here."),
@@ -34,7 +34,7 @@ def explain(
 
 @command()
 def graph(
-    data: Path = typer.Option(DEFAULT_DATA, help="LongMemEval JSON(.gz) file; default: the bundled demo."),
+    data: Path = typer.Option(DEFAULT_DATA, help=DATA_HELP),
     question: str = typer.Option(..., help="Question id, e.g. demo_q01."),
     out: Path = typer.Option(..., help="HTML file to write (opens offline in any browser)."),
     methods: Optional[str] = typer.Option(None, help="Comma-separated methods whose results to highlight."),
