@@ -115,7 +115,8 @@ def _import(spec: str, name: str) -> Any:
 def check_contract(name: str, cls: Any) -> type[Retriever]:
     """`cls` if it is a usable method class; ConfigError naming what to fix otherwise."""
     if not (isinstance(cls, type) and issubclass(cls, Retriever)):
-        raise ConfigError(f"method {name!r}: {cls!r} is not a subclass of taggraph.Retriever")
+        named = f"{cls.__module__}.{cls.__qualname__}" if hasattr(cls, "__qualname__") else repr(cls)[:80]
+        raise ConfigError(f"method {name!r}: {named} ({type(cls).__name__}) is not a subclass of taggraph.Retriever")
     if cls.score is Retriever.score or cls.add is Retriever.add and cls.add_many is Retriever.add_many:
         raise ConfigError(f"method {name!r}: {cls.__name__} must define add(note) and "
                           f"score(text, *, asked_on=None)")
