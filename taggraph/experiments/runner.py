@@ -31,6 +31,7 @@ from taggraph.evaluation.metrics import session_scores
 from taggraph.extraction import Extractor, extractor_spec, get_extractor
 from taggraph.progress import progress
 from taggraph.retrieval import Retriever, make_retriever
+from taggraph.retrieval.base import method_errors
 from taggraph.retrieval.registry import with_registered
 from taggraph.store import MemoryStore
 
@@ -172,11 +173,13 @@ class MemoryRun:
         tie-aware metrics need (`taggraph.evaluation.metrics.tie_metrics`)."""
         rows = []
         for name in self.methods:
-            retriever = self.retriever(name)
-            t0 = time.perf_counter()
-            results = retriever.query(case.question, k=k, asked_on=case.question_date)
-            self.timings.append({"question_id": case.case_id, "stage": "query", "method": name,
-                                 "seconds": time.perf_counter() - t0})
+            with method_errors(name, case.case_id):  # a method's failure names it and the question
+                retriever = self.retriever(name)
+                t0 = time.perf_counter()
+                results = retriever.query(case.question, k=k, asked_on=case.question_date)
+                self.timings.append({"question_id": case.case_id, "stage": "query", "method": name,
+                                     "seconds": time.perf_counter() - t0})
+                beyond = tied_beyond(retriever, case, results, k)
             sessions = session_scores((r.session_id for r in results), (r.score for r in results), k)
             rows.append({"question_id": case.case_id, "question_type": case.question_type, "method": name,
                          **extra, "notes": len(self.store),
@@ -185,20 +188,20 @@ class MemoryRun:
                          "ranked_note_ids": [r.note_id for r in results], "abstention": case.is_abstention,
                          "ranked_scores": [r.score for r in results],
                          "ranked_session_scores": [score for _, score in sessions],
-                         "tied_beyond_depth": tied_beyond(retriever, case, results, k)})
+                         "tied_beyond_depth": beyond})
         return rows
 
 
 def tied_beyond(retriever: Retriever, case: Case, results: Sequence, k: int) -> list[str]:
     """Sessions, in note order, of the notes beyond the first `k` whose score equals the last retrieved
     note's, less the sessions already retrieved: the part of the cut's tie group the ranking leaves out.
-    Empty unless the ranking is full and the store larger; then the method scores once more (its
-    `score`, untimed), since the ranking holds only the first k."""
+    Empty unless the ranking is full and the store larger; then the method ranks once more (its whole
+    `Retriever.ranking`, untimed), since the ranking holds only the first k."""
     if len(results) < k or len(retriever.store) <= k:
         return []
     cut, shown = results[-1].score, {r.note_id for r in results}
     seen = {r.session_id for r in results}
     notes = retriever.store.notes
-    tied = sorted(i for i, s in retriever.score(case.question, asked_on=case.question_date).items()
+    tied = sorted(i for i, s in retriever.ranking(case.question, asked_on=case.question_date)
                   if s == cut and notes[i].note_id not in shown)
     return list(dict.fromkeys(notes[i].session_id for i in tied if notes[i].session_id not in seen))
