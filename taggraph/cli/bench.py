@@ -167,8 +167,11 @@ def extract(
 @command()
 def score(
     runfile: list[Path] = typer.Argument(..., help="Run folder(s) or ranking file(s): our rankings.csv, TREC "
-                                                   "run format or JSONL {\"question_id\": ..., "
-                                                   "\"ranked_session_ids\": [...]}."),
+                                                   "run format (read as trec_eval does: score descending, ties "
+                                                   "by docid descending; a docid is a session or a note id, e.g. "
+                                                   "demo_s15#1, which stands for its session; others are "
+                                                   "counted, warned about and rank as non-relevant) or JSONL "
+                                                   "{\"question_id\": ..., \"ranked_session_ids\": [...]}."),
     data: Path = typer.Option(DEFAULT_DATA, help=DATA_HELP),
     fmt: Optional[str] = typer.Option(None, "--format", help=format_help()),
     methods: Optional[str] = typer.Option(None, help="Also run these taggraph methods (comma-separated) beside "

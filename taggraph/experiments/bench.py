@@ -18,7 +18,7 @@ import pandas as pd
 
 from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.datasets import Case, DataWarning
-from taggraph.datasets.base import compact_warnings, data_warning
+from taggraph.datasets.base import compact_warnings, data_warning, note_ids
 from taggraph.datasets.registry import data_warnings, format_of, resolve
 from taggraph.evaluation.metrics import per_type, score_rankings, summarize
 from taggraph.evaluation.score import external_rankings
@@ -131,12 +131,20 @@ def run_bench(cases: Sequence[Case], methods: list[str] | None = None, extractor
                        pd.DataFrame([s for r in results for s in r.store_stats]), config, warnings=found)
 
 
+def history_ids(case: Case) -> dict[str, str]:
+    """Each note id and session id of the case's history -> its session id (a session's id wins)."""
+    ids = note_ids(case.interactions)
+    return {**{nid: sid for nid, sid in ids}, **{sid: sid for _, sid in ids}}
+
+
 def score_external(paths: list, cases: list[Case], depth: int = DEFAULT_DEPTH,
                    base: BenchResult | None = None) -> BenchResult:
     """Another system's ranking files or run folders (`taggraph.evaluation.score`) scored like `run_bench`,
     beside `base`. The summary's ``missing`` column counts the questions a run does not rank (left out
-    of its n); ``config["external_runs"]`` records each run's source, name there and missing ids."""
-    external = external_rankings(paths, cases, depth, reserved=base.summary["method"] if base is not None else ())
+    of its n); ``config["external_runs"]`` records each run's source, name there, missing questions and
+    the number of ranked ids its questions' histories lack (``unknown_ids``)."""
+    external = external_rankings(paths, cases, {c.case_id: history_ids(c) for c in cases}, depth,
+                                 reserved=base.summary["method"] if base is not None else ())
     scored = score_rankings(external)
     found = data_warnings(cases)
     config = {"methods": {}, "extractor": "-", "depth": depth, "n_cases": len(cases),
@@ -145,7 +153,8 @@ def score_external(paths: list, cases: list[Case], depth: int = DEFAULT_DEPTH,
         scored = pd.concat([base.rankings, scored], ignore_index=True)
         config = dict(base.config)
     missing = external.attrs["missing"]
-    config["external_runs"] = {m: {**source, "missing": len(missing[m]), "first_missing": missing[m][:5]}
+    config["external_runs"] = {m: {**source, "missing": len(missing[m]), "first_missing": missing[m][:5],
+                                   "unknown_ids": external.attrs["unknown"][m]}
                                for m, source in external.attrs["sources"].items()}
     methods = list(dict.fromkeys(scored["method"]))
     summary = summarize(scored, order=methods)
