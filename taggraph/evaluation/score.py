@@ -7,9 +7,9 @@ Four sources, detected per path:
   spaces; the ``method`` column names the method). Its sessions are already de-duplicated, so
   `depth` only cuts the list;
 - TREC run format, one line per retrieved item: ``question_id Q0 docid rank score run_name``
-  (whitespace-separated), read as trec_eval reads it: items ordered by score descending, ties by
-  docid descending (trec_eval's rule, which ir-measures and pytrec_eval share); the rank column is
-  not used. A docid ranked twice for one question is an InputError, as trec_eval refuses it.
+  (whitespace-separated), read as trec_eval reads it: items ordered by score descending (in single
+  precision, as trec_eval holds scores), ties by docid descending (trec_eval's rule, which ir-measures
+  and pytrec_eval share); the rank column is not used. A docid ranked twice for one question is an InputError, as trec_eval refuses it.
   The run name (6th column) names the method;
 - JSONL, one object per question: ``{"question_id": ..., "ranked_session_ids": [...]}``,
   optionally ``"ranked_note_ids"`` and ``"method"``; without "method" the file name
@@ -26,6 +26,10 @@ trec_eval does without ``-c``; `external_rankings` warns (`MissingQuestionsWarni
 how many and the first ids) and records them in ``.attrs["missing"]``. A question id the dataset
 does not have is an InputError naming it, and so is a source with no rankings at all.
 
+Out: `trec_files` writes a bench's rankings as TREC runs and qrels (what every run folder holds
+under ``trec/``), which trec_eval (with ``-c``), ir-measures, ranx and pyterrier score to the report's
+numbers.
+
 A method name that two sources share (a file and taggraph's own `reserved` methods, or two
 files) is kept apart: each file's method becomes ``"NAME [file name]"``.
 """
@@ -34,18 +38,23 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import warnings
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from taggraph.errors import InputError
 from taggraph.evaluation.metrics import dedupe_sessions
+from taggraph.store import safe_filename
 
 FIRST_IDS = 5  # question ids a warning quotes
 RANKINGS_CSV = "rankings.csv"
+TREC_LEVELS = {"sessions": ("ranked_session_ids", "ranked_session_scores", "gold_session_ids"),
+               "notes": ("ranked_note_ids", "ranked_scores", "gold_note_ids")}
 LIST_COLUMNS = ("ranked_session_ids", "gold_session_ids", "ranked_note_ids")
 
 
@@ -101,9 +110,9 @@ def _read_csv_runs(path: Path) -> dict[str, dict[str, dict[str, list[str]]]]:
 
 
 def trec_order(scored: dict[str, float]) -> list[str]:
-    """Docids in trec_eval's order: score descending, ties by docid descending (ir-measures and pytrec_eval
-    order them so too)."""
-    return sorted(scored, key=lambda doc: (scored[doc], doc), reverse=True)
+    """Docids in trec_eval's order: score descending, compared in single precision (trec_eval's scores are C
+    floats), ties by docid descending (ir-measures and pytrec_eval order them so too)."""
+    return sorted(scored, key=lambda doc: (np.float32(scored[doc]), doc), reverse=True)
 
 
 def _read_trec(path: Path, lines: list[str]) -> dict[str, dict[str, list[str]]]:
@@ -234,3 +243,73 @@ def external_rankings(paths: Sequence[Path], cases: Sequence[Any], history_ids: 
     out = pd.DataFrame(rows)
     out.attrs.update(missing=missing, sources=sources, unknown=unknown_ids)
     return out
+
+
+def trec_scores(scores: Sequence[float]) -> list[np.float32]:
+    """`scores` (descending) as trec_eval holds them, in single precision (its scores are C floats; ir-measures
+    reads them through it), made strictly descending there: a score tied with the one above it at that
+    precision is lowered by as few float32 steps as it takes, so that trec_eval's order (score, then docid
+    descending) is the ranking's order."""
+    top = float(np.finfo(np.float32).max)
+    out: list[np.float32] = []
+    for score in scores:
+        value = np.float32(min(max(float(score), -top), top))
+        out.append(value if not out or value < out[-1] else np.nextafter(out[-1], np.float32(-np.inf)))
+    return out
+
+
+def _trec_run(rankings: pd.DataFrame, ranked: str, scored: str, name: str) -> str:
+    """One TREC run line per ranked item of each row; without scores (another system's run) the scores
+    count down from the ranking's length."""
+    lines = []
+    for qid, ids, scores in zip(rankings["question_id"], rankings[ranked],
+                                rankings[scored] if scored in rankings else [None] * len(rankings)):
+        ids = list(ids) if isinstance(ids, (list, tuple)) else []
+        values = scores if isinstance(scores, (list, tuple)) and len(scores) == len(ids) else range(len(ids), 0, -1)
+        lines += [f"{qid} Q0 {doc} {rank} {float(score)!r} {name}"  # the float32 exactly, whoever parses it
+                  for rank, (doc, score) in enumerate(zip(ids, trec_scores(values)), 1)]
+    return "".join(line + "\n" for line in lines)
+
+
+def _trec_qrels(rankings: pd.DataFrame, ranked: str, gold: str, judge_misses: bool) -> str:
+    """Each judged question's gold items, relevance 1; abstention questions are left out, as of every metric.
+    With `judge_misses` (session level, where a question without gold that is no abstention scores 0 as a
+    miss), such a question has the items the methods rank for it judged 0, so that it counts 0 there too;
+    without (note level, as LoCoMo's note metrics), it is left out."""
+    lines = []
+    judged = rankings[~rankings["abstention"].astype(bool)] if "abstention" in rankings else rankings
+    for qid, group in judged.groupby("question_id", sort=False):
+        golds = next((g for g in group[gold] if isinstance(g, (list, tuple))), [])
+        if len(golds):
+            lines += [f"{qid} 0 {doc} 1" for doc in dict.fromkeys(golds)]
+        elif judge_misses:
+            lines += [f"{qid} 0 {doc} 0" for doc in dict.fromkeys(d for ids in group[ranked] for d in ids)]
+    return "".join(line + "\n" for line in lines)
+
+
+def trec_name(method: str) -> str:
+    """A method name as a TREC run name (no whitespace) and file name stem (a readable slug and a hash when
+    the name holds other than letters, digits, '.', '_' and '-')."""
+    return method if re.fullmatch(r"[A-Za-z0-9_.-]+", method) else safe_filename(method, "")
+
+
+def trec_files(rankings: pd.DataFrame) -> dict[str, str]:
+    """``trec/<method>.run`` (session level: each row's de-duplicated sessions scored by their best note, the
+    items the report's metrics judge), ``trec/<method>.notes.run`` (the ranked notes) and
+    ``trec/qrels.sessions.txt`` / ``trec/qrels.notes.txt`` (file name -> text): ir-measures over a run and its
+    qrels gives the report's RR per question; trec_eval gives it with ``-c`` (a question a method ranks
+    nothing for is absent from its run and counts 0). ValueError when an id holds whitespace."""
+    columns = ["question_id", *(c for ranked, _, gold in TREC_LEVELS.values() for c in (ranked, gold))]
+    spaced = next((i for col in columns if col in rankings for cell in rankings[col]
+                   for i in (cell if isinstance(cell, (list, tuple)) else [cell]) if re.search(r"\s", str(i))), None)
+    if spaced is not None:
+        raise ValueError(f"the id {spaced!r} holds whitespace, which a TREC file cannot")
+    files = {}
+    for level, (ranked, scored, gold) in TREC_LEVELS.items():
+        if ranked not in rankings or gold not in rankings:
+            continue
+        files[f"trec/qrels.{level}.txt"] = _trec_qrels(rankings, ranked, gold, judge_misses=level == "sessions")
+        for method, rows in rankings.groupby("method", sort=False):
+            suffix = ".run" if level == "sessions" else ".notes.run"
+            files[f"trec/{trec_name(method)}{suffix}"] = _trec_run(rows, ranked, scored, trec_name(method))
+    return files
