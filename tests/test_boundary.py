@@ -196,3 +196,14 @@ def test_a_failing_evidence_is_said_on_its_page_and_the_run_is_saved(tmp_path, c
     page = pages[0].read_text()
     assert "NoEvidence.evidence() failed: RuntimeError: evidence broke" in page
     assert "BM25 over" in page or "terms" in page  # BM25's own evidence still shows
+
+
+def test_an_evidence_that_is_no_evidence_is_said_too(clean_registry):
+    class WrongEvidence(spoilt(lambda s: s)):
+        def evidence(self, text, note, *, asked_on=None):
+            return "a string"
+
+    tg.register_method("WrongEvidence", WrongEvidence)
+    explanation = make_retriever("WrongEvidence", make_store(HAND_ROWS)).explain("dog", "s2#0")
+    assert explanation.reason.endswith("WrongEvidence.evidence() failed: TypeError: returned str, not a "
+                                       "taggraph.Evidence")

@@ -328,6 +328,8 @@ class Retriever:
         retrieved = rank is not None and rank <= k
         try:
             ev = self.evidence(text, note, asked_on=asked_on)
+            if not isinstance(ev, Evidence):
+                raise TypeError(f"returned {type(ev).__name__}, not a taggraph.Evidence")
         except Exception as exc:  # a page states it and goes on: the other methods' evidence still shows
             ev = Evidence(summary=f"{self.name}.evidence() failed: {type(exc).__name__}: {one_line(exc)}")
         score = float(scores.get(note.index, 0.0))
