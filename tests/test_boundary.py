@@ -77,8 +77,8 @@ def test_a_broken_score_is_one_line_naming_method_question_and_fix(kind, cases, 
 
 def test_an_overflowing_in_range_parameter_is_refused_like_any_other_breach(cases):
     """BM25's k1 has no upper bound; 1e308 overflows to inf scores (MRR 0.20 before, without a word)."""
-    with pytest.raises(MethodError, match=r"^method 'BM25', question 'demo_q0\d': .*notes a score that is not finite \(first: note \d+, "
-                                          r"inf\).*overflows"):
+    with pytest.raises(MethodError, match=r"^method 'BM25', question 'demo_q0\d': .*notes a score that is not "
+                                          r"finite \(first: note \d+, inf\).*overflows"):
         run_bench(cases[:2], ["BM25"], extractor="none", method_params={"BM25": {"k1": 1e308}})
 
 

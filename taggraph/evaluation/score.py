@@ -9,7 +9,8 @@ Four sources, detected per path:
 - TREC run format, one line per retrieved item: ``question_id Q0 docid rank score run_name``
   (whitespace-separated), read as trec_eval reads it: items ordered by score descending (in single
   precision, as trec_eval holds scores), ties by docid descending (trec_eval's rule, which ir-measures
-  and pytrec_eval share); the rank column is not used. A docid ranked twice for one question is an InputError, as trec_eval refuses it.
+  and pytrec_eval share); the rank column is not used. A docid ranked twice for one question is an
+  InputError, as trec_eval refuses it.
   The run name (6th column) names the method;
 - JSONL, one object per question: ``{"question_id": ..., "ranked_session_ids": [...]}``,
   optionally ``"ranked_note_ids"`` and ``"method"``; without "method" the file name

@@ -36,7 +36,8 @@ from taggraph.retrieval.registry import with_registered
 from taggraph.store import MemoryStore
 
 RANKING_COLUMNS = ["question_id", "question_type", "method", "ranked_session_ids", "gold_session_ids",
-                   "ranked_note_ids", "gold_note_ids", "abstention", "ranked_scores", "ranked_session_scores", "tied_beyond_depth"]
+                   "ranked_note_ids", "gold_note_ids", "abstention", "ranked_scores", "ranked_session_scores",
+                   "tied_beyond_depth"]
 _EXTRACTORS: dict[tuple, Any] = {}
 
 

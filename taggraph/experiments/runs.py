@@ -3,9 +3,9 @@
 A bench run folder holds summary.csv, per_type.csv, rankings.csv, timings.csv,
 stores.csv, any benchmark table, the report pages the caller rendered (report.md,
 report.html), the rankings as TREC runs and qrels under trec/
-(`taggraph.evaluation.score.trec_files`; run.json's ``trec`` lists them) and run.json. A run is written into a temporary sibling folder and
-renamed into place at the end, run.json last, so a folder named like the run is
-always a finished run; a failed write leaves no folder that looks finished. The
+(`taggraph.evaluation.score.trec_files`; run.json's ``trec`` lists them) and run.json.
+A run is written into a temporary sibling folder and renamed into place at the end,
+run.json last, so a folder named like the run is always a finished run; a failed write leaves no folder that looks finished. The
 rename never deletes what it finds: a run that another process finished at the
 same name meanwhile is replaced only with `force`, and only a run folder (one
 with our run.json) ever is; otherwise the finished run is kept beside it and the

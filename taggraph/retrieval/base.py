@@ -106,9 +106,10 @@ def checked_scores(method: str, scores: Any, notes: int) -> dict[int, float]:
             not_finite += 1
             first = first or (idx, value)
     if not_finite:
-        raise MethodError(method, f"score() gave {not_finite} note{'s' * (not_finite > 1)} a score that is not finite (first: note "
-                                  f"{first[0]}, {first[1]}); leave out the notes the method does not reach, and "
-                                  f"look for a parameter so large that the arithmetic overflows")
+        notes_ = f"{not_finite} note{'s' * (not_finite > 1)}"
+        raise MethodError(method, f"score() gave {notes_} a score that is not finite (first: note {first[0]}, "
+                                  f"{first[1]}); leave out the notes the method does not reach, and look for a "
+                                  f"parameter so large that the arithmetic overflows")
     return scores
 
 
