@@ -24,6 +24,7 @@ from taggraph.evaluation.metrics import per_type, score_rankings, summarize
 from taggraph.evaluation.score import external_rankings
 from taggraph.errors import ServerError
 from taggraph.evaluation.significance import compare
+from taggraph.evaluation.verdicts import component_verdicts
 from taggraph.experiments.runner import MemoryRun, build_store, extractor_for, group_by_history, parallel_map
 from taggraph.experiments.vocabulary import store_stats
 from taggraph.extraction import Extractor, check_portable, extractor_spec
@@ -84,10 +85,8 @@ class BenchResult:
 
     @cached_property
     def verdicts(self) -> dict[str, list[str]]:
-        """`experiments.ablation.component_verdicts` of the rankings, computed once for the terminal and
+        """`evaluation.verdicts.component_verdicts` of the rankings, computed once for the terminal and
         both reports (each is a paired randomization test per ablation)."""
-        from taggraph.experiments.ablation import component_verdicts  # ablation imports this module
-
         return component_verdicts(self.rankings)
 
 
