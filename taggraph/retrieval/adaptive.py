@@ -184,9 +184,9 @@ class AdaptiveGraph(Retriever):
         inflow = into(target)
         walk: dict[tuple[str, str], None] = {}
         for _, u in inflow[:width]:
-            v, seen = target, {target}
+            v, seen, chain = target, {target}, []
             while True:
-                walk[names[u], names[v]] = None
+                chain.append((names[u], names[v]))
                 if s[u] > 0 or len(seen) > length or u in seen:
                     break
                 seen.add(u)
@@ -194,6 +194,7 @@ class AdaptiveGraph(Retriever):
                 if best is None:
                     break
                 v, u = u, best
+            walk.update(dict.fromkeys(reversed(chain)))  # read from where the mass came towards the note
         teleport = float((self.params.alpha * x[dangling].sum() + 1 - self.params.alpha) * s_norm[target] / mass)
         flows = [{"from": names[u], "flow": float(f), "share": float(f / mass)} for f, u in inflow[:width]]
         return [list(e) for e in walk], flows, teleport

@@ -205,6 +205,17 @@ def _chain(nodes: Sequence[str], store: MemoryStore) -> str:
     return " → ".join(spans)
 
 
+def walk_routes(edges: Sequence[Sequence[str]]) -> list[list[str]]:
+    """A walk's (from, to) edges as routes of nodes, an edge that starts where the last route ended extending it."""
+    routes: list[list[str]] = []
+    for a, b in edges:
+        if routes and routes[-1][-1] == a:
+            routes[-1].append(b)
+        else:
+            routes.append([a, b])
+    return routes
+
+
 def _value_html(key: str, value: Any, store: MemoryStore) -> str:
     """Render one details entry; path lists as chains of `store`'s node names, score maps as tables, the rest
     as JSON."""
@@ -218,6 +229,13 @@ def _value_html(key: str, value: Any, store: MemoryStore) -> str:
         items = [f"<li>seed <b>{html.escape(_concept(p['seed'], store))}</b> (teleport mass {_number(p['seed_mass'])}, "
                  f"flow ≈ {_number(p['flow_estimate'])}): {_chain(p['path'], store)}</li>" for p in value]
         return f"<ul>{''.join(items)}</ul>" if items else "<i>no seed tag connects to the note</i>"
+    if key == "walk":  # the method's own walk: its (from, to) edges, read as routes
+        routes = walk_routes(value)
+        return "<ul>" + "".join(f"<li>{_chain(r, store)}</li>" for r in routes) + "</ul>" if routes else \
+            "<i>no edge walked to this note</i>"
+    if key == "walk_breaks":
+        items = [f"<li>✕ {_chain([b['node']], store)}: {html.escape(b['why'])}</li>" for b in value]
+        return f"<ul>{''.join(items)}</ul>" if items else "<i>none</i>"
     if isinstance(value, Mapping) and value and all(isinstance(v, (int, float, str)) for v in value.values()):
         items = value.items()
         if all(isinstance(v, (int, float)) for v in value.values()):  # a score map: largest first
