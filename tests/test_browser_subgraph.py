@@ -210,3 +210,21 @@ def test_each_method_draws_its_own_walk_and_where_it_stops(walk_page, tmp_path):
     assert basic["stops"] == [] and "Its own walk to it (thick)" in basic["walk"]
     # BM25 walks no graph: nothing thick, its own evidence in words
     assert bm25["thick"] == [] and "does not walk the graph" in bm25["walk"] and "'trail'" in bm25["walk"]
+
+
+def test_the_ring_counts_sessions_as_the_verdict_does(tmp_path):
+    """demo_q06 under BM25: gold note demo_s24#0 is note 6 but its session is 5th (two notes above share a
+    session); the side panel says 'session rank 5 ... in the top 5', and so does its ring."""
+    case = next(c for c in load_dataset(DEMO_DATA) if c.case_id == "demo_q06")
+    store = build_store(case, "offline-v2")
+    retrievers = build_retrievers(store, ["BM25"])
+    page = save_graph_html(tmp_path / "demo_q06.graph.html", store, question=case.question,
+                           gold_note_ids=gold_notes(case, store), neighbourhood_of=case.question, top_k=5,
+                           retrievers=retrievers, asked_on=case.question_date,
+                           results_by_method=retrieve_all(store, case.question, retrievers, asked_on=case.question_date))
+    state, _ = probe(tmp_path, page, "#note=demo_s24%230")
+    assert state["whyVerdict"] == ["hit", "session rank 5 (note rank 6): in the top 5 by sessions"]
+    ringed = {node: (label, ring) for node, label, ring in state["ringed"]["BM25"]}
+    assert ringed["file:demo_s24#0"] == ("demo_s24#0  session #5", "#d62728")
+    sessions = [re.fullmatch(r"\S+  session #([1-5])", label).group(1) for label, _ in ringed.values()]
+    assert len(set(sessions)) == len(sessions)  # one ringed note per top-5 session
