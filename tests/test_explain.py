@@ -2,6 +2,7 @@ import html
 import re
 
 import pandas as pd
+import pytest
 import typer
 from typer.testing import CliRunner
 
@@ -245,3 +246,46 @@ def test_the_pages_rule_agrees_with_the_report_on_every_demo_question():
             assert place.tie == (first is not None and first <= 5 and row["Success@5_tieavg"] < 1), (case.case_id, m)
             ties += place.tie
     assert ties >= 2  # demo_q07 and demo_q08 have some
+
+
+TWO_TURNS = [  # gold session s2: its gold note (the answer turn) says little; its other turn names the breed
+    ("s1", "I do yoga every morning.", "Yoga helps.", {"what": ["activity/yoga"]}),
+    ("s2", "My dog Max came home today.", "Welcome, Max!", {"what": ["pet/dog"]}),
+    ("s2", "He is a beagle, a real beagle.", "Beagles are friendly.", {"extra": ["breed/beagle"]}),
+    ("s3", "Can you give me a pasta recipe?", "Boil the pasta.", {"what": ["food/pasta"]}),
+]
+
+
+def test_a_gold_session_is_explained_by_the_note_that_gave_it_its_rank():
+    """BM25 ranks session s2 first by its note s2#1 ('beagle'); its gold note s2#0 ranks lower. Both pages explain
+    s2#1 and name the gold note beside it."""
+    from conftest import make_store
+    from taggraph.retrieval import make_retriever
+    from taggraph.viz.graphview import graph_html
+
+    store = make_store(TWO_TURNS)
+    page = explain_html(store, "beagle", "s2#0", ["BM25"], gold=["s2#0"])
+    summary = re.search(r"<table class='summary'>.*?</table>", page, re.S).group(0)
+    assert re.search(r"<td class='v'>1 \(s2#1\)</td>", summary)
+    assert "explains <code>s2#1</code>, the best-ranked note of gold session s2" in page
+    assert "gold notes: <code>s2#0</code> (note rank –)" in page  # BM25 does not rank it: no shared term
+    retrievers = {"BM25": make_retriever("BM25", store)}
+    graph = graph_html(store, question="beagle", gold_note_ids=["s2#0"], retrievers=retrievers,
+                       results_by_method={"BM25": retrievers["BM25"].query("beagle")})
+    walk = re.search(r'"walkText": (\{.*?\})', graph).group(1)
+    assert "note s2#1 gives gold session s2 its rank (note rank 1, session rank 1)" in walk
+    assert "the session's gold notes: s2#0 (note rank –)" in walk
+
+
+@pytest.mark.realdata
+def test_s_dev_09d032c9_names_the_note_that_gave_the_gold_session_its_rank():
+    """S dev 09d032c9, TagGraph-Basic: gold session answer_b10dce5e ranks 12th by its note #8 (note rank 20), not by
+    its gold note #0 (note rank 181)."""
+    from conftest import shared_file
+
+    case = next(c for c in load_dataset(shared_file("longmemeval_s_dev.json.gz")) if c.case_id == "09d032c9")
+    store = build_store(case, "offline-v2")
+    gold = gold_notes(case, store)
+    page = explain_html(store, case.question, gold[0], ["TagGraph-Basic"], gold=gold, asked_on=case.question_date)
+    assert "<td class='v'>20 (answer_b10dce5e#8)</td><td class='v session'>12</td>" in page
+    assert "<code>answer_b10dce5e#0</code> (note rank 181)" in page

@@ -17,6 +17,7 @@ from __future__ import annotations
 import html
 import importlib.util
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -369,6 +370,19 @@ def session_words(ranking: Sequence[tuple[int, float]], store: MemoryStore, own:
     return text
 
 
+def rank_giver(ranking: Sequence[tuple[int, float]], store: MemoryStore, note_id: str, gold: Sequence[str]
+               ) -> tuple[str, list[tuple[str, int | None]]]:
+    """(the best-ranked note of gold note `note_id`'s session in `ranking`, the one that gives the session its
+    rank as the metrics count sessions; the session's other gold notes with their note ranks, None when not
+    ranked). A note that is not gold stands for itself."""
+    if note_id not in gold:
+        return note_id, []
+    sid = store.by_id[note_id].session_id
+    order = {store.notes[i].note_id: r for r, (i, _) in enumerate(ranking, 1)}
+    best = min((n.note_id for n in store.notes if n.session_id == sid), key=lambda n: order.get(n, math.inf))
+    return best, [(g, order.get(g)) for g in gold if g != best and store.by_id[g].session_id == sid]
+
+
 def links_html(links: Mapping[str, str] | None) -> str:
     """'See also' links between a question's pages (explain, graph, the run's report): {label: href}."""
     if not links:
@@ -400,20 +414,31 @@ def explain_html(store: MemoryStore, question: str, note_id: str, methods: Metho
     rows, sections = [], []
     for m, e in exps.items():
         ranking = retrievers[m].rank(question, n, asked_on=asked_on)
+        shown_id, others = rank_giver(ranking, store, note_id, gold)
+        if shown_id != note_id:  # the session's rank comes from another of its gold notes: explain that one
+            e = retrievers[m].explain(question, shown_id, depth, asked_on=asked_on)
         place = ranking_place(ranking, store, {note.session_id}, k, depth)
         words, cls = verdict(e, place, k, depth, n)
+        giver = (f"explains <code>{html.escape(shown_id)}</code>{' (gold)' if shown_id in gold else ''}, the "
+                 f"best-ranked note of gold session {html.escape(note.session_id)}: it gives the session its rank"
+                 + ("; " if others else "") if shown_id != note_id else "")
+        giver += (f"the session's {'other ' if shown_id in gold else ''}gold notes: " + ", ".join(
+            f"<code>{html.escape(o)}</code> (note rank {r or '–'})" for o, r in others) if others else "")
+        giver_html = f"<p class='giver'>{giver}</p>" if giver else ""
         sessions = html.escape(session_words(ranking, store, place, gold, k, depth))
         fallback = e.evidence.fallback
         fb_html = f"<p class='fallback'><b>Fallback:</b> {html.escape(fallback)}</p>" if fallback else ""
         rows.append(f"<tr class='{cls}'><td>{html.escape(m)}</td><td class='verdict'>{html.escape(words)}</td>"
-                    f"<td class='v'>{e.rank or '–'}</td><td class='v session'>{sessions}</td>"
+                    f"<td class='v'>{e.rank or '–'}"
+                    + (f" ({html.escape(shown_id)})" if shown_id != note_id else "")
+                    + f"</td><td class='v session'>{sessions}</td>"
                     f"<td class='v'>{_number(e.score)}</td><td>{html.escape(evidence_text(e))}"
                     + (f" <span class='fb'>(fallback: {html.escape(fallback)})</span>" if fallback else "")
                     + "</td></tr>")
         details = "".join(f"<dt>{html.escape(key.replace('_', ' '))}</dt><dd>{_value_html(key, v, store)}</dd>"
                           for key, v in e.details.items()) + _outranked_html(ranking, store, e, k)
         sections.append(f"<section class='{cls}'><h2>{html.escape(m)}: {html.escape(words)}</h2>"
-                        f"<p class='ranks'>note rank {e.rank or '–'} · session rank {sessions}</p>"
+                        f"<p class='ranks'>note rank {e.rank or '–'} · session rank {sessions}</p>{giver_html}"
                         f"<p><b>{'Evidence' if e.evidence.summary else 'Why'}:</b> "
                         f"{html.escape(evidence_text(e))}</p>{fb_html}"
                         f"<details{'' if cls == 'hit' else ' open'}><summary>all details</summary>"

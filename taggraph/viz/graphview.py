@@ -275,11 +275,11 @@ def _edge(a: str, b: str) -> tuple[str, str]:
     return tuple(sorted((a, b)))
 
 
-def best_gold(ranking: Ranking, gold: Sequence[str]) -> str | None:
-    """The best-ranked of the `gold` notes in a ranking: the one that gives the first gold session its rank."""
-    order = {n: i for i, (n, _) in enumerate(ranking)}
-    ranked = [g for g in gold if g in order]
-    return min(ranked, key=order.__getitem__) if ranked else (gold[0] if gold else None)
+def rank_giver(store: MemoryStore, ranking: Ranking, gold: Sequence[str]) -> str | None:
+    """The note that gives the first gold session its rank: the best-ranked note of any of the `gold` notes'
+    sessions (gold or not, as the metrics count sessions); the first gold note when none is ranked."""
+    sessions = {store.by_id[g].session_id for g in gold}
+    return next((n for n, _ in ranking if store.by_id[n].session_id in sessions), gold[0] if gold else None)
 
 
 @dataclass
@@ -296,14 +296,16 @@ class Explained:
 
 def explained_subgraph(store: MemoryStore, ug: nx.Graph, matched: Iterable[str], gold: Sequence[str],
                        rankings: Mapping[str, Ranking],
-                       explanations: Mapping[str, Mapping[str, Explanation]] | None, k: int) -> Explained:
+                       explanations: Mapping[str, Mapping[str, Explanation]] | None, k: int,
+                       givers: Mapping[str, str | None] | None = None) -> Explained:
     """The nodes that explain why the methods that miss (`missed_by`; every method when none does) rank
     the gold notes where they do: the question's matched concepts, every gold note, the first `k` notes
     each such method ranks above its first gold note, the edges each method says it walked (its
     explanation's ``walk``: all of them to the gold notes, the first route to the others) and where its
     walk to a gold note stopped (``walk_breaks``), and, for every one of these notes, a shortest path from
     the matched concepts (the question's possible link, 'question concept -> tag -> topic -> note') or
-    else its topic."""
+    else its topic. `givers`: method -> the note that gives its first gold session its rank (`rank_giver`),
+    walked like a gold note."""
     gold = [g for g in gold if g in store.by_id]
     methods = missed_by(store, rankings, gold, k) or list(rankings)
     matched = [c for c in matched if c in ug]
@@ -323,7 +325,8 @@ def explained_subgraph(store: MemoryStore, ug: nx.Graph, matched: Iterable[str],
         targets[m] = [n for n in ranking[:first] if n not in gold][:k]
     for m in rankings:
         by_note = (explanations or {}).get(m, {})
-        for note in gold:
+        giver = (givers or {}).get(m)
+        for note in dict.fromkeys([*gold, *([giver] if giver else [])]):
             walk(walk_of(by_note.get(note)) or [], m)
             for b in (by_note[note].details.get("walk_breaks") or []) if note in by_note else []:
                 if b["node"] in ug:
@@ -333,7 +336,8 @@ def explained_subgraph(store: MemoryStore, ug: nx.Graph, matched: Iterable[str],
             walk(walk_of(by_note.get(note), file_node(note)) or [], m)
     linked = _question_links(ug, matched)
     possible: set[tuple[str, str]] = set()
-    for note in dict.fromkeys([file_node(g) for g in gold] + [file_node(n) for t in targets.values() for n in t]):
+    for note in dict.fromkeys([file_node(g) for g in gold] + [file_node(n) for n in (givers or {}).values() if n]
+                              + [file_node(n) for t in targets.values() for n in t]):
         if note in linked:
             nodes.extend(linked[note])
             possible.update(_edge(a, b) for a, b in zip(linked[note], linked[note][1:]))
@@ -476,9 +480,11 @@ def graph_html(store: MemoryStore, question: str | None = None,
     paths = _paths_to(ug, matched, targets)
     keep = _select(ug, seeds, hops, max_nodes, highlighted | matched, paths)
     near_top = {n for r in rankings.values() for n, _ in r[:top_k + len(gold)]}
-    wanted = [n.note_id for n in store.notes if file_node(n.note_id) in keep or n.note_id in gold | near_top]
+    best = {m: rank_giver(store, r, gold_order) for m, r in rankings.items()}
+    wanted = [n.note_id for n in store.notes
+              if file_node(n.note_id) in keep or n.note_id in gold | near_top | set(best.values())]
     explanations = file_explanations(store, question, retrievers, wanted, asked_on) if retrievers and question else None
-    explained = (explained_subgraph(store, ug, sorted(matched), gold_order, rankings, explanations, top_k)
+    explained = (explained_subgraph(store, ug, sorted(matched), gold_order, rankings, explanations, top_k, best)
                  if question and gold else None)
     sub = explained.nodes if explained else []
     places = {m: {n: gold_rank(store, r, n, top_k) for n in gold_order} for m, r in rankings.items()}
@@ -558,9 +564,8 @@ def graph_html(store: MemoryStore, question: str | None = None,
     chosen = next((m for m in (explained.methods if explained else ()) if m in ranks), None)
     options_html = "".join(f"<option{' selected' if m == chosen else ''}>{html.escape(m)}</option>" for m in ranks)
     options_html += "<option value=''>(none)</option>"
-    best = {m: best_gold(r, gold_order) for m, r in rankings.items()}
     walk_texts = {m: walk_text(store, names, m, (explanations or {}).get(m, {}).get(best[m]), best[m], gold_order,
-                               places[m], explained) for m in rankings} if explained else {}
+                               rankings[m], top_k, explained) for m in rankings} if explained else {}
     payload = {"nodes": nodes, "edges": edges, "options": json.loads(options), "hit": HIT_BORDER, "tie": TIE_BORDER,
                "path": PATH_COLOUR, "possibleColour": POSSIBLE_COLOUR, "brk": BREAK_BORDER, "bestGold": best,
                "walkText": walk_texts,
@@ -578,17 +583,18 @@ def graph_html(store: MemoryStore, question: str | None = None,
 
 
 def walk_text(store: MemoryStore, names: Mapping[str, str], method: str, e: Explanation | None, note: str | None,
-              gold: Sequence[str], places: Mapping[str, dict], explained: Explained, shown: int = 4) -> str:
-    """The header's line for `method`: the gold note that gives its first gold session its rank (and the other
-    gold notes of that session), then its own walk to it (thick), where that walk stops (✕) and why, or, for a
-    method that does not walk the graph, its own evidence."""
+              gold: Sequence[str], ranking: Ranking, k: int, explained: Explained, shown: int = 4) -> str:
+    """The header's line for `method`: the note that gives its first gold session its rank (`rank_giver`) and
+    the session's other gold notes, then its own walk to that note (thick), where the walk stops (✕) and why,
+    or, for a method that does not walk the graph, its own evidence."""
     if note is None:
         return ""
     same = [g for g in gold if g != note and store.by_id[g].session_id == store.by_id[note].session_id]
-    head = f"Under {method}, gold note {note} gives its session its rank ({places[note]['text'].split(': ', 1)[1]})"
+    head = (f"Under {method}, {'gold ' if note in gold else ''}note {note} gives gold session "
+            f"{store.by_id[note].session_id} its rank ({gold_rank(store, ranking, note, k)['text'].split(': ', 1)[1]})")
     if same:
-        head += "; other gold notes of that session: " + ", ".join(
-            f"{g} (note rank {places[g]['note'] or '–'})" for g in same)
+        head += f"; the session's {'other ' if note in gold else ''}gold notes: " + ", ".join(
+            f"{g} (note rank {gold_rank(store, ranking, g, k)['note'] or '–'})" for g in same)
     walk = walk_of(e)
     if e is None:
         return head + "."
