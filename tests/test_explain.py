@@ -119,13 +119,15 @@ def test_one_tie_order_rule_on_notes_and_sessions():
 
 
 def test_the_explain_verdict_counts_sessions_as_the_report_does():
-    """demo_q11: AdaptiveGraph ranks the gold note 11th but its session 4th; Success@5 counts it a hit."""
+    """demo_q11: AdaptiveGraph ranks the gold note 11th but its session 4th, by the session's note demo_s41#1 (4th);
+    Success@5 counts it a hit, and the page explains demo_s41#1."""
     case = next(c for c in load_dataset(DEMO_DATA) if c.case_id == "demo_q11")
     store = build_store(case, "offline-v2")
     page = explain_html(store, case.question, gold_notes(case, store)[0], ["AdaptiveGraph"], gold=gold_notes(case, store),
                         asked_on=case.question_date)
-    assert ("<tr class='hit'><td>AdaptiveGraph</td><td class='verdict'>session rank 4 (note rank 11): in the top 5 "
-            "by sessions</td>") in page
+    assert ("<tr class='hit'><td>AdaptiveGraph</td><td class='verdict'>session rank 4 (note rank 4): in the top 5 "
+            "by sessions</td><td class='v'>4 (demo_s41#1)</td>") in page
+    assert "gold notes: <code>demo_s41#0</code> (note rank 11)" in page
 
 
 def test_tfidf_overlap_outside_the_traversal_is_named(hand_store):
