@@ -536,6 +536,7 @@ def graph_html(store: MemoryStore, question: str | None = None,
         net.add_edge(a, b, id=f"{a}|{b}", color=colour, base=colour, dashes=dashes, title=kind, width=1,
                      whole=(a, b) in whole_edges, sub=(a, b) in sub_edges,
                      walk=explained.paths.get((a, b), []) if explained else [],
+                     walkOnly=not ug.has_edge(a, b),  # drawn only under the method that walked it
                      possible=bool(explained) and (a, b) in explained.possible)
     net.options = {"physics": {"enabled": False}, "edges": {"smooth": False},
                    "interaction": {"hover": True, "tooltipDelay": 120},
@@ -551,7 +552,8 @@ def graph_html(store: MemoryStore, question: str | None = None,
     legend = " ".join(f"<span style='color:{c}'>{sym}</span> {k}" for k, (c, _, sym) in KIND_STYLE.items())
     edges_legend = " ".join(f"<span class='edge' style='border-top:2px {'dashed' if d else 'solid'} {c}'></span>"
                             f" {k.replace('_', '–')}" for k, (c, d) in EDGE_STYLE.items()
-                            if k != "chronological" or chronological)
+                            if k != "chronological" or chronological
+                            or any(not ug.has_edge(a, b) for a, b in whole_edges | sub_edges))
     edges_legend += (f" <span class='edge' style='border-top:4px solid {PATH_COLOUR}'></span> the chosen method's own "
                      f"walk (the edges its explanation names) <span class='edge' style='border-top:2px dashed "
                      f"{POSSIBLE_COLOUR}'></span> a path from the question the chosen method did not take")
@@ -711,7 +713,8 @@ function highlight(method) {
   }));
   edges.update(edges.get().map(function (e) {
     var on = e.walk.indexOf(method) >= 0, maybe = !on && e.possible && !!method;
-    return {id: e.id, width: on ? 4 : maybe ? 2 : 1, color: on ? DATA.path : maybe ? DATA.possibleColour : e.base,
+    return {id: e.id, hidden: e.walkOnly && !on, width: on ? 4 : maybe ? 2 : 1,
+            color: on ? DATA.path : maybe ? DATA.possibleColour : e.base,
             dashes: on ? false : maybe ? [6, 4] : e.baseDashes,
             title: on ? method + "'s own walk" : maybe ? "a path from the question " + method + " did not take" : e.kind};
   }));
