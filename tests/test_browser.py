@@ -5,6 +5,7 @@ Needs a Chromium binary (Debian: ``apt-get install -y chromium``); skipped other
 export test also needs esbuild, which it installs with npm when none is found (skipped without npm).
 """
 
+import html
 import json
 import os
 import re
@@ -295,8 +296,10 @@ def test_miss_pages_show_the_session_rank_the_report_counts(tmp_path):
         above = re.findall(r'outranked by \(the notes above it, up to 5\)</dt><dd><table class="outranked">(.*?)</table>',
                            page, re.S)
         for block in above:
-            rows = re.findall(r"<tr><td>(\d+)</td><td><code>[^<]+</code></td><td>[^<]+</td><td class=\"v\">[\d.e+-]+</td>",
+            rows = re.findall(r"<tr><td>(\d+)</td><td><a href=\"[^\"]+#note=[^\"]+\"><code>[^<]+</code></a></td><td>[^<]+</td>"
+                              r"<td class=\"text\">[^<]*</td><td class=\"v\">[\d.e+-]+</td><td class=\"v\">(?:tie|\+[\d.e+-]+)</td>",
                               block)
+            assert rows, link
             assert rows[:5] == [str(r) for r in range(1, min(5, len(rows)) + 1)]
     assert checked >= 4 and {"hit", "tie"} <= seen, seen
 
@@ -323,3 +326,30 @@ def test_explain_page_judges_the_session_rank_as_the_report_counts(tmp_path):
         dom = dump_dom(tmp_path, page)
         assert f'<tr class="{cls}"><td>{method}</td><td class="verdict">{words}</td>' in dom
         assert f'<section class="{cls}"><h2>{method}: {words}</h2>' in dom
+
+
+def test_outranked_rows_show_the_notes_text_a_link_and_say_tie_at_an_equal_score(tmp_path):
+    """demo_q12 under TagGraph-Stopwords scores every note 0: the notes above the gold note are there by note order,
+    'tie', not '+0'; each row starts the note's text and links to it on the graph page."""
+    from taggraph.config import DEMO_DATA
+    from taggraph.datasets import load_dataset
+    from taggraph.experiments.runner import build_store
+    from taggraph.viz.explain import gold_notes
+
+    case = next(c for c in load_dataset(DEMO_DATA) if c.case_id == "demo_q12")
+    store = build_store(case, "offline-v2")
+    gold = gold_notes(case, store)
+    page = tmp_path / "demo_q12.explain.html"
+    atomic_write(page, explain_html(store, case.question, gold[0], ["TagGraph-Stopwords", "BM25"], gold=gold,
+                                    asked_on=case.question_date, links={"graph page": "demo_q12.graph.html"}))
+    dom = dump_dom(tmp_path, page)
+    blocks = re.findall(r'outranked by \(the notes above it, up to 5\)</dt><dd><table class="outranked">(.*?)</table>',
+                        dom, re.S)
+    stopwords, bm25 = blocks
+    first = store.notes[0]
+    assert re.search(rf'<a href="demo_q12.graph.html#note={re.escape(first.note_id.replace("#", "%23"))}"><code>'
+                     rf'{re.escape(first.note_id)}</code></a>', stopwords)
+    assert html.escape(first.user.split()[0]) in stopwords
+    margins = re.findall(r'<td class="v">(tie|\+[^<]*)</td></tr>', stopwords)
+    assert margins and set(margins) == {"tie"}
+    assert all(m != "+0" and (m == "tie" or float(m) > 0) for m in re.findall(r'<td class="v">(tie|\+[^<]*)</td></tr>', bm25))

@@ -54,6 +54,15 @@ select.value = out.method; select.dispatchEvent(new Event("change"));
 if (!out.focused) {
   whole.click(); out.wholeN = nodes.length; whole.click(); out.backN = nodes.length;
 }
+out.clicked = {};  /* under each method, a click on each tag and topic node: what the side panel then says */
+DATA.methods.forEach(function (m) {
+  select.value = m; select.dispatchEvent(new Event("change")); out.clicked[m] = {};
+  nodes.get({filter: function (n) { return n.kind === "tag" || n.kind === "topic"; }}).forEach(function (n) {
+    network.emit("click", {nodes: [n.id], edges: [], event: {}, pointer: {}});
+    out.clicked[m][n.id] = [document.getElementById("why-title").textContent,
+                            document.getElementById("why-verdict").textContent, document.getElementById("why-text").textContent];
+  });
+});
 return out;
 """
 
@@ -229,3 +238,17 @@ def test_the_ring_counts_sessions_as_the_verdict_does(tmp_path):
     assert ringed["file:demo_s24#0"] == ("demo_s24#0  session #5", "#d62728")
     sessions = [re.fullmatch(r"\S+  session #([1-5])", label).group(1) for label, _ in ringed.values()]
     assert len(set(sessions)) == len(sessions)  # one ringed note per top-5 session
+
+
+def test_clicking_a_tag_or_topic_node_shows_its_notes_and_where_the_walk_stops(walk_page, tmp_path):
+    page, [gold] = walk_page
+    state, _ = probe(tmp_path, page)
+    clicked = state["clicked"]["TagGraph-Stopwords"]
+    title, stop, text = clicked["concept:activity/travel/hiking"]
+    assert title == "what:travel/hiking · TagGraph-Stopwords"
+    assert stop.startswith("✕ the walk stops here: query token 'hiking'") and gold in text
+    assert all(text.startswith("Notes under it") or text == "No note carries it directly."
+               for _, _, text in clicked.values())
+    topic = next(t for t in clicked if t.startswith("topic:") and gold in clicked[t][2])
+    assert clicked[topic][1] == ""  # no stop there
+    assert state["clicked"]["TagGraph-Basic"]["concept:activity/travel/hiking"][1] == ""  # Basic walks on

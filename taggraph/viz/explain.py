@@ -22,6 +22,7 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
+from urllib.parse import quote
 
 import pandas as pd
 
@@ -34,6 +35,7 @@ from taggraph.retrieval import (DEFAULT_DEPTH, PAPER_METHODS, Explanation, Resul
                                 registered_methods)
 from taggraph.atomic import atomic_write
 from taggraph.store import MemoryStore
+from taggraph.text import snippet
 from taggraph.viz.names import node_name
 
 _KIND_COLOUR = {"concept": "#4c78a8", "topic": "#f58518", "file": "#2a8f87"}
@@ -328,10 +330,12 @@ def evidence_text(e: Explanation) -> str:
     return text.replace(f" (fallback: {fallback})", "") if fallback else text
 
 
-def _outranked_html(ranking: Sequence[tuple[int, float]], store: MemoryStore, e: Explanation, k: int) -> str:
+def _outranked_html(ranking: Sequence[tuple[int, float]], store: MemoryStore, e: Explanation, k: int,
+                    graph_href: str | None = None) -> str:
     """The notes ranked above this one (`ranking`: the method's (note index, score) in rank order) up to
-    `k`, then, when more lie between, their count and the note just above it; with session, score and
-    margin. For a note not ranked at all: the top k."""
+    `k`, then, when more lie between, their count and the note just above it; with session, the start of
+    the note's text, score and margin ('tie' at an equal score: there by note order); each note links to
+    it on the graph page when `graph_href` is given. For a note not ranked at all: the top k."""
     above = ranking[:e.rank - 1] if e.rank else ranking[:k]
     if not above:
         return ""
@@ -339,17 +343,21 @@ def _outranked_html(ranking: Sequence[tuple[int, float]], store: MemoryStore, e:
 
     def row(rank: int, idx: int, score: float) -> str:
         note = store.notes[idx]
-        return (f"<tr><td>{rank}</td><td><code>{html.escape(note.note_id)}</code></td>"
-                f"<td>{html.escape(note.session_id)}</td><td class='v'>{_number(score)}</td>"
-                f"<td class='v'>+{_number(score - e.score)}</td></tr>")
+        name = f"<code>{html.escape(note.note_id)}</code>"
+        if graph_href:
+            name = f"<a href='{html.escape(graph_href + '#note=' + quote(note.note_id), quote=True)}'>{name}</a>"
+        margin = "tie" if score == e.score else f"+{_number(score - e.score)}"
+        return (f"<tr><td>{rank}</td><td>{name}</td>"
+                f"<td>{html.escape(note.session_id)}</td><td class='text'>{html.escape(snippet(note.user, 90))}</td>"
+                f"<td class='v'>{_number(score)}</td><td class='v'>{margin}</td></tr>")
 
     rows = [row(r, i, s) for r, (i, s) in shown]
     if len(above) > k + 1:
-        rows.insert(k, f"<tr class='gap'><td colspan='5'>… {len(above) - k - 1} more notes, ranks {k + 1}–"
+        rows.insert(k, f"<tr class='gap'><td colspan='6'>… {len(above) - k - 1} more notes, ranks {k + 1}–"
                        f"{len(above) - 1}</td></tr>")
     what = "the top" if e.rank is None else "the notes above it, up to"
     return (f"<dt>outranked by ({what} {k})</dt><dd><table class='outranked'><tr><th>rank</th><th>note</th>"
-            f"<th>session</th><th>score</th><th>margin</th></tr>{''.join(rows)}</table></dd>")
+            f"<th>session</th><th>text</th><th>score</th><th>margin</th></tr>{''.join(rows)}</table></dd>")
 
 
 def ranking_place(ranking: Sequence[tuple[int, float]], store: MemoryStore, sessions: set[str], k: int,
@@ -436,7 +444,8 @@ def explain_html(store: MemoryStore, question: str, note_id: str, methods: Metho
                     + (f" <span class='fb'>(fallback: {html.escape(fallback)})</span>" if fallback else "")
                     + "</td></tr>")
         details = "".join(f"<dt>{html.escape(key.replace('_', ' '))}</dt><dd>{_value_html(key, v, store)}</dd>"
-                          for key, v in e.details.items()) + _outranked_html(ranking, store, e, k)
+                          for key, v in e.details.items()) + _outranked_html(ranking, store, e, k,
+                                                                             (links or {}).get("graph page"))
         sections.append(f"<section class='{cls}'><h2>{html.escape(m)}: {html.escape(words)}</h2>"
                         f"<p class='ranks'>note rank {e.rank or '–'} · session rank {sessions}</p>{giver_html}"
                         f"<p><b>{'Evidence' if e.evidence.summary else 'Why'}:</b> "
