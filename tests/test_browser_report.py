@@ -19,7 +19,7 @@ from test_browser import CHROMIUM, page_requests, pytestmark  # noqa: F401  (slo
 # After load: where the first table's MRR and MRR_tieavg headers are drawn, the window's size, what the first
 # table holds beside a <details> with every metric, and each chart title's drawn box against its chart's.
 STATE = """
-var first = document.querySelector("table.summary"), heads = {};
+var first = document.querySelector("table.summary") || document.createElement("table"), heads = {};
 Array.from(first.querySelectorAll("th")).forEach(function (th) {
   var r = th.getBoundingClientRect(); heads[th.textContent] = [r.left, r.top, r.right, r.bottom]; });
 var all = document.querySelector("details.all");
@@ -77,3 +77,21 @@ def test_the_report_says_what_a_tie_placement_counts_as_and_labels_table_1(repor
     assert re.findall(r"<th>(.*?)</th>", head)[0] == "MRR of"  # no empty, unlabelled first column
     assert "ours: offline, MRR_tieavg (n = 12)" in page
 
+
+
+def test_the_gold_rank_chart_title_is_not_cut_in_a_notebook_wide_frame(tmp_path):
+    """The notebooks' gold-rank chart at 900 px (a notebook's output column): its title, with the miss and
+    tie-order legend, fits in the chart."""
+    from taggraph.experiments.runner import build_store
+    from taggraph.viz.charts import gold_rank_chart
+    from taggraph.viz.explain import build_retrievers, gold_notes, retrieve_all
+
+    case = next(c for c in load_dataset(DEMO_DATA) if c.case_id == "demo_q12")
+    store = build_store(case, "offline-v2")
+    results = retrieve_all(store, case.question, build_retrievers(store, ["BM25", "TagGraph-Stopwords"]),
+                           asked_on=case.question_date)
+    page = tmp_path / "chart.html"
+    atomic_write(page, gold_rank_chart(results, gold_notes(case, store)).to_html(include_plotlyjs=True))
+    state = probe_report(tmp_path, page, size="900,700")
+    [(text, left, right, width)] = state["titles"]
+    assert "tie order" in text and 0 <= left and right <= width, (text, left, right, width)
