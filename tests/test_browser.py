@@ -353,3 +353,25 @@ def test_outranked_rows_show_the_notes_text_a_link_and_say_tie_at_an_equal_score
     margins = re.findall(r'<td class="v">(tie|\+[^<]*)</td></tr>', stopwords)
     assert margins and set(margins) == {"tie"}
     assert all(m != "+0" and (m == "tie" or float(m) > 0) for m in re.findall(r'<td class="v">(tie|\+[^<]*)</td></tr>', bm25))
+
+
+def test_adaptive_graphs_reason_says_where_the_pagerank_mass_came_from(tmp_path):
+    """demo_q12: AdaptiveGraph seeds no tag ('hiking' and 'trail' are stopwords); its reason gives the note's PPR mass
+    and the shares that flowed in over its edges, not only 'score 0.00217'."""
+    from taggraph.config import DEMO_DATA
+    from taggraph.datasets import load_dataset
+    from taggraph.experiments.runner import build_store
+    from taggraph.viz.explain import gold_notes
+
+    case = next(c for c in load_dataset(DEMO_DATA) if c.case_id == "demo_q12")
+    store = build_store(case, "offline-v2")
+    gold = gold_notes(case, store)
+    page = tmp_path / "demo_q12.explain.html"
+    atomic_write(page, explain_html(store, case.question, gold[0], ["AdaptiveGraph"], gold=gold,
+                                    asked_on=case.question_date))
+    dom = dump_dom(tmp_path, page)
+    reason = re.search(r'<tr class="\w+"><td>AdaptiveGraph</td>(?:<td[^>]*>[^<]*</td>){4}<td>([^<]*)</td>', dom).group(1)
+    assert re.match(r"PPR mass 0\.00217, diffused from the \d+ note\(s\) sharing a query term", reason), reason
+    shares = [int(p) for p in re.findall(r"(\d+)% over the edge from ", reason)]
+    assert "over the edge from topic:4" in reason and 90 <= sum(shares) <= 100, reason
+    assert "mass from" in dom and "walk breaks" in dom  # the shares and the unseeded tags, in the details
