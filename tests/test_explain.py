@@ -155,7 +155,9 @@ def test_terminal_explain_says_what_the_page_says_and_takes_the_runs_settings():
 
 def test_terminal_explain_counts_sessions_and_tie_order_as_the_report_does():
     out = CliRunner().invoke(app, ["explain", "--question", "demo_q11", "--methods", "AdaptiveGraph"]).output
-    assert "AdaptiveGraph: session rank 4 (note rank 11): in the top 5 by sessions; score " in out
+    assert "AdaptiveGraph: session rank 4 (note rank 4): in the top 5 by sessions; score " in out  # as the page
+    assert ("explains demo_s41#1, the best-ranked note of gold session demo_s41; the session's gold notes: "
+            "demo_s41#0 (note rank 11)") in out
     out = CliRunner().invoke(app, ["explain", "--question", "demo_q08", "--methods", "TagGraph-Basic"]).output
     assert ("TagGraph-Basic: session rank 3 (note rank 4) only by tie order (score 0); not found by the method; "
             "score 0;") in out

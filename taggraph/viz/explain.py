@@ -528,11 +528,17 @@ def explain_command(data: str | Path, question_id: str, note_id: str | None = No
              f"store: {len(store)} notes; each method retrieves {depth}; verdicts at k = {k} (Success@{k})", ""]
     for m, e in explanations(store, case.question, note_id, retrievers, depth, case.question_date).items():
         ranking = retrievers[m].rank(case.question, len(store), asked_on=case.question_date)
+        shown_id, others = rank_giver(ranking, store, note_id, gold)
+        if shown_id != note_id:  # as the page: the note that gives the gold session its rank
+            e = retrievers[m].explain(case.question, shown_id, depth, asked_on=case.question_date)
         place = ranking_place(ranking, store, {store.by_id[note_id].session_id}, k, depth)
         words, _ = verdict(e, place, k, depth, len(store))
         sessions = session_words(ranking, store, place, gold, k, depth)
         more = "" if sessions == str(place.rank) else f"; session rank {sessions}"  # else the verdict says it
         lines.append(f"{m}: {words}{more}; score {_number(e.score)}; {_RANKED_PREFIX.sub('', e.reason)}")
+        if shown_id != note_id:
+            lines.append(f"    explains {shown_id}, the best-ranked note of gold session {store.by_id[note_id].session_id}"
+                         + "; the session's gold notes: " + ", ".join(f"{o} (note rank {r or '–'})" for o, r in others))
         if summarize(e, store):
             lines.append(f"    {summarize(e, store)}")
     if out is not None:
