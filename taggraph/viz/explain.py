@@ -270,8 +270,8 @@ def tie_order_only(scores: Sequence[float], relevant: Sequence[bool], k: int) ->
     """Whether the top `k` of a ranking (`scores` descending) holds a `relevant` item only by tie order: one
     is there, yet some order of the items with equal scores leaves every relevant one out
     (``Success@k_tieavg`` < 1, `metrics.tie_averaged`). The run report's miss table counts sessions so; the
-    explain verdict, `taggraph explain` and the graph page's gold ranks judge sessions (`session_place`),
-    the graph page's top-k ring and `gold_rank_chart` judge notes."""
+    explain verdict, `taggraph explain`, the graph page's gold ranks and its top-k ring judge sessions
+    (`session_place`); `gold_rank_chart` judges notes."""
     return any(relevant[:k]) and tie_averaged(scores, relevant, (k,))[f"Success@{k}_tieavg"] < 1
 
 

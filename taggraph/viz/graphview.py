@@ -2,16 +2,22 @@
 
 Node kinds keep one colour and shape each (tag: blue dot, ontology: grey diamond,
 topic: orange triangle, file: teal square). Gold notes are drawn as gold stars, with their note and
-session rank under the chosen method; a drop-down picks which method's top-k notes get a red ring
-and their rank in the label (a purple ring and '#4 tie order' for a note there only by tie order,
-`explain.tie_order_only`); concepts the question's tokens match get a black ring. Every node is
-named by `taggraph.viz.names` (as on the explain page). With a question and gold notes the page
-opens on `explained_subgraph` (the question's concepts, the gold notes, the notes the missing
-methods rank above them and the paths between, drawn thick), laid out left to right by
-`_columns_layout`; a check box shows the whole drawing. Hovering a node shows its details; for a
-file node its tag line and a snippet of the conversation; clicking a file node (or opening the page
+session rank under the chosen method; a drop-down picks the method whose top-k sessions get a red ring
+on their best note and the session rank in its label, as the metrics count (a purple ring and
+'session #4 tie order' for a session there only by tie order, `explain.tie_order_only`); concepts the
+question's tokens match get a black ring. Every node is named by `taggraph.viz.names` (as on the
+explain page). With a question and gold notes the page opens on `explained_subgraph` (the question's
+concepts, the gold notes, the notes the missing methods rank above them, each method's own walk and
+the question's possible paths), laid out left to right by `_columns_layout`; a check box shows the
+whole drawing. Under the chosen method only its own walk is thick (the edges its evidence names,
+``detail['walk']``), the question's paths it did not take are dashed and lighter, and where its walk
+stopped (``detail['walk_breaks']``) is marked ✕ and told in the header; a method that walks no graph
+(BM25, dense, Fusion) draws nothing thick and the header gives its own evidence. Hovering a node shows its
+details; for a file node its tag line and a snippet of the conversation; clicking a file node (or opening the page
 as ``page.html#note=ID``, which also centres and zooms on it) shows, in the side panel, why the
-chosen method did (not) retrieve it (when `retrievers` are given). When the whole graph is trimmed
+chosen method did (not) retrieve it (when `retrievers` are given); the page opens on the note that
+gives the chosen method's first gold session its rank (`rank_giver`). Clicking a tag or topic node
+lists its notes and says whether the chosen method's walk stopped there. When the whole graph is trimmed
 to `max_nodes`, the shortest paths from the question's concepts to the gold and top-ranked notes are
 kept first.
 
@@ -437,12 +443,12 @@ def graph_html(store: MemoryStore, question: str | None = None,
 
     question: shown in the header; its matched concepts get a black ring.
     results_by_method: method -> ranked note ids (or `Result`s); the page's drop-down
-        shows one method at a time, ringing its first `top_k` notes in red and giving each gold note's
-        note and session rank.
+        shows one method at a time, ringing the best note of each of its first `top_k` sessions in red and
+        giving each gold note's note and session rank.
     gold_note_ids: notes drawn as gold stars.
     With a question and gold notes the page opens on `explained_subgraph`, every node labelled with its
-    `names.node_names` name and the explained paths drawn thick (the chosen method's and the question's
-    links); a check box (or `whole_graph`) shows the whole drawing:
+    `names.node_names` name, the chosen method's own walk drawn thick and the question's paths it did not
+    take dashed; a check box (or `whole_graph`) shows the whole drawing:
     neighbourhood_of: when given (e.g. the question), only nodes within `hops` edges
         of the concepts its tokens match and of the highlighted files (gold + each
         method's top_k) are drawn. Either way at most `max_nodes` nodes are kept,
