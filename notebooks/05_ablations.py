@@ -43,7 +43,8 @@ def _(DATA, EXTRACTOR, LIMIT):
     from pathlib import Path
 
     from taggraph.datasets import load_dataset
-    from taggraph.experiments.ablation import ABLATION_COLUMNS, component_ablation
+    from taggraph.evaluation.verdicts import ABLATION_COLUMNS
+    from taggraph.experiments.ablation import component_ablation
 
     cases = load_dataset(DATA, limit=LIMIT)
     ablation = component_ablation(cases, extractor=EXTRACTOR, dataset=Path(DATA).name.split(".")[0])

@@ -5,7 +5,8 @@ import pytest
 from taggraph.config import DEMO_DATA
 from taggraph.datasets import load_dataset
 from taggraph.datasets.atant import load_atant
-from taggraph.experiments.ablation import ABLATION_COLUMNS, FULL, component_ablation
+from taggraph.evaluation.verdicts import ABLATION_COLUMNS, FULL
+from taggraph.experiments.ablation import component_ablation
 
 ATANT = Path(__file__).parent / "fixtures" / "atant" / "core"
 
@@ -46,7 +47,7 @@ def test_single_list_is_one_dataset():
 
 
 def test_ablations_of_a_method_come_from_the_registry():
-    from taggraph.experiments.ablation import ablation_columns
+    from taggraph.evaluation.verdicts import ablation_columns
     from taggraph.retrieval.registry import ablations_of
     assert ablations_of("AdaptiveGraph") == ["AdaptiveGraph-noDiffusion", "AdaptiveGraph-noChronological",
                                              "AdaptiveGraph-noFileSeeding"]  # not the two-component pair
@@ -65,7 +66,7 @@ def test_intervals_hold_the_mean_change_and_n(result):
 
 
 def test_verdicts_say_plainly_whether_a_component_earns_its_keep():
-    from taggraph.experiments.ablation import verdict
+    from taggraph.evaluation.verdicts import verdict
     assert verdict("-Graph", -0.012, -0.02, -0.004, 0.01).endswith("It earns its keep.")
     assert "does not earn its keep" in verdict("-Graph", -0.012, -0.03, +0.004, 0.2)  # not significant
     assert "does not earn its keep" in verdict("-Graph", -0.002, -0.004, -0.001, 0.01)  # significant, too small
@@ -78,7 +79,7 @@ def test_verdicts_say_plainly_whether_a_component_earns_its_keep():
 def test_run_report_carries_a_verdict_per_ablation():
     from taggraph.config import DEMO_DATA
     from taggraph.datasets import load_dataset
-    from taggraph.experiments.ablation import component_verdicts
+    from taggraph.evaluation.verdicts import component_verdicts
     from taggraph.experiments.bench import run_bench
     from taggraph.viz.report import markdown_report
     result = run_bench(load_dataset(DEMO_DATA), ["BM25", "AdaptiveGraph", "AdaptiveGraph-noDiffusion"],

@@ -5,6 +5,7 @@ Needs a Chromium binary (Debian: ``apt-get install -y chromium``); skipped other
 export test also needs esbuild, which it installs with npm when none is found (skipped without npm).
 """
 
+import html
 import json
 import os
 import re
@@ -289,20 +290,24 @@ def test_miss_pages_show_the_session_rank_the_report_counts(tmp_path):
                 seen.add(judged)
             first_gold = re.search(r"first gold session: (\d+)", session)
             assert (first_gold.group(1) if first_gold else re.match(r"(\d+|–)", session).group(1)) == reported, (link, method)
+            note_rank = note_rank.split(" (")[0]  # '4 (demo_s41#1)': the note that gave the session its rank
             assert note_rank == "–" or session == "–" or int(note_rank) >= int(re.match(r"\d+", session).group()), link
             checked += 1
         above = re.findall(r'outranked by \(the notes above it, up to 5\)</dt><dd><table class="outranked">(.*?)</table>',
                            page, re.S)
         for block in above:
-            rows = re.findall(r"<tr><td>(\d+)</td><td><code>[^<]+</code></td><td>[^<]+</td><td class=\"v\">[\d.e+-]+</td>",
+            rows = re.findall(r"<tr><td>(\d+)</td><td><a href=\"[^\"]+#note=[^\"]+\"><code>[^<]+</code></a></td><td>[^<]+</td>"
+                              r"<td class=\"text\">[^<]*</td><td class=\"v\">[\d.e+-]+</td><td class=\"v\">(?:tie|\+[\d.e+-]+)</td>",
                               block)
+            assert rows, link
             assert rows[:5] == [str(r) for r in range(1, min(5, len(rows)) + 1)]
     assert checked >= 4 and {"hit", "tie"} <= seen, seen
 
 
 def test_explain_page_judges_the_session_rank_as_the_report_counts(tmp_path):
-    """demo_q11: AdaptiveGraph ranks the gold note 11th but its session 4th, a hit by Success@5 (green, not
-    'outside the top 5'); demo_q08: TagGraph-Basic's session rank 3 is owed to tie order (purple)."""
+    """demo_q11: AdaptiveGraph ranks the gold note 11th but its session 4th (by its note demo_s41#1, which the page
+    explains), a hit by Success@5 (green, not 'outside the top 5'); demo_q08: TagGraph-Basic's session rank 3 is owed
+    to tie order (purple)."""
     from taggraph.config import DEMO_DATA
     from taggraph.datasets import load_dataset
     from taggraph.experiments.runner import build_store
@@ -310,7 +315,7 @@ def test_explain_page_judges_the_session_rank_as_the_report_counts(tmp_path):
 
     cases = {c.case_id: c for c in load_dataset(DEMO_DATA)}
     for qid, method, cls, words in [
-            ("demo_q11", "AdaptiveGraph", "hit", "session rank 4 (note rank 11): in the top 5 by sessions"),
+            ("demo_q11", "AdaptiveGraph", "hit", "session rank 4 (note rank 4): in the top 5 by sessions"),
             ("demo_q08", "TagGraph-Basic", "tie",
              "session rank 3 (note rank 4) only by tie order (score 0); not found by the method")]:
         case = cases[qid]
@@ -321,3 +326,52 @@ def test_explain_page_judges_the_session_rank_as_the_report_counts(tmp_path):
         dom = dump_dom(tmp_path, page)
         assert f'<tr class="{cls}"><td>{method}</td><td class="verdict">{words}</td>' in dom
         assert f'<section class="{cls}"><h2>{method}: {words}</h2>' in dom
+
+
+def test_outranked_rows_show_the_notes_text_a_link_and_say_tie_at_an_equal_score(tmp_path):
+    """demo_q12 under TagGraph-Stopwords scores every note 0: the notes above the gold note are there by note order,
+    'tie', not '+0'; each row starts the note's text and links to it on the graph page."""
+    from taggraph.config import DEMO_DATA
+    from taggraph.datasets import load_dataset
+    from taggraph.experiments.runner import build_store
+    from taggraph.viz.explain import gold_notes
+
+    case = next(c for c in load_dataset(DEMO_DATA) if c.case_id == "demo_q12")
+    store = build_store(case, "offline-v2")
+    gold = gold_notes(case, store)
+    page = tmp_path / "demo_q12.explain.html"
+    atomic_write(page, explain_html(store, case.question, gold[0], ["TagGraph-Stopwords", "BM25"], gold=gold,
+                                    asked_on=case.question_date, links={"graph page": "demo_q12.graph.html"}))
+    dom = dump_dom(tmp_path, page)
+    blocks = re.findall(r'outranked by \(the notes above it, up to 5\)</dt><dd><table class="outranked">(.*?)</table>',
+                        dom, re.S)
+    stopwords, bm25 = blocks
+    first = store.notes[0]
+    assert re.search(rf'<a href="demo_q12.graph.html#note={re.escape(first.note_id.replace("#", "%23"))}"><code>'
+                     rf'{re.escape(first.note_id)}</code></a>', stopwords)
+    assert html.escape(first.user.split()[0]) in stopwords
+    margins = re.findall(r'<td class="v">(tie|\+[^<]*)</td></tr>', stopwords)
+    assert margins and set(margins) == {"tie"}
+    assert all(m != "+0" and (m == "tie" or float(m) > 0) for m in re.findall(r'<td class="v">(tie|\+[^<]*)</td></tr>', bm25))
+
+
+def test_adaptive_graphs_reason_says_where_the_pagerank_mass_came_from(tmp_path):
+    """demo_q12: AdaptiveGraph seeds no tag ('hiking' and 'trail' are stopwords); its reason gives the note's PPR mass
+    and the shares that flowed in over its edges, not only 'score 0.00217'."""
+    from taggraph.config import DEMO_DATA
+    from taggraph.datasets import load_dataset
+    from taggraph.experiments.runner import build_store
+    from taggraph.viz.explain import gold_notes
+
+    case = next(c for c in load_dataset(DEMO_DATA) if c.case_id == "demo_q12")
+    store = build_store(case, "offline-v2")
+    gold = gold_notes(case, store)
+    page = tmp_path / "demo_q12.explain.html"
+    atomic_write(page, explain_html(store, case.question, gold[0], ["AdaptiveGraph"], gold=gold,
+                                    asked_on=case.question_date))
+    dom = dump_dom(tmp_path, page)
+    reason = re.search(r'<tr class="\w+"><td>AdaptiveGraph</td>(?:<td[^>]*>[^<]*</td>){4}<td>([^<]*)</td>', dom).group(1)
+    assert re.match(r"PPR mass 0\.00217, diffused from the \d+ note\(s\) sharing a query term", reason), reason
+    shares = [int(p) for p in re.findall(r"(\d+)% over the edge from ", reason)]
+    assert "over the edge from topic:4" in reason and 90 <= sum(shares) <= 100, reason
+    assert "mass from" in dom and "walk breaks" in dom  # the shares and the unseeded tags, in the details

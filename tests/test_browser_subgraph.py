@@ -41,10 +41,28 @@ function ringed() {
     return [n.id, n.label.split("\\n")[0], n.color.border]; });
 }
 DATA.methods.forEach(function (m) { select.value = m; highlight(m); out.ringed[m] = ringed(); });
-select.value = out.method; highlight(out.method);
+out.chosen = {};  /* each method picked in the drop-down as a reader does: its thick, dashed and stopped parts */
+DATA.methods.forEach(function (m) {
+  select.value = m; select.dispatchEvent(new Event("change"));
+  out.chosen[m] = {thick: edges.get({filter: function (e) { return e.width === 4; }}).map(function (e) { return e.id; }),
+                   dashed: edges.get({filter: function (e) { return e.width === 2 && e.dashes; }}).map(function (e) { return e.id; }),
+                   stops: nodes.get({filter: function (n) { return n.label.indexOf("✕ ") === 0; }}).map(function (n) { return n.id; }),
+                   walk: (document.getElementById("walk") || {}).textContent || "",
+                   whyTitle: document.getElementById("why-title").textContent};
+});
+select.value = out.method; select.dispatchEvent(new Event("change"));
 if (!out.focused) {
   whole.click(); out.wholeN = nodes.length; whole.click(); out.backN = nodes.length;
 }
+out.clicked = {};  /* under each method, a click on each tag and topic node: what the side panel then says */
+DATA.methods.forEach(function (m) {
+  select.value = m; select.dispatchEvent(new Event("change")); out.clicked[m] = {};
+  nodes.get({filter: function (n) { return n.kind === "tag" || n.kind === "topic"; }}).forEach(function (n) {
+    network.emit("click", {nodes: [n.id], edges: [], event: {}, pointer: {}});
+    out.clicked[m][n.id] = [document.getElementById("why-title").textContent,
+                            document.getElementById("why-verdict").textContent, document.getElementById("why-text").textContent];
+  });
+});
 return out;
 """
 
@@ -105,8 +123,9 @@ def test_the_miss_page_opens_on_the_subgraph_every_node_labelled_legibly_and_apa
 def test_the_explained_path_is_thick_and_the_gold_ranks_are_given(miss_page, tmp_path):
     page, gold = miss_page
     state, _ = probe(tmp_path, page)
-    assert "concept:city|concept:city/berkeley" in state["thick"]  # question concept -> tag -> topic -> gold
-    assert any(e.endswith(f"|file:{gold[0]}") or e.startswith(f"file:{gold[0]}|") for e in state["thick"])
+    drawn = state["thick"] + state["chosen"][state["method"]]["dashed"]  # its own walk, or the path it did not take
+    assert "concept:city|concept:city/berkeley" in drawn  # question concept -> tag -> topic -> gold
+    assert any(e.endswith(f"|file:{gold[0]}") or e.startswith(f"file:{gold[0]}|") for e in drawn)
     for g in gold:  # note and session rank, even outside the top 5
         assert re.search(rf"{re.escape(g)}: note rank \d+( only by tie order \(score 0\))?, session rank \d+",
                          state["gold"])
@@ -154,11 +173,82 @@ def test_a_top_5_place_owed_to_tie_order_is_ringed_purple_and_never_told_as_a_hi
     state, dom = probe(tmp_path, page)
     assert state["method"] == "TagGraph-Stopwords"
     tied = state["ringed"]["TagGraph-Stopwords"]
-    assert tied and all(re.search(r"  #[1-5] tie order$", label) and ring == "#6f42c1" for _, label, ring in tied)
+    assert tied and all(re.search(r"  session #[1-5] tie order$", label) and ring == "#6f42c1" for _, label, ring in tied)
     for method, ringed in state["ringed"].items():  # red for an earned place, purple for tie order, never both
         assert all((ring == "#6f42c1") == label.endswith(" tie order") for _, label, ring in ringed), method
         assert all(ring in ("#6f42c1", "#d62728") for _, _, ring in ringed), method
     assert any(ring == "#d62728" for _, _, ring in state["ringed"]["BM25"])
-    assert state["whyTitle"] == f"{gold[0]} · TagGraph-Stopwords"
+    # the side panel opens on the note that gives the gold session its rank under the chosen method
+    assert re.fullmatch(rf"{re.escape(gold[0].split('#')[0])}#\d+ · TagGraph-Stopwords", state["whyTitle"])
     assert state["whyVerdict"][0] == "tie" and "only by tie order (score 0)" in state["whyVerdict"][1]
-    assert re.search(r"border-color:#6f42c1\"?'?></span> top-5 only by tie order", dom.replace("&#39;", "'"))
+    assert re.search(r"border-color:#6f42c1\"?'?></span> top-5 session only by tie order", dom.replace("&#39;", "'"))
+
+
+@pytest.fixture(scope="module")
+def walk_page(tmp_path_factory):
+    """demo_q12's graph page ('Which hiking trail did I say was my favorite?') as the report writes it, for BM25,
+    TagGraph-Basic (ranks the gold note first: hiking -> topic -> note) and TagGraph-Stopwords (drops 'hiking' and
+    'trail' as stopwords: score 0); its gold notes."""
+    case = next(c for c in load_dataset(DEMO_DATA) if c.case_id == "demo_q12")
+    store = build_store(case, "offline-v2")
+    retrievers = build_retrievers(store, ["BM25", "TagGraph-Basic", "TagGraph-Stopwords"])
+    page = save_graph_html(tmp_path_factory.mktemp("walk") / "demo_q12.graph.html", store, question=case.question,
+                           gold_note_ids=gold_notes(case, store), neighbourhood_of=case.question, top_k=5,
+                           retrievers=retrievers, asked_on=case.question_date,
+                           results_by_method=retrieve_all(store, case.question, retrievers, asked_on=case.question_date))
+    return page, gold_notes(case, store)
+
+
+def touches(edge: str, node: str) -> bool:
+    return node in edge.split("|")
+
+
+def test_each_method_draws_its_own_walk_and_where_it_stops(walk_page, tmp_path):
+    page, [gold] = walk_page
+    state, _ = probe(tmp_path, page)
+    star = f"file:{gold}"
+    stopwords, basic, bm25 = (state["chosen"][m] for m in ("TagGraph-Stopwords", "TagGraph-Basic", "BM25"))
+    # TagGraph-Stopwords walked nowhere near the gold note: nothing thick reaches it; the walk stops at the tags
+    # the dropped tokens match, marked and told why; the question's path to the note is dashed, not thick
+    assert not any(touches(e, star) for e in stopwords["thick"])
+    assert "concept:activity/travel/hiking" in stopwords["stops"]
+    assert "dropped as a stopword" in stopwords["walk"] and "did not take" in stopwords["walk"]
+    assert f"{star}|topic:4" in stopwords["dashed"] or f"topic:4|{star}" in stopwords["dashed"]
+    # TagGraph-Basic's own route: 'hiking' -> its tag -> topic -> the gold note, and the sibling expansion
+    assert {f"{star}|topic:4", "concept:activity/travel/hiking|topic:4",
+            "concept:location|concept:location/bay_trail"} <= set(basic["thick"])
+    assert basic["stops"] == [] and "Its own walk to it (thick)" in basic["walk"]
+    # BM25 walks no graph: nothing thick, its own evidence in words
+    assert bm25["thick"] == [] and "does not walk the graph" in bm25["walk"] and "'trail'" in bm25["walk"]
+
+
+def test_the_ring_counts_sessions_as_the_verdict_does(tmp_path):
+    """demo_q06 under BM25: gold note demo_s24#0 is note 6 but its session is 5th (two notes above share a
+    session); the side panel says 'session rank 5 ... in the top 5', and so does its ring."""
+    case = next(c for c in load_dataset(DEMO_DATA) if c.case_id == "demo_q06")
+    store = build_store(case, "offline-v2")
+    retrievers = build_retrievers(store, ["BM25"])
+    page = save_graph_html(tmp_path / "demo_q06.graph.html", store, question=case.question,
+                           gold_note_ids=gold_notes(case, store), neighbourhood_of=case.question, top_k=5,
+                           retrievers=retrievers, asked_on=case.question_date,
+                           results_by_method=retrieve_all(store, case.question, retrievers, asked_on=case.question_date))
+    state, _ = probe(tmp_path, page, "#note=demo_s24%230")
+    assert state["whyVerdict"] == ["hit", "session rank 5 (note rank 6): in the top 5 by sessions"]
+    ringed = {node: (label, ring) for node, label, ring in state["ringed"]["BM25"]}
+    assert ringed["file:demo_s24#0"] == ("demo_s24#0  session #5", "#d62728")
+    sessions = [re.fullmatch(r"\S+  session #([1-5])", label).group(1) for label, _ in ringed.values()]
+    assert len(set(sessions)) == len(sessions)  # one ringed note per top-5 session
+
+
+def test_clicking_a_tag_or_topic_node_shows_its_notes_and_where_the_walk_stops(walk_page, tmp_path):
+    page, [gold] = walk_page
+    state, _ = probe(tmp_path, page)
+    clicked = state["clicked"]["TagGraph-Stopwords"]
+    title, stop, text = clicked["concept:activity/travel/hiking"]
+    assert title == "what:travel/hiking · TagGraph-Stopwords"
+    assert stop.startswith("✕ the walk stops here: query token 'hiking'") and gold in text
+    assert all(text.startswith("Notes under it") or text == "No note carries it directly."
+               for _, _, text in clicked.values())
+    topic = next(t for t in clicked if t.startswith("topic:") and gold in clicked[t][2])
+    assert clicked[topic][1] == ""  # no stop there
+    assert state["clicked"]["TagGraph-Basic"]["concept:activity/travel/hiking"][1] == ""  # Basic walks on

@@ -2,6 +2,7 @@ import html
 import re
 
 import pandas as pd
+import pytest
 import typer
 from typer.testing import CliRunner
 
@@ -118,13 +119,15 @@ def test_one_tie_order_rule_on_notes_and_sessions():
 
 
 def test_the_explain_verdict_counts_sessions_as_the_report_does():
-    """demo_q11: AdaptiveGraph ranks the gold note 11th but its session 4th; Success@5 counts it a hit."""
+    """demo_q11: AdaptiveGraph ranks the gold note 11th but its session 4th, by the session's note demo_s41#1 (4th);
+    Success@5 counts it a hit, and the page explains demo_s41#1."""
     case = next(c for c in load_dataset(DEMO_DATA) if c.case_id == "demo_q11")
     store = build_store(case, "offline-v2")
     page = explain_html(store, case.question, gold_notes(case, store)[0], ["AdaptiveGraph"], gold=gold_notes(case, store),
                         asked_on=case.question_date)
-    assert ("<tr class='hit'><td>AdaptiveGraph</td><td class='verdict'>session rank 4 (note rank 11): in the top 5 "
-            "by sessions</td>") in page
+    assert ("<tr class='hit'><td>AdaptiveGraph</td><td class='verdict'>session rank 4 (note rank 4): in the top 5 "
+            "by sessions</td><td class='v'>4 (demo_s41#1)</td>") in page
+    assert "gold notes: <code>demo_s41#0</code> (note rank 11)" in page
 
 
 def test_tfidf_overlap_outside_the_traversal_is_named(hand_store):
@@ -152,7 +155,9 @@ def test_terminal_explain_says_what_the_page_says_and_takes_the_runs_settings():
 
 def test_terminal_explain_counts_sessions_and_tie_order_as_the_report_does():
     out = CliRunner().invoke(app, ["explain", "--question", "demo_q11", "--methods", "AdaptiveGraph"]).output
-    assert "AdaptiveGraph: session rank 4 (note rank 11): in the top 5 by sessions; score " in out
+    assert "AdaptiveGraph: session rank 4 (note rank 4): in the top 5 by sessions; score " in out  # as the page
+    assert ("explains demo_s41#1, the best-ranked note of gold session demo_s41; the session's gold notes: "
+            "demo_s41#0 (note rank 11)") in out
     out = CliRunner().invoke(app, ["explain", "--question", "demo_q08", "--methods", "TagGraph-Basic"]).output
     assert ("TagGraph-Basic: session rank 3 (note rank 4) only by tie order (score 0); not found by the method; "
             "score 0;") in out
@@ -268,3 +273,46 @@ def test_a_graph_methods_evidence_names_its_walk_and_where_it_stops():
     assert stop["node"] == "concept:city" and "bound_top_level" in stop["why"]
     adaptive = make_retriever("AdaptiveGraph", store).evidence("zzz qqq", note).detail
     assert adaptive["walk_breaks"][-1]["node"] == "file:s2#0" and "no seed" in adaptive["walk_breaks"][-1]["why"]
+
+
+TWO_TURNS = [  # gold session s2: its gold note (the answer turn) says little; its other turn names the breed
+    ("s1", "I do yoga every morning.", "Yoga helps.", {"what": ["activity/yoga"]}),
+    ("s2", "My dog Max came home today.", "Welcome, Max!", {"what": ["pet/dog"]}),
+    ("s2", "He is a beagle, a real beagle.", "Beagles are friendly.", {"extra": ["breed/beagle"]}),
+    ("s3", "Can you give me a pasta recipe?", "Boil the pasta.", {"what": ["food/pasta"]}),
+]
+
+
+def test_a_gold_session_is_explained_by_the_note_that_gave_it_its_rank():
+    """BM25 ranks session s2 first by its note s2#1 ('beagle'); its gold note s2#0 ranks lower. Both pages explain
+    s2#1 and name the gold note beside it."""
+    from conftest import make_store
+    from taggraph.retrieval import make_retriever
+    from taggraph.viz.graphview import graph_html
+
+    store = make_store(TWO_TURNS)
+    page = explain_html(store, "beagle", "s2#0", ["BM25"], gold=["s2#0"])
+    summary = re.search(r"<table class='summary'>.*?</table>", page, re.S).group(0)
+    assert re.search(r"<td class='v'>1 \(s2#1\)</td>", summary)
+    assert "explains <code>s2#1</code>, the best-ranked note of gold session s2" in page
+    assert "gold notes: <code>s2#0</code> (note rank –)" in page  # BM25 does not rank it: no shared term
+    retrievers = {"BM25": make_retriever("BM25", store)}
+    graph = graph_html(store, question="beagle", gold_note_ids=["s2#0"], retrievers=retrievers,
+                       results_by_method={"BM25": retrievers["BM25"].query("beagle")})
+    walk = re.search(r'"walkText": (\{.*?\})', graph).group(1)
+    assert "note s2#1 gives gold session s2 its rank (note rank 1, session rank 1)" in walk
+    assert "the session's gold notes: s2#0 (note rank –)" in walk
+
+
+@pytest.mark.realdata
+def test_s_dev_09d032c9_names_the_note_that_gave_the_gold_session_its_rank():
+    """S dev 09d032c9, TagGraph-Basic: gold session answer_b10dce5e ranks 12th by its note #8 (note rank 20), not by
+    its gold note #0 (note rank 181)."""
+    from conftest import shared_file
+
+    case = next(c for c in load_dataset(shared_file("longmemeval_s_dev.json.gz")) if c.case_id == "09d032c9")
+    store = build_store(case, "offline-v2")
+    gold = gold_notes(case, store)
+    page = explain_html(store, case.question, gold[0], ["TagGraph-Basic"], gold=gold, asked_on=case.question_date)
+    assert "<td class='v'>20 (answer_b10dce5e#8)</td><td class='v session'>12</td>" in page
+    assert "<code>answer_b10dce5e#0</code> (note rank 181)" in page

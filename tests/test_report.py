@@ -97,12 +97,12 @@ def test_baseline_row_reads_as_the_baseline_and_charts_keep_the_tables_method_or
     methods = ["TagGraph-Basic", "BM25"]  # not alphabetical
     result = add_significance(run_bench(load_dataset(DEMO_DATA), methods, extractor="none", backend=None), "BM25")
     view = summary_view(result)
-    assert list(view.columns[:6]) == ["method", "n", "MRR", "ΔMRR vs BM25", "p", "sig"]
+    assert list(view.columns[:7]) == ["method", "n", "MRR", "MRR_tieavg", "ΔMRR vs BM25", "p", "sig"]
     assert view.set_index("method").loc["BM25", ["ΔMRR vs BM25", "p", "sig"]].tolist() == ["— (baseline)", "—", "—"]
     pages = report_pages(result, "demo", "demo", None)
     assert "nan" not in pages["report.md"].lower() and "— (baseline)" in pages["report.md"]
     head = re.search(r"<table[^>]*summary[^>]*>.*?</tr>", pages["report.html"], re.S).group(0)
-    assert re.findall(r"<th>(.*?)</th>", head)[:4] == ["method", "n", "MRR", "ΔMRR vs BM25"]
+    assert re.findall(r"<th>(.*?)</th>", head)[:5] == ["method", "n", "MRR", "MRR_tieavg", "ΔMRR vs BM25"]
     assert recall_chart(result.per_type, methods).layout.xaxis.categoryarray == tuple(methods)
 
 

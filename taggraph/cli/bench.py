@@ -15,6 +15,8 @@ from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.errors import ConfigError, ServerError
 from taggraph.server import CHECK_TIMEOUT, GENERATION_TIMEOUT
 
+ALLOW_FAILED_HELP = ("Score even when notes failed extraction (stored untagged); stdout, the report and run.json "
+                     "then say how many and the first reason. Without it such a run stops with an error.")
 TIMEOUT_HELP = f"Seconds per generation request of ollama: and openai: (the up-front server check allows {CHECK_TIMEOUT:g} s)."
 
 
@@ -22,6 +24,9 @@ def print_result(result, folder: Path) -> None:
     """The summary as the reports show it, a verdict per ablation present (`BenchResult.verdicts`), the folder."""
     from taggraph.viz.report import summary_view
 
+    for w in result.warnings:
+        if w.kind == "failed_extractions":  # the scores below stand on untagged notes: said before them
+            typer.echo(f"warning: {w.message}")
     typer.echo(summary_view(result).to_string(index=False))
     for method, lines in result.verdicts.items():
         typer.echo(f"\n{method}: does each component earn its keep?")
@@ -69,6 +74,7 @@ def bench(
                                                     "default) | cpu | cuda. Recorded in run.json."),
     miss_pages: int = typer.Option(10, min=0, help="Write explain and graph pages for the first N questions some "
                                             "method misses in its top 5 (0: none)."),
+    allow_failed_extractions: bool = typer.Option(False, help=ALLOW_FAILED_HELP),
 ) -> None:
     """Run retrieval methods over a dataset; print MRR and the other metrics, write a run folder."""
     from taggraph.experiments.bench import add_benchmark_metrics, add_significance, run_bench
@@ -86,7 +92,8 @@ def bench(
     scale, workers, backend = scale_out(workers, dask_scheduler)
     with scale:
         result = run_bench(cases, names_, extractor=extractor, depth=depth, workers=workers,
-                           method_params=params, backend=backend, extractor_options=options)
+                           method_params=params, backend=backend, extractor_options=options,
+                           allow_failed_extractions=allow_failed_extractions)
     add_benchmark_metrics(result, cases)
     add_significance(result, None if baseline.lower() == "none" else baseline)
     save_with_reports(result, folder, cases, force, miss_pages)
@@ -160,8 +167,11 @@ def extract(
 @command()
 def score(
     runfile: list[Path] = typer.Argument(..., help="Run folder(s) or ranking file(s): our rankings.csv, TREC "
-                                                   "run format or JSONL {\"question_id\": ..., "
-                                                   "\"ranked_session_ids\": [...]}."),
+                                                   "run format (read as trec_eval does: score descending, ties "
+                                                   "by docid descending; a docid is a session or a note id, e.g. "
+                                                   "demo_s15#1, which stands for its session; others are "
+                                                   "counted, warned about and rank as non-relevant) or JSONL "
+                                                   "{\"question_id\": ..., \"ranked_session_ids\": [...]}."),
     data: Path = typer.Option(DEFAULT_DATA, help=DATA_HELP),
     fmt: Optional[str] = typer.Option(None, "--format", help=format_help()),
     methods: Optional[str] = typer.Option(None, help="Also run these taggraph methods (comma-separated) beside "
@@ -172,6 +182,7 @@ def score(
     force: bool = typer.Option(False, help="Replace an existing, non-empty run folder."),
     depth: int = typer.Option(40, help="Retrieval depth: sessions are de-duplicated through this many ranks."),
     extractor: str = typer.Option(DEFAULT_EXTRACTOR, help="Extractor of the --methods."),
+    allow_failed_extractions: bool = typer.Option(False, help=ALLOW_FAILED_HELP),
 ) -> None:
     """Score another system's rankings with exactly bench's metrics and protocol, in the same report.
 
@@ -184,7 +195,8 @@ def score(
     folder = check_run_folder(out or default_out(data, "score"), force, keep=[data, *runfile])
     with warnings_as_lines():
         cases = load_cases(data, fmt)
-        base = run_bench(cases, methods_option(methods), extractor=extractor, depth=depth) if methods else None
+        base = run_bench(cases, methods_option(methods), extractor=extractor, depth=depth,
+                         allow_failed_extractions=allow_failed_extractions) if methods else None
         result = score_external(runfile, cases, depth, base)
     add_benchmark_metrics(result, cases)
     add_significance(result, baseline)

@@ -6,19 +6,30 @@ Four sources, detected per path:
 - our own ``rankings.csv`` (one row per question and method; session and note ids joined by
   spaces; the ``method`` column names the method). Its sessions are already de-duplicated, so
   `depth` only cuts the list;
-- TREC run format, one line per retrieved item: ``question_id Q0 session_id rank score run_name``
-  (whitespace-separated; items ordered by rank, ties by score descending). The run
-  name (6th column) names the method;
+- TREC run format, one line per retrieved item: ``question_id Q0 docid rank score run_name``
+  (whitespace-separated), read as trec_eval reads it: items ordered by score descending (in single
+  precision, as trec_eval holds scores), ties by docid descending (trec_eval's rule, which ir-measures
+  and pytrec_eval share); the rank column is not used. A docid ranked twice for one question is an
+  InputError, as trec_eval refuses it.
+  The run name (6th column) names the method;
 - JSONL, one object per question: ``{"question_id": ..., "ranked_session_ids": [...]}``,
   optionally ``"ranked_note_ids"`` and ``"method"``; without "method" the file name
   (without suffix) names the method. A question repeated within one method is an InputError.
 
-Each question's sessions are de-duplicated through `depth` ranks, as for taggraph's own
+A ranked id is a session of the question's history, or one of its notes (a note id such as
+``demo_s15#1``, or the note id the data gives), which stands for the note's session (and, from a TREC
+run, also ranks that note for the note-level metrics). An id that is neither is counted and warned
+about in one line per run (`UnknownIdsWarning`) and ranks as a non-relevant item, as trec_eval counts
+it. Each question's sessions are then de-duplicated through `depth` ranks, as for taggraph's own
 methods. A question the run ranks, even with an empty list, is scored (an empty list scores 0).
 A question of the dataset the run does not rank at all is left out of that method's n, as
 trec_eval does without ``-c``; `external_rankings` warns (`MissingQuestionsWarning`, one line:
 how many and the first ids) and records them in ``.attrs["missing"]``. A question id the dataset
 does not have is an InputError naming it, and so is a source with no rankings at all.
+
+Out: `trec_files` writes a bench's rankings as TREC runs and qrels (what every run folder holds
+under ``trec/``), which trec_eval (with ``-c``), ir-measures, ranx and pyterrier score to the report's
+numbers.
 
 A method name that two sources share (a file and taggraph's own `reserved` methods, or two
 files) is kept apart: each file's method becomes ``"NAME [file name]"``.
@@ -27,23 +38,33 @@ files) is kept apart: each file's method becomes ``"NAME [file name]"``.
 from __future__ import annotations
 
 import json
+import math
+import re
 import warnings
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from taggraph.errors import InputError
 from taggraph.evaluation.metrics import dedupe_sessions
+from taggraph.store import safe_filename
 
 FIRST_IDS = 5  # question ids a warning quotes
 RANKINGS_CSV = "rankings.csv"
+TREC_LEVELS = {"sessions": ("ranked_session_ids", "ranked_session_scores", "gold_session_ids"),
+               "notes": ("ranked_note_ids", "ranked_scores", "gold_note_ids")}
 LIST_COLUMNS = ("ranked_session_ids", "gold_session_ids", "ranked_note_ids")
 
 
 class MissingQuestionsWarning(UserWarning):
     """A run that ranks only some of the dataset's questions; the rest are left out of its n."""
+
+
+class UnknownIdsWarning(UserWarning):
+    """A run that ranks ids that are neither a session nor a note of their question's history."""
 
 
 def rankings_path(path: Path) -> Path:
@@ -89,8 +110,15 @@ def _read_csv_runs(path: Path) -> dict[str, dict[str, dict[str, list[str]]]]:
     return out
 
 
+def trec_order(scored: dict[str, float]) -> list[str]:
+    """Docids in trec_eval's order: score descending, compared in single precision (trec_eval's scores are C
+    floats), ties by docid descending (ir-measures and pytrec_eval order them so too)."""
+    return sorted(scored, key=lambda doc: (np.float32(scored[doc]), doc), reverse=True)
+
+
 def _read_trec(path: Path, lines: list[str]) -> dict[str, dict[str, list[str]]]:
-    items: dict[str, dict[str, list[tuple[int, float, str]]]] = {}
+    items: dict[str, dict[str, dict[str, float]]] = {}
+    seen: dict[tuple[str, str, str], int] = {}
     for lineno, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -100,11 +128,19 @@ def _read_trec(path: Path, lines: list[str]) -> dict[str, dict[str, list[str]]]:
                              f"got {len(parts)}")
         qid, _, doc, rank, score, name = parts
         try:
-            items.setdefault(name, {}).setdefault(qid, []).append((int(rank), -float(score), doc))
+            int(rank)
+            value = float(score)
         except ValueError:
             raise InputError(f"{path}:{lineno}: rank must be an integer and score a number, got {rank!r} {score!r}") \
                 from None
-    return {name: {q: [d for *_, d in sorted(v)] for q, v in runs.items()} for name, runs in items.items()}
+        if not math.isfinite(value):
+            raise InputError(f"{path}:{lineno}: score {score!r} is not a finite number")
+        if (name, qid, doc) in seen:
+            raise InputError(f"{path}:{lineno}: run {name!r} ranks {doc!r} for question {qid!r} again (line "
+                             f"{seen[name, qid, doc]}); trec_eval refuses a docid ranked twice")
+        seen[name, qid, doc] = lineno
+        items.setdefault(name, {}).setdefault(qid, {})[doc] = value
+    return {name: {q: trec_order(scored) for q, scored in runs.items()} for name, runs in items.items()}
 
 
 def _read_jsonl(path: Path, lines: list[str]) -> dict[str, dict[str, dict[str, list[str]]]]:
@@ -131,8 +167,9 @@ def _read_jsonl(path: Path, lines: list[str]) -> dict[str, dict[str, dict[str, l
 
 
 def read_runs(path: Path) -> dict[str, dict[str, dict[str, list[str]]]]:
-    """method -> question_id -> {"sessions": ranked session ids, "notes": ranked note ids}, from any
-    source of the module docstring; InputError when it holds no rankings."""
+    """method -> question_id -> {"sessions": ranked session ids, "notes": ranked note ids}, or from a TREC
+    run {"docids": ranked docids} (sessions or notes), from any source of the module docstring; InputError
+    when it holds no rankings."""
     path = Path(path)
     if path.is_dir():
         runs = _read_csv_runs(path)
@@ -147,7 +184,7 @@ def read_runs(path: Path) -> dict[str, dict[str, dict[str, list[str]]]]:
         elif first.split(",")[0] == "question_id":
             runs = _read_csv_runs(path)
         else:
-            runs = {name: {q: {"sessions": docs, "notes": []} for q, docs in trec.items()}
+            runs = {name: {q: {"docids": docs} for q, docs in trec.items()}
                     for name, trec in _read_trec(path, lines).items()}
     if not runs:
         raise InputError(f"{path}: no rankings in it (empty run file)")
@@ -161,17 +198,19 @@ def _source_label(path: Path, paths: Sequence[Path]) -> str:
     return name(path) if [name(p) for p in paths].count(name(path)) == 1 else str(path)
 
 
-def external_rankings(paths: Sequence[Path], cases: Sequence[Any], depth: int = 40,
-                      reserved: Collection[str] = ()) -> pd.DataFrame:
+def external_rankings(paths: Sequence[Path], cases: Sequence[Any], history_ids: Mapping[str, Mapping[str, str]],
+                      depth: int = 40, reserved: Collection[str] = ()) -> pd.DataFrame:
     """Ranking rows (the shape of `run_bench(...).rankings`, unscored) of every run in `paths`, only for
-    the questions each run ranks (module docstring). A method name in `reserved` (taggraph's own
-    methods beside these) or in two sources becomes ``"NAME [source]"``. ``.attrs["missing"]`` maps each
-    method to the dataset's question ids it does not rank; ``.attrs["sources"]`` to its path and name there."""
+    the questions each run ranks (module docstring). `history_ids` maps each question id to the ids of
+    its history: each session id and note id to its session id. A method name in `reserved` (taggraph's
+    own methods beside these) or in two sources becomes ``"NAME [source]"``. ``.attrs["missing"]`` maps
+    each method to the dataset's question ids it does not rank; ``.attrs["unknown"]`` to the number of ids
+    it ranks that its questions' histories lack; ``.attrs["sources"]`` to its path and name there."""
     paths = [Path(p) for p in paths]
     by_id = {c.case_id: c for c in cases}
     read = [(path, read_runs(path)) for path in paths]
     counts = pd.Series([m for _, runs in read for m in runs] + list(dict.fromkeys(reserved))).value_counts()
-    rows, missing, sources = [], {}, {}
+    rows, missing, sources, unknown_ids = [], {}, {}, {}
     for path, runs in read:
         for name, ranked_by_q in runs.items():
             method = name if counts[name] == 1 else f"{name} [{_source_label(path, paths)}]"
@@ -185,14 +224,93 @@ def external_rankings(paths: Sequence[Path], cases: Sequence[Any], depth: int = 
                               f"questions; the {len(missing[method])} it lacks (first: "
                               f"{', '.join(missing[method][:FIRST_IDS])}) are left out of its n, not scored as misses",
                               MissingQuestionsWarning, stacklevel=2)
+            unknown = []
             for case in cases:
                 if case.case_id not in ranked_by_q:
                     continue
-                ranked = ranked_by_q[case.case_id]
+                ranked, known = ranked_by_q[case.case_id], history_ids[case.case_id]
+                ids = ranked.get("docids", ranked.get("sessions"))
+                unknown += [f"{case.case_id} {i}" for i in ids if i not in known]
+                notes = [i for i in ids if known.get(i, i) != i] if "docids" in ranked else ranked["notes"]
                 rows.append({"question_id": case.case_id, "question_type": case.question_type, "method": method,
-                             "ranked_session_ids": dedupe_sessions(ranked["sessions"], depth),
+                             "ranked_session_ids": dedupe_sessions([known.get(i, i) for i in ids], depth),
                              "gold_session_ids": list(case.gold_session_ids),
-                             "ranked_note_ids": ranked["notes"][:depth], "abstention": case.is_abstention})
+                             "ranked_note_ids": notes[:depth], "abstention": case.is_abstention})
+            unknown_ids[method] = len(unknown)
+            if unknown:
+                warnings.warn(f"{path}: run {method!r} ranks {len(unknown)} ids that are neither a session nor a note "
+                              f"of their question's history (first: {', '.join(unknown[:FIRST_IDS])}); each ranks "
+                              f"as a non-relevant item, as trec_eval counts it", UnknownIdsWarning, stacklevel=2)
     out = pd.DataFrame(rows)
-    out.attrs.update(missing=missing, sources=sources)
+    out.attrs.update(missing=missing, sources=sources, unknown=unknown_ids)
     return out
+
+
+def trec_scores(scores: Sequence[float]) -> list[np.float32]:
+    """`scores` (descending) as trec_eval holds them, in single precision (its scores are C floats; ir-measures
+    reads them through it), made strictly descending there: a score tied with the one above it at that
+    precision is lowered by as few float32 steps as it takes, so that trec_eval's order (score, then docid
+    descending) is the ranking's order."""
+    top = float(np.finfo(np.float32).max)
+    out: list[np.float32] = []
+    for score in scores:
+        value = np.float32(min(max(float(score), -top), top))
+        out.append(value if not out or value < out[-1] else np.nextafter(out[-1], np.float32(-np.inf)))
+    return out
+
+
+def _trec_run(rankings: pd.DataFrame, ranked: str, scored: str, name: str) -> str:
+    """One TREC run line per ranked item of each row; without scores (another system's run) the scores
+    count down from the ranking's length."""
+    lines = []
+    for qid, ids, scores in zip(rankings["question_id"], rankings[ranked],
+                                rankings[scored] if scored in rankings else [None] * len(rankings)):
+        ids = list(ids) if isinstance(ids, (list, tuple)) else []
+        values = scores if isinstance(scores, (list, tuple)) and len(scores) == len(ids) else range(len(ids), 0, -1)
+        lines += [f"{qid} Q0 {doc} {rank} {float(score)!r} {name}"  # the float32 exactly, whoever parses it
+                  for rank, (doc, score) in enumerate(zip(ids, trec_scores(values)), 1)]
+    return "".join(line + "\n" for line in lines)
+
+
+def _trec_qrels(rankings: pd.DataFrame, ranked: str, gold: str, judge_misses: bool) -> str:
+    """Each judged question's gold items, relevance 1; abstention questions are left out, as of every metric.
+    With `judge_misses` (session level, where a question without gold that is no abstention scores 0 as a
+    miss), such a question has the items the methods rank for it judged 0, so that it counts 0 there too;
+    without (note level, as LoCoMo's note metrics), it is left out."""
+    lines = []
+    judged = rankings[~rankings["abstention"].astype(bool)] if "abstention" in rankings else rankings
+    for qid, group in judged.groupby("question_id", sort=False):
+        golds = next((g for g in group[gold] if isinstance(g, (list, tuple))), [])
+        if len(golds):
+            lines += [f"{qid} 0 {doc} 1" for doc in dict.fromkeys(golds)]
+        elif judge_misses:
+            lines += [f"{qid} 0 {doc} 0" for doc in dict.fromkeys(d for ids in group[ranked] for d in ids)]
+    return "".join(line + "\n" for line in lines)
+
+
+def trec_name(method: str) -> str:
+    """A method name as a TREC run name (no whitespace) and file name stem (a readable slug and a hash when
+    the name holds other than letters, digits, '.', '_' and '-')."""
+    return method if re.fullmatch(r"[A-Za-z0-9_.-]+", method) else safe_filename(method, "")
+
+
+def trec_files(rankings: pd.DataFrame) -> dict[str, str]:
+    """``trec/<method>.run`` (session level: each row's de-duplicated sessions scored by their best note, the
+    items the report's metrics judge), ``trec/<method>.notes.run`` (the ranked notes) and
+    ``trec/qrels.sessions.txt`` / ``trec/qrels.notes.txt`` (file name -> text): ir-measures over a run and its
+    qrels gives the report's RR per question; trec_eval gives it with ``-c`` (a question a method ranks
+    nothing for is absent from its run and counts 0). ValueError when an id holds whitespace."""
+    columns = ["question_id", *(c for ranked, _, gold in TREC_LEVELS.values() for c in (ranked, gold))]
+    spaced = next((i for col in columns if col in rankings for cell in rankings[col]
+                   for i in (cell if isinstance(cell, (list, tuple)) else [cell]) if re.search(r"\s", str(i))), None)
+    if spaced is not None:
+        raise ValueError(f"the id {spaced!r} holds whitespace, which a TREC file cannot")
+    files = {}
+    for level, (ranked, scored, gold) in TREC_LEVELS.items():
+        if ranked not in rankings or gold not in rankings:
+            continue
+        files[f"trec/qrels.{level}.txt"] = _trec_qrels(rankings, ranked, gold, judge_misses=level == "sessions")
+        for method, rows in rankings.groupby("method", sort=False):
+            suffix = ".run" if level == "sessions" else ".notes.run"
+            files[f"trec/{trec_name(method)}{suffix}"] = _trec_run(rows, ranked, scored, trec_name(method))
+    return files

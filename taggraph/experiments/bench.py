@@ -18,16 +18,22 @@ import pandas as pd
 
 from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.datasets import Case, DataWarning
-from taggraph.datasets.base import compact_warnings
+from taggraph.datasets.base import compact_warnings, data_warning, note_ids
 from taggraph.datasets.registry import data_warnings, format_of, resolve
 from taggraph.evaluation.metrics import per_type, score_rankings, summarize
 from taggraph.evaluation.score import external_rankings
+from taggraph.errors import ServerError
 from taggraph.evaluation.significance import compare
+from taggraph.evaluation.verdicts import component_verdicts
 from taggraph.experiments.runner import MemoryRun, build_store, extractor_for, group_by_history, parallel_map
 from taggraph.experiments.vocabulary import store_stats
 from taggraph.extraction import Extractor, check_portable, extractor_spec
 from taggraph.retrieval import DEFAULT_DEPTH, PAPER_METHODS, check_methods
+from taggraph.retrieval.base import one_line
 from taggraph.retrieval.registry import method_origin
+from taggraph.store import MemoryStore
+
+ALLOW_FAILED = "--allow-failed-extractions (run_bench(..., allow_failed_extractions=True))"
 
 
 @dataclass
@@ -36,21 +42,35 @@ class MemoryResult:
     timings: list[dict[str, Any]]
     method_configs: dict[str, dict[str, Any]]
     store_stats: list[dict[str, Any]]
+    failed_extractions: list[str] = field(default_factory=list)  # "note 'id': reason" of each note stored untagged
+
+
+def failed_extractions(store: MemoryStore) -> list[str]:
+    """"note 'id': reason" of each note of `store` whose extraction failed (stored untagged)."""
+    return [f"note {note_id!r}: {one_line(reason, 200)}" for note_id, reason in store.extraction_errors.items()]
 
 
 def run_memory(cases: list[Case], methods: list[str], extractor: str = DEFAULT_EXTRACTOR, depth: int = DEFAULT_DEPTH,
                method_params: dict[str, dict[str, Any]] | None = None,
-               extractor_options: dict[str, Any] | None = None) -> MemoryResult:
-    """Build the store the `cases` share once and ask each case's question with each method."""
+               extractor_options: dict[str, Any] | None = None,
+               allow_failed_extractions: bool = False) -> MemoryResult:
+    """Build the store the `cases` share once and ask each case's question with each method. A store with
+    notes whose extraction failed is a ServerError before any method runs, unless `allow_failed_extractions`."""
     t0 = time.perf_counter()
     store = build_store(cases[0], extractor, extractor_options)
+    failed = failed_extractions(store)
+    if failed and not allow_failed_extractions:
+        raise ServerError(f"{len(failed)} of {len(store)} notes of memory {cases[0].case_id!r} failed extraction "
+                          f"with {extractor_spec(extractor)} (first: {failed[0]}); scores over untagged notes are "
+                          f"wrong numbers: fix the extractor or its server and run again, or pass {ALLOW_FAILED} "
+                          f"to score them anyway")
     run = MemoryRun(store, methods, method_params)
     run.timings.append({"question_id": cases[0].case_id, "stage": "extract+store", "method": "",
                         "seconds": time.perf_counter() - t0})
     rows = [row for case in cases for row in run.ask(case, depth)]
     stats = store_stats(store)
     return MemoryResult(rows, run.timings, run.configs,
-                        [{"question_id": c.case_id, "memory": cases[0].case_id, **stats} for c in cases])
+                        [{"question_id": c.case_id, "memory": cases[0].case_id, **stats} for c in cases], failed)
 
 
 @dataclass
@@ -66,32 +86,36 @@ class BenchResult:
 
     @cached_property
     def verdicts(self) -> dict[str, list[str]]:
-        """`experiments.ablation.component_verdicts` of the rankings, computed once for the terminal and
+        """`evaluation.verdicts.component_verdicts` of the rankings, computed once for the terminal and
         both reports (each is a paired randomization test per ablation)."""
-        from taggraph.experiments.ablation import component_verdicts  # ablation imports this module
-
         return component_verdicts(self.rankings)
 
 
 def run_bench(cases: Sequence[Case], methods: list[str] | None = None, extractor: str | Extractor = DEFAULT_EXTRACTOR,
               depth: int = DEFAULT_DEPTH, workers: int = 1, method_params: dict[str, dict] | None = None,
               backend: str | None = "loky", share_memories: bool = True,
-              extractor_options: dict[str, Any] | None = None) -> BenchResult:
-    """Rank each case's notes with each method; rows come back in case order, then method order.
+              extractor_options: dict[str, Any] | None = None, allow_failed_extractions: bool = False) -> BenchResult:
+    """Rank each case's notes with each method; rows come back in case order, then method order (a method
+    named twice runs once).
 
     `extractor` is a name or an object (`taggraph.extraction.get_extractor`); run.json records its spec.
-    `extractor_options` go with a name to `get_extractor` (e.g. an Ollama request timeout)."""
-    methods = check_methods(methods or PAPER_METHODS)
+    `extractor_options` go with a name to `get_extractor` (e.g. an Ollama request timeout). Notes whose
+    extraction failed stop the run (ServerError) unless `allow_failed_extractions`; then config's
+    ``failed_extractions`` and a `DataWarning` (the report's, run.json's) say how many and the first reason."""
+    methods = list(dict.fromkeys(check_methods(methods or PAPER_METHODS)))
     if workers != 1:
         check_portable(extractor)  # an extractor object must pickle to reach the workers
     groups = group_by_history(cases, share_memories)
     results = parallel_map(run_memory, groups, methods, extractor, depth, method_params, extractor_options,
-                           workers=workers, backend=backend)
+                           allow_failed_extractions, workers=workers, backend=backend)
     position = {c.case_id: i for i, c in enumerate(cases)}
     rows = sorted((r for res in results for r in res.rows),
                   key=lambda r: (position[r["question_id"]], methods.index(r["method"])))
     scored = score_rankings(pd.DataFrame(rows))
-    found = data_warnings(cases)
+    failed = [f for res in results for f in res.failed_extractions]
+    found = data_warnings(cases) + data_warning(
+        "failed_extractions", f"notes failed extraction and are scored untagged ({ALLOW_FAILED.split()[0]})",
+        failed, extractor_spec(extractor))
     config = {
         "methods": {m: {**c, **method_origin(m)} for m, c in (results[0].method_configs if results else {}).items()},
         "extractor": extractor_spec(extractor),
@@ -99,18 +123,28 @@ def run_bench(cases: Sequence[Case], methods: list[str] | None = None, extractor
         "extractor_options": dict(extractor_options or {}),  # the report's miss pages rebuild stores with them
         "depth": depth, "workers": workers, "n_cases": len(cases), "n_memories": len(groups),
         "n_abstention": int(sum(c.is_abstention for c in cases)), "input_warnings": compact_warnings(found),
+        "failed_extractions": {"notes": len(failed), "memories": sum(bool(r.failed_extractions) for r in results),
+                               "first": failed[0] if failed else None},
     }
     return BenchResult(scored, summarize(scored, order=methods), per_type(scored),
                        pd.DataFrame([t for r in results for t in r.timings]),
                        pd.DataFrame([s for r in results for s in r.store_stats]), config, warnings=found)
 
 
+def history_ids(case: Case) -> dict[str, str]:
+    """Each note id and session id of the case's history -> its session id (a session's id wins)."""
+    ids = note_ids(case.interactions)
+    return {**{nid: sid for nid, sid in ids}, **{sid: sid for _, sid in ids}}
+
+
 def score_external(paths: list, cases: list[Case], depth: int = DEFAULT_DEPTH,
                    base: BenchResult | None = None) -> BenchResult:
     """Another system's ranking files or run folders (`taggraph.evaluation.score`) scored like `run_bench`,
     beside `base`. The summary's ``missing`` column counts the questions a run does not rank (left out
-    of its n); ``config["external_runs"]`` records each run's source, name there and missing ids."""
-    external = external_rankings(paths, cases, depth, reserved=base.summary["method"] if base is not None else ())
+    of its n); ``config["external_runs"]`` records each run's source, name there, missing questions and
+    the number of ranked ids its questions' histories lack (``unknown_ids``)."""
+    external = external_rankings(paths, cases, {c.case_id: history_ids(c) for c in cases}, depth,
+                                 reserved=base.summary["method"] if base is not None else ())
     scored = score_rankings(external)
     found = data_warnings(cases)
     config = {"methods": {}, "extractor": "-", "depth": depth, "n_cases": len(cases),
@@ -119,14 +153,16 @@ def score_external(paths: list, cases: list[Case], depth: int = DEFAULT_DEPTH,
         scored = pd.concat([base.rankings, scored], ignore_index=True)
         config = dict(base.config)
     missing = external.attrs["missing"]
-    config["external_runs"] = {m: {**source, "missing": len(missing[m]), "first_missing": missing[m][:5]}
+    config["external_runs"] = {m: {**source, "missing": len(missing[m]), "first_missing": missing[m][:5],
+                                   "unknown_ids": external.attrs["unknown"][m]}
                                for m, source in external.attrs["sources"].items()}
     methods = list(dict.fromkeys(scored["method"]))
     summary = summarize(scored, order=methods)
     summary.insert(2, "missing", summary["method"].map(lambda m: len(missing.get(m, ()))))
     return BenchResult(scored, summary, per_type(scored),
                        base.timings if base is not None else pd.DataFrame(),
-                       base.stores if base is not None else pd.DataFrame(), config, warnings=found)
+                       base.stores if base is not None else pd.DataFrame(), config,
+                       warnings=base.warnings if base is not None else found)
 
 
 def add_significance(result: BenchResult, baseline: str | None) -> BenchResult:

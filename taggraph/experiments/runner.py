@@ -31,11 +31,13 @@ from taggraph.evaluation.metrics import session_scores
 from taggraph.extraction import Extractor, extractor_spec, get_extractor
 from taggraph.progress import progress
 from taggraph.retrieval import Retriever, make_retriever
+from taggraph.retrieval.base import method_errors
 from taggraph.retrieval.registry import with_registered
 from taggraph.store import MemoryStore
 
 RANKING_COLUMNS = ["question_id", "question_type", "method", "ranked_session_ids", "gold_session_ids",
-                   "ranked_note_ids", "abstention", "ranked_scores", "ranked_session_scores", "tied_beyond_depth"]
+                   "ranked_note_ids", "gold_note_ids", "abstention", "ranked_scores", "ranked_session_scores",
+                   "tied_beyond_depth"]
 _EXTRACTORS: dict[tuple, Any] = {}
 
 
@@ -172,39 +174,45 @@ class MemoryRun:
     def ask(self, case: Case, k: int, **extra: Any) -> list[dict[str, Any]]:
         """One ranking row per method for `case`'s question at retrieval depth `k`, plus `extra` columns.
 
-        Besides the ranked notes and their de-duplicated sessions, a row holds the notes' scores
+        Besides the ranked notes and their de-duplicated sessions, a row holds the gold notes (the case's,
+        else every note of its gold sessions), the notes' scores
         (``ranked_scores``), each session's score (``ranked_session_scores``: its best note's) and the
         sessions a tie at the depth cut leaves out (``tied_beyond_depth``, `tied_beyond`), which the
         tie-aware metrics need (`taggraph.evaluation.metrics.tie_metrics`)."""
+        gold = set(case.gold_session_ids)
+        gold_notes = list(case.gold_note_ids) or [n.note_id for n in self.store.notes if n.session_id in gold]
         rows = []
         for name in self.methods:
-            retriever = self.retriever(name)
-            t0 = time.perf_counter()
-            results = retriever.query(case.question, k=k, asked_on=case.question_date)
-            self.timings.append({"question_id": case.case_id, "stage": "query", "method": name,
-                                 "seconds": time.perf_counter() - t0})
+            with method_errors(name, case.case_id):  # a method's failure names it and the question
+                retriever = self.retriever(name)
+                t0 = time.perf_counter()
+                results = retriever.query(case.question, k=k, asked_on=case.question_date)
+                self.timings.append({"question_id": case.case_id, "stage": "query", "method": name,
+                                     "seconds": time.perf_counter() - t0})
+                beyond = tied_beyond(retriever, case, results, k)
             sessions = session_scores((r.session_id for r in results), (r.score for r in results), k)
             rows.append({"question_id": case.case_id, "question_type": case.question_type, "method": name,
                          **extra, "notes": len(self.store),
                          "ranked_session_ids": [sid for sid, _ in sessions],
                          "gold_session_ids": list(case.gold_session_ids),
-                         "ranked_note_ids": [r.note_id for r in results], "abstention": case.is_abstention,
+                         "ranked_note_ids": [r.note_id for r in results], "gold_note_ids": gold_notes,
+                         "abstention": case.is_abstention,
                          "ranked_scores": [r.score for r in results],
                          "ranked_session_scores": [score for _, score in sessions],
-                         "tied_beyond_depth": tied_beyond(retriever, case, results, k)})
+                         "tied_beyond_depth": beyond})
         return rows
 
 
 def tied_beyond(retriever: Retriever, case: Case, results: Sequence, k: int) -> list[str]:
     """Sessions, in note order, of the notes beyond the first `k` whose score equals the last retrieved
     note's, less the sessions already retrieved: the part of the cut's tie group the ranking leaves out.
-    Empty unless the ranking is full and the store larger; then the method scores once more (its
-    `score`, untimed), since the ranking holds only the first k."""
+    Empty unless the ranking is full and the store larger; then the method ranks once more (its whole
+    `Retriever.ranking`, untimed), since the ranking holds only the first k."""
     if len(results) < k or len(retriever.store) <= k:
         return []
     cut, shown = results[-1].score, {r.note_id for r in results}
     seen = {r.session_id for r in results}
     notes = retriever.store.notes
-    tied = sorted(i for i, s in retriever.score(case.question, asked_on=case.question_date).items()
+    tied = sorted(i for i, s in retriever.ranking(case.question, asked_on=case.question_date)
                   if s == cut and notes[i].note_id not in shown)
     return list(dict.fromkeys(notes[i].session_id for i in tied if notes[i].session_id not in seen))

@@ -2,9 +2,10 @@
 
 A bench run folder holds summary.csv, per_type.csv, rankings.csv, timings.csv,
 stores.csv, any benchmark table, the report pages the caller rendered (report.md,
-report.html) and run.json. A run is written into a temporary sibling folder and
-renamed into place at the end, run.json last, so a folder named like the run is
-always a finished run; a failed write leaves no folder that looks finished. The
+report.html), the rankings as TREC runs and qrels under trec/
+(`taggraph.evaluation.score.trec_files`; run.json's ``trec`` lists them) and run.json.
+A run is written into a temporary sibling folder and renamed into place at the end,
+run.json last, so a folder named like the run is always a finished run; a failed write leaves no folder that looks finished. The
 rename never deletes what it finds: a run that another process finished at the
 same name meanwhile is replaced only with `force`, and only a run folder (one
 with our run.json) ever is; otherwise the finished run is kept beside it and the
@@ -34,6 +35,7 @@ from taggraph.config import PACKAGE_DIR
 from taggraph.datasets import Case, Dataset, data_checksum, get_format
 from taggraph.datasets.registry import detect_format
 from taggraph.errors import ConfigError, WriteError
+from taggraph.evaluation.score import trec_files
 
 PACKAGES = ["taggraph", "numpy", "scipy", "pandas", "networkx", "rank-bm25", "ir-measures", "spacy",
             "sentence-transformers", "torch", "model2vec", "ollama"]
@@ -204,4 +206,14 @@ def save_bench(result, out: Path, data: dict[str, Any], pages: dict[str, str] | 
     rankings = result.rankings[RANKINGS_FIRST + [c for c in result.rankings.columns if c not in RANKINGS_FIRST]]
     tables = {"summary": result.summary, "per_type": result.per_type, "rankings": rankings,
               "timings": result.timings, "stores": result.stores, **result.extra}
-    return save_run(out, tables, run_record(result.config, data, result.warnings), pages, force)
+    record = run_record(result.config, data, result.warnings)
+    try:
+        trec = trec_files(result.rankings)
+        record["trec"] = {"files": sorted(trec), "depth": result.config.get("depth"),
+                          "note": "session runs hold each question's sessions of the first `depth` ranked notes, "
+                                  "de-duplicated, scored by their best note in single precision (a tie lowered "
+                                  "by float32 steps to keep the run's order); ir-measures, or trec_eval -c, "
+                                  "over a run and qrels.sessions.txt gives the report's metrics"}
+    except ValueError as exc:
+        trec, record["trec"] = {}, {"files": [], "not_written": str(exc)}
+    return save_run(out, tables, record, {**(pages or {}), **trec}, force)

@@ -42,6 +42,9 @@ ITERATIONS = 20  # paper, appendix E
 # free choice: a bound on power-iteration steps; 20 already converge to ~0.85^20 = 4% of the start,
 # 1,000 to 1e-71 (use iterations=None for the exact fixed point)
 MAX_ITERATIONS = 1000
+# free choices: the walk `evidence` names is the target's 3 largest in-flows, each traced back <= 4 edges
+WALK_WIDTH = 3
+WALK_LENGTH = 4
 
 
 def personalized_pagerank(P: sp.csr_matrix, dangling: np.ndarray, s: np.ndarray, alpha: float = ALPHA,
@@ -162,6 +165,56 @@ class AdaptiveGraph(Retriever):
         x, _ = self.scores_all(text)
         return {note.index: float(x[self.node_index[file_node(note.note_id)]]) for note in self.store.notes}
 
+    def flow_walk(self, x: np.ndarray, s: np.ndarray, target: int, width: int = WALK_WIDTH,
+                  length: int = WALK_LENGTH) -> tuple[list[list[str]], list[dict[str, Any]], float]:
+        """The edges that carried most of the final PPR mass `x` to node `target`: its `width` in-edges with the
+        largest flow alpha x[u] P[target, u], each traced back along the largest in-flow of its source until a
+        seeded node (s > 0) or `length` edges. Returns (walk edges, the target's in-flows as {from, flow,
+        share} with share of x[target], the teleport's share of x[target])."""
+        P, dangling = self.transition()
+        names = list(self.node_index)
+        total = s.sum()
+        s_norm = s / total if total > 0 else np.full(len(s), 1.0 / max(len(s), 1))
+        mass = x[target] or 1.0
+
+        def into(v: int) -> list[tuple[float, int]]:
+            row = P.getrow(v)
+            return sorted(((self.params.alpha * w * x[u], int(u)) for u, w in zip(row.indices, row.data)), reverse=True)
+
+        inflow = into(target)
+        walk: dict[tuple[str, str], None] = {}
+        for _, u in inflow[:width]:
+            v, seen, chain = target, {target}, []
+            while True:
+                chain.append((names[u], names[v]))
+                if s[u] > 0 or len(seen) > length or u in seen:
+                    break
+                seen.add(u)
+                best = next((w for f, w in into(u) if w not in seen), None)
+                if best is None:
+                    break
+                v, u = u, best
+            walk.update(dict.fromkeys(reversed(chain)))  # read from where the mass came towards the note
+        teleport = float((self.params.alpha * x[dangling].sum() + 1 - self.params.alpha) * s_norm[target] / mass)
+        flows = [{"from": names[u], "flow": float(f), "share": float(f / mass)} for f, u in inflow[:width]]
+        return [list(e) for e in walk], flows, teleport
+
+    def breaks(self, dropped: list[str], target: str, seeded: bool) -> list[dict[str, str]]:
+        """Where the diffusion towards `target` had no start, each {node, why}: a tag a dropped stopword matches
+        within WALK_LENGTH edges of the note (not seeded), the note itself when nothing was seeded."""
+        near = nx.single_source_shortest_path_length(self._nx, target, cutoff=WALK_LENGTH) if dropped else {}
+        out: dict[str, str] = {}
+        for token in dropped:
+            for path in self.matcher.match(token):
+                if concept_node(path) in near:
+                    out.setdefault(concept_node(path), f"no walk starts here: query token '{token}' matches this tag "
+                                   f"but was dropped as a stopword (in more than {self.params.stopword_df:.0%} of "
+                                   f"the {len(self.store)} notes), so it gets no teleport mass")
+        if not seeded:
+            out.setdefault(target, "no seed: no tag matched and no note shares a query term, so PPR ran with a "
+                                   "uniform teleport (plain PageRank centrality)")
+        return [{"node": n, "why": why} for n, why in out.items()]
+
     def evidence(self, text: str, note: Note, *, asked_on: str | None = None) -> Evidence:
         concepts, files, dropped = self.seeds(text)
         x, s = self.scores_all(text)
@@ -182,14 +235,21 @@ class AdaptiveGraph(Retriever):
             paths.append({"seed": path, "seed_mass": round(mass / total, 5), "path": trail,
                           "flow_estimate": flow})
         paths.sort(key=lambda p: -p["flow_estimate"])
+        at = self.node_index[target]
+        walk, inflows, teleport = self.flow_walk(x, s, at) if x[at] > 0 else ([], [], 0.0)
         detail: dict[str, Any] = {
             "dropped_as_stopwords": dropped,
             "seed_tags": {p: round(m / total, 5) for p, m in concepts.items()},
             "file_seed_mass": round(files.get(note.index, 0.0) / total, 5),
             "teleport_total_on_files": round(sum(files.values()) / total, 5),
             "main_paths": paths[:3],
+            "walk": walk,
+            "mass_from": {**{f["from"]: round(f["share"], 4) for f in inflows}, "teleport": round(teleport, 4)},
+            "walk_breaks": self.breaks(dropped, target, s.sum() > 0),
         }
         ev = Evidence(detail=detail)
+        came = ", ".join(f"{f['share']:.0%} over the edge from {f['from']}" for f in inflows if f["share"] >= 0.005)
+        came += (", " if came and teleport >= 0.005 else "") + (f"{teleport:.0%} teleported onto it" if teleport >= 0.005 else "")
         if s.sum() == 0:
             why = (f"every query token was dropped as a stopword (in more than {self.params.stopword_df:.0%} of "
                    f"the {len(self.store)} notes)" if dropped and not concepts else
@@ -197,13 +257,19 @@ class AdaptiveGraph(Retriever):
             ev.fallback = f"no seed: {why}, so PPR ran with a uniform teleport (plain PageRank centrality)"
         elif paths:
             best = paths[0]
-            ev.summary = (f"PPR mass {x[self.node_index[target]]:.3g}, mainly from the seed tag "
+            ev.summary = (f"PPR mass {x[at]:.3g}, mainly from the seed tag "
                           f"{best['seed']} over {len(best['path']) - 1} edge(s)"
                           + (f"; file seed (TF-IDF overlap) {detail['file_seed_mass']:.3g}"
                              if detail["file_seed_mass"] else ""))
         elif detail["file_seed_mass"]:
-            ev.summary = (f"PPR mass {x[self.node_index[target]]:.3g}, seeded directly by its TF-IDF "
+            ev.summary = (f"PPR mass {x[at]:.3g}, seeded directly by its TF-IDF "
                           f"overlap with the query ({detail['file_seed_mass']:.3g} of the teleport)")
-        if x[self.node_index[target]] <= 0:
+        elif x[at] > 0:
+            seeded = sum(1 for m in files.values() if m > 0)
+            ev.summary = (f"PPR mass {x[at]:.3g}, diffused from the {seeded} note(s) sharing a query term "
+                          f"(no query tag was seeded)")
+        if came and x[at] > 0:
+            ev.summary = (ev.summary + "; " if ev.summary else f"PPR mass {x[at]:.3g}: ") + f"its mass came {came}"
+        if x[at] <= 0:
             ev.missing = "no seed reaches the note: no matched tag connects to it and it shares no query term"
         return ev

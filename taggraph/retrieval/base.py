@@ -15,6 +15,12 @@ A method subclasses `Retriever` and writes:
   scored what it did: a one-line `summary`, what it `missing`, a `fallback` taken, and free
   `detail` the views show as they are.
 
+Every ranking is taken through `Retriever.ranking`, which checks what ``score`` returns: a dict whose
+keys are note indexes of the store (ints, 0 to len - 1) and whose values are finite numbers. A breach,
+and any exception a method raises while it ranks, is a `MethodError`: one line naming the method, the
+question when the caller knows it (`method_errors`: the bench's runner) and the fix. A failing
+``evidence`` does not stop a page: the explanation says that it failed.
+
 State is set up in ``__init__(self, store, params=None)`` after ``super().__init__``: no note
 is indexed before the registry (or the first query) calls `sync`. The method's name is the
 one it is registered under (`taggraph.retrieval.registry.register_method`); `rank`, `query`
@@ -23,20 +29,88 @@ and `explain` come from this class.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
+from numbers import Integral, Real
 from typing import Any, ClassVar, get_type_hints
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
-from taggraph.errors import ConfigError
+from taggraph.errors import ConfigError, TaggraphError
 from taggraph.notes import Note
 from taggraph.store import Interaction, MemoryStore
+from taggraph.text import snippet
 
 DEFAULT_DEPTH = 40  # paper, appendix E: retrieval depth fixed at 40
 # every parameter value is finite (no nan, no inf); objects (an Embedder) are taken as they are
 PARAM_CONFIG = ConfigDict(allow_inf_nan=False, arbitrary_types_allowed=True, extra="forbid")  # a misspelt key fails
+
+
+class MethodError(TaggraphError, RuntimeError):
+    """A method that broke its contract or raised: `method`, `question` (None when unknown) and `problem`
+    (what happened and the fix), said in one line. Built from plain arguments, so it pickles (workers)."""
+
+    def __init__(self, method: str, problem: str, question: str | None = None) -> None:
+        super().__init__(method, problem, question)
+        self.method, self.problem, self.question = method, problem, question
+
+    def __str__(self) -> str:
+        asked = f", question {self.question!r}" if self.question is not None else ""
+        return f"method {self.method!r}{asked}: {self.problem}"
+
+
+def one_line(text: Any, limit: int = 300) -> str:
+    """`text` on one line (whitespace runs as one space), cut at a word to at most `limit` characters."""
+    return snippet(" ".join(str(text).split()), limit)
+
+
+@contextlib.contextmanager
+def method_errors(method: str, question: str | None = None) -> Iterator[None]:
+    """Inside: a `MethodError` gains `question`, and any exception other than taggraph's own (which already
+    say what and where) becomes a MethodError naming `method` and `question`, the original as its cause."""
+    try:
+        yield
+    except MethodError as exc:
+        if exc.question is not None or question is None:
+            raise
+        raise MethodError(exc.method, exc.problem, question) from exc.__cause__
+    except TaggraphError:
+        raise
+    except Exception as exc:
+        raise MethodError(method, f"raised {type(exc).__name__}: {one_line(exc)} (fix the method; --debug "
+                                  f"shows the traceback)", question) from exc
+
+
+def checked_scores(method: str, scores: Any, notes: int) -> dict[int, float]:
+    """`scores` if it keeps the contract of `Retriever.score` over a store of `notes` notes; MethodError
+    naming the first breach and the fix otherwise."""
+    if not isinstance(scores, dict):
+        raise MethodError(method, f"score() returned {type(scores).__name__}, not a dict; return "
+                                  f"{{note index: score}}, an empty dict when no note is reached")
+    not_finite, first = 0, None
+    for idx, value in scores.items():
+        if type(idx) is not int and (isinstance(idx, bool) or not isinstance(idx, Integral)):
+            raise MethodError(method, f"score() returned the key {one_line(repr(idx), 60)} "
+                                      f"({type(idx).__name__}); keys are note indexes, ints (note.index)")
+        if not 0 <= idx < notes:
+            raise MethodError(method, f"score() returned note index {idx}, but the memory holds {notes} notes "
+                                      f"(indexes 0 to {notes - 1}); key each score by note.index")
+        if type(value) is not float and (isinstance(value, bool) or not isinstance(value, Real)):
+            raise MethodError(method, f"score() gave note {idx} the score {one_line(repr(value), 60)} "
+                                      f"({type(value).__name__}); scores are numbers (float)")
+        if not math.isfinite(value):
+            not_finite += 1
+            first = first or (idx, value)
+    if not_finite:
+        notes_ = f"{not_finite} note{'s' * (not_finite > 1)}"
+        raise MethodError(method, f"score() gave {notes_} a score that is not finite (first: note {first[0]}, "
+                                  f"{first[1]}); leave out the notes the method does not reach, and look for a "
+                                  f"parameter so large that the arithmetic overflows")
+    return scores
 
 
 @dataclass
@@ -208,12 +282,20 @@ class Retriever:
 
     def rank(self, text: str, k: int = DEFAULT_DEPTH, *, asked_on: str | None = None) -> list[tuple[int, float]]:
         """Top-k (note index, score): score descending, ties by earlier note first."""
-        self.sync()
-        return self._order(self.score(text, asked_on=asked_on))[:check_k(k)]
+        k = check_k(k)
+        return self.ranking(text, asked_on=asked_on)[:k]
 
-    @staticmethod
-    def _order(scores: dict[int, float]) -> list[tuple[int, float]]:
-        return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+    def ranking(self, text: str, *, asked_on: str | None = None) -> list[tuple[int, float]]:
+        """Every note `score` reaches, as (note index, score) in rank order (`_order`); a contract breach or an
+        exception of the method is a MethodError (module docstring)."""
+        with method_errors(self.name):
+            self.sync()
+            return self._order(self.score(text, asked_on=asked_on))
+
+    def _order(self, scores: dict[int, float]) -> list[tuple[int, float]]:
+        """`scores` checked (`checked_scores`), then score descending, ties by earlier note first."""
+        checked = checked_scores(self.name, scores, len(self.store))
+        return sorted(checked.items(), key=lambda kv: (-kv[1], kv[0]))
 
     def remember(self, interaction: Interaction) -> Note:
         return self.store.remember(interaction)
@@ -223,8 +305,8 @@ class Retriever:
         """The k best notes for `text` asked on date `asked_on`, each with its explanation when `explain`."""
         ranked = self.rank(text, k, asked_on=asked_on)
         if explain:
-            scores = self.score(text, asked_on=asked_on)
-            full = self._order(scores)
+            full = self.ranking(text, asked_on=asked_on)
+            scores = dict(full)
         out = []
         for r, (idx, s) in enumerate(ranked, 1):
             note = self.store.notes[idx]
@@ -237,15 +319,20 @@ class Retriever:
         note = self.store.by_id.get(note_id)
         if note is None:
             raise KeyError(f"no note {note_id!r} in case {self.store.case_id!r}")
-        self.sync()
-        scores = self.score(text, asked_on=asked_on)
-        return self._explain(text, note, check_k(k), scores, self._order(scores), asked_on)
+        k = check_k(k)
+        full = self.ranking(text, asked_on=asked_on)
+        return self._explain(text, note, k, dict(full), full, asked_on)
 
     def _explain(self, text: str, note: Note, k: int, scores: dict[int, float],
                  full: list[tuple[int, float]], asked_on: str | None) -> Explanation:
         rank = next((r for r, (idx, _) in enumerate(full, 1) if idx == note.index), None)
         retrieved = rank is not None and rank <= k
-        ev = self.evidence(text, note, asked_on=asked_on)
+        try:
+            ev = self.evidence(text, note, asked_on=asked_on)
+            if not isinstance(ev, Evidence):
+                raise TypeError(f"returned {type(ev).__name__}, not a taggraph.Evidence")
+        except Exception as exc:  # a page states it and goes on: the other methods' evidence still shows
+            ev = Evidence(summary=f"{self.name}.evidence() failed: {type(exc).__name__}: {one_line(exc)}")
         score = float(scores.get(note.index, 0.0))
         said = ev.summary or f"score {score:.4g}"
         if retrieved:

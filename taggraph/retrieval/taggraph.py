@@ -61,6 +61,11 @@ def path_words(e: dict[str, Any]) -> str:
             f"({e['hops']} hop{'s' if e['hops'] > 1 else ''})")
 
 
+def walk_edges(trails) -> list[list[str]]:
+    """The (from node, to node) edges of node `trails`, each once, in walking order: `Evidence.detail['walk']`."""
+    return [list(e) for e in dict.fromkeys((a, b) for t in trails for a, b in zip(t, t[1:]))]
+
+
 class TagGraph(Retriever):
     @dataclass(frozen=True)
     class Params:
@@ -76,7 +81,7 @@ class TagGraph(Retriever):
         super().__init__(store, params)
         self.terms = term_index(store)
         self.matcher = concept_matcher(store)
-        self._expansions: dict[tuple[str, int], dict[str, list[str]]] = {}
+        self._expansions: dict[tuple[str, int, bool], dict[str, list[str]]] = {}
         self._expansions_version = -1
 
     def add(self, note: Note) -> None:
@@ -86,9 +91,11 @@ class TagGraph(Retriever):
         return filter_tokens(query_tokens(text), self.terms, self.params.stopwords, self.params.stopword_df,
                              self.params.stopword_fallback)
 
-    def expand(self, path: str) -> dict[str, list[str]]:
-        """Concepts within max_hops ontology edges of `path`: concept -> trail of concepts from `path`."""
-        key = (path, self.matcher.version)
+    def expand(self, path: str, bounded: bool | None = None) -> dict[str, list[str]]:
+        """Concepts within max_hops ontology edges of `path`: concept -> trail of concepts from `path`;
+        `bounded` (default: the `bound_top_level` switch) stops at a top-level node reached from below."""
+        bounded = self.params.bound_top_level if bounded is None else bounded
+        key = (path, self.matcher.version, bounded)
         cached = self._expansions.get(key)
         if cached is not None:
             return cached
@@ -99,7 +106,7 @@ class TagGraph(Retriever):
             trail = seen[node]
             if len(trail) - 1 >= self.params.max_hops:
                 continue
-            if self.params.bound_top_level and node != path and "/" not in node:
+            if bounded and node != path and "/" not in node:
                 continue  # no sibling expansion through a top-level node
             for nxt in sorted(self.matcher.neighbours[node]):
                 if nxt not in seen:
@@ -110,22 +117,22 @@ class TagGraph(Retriever):
         self._expansions[key] = seen
         return seen
 
-    def reached(self, tokens: list[str]) -> list[tuple[str, str, list[str]]]:
-        """(token, concept, trail) for every concept a token reaches, at its fewest hops."""
+    def reached(self, tokens: list[str], bounded: bool | None = None) -> list[tuple[str, str, list[str]]]:
+        """(token, concept, trail) for every concept a token reaches, at its fewest hops (`expand`'s `bounded`)."""
         out = []
         for token in tokens:
             best: dict[str, list[str]] = {}
             for match in self.matcher.match(token):
-                for concept, trail in self.expand(match).items():
+                for concept, trail in self.expand(match, bounded).items():
                     if concept not in best or len(trail) < len(best[concept]):
                         best[concept] = trail
             out.extend((token, concept, trail) for concept, trail in best.items())
         return out
 
-    def traverse(self, tokens: list[str]) -> dict[int, list[dict[str, Any]]]:
+    def traverse(self, tokens: list[str], bounded: bool | None = None) -> dict[int, list[dict[str, Any]]]:
         """note index -> evidence paths: token, matched concept, hops, node trail (tag -> topic -> file)."""
         found: dict[int, list[dict[str, Any]]] = {}
-        for token, concept, trail in self.reached(tokens):
+        for token, concept, trail in self.reached(tokens, bounded):
             for idx in self.matcher.files.get(concept, ()):
                 note = self.store.notes[idx]
                 topic = self.store.graph.topic_of_frame[frozenset(note.tag_pairs())]
@@ -149,11 +156,33 @@ class TagGraph(Retriever):
             scores = dict.fromkeys(range(len(self.store.notes)), 0.0) | scores
         return scores
 
+    def breaks(self, kept: list[str], dropped: list[str], note: Note) -> list[dict[str, str]]:
+        """Where a walk towards `note` stopped, each {node, why}: at the concept a dropped stopword matches
+        when that token would have reached the note, at the top-level node `bound_top_level` did not
+        expand when an unbounded walk would have; at the note itself when no token is left to start from."""
+        out: dict[str, str] = {}
+        share = f"in more than {self.params.stopword_df:.0%} of the {len(self.store)} notes"
+        for p in self.traverse(dropped).get(note.index, []):
+            out.setdefault(concept_node(p["matched"]), f"the walk stops here: query token '{p['token']}' matches "
+                           f"this tag but was dropped as a stopword ({share})")
+        if self.params.bound_top_level:
+            walked = {tuple(p["path"]) for p in self.traverse(kept).get(note.index, [])}
+            for p in self.traverse(kept, bounded=False).get(note.index, []):
+                top = next((c for c in p["path"][1:-3] if "/" not in c.partition(":")[2]), None)
+                if top and tuple(p["path"]) not in walked:
+                    out.setdefault(top, f"the walk stops here: bound_top_level does not expand the top-level node "
+                                        f"reached from {p['matched']} ('{p['token']}'), so no sibling expansion")
+        if not kept:
+            out.setdefault(file_node(note.note_id), f"no walk starts: every query token was dropped as a stopword "
+                                                    f"({share})")
+        return [{"node": n, "why": why} for n, why in out.items()]
+
     def evidence(self, text: str, note: Note, *, asked_on: str | None = None) -> Evidence:
         kept, dropped = self.tokens(text)
         paths = self.traverse(kept).get(note.index, [])
         paths.sort(key=lambda e: e["hops"])
-        detail: dict[str, Any] = {"query_tokens": kept, "dropped_as_stopwords": dropped, "paths": paths[:10]}
+        detail: dict[str, Any] = {"query_tokens": kept, "dropped_as_stopwords": dropped, "paths": paths[:10],
+                                  "walk": walk_edges(p["path"] for p in paths), "walk_breaks": self.breaks(kept, dropped, note)}
         if self.params.tfidf:
             detail["tfidf_overlap"] = self.terms.tfidf_overlap(kept).get(note.index, 0.0)
         ev = Evidence(summary="; ".join(path_words(e) for e in paths[:3]), detail=detail)

@@ -47,8 +47,9 @@ def gold_rank_chart(results_by_method: Mapping[str, Sequence[Result]], gold: Seq
                          "label": "miss" if r is None else f"{r.rank} tie order" if tie else str(r.rank)})
     fig = px.bar(pd.DataFrame(rows, columns=["method", "gold note", "rank", "label", "tie"]), x="method", y="rank",
                  color="gold note", barmode="group", text="label", custom_data=["tie"],
-                 title=f"Rank of each gold note per method (lower is better; miss: not in the first {depth}; "
-                       f"hatched: in the top {k} only by tie order)")
+                 labels={"rank": "note rank (notes counted, not sessions)"},
+                 title=f"Rank of each gold note per method (lower is better)<br><sup>miss: not in the first {depth}; "
+                       f"hatched: in the top {k} only by tie order</sup>")
     for trace in fig.data:
         trace.marker.pattern.shape = ["/" if tie else "" for tie in trace.customdata[:, 0]]
     return fig.add_hline(y=k + 0.5, line_dash="dash", annotation_text=f"top {k}")

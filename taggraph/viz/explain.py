@@ -17,10 +17,12 @@ from __future__ import annotations
 import html
 import importlib.util
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
+from urllib.parse import quote
 
 import pandas as pd
 
@@ -33,6 +35,7 @@ from taggraph.retrieval import (DEFAULT_DEPTH, PAPER_METHODS, Explanation, Resul
                                 registered_methods)
 from taggraph.atomic import atomic_write
 from taggraph.store import MemoryStore
+from taggraph.text import snippet
 from taggraph.viz.names import node_name
 
 _KIND_COLOUR = {"concept": "#4c78a8", "topic": "#f58518", "file": "#2a8f87"}
@@ -205,6 +208,17 @@ def _chain(nodes: Sequence[str], store: MemoryStore) -> str:
     return " → ".join(spans)
 
 
+def walk_routes(edges: Sequence[Sequence[str]]) -> list[list[str]]:
+    """A walk's (from, to) edges as routes of nodes, an edge that starts where the last route ended extending it."""
+    routes: list[list[str]] = []
+    for a, b in edges:
+        if routes and routes[-1][-1] == a:
+            routes[-1].append(b)
+        else:
+            routes.append([a, b])
+    return routes
+
+
 def _value_html(key: str, value: Any, store: MemoryStore) -> str:
     """Render one details entry; path lists as chains of `store`'s node names, score maps as tables, the rest
     as JSON."""
@@ -218,6 +232,13 @@ def _value_html(key: str, value: Any, store: MemoryStore) -> str:
         items = [f"<li>seed <b>{html.escape(_concept(p['seed'], store))}</b> (teleport mass {_number(p['seed_mass'])}, "
                  f"flow ≈ {_number(p['flow_estimate'])}): {_chain(p['path'], store)}</li>" for p in value]
         return f"<ul>{''.join(items)}</ul>" if items else "<i>no seed tag connects to the note</i>"
+    if key == "walk":  # the method's own walk: its (from, to) edges, read as routes
+        routes = walk_routes(value)
+        return "<ul>" + "".join(f"<li>{_chain(r, store)}</li>" for r in routes) + "</ul>" if routes else \
+            "<i>no edge walked to this note</i>"
+    if key == "walk_breaks":
+        items = [f"<li>✕ {_chain([b['node']], store)}: {html.escape(b['why'])}</li>" for b in value]
+        return f"<ul>{''.join(items)}</ul>" if items else "<i>none</i>"
     if isinstance(value, Mapping) and value and all(isinstance(v, (int, float, str)) for v in value.values()):
         items = value.items()
         if all(isinstance(v, (int, float)) for v in value.values()):  # a score map: largest first
@@ -249,8 +270,8 @@ def tie_order_only(scores: Sequence[float], relevant: Sequence[bool], k: int) ->
     """Whether the top `k` of a ranking (`scores` descending) holds a `relevant` item only by tie order: one
     is there, yet some order of the items with equal scores leaves every relevant one out
     (``Success@k_tieavg`` < 1, `metrics.tie_averaged`). The run report's miss table counts sessions so; the
-    explain verdict, `taggraph explain` and the graph page's gold ranks judge sessions (`session_place`),
-    the graph page's top-k ring and `gold_rank_chart` judge notes."""
+    explain verdict, `taggraph explain`, the graph page's gold ranks and its top-k ring judge sessions
+    (`session_place`); `gold_rank_chart` judges notes."""
     return any(relevant[:k]) and tie_averaged(scores, relevant, (k,))[f"Success@{k}_tieavg"] < 1
 
 
@@ -309,10 +330,12 @@ def evidence_text(e: Explanation) -> str:
     return text.replace(f" (fallback: {fallback})", "") if fallback else text
 
 
-def _outranked_html(ranking: Sequence[tuple[int, float]], store: MemoryStore, e: Explanation, k: int) -> str:
+def _outranked_html(ranking: Sequence[tuple[int, float]], store: MemoryStore, e: Explanation, k: int,
+                    graph_href: str | None = None) -> str:
     """The notes ranked above this one (`ranking`: the method's (note index, score) in rank order) up to
-    `k`, then, when more lie between, their count and the note just above it; with session, score and
-    margin. For a note not ranked at all: the top k."""
+    `k`, then, when more lie between, their count and the note just above it; with session, the start of
+    the note's text, score and margin ('tie' at an equal score: there by note order); each note links to
+    it on the graph page when `graph_href` is given. For a note not ranked at all: the top k."""
     above = ranking[:e.rank - 1] if e.rank else ranking[:k]
     if not above:
         return ""
@@ -320,17 +343,21 @@ def _outranked_html(ranking: Sequence[tuple[int, float]], store: MemoryStore, e:
 
     def row(rank: int, idx: int, score: float) -> str:
         note = store.notes[idx]
-        return (f"<tr><td>{rank}</td><td><code>{html.escape(note.note_id)}</code></td>"
-                f"<td>{html.escape(note.session_id)}</td><td class='v'>{_number(score)}</td>"
-                f"<td class='v'>+{_number(score - e.score)}</td></tr>")
+        name = f"<code>{html.escape(note.note_id)}</code>"
+        if graph_href:
+            name = f"<a href='{html.escape(graph_href + '#note=' + quote(note.note_id), quote=True)}'>{name}</a>"
+        margin = "tie" if score == e.score else f"+{_number(score - e.score)}"
+        return (f"<tr><td>{rank}</td><td>{name}</td>"
+                f"<td>{html.escape(note.session_id)}</td><td class='text'>{html.escape(snippet(note.user, 90))}</td>"
+                f"<td class='v'>{_number(score)}</td><td class='v'>{margin}</td></tr>")
 
     rows = [row(r, i, s) for r, (i, s) in shown]
     if len(above) > k + 1:
-        rows.insert(k, f"<tr class='gap'><td colspan='5'>… {len(above) - k - 1} more notes, ranks {k + 1}–"
+        rows.insert(k, f"<tr class='gap'><td colspan='6'>… {len(above) - k - 1} more notes, ranks {k + 1}–"
                        f"{len(above) - 1}</td></tr>")
     what = "the top" if e.rank is None else "the notes above it, up to"
     return (f"<dt>outranked by ({what} {k})</dt><dd><table class='outranked'><tr><th>rank</th><th>note</th>"
-            f"<th>session</th><th>score</th><th>margin</th></tr>{''.join(rows)}</table></dd>")
+            f"<th>session</th><th>text</th><th>score</th><th>margin</th></tr>{''.join(rows)}</table></dd>")
 
 
 def ranking_place(ranking: Sequence[tuple[int, float]], store: MemoryStore, sessions: set[str], k: int,
@@ -349,6 +376,19 @@ def session_words(ranking: Sequence[tuple[int, float]], store: MemoryStore, own:
     if first is not None and first != own.rank:
         text += f" (first gold session: {first})"
     return text
+
+
+def rank_giver(ranking: Sequence[tuple[int, float]], store: MemoryStore, note_id: str, gold: Sequence[str]
+               ) -> tuple[str, list[tuple[str, int | None]]]:
+    """(the best-ranked note of gold note `note_id`'s session in `ranking`, the one that gives the session its
+    rank as the metrics count sessions; the session's other gold notes with their note ranks, None when not
+    ranked). A note that is not gold stands for itself."""
+    if note_id not in gold:
+        return note_id, []
+    sid = store.by_id[note_id].session_id
+    order = {store.notes[i].note_id: r for r, (i, _) in enumerate(ranking, 1)}
+    best = min((n.note_id for n in store.notes if n.session_id == sid), key=lambda n: order.get(n, math.inf))
+    return best, [(g, order.get(g)) for g in gold if g != best and store.by_id[g].session_id == sid]
 
 
 def links_html(links: Mapping[str, str] | None) -> str:
@@ -382,20 +422,32 @@ def explain_html(store: MemoryStore, question: str, note_id: str, methods: Metho
     rows, sections = [], []
     for m, e in exps.items():
         ranking = retrievers[m].rank(question, n, asked_on=asked_on)
+        shown_id, others = rank_giver(ranking, store, note_id, gold)
+        if shown_id != note_id:  # the session's rank comes from another of its gold notes: explain that one
+            e = retrievers[m].explain(question, shown_id, depth, asked_on=asked_on)
         place = ranking_place(ranking, store, {note.session_id}, k, depth)
         words, cls = verdict(e, place, k, depth, n)
+        giver = (f"explains <code>{html.escape(shown_id)}</code>{' (gold)' if shown_id in gold else ''}, the "
+                 f"best-ranked note of gold session {html.escape(note.session_id)}: it gives the session its rank"
+                 + ("; " if others else "") if shown_id != note_id else "")
+        giver += (f"the session's {'other ' if shown_id in gold else ''}gold notes: " + ", ".join(
+            f"<code>{html.escape(o)}</code> (note rank {r or '–'})" for o, r in others) if others else "")
+        giver_html = f"<p class='giver'>{giver}</p>" if giver else ""
         sessions = html.escape(session_words(ranking, store, place, gold, k, depth))
         fallback = e.evidence.fallback
         fb_html = f"<p class='fallback'><b>Fallback:</b> {html.escape(fallback)}</p>" if fallback else ""
         rows.append(f"<tr class='{cls}'><td>{html.escape(m)}</td><td class='verdict'>{html.escape(words)}</td>"
-                    f"<td class='v'>{e.rank or '–'}</td><td class='v session'>{sessions}</td>"
+                    f"<td class='v'>{e.rank or '–'}"
+                    + (f" ({html.escape(shown_id)})" if shown_id != note_id else "")
+                    + f"</td><td class='v session'>{sessions}</td>"
                     f"<td class='v'>{_number(e.score)}</td><td>{html.escape(evidence_text(e))}"
                     + (f" <span class='fb'>(fallback: {html.escape(fallback)})</span>" if fallback else "")
                     + "</td></tr>")
         details = "".join(f"<dt>{html.escape(key.replace('_', ' '))}</dt><dd>{_value_html(key, v, store)}</dd>"
-                          for key, v in e.details.items()) + _outranked_html(ranking, store, e, k)
+                          for key, v in e.details.items()) + _outranked_html(ranking, store, e, k,
+                                                                             (links or {}).get("graph page"))
         sections.append(f"<section class='{cls}'><h2>{html.escape(m)}: {html.escape(words)}</h2>"
-                        f"<p class='ranks'>note rank {e.rank or '–'} · session rank {sessions}</p>"
+                        f"<p class='ranks'>note rank {e.rank or '–'} · session rank {sessions}</p>{giver_html}"
                         f"<p><b>{'Evidence' if e.evidence.summary else 'Why'}:</b> "
                         f"{html.escape(evidence_text(e))}</p>{fb_html}"
                         f"<details{'' if cls == 'hit' else ' open'}><summary>all details</summary>"
@@ -476,11 +528,17 @@ def explain_command(data: str | Path, question_id: str, note_id: str | None = No
              f"store: {len(store)} notes; each method retrieves {depth}; verdicts at k = {k} (Success@{k})", ""]
     for m, e in explanations(store, case.question, note_id, retrievers, depth, case.question_date).items():
         ranking = retrievers[m].rank(case.question, len(store), asked_on=case.question_date)
+        shown_id, others = rank_giver(ranking, store, note_id, gold)
+        if shown_id != note_id:  # as the page: the note that gives the gold session its rank
+            e = retrievers[m].explain(case.question, shown_id, depth, asked_on=case.question_date)
         place = ranking_place(ranking, store, {store.by_id[note_id].session_id}, k, depth)
         words, _ = verdict(e, place, k, depth, len(store))
         sessions = session_words(ranking, store, place, gold, k, depth)
         more = "" if sessions == str(place.rank) else f"; session rank {sessions}"  # else the verdict says it
         lines.append(f"{m}: {words}{more}; score {_number(e.score)}; {_RANKED_PREFIX.sub('', e.reason)}")
+        if shown_id != note_id:
+            lines.append(f"    explains {shown_id}, the best-ranked note of gold session {store.by_id[note_id].session_id}"
+                         + "; the session's gold notes: " + ", ".join(f"{o} (note rank {r or '–'})" for o, r in others))
         if summarize(e, store):
             lines.append(f"    {summarize(e, store)}")
     if out is not None:

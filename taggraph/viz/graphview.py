@@ -2,16 +2,22 @@
 
 Node kinds keep one colour and shape each (tag: blue dot, ontology: grey diamond,
 topic: orange triangle, file: teal square). Gold notes are drawn as gold stars, with their note and
-session rank under the chosen method; a drop-down picks which method's top-k notes get a red ring
-and their rank in the label (a purple ring and '#4 tie order' for a note there only by tie order,
-`explain.tie_order_only`); concepts the question's tokens match get a black ring. Every node is
-named by `taggraph.viz.names` (as on the explain page). With a question and gold notes the page
-opens on `explained_subgraph` (the question's concepts, the gold notes, the notes the missing
-methods rank above them and the paths between, drawn thick), laid out left to right by
-`_columns_layout`; a check box shows the whole drawing. Hovering a node shows its details; for a
-file node its tag line and a snippet of the conversation; clicking a file node (or opening the page
+session rank under the chosen method; a drop-down picks the method whose top-k sessions get a red ring
+on their best note and the session rank in its label, as the metrics count (a purple ring and
+'session #4 tie order' for a session there only by tie order, `explain.tie_order_only`); concepts the
+question's tokens match get a black ring. Every node is named by `taggraph.viz.names` (as on the
+explain page). With a question and gold notes the page opens on `explained_subgraph` (the question's
+concepts, the gold notes, the notes the missing methods rank above them, each method's own walk and
+the question's possible paths), laid out left to right by `_columns_layout`; a check box shows the
+whole drawing. Under the chosen method only its own walk is thick (the edges its evidence names,
+``detail['walk']``), the question's paths it did not take are dashed and lighter, and where its walk
+stopped (``detail['walk_breaks']``) is marked ✕ and told in the header; a method that walks no graph
+(BM25, dense, Fusion) draws nothing thick and the header gives its own evidence. Hovering a node shows its
+details; for a file node its tag line and a snippet of the conversation; clicking a file node (or opening the page
 as ``page.html#note=ID``, which also centres and zooms on it) shows, in the side panel, why the
-chosen method did (not) retrieve it (when `retrievers` are given). When the whole graph is trimmed
+chosen method did (not) retrieve it (when `retrievers` are given); the page opens on the note that
+gives the chosen method's first gold session its rank (`rank_giver`). Clicking a tag or topic node
+lists its notes and says whether the chosen method's walk stopped there. When the whole graph is trimmed
 to `max_nodes`, the shortest paths from the question's concepts to the gold and top-ranked notes are
 kept first.
 
@@ -37,7 +43,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import networkx as nx
@@ -49,7 +55,7 @@ from taggraph.atomic import atomic_write
 from taggraph.retrieval import DEFAULT_DEPTH, Explanation, Retriever
 from taggraph.store import MemoryStore
 from taggraph.text import query_tokens, snippet
-from taggraph.viz.explain import evidence_text, links_html, session_place, tie_order_only, verdict
+from taggraph.viz.explain import evidence_text, links_html, session_place, tie_order_only, verdict, walk_routes
 from taggraph.viz.names import node_names
 
 VIS_DIR = Path(pyvis.__file__).parent / "templates" / "lib" / "vis-9.1.2"
@@ -62,7 +68,9 @@ KIND_STYLE = {  # kind -> (colour, vis shape, legend symbol)
 GOLD = ("#f2b701", "star")
 HIT_BORDER = "#d62728"
 TIE_BORDER = "#6f42c1"  # a top-k place owed to tie order, the explain page's 'tie' colour
-PATH_COLOUR = "#c2185b"  # the explained path's edges
+PATH_COLOUR = "#c2185b"  # the chosen method's own walk
+POSSIBLE_COLOUR = "#e8a7c4"  # the question's paths the chosen method did not take: lighter, dashed
+BREAK_BORDER = "#d95f02"  # where the chosen method's walk stops
 MATCH_BORDER = "#111111"
 EDGE_STYLE = {  # kind -> (colour, dashes)
     "ontology": ("#c7c7c7", False),
@@ -213,13 +221,20 @@ def _place(store: MemoryStore, ranking: Ranking, sessions: set[str], k: int, dep
     return session_place([store.by_id[n].session_id for n, _ in ranking], [x for _, x in ranking], sessions, k, depth)
 
 
-def note_ties(ranking: Ranking, k: int) -> set[str]:
-    """The notes of a ranking's top `k` placed there only by tie order (`tie_order_only` on notes); none when
-    the scores are unknown."""
-    scores = [x for _, x in ranking]
-    if None in scores:
-        return set()
-    return {n for i, (n, _) in enumerate(ranking[:k]) if tie_order_only(scores, [j == i for j in range(len(scores))], k)}
+def session_ranks(store: MemoryStore, ranking: Ranking, k: int) -> tuple[dict[str, int], set[str]]:
+    """(note id -> its session's rank, for the best-ranked note of each session: each session counted once, as
+    the metrics and the run report count; those of the top `k` sessions placed there only by tie order,
+    `tie_order_only` on sessions, none when the scores are unknown)."""
+    ranks: dict[str, int] = {}
+    seen: set[str] = set()
+    for n, _ in ranking:
+        sid = store.by_id[n].session_id
+        if sid not in seen:
+            seen.add(sid)
+            ranks[n] = len(seen)
+    ties = {n for n, r in ranks.items() if r <= k and _place(store, ranking, {store.by_id[n].session_id}, k,
+                                                               len(ranking)).tie}
+    return ranks, ties
 
 
 def gold_rank(store: MemoryStore, ranking: Ranking, note_id: str, k: int) -> dict:
@@ -249,11 +264,28 @@ def missed_by(store: MemoryStore, rankings: Mapping[str, Ranking], gold: Iterabl
     return out
 
 
-def _walked(e: Explanation | None, n: int) -> list[list[str]]:
-    """The first `n` node paths an explanation names: TagGraph's token -> concept -> topic -> note paths,
-    else AdaptiveGraph's seed -> note diffusion paths."""
-    d = e.details if e is not None else {}
-    return [p["path"] for p in (d.get("paths") or d.get("main_paths") or [])[:n]]
+def walk_of(e: Explanation | None, note: str | None = None) -> list[tuple[str, str]] | None:
+    """The (from, to) edges a method's explanation says it walked (`Evidence.detail['walk']`), None for a method
+    that does not walk the graph; with `note`, only its first route: up to the first edge that reaches it."""
+    walk = (e.details if e is not None else {}).get("walk")
+    if walk is None:
+        return None
+    edges = [(a, b) for a, b in walk]
+    if note is not None:
+        end = next((i for i, (_, b) in enumerate(edges) if b == note), len(edges) - 1)
+        edges = edges[:end + 1]
+    return edges
+
+
+def _edge(a: str, b: str) -> tuple[str, str]:
+    return tuple(sorted((a, b)))
+
+
+def rank_giver(store: MemoryStore, ranking: Ranking, gold: Sequence[str]) -> str | None:
+    """The note that gives the first gold session its rank: the best-ranked note of any of the `gold` notes'
+    sessions (gold or not, as the metrics count sessions); the first gold note when none is ranked."""
+    sessions = {store.by_id[g].session_id for g in gold}
+    return next((n for n, _ in ranking if store.by_id[n].session_id in sessions), gold[0] if gold else None)
 
 
 @dataclass
@@ -261,47 +293,64 @@ class Explained:
     """The subgraph that explains a question's misses (`explained_subgraph`)."""
 
     nodes: list[str]  # matched concepts, then the gold notes and the notes above them with the nodes linking them
-    paths: dict[tuple[str, str], list[str]]  # edge (sorted pair) -> methods whose path uses it ('*': every method)
+    paths: dict[tuple[str, str], list[str]]  # edge (sorted pair) -> the methods whose own walk uses it
     methods: list[str]  # the methods explained: those that miss, else every method
     targets: dict[str, list[str]]  # method -> the notes it ranks above its first gold note, top k of them
+    possible: set[tuple[str, str]] = field(default_factory=set)  # the question's links to those notes
+    breaks: dict[str, dict[str, str]] = field(default_factory=dict)  # node -> method -> why its walk stops there
 
 
 def explained_subgraph(store: MemoryStore, ug: nx.Graph, matched: Iterable[str], gold: Sequence[str],
                        rankings: Mapping[str, Ranking],
-                       explanations: Mapping[str, Mapping[str, Explanation]] | None, k: int) -> Explained:
+                       explanations: Mapping[str, Mapping[str, Explanation]] | None, k: int,
+                       givers: Mapping[str, str | None] | None = None) -> Explained:
     """The nodes that explain why the methods that miss (`missed_by`; every method when none does) rank
     the gold notes where they do: the question's matched concepts, every gold note, the first `k` notes
-    each such method ranks above its first gold note, the paths that method walked to them (its
-    explanation's paths) and, for every one of these notes, a shortest path from the matched concepts
-    (the question's link, 'question concept -> tag -> topic -> note') or else its topic."""
+    each such method ranks above its first gold note, the edges each method says it walked (its
+    explanation's ``walk``: all of them to the gold notes, the first route to the others) and where its
+    walk to a gold note stopped (``walk_breaks``), and, for every one of these notes, a shortest path from
+    the matched concepts (the question's possible link, 'question concept -> tag -> topic -> note') or
+    else its topic. `givers`: method -> the note that gives its first gold session its rank (`rank_giver`),
+    walked like a gold note."""
     gold = [g for g in gold if g in store.by_id]
     methods = missed_by(store, rankings, gold, k) or list(rankings)
     matched = [c for c in matched if c in ug]
     nodes: list[str] = [*matched, *(file_node(g) for g in gold)]
     paths: dict[tuple[str, str], list[str]] = {}
+    breaks: dict[str, dict[str, str]] = {}
 
-    def walk(trail: Sequence[str], method: str) -> None:
-        nodes.extend(trail)
-        for a, b in zip(trail, trail[1:]):
-            paths.setdefault(tuple(sorted((a, b))), []).append(method)
+    def walk(edges: Iterable[tuple[str, str]], method: str) -> None:
+        for a, b in edges:
+            nodes.extend((a, b))
+            paths.setdefault(_edge(a, b), []).append(method)
 
     targets = {}
     for m in methods:
         ranking = [n for n, _ in rankings[m]]
         first = min((ranking.index(g) for g in gold if g in ranking), default=len(ranking))
         targets[m] = [n for n in ranking[:first] if n not in gold][:k]
+    for m in rankings:
         by_note = (explanations or {}).get(m, {})
-        for note in [*gold, *targets[m]]:
-            for trail in _walked(by_note.get(note), 2 if note in gold else 1):
-                walk(trail, m)
+        giver = (givers or {}).get(m)
+        for note in dict.fromkeys([*gold, *([giver] if giver else [])]):
+            walk(walk_of(by_note.get(note)) or [], m)
+            for b in (by_note[note].details.get("walk_breaks") or []) if note in by_note else []:
+                if b["node"] in ug:
+                    nodes.append(b["node"])
+                    breaks.setdefault(b["node"], {}).setdefault(m, b["why"])
+        for note in targets.get(m, []):
+            walk(walk_of(by_note.get(note), file_node(note)) or [], m)
     linked = _question_links(ug, matched)
-    for note in dict.fromkeys([file_node(g) for g in gold] + [file_node(n) for t in targets.values() for n in t]):
+    possible: set[tuple[str, str]] = set()
+    for note in dict.fromkeys([file_node(g) for g in gold] + [file_node(n) for n in (givers or {}).values() if n]
+                              + [file_node(n) for t in targets.values() for n in t]):
         if note in linked:
-            walk(linked[note], "*")
+            nodes.extend(linked[note])
+            possible.update(_edge(a, b) for a, b in zip(linked[note], linked[note][1:]))
         else:
             nodes.extend([note, *sorted(t for t in ug[note] if ug.nodes[t]["kind"] == "topic")])
     return Explained(list(dict.fromkeys(nodes)), {e: list(dict.fromkeys(ms)) for e, ms in paths.items()},
-                     methods, targets)
+                     methods, targets, possible, breaks)
 
 
 def _question_links(ug: nx.Graph, matched: Sequence[str], ontology_hops: int = 2) -> dict[str, list[str]]:
@@ -394,12 +443,12 @@ def graph_html(store: MemoryStore, question: str | None = None,
 
     question: shown in the header; its matched concepts get a black ring.
     results_by_method: method -> ranked note ids (or `Result`s); the page's drop-down
-        shows one method at a time, ringing its first `top_k` notes in red and giving each gold note's
-        note and session rank.
+        shows one method at a time, ringing the best note of each of its first `top_k` sessions in red and
+        giving each gold note's note and session rank.
     gold_note_ids: notes drawn as gold stars.
     With a question and gold notes the page opens on `explained_subgraph`, every node labelled with its
-    `names.node_names` name and the explained paths drawn thick (the chosen method's and the question's
-    links); a check box (or `whole_graph`) shows the whole drawing:
+    `names.node_names` name, the chosen method's own walk drawn thick and the question's paths it did not
+    take dashed; a check box (or `whole_graph`) shows the whole drawing:
     neighbourhood_of: when given (e.g. the question), only nodes within `hops` edges
         of the concepts its tokens match and of the highlighted files (gold + each
         method's top_k) are drawn. Either way at most `max_nodes` nodes are kept,
@@ -424,8 +473,9 @@ def graph_html(store: MemoryStore, question: str | None = None,
     gold_order = [n for n in dict.fromkeys(gold_note_ids) if n in store.by_id]
     gold = set(gold_order)
     matched = set(matched_concepts(store, question)) if question else set()
+    by_session = {m: session_ranks(store, r, top_k) for m, r in rankings.items()}
     highlighted = {file_node(n) for n in gold} | {
-        file_node(n) for r in ranks.values() for n, k in r.items() if k <= top_k}
+        file_node(n) for r, _ in by_session.values() for n, k in r.items() if k <= top_k}
     seeds = None
     if neighbourhood_of is not None:
         seeds = set(matched_concepts(store, neighbourhood_of)) | highlighted
@@ -436,17 +486,20 @@ def graph_html(store: MemoryStore, question: str | None = None,
     paths = _paths_to(ug, matched, targets)
     keep = _select(ug, seeds, hops, max_nodes, highlighted | matched, paths)
     near_top = {n for r in rankings.values() for n, _ in r[:top_k + len(gold)]}
-    wanted = [n.note_id for n in store.notes if file_node(n.note_id) in keep or n.note_id in gold | near_top]
+    best = {m: rank_giver(store, r, gold_order) for m, r in rankings.items()}
+    wanted = [n.note_id for n in store.notes
+              if file_node(n.note_id) in keep or n.note_id in gold | near_top | set(best.values())]
     explanations = file_explanations(store, question, retrievers, wanted, asked_on) if retrievers and question else None
-    explained = (explained_subgraph(store, ug, sorted(matched), gold_order, rankings, explanations, top_k)
+    explained = (explained_subgraph(store, ug, sorted(matched), gold_order, rankings, explanations, top_k, best)
                  if question and gold else None)
     sub = explained.nodes if explained else []
     places = {m: {n: gold_rank(store, r, n, top_k) for n in gold_order} for m, r in rankings.items()}
-    ties = {m: note_ties(r, top_k) for m, r in rankings.items()}
+    ties = {m: t for m, (_, t) in by_session.items()}
     short = {m: {n: "not ranked" if p["note"] is None else f"note {p['note']} · session {p['session']}"
                  + (" (tie order)" if p["tie"] else "") for n, p in by.items()} for m, by in places.items()}
     tied = set().union(*ties.values())
-    widest = {n: names[n] + ("  #00" if g.nodes[n]["kind"] == "file" else "")  # with a rank and gold's ranks
+    widest = {n: ("✕ " if explained and n in explained.breaks else "") + names[n]  # with a rank and gold's ranks
+              + ("  session #00" if g.nodes[n]["kind"] == "file" else "")
               + (" tie order" if g.nodes[n].get("note_id") in tied else "")
               + (max(("\n★ " + s[g.nodes[n]["note_id"]] for s in short.values()), key=len, default="")
                  if g.nodes[n].get("note_id") in gold else "") for n in sub}
@@ -473,6 +526,10 @@ def graph_html(store: MemoryStore, question: str | None = None,
                      sy=sy, whole=node in pos, sub=node in sub_pos,
                      title=_title(store, node, data, ranks, gold, names[node]), kind=kind, bg=colour,
                      ranks=note_ranks, ties={m: True for m, t in ties.items() if data.get("note_id") in t},
+                     sessionRanks={m: r[data["note_id"]] for m, (r, _) in by_session.items()
+                                   if data.get("note_id") in r},
+                     breaks=explained.breaks.get(node, {}) if explained else {}, border0=border,
+                     notes=[] if kind == "file" else _notes_under(ug, node),
                      size=sizes[node], borderWidth=width,
                      color={**fixed, "hover": fixed, "highlight": fixed},
                      goldRank={m: s[data["note_id"]] for m, s in short.items()} if data.get("note_id") in gold else {},
@@ -484,7 +541,9 @@ def graph_html(store: MemoryStore, question: str | None = None,
         colour, dashes = EDGE_STYLE[kind]
         net.add_edge(a, b, id=f"{a}|{b}", color=colour, base=colour, dashes=dashes, title=kind, width=1,
                      whole=(a, b) in whole_edges, sub=(a, b) in sub_edges,
-                     path=explained.paths.get((a, b), []) if explained else [])
+                     walk=explained.paths.get((a, b), []) if explained else [],
+                     walkOnly=not ug.has_edge(a, b),  # drawn only under the method that walked it
+                     possible=bool(explained) and (a, b) in explained.possible)
     net.options = {"physics": {"enabled": False}, "edges": {"smooth": False},
                    "interaction": {"hover": True, "tooltipDelay": 120},
                    "nodes": {"font": {"size": 14}, "scaling": {"label": {"drawThreshold": 3}}}}
@@ -499,18 +558,25 @@ def graph_html(store: MemoryStore, question: str | None = None,
     legend = " ".join(f"<span style='color:{c}'>{sym}</span> {k}" for k, (c, _, sym) in KIND_STYLE.items())
     edges_legend = " ".join(f"<span class='edge' style='border-top:2px {'dashed' if d else 'solid'} {c}'></span>"
                             f" {k.replace('_', '–')}" for k, (c, d) in EDGE_STYLE.items()
-                            if k != "chronological" or chronological)
-    edges_legend += (f" <span class='edge' style='border-top:4px solid {PATH_COLOUR}'></span> explained path "
-                     "(the chosen method's and the question's)")
+                            if k != "chronological" or chronological
+                            or any(not ug.has_edge(a, b) for a, b in whole_edges | sub_edges))
+    edges_legend += (f" <span class='edge' style='border-top:4px solid {PATH_COLOUR}'></span> the chosen method's own "
+                     f"walk (the edges its explanation names) <span class='edge' style='border-top:2px dashed "
+                     f"{POSSIBLE_COLOUR}'></span> a path from the question the chosen method did not take")
     legend += (f" <span style='color:{GOLD[0]}'>★</span> gold note (label: its ranks)"
-               f" <span class='ring' style='border-color:{HIT_BORDER}'></span> top-{top_k} of the chosen method"
-               f" (label: rank) <span class='ring' style='border-color:{TIE_BORDER}'></span> top-{top_k} only by tie"
-               f" order (label: '#4 tie order') <span class='ring' style='border-color:{MATCH_BORDER}'></span>"
-               " concept matched by the question")
+               f" <span class='ring' style='border-color:{HIT_BORDER}'></span> best note of a top-{top_k} session of the"
+               f" chosen method (label: its session rank) <span class='ring' style='border-color:{TIE_BORDER}'></span>"
+               f" top-{top_k} session only by tie order (label: 'session #4 tie order')"
+               f" <span class='ring' style='border-color:{BREAK_BORDER}'></span> ✕ where the chosen method's walk stops"
+               f" <span class='ring' style='border-color:{MATCH_BORDER}'></span> concept matched by the question")
     chosen = next((m for m in (explained.methods if explained else ()) if m in ranks), None)
     options_html = "".join(f"<option{' selected' if m == chosen else ''}>{html.escape(m)}</option>" for m in ranks)
     options_html += "<option value=''>(none)</option>"
-    payload = {"nodes": nodes, "edges": edges, "options": json.loads(options), "hit": HIT_BORDER, "tie": TIE_BORDER, "path": PATH_COLOUR,
+    walk_texts = {m: walk_text(store, names, m, (explanations or {}).get(m, {}).get(best[m]), best[m], gold_order,
+                               rankings[m], top_k, explained) for m in rankings} if explained else {}
+    payload = {"nodes": nodes, "edges": edges, "options": json.loads(options), "hit": HIT_BORDER, "tie": TIE_BORDER,
+               "path": PATH_COLOUR, "possibleColour": POSSIBLE_COLOUR, "brk": BREAK_BORDER, "bestGold": best,
+               "walkText": walk_texts,
                "methods": list(ranks), "top_k": top_k, "sub": bool(sub), "shownWhole": shown, "shownSub": shown_sub, "gold": gold_order,
                "goldText": {m: _gold_text(list(by.values())) for m, by in places.items()}}
     values = {"VIS_CSS": (VIS_DIR / "vis-network.css").read_text(encoding="utf-8"),
@@ -522,6 +588,43 @@ def graph_html(store: MemoryStore, question: str | None = None,
               "DATA": script_json(payload)}
     # one pass over the template: inserted text is never searched for placeholders again
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], _TEMPLATE)
+
+
+def walk_text(store: MemoryStore, names: Mapping[str, str], method: str, e: Explanation | None, note: str | None,
+              gold: Sequence[str], ranking: Ranking, k: int, explained: Explained, shown: int = 4) -> str:
+    """The header's line for `method`: the note that gives its first gold session its rank (`rank_giver`) and
+    the session's other gold notes, then its own walk to that note (thick), where the walk stops (✕) and why,
+    or, for a method that does not walk the graph, its own evidence."""
+    if note is None:
+        return ""
+    same = [g for g in gold if g != note and store.by_id[g].session_id == store.by_id[note].session_id]
+    head = (f"Under {method}, {'gold ' if note in gold else ''}note {note} gives gold session "
+            f"{store.by_id[note].session_id} its rank ({gold_rank(store, ranking, note, k)['text'].split(': ', 1)[1]})")
+    if same:
+        head += f"; the session's {'other ' if note in gold else ''}gold notes: " + ", ".join(
+            f"{g} (note rank {gold_rank(store, ranking, g, k)['note'] or '–'})" for g in same)
+    walk = walk_of(e)
+    if e is None:
+        return head + "."
+    if walk is None:
+        return f"{head}. {method} does not walk the graph: no edge is its own. Its evidence: {evidence_text(e)}"
+    routes = [" → ".join(names.get(n, n) for n in r) for r in walk_routes(walk)]
+    text = (f"{head}. Its own walk to it (thick): " + "; ".join(routes[:shown])
+            + (f"; … {len(routes) - shown} more route(s)" if len(routes) > shown else "")) if routes else \
+        f"{head}. {method} walked no edge to it"
+    stops = [(b["node"], b["why"]) for b in e.details.get("walk_breaks") or []]
+    if stops:
+        text += ". ✕ " + "; ✕ ".join(f"{names.get(n, n)}: {why}" for n, why in stops[:shown]) + (
+            f"; … {len(stops) - shown} more stop(s)" if len(stops) > shown else "")
+    if explained.possible - set(map(lambda ab: _edge(*ab), walk)):
+        text += f". Dashed: the question's paths {method} did not take."
+    return text
+
+
+def _notes_under(ug: nx.Graph, node: str, shown: int = 30) -> list[str]:
+    """The notes a tag or topic node leads to (through its topics), at most `shown` of them."""
+    topics = [node] if node.startswith("topic:") else [t for t in ug[node] if t.startswith("topic:")]
+    return sorted({f[len("file:"):] for t in topics for f in ug[t] if f.startswith("file:")})[:shown]
 
 
 def _gold_text(places: Sequence[dict], shown: int = 3) -> str:
@@ -565,7 +668,7 @@ header { padding: 6px 10px; border-bottom: 1px solid #ddd; }
 header h1 { font-size: 15px; margin: 0 0 4px 0; }
 .ring { display: inline-block; width: 9px; height: 9px; border: 3px solid; border-radius: 50%; vertical-align: middle; }
 .edge { display: inline-block; width: 22px; vertical-align: middle; }
-#gold-rank { color: #8a6d00; } #note-msg { color: #c0392b; font-weight: bold; }
+#gold-rank { color: #8a6d00; } #walk { color: #7a1040; max-height: 5.2em; overflow-y: auto; } #note-msg { color: #c0392b; font-weight: bold; }
 main { flex: 1; display: flex; min-height: 300px; }
 #graph { flex: 1; }
 #why { width: 320px; overflow-y: auto; border-left: 1px solid #ddd; padding: 6px 10px; font-size: 12px; }
@@ -580,6 +683,7 @@ div.vis-tooltip { max-width: 460px; white-space: normal; font-size: 12px; }
 <label__WHOLE__>· <input type="checkbox" id="whole"__CHECKED__> whole graph</label> · <span id="gold-rank"></span></div>
 <div>__LEGEND__</div>
 <div>Edges: __EDGES__</div>
+<div id="walk"></div>
 <div id="note-msg" hidden></div>
 __LINKS__
 </header>
@@ -596,20 +700,33 @@ DATA.nodes.forEach(function (n) {
 var nodes = new vis.DataSet(), edges = new vis.DataSet();
 var network = new vis.Network(document.getElementById("graph"), {nodes: nodes, edges: edges}, DATA.options);
 var select = document.getElementById("method"), whole = document.getElementById("whole");
-function highlight(method) {  /* the method's top k ringed (tie order apart), gold notes' ranks, its path thick */
-  nodes.update(nodes.get({filter: function (n) { return n.kind === "file"; }}).map(function (n) {
-    var r = n.ranks[method], top = r !== undefined && r <= DATA.top_k, tie = top && !!n.ties[method];
-    var g = n.goldRank[method];
-    return {id: n.id, label: n.baseLabel + (top ? "  #" + r + (tie ? " tie order" : "") : "") + (g ? "\\n★ " + g : ""),
-            borderWidth: top ? 3 : 1, size: top ? n.baseSize + 6 : n.baseSize,
-            color: {background: n.bg, border: tie ? DATA.tie : top ? DATA.hit : n.bg}};
+function highlight(method) {
+  /* the best note of each of the method's top-k sessions ringed (tie order apart) with its session rank, gold
+     notes' ranks, the method's own walk thick, the question's paths it did not take dashed, its stops marked */
+  nodes.update(nodes.get().map(function (n) {
+    var brk = n.breaks[method], label = (brk ? "✕ " : "") + n.baseLabel, width = n.baseWidth, size = n.baseSize;
+    var border = n.border0;
+    if (n.kind === "file") {
+      var r = n.sessionRanks[method], top = r !== undefined && r <= DATA.top_k, tie = top && !!n.ties[method];
+      var g = n.goldRank[method];
+      label += (top ? "  session #" + r + (tie ? " tie order" : "") : "") + (g ? "\\n★ " + g : "");
+      if (top) { width = 3; size = n.baseSize + 6; border = tie ? DATA.tie : DATA.hit; }
+    }
+    if (brk) { width = 4; border = DATA.brk; }
+    var c = {background: n.bg, border: border};
+    return {id: n.id, label: label, borderWidth: width, size: size, color: Object.assign({hover: c, highlight: c}, c),
+            shapeProperties: {borderDashes: brk ? [5, 3] : false}};
   }));
   edges.update(edges.get().map(function (e) {
-    var on = e.path.indexOf("*") >= 0 || e.path.indexOf(method) >= 0;
-    return {id: e.id, width: on ? 4 : 1, color: on ? DATA.path : e.base};
+    var on = e.walk.indexOf(method) >= 0, maybe = !on && e.possible && !!method;
+    return {id: e.id, hidden: e.walkOnly && !on, width: on ? 4 : maybe ? 2 : 1,
+            color: on ? DATA.path : maybe ? DATA.possibleColour : e.base,
+            dashes: on ? false : maybe ? [6, 4] : e.baseDashes,
+            title: on ? method + "'s own walk" : maybe ? "a path from the question " + method + " did not take" : e.kind};
   }));
   var gold = DATA.goldText[method];
   document.getElementById("gold-rank").textContent = gold ? "Gold under " + method + ": " + gold : "";
+  document.getElementById("walk").textContent = DATA.walkText[method] || "";
 }
 function view() {  /* the subgraph that explains the miss, or the whole drawing */
   var all = whole.checked || !DATA.sub;
@@ -617,26 +734,41 @@ function view() {  /* the subgraph that explains the miss, or the whole drawing 
   nodes.add(DATA.nodes.filter(function (n) { return all ? n.whole : n.sub; }).map(function (n) {
     var label = all ? n.label : n.full;
     return Object.assign({}, n, {x: all ? n.x : n.sx, y: all ? n.y : n.sy, label: label, baseLabel: label,
-                                 baseSize: n.size});
+                                 baseSize: n.size, baseWidth: n.borderWidth});
   }));
-  edges.add(DATA.edges.filter(function (e) { return all ? e.whole : e.sub; }));
+  edges.add(DATA.edges.filter(function (e) { return all ? e.whole : e.sub; }).map(function (e) {
+    return Object.assign({}, e, {kind: e.title, baseDashes: e.dashes});
+  }));
   document.getElementById("shown").textContent = all ? DATA.shownWhole : DATA.shownSub;
   highlight(select.value);
   network.fit();
 }
-var shown = null;
+var shown = null, picked = false;
 function why(id) {  /* textContent only: the explanation is data, never markup */
   shown = id;
-  var n = nodes.get(id), e = n && n.why ? n.why[select.value] : null;
-  document.getElementById("why-title").textContent = n ? n.id.slice(5) + " · " + (select.value || "no method") : "Click a note";
-  var v = document.getElementById("why-verdict");
-  v.textContent = e ? e.verdict : (n && n.kind === "file" ? "no explanation for this method" : "");
+  var n = nodes.get(id), e = n && n.why ? n.why[select.value] : null, brk = n ? n.breaks[select.value] : null;
+  var title = document.getElementById("why-title"), v = document.getElementById("why-verdict");
+  var text = document.getElementById("why-text");
+  if (n && n.kind !== "file") {  /* a tag, ontology or topic node: where the walk stops, and its notes */
+    title.textContent = n.full + " · " + (select.value || "no method");
+    v.textContent = brk ? "✕ " + brk : "";
+    v.className = brk ? "miss" : "";
+    text.textContent = n.notes.length ? "Notes under it (" + n.notes.length + (n.notes.length >= 30 ? "+" : "")
+      + "): " + n.notes.join(", ") : "No note carries it directly.";
+    return;
+  }
+  title.textContent = n ? n.id.slice(5) + " · " + (select.value || "no method") : "Click a note";
+  v.textContent = e ? e.verdict : (n ? "no explanation for this method" : "");
   v.className = e ? e.cls : "";
-  document.getElementById("why-text").textContent = e ? e.text : "";
+  text.textContent = (e ? e.text : "") + (brk ? " ✕ " + brk : "");
+}
+function bestGold() {  /* the gold note that gives the chosen method's first gold session its rank */
+  var id = "file:" + (DATA.bestGold[select.value] || DATA.gold[0]);
+  return DATA.gold.length && nodes.get(id) ? id : null;
 }
 function openLinked() {  /* page.html#note=ID: that note centred, zoomed, selected and explained */
-  if (location.hash.indexOf("#note=") !== 0) {  /* else the side panel explains the first gold note */
-    if (DATA.gold.length && nodes.get("file:" + DATA.gold[0])) { why("file:" + DATA.gold[0]); }
+  if (location.hash.indexOf("#note=") !== 0) {  /* else the side panel explains the best-ranked gold note */
+    if (bestGold()) { why(bestGold()); }
     return;
   }
   var id = decodeURIComponent(location.hash.slice(6)), node = "file:" + id, msg = document.getElementById("note-msg");
@@ -656,9 +788,12 @@ function openLinked() {  /* page.html#note=ID: that note centred, zoomed, select
 }
 network.on("click", function (p) {
   var id = p.nodes[0];
-  if (id !== undefined && nodes.get(id).kind === "file") { why(id); }
+  if (id !== undefined) { picked = true; why(id); }
 });
-select.addEventListener("change", function () { highlight(select.value); if (shown) { why(shown); } });
+select.addEventListener("change", function () {
+  highlight(select.value);
+  if (!picked && !location.hash && bestGold()) { why(bestGold()); } else if (shown) { why(shown); }
+});
 whole.addEventListener("change", view);
 window.addEventListener("hashchange", openLinked);
 view();

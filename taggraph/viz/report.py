@@ -25,8 +25,13 @@ from taggraph.evaluation.paper import paper_table1
 
 
 def mrr_chart(summary: pd.DataFrame) -> go.Figure:
-    fig = px.bar(summary, x="method", y="MRR", text_auto=".3f", title="MRR per method")
-    return fig.update_layout(yaxis_range=[0, 1])
+    """MRR per method, beside its tie-aware twin MRR_tieavg when the run has it."""
+    values = [c for c in ("MRR", "MRR_tieavg") if c in summary]
+    long = summary.melt(id_vars=["method"], value_vars=values, var_name="metric", value_name="value")
+    fig = px.bar(long, x="method", y="value", color="metric", barmode="group", text_auto=".3f",
+                 category_orders={"method": list(summary["method"]), "metric": values},
+                 title="MRR per method" + (" and MRR_tieavg (ties in random order)" if len(values) > 1 else ""))
+    return fig.update_layout(yaxis_range=[0, 1], yaxis_title="MRR", title_automargin=True)
 
 
 SUCCESS_COLUMNS = ["Success@1", "Success@3", "Success@5"]
@@ -93,12 +98,16 @@ def rank_chart(rankings: pd.DataFrame, k: int = 5) -> go.Figure:
 
 
 def comparison_table(summary: pd.DataFrame, benchmark: str, label: str) -> pd.DataFrame:
-    """Ours beside the paper's Table 1 rows for `benchmark` (methods as columns)."""
+    """Ours (MRR, and MRR_tieavg when the run has it, with our n) beside the paper's Table 1 MRR rows for
+    `benchmark`; methods as columns, the rows named in the index 'MRR of'."""
     paper = paper_table1(benchmark)
     table = paper.pivot_table(index="extraction", columns="method", values="MRR", sort=False)
     table.index = [f"paper: {i}" for i in table.index]
-    ours = summary.set_index("method")["MRR"].rename(f"ours: {label}").to_frame().T
-    return pd.concat([ours, table]).reindex(columns=list(summary["method"]))
+    ns = sorted(set(summary["n"].astype(int)))
+    n = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]}–{ns[-1]}"
+    ours = summary.set_index("method")[[c for c in ("MRR", "MRR_tieavg") if c in summary]].T
+    ours.index = [f"ours: {label}, {c} ({n})" for c in ours.index]
+    return pd.concat([ours, table]).reindex(columns=list(summary["method"])).rename_axis("MRR of")
 
 
 def per_type_table(per_type: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
@@ -113,18 +122,32 @@ def per_type_table(per_type: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
 def summary_view(result) -> pd.DataFrame:
     """The summary as the terminal and the reports show it: rounded to 3 decimals, with the comparison to
     the baseline (ΔMRR, p, sig) right after MRR, and the baseline's own cells there (NaN in summary.csv:
-    it is not compared with itself) as '— (baseline)', '—', '—'. The report page fits it in 90em (key
-    columns first, small type) and scrolls it sideways on narrower screens."""
+    it is not compared with itself) as '— (baseline)', '—', '—'; MRR_tieavg (when the run has it) right
+    after MRR. The report page shows the `KEY_COLUMNS` first and the whole table one click away."""
     table = result.summary.round(3)
     baseline = result.config.get("baseline")
     if not baseline:
-        return table
+        first = ["method", "n", "MRR", "MRR_tieavg"]
+        return table[[c for c in first if c in table] + [c for c in table if c not in first]]
     compared = [f"ΔMRR vs {baseline}", "p", "sig"]
-    first = ["method", "n", "MRR", *compared]
+    first = ["method", "n", "MRR", "MRR_tieavg", *compared]
     table = table[[c for c in first if c in table] + [c for c in table if c not in first]]
     table[compared[:2]] = table[compared[:2]].map(lambda v: "—" if pd.isna(v) else f"{v:.3f}")
     table.loc[table["method"] == baseline, compared] = ["— (baseline)", "—", "—"]
     return table
+
+
+KEY_COLUMNS = ["method", "n", "MRR", "MRR_tieavg", "p", "sig", "Success@5", "Success@5_tieavg"]  # and ΔMRR
+
+
+def _summary_html(result) -> str:
+    """The key columns (`KEY_COLUMNS`, the baseline comparison) in view, every metric one click away."""
+    view = summary_view(result)
+    key = view[[c for c in view if c in KEY_COLUMNS or c.startswith("ΔMRR")]]
+    return (_table(key, "num summary key")
+            + f"<details class='all'><summary>All {len(view.columns) - 1} metrics per method (R@k, nDCG@k, "
+              f"LongMemEval's recall_all@k and ndcg_any@k, every tie-aware column)</summary>"
+            + _table(view, "num summary") + "</details>")
 
 
 def markdown_report(result, title: str, data_label: str, benchmark: str | None) -> str:
@@ -281,8 +304,9 @@ def _misses_html(misses: pd.DataFrame, pages: dict[str, str], questions: dict[st
     return (f"<p>{len(misses)} question(s) where some method ranks no gold session in its top {k}, or does only by "
             f"tie order; a cell is the rank of the first gold session (– : not retrieved). <span class='tie'>"
             f"3 (tie, 64%)</span>: in the top {k} only because tied sessions are ordered by note order; in a random "
-            f"order of the ties a gold session is in the top {k} with that chance (Success@{k}_tieavg), so it "
-            f"counts as a miss. Explain and graph pages exist for the first "
+            f"order of the ties a gold session is in the top {k} with that chance. This table lists it as a miss; "
+            f"Success@{k} (the paper's reading: ties in note order) counts it as a hit, Success@{k}_tieavg as that "
+            f"chance. Explain and graph pages exist for the first "
             f"{sum(_page_name(q, 'explain') in pages for q in misses['question_id'])}.</p>"
             f"<table class='misses'><tr>{head}</tr>{''.join(rows)}</table>")
 
@@ -330,8 +354,9 @@ def html_report(result, title: str, data_label: str, benchmark: str | None, miss
     if benchmark:
         comparison = comparison_table(result.summary, benchmark, cfg["extractor"]).round(3)
         paper = (f"<h2>Beside the paper's Table 1 ({html.escape(benchmark)}, MRR)</h2>"
-                 "<p>The paper's rows used LLM extraction; ours used the extractor named in the first row.</p>"
-                 + comparison.rename_axis("").reset_index().pipe(_table, "num"))
+                 "<p>The paper's rows used LLM extraction and its own question count; ours used the extractor and "
+                 "the n named in our rows (MRR_tieavg: ties in random order, which the paper does not report).</p>"
+                 + comparison.rename_axis(columns=None).reset_index().pipe(_table, "num"))
     return ("<!doctype html><html><head><meta charset='utf-8'>"
             f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
             f"<h1>{html.escape(title)}</h1>"
@@ -340,8 +365,7 @@ def html_report(result, title: str, data_label: str, benchmark: str | None, miss
             f" · depth {cfg['depth']}</p>"
             f"{_data_warnings_html(result)}"
             f"<h2>Per method</h2><p class='meta'>{html.escape(NAMES_NOTE)}</p>{_few_questions(result.summary)}"
-            f"{_table(summary_view(result), 'num summary')}{_tie_notes_html(result)}{_verdicts_html(result)}{paper}"
-            f"{charts[0]}"
+            f"{_summary_html(result)}{charts[0]}{_tie_notes_html(result)}{_verdicts_html(result)}{paper}"
             f"<h2>Questions missed by some method (top {k})</h2>{_misses_html(misses, pages, questions, k)}"
             f"{charts[2]}<h2>Per question type (Success@k, %)</h2>"
             f"{_table(per_type_table(result.per_type, methods), 'num')}{charts[1]}</body></html>")
@@ -357,6 +381,7 @@ td.bad { color: #c0392b; font-weight: bold; } td.ok { color: #1a7f37; }
 td.tie, span.tie { color: #6f42c1; font-weight: bold; }
 p.meta, ul.meta { color: #444; max-width: 60em; } div.wide { overflow-x: auto; }
 table.summary { font-size: 12px; } table.summary th, table.summary td { padding: 3px 6px; }
+details.all > summary { cursor: pointer; color: #345; margin-bottom: .3em; }
 p.caveat { background: #fff6e0; padding: .4em .6em; color: #8a5a00; }
 ul.caveat { background: #fff6e0; padding: .4em .6em .4em 2em; color: #8a5a00; }
 """

@@ -1,0 +1,209 @@
+"""Nothing silent at the boundary between a method and a ranking (issues 31 and 33): scores that are not
+finite, impossible note indexes and wrong types from `score()`, and a method's own exception are one line
+naming the method, the question and the fix, for built-in and plug-in methods alike; a method named twice
+runs once; failed extractions stop a bench unless allowed, and then are said; a failing `evidence()` is
+said on its page instead of losing the run."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from typer.testing import CliRunner
+
+import taggraph as tg
+from taggraph.cli import app
+from taggraph.config import DEMO_DATA
+from taggraph.datasets import load_dataset
+from taggraph.errors import ServerError
+from taggraph.experiments.bench import run_bench
+from taggraph.extraction import registry as extractors
+from taggraph.retrieval import make_retriever, registry
+from taggraph.retrieval.base import MethodError
+
+from conftest import make_store, HAND_ROWS
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def cases():
+    return load_dataset(DEMO_DATA)
+
+
+@pytest.fixture
+def clean_registry(monkeypatch):
+    """Registrations made by a test stay in that test."""
+    monkeypatch.setattr(registry, "_REGISTERED", dict(registry._REGISTERED))
+    monkeypatch.setattr(extractors, "_REGISTERED", dict(extractors._REGISTERED))
+
+
+def spoilt(spoil):
+    """A plug-in method scoring note i with i + 1, its scores then passed through `spoil`."""
+    class Spoilt(tg.Retriever):
+        def add(self, note):
+            pass
+
+        def score(self, text, *, asked_on=None):
+            return spoil({i: float(i + 1) for i in range(len(self.store))})
+    return Spoilt
+
+
+SPOILS = {
+    "nan": (lambda s: {**s, 0: math.nan}, r"gave 1 note a score that is not finite \(first: note 0, nan\)"),
+    "inf": (lambda s: {**s, 2: math.inf}, r"not finite \(first: note 2, inf\).*overflows"),
+    "-inf": (lambda s: {**s, 1: -math.inf}, r"not finite \(first: note 1, -inf\)"),
+    "negative": (lambda s: {**s, -1: 99.0}, r"returned note index -1, but the memory holds \d+ notes"),
+    "past the end": (lambda s: {**s, len(s): 99.0}, r"returned note index (\d+), but the memory holds \1 notes"),
+    "str key": (lambda s: {str(i): v for i, v in s.items()}, r"the key '0' \(str\); keys are note indexes"),
+    "float key": (lambda s: {0.5: 1.0}, r"the key 0.5 \(float\)"),
+    "bool key": (lambda s: {True: 1.0}, r"the key True \(bool\)"),
+    "str value": (lambda s: {0: "0.5"}, r"gave note 0 the score '0.5' \(str\); scores are numbers"),
+    "None value": (lambda s: {0: None}, r"gave note 0 the score None \(NoneType\)"),
+    "list": (lambda s: list(s.items()), r"returned list, not a dict"),
+    "None": (lambda s: None, r"returned NoneType, not a dict"),
+}
+
+
+@pytest.mark.parametrize("kind", SPOILS)
+def test_a_broken_score_is_one_line_naming_method_question_and_fix(kind, cases, clean_registry):
+    spoil, said = SPOILS[kind]
+    tg.register_method("Spoilt", spoilt(spoil))
+    with pytest.raises(MethodError, match=r"^method 'Spoilt', question 'demo_q01': score\(\) .*" + said) as err:
+        run_bench(cases[:2], ["BM25", "Spoilt"], extractor="none")
+    assert "\n" not in str(err.value)
+
+
+def test_an_overflowing_in_range_parameter_is_refused_like_any_other_breach(cases):
+    """BM25's k1 has no upper bound; 1e308 overflows to inf scores (MRR 0.20 before, without a word)."""
+    with pytest.raises(MethodError, match=r"^method 'BM25', question 'demo_q0\d': .*notes a score that is not "
+                                          r"finite \(first: note \d+, inf\).*overflows"):
+        run_bench(cases[:2], ["BM25"], extractor="none", method_params={"BM25": {"k1": 1e308}})
+
+
+def test_a_method_s_own_exception_names_method_and_question_and_keeps_the_original(cases, clean_registry):
+    class Crashing(spoilt(lambda s: s)):
+        def score(self, text, *, asked_on=None):
+            return {0: 1.0} if "dog" in text else {0: 1 / 0}
+
+    tg.register_method("Crashing", Crashing)
+    with pytest.raises(MethodError, match=r"^method 'Crashing', question 'demo_q02': raised ZeroDivisionError: "
+                                          r"division by zero \(fix the method") as err:
+        run_bench(cases[:2], ["Crashing"], extractor="none")
+    assert isinstance(err.value.__cause__, ZeroDivisionError)
+
+
+def test_an_exception_while_indexing_names_the_method_and_question_too(cases, clean_registry):
+    class BadIndex(spoilt(lambda s: s)):
+        def add(self, note):
+            raise KeyError(note.note_id)
+
+    tg.register_method("BadIndex", BadIndex)
+    with pytest.raises(MethodError, match=r"^method 'BadIndex', question 'demo_q01': raised KeyError: 'demo_s"):
+        run_bench(cases[:1], ["BadIndex"], extractor="none")
+
+
+def test_outside_a_bench_the_breach_names_the_method(clean_registry):
+    tg.register_method("Spoilt", spoilt(lambda s: {**s, -1: 1.0}))
+    retriever = make_retriever("Spoilt", make_store(HAND_ROWS))
+    with pytest.raises(MethodError, match=r"^method 'Spoilt': score\(\) returned note index -1, but the memory "
+                                          r"holds 5 notes \(indexes 0 to 4\)"):
+        retriever.query("dog")
+    with pytest.raises(MethodError, match="note index -1"):
+        retriever.explain("dog", "s1#0")
+
+
+def test_the_cli_says_it_in_one_line_with_exit_status_2(tmp_path, clean_registry):
+    tg.register_method("Spoilt", spoilt(lambda s: {**s, 0: math.nan}))
+    res = runner.invoke(app, ["bench", "--methods", "Spoilt", "--limit", "2", "--out", str(tmp_path / "run")])
+    assert res.exit_code == 2
+    assert res.output.strip().splitlines() == [
+        "error: method 'Spoilt', question 'demo_q01': score() gave 1 note a score that is not finite (first: "
+        "note 0, nan); leave out the notes the method does not reach, and look for a parameter so large that the "
+        "arithmetic overflows"]
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_method_named_twice_runs_once(cases):
+    result = run_bench(cases, ["BM25", "BM25"], extractor="none")
+    assert result.summary["method"].tolist() == ["BM25"]
+    assert result.summary.loc[0, "n"] == 12
+    assert len(result.rankings) == len(cases)
+
+
+class HalfFailing:
+    """An extractor whose server answers every other turn with something unusable."""
+
+    name = "half-failing"
+    cache_key = "half-failing"
+
+    def __init__(self):
+        self.calls = 0
+
+    def extract(self, user_text, assistant_text, existing_tags):
+        self.calls += 1
+        if self.calls % 2:
+            return tg.Extraction(error="model output is str, not a JSON object:\n'Sorry, I cannot'")
+        return tg.Extraction(what=["topic/" + user_text.split()[0].lower()])
+
+
+def test_failed_extractions_stop_the_bench_unless_allowed(cases):
+    with pytest.raises(ServerError, match=r"^\d+ of \d+ notes of memory 'demo_q01' failed extraction with "
+                                          r"test_boundary:HalfFailing \(first: note 'demo_s\d+#0': model output "
+                                          r"is str, not a JSON object: 'Sorry, I cannot'\); .*"
+                                          r"--allow-failed-extractions"):
+        run_bench(cases[:2], ["BM25"], extractor=HalfFailing())
+    allowed = run_bench(cases[:2], ["BM25"], extractor=HalfFailing(), allow_failed_extractions=True)
+    failed = allowed.config["failed_extractions"]
+    assert failed["notes"] > 0 and failed["memories"] == 2
+    assert failed["first"].startswith("note 'demo_s") and failed["first"].endswith("'Sorry, I cannot'")
+    (warning,) = [w for w in allowed.warnings if w.kind == "failed_extractions"]
+    assert warning.count == failed["notes"] and warning.first[0] == failed["first"]
+
+
+def test_allowed_failed_extractions_are_said_on_stdout_in_the_report_and_in_run_json(tmp_path, clean_registry):
+    extractors.register_extractor("half-failing", HalfFailing)
+    refused = runner.invoke(app, ["bench", "--methods", "BM25", "--limit", "2", "--extractor", "half-failing",
+                                  "--out", str(tmp_path / "refused")])
+    assert refused.exit_code == 2 and "--allow-failed-extractions" in refused.output
+    assert not (tmp_path / "refused").exists()
+    out = tmp_path / "run"
+    res = runner.invoke(app, ["bench", "--methods", "BM25", "--limit", "2", "--extractor", "half-failing",
+                              "--allow-failed-extractions", "--miss-pages", "0", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    line = next(x for x in res.stdout.splitlines() if "failed extraction" in x)
+    assert line.startswith("warning: half-failing: ") and "first: note 'demo_s" in line
+    record = json.loads((out / "run.json").read_text())
+    assert record["config"]["failed_extractions"]["notes"] > 0
+    assert record["config"]["failed_extractions"]["first"] in line
+    assert any(w["kind"] == "failed_extractions" for w in record["data_warnings"])
+    assert line.removeprefix("warning: ") in (out / "report.md").read_text()
+
+
+def test_a_failing_evidence_is_said_on_its_page_and_the_run_is_saved(tmp_path, clean_registry):
+    class NoEvidence(spoilt(lambda s: s)):
+        def evidence(self, text, note, *, asked_on=None):
+            raise RuntimeError("evidence\nbroke")
+
+    tg.register_method("NoEvidence", NoEvidence)
+    out = tmp_path / "run"
+    res = runner.invoke(app, ["bench", "--methods", "BM25,NoEvidence", "--limit", "3", "--miss-pages", "1",
+                              "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    pages = sorted(out.glob("misses/*.explain.html"))
+    assert pages
+    page = pages[0].read_text()
+    assert "NoEvidence.evidence() failed: RuntimeError: evidence broke" in page
+    assert "BM25 over" in page or "terms" in page  # BM25's own evidence still shows
+
+
+def test_an_evidence_that_is_no_evidence_is_said_too(clean_registry):
+    class WrongEvidence(spoilt(lambda s: s)):
+        def evidence(self, text, note, *, asked_on=None):
+            return "a string"
+
+    tg.register_method("WrongEvidence", WrongEvidence)
+    explanation = make_retriever("WrongEvidence", make_store(HAND_ROWS)).explain("dog", "s2#0")
+    assert explanation.reason.endswith("WrongEvidence.evidence() failed: TypeError: returned str, not a "
+                                       "taggraph.Evidence")

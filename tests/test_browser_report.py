@@ -1,0 +1,97 @@
+"""The run report in headless Chromium at 1280 x 800, network off: a reader sees MRR and MRR_tieavg without
+scrolling and the other metrics one click away. Reuses tests/test_browser.py's Chromium
+helpers and is skipped like it without Chromium."""
+
+import json
+import re
+import subprocess
+
+import pytest
+
+from taggraph.atomic import atomic_write
+from taggraph.config import DEMO_DATA
+from taggraph.datasets import load_dataset
+from taggraph.experiments.bench import run_bench
+from taggraph.viz.report import report_pages
+
+from test_browser import CHROMIUM, page_requests, pytestmark  # noqa: F401  (slow, needs chromium)
+
+# After load: where the first table's MRR and MRR_tieavg headers are drawn, the window's size, what the first
+# table holds beside a <details> with every metric, and each chart title's drawn box against its chart's.
+STATE = """
+var first = document.querySelector("table.summary") || document.createElement("table"), heads = {};
+Array.from(first.querySelectorAll("th")).forEach(function (th) {
+  var r = th.getBoundingClientRect(); heads[th.textContent] = [r.left, r.top, r.right, r.bottom]; });
+var all = document.querySelector("details.all");
+return {heads: heads, width: window.innerWidth, height: window.innerHeight,
+        inDetails: all ? Array.from(all.querySelectorAll("th")).map(function (th) { return th.textContent; }) : [],
+        open: all ? all.open : null,
+        titles: Array.from(document.querySelectorAll(".js-plotly-plot")).map(function (plot) {
+          var t = plot.querySelector(".gtitle"), p = plot.getBoundingClientRect(), b = t.getBoundingClientRect();
+          return [t.textContent, b.left - p.left, b.right - p.left, p.width]; })};
+"""
+
+
+def probe_report(tmp_path, page, size: str = "1280,800") -> dict:
+    copy = tmp_path / f"probed-{page.name}"
+    copy.write_text(page.read_text(encoding="utf-8").replace(
+        "</body>", "<script>window.addEventListener('load', function () { setTimeout(function () {"
+                   "document.body.dataset.probe = JSON.stringify((function () {" + STATE + "})()); }, 1000); });"
+                   "</script></body>"), encoding="utf-8")
+    netlog = tmp_path / "netlog.json"
+    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+           "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", "--host-resolver-rules=MAP * ~NOTFOUND",
+           f"--log-net-log={netlog}", f"--window-size={size}", "--hide-scrollbars", "--virtual-time-budget=5000",
+           "--dump-dom", copy.as_uri()]
+    dom = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True).stdout
+    assert page_requests(netlog) == []
+    found = re.search(r'data-probe="([^"]*)"', dom)
+    assert found, "the page's script did not run to the end"
+    return json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    cases = load_dataset(DEMO_DATA)
+    result = run_bench(cases, ["BM25", "TagGraph-Basic", "TagGraph-TFIDF"], extractor="offline", backend=None)
+    page = tmp_path_factory.mktemp("run") / "report.html"
+    atomic_write(page, report_pages(result, "demo report", "demo", "LongMemEval-S")["report.html"])
+    return page
+
+
+def test_a_reader_at_1280_px_sees_mrr_and_its_tie_aware_twin_first(report, tmp_path):
+    state = probe_report(tmp_path, report)
+    for column in ("MRR", "MRR_tieavg"):
+        left, top, right, bottom = state["heads"][column]
+        assert 0 <= left and right <= state["width"] and 0 <= top and bottom <= state["height"], (column, state)
+    assert list(state["heads"])[:4] == ["method", "n", "MRR", "MRR_tieavg"]
+    assert not state["open"] and {"R@10", "nDCG@10", "recall_all@5", "Success@1_tieavg"} <= set(state["inDetails"])
+    assert len(state["heads"]) <= 8  # the rest is one click away
+
+
+def test_the_report_says_what_a_tie_placement_counts_as_and_labels_table_1(report):
+    page = report.read_text(encoding="utf-8")
+    assert "counts as a miss" not in page  # Success@5 counts it a hit: the legend says so
+    assert "Success@5 (the paper&#x27;s reading: ties in note order) counts it as a hit" in page.replace("'", "&#x27;")
+    head = re.search(r"Beside the paper's Table 1.*?<tr[^>]*>(.*?)</tr>", page, re.S).group(1)
+    assert re.findall(r"<th>(.*?)</th>", head)[0] == "MRR of"  # no empty, unlabelled first column
+    assert "ours: offline, MRR_tieavg (n = 12)" in page
+
+
+
+def test_the_gold_rank_chart_title_is_not_cut_in_a_notebook_wide_frame(tmp_path):
+    """The notebooks' gold-rank chart at 900 px (a notebook's output column): its title, with the miss and
+    tie-order legend, fits in the chart."""
+    from taggraph.experiments.runner import build_store
+    from taggraph.viz.charts import gold_rank_chart
+    from taggraph.viz.explain import build_retrievers, gold_notes, retrieve_all
+
+    case = next(c for c in load_dataset(DEMO_DATA) if c.case_id == "demo_q12")
+    store = build_store(case, "offline-v2")
+    results = retrieve_all(store, case.question, build_retrievers(store, ["BM25", "TagGraph-Stopwords"]),
+                           asked_on=case.question_date)
+    page = tmp_path / "chart.html"
+    atomic_write(page, gold_rank_chart(results, gold_notes(case, store)).to_html(include_plotlyjs=True))
+    state = probe_report(tmp_path, page, size="900,700")
+    [(text, left, right, width)] = state["titles"]
+    assert "tie order" in text and 0 <= left and right <= width, (text, left, right, width)
