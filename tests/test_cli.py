@@ -100,7 +100,7 @@ def test_bench_detects_atant_and_locomo(tmp_path):
 def test_embedder_option_reaches_every_method_that_embeds_only():
     from taggraph.cli.app import method_params
     params = method_params(["OpenClaw.embedder=ollama:nomic-embed-text", "BM25.k1=1.2"], "minilm-static")
-    parts = ("Graph", "Raw", "Session", "Time", "Requests", "Stems", "Chunks", "Coverage", "Agreement")
+    parts = ("Graph", "Raw", "Session", "Time", "Requests", "Stems", "Chunks", "Coverage", "Agreement", "Turns")
     fusion = ["TagGraph-Fusion", *(f"TagGraph-Fusion-no{p}" for p in parts)]
     assert params == {"OpenClaw": {"embedder": "ollama:nomic-embed-text"}, "OC-notes": {"embedder": "minilm-static"},
                       **{m: {"embedder": "minilm-static"} for m in fusion}, "BM25": {"k1": 1.2}}
