@@ -67,9 +67,12 @@ def run_as_printed(command: str, cwd: Path) -> subprocess.CompletedProcess:
 def user_runs(tmp_path_factory):
     """A folder holding the user's module and two demo runs of BM25 and the user's RecencyTfidf
     (`recency_methods:RecencyTfidf`), the second with k1 = 5 for both."""
+    from taggraph.retrieval import registry
+
     home = tmp_path_factory.mktemp("user")
     (home / "recency_methods.py").write_text(USER_METHOD)
     sys.path.insert(0, str(home))
+    registered = dict(registry._REGISTERED)
     try:
         cases = load_dataset(DEMO_DATA)
         methods = ["BM25", "recency_methods:RecencyTfidf"]
@@ -80,6 +83,9 @@ def user_runs(tmp_path_factory):
                            home / "tuned", data_record(DEMO_DATA))
     finally:
         sys.path.remove(str(home))
+        # the method came from a folder only this fixture knows: no later test (Dask workers) may be told of it
+        registry._REGISTERED.clear()
+        registry._REGISTERED.update(registered)
     return home, base, tuned
 
 

@@ -12,7 +12,10 @@ from taggraph.experiments.dask_backend import dask_backend  # noqa: E402
 METHODS = ["BM25", "TagGraph-TFIDF", "AdaptiveGraph"]
 
 
-def test_dask_cluster_gives_the_local_rankings():
+def test_dask_cluster_gives_the_local_rankings(monkeypatch):
+    from taggraph.retrieval import registry
+
+    monkeypatch.setattr(registry, "_REGISTERED", {})  # only built-ins: a run-time registration left by another test
     cases = load_dataset(DEMO_DATA)
     local = run_bench(cases, METHODS, extractor="none")
     local_sweep = distractor_sweep(cases, counts=(0, 5), extractor="none")
