@@ -19,7 +19,7 @@ from taggraph.experiments.runner import build_store
 from taggraph.extraction.base import Extraction
 from taggraph.retrieval import make_retriever
 from taggraph.retrieval.fusion import (COMPONENTS, REQUEST_WEIGHTS, SESSION_FEATURES, FusionWeights, Signals,
-                                       TagGraphFusion, _scaled, dense_text, fuse, is_request, normalized, note_day,
+                                       TagGraphFusion, _evidence, dense_text, fuse, is_request, normalized, note_day,
                                        request_text, session_turns, time_features)
 from taggraph.retrieval.openclaw import parse_timestamp
 from taggraph.store import Interaction, MemoryStore
@@ -444,7 +444,7 @@ def test_normalizations():
     with pytest.raises(ValueError, match="unknown normalization 'z'"):
         normalized(raw, "z", dense_like=False)
     scores = {0: 3.0, 2: -1.0, 3: 1.5}  # a negative BM25 score is no evidence, as before issue 29
-    assert _scaled(scores, 4).tolist() == [1.0, 0.0, 0.0, 0.5]
+    assert normalized(_evidence(scores, 4), "max", dense_like=False).tolist() == [1.0, 0.0, 0.0, 0.5]
 
 
 def test_rrf_normalization_is_weighted_reciprocal_rank_fusion():

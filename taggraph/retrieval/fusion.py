@@ -270,10 +270,6 @@ def normalized_all(raw: np.ndarray, mode: str) -> np.ndarray:
         if len(raw) else np.zeros((0, len(COMPONENTS)))
 
 
-def _scaled(scores: dict[int, float], n: int) -> np.ndarray:
-    """Scores as a length-n vector divided by their maximum, 0 without evidence (`normalized`'s "max")."""
-    return normalized(_evidence(scores, n), "max", dense_like=False)
-
 
 def _top(v: np.ndarray, m: int) -> set[int]:
     """Indexes of the m largest positive entries."""
