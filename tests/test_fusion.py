@@ -20,7 +20,7 @@ from taggraph.extraction.base import Extraction
 from taggraph.retrieval import make_retriever
 from taggraph.retrieval.fusion import (COMPONENTS, REQUEST_WEIGHTS, SESSION_FEATURES, FusionWeights, Signals,
                                        TagGraphFusion, _evidence, dense_text, fuse, is_request, normalized, note_day,
-                                       request_text, session_turns, time_features)
+                                       request_text, session_turns, time_features, turn_texts)
 from taggraph.retrieval.openclaw import parse_timestamp
 from taggraph.store import Interaction, MemoryStore
 
@@ -72,7 +72,9 @@ def test_strong_lexical_and_tag_evidence_ranks_first():
     res = r.query("What breed is my dog?")
     assert res[0].note_id == "s2#0"
     details = r.explain("What breed is my dog?", "s2#0").details
-    assert details["components"]["note_bm25"] == 1.0 and details["components"]["graph"] == 1.0
+    ev = r.signals("What breed is my dog?")
+    for part in ("note_bm25", "graph"):  # the gold note's z-score is the question's highest
+        assert details["components"][part] == pytest.approx(ev.components[:, COMPONENTS.index(part)].max(), abs=1e-4)
 
 
 EVERY = FusionWeights(note_stem=1.0, raw_stem=1.0, chunks=1.0, coverage=1.0, agreement=1.0, turns=1.0, speaker=1.0,
@@ -103,7 +105,7 @@ def test_dense_only_embeds_the_candidate_pool():
     rows = HAND_ROWS + [(f"x{i}", f"Filler chat number {i} about weather.", "Ok.", {}) for i in range(20)]
     store = make_store(rows)
     emb = BagOfWords()
-    r = fusion(store, embedder=emb, pool=2)
+    r = fusion(store, embedder=emb, pool=2, turns=False)  # the dense list alone: turns embed more per note
     r.query("dog beagle")
     embedded = [t for call in emb.calls for t in call]
     assert 1 < len(embedded) <= 3 * 2 + 1  # at most `pool` notes from each of three lists, plus the query
@@ -120,11 +122,14 @@ def test_embed_on_add_embeds_at_index_time_and_ranks_the_same(reads):
     lazy, eager_emb = fusion(store, dense_reads=reads), BagOfWords()
     eager = fusion(store, embedder=eager_emb, embed_on_add=True, dense_reads=reads)
     raw_turns = [request_text(n) for n in store.notes]
-    # one batch per kind at index time: user turns (the pool, when it reads them) and raw turns (requests)
-    assert eager_emb.calls == ([[dense_text(n) for n in store.notes]] if reads == "user" else []) + [raw_turns]
+    each_turn = [t for n in store.notes for t in turn_texts(n)]
+    # one batch per kind at index time: user turns (the pool, when it reads them), raw turns (requests), each turn
+    assert eager_emb.calls == ([[dense_text(n) for n in store.notes]] if reads == "user" else []) + [
+        raw_turns, each_turn]
     store.remember(Interaction("s6", "My puppy chews shoes.", "Try chew toys."), Extraction(what=["pet/dog"]))
     new_turn = ["User: My puppy chews shoes.\nAssistant: Try chew toys."]
-    expected = [["My puppy chews shoes."], new_turn] if reads == "user" else [new_turn]
+    new_turns = ["My puppy chews shoes.", "Try chew toys."]
+    expected = [["My puppy chews shoes."], new_turn, new_turns] if reads == "user" else [new_turn, new_turns]
     assert eager_emb.calls[-len(expected):] == expected
     calls = len(eager_emb.calls)
     queries = ["What breed is my dog?", "dog yoga morning", "puppy shoes", "Any tips for my puppy?"]
@@ -148,14 +153,14 @@ def test_a_request_is_scored_by_meaning_over_every_note():
     rows = HAND_ROWS + [(f"x{i}", f"Filler chat number {i} about rainy weather.", "Ok.", {}) for i in range(12)]
     store = make_store(rows)
     emb = BagOfWords()
-    r = fusion(store, embedder=emb, pool=1)
+    r = fusion(store, embedder=emb, pool=1, normalize="max")  # max scale: every cosine of 1 reads 1
     text = "Any tips for rainy weather?"
     ev = r.signals(text)
     assert ev.request and (ev.components[len(HAND_ROWS):, 2] == 1.0).all()  # every filler, beyond the 1-note pools
     assert [request_text(n) for n in store.notes] in emb.calls  # raw turns, every note, in one batch
     expected = REQUEST_WEIGHTS.dense * ev.components[:, 2] + REQUEST_WEIGHTS.raw_bm25 * ev.components[:, 1]
     assert list(r.score(text).values()) == pytest.approx(expected.tolist())  # OpenClaw's 0.7 / 0.3, nothing else
-    routed_off = fusion(store, pool=1, requests=False).signals(text)
+    routed_off = fusion(store, pool=1, requests=False, normalize="max").signals(text)
     assert not routed_off.request and (routed_off.components[:, 2] > 0).sum() <= 3  # the pool only
     top = r.query(text, k=1)[0]
     reason = r.explain(text, top.note_id).reason
@@ -176,7 +181,7 @@ def test_incremental_add_equals_batch_build():
 
 def test_session_aggregation_has_diminishing_returns():
     w = FusionWeights(note_bm25=1.0, raw_bm25=0, dense=0, graph=0, session=1.0, target=0, recent=0, early=0,
-                     note_stem=0, raw_stem=0)
+                     note_stem=0, raw_stem=0, turns=0, speaker=0, best_turn=0, top2_turns=0)
 
     def best_of_session(n_notes: int) -> float:
         comps = np.zeros((n_notes + 1, len(COMPONENTS)))
@@ -220,7 +225,7 @@ def test_chunks_cover_the_reply_and_only_the_pool_is_embedded():
     rows = [("t1", "Tell me about pasta.", "Carbonara uses guanciale, eggs and pecorino.", {}),
             *[(f"x{i}", f"Filler chat number {i} about weather.", "Ok.", {}) for i in range(8)]]
     emb = BagOfWords()
-    r = fusion(make_store(rows), embedder=emb, weights=EVERY, pool=1)
+    r = fusion(make_store(rows), embedder=emb, weights=EVERY, pool=1, normalize="max")
     ev = r.signals("guanciale")
     assert ev.components[0, 6] == 1.0  # the word is in the reply only: the user turn's vector misses it
     embedded = [t for call in emb.calls for t in call]
@@ -386,7 +391,7 @@ TURNS = FusionWeights(turns=1.0, speaker=1.0, best_turn=1.0, top2_turns=1.0)
 
 def test_each_turn_is_embedded_on_its_own_and_the_named_speaker_is_a_soft_signal():
     emb = BagOfWords()
-    r = fusion(dated_store(TALK), embedder=emb, weights=TURNS)
+    r = fusion(dated_store(TALK), embedder=emb, weights=TURNS, normalize="max")
     assert r.speakers() == {"Caroline", "Melanie"}  # "Note:" heads one turn in twelve: not a speaker
     question = "What did Melanie say about the charity race?"
     ev = r.signals(question)
@@ -413,7 +418,7 @@ def test_turns_off_embeds_no_reply_and_leaves_the_defaults_alone():
     assert not ev.components[:, [COMPONENTS.index(c) for c in ("turns", "speaker")]].any()
     assert not ev.session_features[:, [SESSION_FEATURES.index(c) for c in ("best_turn", "top2_turns")]].any()
     assert "Caroline: That is so inspiring." not in {t for call in emb.calls for t in call}
-    assert not FusionWeights().turns and not fusion(dated_store(TALK)).uses("turns")  # weight 0: not computed
+    assert not fusion(dated_store(TALK), weights=replace(TURNS, turns=0)).uses("turns")  # weight 0: not computed
 
 
 def test_session_max_sim_and_top_two_mean():
@@ -449,7 +454,7 @@ def test_normalizations():
 
 def test_rrf_normalization_is_weighted_reciprocal_rank_fusion():
     store = make_store(HAND_ROWS)
-    r = fusion(store, normalize="rrf", graph=False, dense=False, weights=replace(
+    r = fusion(store, normalize="rrf", graph=False, dense=False, stems=False, weights=replace(
         FusionWeights(), raw_bm25=0.5, session=0.0, target=0.0, recent=0.0, early=0.0))
     text = "dog yoga morning"
     got = r.score(text)

@@ -3,7 +3,8 @@ method ranks (benchmarks/ranking_checksums.py: sha256 over question id, ranked n
 session ids), recorded from the code before the contract (commit 4431e70) on the demo's first ten
 questions and on the first 30 questions of LongMemEval-S dev. TagGraph-Fusion and its ablations were
 re-recorded when issue 22 refitted its weights and replaced its time rules (BENCHMARKS.md, section 16), and
-again when its weights were bagged (section 17)."""
+again when its weights were bagged (section 17), and when issue 29's joint protocol gave it z-scores,
+the stemmed lists and the turn parts (section 18)."""
 
 from __future__ import annotations
 
@@ -34,18 +35,18 @@ DEMO = {
     "AdaptiveGraph": "db0a661d916992ef1dba8df9c1425a138e0c67b0919bcca1dbe0d291f50f863d",
     "OpenClaw": "56015480dddf3bc37ef11d1b52058c271b137f6d0fdc593c45941bf8e43d3582",
     "OC-notes": "a0268c8ef600b7470586db53bdb319f6b2037e7c9645396cc03bc10809337d8a",
-    "TagGraph-Fusion": "49d9bb312813b6aecb7fda5d00737a647576a7185e4667f0b147199936d1e355",
+    "TagGraph-Fusion": "e64cf4e638c05334a3cbfdc86c0a40734e0672eeaee700b72ca905cad18dcab9",
     "AdaptiveGraph-noDiffusion": "35cb6c0009cdba8a75af04c6e51b43c641910790470f829ccd9db156fa584523",
     "AdaptiveGraph-noChronological": "932a6f2428816ea56c5a679759e393d5c950f50df895c18ee8127126ab244312",
     "AdaptiveGraph-noFileSeeding": "abbb6b578ae91a7ad9722c0355a53a1f5e6c33b60406595cbd447077bf226ad5",
     "AdaptiveGraph-noFileSeeding-noDiffusion": "99bed4d58d5e1d14d70fe6864fcc283d1f7d6676c9d9ce603c26c93a245ffe32",
     "TagGraph-TFIDF-boundTopLevel": "a5a7c8572ea4533ee1bfab9c44189d40c1e8b4b15a16e8ba7d3360b979f43d9c",
-    "TagGraph-Fusion-noGraph": "c471092796bfdd82fa8116191774d48abbb53e8a79b33a959cc2d0ae2577f83f",
-    "TagGraph-Fusion-noDense": "8da4a76fa2f59127aae413c376746d8267d15a1d700acf584e0f41b32c750d78",
-    "TagGraph-Fusion-noRaw": "316f62484b2b6b0ccbcf87894afc76519f4ae7bed0c6036ed0aec21fdbd7a2e3",
-    "TagGraph-Fusion-noSession": "89c40054322b736543a356e5c37d5d65a99e105463d12c7477efbf9055892aec",
-    "TagGraph-Fusion-noTime": "6d439cd19fb2d405eee7ba1fe46c7e0bfd41b3a1480f3e3de77cccefb9233b07",
-    "TagGraph-Fusion-noRequests": "957efebc2d475977aec512d6e50641798fa5936d1a13d6adc6547335007f521a",
+    "TagGraph-Fusion-noGraph": "220b65d6beebaaa739d7cd417180169dba0b1bb4bcd9fc1494f7913f720e8526",
+    "TagGraph-Fusion-noDense": "c81d7b0ee9d013e182aebffdded0e16390d3c71aece0dd96cb86efbc2fb449ef",
+    "TagGraph-Fusion-noRaw": "0498a2f27ad08ff79e4aef0f5434c17a5d8cc47b07991beb6a2089d33aeaf486",
+    "TagGraph-Fusion-noSession": "cdaa86fd76a21356a92be9e959311a89d5e10c800dd845c765e043e2cd7d956e",
+    "TagGraph-Fusion-noTime": "ca6be377a3d96e07119d717873d322e30af13be74f1957c3aea425cbc1fd3612",
+    "TagGraph-Fusion-noRequests": "cbc7cdf80871632b66220c9546b8bcd2c42e0bd9aead727d62908f1c23bc153b",
 }
 # S dev, first 30 questions. The methods that embed (OpenClaw, OC-notes, TagGraph-Fusion and its
 # dense ablations) were checked once with MiniLM (BENCHMARKS.md, section "Method contract"); a cold
@@ -61,7 +62,7 @@ S_DEV_30 = {
     "AdaptiveGraph-noFileSeeding": "a5cc0b6192517f6f045dbc4ef5f7f49997a6d21a1d1032370852e8582df33817",
     "AdaptiveGraph-noFileSeeding-noDiffusion": "f476bc7d307aff9d5129ab83816bb44009171ab3c84612e3da7cf903e10cf8a2",
     "TagGraph-TFIDF-boundTopLevel": "d6c34012677397bc7714f074a349311e6d7a3b54f2ac026abbc9a11d1b7ddf95",
-    "TagGraph-Fusion-noDense": "aab124a738657deafa7fafce346a8fbdccbc2bfc0c60a853f84869ac7f75138a",
+    "TagGraph-Fusion-noDense": "8e18f3c070b69203b8dae57cf2efcf77ef575f70c67bf27c344acb789da3120c",
 }
 
 

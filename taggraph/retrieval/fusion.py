@@ -98,29 +98,28 @@ RECALL = re.compile(r"\b(remind me|you (?:gave|mentioned|said|told|suggested|rec
 
 @dataclass(frozen=True)
 class FusionWeights:
-    """Weights of the fused score: what benchmarks/fusion_cv.py's tuning procedure gives on all of S dev
-    (issue 22's protocol with bagging: the choice of components by inner CV, then the mean of 10
-    coordinate-ascent fits on bootstrap resamples; offline-v2 notes; requests routed apart, so not fitted on
-    requests). It chose the components before issue 22: the stemmed lists, chunks, coverage and agreement
-    stay at 0 (BENCHMARKS.md, sections 16-17)."""
+    """Weights of the fused score: what benchmarks/fusion_joint_cv.py's protocol (issue 29) fits on
+    LongMemEval-S dev and LoCoMo dev together, under `normalize="zscore"` (BENCHMARKS.md, section 18: out of
+    fold LongMemEval 0.968, LoCoMo 0.804). Coordinate ascent from issue 22's weights; the time weights stay
+    fixed; requests are routed apart (`REQUEST_WEIGHTS`), so not fitted on requests."""
 
     note_bm25: float = 1.0  # the scale: fixed, the others are relative to it
-    raw_bm25: float = 0.285
-    dense: float = 0.625
+    raw_bm25: float = 0.0
+    dense: float = 0.0  # the pool's dense list still seeds PPR and the pool; its own weight fitted to 0
     graph: float = 0.3
-    session: float = 0.11
+    session: float = 0.25
     target: float = 0.625
     recent: float = 0.05
     early: float = 0.05
-    note_stem: float = 0.0
-    raw_stem: float = 0.0
+    note_stem: float = 2.0
+    raw_stem: float = 2.0
     chunks: float = 0.0
     coverage: float = 0.0
     agreement: float = 0.0
-    turns: float = 0.0
-    speaker: float = 0.0
-    best_turn: float = 0.0
-    top2_turns: float = 0.0
+    turns: float = 3.0
+    speaker: float = 0.25
+    best_turn: float = 1.0
+    top2_turns: float = 1.0
 
     def components(self) -> np.ndarray:
         return np.array([getattr(self, c) for c in COMPONENTS])
@@ -371,7 +370,7 @@ class TagGraphFusion(Retriever):
         # the pool's text: "user" `dense_text`, or "turn" `request_text` (both speakers; a costlier cold run)
         dense_reads: Literal["user", "turn"] = "user"
         # how each component is scaled per query before the weighted sum (`normalized`; "rrf": weighted RRF)
-        normalize: Literal["max", "minmax", "zscore", "rrf"] = "max"
+        normalize: Literal["max", "minmax", "zscore", "rrf"] = "zscore"
 
     @classmethod
     def embeds(cls, params: Params) -> bool:
