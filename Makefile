@@ -24,7 +24,7 @@ demo: install  ## run every method on the bundled demo data
 
 test: install  ## the layering contract, the whole test suite, notebooks included
 	$(VENV)/bin/lint-imports
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q --durations=15 tests
 	$(PY) -m pytest -q --nbmake notebooks
 
 notebooks: install  ## regenerate the .ipynb twins from the marimo sources

@@ -1,7 +1,7 @@
 """TagGraph-Fusion query latency after indexing: known, perturbed and foreign query texts.
 
     python benchmarks/query_latency.py --data ../shared/data/longmemeval/longmemeval_s_dev.json.gz [--cases 20] \
-        [--embed-on-add] [--repeats 5]
+        [--embed-on-add] [--repeats 5] [--params '{"normalize": "max"}']
 
 For each of the first `--cases` cases the store is built (extraction cache warm or not: it is
 not timed), TagGraph-Fusion indexes it, and the case's own question is asked once to fill the
@@ -28,6 +28,7 @@ run it on an idle machine and read medians, not single calls.
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import time
 
@@ -53,6 +54,8 @@ def main() -> None:
                     "(perturbed, foreign and request texts get a new nonce each time; a foreign query's later "
                     "repeats find its pool notes embedded)")
     ap.add_argument("--embed-on-add", action="store_true", help="embed every note while indexing")
+    ap.add_argument("--params", type=json.loads, default={}, help="TagGraph-Fusion parameters over its defaults, "
+                    "as JSON (a partial `weights` dict keeps the other weights); run two settings alternately to compare")
     args = ap.parse_args()
     cases = load_dataset(args.data, limit=args.cases)
     times: dict[str, list[float]] = {"own": [], "perturbed": [], "foreign": [], "request": []}
@@ -61,7 +64,7 @@ def main() -> None:
     for i, case in enumerate(cases):
         store = build_store(case, args.extractor)
         start = time.perf_counter()
-        fusion = make_retriever("TagGraph-Fusion", store, embed_on_add=args.embed_on_add)
+        fusion = make_retriever("TagGraph-Fusion", store, **{"embed_on_add": args.embed_on_add, **args.params})
         index_s.append(time.perf_counter() - start)
         now = case.question_date
         fusion.query(case.question, asked_on=now)  # fills the pool's vectors: indexing, not timed
@@ -74,6 +77,7 @@ def main() -> None:
                                           now))
     import torch
     print(f"{len(cases)} cases, torch threads {torch.get_num_threads()}, embed_on_add {args.embed_on_add}, "
+          f"params {json.dumps(args.params)}, "
           f"index p50 {statistics.median(index_s):.2f} s per case (max {max(index_s):.2f} s)")
     print("| query | n | p50 ms | p90 ms | max ms |\n|---|---|---|---|---|")
     for kind, ms in times.items():
