@@ -207,9 +207,28 @@ def make_params(method: str, params_class: type, values: dict[str, Any]) -> Any:
     try:
         return _adapter(params_class).validate_python(dict(values))
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(x) for x in err["loc"])
-        raise ConfigError(f"method {method!r}: parameter {where} = {err.get('input')!r}: {err['msg']}") from None
+        raise ConfigError(f"method {method!r}: parameter {_first_error(exc)}") from None
+
+
+def check_defaults(method: str, params_class: type) -> None:
+    """ConfigError naming the method and the field when a default of `params_class` breaks its own declaration
+    (a default outside its declared range), so a method is refused where it is defined, not in a run."""
+    defaults = {}
+    for f in dataclasses.fields(params_class):
+        value = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        if value is not dataclasses.MISSING:  # nested dataclasses checked field by field
+            defaults[f.name] = dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value
+    try:
+        _adapter(params_class).validate_python(defaults)
+    except ValidationError as exc:
+        raise ConfigError(f"method {method!r}: {params_class.__qualname__} default {_first_error(exc)} "
+                          f"(fix the default)") from None
+
+
+def _first_error(exc: ValidationError) -> str:
+    """The first of pydantic's errors as 'field = value: rule'."""
+    err = exc.errors()[0]
+    return f"{'.'.join(str(x) for x in err['loc'])} = {err.get('input')!r}: {err['msg']}"
 
 
 def recorded(value: Any) -> Any:

@@ -27,7 +27,7 @@ from typing import Any, get_args, get_type_hints
 
 from taggraph import plugins
 from taggraph.errors import ConfigError
-from taggraph.retrieval.base import Retriever, make_params, recorded
+from taggraph.retrieval.base import Retriever, check_defaults, make_params, recorded
 from taggraph.store import MemoryStore
 
 ENTRY_POINT_GROUP = "taggraph.methods"
@@ -128,6 +128,7 @@ def check_contract(name: str, cls: Any) -> type[Retriever]:
     if not dataclasses.is_dataclass(cls.Params):
         raise ConfigError(f"method {name!r}: {cls.__name__}.Params must be a dataclass "
                           f"(@dataclass(frozen=True) class Params: ...)")
+    check_defaults(name, cls.Params)
     return cls
 
 
