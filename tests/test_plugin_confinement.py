@@ -167,6 +167,22 @@ def test_register_method_refuses_a_function(broken):
         tg.register_method("Func", lambda store, params=None: None)
 
 
+def test_register_method_refuses_an_init_without_params(broken):
+    class StoreOnly(tg.Retriever):
+        def __init__(self, store):
+            super().__init__(store)
+
+        def add(self, note):
+            pass
+
+        def score(self, text, *, asked_on=None):
+            return {}
+
+    with pytest.raises(ConfigError, match=r"method 'StoreOnly': StoreOnly.__init__ must take the store and the "
+                                          r"parameters \(def __init__\(self, store, params=None\)"):
+        tg.register_method("StoreOnly", StoreOnly)
+
+
 @dataclass(frozen=True)
 class Weights:
     lexical: Annotated[float, Field(ge=0)] = -1.0
