@@ -215,13 +215,14 @@ def make_params(method: str, params_class: type, values: dict[str, Any]) -> Any:
 def check_defaults(method: str, params_class: type) -> None:
     """ConfigError naming the method and the field when a default of `params_class` breaks its own declaration
     (a default outside its declared range), so a method is refused where it is defined, not in a run."""
+    adapter = _adapter(params_class)  # first: it puts back the sentinels of a class pickled by value
     defaults = {}
     for f in dataclasses.fields(params_class):
         value = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
         if value is not dataclasses.MISSING:  # nested dataclasses checked field by field
             defaults[f.name] = dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value
     try:
-        _adapter(params_class).validate_python(defaults)
+        adapter.validate_python(defaults)
     except ValidationError as exc:
         raise ConfigError(f"method {method!r}: {params_class.__qualname__} default {_first_error(exc)} "
                           f"(fix the default)") from None
