@@ -691,11 +691,8 @@ def _generic(folder: Path, turns: list[dict], questions: list[dict]) -> Path:
 def issue33() -> None:
     import taggraph as tg
     from fake_openai import FakeOpenAI
-    from taggraph.datasets.base import DatasetError
     from taggraph.extraction.llm import MAX_REPLY_BYTES, OpenAIExtractor
     from taggraph.retrieval import registry
-    from taggraph.retrieval.base import MethodError
-    from taggraph.retrieval.fusion import TagGraphFusion  # noqa: F401 - imported before any row times a query
     from test_plugin_confinement import install_broken
     saved_registry = dict(registry._REGISTERED)
     args = ("I adopted a beagle.", "Congratulations!", [])
@@ -752,7 +749,8 @@ def issue33() -> None:
             server.trickle = 0.5
             try:
                 started = time.monotonic()
-                result = OpenAIExtractor("smollm2", host=server.base_url, backoff=0, timeout=1, retries=0).extract(*args)
+                extractor = OpenAIExtractor("smollm2", host=server.base_url, backoff=0, timeout=1, retries=0)
+                result = extractor.extract(*args)
                 took = time.monotonic() - started
             finally:
                 server.stop()
@@ -862,7 +860,8 @@ def issue33() -> None:
                                     f"stop={deep}", "--out", str(t / "d2")], tmp)]
             data = _generic(t / "g2", [turn], [question])
             (data / "turns.jsonl").write_text(json.dumps(turn) + "\n" + deep + "\n")
-            outs.append(one_line_error(["bench", "--data", str(data), "--methods", "BM25", "--out", str(t / "d3")], tmp))
+            outs.append(one_line_error(["bench", "--data", str(data), "--methods", "BM25", "--out", str(t / "d3")],
+                                       tmp))
             return "; ".join(w for w, _ in outs), all(ok and "nested" in w for w, ok in outs)
         attack33("15a", "JSON nested 1,000 deep in `--param`, `--option`, a JSONL line", deep_json)
 
