@@ -13,6 +13,7 @@ Each method's index is built on its first query and then grows with every
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 from taggraph.config import DEFAULT_EXTRACTOR
@@ -59,13 +60,14 @@ class Memory:
         return self._retrievers[name]
 
     def query(self, text: str, method: str | None = None, k: int = DEFAULT_K, *,
-              asked_on: str | None = None) -> list[Result]:
+              asked_on: str | date | None = None) -> list[Result]:
         """The `k` best notes for `text` under `method` (default: the memory's method), asked on date
-        `asked_on` (e.g. "2023/05/30 (Tue) 23:40"; methods with time rules use it)."""
+        `asked_on` (a string such as "2023/05/30 (Tue) 23:40", a datetime.date or a datetime.datetime;
+        methods with time rules use it)."""
         return self.retriever(method).query(text, k=k, asked_on=asked_on)
 
     def explain(self, text: str, note_id: str, method: str | None = None, k: int = DEFAULT_K, *,
-                asked_on: str | None = None) -> Explanation:
+                asked_on: str | date | None = None) -> Explanation:
         """Why `note_id` was (not) among the `k` best notes for `text` under `method`, asked on `asked_on`."""
         return self.retriever(method).explain(text, note_id, k=k, asked_on=asked_on)
 

@@ -7,9 +7,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated
 
 import pytest
+from pydantic import Field
 
 import taggraph as tg
 from taggraph.cli.app import parse_value
@@ -162,6 +165,57 @@ def test_register_method_refuses_names_the_cli_cannot_write(broken, name):
 def test_register_method_refuses_a_function(broken):
     with pytest.raises(ConfigError, match="not a subclass of taggraph.Retriever"):
         tg.register_method("Func", lambda store, params=None: None)
+
+
+def test_register_method_refuses_an_init_without_params(broken):
+    class StoreOnly(tg.Retriever):
+        def __init__(self, store):
+            super().__init__(store)
+
+        def add(self, note):
+            pass
+
+        def score(self, text, *, asked_on=None):
+            return {}
+
+    with pytest.raises(ConfigError, match=r"method 'StoreOnly': StoreOnly.__init__ must take the store and the "
+                                          r"parameters \(def __init__\(self, store, params=None\)"):
+        tg.register_method("StoreOnly", StoreOnly)
+
+
+@dataclass(frozen=True)
+class Weights:
+    lexical: Annotated[float, Field(ge=0)] = -1.0
+
+
+class OutOfRange(tg.Retriever):
+    @dataclass(frozen=True)
+    class Params:
+        alpha: Annotated[float, Field(ge=0, le=1)] = 5.0
+
+    def add(self, note):
+        pass
+
+    def score(self, text, *, asked_on=None):
+        return {}
+
+
+class NestedOutOfRange(OutOfRange):
+    @dataclass(frozen=True)
+    class Params:
+        weights: Weights = field(default_factory=Weights)
+
+
+@pytest.mark.parametrize("cls, words", [
+    (OutOfRange, r"OutOfRange.Params default alpha = 5.0: .*less than or equal to 1"),
+    (NestedOutOfRange, r"NestedOutOfRange.Params default weights.lexical = -1.0: .*greater than or equal to 0"),
+])
+def test_a_default_outside_its_own_range_is_refused_where_the_method_is_defined(broken, cls, words):
+    with pytest.raises(ConfigError, match=rf"method 'Ranged': {words}") as refused:
+        tg.register_method("Ranged", cls)
+    assert "\n" not in str(refused.value) and "Ranged" not in registry.method_names()
+    with pytest.raises(ConfigError, match=words):
+        registry.check_methods([f"{__name__}:{cls.__name__}"])
 
 
 def test_deeply_nested_json_values_are_one_line_errors():

@@ -1,11 +1,13 @@
 """Time rules at the calendar's edges (issue 33, item 4): a question dated 0001-01-01 or 9999-12-31 (a common
 "unknown" sentinel) gets windows clipped to the calendar or none, never a ValueError/OverflowError."""
 
-from datetime import date, datetime
+from datetime import date, datetime, timedelta, timezone
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from taggraph.errors import ConfigError
 from taggraph.retrieval.fusion import window_label
 from taggraph.retrieval.openclaw import parse_timestamp
 from taggraph.retrieval.time_expressions import EPOCH, question_windows
@@ -58,3 +60,20 @@ def test_a_note_dated_past_the_calendar_anchors_and_explains():
     assert [w.end for w in retriever.windows("What did I buy before I moved to Lisbon?", asked_on)]
     for hit in retriever.query("What did I buy before I moved to Lisbon?", k=2, asked_on=asked_on):
         assert retriever.explain("What did I buy before I moved to Lisbon?", hit.note_id, k=2, asked_on=asked_on).reason
+
+
+@pytest.mark.parametrize("moment", [date(2023, 5, 30), datetime(2023, 5, 30, 23, 40),
+                                    datetime(2023, 5, 30, 23, 40, tzinfo=timezone(timedelta(hours=-5)))])
+def test_a_date_or_datetime_question_date_reads_as_its_iso_string(moment):
+    text = "What bike did I buy two weeks ago?"
+    as_string = FUSION.query(text, k=3, asked_on=moment.isoformat())
+    assert [(r.note_id, r.score) for r in FUSION.query(text, k=3, asked_on=moment)] == \
+        [(r.note_id, r.score) for r in as_string]
+    assert FUSION.explain(text, as_string[0].note_id, k=3, asked_on=moment).reason == \
+        FUSION.explain(text, as_string[0].note_id, k=3, asked_on=moment.isoformat()).reason
+
+
+def test_a_question_date_of_another_type_is_one_line():
+    with pytest.raises(ConfigError, match="asked_on must be a date string, a datetime.date or a datetime.datetime, "
+                                          "got int '20230530'"):
+        FUSION.query("What bike did I buy?", asked_on=20230530)

@@ -10,7 +10,8 @@ A method subclasses `Retriever` and writes:
   ``add_many(notes)`` may be overridden to index a batch at once (one embedding call).
 - ``score(text, *, asked_on=None)``: {note index: score} of the notes the method reaches;
   `asked_on` is the date the question is asked (a case's ``question_date``, e.g.
-  "2023/05/30 (Tue) 23:40"), None when unknown. The bench, the views and `Memory` all pass it.
+  "2023/05/30 (Tue) 23:40"), None when unknown. The bench, the views and `Memory` all pass it
+  (a datetime.date or datetime.datetime given to query, rank or explain arrives in ISO 8601).
 - ``evidence(text, note, *, asked_on=None)`` (optional): an `Evidence` saying why `note`
   scored what it did: a one-line `summary`, what it `missing`, a `fallback` taken, and free
   `detail` the views show as they are.
@@ -34,6 +35,7 @@ import dataclasses
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import date
 from functools import lru_cache
 from numbers import Integral, Real
 from typing import Any, ClassVar, get_type_hints
@@ -207,9 +209,29 @@ def make_params(method: str, params_class: type, values: dict[str, Any]) -> Any:
     try:
         return _adapter(params_class).validate_python(dict(values))
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(x) for x in err["loc"])
-        raise ConfigError(f"method {method!r}: parameter {where} = {err.get('input')!r}: {err['msg']}") from None
+        raise ConfigError(f"method {method!r}: parameter {_first_error(exc)}") from None
+
+
+def check_defaults(method: str, params_class: type) -> None:
+    """ConfigError naming the method and the field when a default of `params_class` breaks its own declaration
+    (a default outside its declared range), so a method is refused where it is defined, not in a run."""
+    adapter = _adapter(params_class)  # first: it puts back the sentinels of a class pickled by value
+    defaults = {}
+    for f in dataclasses.fields(params_class):
+        value = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        if value is not dataclasses.MISSING:  # nested dataclasses checked field by field
+            defaults[f.name] = dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value
+    try:
+        adapter.validate_python(defaults)
+    except ValidationError as exc:
+        raise ConfigError(f"method {method!r}: {params_class.__qualname__} default {_first_error(exc)} "
+                          f"(fix the default)") from None
+
+
+def _first_error(exc: ValidationError) -> str:
+    """The first of pydantic's errors as 'field = value: rule'."""
+    err = exc.errors()[0]
+    return f"{'.'.join(str(x) for x in err['loc'])} = {err.get('input')!r}: {err['msg']}"
 
 
 def recorded(value: Any) -> Any:
@@ -280,14 +302,15 @@ class Retriever:
         """Why `note` scored what it did for `text`; by default nothing beyond its score."""
         return Evidence()
 
-    def rank(self, text: str, k: int = DEFAULT_DEPTH, *, asked_on: str | None = None) -> list[tuple[int, float]]:
+    def rank(self, text: str, k: int = DEFAULT_DEPTH, *, asked_on: str | date | None = None) -> list[tuple[int, float]]:
         """Top-k (note index, score): score descending, ties by earlier note first."""
         k = check_k(k)
         return self.ranking(text, asked_on=asked_on)[:k]
 
-    def ranking(self, text: str, *, asked_on: str | None = None) -> list[tuple[int, float]]:
+    def ranking(self, text: str, *, asked_on: str | date | None = None) -> list[tuple[int, float]]:
         """Every note `score` reaches, as (note index, score) in rank order (`_order`); a contract breach or an
         exception of the method is a MethodError (module docstring)."""
+        asked_on = question_date(asked_on)
         with method_errors(self.name):
             self.sync()
             return self._order(self.score(text, asked_on=asked_on))
@@ -300,9 +323,10 @@ class Retriever:
     def remember(self, interaction: Interaction) -> Note:
         return self.store.remember(interaction)
 
-    def query(self, text: str, k: int = DEFAULT_DEPTH, *, asked_on: str | None = None,
+    def query(self, text: str, k: int = DEFAULT_DEPTH, *, asked_on: str | date | None = None,
               explain: bool = False) -> list[Result]:
         """The k best notes for `text` asked on date `asked_on`, each with its explanation when `explain`."""
+        asked_on = question_date(asked_on)
         ranked = self.rank(text, k, asked_on=asked_on)
         if explain:
             full = self.ranking(text, asked_on=asked_on)
@@ -314,12 +338,14 @@ class Retriever:
             out.append(Result(note.note_id, float(s), note.session_id, r, exp))
         return out
 
-    def explain(self, text: str, note_id: str, k: int = DEFAULT_DEPTH, *, asked_on: str | None = None) -> Explanation:
+    def explain(self, text: str, note_id: str, k: int = DEFAULT_DEPTH, *,
+                asked_on: str | date | None = None) -> Explanation:
         """Why `note_id` was (not) among the first `k` for `text` asked on date `asked_on`."""
         note = self.store.by_id.get(note_id)
         if note is None:
             raise KeyError(f"no note {note_id!r} in case {self.store.case_id!r}")
         k = check_k(k)
+        asked_on = question_date(asked_on)
         full = self.ranking(text, asked_on=asked_on)
         return self._explain(text, note, k, dict(full), full, asked_on)
 
@@ -353,6 +379,17 @@ class Retriever:
                       "rank": start + j + 1, "score": float(s), "margin": float(s - score)}
                      for j, (i, s) in enumerate(full[start:(rank or 1) - 1])]
         return Explanation(self.name, note.note_id, retrieved, rank, score, reason, ev, outranked)
+
+
+def question_date(asked_on: str | date | None) -> str | None:
+    """`asked_on` as the methods read it: a string as given, a date or datetime in ISO 8601 (an aware datetime
+    keeps its offset); ConfigError for anything else."""
+    if asked_on is None or isinstance(asked_on, str):
+        return asked_on
+    if isinstance(asked_on, date):  # datetime is a date too
+        return asked_on.isoformat()
+    raise ConfigError(f"asked_on must be a date string, a datetime.date or a datetime.datetime, got "
+                      f"{type(asked_on).__name__} {str(asked_on)[:40]!r}")
 
 
 def check_k(k: int) -> int:

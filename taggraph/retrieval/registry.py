@@ -27,7 +27,7 @@ from typing import Any, get_args, get_type_hints
 
 from taggraph import plugins
 from taggraph.errors import ConfigError
-from taggraph.retrieval.base import Retriever, make_params, recorded
+from taggraph.retrieval.base import Retriever, check_defaults, make_params, recorded
 from taggraph.store import MemoryStore
 
 ENTRY_POINT_GROUP = "taggraph.methods"
@@ -125,9 +125,15 @@ def check_contract(name: str, cls: Any) -> type[Retriever]:
         if "asked_on" not in inspect.signature(getattr(cls, hook)).parameters:
             raise ConfigError(f"method {name!r}: {cls.__name__}.{hook} must take the keyword asked_on "
                               f"(def {signature}): the date the question is asked")
+    try:
+        inspect.signature(cls).bind(None, None)
+    except TypeError:
+        raise ConfigError(f"method {name!r}: {cls.__name__}.__init__ must take the store and the parameters "
+                          f"(def __init__(self, store, params=None): super().__init__(store, params))") from None
     if not dataclasses.is_dataclass(cls.Params):
         raise ConfigError(f"method {name!r}: {cls.__name__}.Params must be a dataclass "
                           f"(@dataclass(frozen=True) class Params: ...)")
+    check_defaults(name, cls.Params)
     return cls
 
 
