@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import tempfile
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
@@ -178,12 +179,19 @@ def fuse_runs(inputs: Sequence[str | Path], out: str | Path | None = None, metho
         ranked.update(read_rankings_csv(folder)["question_id"])
     cases = dataset.select([c for c in dataset.cases if c.case_id in ranked])
     depth = (record or {}).get("config", {}).get("depth", DEFAULT_DEPTH)
-    with tempfile.TemporaryDirectory() as tmp:
-        paths = []
-        for i, (label, run) in enumerate([*((i.label, r) for i, r in zip(items, runs)), (name, fused)]):
-            paths.append(Path(tmp) / f"{i}.run")
-            paths[-1].write_text(run_trec(run, label), encoding="utf-8")
-        result = score_external(paths, cases, depth)
+    with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        paths = {}
+        for i, (label, run, source) in enumerate([*((i.label, r, str(i.file)) for i, r in zip(items, runs)),
+                                                  (name, fused, "the fused run")]):
+            paths[Path(tmp) / f"{i}.run"] = source
+            next(reversed(paths)).write_text(run_trec(run, label), encoding="utf-8")
+        result = score_external(list(paths), cases, depth)
+    for w in caught:  # said of the inputs, not of the scratch files they were scored from
+        message = str(w.message)
+        for path, source in paths.items():
+            message = message.replace(str(path), source)
+        warnings.warn(message, w.category, stacklevel=2)
     for item in items:
         result.config["external_runs"][item.label].update(path=str(item.file), name=item.name)
     del result.config["external_runs"][name]
