@@ -58,6 +58,14 @@ def test_fused_mrr_of_hand_written_runs_is_the_hand_computation(hand_runs):
     assert combsum.summary["n"].tolist() == [2, 2, 2]
 
 
+def test_rrf_reads_tied_input_scores_in_trec_eval_order(hand_runs, tmp_path):
+    # q01 of run a: s01 and s07 tie at 3.0; trec_eval ranks the larger docid, s07, first (the file lists s01
+    # first). RRF: s07 1/61+1/62 > s03 1/63+1/61, gold s07 ranks 1; q02 as above (rank 2). MRR 0.75.
+    tied = tmp_path / "tied.run"
+    tied.write_text(RUN_A.replace("demo_s07 2 2.0", "demo_s07 2 3.0"))
+    assert mrr(tg.fuse_runs([str(tied), hand_runs[1]], data=DEMO_DATA), "fused-rrf") == pytest.approx(0.75)
+
+
 @pytest.mark.parametrize("method, norm, weights, ranx_method, ranx_norm", [
     ("rrf", "min-max", None, "rrf", None),
     ("combmnz", "max", None, "mnz", "max"),
