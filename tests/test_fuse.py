@@ -2,6 +2,9 @@
 runs over other data or qrels refused, and the fused folder read by `score` and `compare`."""
 
 import json
+import re
+import shlex
+import shutil
 
 import pandas as pd
 import pytest
@@ -140,3 +143,17 @@ def test_fuse_end_to_end_writes_a_folder_score_and_compare_read(demo_runs, tmp_p
     compared = runner.invoke(app, ["compare", str(first), str(out), "--out", str(tmp_path / "cmp")])
     assert compared.exit_code == 0, compared.output
     assert len(pd.read_csv(tmp_path / "cmp" / "pairs.csv")) == 2  # BM25 and TagGraph-TFIDF, paired by name
+
+
+def test_a_folder_without_trec_runs_gets_a_score_command_that_runs_as_printed(demo_runs, tmp_path):
+    old = tmp_path / "old"
+    shutil.copytree(demo_runs[0], old)
+    shutil.rmtree(old / "trec")  # as an older taggraph wrote it
+    refused = runner.invoke(app, ["fuse", f"{old}:BM25", f"{old}:TagGraph-TFIDF", "--out", str(tmp_path / "f")])
+    assert refused.exit_code == 2
+    command = shlex.split(re.search(r"`(taggraph score [^`]+)`", refused.output).group(1))
+    assert command[command.index("--data") + 1] == json.loads((old / "run.json").read_text())["data"]["path"]
+    assert runner.invoke(app, command[1:]).exit_code == 0
+    again = tmp_path / "old-trec"
+    fused = runner.invoke(app, ["fuse", f"{again}:BM25", f"{again}:TagGraph-TFIDF", "--out", str(tmp_path / "f")])
+    assert fused.exit_code == 0, fused.output

@@ -18,6 +18,7 @@ normalization, weights, k, the inputs and ranx's version.
 from __future__ import annotations
 
 import re
+import shlex
 import tempfile
 import warnings
 from collections.abc import Callable, Sequence
@@ -55,6 +56,14 @@ def _session_runs(folder: Path) -> list[str]:
     return sorted(p.name[:-len(".run")] for p in (folder / "trec").glob("*.run") if not p.name.endswith(".notes.run"))
 
 
+def rescore_command(folder: Path, data: Any, out: str) -> str:
+    """The `taggraph score` command that writes `folder`'s rankings, over its `data` (run.json's), with TREC
+    runs into the sibling folder `out`."""
+    path = data.get("path") if isinstance(data, dict) else None
+    return shlex.join(["taggraph", "score", str(folder), *(["--data", str(path)] if path else []),
+                       "--out", str(folder.parent / out)])
+
+
 def parse_input(spec: str | Path) -> FuseInput:
     """``FOLDER``, ``FOLDER:METHOD``, ``FILE`` or ``FILE:NAME`` as a `FuseInput`; InputError naming what is
     missing."""
@@ -72,8 +81,10 @@ def parse_input(spec: str | Path) -> FuseInput:
         raise InputError(f"{path}: not a finished run folder (no run.json)")
     runs = _session_runs(path)
     if not runs:
+        data = read_record(path).get("data")
+        again = f"{path.name}-trec"
         raise InputError(f"{path}: no TREC runs under trec/ (written by an older taggraph); score it again with "
-                         f"`taggraph score {path}` and fuse that folder")
+                         f"`{rescore_command(path, data, again)}` and fuse {path.parent / again}")
     if method is None and len(runs) > 1:
         raise InputError(f"{path}: holds {len(runs)} methods ({', '.join(runs)}); name one as {path}:METHOD")
     stem = trec_name(method) if method else runs[0]
