@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from taggraph.cli.app import command, names, warnings_as_lines
+from taggraph.cli.app import DATA_HELP, command, names, warnings_as_lines
 from taggraph.errors import ConfigError
 
 
@@ -29,8 +29,9 @@ def fuse(
     weights: Optional[str] = typer.Option(None, help="wsum's weights, one per run, comma-separated."),
     k: float = typer.Option(60, help="RRF's k: each run adds 1 / (k + rank)."),
     name: Optional[str] = typer.Option(None, help="The fused run's name; default fused-METHOD[-NORM]."),
-    data: Optional[Path] = typer.Option(None, help="The data the runs rank; default the file the run folders' "
-                                                   "run.json records (its sha256 is checked)."),
+    data: Optional[Path] = typer.Option(None, help="The data the runs rank; default: the file the run folders' "
+                                                   "run.json records (a --data given is checked against its "
+                                                   "sha256). " + DATA_HELP.split("; default")[0] + "."),
     baseline: Optional[str] = typer.Option(None, help="Compare every run's MRR to this one (default the first), "
                                                       "paired per question."),
     out: Optional[Path] = typer.Option(None, help="Run folder (never an input's folder, nor inside one); "
