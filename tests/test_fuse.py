@@ -88,6 +88,18 @@ def test_fused_mrr_of_two_demo_runs_is_ranx_s(demo_runs, tmp_path, method, norm,
     assert json.loads((out / "run.json").read_text())["config"]["fusion"]["method"] == method
 
 
+@pytest.mark.parametrize("options, message", [
+    (["--method", "borda"], "fusion method 'borda' unknown; choose one of rrf, combsum, combmnz, wsum"),
+    (["--norm", "rank"], "normalization 'rank' unknown"),
+    (["--method", "wsum"], "wsum needs one finite weight per run (2), got []"),
+    (["--method", "wsum", "--weights", "1,x"], "--weights: comma-separated numbers"),
+    (["--weights", "1,1"], "weights are for wsum only, not rrf"),
+])
+def test_bad_fusion_options_get_one_line(hand_runs, options, message):
+    res = runner.invoke(app, ["fuse", *hand_runs, *options])
+    assert res.exit_code == 2 and message in res.output and res.output.count("\n") == 1, res.output
+
+
 @pytest.fixture(scope="module")
 def demo_runs(tmp_path_factory):
     """A demo run of BM25 and TagGraph-TFIDF; BM25 on 3 questions (other qrels); BM25 on 3 questions of a
@@ -95,7 +107,8 @@ def demo_runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("runs")
     other = root / "demo_copy.json"
     other.write_text(DEMO_DATA.read_text() + "\n")
-    for name, extra in [("full", ["--methods", "BM25,TagGraph-TFIDF"]), ("three", ["--methods", "BM25", "--limit", "3"]),
+    for name, extra in [("full", ["--methods", "BM25,TagGraph-TFIDF"]),
+                        ("three", ["--methods", "BM25", "--limit", "3"]),
                         ("other_data", ["--methods", "BM25", "--limit", "3", "--data", str(other)])]:
         res = runner.invoke(app, ["bench", "--miss-pages", "0", "--out", str(root / name), *extra])
         assert res.exit_code == 0, res.output

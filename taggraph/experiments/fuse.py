@@ -30,7 +30,7 @@ from typing import Any
 from taggraph.datasets import Dataset
 from taggraph.datasets.registry import load_cases
 from taggraph.errors import InputError
-from taggraph.evaluation.fuse import RRF_K, fuse, run_trec
+from taggraph.evaluation.fuse import RRF_K, check_fusion, fuse, run_trec
 from taggraph.evaluation.score import read_rankings_csv, run_lines, trec_name, trec_scores_of
 from taggraph.experiments.bench import BenchResult, add_benchmark_metrics, add_significance, score_external
 from taggraph.experiments.compare import check_out, read_record
@@ -172,6 +172,7 @@ def fuse_runs(inputs: Sequence[str | Path], out: str | Path | None = None, metho
     the fused run, named `name` (default ``fused-<method>[-<norm>]``), beside the inputs, compared with
     `baseline` (default: the first input). With `out`, write the run folder (`force` replaces a run
     folder there), with the pages `pages(result, dataset)` renders."""
+    check_fusion(method, norm, weights, len(inputs), k)
     items = [parse_input(spec) for spec in inputs]
     folders = list(dict.fromkeys(i.folder for i in items if i.folder is not None))
     if out is not None:
@@ -190,13 +191,12 @@ def fuse_runs(inputs: Sequence[str | Path], out: str | Path | None = None, metho
         ranked.update(read_rankings_csv(folder)["question_id"])
     cases = dataset.select([c for c in dataset.cases if c.case_id in ranked])
     depth = (record or {}).get("config", {}).get("depth", DEFAULT_DEPTH)
+    scored = [*((item.label, run, str(item.file)) for item, run in zip(items, runs)), (name, fused, "the fused run")]
     with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        paths = {}
-        for i, (label, run, source) in enumerate([*((i.label, r, str(i.file)) for i, r in zip(items, runs)),
-                                                  (name, fused, "the fused run")]):
-            paths[Path(tmp) / f"{i}.run"] = source
-            next(reversed(paths)).write_text(run_trec(run, label), encoding="utf-8")
+        paths = {Path(tmp) / f"{n}.run": source for n, (_, _, source) in enumerate(scored)}
+        for path, (label, run, _) in zip(paths, scored):
+            path.write_text(run_trec(run, label), encoding="utf-8")
         result = score_external(list(paths), cases, depth)
     for w in caught:  # said of the inputs, not of the scratch files they were scored from
         message = str(w.message)
