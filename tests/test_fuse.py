@@ -148,6 +148,7 @@ def test_fuse_end_to_end_writes_a_folder_score_and_compare_read(demo_runs, tmp_p
         assert method in res.output
     assert f"{summary.loc['fused-combsum-zscore', 'MRR']:.3f}" in res.output
     assert (out / "report.html").is_file() and (out / "trec" / "fused-combsum-zscore.run").is_file()
+    assert (out / "trec" / "qrels.sessions.txt").read_text() == (first / "trec" / "qrels.sessions.txt").read_text()
     rescored = runner.invoke(app, ["score", str(out / "trec" / "fused-combsum-zscore.run"),
                                    "--out", str(tmp_path / "score")])
     assert rescored.exit_code == 0, rescored.output
