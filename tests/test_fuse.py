@@ -5,6 +5,7 @@ import json
 import re
 import shlex
 import shutil
+import sys
 
 import pandas as pd
 import pytest
@@ -171,3 +172,9 @@ def test_a_folder_without_trec_runs_gets_a_score_command_that_runs_as_printed(de
     again = tmp_path / "old-trec"
     fused = runner.invoke(app, ["fuse", f"{again}:BM25", f"{again}:TagGraph-TFIDF", "--out", str(tmp_path / "f")])
     assert fused.exit_code == 0, fused.output
+
+
+def test_fusion_without_ranx_says_how_to_install_it(hand_runs, monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "ranx", None)  # as if not installed
+    res = runner.invoke(app, ["fuse", *hand_runs, "--data", str(DEMO_DATA), "--out", str(tmp_path / "f")])
+    assert res.exit_code == 2 and "pip install 'ranx>=0.3.21'" in res.output and res.output.count("\n") == 1

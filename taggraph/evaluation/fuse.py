@@ -59,9 +59,12 @@ def fuse(runs: Sequence[Run], method: str = "rrf", norm: str = "min-max", weight
          k: float = RRF_K) -> dict[str, dict[str, float]]:
     """The fused run of `runs` (module docstring); ConfigError for parameters `check_fusion` refuses."""
     check_fusion(method, norm, weights, len(runs), k)
-    from numba.core.errors import NumbaTypeSafetyWarning
-    from ranx import Run as RanxRun
-    from ranx import fuse as ranx_fuse
+    try:
+        from numba.core.errors import NumbaTypeSafetyWarning
+        from ranx import Run as RanxRun
+        from ranx import fuse as ranx_fuse
+    except ImportError as exc:
+        raise ConfigError(f"fusion needs ranx, a dependency of taggraph: pip install 'ranx>=0.3.21' ({exc})") from None
 
     questions = list(dict.fromkeys(q for run in runs for q in run))
     if method == "rrf":
