@@ -10,6 +10,7 @@ The public face::
     tg.get_extractor("offline-v2")             # or "offline", "none", "ollama:MODEL", "openai:MODEL",
                                                # "package.module:Class"; tg.Memory(extractor=obj) takes any
                                                # tg.Extractor object; tg.register_extractor names one
+    tg.fuse_runs(["runs/a:BM25", "runs/b:TagGraph-TFIDF"], "runs/fused", method="rrf")  # taggraph fuse
 
 Rooms, imports running one way (top to bottom): cli -> viz -> experiments ->
 evaluation / datasets / memory -> retrieval / extraction -> store -> graph, fivew
@@ -29,3 +30,16 @@ __all__ = ["DEFAULT_DEPTH", "Evidence", "Explanation", "Interaction", "Memory", 
            "Retriever", "__version__", "get_extractor", "make_retriever", "method_names", "register_method"]
 __all__ += ["Extraction", "Extractor", "register_extractor"]  # extractors given as objects or names (issue 21)
 __all__ += ["load_cases", "register_format"]  # datasets of any registered format, yours included (issue 21)
+__all__ += ["fuse_runs"]  # runs fused (RRF, CombSUM, CombMNZ, weighted sum) into a scored run folder (issue 31)
+
+
+def __getattr__(name: str):
+    """`fuse_runs`, imported when first used (it brings the experiments room, slow to import)."""
+    if name == "fuse_runs":
+        from taggraph.experiments.fuse import fuse_runs
+        return fuse_runs
+    raise AttributeError(f"module 'taggraph' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), "fuse_runs"})

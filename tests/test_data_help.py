@@ -10,7 +10,7 @@ from taggraph.datasets import format_names
 
 
 @pytest.mark.parametrize("command", ["bench", "explain", "graph", "extract", "embed", "score", "ablation",
-                                     "sweep-distractors", "sweep-depth", "vocab", "diagnose", "answers"])
+                                     "sweep-distractors", "sweep-depth", "vocab", "diagnose", "answers", "fuse"])
 def test_data_help_names_every_format(command):
     shown = " ".join(CliRunner().invoke(app, [command, "--help"], terminal_width=1000).output.split())
     assert "LongMemEval JSON(.gz) file" not in shown

@@ -2,10 +2,10 @@
 
 `app` lives in `taggraph.cli.app` with the one error handler; the command modules
 register themselves on import: `bench` (bench, embed, extract, score, methods),
-`experiments` (ablation, sweeps, vocab, diagnose, answers), `views` (explain, graph), `compare`.
+`experiments` (ablation, sweeps, vocab, diagnose, answers), `views` (explain, graph), `compare`, `fuse`.
 """
 
-from taggraph.cli import bench, compare, experiments, views  # noqa: F401  (registers the commands)
+from taggraph.cli import bench, compare, experiments, fuse, views  # noqa: F401  (registers the commands)
 from taggraph.cli.app import app
 
 __all__ = ["app"]

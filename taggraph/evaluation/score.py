@@ -116,7 +116,9 @@ def trec_order(scored: dict[str, float]) -> list[str]:
     return sorted(scored, key=lambda doc: (np.float32(scored[doc]), doc), reverse=True)
 
 
-def _read_trec(path: Path, lines: list[str]) -> dict[str, dict[str, list[str]]]:
+def trec_scores_of(path: Path, lines: list[str]) -> dict[str, dict[str, dict[str, float]]]:
+    """run name -> question id -> docid -> score of TREC run `lines` (read from `path`), checked as
+    `read_runs` checks them (six fields, a number, no docid ranked twice)."""
     items: dict[str, dict[str, dict[str, float]]] = {}
     seen: dict[tuple[str, str, str], int] = {}
     for lineno, line in enumerate(lines, 1):
@@ -140,7 +142,12 @@ def _read_trec(path: Path, lines: list[str]) -> dict[str, dict[str, list[str]]]:
                              f"{seen[name, qid, doc]}); trec_eval refuses a docid ranked twice")
         seen[name, qid, doc] = lineno
         items.setdefault(name, {}).setdefault(qid, {})[doc] = value
-    return {name: {q: trec_order(scored) for q, scored in runs.items()} for name, runs in items.items()}
+    return items
+
+
+def _read_trec(path: Path, lines: list[str]) -> dict[str, dict[str, list[str]]]:
+    return {name: {q: trec_order(scored) for q, scored in runs.items()}
+            for name, runs in trec_scores_of(path, lines).items()}
 
 
 def _read_jsonl(path: Path, lines: list[str]) -> dict[str, dict[str, dict[str, list[str]]]]:
@@ -166,6 +173,14 @@ def _read_jsonl(path: Path, lines: list[str]) -> dict[str, dict[str, dict[str, l
     return out
 
 
+def run_lines(path: Path) -> list[str]:
+    """The lines of the run file `path`; InputError when it cannot be read."""
+    try:
+        return Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read run file: {exc}") from None
+
+
 def read_runs(path: Path) -> dict[str, dict[str, dict[str, list[str]]]]:
     """method -> question_id -> {"sessions": ranked session ids, "notes": ranked note ids}, or from a TREC
     run {"docids": ranked docids} (sessions or notes), from any source of the module docstring; InputError
@@ -174,10 +189,7 @@ def read_runs(path: Path) -> dict[str, dict[str, dict[str, list[str]]]]:
     if path.is_dir():
         runs = _read_csv_runs(path)
     else:
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"{path}: cannot read run file: {exc}") from None
+        lines = run_lines(path)
         first = next((line for line in lines if line.strip()), "").lstrip()
         if first.startswith("{"):
             runs = _read_jsonl(path, lines)
@@ -267,9 +279,14 @@ def _trec_run(rankings: pd.DataFrame, ranked: str, scored: str, name: str) -> st
                                 rankings[scored] if scored in rankings else [None] * len(rankings)):
         ids = list(ids) if isinstance(ids, (list, tuple)) else []
         values = scores if isinstance(scores, (list, tuple)) and len(scores) == len(ids) else range(len(ids), 0, -1)
-        lines += [f"{qid} Q0 {doc} {rank} {float(score)!r} {name}"  # the float32 exactly, whoever parses it
-                  for rank, (doc, score) in enumerate(zip(ids, trec_scores(values)), 1)]
+        lines += trec_lines(qid, ids, values, name)
     return "".join(line + "\n" for line in lines)
+
+
+def trec_lines(qid: str, ids: Sequence[str], scores: Sequence[float], name: str) -> list[str]:
+    """TREC run lines of one question's ranked `ids` and their descending `scores` (`trec_scores`)."""
+    return [f"{qid} Q0 {doc} {rank} {float(score)!r} {name}"  # the float32 exactly, whoever parses it
+            for rank, (doc, score) in enumerate(zip(ids, trec_scores(scores)), 1)]
 
 
 def _trec_qrels(rankings: pd.DataFrame, ranked: str, gold: str, judge_misses: bool) -> str:

@@ -85,7 +85,7 @@ class Comparison:
     config: dict[str, Any]
 
 
-def _read_record(folder: Path) -> dict[str, Any]:
+def read_record(folder: Path) -> dict[str, Any]:
     """run.json of `folder`, checked to be a run record (an object with a config object and data objects)."""
     try:
         record = json.loads((folder / "run.json").read_text(encoding="utf-8"))
@@ -186,7 +186,7 @@ def load_run(folder: Path, label: str | None = None) -> Run:
     """The run in `folder`, its rankings scored anew (`rescored`); InputError when it has no readable run.json
     (unfinished) or rankings.csv."""
     folder = Path(folder)
-    record = _read_record(folder)
+    record = read_record(folder)
     rankings = rescored(folder / "rankings.csv", read_rankings_csv(folder),
                         record.get("config", {}).get("depth", DEFAULT_DEPTH))
     return Run(folder, label or Path(os.path.realpath(folder)).name, record, rankings)
@@ -214,16 +214,16 @@ def load_runs(folders: Sequence[Path], force: bool = False, pairs: bool = False)
     return runs
 
 
-def check_out(out: Path, folders: Sequence[Path]) -> None:
-    """ConfigError when `out` is one of the run `folders` compare reads, lies inside one or holds one:
-    compare never writes where it reads, --force or not."""
+def check_out(out: Path, folders: Sequence[Path], command: str = "compare") -> None:
+    """ConfigError when `out` is one of the run `folders` `command` reads, lies inside one or holds one:
+    compare (and fuse) never write where they read, --force or not."""
     target = Path(os.path.realpath(out))
     for folder in folders:
         source = Path(os.path.realpath(folder))
         how = ("is" if target == source else "is inside" if target.is_relative_to(source)
                else "holds" if source.is_relative_to(target) else None)
         if how:
-            raise ConfigError(f"--out {out}: {how} the run folder {folder}, an input of compare; inputs are never "
+            raise ConfigError(f"--out {out}: {how} {folder}, an input of {command}; inputs are never "
                               f"outputs, give another folder")
 
 

@@ -1,0 +1,217 @@
+"""Two or more runs fused into a new run, scored beside its inputs as `taggraph score` scores runs.
+
+An input is a run folder and one of its methods (``"FOLDER:METHOD"``, or ``"FOLDER"`` when it ran one
+method), read from its session-level TREC run ``trec/<method>.run``, or a TREC run file (``"FILE"``, or
+``"FILE:NAME"`` for one run of several in it). Inputs from run folders must share their data (run.json's
+sha256) and their qrels (``trec/qrels.sessions.txt``); otherwise fused numbers mean nothing, and
+`fuse_runs` refuses them (InputError). The data is the file run.json records, or `data` (checked against
+that sha256); TREC files outside a run folder need `data`.
+
+`fuse_runs` fuses the runs (`taggraph.evaluation.fuse`, by ranx), then scores the fused run and each input
+with `score_external`: the rankings, summary and per-type tables `taggraph score` gives, each input's
+metrics as its own report's, and every method's MRR compared with the first input's (paired
+randomization test). With `out` (never one of the inputs, nor inside or around one) it writes them as a
+run folder that `taggraph score` and `compare` read: run.json's ``fusion`` records the method, the
+normalization, weights, k, the inputs and ranx's version.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import tempfile
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from taggraph.datasets import Dataset
+from taggraph.datasets.registry import load_cases
+from taggraph.errors import InputError
+from taggraph.evaluation.fuse import RRF_K, check_fusion, fuse, run_trec
+from taggraph.evaluation.score import read_rankings_csv, run_lines, trec_name, trec_scores_of
+from taggraph.experiments.bench import BenchResult, add_benchmark_metrics, add_significance, score_external
+from taggraph.experiments.compare import check_out, read_record
+from taggraph.experiments.runs import check_run_folder, save_bench
+from taggraph.retrieval import DEFAULT_DEPTH
+
+QRELS = Path("trec") / "qrels.sessions.txt"
+
+
+@dataclass
+class FuseInput:
+    """One run to fuse: the TREC file it is read from, its run name there (None: the file's only run),
+    its run folder (None for a file outside one) and its label in the tables."""
+
+    spec: str
+    file: Path
+    name: str | None
+    folder: Path | None
+    label: str = ""
+
+
+def _session_runs(folder: Path) -> list[str]:
+    return sorted(p.name[:-len(".run")] for p in (folder / "trec").glob("*.run") if not p.name.endswith(".notes.run"))
+
+
+def rescore_command(folder: Path, data: Any, out: str) -> str:
+    """The `taggraph score` command that writes `folder`'s rankings, over its `data` (run.json's), with TREC
+    runs into the sibling folder `out`."""
+    path = data.get("path") if isinstance(data, dict) else None
+    return shlex.join(["taggraph", "score", str(folder), *(["--data", str(path)] if path else []),
+                       "--out", str(folder.parent / out)])
+
+
+def parse_input(spec: str | Path) -> FuseInput:
+    """``FOLDER``, ``FOLDER:METHOD``, ``FILE`` or ``FILE:NAME`` as a `FuseInput`; InputError naming what is
+    missing."""
+    path, method = Path(spec), None
+    if not path.exists():
+        head, sep, tail = str(spec).rpartition(":")
+        if not sep or not head or not tail or not Path(head).exists():
+            raise InputError(f"{spec}: no such run folder or TREC run file (give FOLDER, FOLDER:METHOD, FILE or "
+                             f"FILE:NAME)")
+        path, method = Path(head), tail
+    if not path.is_dir():
+        in_run = path.parent.name == "trec" and (path.parent.parent / "run.json").is_file()
+        return FuseInput(str(spec), path, method, path.parent.parent if in_run else None)
+    if not (path / "run.json").is_file():
+        raise InputError(f"{path}: not a finished run folder (no run.json)")
+    runs = _session_runs(path)
+    if not runs:
+        data = read_record(path).get("data")
+        again = f"{path.name}-trec"
+        raise InputError(f"{path}: no TREC runs under trec/ (written by an older taggraph); score it again with "
+                         f"`{rescore_command(path, data, again)}` and fuse {path.parent / again}")
+    if method is None and len(runs) > 1:
+        raise InputError(f"{path}: holds {len(runs)} methods ({', '.join(runs)}); name one as {path}:METHOD")
+    stem = trec_name(method) if method else runs[0]
+    if stem not in runs:
+        raise InputError(f"{path}: no method {method!r}; its trec/ holds {', '.join(runs)}")
+    return FuseInput(str(spec), path / "trec" / f"{stem}.run", None, path)
+
+
+def _read(item: FuseInput) -> dict[str, dict[str, float]]:
+    runs = trec_scores_of(item.file, run_lines(item.file))
+    if item.name is not None:
+        if item.name not in runs:
+            raise InputError(f"{item.file}: no run named {item.name!r}; it holds {', '.join(runs)}")
+        return runs[item.name]
+    if len(runs) != 1:
+        raise InputError(f"{item.file}: holds {len(runs)} runs ({', '.join(runs)}); name one as "
+                         f"{item.file}:NAME")
+    item.name = next(iter(runs))
+    return runs[item.name]
+
+
+def _label(items: Sequence[FuseInput]) -> None:
+    """Each input's run name, or ``"FOLDER:NAME"`` when two share it (``"N:NAME"`` when those are shared
+    too); whitespace becomes '_' (a TREC run name has none)."""
+    def where(item: FuseInput) -> str:
+        return (item.folder or item.file.parent).resolve().name
+    for item in items:
+        item.label = str(item.name)
+    for candidate in (lambda i, item: f"{where(item)}:{item.name}", lambda i, item: f"{i}:{item.name}"):
+        labels = [item.label for item in items]
+        for i, item in enumerate(items, 1):
+            if labels.count(item.label) > 1:
+                item.label = candidate(i, item)
+    for item in items:
+        item.label = re.sub(r"\s+", "_", item.label)
+
+
+def _checksums(record: dict[str, Any]) -> list[str]:
+    data = record.get("data")
+    return [d.get("sha256", "") for d in (data if isinstance(data, list) else [data or {}])]
+
+
+def _same_judgements(folders: Sequence[Path]) -> dict[str, Any]:
+    """run.json of the first folder; InputError when another ran on other data or holds other qrels."""
+    records = [read_record(f) for f in folders]
+    for folder, record in zip(folders[1:], records[1:]):
+        a, b = _checksums(records[0]), _checksums(record)
+        if a != b:
+            raise InputError(f"{folders[0]} and {folder} ran on different data (sha256 {','.join(c[:12] for c in a)} "
+                             f"vs {','.join(c[:12] for c in b)}); only runs over the same data can be fused")
+        qrels = [(f / QRELS).read_bytes() if (f / QRELS).is_file() else None for f in (folders[0], folder)]
+        if qrels[0] != qrels[1]:
+            raise InputError(f"{folders[0]} and {folder} judge different questions or sessions ({QRELS} differ: "
+                             f"--limit, --per-type or the data's gold); only runs over the same qrels can be fused")
+    return records[0]
+
+
+def _dataset(record: dict[str, Any] | None, data: Path | None, first: Path | None) -> Dataset:
+    """The data run.json `record` names (or `data`, checked against its sha256)."""
+    recorded = (record or {}).get("data")
+    if record is not None and not isinstance(recorded, dict):
+        raise InputError(f"{first}/run.json: records no single data file (an ablation's runs are fused one "
+                         f"dataset at a time); give --data")
+    fmt = None
+    if data is None:
+        if record is None:
+            raise InputError("TREC run files outside a run folder carry no data: give the data they rank (--data)")
+        data, fmt = Path(recorded.get("path", "")), recorded.get("format")
+        if not data.exists():
+            raise InputError(f"{data}: the data {first}/run.json records is not there; give its place (--data)")
+    dataset = load_cases(data, fmt=fmt)
+    if record is not None and recorded.get("sha256") and dataset.checksum != recorded["sha256"]:
+        raise InputError(f"{data}: sha256 {dataset.checksum[:12]} is not the {recorded['sha256'][:12]} the runs "
+                         f"ran on ({first}/run.json)")
+    return dataset
+
+
+def fuse_runs(inputs: Sequence[str | Path], out: str | Path | None = None, method: str = "rrf",
+              norm: str = "min-max", weights: Sequence[float] | None = None, k: float = RRF_K,
+              name: str | None = None, data: str | Path | None = None, baseline: str | None = None,
+              force: bool = False, pages: Callable[[BenchResult, Dataset], dict[str, str]] | None = None
+              ) -> BenchResult:
+    """Fuse the runs `inputs` (module docstring) with `method` (rrf | combsum | combmnz | wsum, with one of
+    `weights` per input), `norm` (min-max | zscore | max | sum | none; not used by rrf) and RRF's `k`; score
+    the fused run, named `name` (default ``fused-<method>[-<norm>]``), beside the inputs, compared with
+    `baseline` (default: the first input). With `out`, write the run folder (`force` replaces a run
+    folder there), with the pages `pages(result, dataset)` renders."""
+    check_fusion(method, norm, weights, len(inputs), k)
+    items = [parse_input(spec) for spec in inputs]
+    folders = list(dict.fromkeys(i.folder for i in items if i.folder is not None))
+    if out is not None:
+        check_out(Path(out), [*folders, *(i.file for i in items if i.folder is None)], "fuse")
+        check_run_folder(Path(out), force, keep=[*(i.file for i in items), *([data] if data else [])])
+    runs = [_read(item) for item in items]
+    _label(items)
+    record = _same_judgements(folders) if folders else None
+    dataset = _dataset(record, Path(data) if data else None, folders[0] if folders else None)
+    fused = fuse(runs, method, norm, weights, k)
+    name = name or f"fused-{method}" + ("" if method == "rrf" else f"-{norm}")
+    if name in [i.label for i in items] or re.search(r"\s", name):
+        raise InputError(f"fused run name {name!r} holds whitespace or names an input; give another")
+    ranked = {q for run in runs for q in run}
+    for folder in folders:
+        ranked.update(read_rankings_csv(folder)["question_id"])
+    cases = dataset.select([c for c in dataset.cases if c.case_id in ranked])
+    depth = (record or {}).get("config", {}).get("depth", DEFAULT_DEPTH)
+    scored = [*((item.label, run, str(item.file)) for item, run in zip(items, runs)), (name, fused, "the fused run")]
+    with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        paths = {Path(tmp) / f"{n}.run": source for n, (_, _, source) in enumerate(scored)}
+        for path, (label, run, _) in zip(paths, scored):
+            path.write_text(run_trec(run, label), encoding="utf-8")
+        result = score_external(list(paths), cases, depth)
+    for w in caught:  # said of the inputs, not of the scratch files they were scored from
+        message = str(w.message)
+        for path, source in paths.items():
+            message = message.replace(str(path), source)
+        warnings.warn(message, w.category, stacklevel=2)
+    for item in items:
+        result.config["external_runs"][item.label].update(path=str(item.file), name=item.name)
+    del result.config["external_runs"][name]
+    result.config["fusion"] = {
+        "method": method, "norm": None if method == "rrf" else norm, "weights": list(weights) if weights else None,
+        "k": k if method == "rrf" else None, "name": name, "library": f"ranx {metadata.version('ranx')}",
+        "inputs": [{"spec": i.spec, "label": i.label, "file": str(i.file), "run": i.name} for i in items]}
+    add_benchmark_metrics(result, cases)
+    add_significance(result, baseline or items[0].label)
+    if out is not None:
+        save_bench(result, Path(out), dataset.record(), pages(result, cases) if pages else None, force)
+    return result

@@ -1,0 +1,180 @@
+"""`taggraph fuse` and `tg.fuse_runs`: fused MRR as ranx and a hand computation give it, inputs never outputs,
+runs over other data or qrels refused, and the fused folder read by `score` and `compare`."""
+
+import json
+import re
+import shlex
+import shutil
+import sys
+
+import pandas as pd
+import pytest
+from ranx import Qrels
+from ranx import Run as RanxRun
+from ranx import evaluate
+from ranx import fuse as ranx_fuse
+from typer.testing import CliRunner
+
+import taggraph as tg
+from taggraph.cli import app
+from taggraph.config import DEMO_DATA
+from taggraph.errors import ConfigError, InputError
+
+runner = CliRunner()
+
+# Written by hand over the demo's questions q01 (gold demo_s07) and q02 (gold demo_s11).
+RUN_A = """\
+demo_q01 Q0 demo_s01 1 3.0 a
+demo_q01 Q0 demo_s07 2 2.0 a
+demo_q01 Q0 demo_s03 3 1.0 a
+demo_q02 Q0 demo_s11 1 5.0 a
+demo_q02 Q0 demo_s05 2 4.0 a
+"""
+RUN_B = """\
+demo_q01 Q0 demo_s03 1 9.0 b
+demo_q01 Q0 demo_s07 2 8.0 b
+demo_q02 Q0 demo_s05 1 1.0 b
+demo_q02 Q0 demo_s08 2 0.5 b
+demo_q02 Q0 demo_s11 3 0.2 b
+"""
+
+
+@pytest.fixture
+def hand_runs(tmp_path):
+    (tmp_path / "a.run").write_text(RUN_A)
+    (tmp_path / "b.run").write_text(RUN_B)
+    return [str(tmp_path / "a.run"), str(tmp_path / "b.run")]
+
+
+def mrr(result, method):
+    return result.summary.set_index("method").loc[method, "MRR"]
+
+
+def test_fused_mrr_of_hand_written_runs_is_the_hand_computation(hand_runs):
+    # RRF (k=60), q01: s03 1/63+1/61 > s07 2/62 > s01 1/61, so gold s07 ranks 2; q02: s05 1/62+1/61 > s11
+    # 1/61+1/63: gold s11 ranks 2. MRR 0.5.
+    rrf = tg.fuse_runs(hand_runs, data=DEMO_DATA)
+    assert mrr(rrf, "fused-rrf") == pytest.approx(0.5)
+    # CombSUM of min-max scores, q01: s01 1+0, s03 0+1, s07 0.5+0: s03 and s01 tie, trec_eval's larger docid
+    # first, gold s07 ranks 3; q02: s11 1+0 ties s05 0+1, s11 first. MRR (1/3 + 1) / 2.
+    combsum = tg.fuse_runs(hand_runs, method="combsum", norm="min-max", data=DEMO_DATA)
+    assert mrr(combsum, "fused-combsum-min-max") == pytest.approx((1 / 3 + 1) / 2)
+    assert combsum.summary["n"].tolist() == [2, 2, 2]
+
+
+def test_rrf_reads_tied_input_scores_in_trec_eval_order(hand_runs, tmp_path):
+    # q01 of run a: s01 and s07 tie at 3.0; trec_eval ranks the larger docid, s07, first (the file lists s01
+    # first). RRF: s07 1/61+1/62 > s03 1/63+1/61, gold s07 ranks 1; q02 as above (rank 2). MRR 0.75.
+    tied = tmp_path / "tied.run"
+    tied.write_text(RUN_A.replace("demo_s07 2 2.0", "demo_s07 2 3.0"))
+    assert mrr(tg.fuse_runs([str(tied), hand_runs[1]], data=DEMO_DATA), "fused-rrf") == pytest.approx(0.75)
+
+
+@pytest.mark.parametrize("method, norm, weights, ranx_method, ranx_norm", [
+    ("rrf", "min-max", None, "rrf", None),
+    ("combmnz", "max", None, "mnz", "max"),
+    ("wsum", "zscore", [0.7, 0.3], "wsum", "zmuv"),
+])
+def test_fused_mrr_of_two_demo_runs_is_ranx_s(demo_runs, tmp_path, method, norm, weights, ranx_method, ranx_norm):
+    first, _, _ = demo_runs
+    out = tmp_path / "fused"
+    result = tg.fuse_runs([f"{first}:BM25", f"{first}:TagGraph-TFIDF"], out, method=method, norm=norm,
+                          weights=weights)
+    runs = [RanxRun.from_file(str(first / "trec" / f"{m}.run"), kind="trec") for m in ("BM25", "TagGraph-TFIDF")]
+    params = {"weights": weights} if weights else {}
+    fused = ranx_fuse(runs, norm=ranx_norm, method=ranx_method, params=params)
+    qrels = Qrels.from_file(str(first / "trec" / "qrels.sessions.txt"), kind="trec")
+    name = result.config["fusion"]["name"]
+    assert mrr(result, name) == pytest.approx(evaluate(qrels, fused, "mrr", make_comparable=True))
+    assert json.loads((out / "run.json").read_text())["config"]["fusion"]["method"] == method
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--method", "borda"], "fusion method 'borda' unknown; choose one of rrf, combsum, combmnz, wsum"),
+    (["--norm", "rank"], "normalization 'rank' unknown"),
+    (["--method", "wsum"], "wsum needs one finite weight per run (2), got []"),
+    (["--method", "wsum", "--weights", "1,x"], "--weights: comma-separated numbers"),
+    (["--weights", "1,1"], "weights are for wsum only, not rrf"),
+])
+def test_bad_fusion_options_get_one_line(hand_runs, options, message):
+    res = runner.invoke(app, ["fuse", *hand_runs, *options])
+    assert res.exit_code == 2 and message in res.output and res.output.count("\n") == 1, res.output
+
+
+@pytest.fixture(scope="module")
+def demo_runs(tmp_path_factory):
+    """A demo run of BM25 and TagGraph-TFIDF; BM25 on 3 questions (other qrels); BM25 on 3 questions of a
+    copy of the demo data with one more newline (other sha256)."""
+    root = tmp_path_factory.mktemp("runs")
+    other = root / "demo_copy.json"
+    other.write_text(DEMO_DATA.read_text() + "\n")
+    for name, extra in [("full", ["--methods", "BM25,TagGraph-TFIDF"]),
+                        ("three", ["--methods", "BM25", "--limit", "3"]),
+                        ("other_data", ["--methods", "BM25", "--limit", "3", "--data", str(other)])]:
+        res = runner.invoke(app, ["bench", "--miss-pages", "0", "--out", str(root / name), *extra])
+        assert res.exit_code == 0, res.output
+    return root / "full", root / "three", root / "other_data"
+
+
+def test_out_that_is_an_input_is_refused(demo_runs):
+    first, _, _ = demo_runs
+    before = sorted(first.rglob("*"))
+    for out in (first, first / "trec", first.parent):
+        with pytest.raises(ConfigError, match="inputs are never outputs"):
+            tg.fuse_runs([f"{first}:BM25", f"{first}:TagGraph-TFIDF"], out, force=True)
+    assert sorted(first.rglob("*")) == before
+
+
+@pytest.mark.parametrize("which, message", [(1, "judge different questions"), (2, "ran on different data")])
+def test_runs_over_other_qrels_or_data_are_refused_in_one_line(demo_runs, tmp_path, which, message):
+    first, other = demo_runs[0], demo_runs[which]
+    res = runner.invoke(app, ["fuse", f"{first}:TagGraph-TFIDF", f"{other}:BM25", "--out", str(tmp_path / "f")])
+    assert res.exit_code == 2
+    assert message in res.output and res.output.count("\n") == 1
+    with pytest.raises(InputError, match=message):
+        tg.fuse_runs([f"{first}:TagGraph-TFIDF", f"{other}:BM25"])
+
+
+def test_fuse_end_to_end_writes_a_folder_score_and_compare_read(demo_runs, tmp_path):
+    first, _, _ = demo_runs
+    out = tmp_path / "fused"
+    res = runner.invoke(app, ["fuse", f"{first}:BM25", f"{first}:TagGraph-TFIDF", "--method", "combsum",
+                              "--norm", "zscore", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    summary = pd.read_csv(out / "summary.csv").set_index("method")
+    bench = pd.read_csv(first / "summary.csv").set_index("method")
+    assert summary.index.tolist() == ["BM25", "TagGraph-TFIDF", "fused-combsum-zscore"]
+    for method in ("BM25", "TagGraph-TFIDF"):  # each input scores as its own report says
+        assert summary.loc[method, "MRR"] == pytest.approx(bench.loc[method, "MRR"])
+        assert method in res.output
+    assert f"{summary.loc['fused-combsum-zscore', 'MRR']:.3f}" in res.output
+    assert (out / "report.html").is_file() and (out / "trec" / "fused-combsum-zscore.run").is_file()
+    assert (out / "trec" / "qrels.sessions.txt").read_text() == (first / "trec" / "qrels.sessions.txt").read_text()
+    rescored = runner.invoke(app, ["score", str(out / "trec" / "fused-combsum-zscore.run"),
+                                   "--out", str(tmp_path / "score")])
+    assert rescored.exit_code == 0, rescored.output
+    again = pd.read_csv(tmp_path / "score" / "summary.csv").set_index("method")
+    assert again.loc["fused-combsum-zscore", "MRR"] == pytest.approx(summary.loc["fused-combsum-zscore", "MRR"])
+    compared = runner.invoke(app, ["compare", str(first), str(out), "--out", str(tmp_path / "cmp")])
+    assert compared.exit_code == 0, compared.output
+    assert len(pd.read_csv(tmp_path / "cmp" / "pairs.csv")) == 2  # BM25 and TagGraph-TFIDF, paired by name
+
+
+def test_a_folder_without_trec_runs_gets_a_score_command_that_runs_as_printed(demo_runs, tmp_path):
+    old = tmp_path / "old"
+    shutil.copytree(demo_runs[0], old)
+    shutil.rmtree(old / "trec")  # as an older taggraph wrote it
+    refused = runner.invoke(app, ["fuse", f"{old}:BM25", f"{old}:TagGraph-TFIDF", "--out", str(tmp_path / "f")])
+    assert refused.exit_code == 2
+    command = shlex.split(re.search(r"`(taggraph score [^`]+)`", refused.output).group(1))
+    assert command[command.index("--data") + 1] == json.loads((old / "run.json").read_text())["data"]["path"]
+    assert runner.invoke(app, command[1:]).exit_code == 0
+    again = tmp_path / "old-trec"
+    fused = runner.invoke(app, ["fuse", f"{again}:BM25", f"{again}:TagGraph-TFIDF", "--out", str(tmp_path / "f")])
+    assert fused.exit_code == 0, fused.output
+
+
+def test_fusion_without_ranx_says_how_to_install_it(hand_runs, monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "ranx", None)  # as if not installed
+    res = runner.invoke(app, ["fuse", *hand_runs, "--data", str(DEMO_DATA), "--out", str(tmp_path / "f")])
+    assert res.exit_code == 2 and "pip install 'ranx>=0.3.21'" in res.output and res.output.count("\n") == 1
