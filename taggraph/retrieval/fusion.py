@@ -400,6 +400,7 @@ class TagGraphFusion(Retriever):
         self.speaker_turns: dict[str, int] = {}  # "Name" -> turns it heads
         self.unnamed_turns = 0
         self._memo: tuple[tuple, Signals, list[Window]] | None = None  # the last query's key, evidence, windows
+        self._query_memo: tuple[str, np.ndarray] | None = None  # the last question and its vector
 
     def uses(self, part: str) -> bool:
         """Whether the component or session feature `part` is computed: its switch on and its weight not 0."""
@@ -491,7 +492,10 @@ class TagGraphFusion(Retriever):
         return np.where(mass > 0, mass, np.nan)
 
     def _query_vector(self, text: str) -> np.ndarray:
-        return self.embedder.embed([text[:MAX_QUERY_CHARS]])[0]
+        """The question's vector, computed once per question (dense, chunks and turns all read it)."""
+        if self._query_memo is None or self._query_memo[0] != text:
+            self._query_memo = (text, self.embedder.embed_queries([text[:MAX_QUERY_CHARS]])[0])
+        return self._query_memo[1]
 
     def _dense(self, text: str, pool: list[int], request: bool = False) -> np.ndarray:
         """Cosine of the query to each pool note (NaN outside the pool); for a request the pool is every note

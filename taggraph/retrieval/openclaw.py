@@ -215,7 +215,7 @@ class OpenClaw(Retriever):
         if text.strip() and self.chunks:
             if self._matrix is None:
                 self._matrix = np.vstack(self._vecs)
-            sims = self._matrix @ self.embedder.embed([text])[0]
+            sims = self._matrix @ self.embedder.embed_queries([text])[0]
             dense = dict(enumerate(np.maximum.reduceat(sims, self.note_start).tolist()))
         keyword: dict[int, tuple[float, int]] = {}
         match = fts_query(text)
