@@ -1,0 +1,151 @@
+"""The graph view's cost on a long history (issue 33, defect 5): wall time and peak memory.
+
+    python benchmarks/graph_scale.py --sessions 50000 --dir /tmp/graphscale [--code /work/main] \
+        [--methods BM25,TagGraph-TFIDF,AdaptiveGraph] [--cap-gb 8] [--timeout 1200]
+
+Writes a synthetic LongMemEval-style history (our own template text, no real data) of `--sessions`
+one-exchange sessions and one question, whose gold session is one of them, to ``--dir`` (kept
+there, not in the repo; reused when it exists). Then runs, each in a fresh process with the
+`taggraph` of `--code` (default: this checkout) first on the path:
+
+- ``bench --miss-pages 0``: building the store and ranking, the floor the views add to;
+- ``bench`` with its default miss pages (explain and graph pages of the missed question);
+- ``graph``: `taggraph graph` of the question.
+
+and prints each one's wall time and peak resident memory (the child's ``ru_maxrss``). A child
+above `--cap-gb` of resident memory or past `--timeout` seconds is stopped and reported as such.
+Run it niced: ``nice -n 19 python benchmarks/graph_scale.py ...``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PETS = ["dog", "cat", "parrot", "rabbit", "hamster", "turtle", "goldfish", "ferret", "pony", "lizard"]
+HOBBIES = ["yoga", "chess", "pottery", "gardening", "cycling", "knitting", "painting", "baking", "hiking",
+           "photography", "swimming", "climbing", "fishing", "woodworking", "guitar", "piano", "dancing"]
+FOODS = ["sourdough", "curry", "pasta", "salad", "soup", "pancakes", "dumplings", "tacos", "risotto", "stew"]
+PLACES = ["Lisbon", "Oslo", "Kyoto", "Denver", "Nairobi", "Lima", "Hanoi", "Dublin", "Quebec", "Perth"]
+PEOPLE = ["sister", "brother", "neighbour", "colleague", "cousin", "friend", "uncle", "aunt", "roommate", "boss"]
+THINGS = ["laptop", "bicycle", "camera", "kettle", "tent", "jacket", "printer", "blender", "guitar", "backpack"]
+USER = [
+    "My {person} and I tried {hobby} in {place} last weekend. Any tips for a beginner who owns a {thing}?",
+    "I cooked {food} for my {person} yesterday, but the {thing} broke halfway. How do I fix it?",
+    "Should I take my {pet} on a trip to {place}? I also want to pack my {thing}.",
+    "I've been doing {hobby} every morning before work. My {pet} watches me from the sofa.",
+    "What's a good recipe for {food} that my {person} could make with a {thing}?",
+    "I'm planning to sell my old {thing} and buy gear for {hobby}. Is that a good idea?",
+]
+ASSISTANT = [
+    "That sounds lovely. For {hobby}, start slowly and keep your {thing} close; {place} is a fine place for it.",
+    "Try a simpler {food} first. Your {person} will appreciate it, and the {thing} can be repaired later.",
+    "Many people travel with a {pet}; check the rules in {place} and bring a spare {thing}.",
+    "A steady routine of {hobby} helps. Keep the {pet} out of the way of your {thing}.",
+]
+GOLD_USER = "By the way, my cat is called Pickles and she sleeps on my {thing} every night."
+QUESTION = "What is the name of my cat?"
+
+
+def session(rng: random.Random, i: int) -> list[dict]:
+    """One synthetic exchange (user, assistant) from the templates above."""
+    slots = {"pet": rng.choice(PETS), "hobby": rng.choice(HOBBIES), "food": rng.choice(FOODS),
+             "place": rng.choice(PLACES), "person": rng.choice(PEOPLE), "thing": rng.choice(THINGS)}
+    return [{"role": "user", "content": rng.choice(USER).format(**slots) + f" (note {i})"},
+            {"role": "assistant", "content": rng.choice(ASSISTANT).format(**slots)}]
+
+
+def write_history(path: Path, sessions: int, seed: int = 0) -> Path:
+    """A LongMemEval-style file: one question over `sessions` synthetic sessions, the gold one in the middle."""
+    rng = random.Random(seed)
+    gold = sessions // 2
+    haystack = [session(rng, i) for i in range(sessions)]
+    haystack[gold][0]["content"] = GOLD_USER.format(thing=rng.choice(THINGS))
+    day = lambda i: f"2023/{1 + (i // 28) % 12:02d}/{1 + i % 28:02d} (Mon) {8 + i % 12:02d}:00"
+    case = {"question_id": "scale_q01", "question_type": "single-session-user", "question": QUESTION,
+            "answer": "Pickles", "question_date": "2024/01/02 (Tue) 10:00",
+            "haystack_session_ids": [f"scale_s{i:06d}" for i in range(sessions)],
+            "haystack_dates": [day(i) for i in range(sessions)], "haystack_sessions": haystack,
+            "answer_session_ids": [f"scale_s{gold:06d}"]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, encoding="utf-8") as f:
+        json.dump([case], f)
+    os.replace(f.name, path)
+    return path
+
+
+CHILD = """import atexit, resource, sys
+peak = sys.argv.pop(1)
+atexit.register(lambda: open(peak, "w").write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)))
+from taggraph.cli import app
+app()"""  # the child writes its own peak resident memory (kB) to the file named first
+
+
+def resident_kb(pid: int) -> int:
+    """Resident memory of `pid` in kB (0 when gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return next((int(line.split()[1]) for line in f if line.startswith("VmRSS:")), 0)
+    except OSError:
+        return 0
+
+
+def run(args: list[str], code: Path, cap_kb: int, timeout: float) -> dict:
+    """Run `taggraph ARGS` with `code` first on the path: wall seconds, peak resident memory (GB) and how it
+    ended; stopped above `cap_kb` or past `timeout` seconds (its peak then is the last one polled)."""
+    env = {**os.environ, "PYTHONPATH": str(code), "TQDM_DISABLE": "1", "HF_HUB_OFFLINE": "1"}
+    with tempfile.TemporaryDirectory() as tmp:
+        peak_file = Path(tmp) / "peak"
+        start = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-c", CHILD, str(peak_file), *args], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        peak, ended = 0, "ok"
+        while proc.poll() is None:
+            peak = max(peak, resident_kb(proc.pid))
+            if peak > cap_kb or time.perf_counter() - start > timeout:
+                ended = f"stopped above {cap_kb / 2**20:.0f} GB" if peak > cap_kb else f"stopped at {timeout:.0f} s"
+                proc.kill()
+                break
+            time.sleep(0.2)
+        _, err = proc.communicate()
+        wall = time.perf_counter() - start
+        if peak_file.exists():
+            peak = max(peak, int(peak_file.read_text()))
+    if ended == "ok" and proc.returncode:
+        ended = f"exit {proc.returncode}: " + (err.strip().splitlines() or [""])[-1]
+    return {"wall_s": round(wall, 1), "peak_gb": round(peak / 2**20, 2), "ended": ended}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sessions", type=int, default=50_000)
+    parser.add_argument("--dir", type=Path, default=Path("/tmp/graphscale"))
+    parser.add_argument("--code", type=Path, default=Path(__file__).resolve().parents[1])
+    parser.add_argument("--methods", default="BM25,TagGraph-TFIDF,AdaptiveGraph")
+    parser.add_argument("--only", default="floor,bench,graph", help="Comma-separated: floor, bench, graph.")
+    parser.add_argument("--cap-gb", type=float, default=8.0)
+    parser.add_argument("--timeout", type=float, default=1200.0)
+    opts = parser.parse_args()
+    data = opts.dir / f"history_{opts.sessions}.json"
+    if not data.exists():
+        write_history(data, opts.sessions)
+    out = opts.dir / "out"
+    common = ["--data", str(data), "--methods", opts.methods]
+    runs = {"floor": ["bench", *common, "--out", str(out / "floor"), "--force", "--miss-pages", "0"],
+            "bench": ["bench", *common, "--out", str(out / "bench"), "--force"],
+            "graph": ["graph", *common, "--question", "scale_q01", "--out", str(out / "graph.html")]}
+    print(f"{opts.sessions} sessions, methods {opts.methods}, code {opts.code}")
+    for name in opts.only.split(","):
+        print(f"{name:6s} {json.dumps(run(runs[name], opts.code, int(opts.cap_gb * 2**20), opts.timeout))}",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
