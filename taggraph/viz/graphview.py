@@ -109,15 +109,16 @@ def matched_concepts(store: MemoryStore, text: str) -> list[str]:
 
 # Free choice: a search from the question (or the seeds) stops after reaching this many nodes per node the page
 # may draw (`max_nodes`), so its work is bounded by what is drawn, whatever the history's size. Base graphs this
-# small are copied and searched whole, as before.
+# small (nodes and links) are copied and searched whole, as before.
 SEARCH_BUDGET = 50
 
 
 def _undirected(store: MemoryStore, chronological: bool, budget: int) -> nx.Graph:
     """The base graph, undirected (every link is stored in both directions): a copy when it has at most
-    `budget` nodes or chronological links are asked for (those copy the whole graph), else a read-only view."""
+    `budget` nodes and links or chronological links are asked for (those copy the whole graph), else a
+    read-only view."""
     g = store.graph.g
-    if len(g) <= budget or chronological:
+    if len(g) + len(store.graph.edge_log) <= budget or chronological:
         return nx.Graph(store.graph.to_networkx(chronological=chronological))
     return g.to_undirected(as_view=True)
 
