@@ -136,7 +136,7 @@ def main() -> None:
     data = opts.dir / f"history_{opts.sessions}.json"
     if not data.exists():
         write_history(data, opts.sessions)
-    out = opts.dir / "out"
+    out = opts.dir / "out" / opts.code.name  # one folder per checkout: runs of two checkouts may overlap
     common = ["--data", str(data), "--methods", opts.methods]
     runs = {"floor": ["bench", *common, "--out", str(out / "floor"), "--force", "--miss-pages", "0"],
             "bench": ["bench", *common, "--out", str(out / "bench"), "--force"],

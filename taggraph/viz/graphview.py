@@ -21,6 +21,11 @@ lists its notes and says whether the chosen method's walk stopped there. When th
 to `max_nodes`, the shortest paths from the question's concepts to the gold and top-ranked notes are
 kept first.
 
+The work is bounded by what is drawn, whatever the history's size: the base graph is read through a
+view (copied only when it is small), every search from the question stops after ``SEARCH_BUDGET`` x
+`max_nodes` nodes, only the drawn, gold and top-ranked notes are explained, and each ranking's sessions
+are read once. What remains linear in the history is one ranking per method and a pass over the notes.
+
 Safety and portability:
 
 - every string from data is ``html.escape``-d before it enters a tooltip, the
