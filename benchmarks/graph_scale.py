@@ -3,8 +3,8 @@
     python benchmarks/graph_scale.py --sessions 50000 --dir /tmp/graphscale [--code /work/main] \
         [--methods BM25,TagGraph-TFIDF,AdaptiveGraph] [--cap-gb 8] [--timeout 1200]
 
-Writes a synthetic LongMemEval-style history (our own template text, no real data) of `--sessions`
-one-exchange sessions and one question, whose gold session is one of them, to ``--dir`` (kept
+Writes a synthetic LongMemEval-style history (our own template text with random WordNet nouns, no real
+data) of `--sessions` one-exchange sessions and one question, whose gold session is one of them, to ``--dir`` (kept
 there, not in the repo; reused when it exists). Then runs, each in a fresh process with the
 `taggraph` of `--code` (default: this checkout) first on the path:
 
@@ -29,45 +29,45 @@ import tempfile
 import time
 from pathlib import Path
 
-PETS = ["dog", "cat", "parrot", "rabbit", "hamster", "turtle", "goldfish", "ferret", "pony", "lizard"]
-HOBBIES = ["yoga", "chess", "pottery", "gardening", "cycling", "knitting", "painting", "baking", "hiking",
-           "photography", "swimming", "climbing", "fishing", "woodworking", "guitar", "piano", "dancing"]
-FOODS = ["sourdough", "curry", "pasta", "salad", "soup", "pancakes", "dumplings", "tacos", "risotto", "stew"]
-PLACES = ["Lisbon", "Oslo", "Kyoto", "Denver", "Nairobi", "Lima", "Hanoi", "Dublin", "Quebec", "Perth"]
-PEOPLE = ["sister", "brother", "neighbour", "colleague", "cousin", "friend", "uncle", "aunt", "roommate", "boss"]
-THINGS = ["laptop", "bicycle", "camera", "kettle", "tent", "jacket", "printer", "blender", "guitar", "backpack"]
 USER = [
-    "My {person} and I tried {hobby} in {place} last weekend. Any tips for a beginner who owns a {thing}?",
-    "I cooked {food} for my {person} yesterday, but the {thing} broke halfway. How do I fix it?",
-    "Should I take my {pet} on a trip to {place}? I also want to pack my {thing}.",
-    "I've been doing {hobby} every morning before work. My {pet} watches me from the sofa.",
-    "What's a good recipe for {food} that my {person} could make with a {thing}?",
-    "I'm planning to sell my old {thing} and buy gear for {hobby}. Is that a good idea?",
+    "Yesterday I spent the afternoon with my {a} and we talked about the {b}. Should I get a {c}?",
+    "I keep a {a} next to the {b} in my kitchen. Is that a good place for a {c}?",
+    "My {a} asked me to bring a {b} to the party. Where can I find one near the {c}?",
+    "I read a long article about the {a} and the {b} last night. What do you know about a {c}?",
 ]
 ASSISTANT = [
-    "That sounds lovely. For {hobby}, start slowly and keep your {thing} close; {place} is a fine place for it.",
-    "Try a simpler {food} first. Your {person} will appreciate it, and the {thing} can be repaired later.",
-    "Many people travel with a {pet}; check the rules in {place} and bring a spare {thing}.",
-    "A steady routine of {hobby} helps. Keep the {pet} out of the way of your {thing}.",
+    "A {a} can be tricky; many people keep the {b} somewhere dry and check on it weekly.",
+    "That depends on the {a}. If the {b} is small, a simple shelf works well.",
+    "You could ask a neighbour about the {a}, or look for a {b} at a local market.",
 ]
-GOLD_USER = "By the way, my cat is called Pickles and she sleeps on my {thing} every night."
+GOLD_USER = "By the way, my cat is called Pickles and she sleeps on my {a} every night."
 QUESTION = "What is the name of my cat?"
 
 
-def session(rng: random.Random, i: int) -> list[dict]:
-    """One synthetic exchange (user, assistant) from the templates above."""
-    slots = {"pet": rng.choice(PETS), "hobby": rng.choice(HOBBIES), "food": rng.choice(FOODS),
-             "place": rng.choice(PLACES), "person": rng.choice(PEOPLE), "thing": rng.choice(THINGS)}
-    return [{"role": "user", "content": rng.choice(USER).format(**slots) + f" (note {i})"},
+def nouns(n: int, rng: random.Random) -> list[str]:
+    """`n` one-word WordNet nouns (the lexicon taggraph's offline extractors read), so that few notes share tags."""
+    from taggraph.extraction.lexicon import wordnet_dir
+
+    with open(wordnet_dir() / "index.noun", encoding="utf-8") as f:
+        words = sorted(w for w in (line.split(" ", 1)[0] for line in f if not line.startswith(" "))
+                       if w.isalpha() and 4 <= len(w) <= 9)
+    return rng.sample(words, n)
+
+
+def session(rng: random.Random, words: list[str]) -> list[dict]:
+    """One synthetic exchange (user, assistant): a template with three random nouns."""
+    slots = dict(zip("abc", rng.sample(words, 3)))
+    return [{"role": "user", "content": rng.choice(USER).format(**slots)},
             {"role": "assistant", "content": rng.choice(ASSISTANT).format(**slots)}]
 
 
 def write_history(path: Path, sessions: int, seed: int = 0) -> Path:
     """A LongMemEval-style file: one question over `sessions` synthetic sessions, the gold one in the middle."""
     rng = random.Random(seed)
+    words = nouns(3000, rng)
     gold = sessions // 2
-    haystack = [session(rng, i) for i in range(sessions)]
-    haystack[gold][0]["content"] = GOLD_USER.format(thing=rng.choice(THINGS))
+    haystack = [session(rng, words) for _ in range(sessions)]
+    haystack[gold][0]["content"] = GOLD_USER.format(a=rng.choice(words))
     day = lambda i: f"2023/{1 + (i // 28) % 12:02d}/{1 + i % 28:02d} (Mon) {8 + i % 12:02d}:00"
     case = {"question_id": "scale_q01", "question_type": "single-session-user", "question": QUESTION,
             "answer": "Pickles", "question_date": "2024/01/02 (Tue) 10:00",
