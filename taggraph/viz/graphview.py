@@ -557,8 +557,8 @@ def graph_html(store: MemoryStore, question: str | None = None,
     keep = _select(ug, seeds, hops, max_nodes, highlighted | matched, paths, budget)
     near_top = {n for r in rankings.values() for n, _ in r[:top_k + len(gold)]}
     best = {m: rank_giver(store, r, gold_order) for m, r in rankings.items()}
-    wanted = [n.note_id for n in store.notes
-              if file_node(n.note_id) in keep or n.note_id in gold | near_top | set(best.values())]
+    told, drawn = gold | near_top | set(best.values()), set(keep)
+    wanted = [n.note_id for n in store.notes if n.note_id in told or file_node(n.note_id) in drawn]
     explanations = file_explanations(store, question, retrievers, wanted, asked_on) if retrievers and question else None
     explained = (explained_subgraph(store, ug, sorted(matched), gold_order, rankings, explanations, top_k, best,
                                     budget) if question and gold else None)
@@ -574,7 +574,7 @@ def graph_html(store: MemoryStore, question: str | None = None,
               + (max(("\n★ " + s[g.nodes[n]["note_id"]] for s in short.values()), key=len, default="")
                  if g.nodes[n].get("note_id") in gold else "") for n in sub}
     sizes = {n: _size(g.nodes[n], n in matched, gold) for n in dict.fromkeys([*keep, *sub])}
-    sub_pos = _columns_layout(ug.subgraph(sub), dict(g.nodes(data="kind")), matched, widest, sizes)
+    sub_pos = _columns_layout(ug.subgraph(sub), {n: g.nodes[n]["kind"] for n in sub}, matched, widest, sizes)
     pos = _layout(ug.subgraph(keep))
 
     nodes: list[dict] = []
