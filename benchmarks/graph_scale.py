@@ -29,18 +29,18 @@ import tempfile
 import time
 from pathlib import Path
 
+# No noun in the templates themselves: notes share tags only by chance, else every pair of topics would share three
+# tags and the base graph's similar-topic links (and the store) would grow with the square of the history.
 USER = [
-    "Yesterday I spent the afternoon with my {a} and we talked about the {b}. Should I get a {c}?",
-    "I keep a {a} next to the {b} in my kitchen. Is that a good place for a {c}?",
-    "My {a} asked me to bring a {b} to the party. Where can I find one near the {c}?",
-    "I read a long article about the {a} and the {b} last night. What do you know about a {c}?",
+    "Tell me about {a}, {b} and {c}.",
+    "Is {a} better than {b} or {c}?",
+    "I just bought {a}, so what goes with {b} and {c}?",
 ]
 ASSISTANT = [
-    "A {a} can be tricky; many people keep the {b} somewhere dry and check on it weekly.",
-    "That depends on the {a}. If the {b} is small, a simple shelf works well.",
-    "You could ask a neighbour about the {a}, or look for a {b} at a local market.",
+    "{a} goes well with {b}, less so with {c}.",
+    "Some prefer {a}; others like {b} or {c}.",
 ]
-GOLD_USER = "By the way, my cat is called Pickles and she sleeps on my {a} every night."
+GOLD_USER = "My cat is called Pickles and she loves {a}."
 QUESTION = "What is the name of my cat?"
 
 
