@@ -104,7 +104,8 @@ def run(args: list[str], code: Path, cap_kb: int, timeout: float) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         peak_file = Path(tmp) / "peak"
         start = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-c", CHILD, str(peak_file), *args], env=env,
+        proc = subprocess.Popen([sys.executable, "-c", CHILD, str(peak_file), *args], env=env, cwd=code,  # -c puts
+                                # the working folder first on the path: `code`'s taggraph, whoever runs this
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         peak, ended = 0, "ok"
         while proc.poll() is None:
