@@ -21,6 +21,11 @@ lists its notes and says whether the chosen method's walk stopped there. When th
 to `max_nodes`, the shortest paths from the question's concepts to the gold and top-ranked notes are
 kept first.
 
+The work is bounded by what is drawn, whatever the history's size: the base graph is read through a
+view (copied only when it is small), every search from the question stops after ``SEARCH_BUDGET`` x
+`max_nodes` nodes, only the drawn, gold and top-ranked notes are explained, and each ranking's sessions
+are read once. What remains linear in the history is one ranking per method and a pass over the notes.
+
 Safety and portability:
 
 - every string from data is ``html.escape``-d before it enters a tooltip, the
@@ -38,6 +43,7 @@ Safety and portability:
 
 from __future__ import annotations
 
+import heapq
 import html
 import json
 import math
@@ -48,14 +54,14 @@ from pathlib import Path
 
 import networkx as nx
 import pyvis
-from pyvis.network import Network
 
 from taggraph.graph import concept_node, file_node
 from taggraph.atomic import atomic_write
+from taggraph.evaluation.metrics import session_scores
 from taggraph.retrieval import DEFAULT_DEPTH, Explanation, Retriever
 from taggraph.store import MemoryStore
 from taggraph.text import query_tokens, snippet
-from taggraph.viz.explain import evidence_text, links_html, session_place, tie_order_only, verdict, walk_routes
+from taggraph.viz.explain import SessionPlace, evidence_text, links_html, tie_order_only, verdict, walk_routes
 from taggraph.viz.names import node_names
 
 VIS_DIR = Path(pyvis.__file__).parent / "templates" / "lib" / "vis-9.1.2"
@@ -106,23 +112,60 @@ def matched_concepts(store: MemoryStore, text: str) -> list[str]:
     return sorted({concept_node(p) for t in dict.fromkeys(query_tokens(text)) for p in matcher.match(t)})
 
 
-def _paths_to(ug: nx.Graph, sources: Iterable[str], targets: Sequence[str]) -> list[str]:
+# Free choice: a search from the question (or the seeds) stops after reaching this many nodes per node the page
+# may draw (`max_nodes`), so its work is bounded by what is drawn, whatever the history's size. Base graphs this
+# small (nodes and links) are copied and searched whole, as before.
+SEARCH_BUDGET = 50
+
+
+def _undirected(store: MemoryStore, chronological: bool, budget: int) -> nx.Graph:
+    """The base graph, undirected (every link is stored in both directions): a copy when it has at most
+    `budget` nodes and links or chronological links are asked for (those copy the whole graph), else a
+    read-only view."""
+    g = store.graph.g
+    if len(g) + len(store.graph.edge_log) <= budget or chronological:
+        return nx.Graph(store.graph.to_networkx(chronological=chronological))
+    return g.to_undirected(as_view=True)
+
+
+def _search(ug: nx.Graph, sources: Iterable[str], budget: int, cutoff: int | None = None,
+            targets: Iterable[str] = (), follows=None) -> dict[str, list[str]]:
+    """node -> a shortest path to it from the nearest of `sources` (unit-weight Dijkstra's paths: breadth first,
+    neighbours in the graph's order), for nodes at most `cutoff` edges away; it stops once every one of
+    `targets` (when given) is reached or `budget` nodes are. `follows(a, b)`: whether edge a-b is walked from a."""
+    paths = {s: [s] for s in sources if s in ug}
+    wanted = {t for t in targets if t in ug} - paths.keys()
+    stop_when_found = bool(wanted)
+    frontier, hops = list(paths), 0
+    while frontier and (cutoff is None or hops < cutoff) and len(paths) < budget and (wanted or not stop_when_found):
+        ahead = []
+        for a in frontier:
+            for b in ug[a]:
+                if b not in paths and (follows is None or follows(a, b)):
+                    paths[b] = [*paths[a], b]
+                    ahead.append(b)
+                    wanted.discard(b)
+                    if len(paths) >= budget:
+                        return paths
+        frontier, hops = ahead, hops + 1
+    return paths
+
+
+def _paths_to(ug: nx.Graph, sources: Iterable[str], targets: Sequence[str], budget: int) -> list[str]:
     """Nodes on a shortest path from the nearest of `sources` to each target, in target order
-    (a target no source reaches is kept alone)."""
-    sources = [s for s in sources if s in ug]
-    paths = nx.multi_source_dijkstra_path(ug, sources) if sources else {}
+    (a target no source reaches within the search's `budget` is kept alone)."""
+    paths = _search(ug, sources, budget, targets=targets)
     return list(dict.fromkeys(n for t in targets if t in ug for n in paths.get(t, [t])))
 
 
 def _select(ug: nx.Graph, seeds: Iterable[str] | None, hops: int, max_nodes: int,
-            first: set[str], keep: Sequence[str] = ()) -> list[str]:
+            first: set[str], keep: Sequence[str] = (), budget: int | None = None) -> list[str]:
     """Nodes to draw, at most max_nodes: `keep` first (in order), then those within `hops` of `seeds`
-    (all nodes when None), nearest first."""
+    (all nodes when None; the nearest `budget` when given), nearest first."""
     if seeds is None:
-        ranked = sorted(ug, key=lambda n: (n not in first, -ug.degree(n), n))
+        ranked = heapq.nsmallest(max_nodes, ug, key=lambda n: (n not in first, -ug.degree(n), n))
     else:
-        seeds = [s for s in seeds if s in ug]
-        dist = nx.multi_source_dijkstra_path_length(ug, seeds, cutoff=hops) if seeds else {}
+        dist = {n: len(p) - 1 for n, p in _search(ug, seeds, budget or len(ug), cutoff=hops).items()}
         ranked = sorted(dist, key=lambda n: (dist[n], n not in first, -ug.degree(n), n))
     return list(dict.fromkeys([*keep, *ranked]))[:max_nodes]
 
@@ -200,25 +243,47 @@ def file_explanations(store: MemoryStore, question: str, retrievers: Mapping[str
     `asked_on`: one ranking with explanations per method, `explain` for the notes it did not reach."""
     wanted = list(note_ids) if note_ids is not None else [n.note_id for n in store.notes]
     out = {}
-    for method, r in retrievers.items():
-        ranked = {x.note_id: x.explanation for x in r.query(question, max(len(store), 1), asked_on=asked_on,
-                                                            explain=True)}
-        out[method] = {n: ranked[n] if n in ranked else r.explain(question, n, asked_on=asked_on) for n in wanted}
+    for method, r in retrievers.items():  # as `query(explain=True)` and `explain` do, one ranking for every note
+        full = r.ranking(question, asked_on=asked_on)
+        scores, reached = dict(full), {store.notes[i].note_id for i, _ in full}
+        out[method] = {n: r._explain(question, store.by_id[n], max(len(store), 1) if n in reached else DEFAULT_DEPTH,
+                                     scores, full, asked_on) for n in wanted}
     return out
 
 
-Ranking = list[tuple[str, float | None]]  # (note id, score or None when unknown) in rank order
+class Ranking(list):
+    """(note id, score or None when unknown) in rank order; its sessions are read once (`place`)."""
+
+    _sessions: tuple | None = None
+
+    def place(self, store: MemoryStore, sessions: set[str], k: int, depth: int) -> SessionPlace:
+        """`explain.session_place` of the first of `sessions`: the same place, at the cost of the sessions asked
+        about (and of the whole ranking once, or when a top-`k` place may be owed to tie order)."""
+        if self._sessions is None:
+            ids = [store.by_id[n].session_id for n, _ in self]
+            pairs = session_scores(ids, [0.0 if s is None else s for _, s in self], len(ids))
+            first_note: dict[str, int] = {}
+            for i, sid in enumerate(ids):
+                first_note.setdefault(sid, i)
+            self._sessions = (pairs, {sid: i for i, (sid, _) in enumerate(pairs)}, first_note,
+                              all(s is not None for _, s in self))
+        pairs, order, first_note, known = self._sessions
+        first = min((order[s] for s in sessions if s in order), default=None)
+        if first is None or first_note[pairs[first][0]] >= depth:
+            return SessionPlace(None, None, False)
+        tie = first < k and known and tie_order_only([x for _, x in pairs], [sid in sessions for sid, _ in pairs], k)
+        return SessionPlace(first + 1, pairs[first][1], tie)
 
 
 def _rankings(results_by_method: Mapping[str, Sequence] | None) -> dict[str, Ranking]:
     """method -> (note id, score) in rank order; accepts ranked note ids (score unknown) or `Result`s."""
-    return {m: [(r, None) if isinstance(r, str) else (r.note_id, r.score) for r in results]
+    return {m: Ranking((r, None) if isinstance(r, str) else (r.note_id, r.score) for r in results)
             for m, results in (results_by_method or {}).items()}
 
 
-def _place(store: MemoryStore, ranking: Ranking, sessions: set[str], k: int, depth: int):
+def _place(store: MemoryStore, ranking: Ranking, sessions: set[str], k: int, depth: int) -> SessionPlace:
     """`explain.session_place` of the first of `sessions` in a ranking of note ids."""
-    return session_place([store.by_id[n].session_id for n, _ in ranking], [x for _, x in ranking], sessions, k, depth)
+    return (ranking if isinstance(ranking, Ranking) else Ranking(ranking)).place(store, sessions, k, depth)
 
 
 def session_ranks(store: MemoryStore, ranking: Ranking, k: int) -> tuple[dict[str, int], set[str]]:
@@ -303,7 +368,7 @@ class Explained:
 def explained_subgraph(store: MemoryStore, ug: nx.Graph, matched: Iterable[str], gold: Sequence[str],
                        rankings: Mapping[str, Ranking],
                        explanations: Mapping[str, Mapping[str, Explanation]] | None, k: int,
-                       givers: Mapping[str, str | None] | None = None) -> Explained:
+                       givers: Mapping[str, str | None] | None = None, budget: int | None = None) -> Explained:
     """The nodes that explain why the methods that miss (`missed_by`; every method when none does) rank
     the gold notes where they do: the question's matched concepts, every gold note, the first `k` notes
     each such method ranks above its first gold note, the edges each method says it walked (its
@@ -311,7 +376,7 @@ def explained_subgraph(store: MemoryStore, ug: nx.Graph, matched: Iterable[str],
     walk to a gold note stopped (``walk_breaks``), and, for every one of these notes, a shortest path from
     the matched concepts (the question's possible link, 'question concept -> tag -> topic -> note') or
     else its topic. `givers`: method -> the note that gives its first gold session its rank (`rank_giver`),
-    walked like a gold note."""
+    walked like a gold note. `budget`: at most so many nodes searched for the question's links (every node when None)."""
     gold = [g for g in gold if g in store.by_id]
     methods = missed_by(store, rankings, gold, k) or list(rankings)
     matched = [c for c in matched if c in ug]
@@ -340,10 +405,11 @@ def explained_subgraph(store: MemoryStore, ug: nx.Graph, matched: Iterable[str],
                     breaks.setdefault(b["node"], {}).setdefault(m, b["why"])
         for note in targets.get(m, []):
             walk(walk_of(by_note.get(note), file_node(note)) or [], m)
-    linked = _question_links(ug, matched)
+    notes = list(dict.fromkeys([file_node(g) for g in gold] + [file_node(n) for n in (givers or {}).values() if n]
+                               + [file_node(n) for t in targets.values() for n in t]))
+    linked = _question_links(ug, matched, notes, budget or len(ug))
     possible: set[tuple[str, str]] = set()
-    for note in dict.fromkeys([file_node(g) for g in gold] + [file_node(n) for n in (givers or {}).values() if n]
-                              + [file_node(n) for t in targets.values() for n in t]):
+    for note in notes:
         if note in linked:
             nodes.extend(linked[note])
             possible.update(_edge(a, b) for a, b in zip(linked[note], linked[note][1:]))
@@ -353,17 +419,20 @@ def explained_subgraph(store: MemoryStore, ug: nx.Graph, matched: Iterable[str],
                      methods, targets, possible, breaks)
 
 
-def _question_links(ug: nx.Graph, matched: Sequence[str], ontology_hops: int = 2) -> dict[str, list[str]]:
+def _question_links(ug: nx.Graph, matched: Sequence[str], notes: Sequence[str], budget: int,
+                    ontology_hops: int = 2) -> dict[str, list[str]]:
     """node -> a shortest path to it from a matched concept that reads 'concept -> at most `ontology_hops`
-    parent/child hops -> tag -> topic -> note' (TagGraph's walk), for every node so reached."""
-    dg = nx.DiGraph()
-    for a, b, kind in ug.edges(data="kind"):
-        if kind == "ontology":
-            dg.add_edges_from([(a, b), (b, a)])
-        elif kind in ("tag_topic", "topic_file"):  # towards the note: concept -> topic -> file
-            dg.add_edge(*sorted((a, b), key=lambda n: ("concept", "topic", "file").index(n.partition(":")[0])))
-    sources = [c for c in matched if c in dg]
-    return nx.multi_source_dijkstra_path(dg, sources, cutoff=ontology_hops + 2) if sources else {}
+    parent/child hops -> tag -> topic -> note' (TagGraph's walk), for the nodes so reached before all of
+    `notes` are, or `budget` nodes."""
+    order = ("concept", "topic", "file")
+
+    def follows(a: str, b: str) -> bool:  # ontology links both ways, the others towards the note
+        kind = ug[a][b]["kind"]
+        return kind == "ontology" or (kind in ("tag_topic", "topic_file")
+                                      and order.index(a.partition(":")[0]) < order.index(b.partition(":")[0]))
+
+    walkable = [c for c in matched if any(ug[c][n]["kind"] in ("ontology", "tag_topic") for n in ug[c])]
+    return _search(ug, walkable, budget, cutoff=ontology_hops + 2, targets=notes, follows=follows)
 
 
 def _label_width(label: str) -> float:
@@ -461,14 +530,15 @@ def graph_html(store: MemoryStore, question: str | None = None,
     asked_on: the date the question is asked (the case's), passed to every method.
     links: {label: href} of the question's other pages (its explain page, the run's report).
     """
-    g = store.graph.to_networkx(chronological=chronological)
-    ug = nx.Graph(g)  # undirected view: every link is stored in both directions
+    budget = SEARCH_BUDGET * max_nodes
+    ug = _undirected(store, chronological, budget)
+    g = ug  # node data: kind, path, note_id
     names = node_names(store)
     ranks = _ranks(results_by_method)
     rankings = _rankings(results_by_method)
     if retrievers and question:
-        rankings.update({m: [(store.notes[i].note_id, s) for i, s in retrievers[m].rank(question, len(store),
-                                                                                       asked_on=asked_on)]
+        rankings.update({m: Ranking((store.notes[i].note_id, s) for i, s in retrievers[m].rank(question, len(store),
+                                                                                              asked_on=asked_on))
                          for m in rankings if m in retrievers})
     gold_order = [n for n in dict.fromkeys(gold_note_ids) if n in store.by_id]
     gold = set(gold_order)
@@ -483,15 +553,15 @@ def graph_html(store: MemoryStore, question: str | None = None,
     targets = sorted(highlighted, key=lambda f: (f[len("file:"):] not in gold,
                                                  min((r.get(f[len("file:"):], top_k + 1) for r in ranks.values()),
                                                      default=0), f))
-    paths = _paths_to(ug, matched, targets)
-    keep = _select(ug, seeds, hops, max_nodes, highlighted | matched, paths)
+    paths = _paths_to(ug, matched, targets, budget)
+    keep = _select(ug, seeds, hops, max_nodes, highlighted | matched, paths, budget)
     near_top = {n for r in rankings.values() for n, _ in r[:top_k + len(gold)]}
     best = {m: rank_giver(store, r, gold_order) for m, r in rankings.items()}
-    wanted = [n.note_id for n in store.notes
-              if file_node(n.note_id) in keep or n.note_id in gold | near_top | set(best.values())]
+    told, drawn = gold | near_top | set(best.values()), set(keep)
+    wanted = [n.note_id for n in store.notes if n.note_id in told or file_node(n.note_id) in drawn]
     explanations = file_explanations(store, question, retrievers, wanted, asked_on) if retrievers and question else None
-    explained = (explained_subgraph(store, ug, sorted(matched), gold_order, rankings, explanations, top_k, best)
-                 if question and gold else None)
+    explained = (explained_subgraph(store, ug, sorted(matched), gold_order, rankings, explanations, top_k, best,
+                                    budget) if question and gold else None)
     sub = explained.nodes if explained else []
     places = {m: {n: gold_rank(store, r, n, top_k) for n in gold_order} for m, r in rankings.items()}
     ties = {m: t for m, (_, t) in by_session.items()}
@@ -504,10 +574,10 @@ def graph_html(store: MemoryStore, question: str | None = None,
               + (max(("\n★ " + s[g.nodes[n]["note_id"]] for s in short.values()), key=len, default="")
                  if g.nodes[n].get("note_id") in gold else "") for n in sub}
     sizes = {n: _size(g.nodes[n], n in matched, gold) for n in dict.fromkeys([*keep, *sub])}
-    sub_pos = _columns_layout(ug.subgraph(sub), dict(g.nodes(data="kind")), matched, widest, sizes)
+    sub_pos = _columns_layout(ug.subgraph(sub), {n: g.nodes[n]["kind"] for n in sub}, matched, widest, sizes)
     pos = _layout(ug.subgraph(keep))
 
-    net = Network(height="100%", width="100%", cdn_resources="in_line")
+    nodes: list[dict] = []
     dense, on_path = len(keep) > DENSE_LABELS, set(paths)
     for node in dict.fromkeys([*keep, *sub]):
         data = g.nodes[node]
@@ -522,7 +592,7 @@ def graph_html(store: MemoryStore, question: str | None = None,
         quiet = dense and not told  # its name is in the tooltip; " ": pyvis turns "" into the id
         x, y = pos.get(node, (None, None))
         sx, sy = sub_pos.get(node, (None, None))
-        net.add_node(node, label=" " if quiet else names[node], full=names[node], shape=shape, x=x, y=y, sx=sx,
+        nodes.append(dict(color={**fixed, "hover": fixed, "highlight": fixed}, full=names[node], x=x, y=y, sx=sx,
                      sy=sy, whole=node in pos, sub=node in sub_pos,
                      title=_title(store, node, data, ranks, gold, names[node]), kind=kind, bg=colour,
                      ranks=note_ranks, ties={m: True for m, t in ties.items() if data.get("note_id") in t},
@@ -531,23 +601,23 @@ def graph_html(store: MemoryStore, question: str | None = None,
                      breaks=explained.breaks.get(node, {}) if explained else {}, border0=border,
                      notes=[] if kind == "file" else _notes_under(ug, node),
                      size=sizes[node], borderWidth=width,
-                     color={**fixed, "hover": fixed, "highlight": fixed},
                      goldRank={m: s[data["note_id"]] for m, s in short.items()} if data.get("note_id") in gold else {},
-                     why=_why(store, explanations, rankings, data.get("note_id"), top_k, depth) if kind == "file" else {})
+                     why=_why(store, explanations, rankings, data.get("note_id"), top_k, depth) if kind == "file" else {},
+                     id=node, label=" " if quiet else names[node], shape=shape))  # pyvis's node keys, in its order
     whole_edges = {tuple(sorted(e)) for e in ug.subgraph(keep).edges}
     sub_edges = {tuple(sorted(e)) for e in ug.subgraph(sub).edges} | set(explained.paths if explained else ())
+    edges: list[dict] = []
     for a, b in sorted(whole_edges | sub_edges):
         kind = ug.edges[a, b]["kind"] if ug.has_edge(a, b) else "chronological"  # AdaptiveGraph walks those too
         colour, dashes = EDGE_STYLE[kind]
-        net.add_edge(a, b, id=f"{a}|{b}", color=colour, base=colour, dashes=dashes, title=kind, width=1,
-                     whole=(a, b) in whole_edges, sub=(a, b) in sub_edges,
-                     walk=explained.paths.get((a, b), []) if explained else [],
-                     walkOnly=not ug.has_edge(a, b),  # drawn only under the method that walked it
-                     possible=bool(explained) and (a, b) in explained.possible)
-    net.options = {"physics": {"enabled": False}, "edges": {"smooth": False},
-                   "interaction": {"hover": True, "tooltipDelay": 120},
-                   "nodes": {"font": {"size": 14}, "scaling": {"label": {"drawThreshold": 3}}}}
-    nodes, edges, _, _, _, options = net.get_network_data()
+        edges.append(dict(id=f"{a}|{b}", color=colour, base=colour, dashes=dashes, title=kind, width=1,
+                          whole=(a, b) in whole_edges, sub=(a, b) in sub_edges,
+                          walk=explained.paths.get((a, b), []) if explained else [],
+                          walkOnly=not ug.has_edge(a, b),  # drawn only under the method that walked it
+                          possible=bool(explained) and (a, b) in explained.possible, **{"from": a, "to": b}))
+    options = {"physics": {"enabled": False}, "edges": {"smooth": False},
+               "interaction": {"hover": True, "tooltipDelay": 120},
+               "nodes": {"font": {"size": 14}, "scaling": {"label": {"drawThreshold": 3}}}}
 
     heading = title or f"TagGraph base graph · case {store.case_id}"
     shown = f"{len(keep)} of {len(ug)} nodes"
@@ -574,7 +644,7 @@ def graph_html(store: MemoryStore, question: str | None = None,
     options_html += "<option value=''>(none)</option>"
     walk_texts = {m: walk_text(store, names, m, (explanations or {}).get(m, {}).get(best[m]), best[m], gold_order,
                                rankings[m], top_k, explained) for m in rankings} if explained else {}
-    payload = {"nodes": nodes, "edges": edges, "options": json.loads(options), "hit": HIT_BORDER, "tie": TIE_BORDER,
+    payload = {"nodes": nodes, "edges": edges, "options": options, "hit": HIT_BORDER, "tie": TIE_BORDER,
                "path": PATH_COLOUR, "possibleColour": POSSIBLE_COLOUR, "brk": BREAK_BORDER, "bestGold": best,
                "walkText": walk_texts,
                "methods": list(ranks), "top_k": top_k, "sub": bool(sub), "shownWhole": shown, "shownSub": shown_sub, "gold": gold_order,
