@@ -77,7 +77,7 @@ def bench(
     allow_failed_extractions: bool = typer.Option(False, help=ALLOW_FAILED_HELP),
 ) -> None:
     """Run retrieval methods over a dataset; print MRR and the other metrics, write a run folder."""
-    from taggraph.experiments.bench import add_benchmark_metrics, add_significance, run_bench
+    from taggraph.experiments.bench import bench as run
     from taggraph.experiments.dask_backend import scale_out
     from taggraph.experiments.runs import check_run_folder
 
@@ -91,11 +91,9 @@ def bench(
     cases = load_cases(data, fmt, limit, per_type)
     scale, workers, backend = scale_out(workers, dask_scheduler)
     with scale:
-        result = run_bench(cases, names_, extractor=extractor, depth=depth, workers=workers,
-                           method_params=params, backend=backend, extractor_options=options,
-                           allow_failed_extractions=allow_failed_extractions)
-    add_benchmark_metrics(result, cases)
-    add_significance(result, None if baseline.lower() == "none" else baseline)
+        result = run(cases, names_, None if baseline.lower() == "none" else baseline, extractor=extractor,
+                     depth=depth, workers=workers, method_params=params, backend=backend,
+                     extractor_options=options, allow_failed_extractions=allow_failed_extractions)
     save_with_reports(result, folder, cases, force, miss_pages)
     print_result(result, folder)
 
