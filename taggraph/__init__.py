@@ -17,7 +17,7 @@ The public face::
     tg.fuse_runs(["runs/a:BM25", "runs/b:TagGraph-TFIDF"], "runs/fused", method="rrf")  # taggraph fuse
     tg.views.gold_rank_chart(...)               # what the notebooks show (charts, tables, pages, panels)
 
-Rooms, imports running one way (top to bottom): cli -> viz -> experiments ->
+Rooms, imports running one way (top to bottom): cli, views -> viz -> experiments ->
 evaluation / datasets / memory -> retrieval / extraction -> store -> graph, fivew
 (the 5W+Extra record), atomic -> notes / ontology -> errors, text, config.
 """
