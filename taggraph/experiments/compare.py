@@ -203,7 +203,8 @@ def result_of(result: Any, position: int) -> Run:
 def load_runs(folders: Sequence[Any], force: bool = False, pairs: bool = False) -> list[Run]:
     """Each folder as a `Run`, labelled by its name (by its path when two share a name), each `BenchResult`
     by its position (`result_of`); ConfigError when a run's data checksum differs from the first run's,
-    unless `force` (then a RunMismatchWarning). One folder is enough when the caller names `pairs` (methods of one run)."""
+    unless `force` (then a RunMismatchWarning). One folder is enough when the caller names `pairs` (methods
+    of one run)."""
     if len(folders) < (1 if pairs else 2):
         raise ConfigError(f"compare needs at least two run folders, or one with --pair naming two of its methods; "
                           f"got {len(folders)}")
