@@ -17,10 +17,10 @@ def _():
 def _(DATA_PATH, EXTRACTOR_NAME, LIMIT_N):
     import marimo as mo
 
-    from taggraph.config import notebook_settings
+    import taggraph as tg
 
-    DATA, LIMIT, EXTRACTOR = notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME)
-    return DATA, EXTRACTOR, LIMIT, mo
+    DATA, LIMIT, EXTRACTOR = tg.views.notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME)
+    return DATA, EXTRACTOR, LIMIT, mo, tg
 
 
 @app.cell
@@ -40,10 +40,8 @@ def _(mo):
 
 
 @app.cell
-def _(DATA, LIMIT):
-    from taggraph.datasets import load_dataset
-
-    cases = load_dataset(DATA, limit=LIMIT)
+def _(DATA, LIMIT, tg):
+    cases = tg.load(DATA, limit=LIMIT)
     case = cases[0]
     first_gold = next((i for i, it in enumerate(case.interactions) if it.session_id in case.gold_session_ids), 0)
     return case, first_gold
@@ -78,12 +76,9 @@ def _(mo):
 
 
 @app.cell
-def _(EXTRACTOR, case, interaction, turn):
-    from taggraph.experiments.runner import extractor_for
-    from taggraph.store import MemoryStore
-
-    extractor = extractor_for(EXTRACTOR)
-    before = MemoryStore(case.case_id, extractor)
+def _(EXTRACTOR, case, interaction, tg, turn):
+    extractor = tg.get_extractor(EXTRACTOR)
+    before = tg.MemoryStore(case.case_id, extractor)
     before.remember_many(case.interactions[: turn.value])
     extraction = extractor.extract(interaction.user, interaction.assistant, before.ontology.tags())
     extraction.model_dump()
@@ -106,12 +101,10 @@ def _(mo):
 
 
 @app.cell
-def _(before, interaction):
+def _(before, interaction, tg):
     import pandas as pd
 
-    from taggraph.experiments.runner import extractor_for as _extractor_for
-
-    pd.DataFrame([{"extractor": name, **{c: ", ".join(v) for c, v in _extractor_for(name).extract(
+    pd.DataFrame([{"extractor": name, **{c: ", ".join(v) for c, v in tg.get_extractor(name).extract(
         interaction.user, interaction.assistant, before.ontology.tags()).tags().items()}}
         for name in ("offline", "offline-v2")])
     return
@@ -129,12 +122,10 @@ def _(mo):
 
 
 @app.cell
-def _(EXTRACTOR, case, mo, turn):
+def _(EXTRACTOR, case, mo, tg, turn):
     from dataclasses import replace
 
-    from taggraph.experiments.runner import build_store
-
-    after = build_store(replace(case, interactions=case.interactions[: turn.value + 1]), EXTRACTOR)
+    after = tg.build_store(replace(case, interactions=case.interactions[: turn.value + 1]), EXTRACTOR)
     note = after.notes[-1]
     mo.plain_text(note.to_markdown())
     return after, note
@@ -152,18 +143,14 @@ def _(mo):
 
 
 @app.cell
-def _(after, note):
-    from taggraph.viz.ontology_view import note_tags
-
-    note_tags(after, note)
+def _(after, note, tg):
+    tg.views.note_tags(after, note)
     return
 
 
 @app.cell
-def _(mo, note):
-    from taggraph.ontology import Ontology
-
-    mo.plain_text(Ontology(note.paths()).to_markdown() or "(the note has no tags)")
+def _(mo, note, tg):
+    mo.plain_text(tg.Ontology(note.paths()).to_markdown() or "(the note has no tags)")
     return
 
 
@@ -185,10 +172,8 @@ def _(mo):
 
 
 @app.cell
-def _(before, interaction, mo):
-    from taggraph.extraction.prompt import TEMPLATE, render
-
-    mo.plain_text(render(TEMPLATE, interaction.user, interaction.assistant, before.ontology.tags()))
+def _(before, interaction, mo, tg):
+    mo.plain_text(tg.views.llm_prompt(interaction.user, interaction.assistant, before.ontology.tags()))
     return
 
 

@@ -17,10 +17,10 @@ def _():
 def _(DATA_PATH, EXTRACTOR_NAME, LIMIT_N):
     import marimo as mo
 
-    from taggraph.config import notebook_settings
+    import taggraph as tg
 
-    DATA, LIMIT, EXTRACTOR = notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME)
-    return DATA, EXTRACTOR, LIMIT, mo
+    DATA, LIMIT, EXTRACTOR = tg.views.notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME)
+    return DATA, EXTRACTOR, LIMIT, mo, tg
 
 
 @app.cell
@@ -49,42 +49,29 @@ def _():
     import pandas as pd
     import plotly.express as px
 
-    from taggraph.datasets import load_dataset
-    from taggraph.experiments.runner import build_store
-    from taggraph.experiments.vocabulary import store_vocabulary, vocabulary_stats
-    from taggraph.viz.ontology_view import near_duplicates, ontology_sunburst, top_level_shares, top_tags
-
     return (
-        build_store,
-        load_dataset,
-        near_duplicates,
-        ontology_sunburst,
         pd,
         px,
-        store_vocabulary,
-        top_level_shares,
-        top_tags,
-        vocabulary_stats,
     )
 
 
 @app.cell
-def _(DATA, EXTRACTOR, LIMIT, build_store, load_dataset):
-    cases = load_dataset(DATA, limit=LIMIT)
-    stores_by = {name: [build_store(c, name) for c in cases]
+def _(DATA, EXTRACTOR, LIMIT, tg):
+    cases = tg.load(DATA, limit=LIMIT)
+    stores_by = {name: [tg.build_store(c, name) for c in cases]
                  for name in dict.fromkeys([EXTRACTOR, "offline", "offline-v2"])}
     return (stores_by,)
 
 
 @app.cell
-def _(stores_by, vocabulary_stats):
-    vocabulary_stats(stores_by)
+def _(stores_by, tg):
+    tg.vocabulary_stats(stores_by)
     return
 
 
 @app.cell
-def _(stores_by, top_level_shares):
-    top_level_shares(stores_by)
+def _(stores_by, tg):
+    tg.views.top_level_shares(stores_by)
     return
 
 
@@ -97,9 +84,9 @@ def _(EXTRACTOR, mo, stores_by):
 
 
 @app.cell
-def _(pd, store_vocabulary, stores_by, tagger):
+def _(pd, stores_by, tagger, tg):
     stores = stores_by[tagger.value]
-    pd.DataFrame([{**store_vocabulary(s), "minted": s.minted, "reused": s.reused,
+    pd.DataFrame([{**tg.store_vocabulary(s), "minted": s.minted, "reused": s.reused,
                    "reuse": round(s.ontology.reuse(), 3)} for s in stores])
     return (stores,)
 
@@ -113,9 +100,10 @@ def _(mo, stores):
 
 
 @app.cell
-def _(ontology_sunburst, pick, stores, tagger):
+def _(pick, stores, tagger, tg):
     store = stores[pick.value]
-    ontology_sunburst(store.ontology, title=f"Ontology of case {store.case_id} by {tagger.value} (area: tag uses)")
+    tg.views.ontology_sunburst(store.ontology,
+                               title=f"Ontology of case {store.case_id} by {tagger.value} (area: tag uses)")
     return (store,)
 
 
@@ -131,15 +119,15 @@ def _(mo):
 
 
 @app.cell
-def _(px, store, top_tags):
-    px.histogram(top_tags(store.ontology, n=None), x="uses", title="Tag paths by number of uses",
+def _(px, store, tg):
+    px.histogram(tg.views.top_tags(store.ontology, n=None), x="uses", title="Tag paths by number of uses",
                  labels={"count": "tag paths"})
     return
 
 
 @app.cell
-def _(store, top_tags):
-    top_tags(store.ontology, n=15)
+def _(store, tg):
+    tg.views.top_tags(store.ontology, n=15)
     return
 
 
@@ -156,8 +144,8 @@ def _(mo):
 
 
 @app.cell
-def _(near_duplicates, store):
-    near_duplicates(store.ontology)
+def _(store, tg):
+    tg.views.near_duplicates(store.ontology)
     return
 
 

@@ -20,10 +20,10 @@ def _():
 def _(DATA_PATH, EXTRACTOR_NAME, LIMIT_N):
     import marimo as mo
 
-    from taggraph.config import notebook_settings
+    import taggraph as tg
 
-    DATA, LIMIT, EXTRACTOR = notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME)
-    return DATA, EXTRACTOR, LIMIT, mo
+    DATA, LIMIT, EXTRACTOR = tg.views.notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME)
+    return DATA, EXTRACTOR, LIMIT, mo, tg
 
 
 @app.cell
@@ -50,73 +50,37 @@ def _(mo):
 
 
 @app.cell
-def _():
-    from taggraph.datasets import load_dataset
-    from taggraph.experiments.runner import build_store
-    from taggraph.viz.charts import gold_rank_chart
-    from taggraph.viz.explain import available_methods, build_retrievers, gold_notes, retrieve_all, top_table
-    from taggraph.viz.graphview import graph_html
-    from taggraph.viz.widgets import graph_panel, page_frame, table_view
-
-    return (
-        available_methods,
-        build_retrievers,
-        build_store,
-        gold_notes,
-        gold_rank_chart,
-        graph_html,
-        graph_panel,
-        load_dataset,
-        page_frame,
-        retrieve_all,
-        table_view,
-        top_table,
-    )
-
-
-@app.cell
-def _(DATA, EXTRACTOR, K, LIMIT, METHOD, QUESTION, graph_panel, load_dataset, mo):
-    cases = {c.case_id: c for c in load_dataset(DATA, limit=LIMIT)}
+def _(DATA, EXTRACTOR, K, LIMIT, METHOD, QUESTION, mo, tg):
+    cases = {c.case_id: c for c in tg.load(DATA, limit=LIMIT)}
     question = mo.ui.dropdown(options=list(cases), value=QUESTION or next(iter(cases)), label="question")
     neighbourhood = mo.ui.switch(label="only the question's neighbourhood")
     hops = mo.ui.slider(1, 4, value=2, label="hops", show_value=True)
     # outside marimo (JupyterLab) its widgets do not render: ipywidgets controls instead, each change
     # drawing this question's graph again under them; the cells below keep the parameters' choice
     (mo.hstack([question, neighbourhood, hops], justify="start") if mo.running_in_notebook()
-     else graph_panel(cases, EXTRACTOR, question.value, METHOD, K))
+     else tg.views.graph_panel(cases, EXTRACTOR, question.value, METHOD, K))
     return cases, hops, neighbourhood, question
 
 
 @app.cell
-def _(
-    EXTRACTOR,
-    METHOD,
-    available_methods,
-    build_retrievers,
-    build_store,
-    cases,
-    gold_notes,
-    mo,
-    question,
-    retrieve_all,
-):
+def _(EXTRACTOR, METHOD, cases, mo, question, tg):
     case = cases[question.value]
-    store = build_store(case, EXTRACTOR)
-    gold = gold_notes(case, store)
-    _methods = available_methods()
+    store = tg.build_store(case, EXTRACTOR)
+    gold = tg.views.gold_notes(case, store)
+    _methods = tg.views.available_methods()
     # the page's drop-down starts on its first method: METHOD
-    retrievers = build_retrievers(store, sorted(_methods, key=lambda m: m != METHOD))
-    results = retrieve_all(store, case.question, retrievers, asked_on=case.question_date)  # as the bench asks
+    retrievers = tg.views.build_retrievers(store, sorted(_methods, key=lambda m: m != METHOD))
+    results = tg.views.retrieve_all(store, case.question, retrievers, asked_on=case.question_date)  # as the bench asks
     mo.plain_text(f"{case.case_id} ({case.question_type}): {case.question}\ngold notes: {', '.join(gold)}")
     return case, gold, results, retrievers, store
 
 
 @app.cell
-def _(K, case, gold, graph_html, hops, neighbourhood, page_frame, results, retrievers, store):
-    page = graph_html(store, question=case.question, results_by_method=results, gold_note_ids=gold,
-                      neighbourhood_of=case.question if neighbourhood.value else None, hops=hops.value, top_k=K,
-                      retrievers=retrievers, asked_on=case.question_date)
-    page_frame(page, height=720, fit=False)
+def _(K, case, gold, hops, neighbourhood, results, retrievers, store, tg):
+    page = tg.views.graph_html(store, question=case.question, results_by_method=results, gold_note_ids=gold,
+                               neighbourhood_of=case.question if neighbourhood.value else None, hops=hops.value,
+                               top_k=K, retrievers=retrievers, asked_on=case.question_date)
+    tg.views.page_frame(page, height=720, fit=False)
     return
 
 
@@ -127,14 +91,14 @@ def _(store):
 
 
 @app.cell
-def _(K, gold, gold_rank_chart, results):
-    gold_rank_chart(results, gold, k=K)
+def _(K, gold, results, tg):
+    tg.views.gold_rank_chart(results, gold, k=K)
     return
 
 
 @app.cell
-def _(K, gold, results, store, table_view, top_table):
-    table_view(top_table(results, gold, k=K, store=store))
+def _(K, gold, results, store, tg):
+    tg.views.table_view(tg.views.top_table(results, gold, k=K, store=store))
     return
 
 

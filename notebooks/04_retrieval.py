@@ -21,10 +21,10 @@ def _():
 def _(DATA_PATH, EXTRACTOR_NAME, LIMIT_N):
     import marimo as mo
 
-    from taggraph.config import notebook_settings
+    import taggraph as tg
 
-    DATA, LIMIT, EXTRACTOR = notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME)
-    return DATA, EXTRACTOR, LIMIT, mo
+    DATA, LIMIT, EXTRACTOR = tg.views.notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME)
+    return DATA, EXTRACTOR, LIMIT, mo, tg
 
 
 @app.cell
@@ -44,48 +44,8 @@ def _(mo):
 
 
 @app.cell
-def _():
-    from taggraph.datasets import load_dataset
-    from taggraph.experiments.runner import build_store
-    from taggraph.viz.charts import gold_rank_chart, score_chart
-    from taggraph.viz.explain import (available_methods, build_retrievers, explain_html, explain_table, gold_notes,
-                                      rank_table, retrieve_all, top_table)
-    from taggraph.viz.widgets import note_panel, page_frame, retrieval_panel, table_view
-
-    return (
-        available_methods,
-        build_retrievers,
-        build_store,
-        explain_html,
-        explain_table,
-        gold_notes,
-        gold_rank_chart,
-        load_dataset,
-        note_panel,
-        page_frame,
-        rank_table,
-        retrieval_panel,
-        retrieve_all,
-        score_chart,
-        table_view,
-        top_table,
-    )
-
-
-@app.cell
-def _(
-    DATA,
-    EXTRACTOR,
-    K,
-    LIMIT,
-    METHOD,
-    QUERY,
-    QUESTION,
-    load_dataset,
-    mo,
-    retrieval_panel,
-):
-    cases = {c.case_id: c for c in load_dataset(DATA, limit=LIMIT)}
+def _(DATA, EXTRACTOR, K, LIMIT, METHOD, QUERY, QUESTION, mo, tg):
+    cases = {c.case_id: c for c in tg.load(DATA, limit=LIMIT)}
     judged = [c for c in cases.values() if c.gold_session_ids]
     question = mo.ui.dropdown(options=list(cases), value=QUESTION or judged[min(5, len(judged) - 1)].case_id,
                               label="question")
@@ -94,28 +54,18 @@ def _(
     # outside marimo (JupyterLab) its widgets do not render: ipywidgets controls instead, each change
     # rendering this question's view again under them; the cells below keep the parameters' choice
     (mo.vstack([mo.hstack([question, k], justify="start"), own]) if mo.running_in_notebook()
-     else retrieval_panel(cases, EXTRACTOR, question.value, own.value, METHOD, k.value))
+     else tg.views.retrieval_panel(cases, EXTRACTOR, question.value, own.value, METHOD, k.value))
     return cases, k, own, question
 
 
 @app.cell
-def _(
-    EXTRACTOR,
-    available_methods,
-    build_retrievers,
-    build_store,
-    cases,
-    gold_notes,
-    mo,
-    own,
-    question,
-):
+def _(EXTRACTOR, cases, mo, own, question, tg):
     case = cases[question.value]
-    store = build_store(case, EXTRACTOR)
+    store = tg.build_store(case, EXTRACTOR)
     asked = own.value.strip() or case.question
-    gold = gold_notes(case, store) if asked == case.question else []
+    gold = tg.views.gold_notes(case, store) if asked == case.question else []
     answer = case.answer if asked == case.question else ""
-    retrievers = build_retrievers(store, available_methods())
+    retrievers = tg.views.build_retrievers(store, tg.views.available_methods())
     asked_on = case.question_date  # every question, your own too, is asked on the case's date, as the bench asks
     mo.plain_text(f"{case.case_id} ({case.question_type}), {len(store)} notes\nasked: {asked}\n"
                   + (f"answer: {answer}\ngold notes: {', '.join(gold) or '(none: abstention question)'}"
@@ -124,8 +74,8 @@ def _(
 
 
 @app.cell
-def _(asked, asked_on, retrieve_all, retrievers, store):
-    results = retrieve_all(store, asked, retrievers, asked_on=asked_on)
+def _(asked, asked_on, retrievers, store, tg):
+    results = tg.views.retrieve_all(store, asked, retrievers, asked_on=asked_on)
     return (results,)
 
 
@@ -138,20 +88,20 @@ def _(mo):
 
 
 @app.cell
-def _(gold, mo, rank_table, results, table_view):
-    table_view(rank_table(results, gold)) if gold else mo.md("No gold notes for this question.")
+def _(gold, mo, results, tg):
+    tg.views.table_view(tg.views.rank_table(results, gold)) if gold else mo.md("No gold notes for this question.")
     return
 
 
 @app.cell
-def _(gold, gold_rank_chart, k, results):
-    gold_rank_chart(results, gold, k=k.value)
+def _(gold, k, results, tg):
+    tg.views.gold_rank_chart(results, gold, k=k.value)
     return
 
 
 @app.cell
-def _(gold, results, score_chart):
-    score_chart(results, gold)
+def _(gold, results, tg):
+    tg.views.score_chart(results, gold)
     return
 
 
@@ -164,9 +114,9 @@ def _(k, mo):
 
 
 @app.cell
-def _(asked, asked_on, gold, k, retrieve_all, retrievers, store, table_view, top_table):
-    table_view(top_table(retrieve_all(store, asked, retrievers, k=k.value, explain=True, asked_on=asked_on), gold,
-                         k=k.value, store=store))
+def _(asked, asked_on, gold, k, retrievers, store, tg):
+    _top = tg.views.retrieve_all(store, asked, retrievers, k=k.value, explain=True, asked_on=asked_on)
+    tg.views.table_view(tg.views.top_table(_top, gold, k=k.value, store=store))
     return
 
 
@@ -183,37 +133,26 @@ def _(mo):
 
 
 @app.cell
-def _(
-    METHOD,
-    answer,
-    asked,
-    asked_on,
-    gold,
-    k,
-    mo,
-    note_panel,
-    results,
-    retrievers,
-    store,
-):
+def _(METHOD, answer, asked, asked_on, gold, k, mo, results, retrievers, store, tg):
     _first = results[METHOD][0].note_id if results.get(METHOD) else store.notes[0].note_id
     note = mo.ui.dropdown(options=[n.note_id for n in store.notes], value=(gold or [_first])[0], label="note")
     # outside marimo (JupyterLab) its drop-down does not render: an ipywidgets one with the note's views under it
     (note if mo.running_in_notebook()
-     else note_panel(store, asked, retrievers, note.value, k=k.value, answer=answer, gold=gold, asked_on=asked_on))
+     else tg.views.note_panel(store, asked, retrievers, note.value, k=k.value, answer=answer, gold=gold,
+                              asked_on=asked_on))
     return (note,)
 
 
 @app.cell
-def _(asked, asked_on, explain_table, note, retrievers, store, table_view):
-    table_view(explain_table(store, asked, note.value, retrievers, asked_on=asked_on))
+def _(asked, asked_on, note, retrievers, store, tg):
+    tg.views.table_view(tg.views.explain_table(store, asked, note.value, retrievers, asked_on=asked_on))
     return
 
 
 @app.cell
-def _(answer, asked, asked_on, explain_html, gold, k, note, page_frame, retrievers, store):
-    page_frame(explain_html(store, asked, note.value, retrievers, k=k.value, answer=answer, gold=gold,
-                            asked_on=asked_on))
+def _(answer, asked, asked_on, gold, k, note, retrievers, store, tg):
+    tg.views.page_frame(tg.views.explain_html(store, asked, note.value, retrievers, k=k.value, answer=answer,
+                                              gold=gold, asked_on=asked_on))
     return
 
 

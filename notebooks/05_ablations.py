@@ -17,10 +17,10 @@ def _():
 def _(DATA_PATH, EXTRACTOR_NAME, LIMIT_N):
     import marimo as mo
 
-    from taggraph.config import notebook_settings
+    import taggraph as tg
 
-    DATA, LIMIT, EXTRACTOR = notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME)
-    return DATA, EXTRACTOR, LIMIT, mo
+    DATA, LIMIT, EXTRACTOR = tg.views.notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME)
+    return DATA, EXTRACTOR, LIMIT, mo, tg
 
 
 @app.cell
@@ -39,24 +39,20 @@ def _(mo):
 
 
 @app.cell
-def _(DATA, EXTRACTOR, LIMIT):
+def _(DATA, EXTRACTOR, LIMIT, tg):
     from pathlib import Path
 
-    from taggraph.datasets import load_dataset
-    from taggraph.evaluation.verdicts import ABLATION_COLUMNS
-    from taggraph.experiments.ablation import component_ablation
-
-    cases = load_dataset(DATA, limit=LIMIT)
-    ablation = component_ablation(cases, extractor=EXTRACTOR, dataset=Path(DATA).name.split(".")[0])
+    cases = tg.load(DATA, limit=LIMIT)
+    ablation = tg.component_ablation(cases, extractor=EXTRACTOR, dataset=Path(DATA).name.split(".")[0])
     ablation.table
-    return ABLATION_COLUMNS, ablation
+    return (ablation,)
 
 
 @app.cell
-def _(ABLATION_COLUMNS, ablation):
+def _(ablation, tg):
     import plotly.express as px
 
-    _long = ablation.table.melt(id_vars=["dataset"], value_vars=list(ABLATION_COLUMNS.values()),
+    _long = ablation.table.melt(id_vars=["dataset"], value_vars=list(tg.ABLATION_COLUMNS.values()),
                                 var_name="removed", value_name="MRR change")
     px.bar(_long, x="removed", y="MRR change", color="dataset", barmode="group", text_auto=".3f",
            title="MRR change from removing one AdaptiveGraph component")
@@ -64,10 +60,8 @@ def _(ABLATION_COLUMNS, ablation):
 
 
 @app.cell
-def _(ablation, mo):
-    from taggraph.experiments.ablation import ablation_intervals
-
-    intervals = ablation_intervals(ablation)
+def _(ablation, mo, tg):
+    intervals = tg.ablation_intervals(ablation)
     _n = int(intervals["n"].min())
     _verdicts = [f"- {_name}: {_line}" for _name, _run in ablation.runs.items()
                  for _line in _run.verdicts["AdaptiveGraph"]]
@@ -88,10 +82,8 @@ def _(intervals):
 
 
 @app.cell
-def _(intervals):
-    from taggraph.viz.charts import interval_chart
-
-    interval_chart(intervals)
+def _(intervals, tg):
+    tg.views.interval_chart(intervals)
     return
 
 

@@ -17,10 +17,10 @@ def _():
 def _(DATA_PATH, EXTRACTOR_NAME, LIMIT_N):
     import marimo as mo
 
-    from taggraph.config import notebook_settings
+    import taggraph as tg
 
-    DATA, LIMIT, EXTRACTOR = notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME)
-    return DATA, EXTRACTOR, LIMIT, mo
+    DATA, LIMIT, EXTRACTOR = tg.views.notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME)
+    return DATA, EXTRACTOR, LIMIT, mo, tg
 
 
 @app.cell
@@ -38,26 +38,19 @@ def _(mo):
 
 
 @app.cell
-def _(DATA, EXTRACTOR, LIMIT):
-    from taggraph.datasets import load_dataset
-    from taggraph.experiments.sweeps import (depth_sweep, distractor_sweep, plot_depth_sweep,
-                                             plot_diffusion_contribution, plot_distractor_sweep)
-
-    cases = load_dataset(DATA, limit=LIMIT)
-    sweep = distractor_sweep(cases, extractor=EXTRACTOR)
-    plot_distractor_sweep(sweep.summary)
+def _(DATA, EXTRACTOR, LIMIT, tg):
+    cases = tg.load(DATA, limit=LIMIT)
+    sweep = tg.distractor_sweep(cases, extractor=EXTRACTOR)
+    tg.views.plot_distractor_sweep(sweep.summary)
     return (
         cases,
-        depth_sweep,
-        plot_depth_sweep,
-        plot_diffusion_contribution,
         sweep,
     )
 
 
 @app.cell
-def _(plot_diffusion_contribution, sweep):
-    plot_diffusion_contribution(sweep.contribution)
+def _(sweep, tg):
+    tg.views.plot_diffusion_contribution(sweep.contribution)
     return
 
 
@@ -79,9 +72,9 @@ def _(mo):
 
 
 @app.cell
-def _(EXTRACTOR, cases, depth_sweep, plot_depth_sweep):
-    depths = depth_sweep(cases, extractor=EXTRACTOR)
-    plot_depth_sweep(depths.summary)
+def _(EXTRACTOR, cases, tg):
+    depths = tg.depth_sweep(cases, extractor=EXTRACTOR)
+    tg.views.plot_depth_sweep(depths.summary)
     return (depths,)
 
 

@@ -18,10 +18,10 @@ def _():
 def _(DATA_PATH, EXTRACTOR_NAME, LIMIT_N):
     import marimo as mo
 
-    from taggraph.config import notebook_settings
+    import taggraph as tg
 
-    DATA, LIMIT, EXTRACTOR = notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME)
-    return DATA, EXTRACTOR, LIMIT, mo
+    DATA, LIMIT, EXTRACTOR = tg.views.notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME)
+    return DATA, EXTRACTOR, LIMIT, mo, tg
 
 
 @app.cell
@@ -41,65 +41,17 @@ def _(mo):
 
 
 @app.cell
-def _():
+def _(DATA, EXTRACTOR, K, LIMIT, tg):
     from pathlib import Path
 
-    from taggraph.datasets import load_dataset
-    from taggraph.datasets.detect import detect_format
-    from taggraph.experiments.bench import run_bench
-    from taggraph.experiments.runner import build_store
-    from taggraph.experiments.diagnostics import (GRAPH_METHODS, failure_diagnostics, longmemeval_evidence_notes,
-                                                  pool_case_ids)
-    from taggraph.experiments.answers import ExtractiveBaseline, answer_accuracy
-    from taggraph.viz.charts import answer_chart, misses_chart
-    from taggraph.viz.explain import available_methods, explain_html, explain_misses
-    from taggraph.viz.widgets import page_frame, table_view
-
-    return (
-        ExtractiveBaseline,
-        GRAPH_METHODS,
-        Path,
-        answer_accuracy,
-        answer_chart,
-        available_methods,
-        build_store,
-        detect_format,
-        explain_html,
-        explain_misses,
-        failure_diagnostics,
-        load_dataset,
-        longmemeval_evidence_notes,
-        misses_chart,
-        page_frame,
-        pool_case_ids,
-        run_bench,
-        table_view,
-    )
-
-
-@app.cell
-def _(
-    DATA,
-    EXTRACTOR,
-    GRAPH_METHODS,
-    K,
-    LIMIT,
-    Path,
-    build_store,
-    detect_format,
-    failure_diagnostics,
-    load_dataset,
-    longmemeval_evidence_notes,
-    pool_case_ids,
-    run_bench,
-):
-    cases = {c.case_id: c for c in load_dataset(DATA, limit=LIMIT)}
-    ranked = run_bench(list(cases.values()), ["BM25", *GRAPH_METHODS], extractor=EXTRACTOR).rankings
-    _rankings = {EXTRACTOR: ranked[ranked["method"].isin(GRAPH_METHODS)]}  # the pool: graph configurations only
-    stores = {q: build_store(cases[q], EXTRACTOR) for q in sorted(pool_case_ids(_rankings))}
-    evidence = longmemeval_evidence_notes(DATA) if detect_format(DATA) == "longmemeval" else None
-    diagnostics = failure_diagnostics(list(cases.values()), _rankings, {EXTRACTOR: stores.values()},
-                                      dataset=Path(DATA).name.split(".")[0], evidence=evidence, k=K)
+    _data = tg.load(DATA, limit=LIMIT)
+    cases = {c.case_id: c for c in _data}
+    ranked = tg.bench(_data, ["BM25", *tg.GRAPH_METHODS], baseline=None, extractor=EXTRACTOR).rankings
+    _rankings = {EXTRACTOR: ranked[ranked["method"].isin(tg.GRAPH_METHODS)]}  # the pool: graph configurations only
+    stores = {q: tg.build_store(cases[q], EXTRACTOR) for q in sorted(tg.pool_case_ids(_rankings))}
+    evidence = tg.longmemeval_evidence_notes(DATA) if _data.format.name == "longmemeval" else None
+    diagnostics = tg.failure_diagnostics(list(cases.values()), _rankings, {EXTRACTOR: stores.values()},
+                                         dataset=Path(DATA).name.split(".")[0], evidence=evidence, k=K)
     diagnostics.table
     return cases, diagnostics, ranked, stores
 
@@ -111,8 +63,8 @@ def _(diagnostics):
 
 
 @app.cell
-def _(cases, diagnostics, misses_chart, mo):
-    (misses_chart(diagnostics.units, cases) if len(diagnostics.units)
+def _(cases, diagnostics, mo, tg):
+    (tg.views.misses_chart(diagnostics.units, cases) if len(diagnostics.units)
      else mo.md("No gold note was missed."))
     return
 
@@ -130,8 +82,8 @@ def _(mo):
 
 
 @app.cell
-def _(GRAPH_METHODS, K, diagnostics, explain_misses, stores, table_view):
-    table_view(explain_misses(diagnostics.units, stores, list(GRAPH_METHODS), k=K).head(40))
+def _(K, diagnostics, stores, tg):
+    tg.views.table_view(tg.views.explain_misses(diagnostics.units, stores, list(tg.GRAPH_METHODS), k=K).head(40))
     return
 
 
@@ -147,23 +99,12 @@ def _(diagnostics, mo):
 
 
 @app.cell
-def _(
-    GRAPH_METHODS,
-    K,
-    available_methods,
-    cases,
-    diagnostics,
-    explain_html,
-    mo,
-    page_frame,
-    stores,
-    unit,
-):
+def _(K, cases, diagnostics, mo, stores, tg, unit):
     _gold = list(dict.fromkeys(diagnostics.units.loc[diagnostics.units["question_id"] == unit.value[0], "note_id"])
                  ) if unit.value else []
-    (page_frame(explain_html(stores[unit.value[0]], cases[unit.value[0]].question, unit.value[1],
-                             available_methods(["BM25", *GRAPH_METHODS]), k=K,
-                             answer=cases[unit.value[0]].answer, gold=_gold))
+    (tg.views.page_frame(tg.views.explain_html(stores[unit.value[0]], cases[unit.value[0]].question, unit.value[1],
+                                               tg.views.available_methods(["BM25", *tg.GRAPH_METHODS]), k=K,
+                                               answer=cases[unit.value[0]].answer, gold=_gold))
      if unit.value else mo.md("No graph configuration missed a gold note at Success@5 (the paper's recall@5)."))
     return
 
@@ -176,7 +117,7 @@ def _(K, mo):
     Paper, section 5.4. Methods: BM25 and the four graph configurations. The dense methods
     (OpenClaw, OC-notes) are left out here: loading MiniLM and embedding the demo took ~20 s on two
     CPU cores, while this notebook runs in about 10 s; `taggraph answers --methods
-    OpenClaw,OC-notes` scores them. The answerer here is the library's offline `ExtractiveBaseline`, **not an
+    OpenClaw,OC-notes` scores them. The answerer here is the library's offline `tg.ExtractiveBaseline`, **not an
     LLM**: it returns the sentence of the top notes sharing the most content words with the
     question, so the numbers say whether the answer is *in* the retrieved notes, not what an LLM
     would answer (`taggraph answers --generator ollama:MODEL` runs an LLM).
@@ -185,15 +126,15 @@ def _(K, mo):
 
 
 @app.cell
-def _(ExtractiveBaseline, K, answer_accuracy, cases, ranked):
-    answers = answer_accuracy(list(cases.values()), ranked, ExtractiveBaseline(), k=K)
+def _(K, cases, ranked, tg):
+    answers = tg.answer_accuracy(list(cases.values()), ranked, tg.ExtractiveBaseline(), k=K)
     answers.summary.round(3)
     return (answers,)
 
 
 @app.cell
-def _(answer_chart, answers):
-    answer_chart(answers.summary)
+def _(answers, tg):
+    tg.views.answer_chart(answers.summary)
     return
 
 

@@ -18,10 +18,10 @@ def _():
 def _(DATA_PATH, EXTRACTOR_NAME, LIMIT_N):
     import marimo as mo
 
-    from taggraph.config import notebook_settings
+    import taggraph as tg
 
-    DATA, LIMIT, EXTRACTOR = notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME)
-    return DATA, EXTRACTOR, LIMIT, mo
+    DATA, LIMIT, EXTRACTOR = tg.views.notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME)
+    return DATA, EXTRACTOR, LIMIT, mo, tg
 
 
 @app.cell
@@ -41,14 +41,12 @@ def _(mo):
 
 
 @app.cell
-def _():
+def _(tg):
     from collections import Counter
     from dataclasses import dataclass
     from typing import Annotated
 
     from pydantic import Field
-
-    import taggraph as tg
 
     @tg.register_method("TagOverlap")
     class TagOverlap(tg.Retriever):
@@ -81,16 +79,15 @@ def _():
             return tg.Evidence(summary="its tags hold " + ", ".join(shared), detail={"shared_words": shared})
 
     _min5 = tg.register_method("TagOverlap-min5", TagOverlap, min_len=5)  # a second setting of the same class
-    return (tg,)
+    MINE = ["TagOverlap", "TagOverlap-min5"]
+    return (MINE,)
 
 
 @app.cell
-def _(DATA, EXTRACTOR, LIMIT, tg):
-    from taggraph.experiments.bench import add_significance, run_bench
-
-    METHODS = ["TagOverlap", "TagOverlap-min5", "BM25", "AdaptiveGraph", "TagGraph-Fusion"]
-    cases = tg.load_cases(DATA, limit=LIMIT)
-    result = add_significance(run_bench(cases, METHODS, extractor=EXTRACTOR), "BM25")
+def _(DATA, EXTRACTOR, LIMIT, MINE, tg):
+    cases = tg.load(DATA, limit=LIMIT)
+    result = tg.bench(cases, [*MINE, "BM25", "AdaptiveGraph", "TagGraph-Fusion"], baseline="BM25",
+                      extractor=EXTRACTOR)
     result.summary[["method", "n", "MRR", "Success@5", "ΔMRR vs BM25", "p", "sig"]]
     return cases, result
 
@@ -107,10 +104,9 @@ def _(mo):
 
 
 @app.cell
-def _(result):
-    from taggraph.evaluation.significance import compare
-
-    compare(result.rankings[result.rankings["method"].str.startswith("TagOverlap")], "TagOverlap")
+def _(result, tg):
+    tg.compare([result], ["TagOverlap=TagOverlap-min5"]).pairs[
+        ["method_a", "method_b", "n", "MRR_a", "MRR_b", "diff", "ci_low", "ci_high", "p_value", "wins", "losses"]]
     return
 
 
@@ -124,20 +120,18 @@ def _(K, mo, result):
 
 
 @app.cell
-def _(EXTRACTOR, K, cases, misses, mo):
-    from taggraph.experiments.runner import build_store
-    from taggraph.viz.explain import explain_html, gold_notes
-    from taggraph.viz.widgets import page_frame
-
+def _(EXTRACTOR, K, cases, misses, mo, tg):
     _by_id = {c.case_id: c for c in cases}
     _case = _by_id[misses["question_id"].iloc[0]] if len(misses) else None
     if _case is None:
         _shown = mo.md("TagOverlap misses no question here: nothing to explain.")
     else:
-        _store = build_store(_case, EXTRACTOR)
-        _gold = gold_notes(_case, _store)
-        _shown = page_frame(explain_html(_store, _case.question, _gold[0], ["TagOverlap", "BM25", "AdaptiveGraph"],
-                                         k=K, answer=_case.answer, gold=_gold, asked_on=_case.question_date))
+        _store = tg.build_store(_case, EXTRACTOR)
+        _gold = tg.views.gold_notes(_case, _store)
+        _shown = tg.views.page_frame(tg.views.explain_html(_store, _case.question, _gold[0],
+                                                           ["TagOverlap", "BM25", "AdaptiveGraph"], k=K,
+                                                           answer=_case.answer, gold=_gold,
+                                                           asked_on=_case.question_date))
     _shown
     return
 

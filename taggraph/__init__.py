@@ -10,36 +10,67 @@ The public face::
     tg.get_extractor("offline-v2")             # or "offline", "none", "ollama:MODEL", "openai:MODEL",
                                                # "package.module:Class"; tg.Memory(extractor=obj) takes any
                                                # tg.Extractor object; tg.register_extractor names one
+    data = tg.load("tests/fixtures/generic")    # any registered format (a tg.DatasetFormat), detected
+    result = tg.bench(data, ["BM25", "AdaptiveGraph"])  # taggraph bench: result.summary, .rankings
+    tg.compare([result], ["BM25=AdaptiveGraph"])  # taggraph compare: run folders or bench results
+    print(tg.explain("data.json", "q1"))        # taggraph explain: why each method (did not) rank a note
     tg.fuse_runs(["runs/a:BM25", "runs/b:TagGraph-TFIDF"], "runs/fused", method="rrf")  # taggraph fuse
+    tg.views.gold_rank_chart(...)               # what the notebooks show (charts, tables, pages, panels)
 
-Rooms, imports running one way (top to bottom): cli -> viz -> experiments ->
+Rooms, imports running one way (top to bottom): cli, views -> viz -> experiments ->
 evaluation / datasets / memory -> retrieval / extraction -> store -> graph, fivew
 (the 5W+Extra record), atomic -> notes / ontology -> errors, text, config.
 """
 
-from taggraph.datasets import load_cases, register_format
+import importlib
+
+from taggraph.datasets import Case, Dataset, DatasetFormat, load, register_format
 from taggraph.extraction import Extraction, Extractor, get_extractor, register_extractor
 from taggraph.memory import Memory
 from taggraph.notes import Note
+from taggraph.ontology import Ontology
 from taggraph.retrieval import (DEFAULT_DEPTH, Evidence, Explanation, Result, Retriever, make_retriever, method_names,
                                 register_method)
 from taggraph.store import Interaction, MemoryStore
 
 __version__ = "0.1.0"
-__all__ = ["DEFAULT_DEPTH", "Evidence", "Explanation", "Interaction", "Memory", "MemoryStore", "Note", "Result",
-           "Retriever", "__version__", "get_extractor", "make_retriever", "method_names", "register_method"]
+__all__ = ["DEFAULT_DEPTH", "Evidence", "Explanation", "Interaction", "Memory", "MemoryStore", "Note", "Ontology",
+           "Result", "Retriever", "__version__", "get_extractor", "make_retriever", "method_names", "register_method"]
 __all__ += ["Extraction", "Extractor", "register_extractor"]  # extractors given as objects or names (issue 21)
-__all__ += ["load_cases", "register_format"]  # datasets of any registered format, yours included (issue 21)
-__all__ += ["fuse_runs"]  # runs fused (RRF, CombSUM, CombMNZ, weighted sum) into a scored run folder (issue 31)
+__all__ += ["Case", "Dataset", "DatasetFormat", "load", "register_format"]  # one loader, any registered format
+
+# Imported when first used: they bring the experiments and viz rooms, seconds to import.
+_LAZY = {
+    "bench": "taggraph.experiments.bench:bench",
+    "compare": "taggraph.experiments.compare:compare_runs",
+    "explain": "taggraph.viz.explain:explain_command",
+    "fuse_runs": "taggraph.experiments.fuse:fuse_runs",  # issue 31
+    "build_store": "taggraph.experiments.runner:build_store",
+    "store_vocabulary": "taggraph.experiments.vocabulary:store_vocabulary",
+    "vocabulary_stats": "taggraph.experiments.vocabulary:vocabulary_stats",
+    "ABLATION_COLUMNS": "taggraph.evaluation.verdicts:ABLATION_COLUMNS",
+    "component_ablation": "taggraph.experiments.ablation:component_ablation",
+    "ablation_intervals": "taggraph.experiments.ablation:ablation_intervals",
+    "depth_sweep": "taggraph.experiments.sweeps:depth_sweep",
+    "distractor_sweep": "taggraph.experiments.sweeps:distractor_sweep",
+    "GRAPH_METHODS": "taggraph.experiments.diagnostics:GRAPH_METHODS",
+    "failure_diagnostics": "taggraph.experiments.diagnostics:failure_diagnostics",
+    "longmemeval_evidence_notes": "taggraph.experiments.diagnostics:longmemeval_evidence_notes",
+    "pool_case_ids": "taggraph.experiments.diagnostics:pool_case_ids",
+    "ExtractiveBaseline": "taggraph.experiments.answers:ExtractiveBaseline",
+    "answer_accuracy": "taggraph.experiments.answers:answer_accuracy",
+    "views": "taggraph.views",  # what the notebooks show: charts, tables, pages, panels
+}
+__all__ += list(_LAZY)
 
 
 def __getattr__(name: str):
-    """`fuse_runs`, imported when first used (it brings the experiments room, slow to import)."""
-    if name == "fuse_runs":
-        from taggraph.experiments.fuse import fuse_runs
-        return fuse_runs
-    raise AttributeError(f"module 'taggraph' has no attribute {name!r}")
+    """A name of `_LAZY`, imported when first used."""
+    if name not in _LAZY:
+        raise AttributeError(f"module 'taggraph' has no attribute {name!r}")
+    module, _, attr = _LAZY[name].partition(":")
+    return getattr(importlib.import_module(module), attr) if attr else importlib.import_module(module)
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), "fuse_runs"})
+    return sorted({*globals(), *_LAZY})

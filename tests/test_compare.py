@@ -239,3 +239,17 @@ def test_a_pair_named_twice_is_tested_once(runs):
     comparison = compare_runs([base, tuned], ["1:BM25=2:BM25", "BM25=2:TagGraph-Basic", "base:BM25=tuned:BM25"])
     assert comparison.pairs[["method_a", "method_b"]].values.tolist() == [["BM25", "BM25"], ["BM25", "TagGraph-Basic"]]
     assert len(comparison.questions) == 2 * 12
+
+
+def test_tg_compare_takes_bench_results_as_their_saved_run_folders(runs):
+    """`tg.compare` of results in memory gives the numbers of the same runs saved and compared as folders."""
+    import taggraph as tg
+
+    base, tuned = runs
+    cases = tg.load(DEMO_DATA)
+    in_memory = tg.compare([tg.bench(cases, METHODS, extractor="none", backend=None),
+                            tg.bench(cases, METHODS, extractor="none", backend=None,
+                                     method_params={"BM25": {"k1": 5.0, "epsilon": 0.0}})])
+    numbers = ["n", "MRR_a", "MRR_b", "diff", "ci_low", "ci_high", "p_value", "wins", "losses", "ties", "tie_order"]
+    assert list(in_memory.pairs["run_a"]) == ["result1", "result1"]
+    pd.testing.assert_frame_equal(in_memory.pairs[numbers], compare_runs([base, tuned]).pairs[numbers])

@@ -7,6 +7,7 @@ import pytest
 from taggraph.config import DEMO_DATA
 from taggraph.datasets import DatasetError
 from taggraph.datasets.atant import AtantCase
+from taggraph.datasets.base import DatasetWarning
 from taggraph.datasets.detect import detect_format, load_any
 from taggraph.datasets.locomo import LocomoCase
 
@@ -76,3 +77,17 @@ def test_an_unknown_format_name_lists_the_known_ones():
     from taggraph.errors import ConfigError
     with pytest.raises(ConfigError, match="unknown format 'csv'; known: longmemeval, locomo, atant, generic"):
         load_any(DEMO_DATA, fmt="csv")
+
+
+def test_tg_load_is_one_loader_for_every_format():
+    """`tg.load`: a `Dataset` of any registered format, `limit` then `per_type` applied, the warnings raised."""
+    import taggraph as tg
+
+    with pytest.warns(DatasetWarning, match="no answer sessions"):
+        locomo = tg.load(FIXTURES / "locomo" / "locomo_tiny.json")
+    assert isinstance(locomo, tg.Dataset) and isinstance(locomo.format, tg.DatasetFormat)
+    assert locomo.format.name == "locomo" and all(isinstance(c, LocomoCase) for c in locomo)
+    demo = tg.load(DEMO_DATA, per_type=1)
+    types = [c.question_type for c in demo]
+    assert len(types) == len(set(types)) == len({c.question_type for c in load_any(DEMO_DATA)}) > 1
+    assert [c.case_id for c in tg.load(DEMO_DATA, limit=2)] == [c.case_id for c in load_any(DEMO_DATA)[:2]]

@@ -125,3 +125,26 @@ def test_imports_only_public_names(source):
             continue
         private += [p for p in parts if p.startswith("_")]
     assert not private, f"{source.name} imports private names: {private}"
+
+
+@pytest.mark.parametrize("source", NOTEBOOKS, ids=lambda p: p.stem)
+def test_imports_only_the_public_face(source):
+    """A notebook imports the library only as `import taggraph as tg` (no `from taggraph.x import`, no
+    `import taggraph.x`), and every `tg.NAME` it uses is in `tg.__all__` (`tg.views.NAME`: `tg.views.__all__`)."""
+    import ast
+
+    import taggraph as tg
+
+    tree = ast.parse(source.read_text(encoding="utf-8"))
+    deep = [ast.unparse(node) for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "taggraph"
+            or isinstance(node, ast.Import) and any(a.name.split(".")[0] == "taggraph"
+                                                    and (a.name, a.asname) != ("taggraph", "tg") for a in node.names)]
+    assert not deep, f"{source.name} reaches past `import taggraph as tg`: {deep}"
+    used = {(node.value.id, node.attr) if isinstance(node.value, ast.Name) else ("tg.views", node.attr)
+            for node in ast.walk(tree) if isinstance(node, ast.Attribute) and (
+                isinstance(node.value, ast.Name) and node.value.id == "tg"
+                or isinstance(node.value, ast.Attribute) and ast.unparse(node.value) == "tg.views")}
+    public = {"tg": set(tg.__all__), "tg.views": set(tg.views.__all__)}
+    unlisted = sorted(f"{space}.{name}" for space, name in used if name not in public[space])
+    assert not unlisted, f"{source.name} uses names the public face does not list: {unlisted}"

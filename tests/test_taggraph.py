@@ -1,3 +1,6 @@
+import subprocess
+import sys
+
 import pytest
 
 from taggraph.retrieval import make_retriever
@@ -81,3 +84,18 @@ def test_stopword_fallback_switch_keeps_an_all_generic_query():
     assert make_retriever("TagGraph-Stopwords", store, rank_all_files=False).query("dog") == []
     rescued = make_retriever("TagGraph-Stopwords", store, stopword_fallback=True, rank_all_files=False)
     assert [r.note_id for r in rescued.query("dog")][:1] == ["s2#0"]
+
+
+def test_the_face_lists_bench_compare_explain_and_views_and_imports_them_when_first_used():
+    """`import taggraph` brings no experiments or viz room; `tg.bench`, `tg.compare`, `tg.explain` and
+    `tg.views` (listed in `__all__` and `dir(tg)`) bring them on first use."""
+    code = ("import sys, taggraph as tg\n"
+            "rooms = lambda: sorted({m.split('.')[1] for m in sys.modules if m.startswith(('taggraph.experiments', "
+            "'taggraph.viz'))})\n"
+            "before = rooms()\n"
+            "names = [tg.bench.__name__, tg.compare.__name__, tg.explain.__name__, tg.views.__name__]\n"
+            "listed = all(n in tg.__all__ and n in dir(tg) for n in ('bench', 'compare', 'explain', 'views', 'load'))\n"
+            "print(before, rooms(), names, listed)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == ("[] ['experiments', 'viz'] ['bench', 'compare_runs', 'explain_command', 'taggraph.views']"
+                           " True")

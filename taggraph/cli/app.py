@@ -213,14 +213,9 @@ def data_help() -> str:
 DATA_HELP = data_help()
 
 
-def load_cases(data: Path, fmt: str | None = None, limit: int | None = None, per_type: int | None = None):
-    """The dataset, parsed once (a `taggraph.datasets.Dataset`: cases, format, warnings): the first `limit`,
-    then the first `per_type` of each question type. Each data warning is printed as one line."""
-    from taggraph.datasets import first_per_type
-    from taggraph.datasets import load_cases as load
-    dataset = load(data, fmt=fmt, limit=positive(limit, "--limit"))
-    if per_type:
-        dataset = dataset.select(first_per_type(dataset.cases, positive(per_type, "--per-type")))
-    for w in dataset.warnings:
-        typer.echo(f"warning: {w.message}", err=True)
-    return dataset
+def load_data(data: Path, fmt: str | None = None, limit: int | None = None, per_type: int | None = None):
+    """`--data` loaded by the one loader (`taggraph.datasets.load`, `tg.load`), each data warning printed
+    as one line."""
+    from taggraph.datasets import load
+    with warnings_as_lines():
+        return load(data, fmt=fmt, limit=positive(limit, "--limit"), per_type=positive(per_type, "--per-type"))

@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, checked_extractor, command, extractor_names, format_help,
-                              key_values, load_cases, method_params, methods_option, positive, timeout_option)
+                              key_values, load_data, method_params, methods_option, positive, timeout_option)
 from taggraph.cli.app import EXTRACTOR_HELP
 from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.errors import ConfigError, ServerError
@@ -77,7 +77,7 @@ def bench(
     allow_failed_extractions: bool = typer.Option(False, help=ALLOW_FAILED_HELP),
 ) -> None:
     """Run retrieval methods over a dataset; print MRR and the other metrics, write a run folder."""
-    from taggraph.experiments.bench import add_benchmark_metrics, add_significance, run_bench
+    from taggraph.experiments.bench import bench as run
     from taggraph.experiments.dask_backend import scale_out
     from taggraph.experiments.runs import check_run_folder
 
@@ -88,14 +88,12 @@ def bench(
     served = extractor.startswith(("ollama:", "openai:"))
     options = {"timeout": timeout_option(timeout)} if served else {}  # others have no server
     extractor_names(extractor, **options)
-    cases = load_cases(data, fmt, limit, per_type)
+    cases = load_data(data, fmt, limit, per_type)
     scale, workers, backend = scale_out(workers, dask_scheduler)
     with scale:
-        result = run_bench(cases, names_, extractor=extractor, depth=depth, workers=workers,
-                           method_params=params, backend=backend, extractor_options=options,
-                           allow_failed_extractions=allow_failed_extractions)
-    add_benchmark_metrics(result, cases)
-    add_significance(result, None if baseline.lower() == "none" else baseline)
+        result = run(cases, names_, None if baseline.lower() == "none" else baseline, extractor=extractor,
+                     depth=depth, workers=workers, method_params=params, backend=backend,
+                     extractor_options=options, allow_failed_extractions=allow_failed_extractions)
     save_with_reports(result, folder, cases, force, miss_pages)
     print_result(result, folder)
 
@@ -118,7 +116,7 @@ def embed(
 
     model = get_embedder(embedder, device)  # an unknown name or device fails before the dataset is read
     extractor_names(extractor)
-    table = fill_embedding_cache(load_cases(data, fmt, limit, per_type), methods_option(methods) if methods else None,
+    table = fill_embedding_cache(load_data(data, fmt, limit, per_type), methods_option(methods) if methods else None,
                                  embedder=model, extractor=extractor, method_params=method_params(param))
     typer.echo(table.to_string(index=False))
 
@@ -142,7 +140,7 @@ def extract(
     from taggraph.experiments.vocabulary import vocabulary_table
 
     positive(concurrency, "--concurrency")
-    cases = load_cases(data, limit=limit)
+    cases = load_data(data, limit=limit)
     kwargs: dict = {}
     if extractor.startswith(("ollama:", "openai:", "gguf:")):
         kwargs = {"prompt_path": prompt}
@@ -194,7 +192,7 @@ def score(
 
     folder = check_run_folder(out or default_out(data, "score"), force, keep=[data, *runfile])
     with warnings_as_lines():
-        cases = load_cases(data, fmt)
+        cases = load_data(data, fmt)
         base = run_bench(cases, methods_option(methods), extractor=extractor, depth=depth,
                          allow_failed_extractions=allow_failed_extractions) if methods else None
         result = score_external(runfile, cases, depth, base)

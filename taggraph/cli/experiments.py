@@ -13,7 +13,7 @@ from typing import Optional
 import pandas as pd
 import typer
 
-from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, EXTRACTOR_HELP, command, extractor_names, load_cases,
+from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, EXTRACTOR_HELP, command, extractor_names, load_data,
                               methods_option, names)
 from taggraph.cli.bench import default_out
 from taggraph.config import DEFAULT_EXTRACTOR
@@ -33,7 +33,7 @@ SCHEDULER = typer.Option(None, "--dask-scheduler", help="Dask scheduler address:
 
 def _load(path: Path, limit: Optional[int]):
     """(dataset name, dataset, data record) of one --data path, parsed once."""
-    dataset = load_cases(path, limit=limit)
+    dataset = load_data(path, limit=limit)
     return dataset.name, dataset, dataset.record()
 
 

@@ -1,13 +1,13 @@
 """Dataset formats: each turns a benchmark's files into `Case`s (`registry.load_cases` -> `Dataset`)."""
 
 from taggraph.datasets.base import (Case, DatasetError, DatasetFormat, DataWarning, OwnMetrics, data_checksum,
-                                    file_checksum, folder_checksum)
+                                    file_checksum, folder_checksum, warn_about_input)
 from taggraph.datasets.longmemeval import load_longmemeval
 from taggraph.datasets.registry import Dataset, format_names, formats, get_format, load_cases, register_format
 
 __all__ = ["Case", "DataWarning", "Dataset", "DatasetError", "DatasetFormat", "OwnMetrics", "data_checksum",
            "file_checksum", "first_per_type", "folder_checksum", "format_names", "formats", "get_format",
-           "load_cases", "load_dataset", "load_longmemeval", "register_format"]
+           "load", "load_cases", "load_dataset", "load_longmemeval", "register_format"]
 
 
 def first_per_type(cases: list[Case], n: int) -> list[Case]:
@@ -21,8 +21,18 @@ def first_per_type(cases: list[Case], n: int) -> list[Case]:
     return out
 
 
+def load(path, *, fmt: str | None = None, limit: int | None = None, per_type: int | None = None) -> Dataset:
+    """The dataset at `path` in any registered format (`tg.load`): detected by content (`fmt`, a format's name,
+    skips detection), the first `limit` questions, then the first `per_type` of each question type. A
+    `Dataset`: a sequence of `Case`s with its `format` and `warnings`, each warning also raised as a Python
+    `DatasetWarning`."""
+    dataset = load_cases(path, fmt=fmt, limit=limit)
+    if per_type:
+        dataset = dataset.select(first_per_type(dataset.cases, per_type))
+    warn_about_input(dataset.warnings)
+    return dataset
+
+
 def load_dataset(path, limit=None, fmt=None) -> list[Case]:
-    """The cases of any registered format (`load_cases(...).cases`), its `DataWarning`s also raised as Python
-    warnings; `fmt` (a format name) skips detection by content."""
-    from taggraph.datasets.detect import load_any
-    return load_any(path, limit=limit, fmt=fmt)
+    """`load(...)`'s cases as a plain list."""
+    return load(path, fmt=fmt, limit=limit).cases

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from taggraph.datasets.base import Case, warn_about_input
-from taggraph.datasets.registry import detect_format as _detect, format_names, load_cases
+from taggraph.datasets import load
+from taggraph.datasets.base import Case
+from taggraph.datasets.registry import detect_format as _detect, format_names
 
 FORMATS = tuple(format_names())
 
@@ -17,7 +18,5 @@ def detect_format(path: str | Path) -> str:
 
 
 def load_any(path: str | Path, limit: int | None = None, fmt: str | None = None) -> list[Case]:
-    """`load_cases(...).cases`, each of its DataWarnings also raised as a Python DatasetWarning."""
-    dataset = load_cases(path, fmt=fmt, limit=limit)
-    warn_about_input(dataset.warnings)
-    return dataset.cases
+    """`taggraph.datasets.load(...)`'s cases as a plain list."""
+    return load(path, fmt=fmt, limit=limit).cases

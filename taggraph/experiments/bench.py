@@ -131,6 +131,16 @@ def run_bench(cases: Sequence[Case], methods: list[str] | None = None, extractor
                        pd.DataFrame([s for r in results for s in r.store_stats]), config, warnings=found)
 
 
+def bench(cases: Sequence[Case], methods: list[str] | None = None, baseline: str | None = "BM25",
+          **options: Any) -> BenchResult:
+    """What `taggraph bench` computes (`tg.bench`): `run_bench(cases, methods, **options)`, the format's own
+    metrics (`add_benchmark_metrics`) and each method's MRR against `baseline` (`add_significance`; None:
+    no baseline)."""
+    result = run_bench(cases, methods, **options)
+    add_benchmark_metrics(result, cases)
+    return add_significance(result, baseline)
+
+
 def history_ids(case: Case) -> dict[str, str]:
     """Each note id and session id of the case's history -> its session id (a session's id wins)."""
     ids = note_ids(case.interactions)

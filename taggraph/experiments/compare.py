@@ -6,6 +6,7 @@ RR a run recorded is never read back, only checked (a tampered or stale one is w
 Runs over different data (the sha256 in run.json) are refused unless ``force``. Each method of the
 first run is paired with the method of the same name in every later run, or explicit pairs name
 both sides (``"A:BM25=B:BM25-tuned"``, `parse_pair`; with explicit pairs one run folder is enough).
+In Python (`tg.compare`) a run may also be a `BenchResult` not saved yet (`result_of`).
 Per pair, over the judged questions both runs rank: the mean RR difference (later minus earlier)
 with its bootstrap CI and paired randomization p-value (`taggraph.evaluation.significance.paired_test`),
 the same for the tie-aware RR (`taggraph.evaluation.metrics.tie_averaged`: the expected RR when
@@ -192,15 +193,24 @@ def load_run(folder: Path, label: str | None = None) -> Run:
     return Run(folder, label or Path(os.path.realpath(folder)).name, record, rankings)
 
 
-def load_runs(folders: Sequence[Path], force: bool = False, pairs: bool = False) -> list[Run]:
-    """Each folder as a `Run`, labelled by its name (by its path when two share a name); ConfigError when
-    a run's data checksum differs from the first run's, unless `force` (then a RunMismatchWarning). One
-    folder is enough when the caller names `pairs` (methods of one run)."""
+def result_of(result: Any, position: int) -> Run:
+    """A `BenchResult` in memory as a `Run` labelled ``result<position>``: its rankings as the bench scored
+    them, no data checksum (its data is not recorded until saved)."""
+    label = f"result{position}"
+    return Run(Path(label), label, {"config": result.config, "data": None}, result.rankings)
+
+
+def load_runs(folders: Sequence[Any], force: bool = False, pairs: bool = False) -> list[Run]:
+    """Each folder as a `Run`, labelled by its name (by its path when two share a name), each `BenchResult`
+    by its position (`result_of`); ConfigError when a run's data checksum differs from the first run's,
+    unless `force` (then a RunMismatchWarning). One folder is enough when the caller names `pairs` (methods
+    of one run)."""
     if len(folders) < (1 if pairs else 2):
         raise ConfigError(f"compare needs at least two run folders, or one with --pair naming two of its methods; "
                           f"got {len(folders)}")
-    names = [Path(os.path.realpath(f)).name for f in folders]
-    runs = [load_run(f, n if names.count(n) == 1 else str(f)) for f, n in zip(folders, names)]
+    names = [Path(os.path.realpath(f)).name if isinstance(f, (str, os.PathLike)) else None for f in folders]
+    runs = [result_of(f, i) if n is None else load_run(f, n if names.count(n) == 1 else str(f))
+            for i, (f, n) in enumerate(zip(folders, names), 1)]
     first = runs[0]
     for run in runs[1:]:
         if run.checksums != first.checksums:
@@ -378,9 +388,10 @@ def per_type(questions: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
     return _with_adjusted(pd.DataFrame(rows), alpha, ("",)) if rows else pd.DataFrame()
 
 
-def compare_runs(folders: Sequence[Path], pairs: Sequence[str] = (), force: bool = False,
+def compare_runs(folders: Sequence[Path | Any], pairs: Sequence[str] = (), force: bool = False,
                  alpha: float = ALPHA) -> Comparison:
-    """Compare the runs in `folders` (module docstring): `pairs` as `parse_pair` specs, else
+    """Compare the runs in `folders` (run folders or `BenchResult`s; module docstring), what `taggraph compare`
+    and `tg.compare` do: `pairs` as `parse_pair` specs, else
     `same_name_pairs`. ``diff`` is MRR_b - MRR_a; a "win" is a question whose RR is higher in b."""
     runs = load_runs(folders, force, pairs=bool(pairs))
     chosen = [parse_pair(p, runs) for p in pairs] if pairs else same_name_pairs(runs)
