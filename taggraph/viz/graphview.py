@@ -532,7 +532,6 @@ def graph_html(store: MemoryStore, question: str | None = None,
     """
     budget = SEARCH_BUDGET * max_nodes
     ug = _undirected(store, chronological, budget)
-    g = ug  # node data: kind, path, note_id
     names = node_names(store)
     ranks = _ranks(results_by_method)
     rankings = _rankings(results_by_method)
@@ -569,18 +568,18 @@ def graph_html(store: MemoryStore, question: str | None = None,
                  + (" (tie order)" if p["tie"] else "") for n, p in by.items()} for m, by in places.items()}
     tied = set().union(*ties.values())
     widest = {n: ("✕ " if explained and n in explained.breaks else "") + names[n]  # with a rank and gold's ranks
-              + ("  session #00" if g.nodes[n]["kind"] == "file" else "")
-              + (" tie order" if g.nodes[n].get("note_id") in tied else "")
-              + (max(("\n★ " + s[g.nodes[n]["note_id"]] for s in short.values()), key=len, default="")
-                 if g.nodes[n].get("note_id") in gold else "") for n in sub}
-    sizes = {n: _size(g.nodes[n], n in matched, gold) for n in dict.fromkeys([*keep, *sub])}
-    sub_pos = _columns_layout(ug.subgraph(sub), {n: g.nodes[n]["kind"] for n in sub}, matched, widest, sizes)
+              + ("  session #00" if ug.nodes[n]["kind"] == "file" else "")
+              + (" tie order" if ug.nodes[n].get("note_id") in tied else "")
+              + (max(("\n★ " + s[ug.nodes[n]["note_id"]] for s in short.values()), key=len, default="")
+                 if ug.nodes[n].get("note_id") in gold else "") for n in sub}
+    sizes = {n: _size(ug.nodes[n], n in matched, gold) for n in dict.fromkeys([*keep, *sub])}
+    sub_pos = _columns_layout(ug.subgraph(sub), {n: ug.nodes[n]["kind"] for n in sub}, matched, widest, sizes)
     pos = _layout(ug.subgraph(keep))
 
     nodes: list[dict] = []
     dense, on_path = len(keep) > DENSE_LABELS, set(paths)
     for node in dict.fromkeys([*keep, *sub]):
-        data = g.nodes[node]
+        data = ug.nodes[node]
         kind = data["kind"]
         colour, shape, _ = KIND_STYLE[kind]
         note_ranks = {m: r[data["note_id"]] for m, r in ranks.items() if data.get("note_id") in r}
