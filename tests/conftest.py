@@ -1,4 +1,6 @@
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -9,6 +11,7 @@ from taggraph.store import Interaction, MemoryStore
 
 os.environ.setdefault("TQDM_DISABLE", "1")
 os.environ["TAGGRAPH_CACHE"] = tempfile.mkdtemp(prefix="taggraph-test-cache-")  # tests never see a user's cache
+atexit.register(shutil.rmtree, os.environ["TAGGRAPH_CACHE"], ignore_errors=True)  # one per process (xdist worker)
 SHARED_DATA = Path(os.environ.get("TAGGRAPH_DATA", Path(__file__).resolve().parents[2] / "shared" / "data" / "longmemeval"))
 
 

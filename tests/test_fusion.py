@@ -18,7 +18,8 @@ from taggraph.evaluation.metrics import score_rankings
 from taggraph.experiments.runner import build_store
 from taggraph.extraction.base import Extraction
 from taggraph.retrieval import make_retriever
-from taggraph.retrieval.fusion import (COMPONENTS, REQUEST_WEIGHTS, SESSION_FEATURES, FusionWeights, Signals,
+from taggraph.errors import ConfigError
+from taggraph.retrieval.fusion import (DENSE_CHARS, COMPONENTS, REQUEST_WEIGHTS, SESSION_FEATURES, FusionWeights, Signals,
                                        TagGraphFusion, _evidence, dense_text, fuse, is_request, normalized, note_day,
                                        request_text, session_turns, time_features, turn_texts)
 from taggraph.retrieval.openclaw import parse_timestamp
@@ -465,3 +466,16 @@ def test_rrf_normalization_is_weighted_reciprocal_rank_fusion():
         for rank, i in enumerate(ranked, 1):
             expected[i] += w * 60 / (60 + rank)
     assert got == pytest.approx(expected)
+
+
+def test_reply_chars_cuts_only_the_reply_embedded_for_the_turn_parts():
+    long_reply = "Beagles need long walks. " * 60  # 1,500 characters
+    store = make_store([("s1", "My dog is a beagle. " * 60, long_reply, {"what": ["pet/dog"]}),
+                        ("s2", "I ride my bike.", "Nice.", {"what": ["sport/cycling"]})])
+    emb = BagOfWords()
+    fusion(store, embedder=emb, embed_on_add=True, reply_chars=100)
+    turns = emb.calls[-1]
+    assert turns[:2] == [store.notes[0].user[:DENSE_CHARS], long_reply[:100]]  # the user turn stays dense's text
+    assert turn_texts(store.notes[0]) == [store.notes[0].user[:DENSE_CHARS], long_reply[:DENSE_CHARS]]
+    with pytest.raises(ConfigError, match="reply_chars"):
+        fusion(store, reply_chars=DENSE_CHARS + 1)

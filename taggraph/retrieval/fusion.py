@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -303,11 +304,12 @@ def session_agreement(lists: list[np.ndarray], session_code: np.ndarray, n_sessi
     return out / len(lists) if lists else out
 
 
-def turn_texts(note: Note) -> list[str]:
+def turn_texts(note: Note, reply_chars: int = DENSE_CHARS) -> list[str]:
     """Each turn of a note on its own, as the dataset wrote it (LoCoMo's "Speaker: text"; LongMemEval's turns
-    carry no name, the roles being user and assistant), cut at DENSE_CHARS; the user turn is the text `dense`
-    embeds, so its vector comes from the embedder's cache."""
-    return [t[:DENSE_CHARS] for t in (note.user, note.assistant) if t.strip()] or [note.raw_text[:DENSE_CHARS]]
+    carry no name, the roles being user and assistant): the user turn cut at DENSE_CHARS (the text `dense`
+    embeds, so its vector comes from the embedder's cache), the reply at `reply_chars` (at most DENSE_CHARS)."""
+    cuts = ((note.user, DENSE_CHARS), (note.assistant, min(reply_chars, DENSE_CHARS)))
+    return [t[:cut] for t, cut in cuts if t.strip()] or [note.raw_text[:DENSE_CHARS]]
 
 
 def turn_speakers(note: Note) -> list[str | None]:
@@ -371,6 +373,8 @@ class TagGraphFusion(Retriever):
         dense_reads: Literal["user", "turn"] = "user"
         # how each component is scaled per query before the weighted sum (`normalized`; "rrf": weighted RRF)
         normalize: Literal["max", "minmax", "zscore", "rrf"] = "zscore"
+        # where a reply is cut before it is embedded on its own for the turn parts (`turn_texts`): their cost
+        reply_chars: Annotated[int, Field(ge=1, le=DENSE_CHARS)] = DENSE_CHARS
 
     @classmethod
     def embeds(cls, params: Params) -> bool:
@@ -463,7 +467,7 @@ class TagGraphFusion(Retriever):
 
     def _embed_turns(self, indexes) -> None:
         """Embed each turn of the notes at `indexes` on its own (`turn_texts`), for those that have none yet."""
-        self._embed_pieces(indexes, self.turn_vectors, turn_texts)
+        self._embed_pieces(indexes, self.turn_vectors, partial(turn_texts, reply_chars=self.params.reply_chars))
 
     def _embed_pieces(self, indexes, vectors: dict[int, np.ndarray], pieces_of) -> None:
         """Embed `pieces_of(note)` for the notes at `indexes` missing from `vectors` (one batch): (pieces, dim)."""
