@@ -36,6 +36,7 @@ import math
 import os
 import pkgutil
 import weakref
+from collections.abc import Mapping
 from functools import lru_cache
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -107,7 +108,7 @@ class MethodContract:
     def test_scores_are_keyed_by_note_index_and_finite(self) -> None:
         _, scores = self.reference()
         for question, found in scores.items():
-            self.check_scores(question, found)
+            self.check_scores(question, found, fixture_notes()[1])
 
     def test_adding_note_by_note_equals_building_at_once(self) -> None:
         notes, asked_on = fixture_notes()
@@ -219,8 +220,8 @@ class MethodContract:
         try:
             checked_scores(self.name(), scores, len(fixture_notes()[0]))
         except MethodError as exc:
-            raise AssertionError(f"{exc.method!r}, question {question!r}, asked on {asked_on!r}: "
-                                 f"{exc.problem}") from None
+            raise AssertionError(f"{exc.method}: score({question!r}, asked_on={asked_on!r}): {exc.problem}") \
+                from None
 
     def check_evidence(self, retriever: Retriever, question: str, note: Note, asked_on: str | None,
                        context: str) -> None:
@@ -264,7 +265,12 @@ def _close(a: Any, b: Any) -> bool:
 
 
 def _plain(value: Any) -> bool:
-    """Whether run.json records `value` itself (a number, a string, a dataclass of them), not an object's name."""
+    """Whether run.json must record `value` itself (numbers, strings, and dataclasses, sequences and mappings of
+    them), not an object's name."""
+    if isinstance(value, (tuple, list)):
+        return all(_plain(v) for v in value)
+    if isinstance(value, Mapping):
+        return all(_plain(v) for v in value.values())
     return value is None or isinstance(value, (bool, int, float, str)) or dataclasses.is_dataclass(value)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from dataclasses import dataclass
 from datetime import datetime
 
 import pytest
@@ -105,6 +106,15 @@ class ProcessLocalBoost(WordCount):
         return {i: s + len(BOOSTED & set(self.counts[i])) for i, s in super().score(text, asked_on=asked_on).items()}
 
 
+class WithoutStopwords(WordCount):
+    @dataclass(frozen=True)
+    class Params:
+        stop: tuple[str, ...] = ("the", "a", "i")
+
+    def score(self, text, *, asked_on=None):
+        return super().score(" ".join(w for w in tokenize(text) if w not in self.params.stop), asked_on=asked_on)
+
+
 BROKEN = [(NotFinite, "test_scores_are_keyed_by_note_index_and_finite", "not finite"),
           (KeyedByNoteId, "test_scores_are_keyed_by_note_index_and_finite", r"key '.*#\d+' \(str\)"),
           (FrozenAtFirstBatch, "test_adding_note_by_note_equals_building_at_once", "added one at a time"),
@@ -113,8 +123,8 @@ BROKEN = [(NotFinite, "test_scores_are_keyed_by_note_index_and_finite", "not fin
           (DatasetDatesOnly, "test_asked_on_is_accepted", "asked_on='2023-10-01T16:40:00'.* raised ValueError")]
 
 
-def contract_for(cls: type[Retriever]) -> MethodContract:
-    return type(f"Check{cls.__name__}", (MethodContract,), {"method": cls})()
+def contract_for(cls: type[Retriever], params: dict | None = None) -> MethodContract:
+    return type(f"Check{cls.__name__}", (MethodContract,), {"method": cls, "params": params or {}})()
 
 
 @pytest.mark.parametrize("cls, check, says", BROKEN, ids=[cls.__name__ for cls, _, _ in BROKEN])
@@ -127,6 +137,10 @@ def test_the_kit_fails_a_method_that_scores_otherwise_in_a_worker(monkeypatch):
     monkeypatch.setattr(f"{__name__}.BOOSTED", {"brake"})
     with pytest.raises(AssertionError, match="in a worker process, score.* gives note"):
         contract_for(ProcessLocalBoost).test_runs_the_same_in_a_worker_process()
+
+
+def test_a_tuple_parameter_round_trips_through_run_json():
+    contract_for(WithoutStopwords, {"stop": ("brake", "repair")}).test_parameters_round_trip_through_run_json()
 
 
 def test_every_check_of_the_kit_is_seen_failing():
