@@ -46,7 +46,8 @@ import numpy as np
 from taggraph.config import DEMO_DATA
 from taggraph.datasets import load_dataset
 from taggraph.notes import Note
-from taggraph.retrieval import Evidence, Retriever, check_methods, make_retriever, method, register_method
+from taggraph.retrieval import (Evidence, Retriever, check_methods, make_retriever, method, register_method,
+                                registered_methods)
 from taggraph.retrieval.base import MethodError, checked_scores, one_line
 from taggraph.retrieval.embeddings import Embedder
 from taggraph.retrieval.registry import method_origin
@@ -100,7 +101,7 @@ class MethodContract:
     do (a method that embeds: ``{"embedder": BagOfWordsEmbedder()}``); `questions` may be replaced."""
 
     method: ClassVar[str | type[Retriever] | None] = None
-    params: ClassVar[Any] = MappingProxyType({})
+    params: ClassVar[Mapping[str, Any]] = MappingProxyType({})
     questions: ClassVar[tuple[str, ...]] = QUESTIONS
 
     # -- the checks -----------------------------------------------------------------------
@@ -111,7 +112,7 @@ class MethodContract:
             self.check_scores(question, found, fixture_notes()[1])
 
     def test_adding_note_by_note_equals_building_at_once(self) -> None:
-        notes, asked_on = fixture_notes()
+        notes = fixture_notes()[0]
         store = fixture_store()
         grown = self.build(store)
         for question, found in self.scores_of(grown).items():  # an empty memory reaches no note
@@ -181,12 +182,16 @@ class MethodContract:
     # -- what the checks share ----------------------------------------------------------
 
     def name(self) -> str:
-        """The method's registered name; a class is registered under its own name first."""
+        """The method's registered name; a class not registered as it is (without fixed values) is registered
+        under its own name first."""
         if self.method is None:
             raise TypeError(f"{type(self).__name__}: set method = a registered name, package.module:Class or a "
                             f"Retriever subclass")
         if isinstance(self.method, str):
             return check_methods([self.method])[0]
+        for name in registered_methods():
+            if method(name).target is self.method and not method(name).defaults:
+                return name
         register_method(self.method.__name__, self.method)
         return self.method.__name__
 
@@ -215,7 +220,7 @@ class MethodContract:
         """Each question's scores, asked on the fixture case's date as the bench asks."""
         return {q: self.score(retriever, q, fixture_notes()[1]) for q in self.questions}
 
-    def check_scores(self, question: str, scores: Any, asked_on: str | None = None) -> None:
+    def check_scores(self, question: str, scores: Any, asked_on: str | None) -> None:
         """AssertionError unless `scores` keep `Retriever.score`'s contract over the fixture memory."""
         try:
             checked_scores(self.name(), scores, len(fixture_notes()[0]))
