@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from taggraph.extraction.base import Extraction
+from taggraph.retrieval import registry
 from taggraph.store import Interaction, MemoryStore
 
 os.environ.setdefault("TQDM_DISABLE", "1")
@@ -40,6 +41,12 @@ HAND_ROWS = [
 @pytest.fixture
 def hand_store():
     return make_store(HAND_ROWS)
+
+
+@pytest.fixture
+def clean_registry(monkeypatch):
+    """Registrations made by a test stay in that test, and those other test modules left do not reach it."""
+    monkeypatch.setattr(registry, "_REGISTERED", {})
 
 
 def shared_file(name: str) -> Path:

