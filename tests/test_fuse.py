@@ -7,6 +7,7 @@ import shlex
 import shutil
 import sys
 
+import numpy as np
 import pandas as pd
 import pytest
 from ranx import Qrels
@@ -178,3 +179,25 @@ def test_fusion_without_ranx_says_how_to_install_it(hand_runs, monkeypatch, tmp_
     monkeypatch.setitem(sys.modules, "ranx", None)  # as if not installed
     res = runner.invoke(app, ["fuse", *hand_runs, "--data", str(DEMO_DATA), "--out", str(tmp_path / "f")])
     assert res.exit_code == 2 and "pip install 'ranx>=0.3.21'" in res.output and res.output.count("\n") == 1
+
+
+def test_note_level_fusion_fuses_the_ranked_notes_as_ranx_does(demo_runs, tmp_path):
+    first, _, _ = demo_runs
+    out = tmp_path / "fused_notes"
+    res = runner.invoke(app, ["fuse", f"{first}:BM25", f"{first}:TagGraph-TFIDF", "--level", "notes",
+                              "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    record = json.loads((out / "run.json").read_text())["config"]
+    assert record["fusion"]["level"] == "notes"
+    assert [i["file"].endswith(".notes.run") for i in record["fusion"]["inputs"]] == [True, True]
+    runs = [RanxRun.from_file(str(first / "trec" / f"{m}.notes.run"), kind="trec") for m in ("BM25", "TagGraph-TFIDF")]
+    fused = ranx_fuse(runs, method="rrf")
+    qrels = Qrels.from_file(str(first / "trec" / "qrels.notes.txt"), kind="trec")
+    rankings = pd.read_csv(out / "rankings.csv").set_index("method").loc["fused-rrf"]
+    for qid, notes in zip(rankings["question_id"], rankings["ranked_note_ids"]):  # the fused notes, in ranx's order
+        by_docid = sorted(fused[qid].items(), reverse=True)  # trec_eval: equal scores, larger docid first
+        expected = sorted(by_docid, key=lambda kv: -np.float32(kv[1]))
+        assert str(notes).split()[:5] == [n for n, _ in expected][:5], qid
+    assert 0 < evaluate(qrels, fused, "mrr", make_comparable=True) <= 1
+    res = runner.invoke(app, ["fuse", f"{first}:BM25", f"{first}:TagGraph-TFIDF", "--level", "turns"])
+    assert res.exit_code == 2 and "fusion level 'turns' unknown" in res.output

@@ -28,6 +28,9 @@ def fuse(
                                              "wsum: min-max | zscore | max | sum | none."),
     weights: Optional[str] = typer.Option(None, help="wsum's weights, one per run, comma-separated."),
     k: float = typer.Option(60, help="RRF's k: each run adds 1 / (k + rank)."),
+    level: str = typer.Option("sessions", help="Fuse the folders' ranked sessions (trec/METHOD.run) or their "
+                                               "ranked notes (notes: trec/METHOD.notes.run; a fused note stands "
+                                               "for its session and gives the note-level metrics too)."),
     name: Optional[str] = typer.Option(None, help="The fused run's name; default fused-METHOD[-NORM]."),
     data: Optional[Path] = typer.Option(None, help="The data the runs rank; default: the file the run folders' "
                                                    "run.json records (a --data given is checked against its "
@@ -52,5 +55,5 @@ def fuse(
     folder = out or default_out(Path("fuse"), "fuse")
     with warnings_as_lines():
         result = fuse_runs(runs, folder, method=method, norm=norm, weights=_weights(weights), k=k, name=name,
-                           data=data, baseline=baseline, force=force, pages=pages)
+                           data=data, baseline=baseline, force=force, pages=pages, level=level)
     print_result(result, folder)

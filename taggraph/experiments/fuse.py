@@ -1,8 +1,10 @@
 """Two or more runs fused into a new run, scored beside its inputs as `taggraph score` scores runs.
 
 An input is a run folder and one of its methods (``"FOLDER:METHOD"``, or ``"FOLDER"`` when it ran one
-method), read from its session-level TREC run ``trec/<method>.run``, or a TREC run file (``"FILE"``, or
-``"FILE:NAME"`` for one run of several in it). Inputs from run folders must share their data (run.json's
+method), read from its session-level TREC run ``trec/<method>.run`` (at ``level="notes"``: its ranked notes,
+``trec/<method>.notes.run``; the fused notes then stand for their sessions, as `taggraph score` reads a note
+id, and also give the note-level metrics), or a TREC run file (``"FILE"``, or ``"FILE:NAME"`` for one run
+of several in it). Inputs from run folders must share their data (run.json's
 sha256) and their qrels (``trec/qrels.sessions.txt``); otherwise fused numbers mean nothing, and
 `fuse_runs` refuses them (InputError). The data is the file run.json records, or `data` (checked against
 that sha256); TREC files outside a run folder need `data`.
@@ -25,11 +27,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from taggraph.datasets import Dataset
 from taggraph.datasets.registry import load_cases
-from taggraph.errors import InputError
+from taggraph.errors import ConfigError, InputError
 from taggraph.evaluation.fuse import RRF_K, check_fusion, fuse, run_trec
 from taggraph.evaluation.score import read_rankings_csv, run_lines, trec_name, trec_scores_of
 from taggraph.experiments.bench import BenchResult, add_benchmark_metrics, add_significance, score_external
@@ -38,6 +40,8 @@ from taggraph.experiments.runs import check_run_folder, save_bench
 from taggraph.retrieval import DEFAULT_DEPTH
 
 QRELS = Path("trec") / "qrels.sessions.txt"
+NOTE_QRELS = Path("trec") / "qrels.notes.txt"
+SUFFIX = {"sessions": ".run", "notes": ".notes.run"}  # a method's TREC run in a run folder, per level
 
 
 @dataclass
@@ -52,8 +56,10 @@ class FuseInput:
     label: str = ""
 
 
-def _session_runs(folder: Path) -> list[str]:
-    return sorted(p.name[:-len(".run")] for p in (folder / "trec").glob("*.run") if not p.name.endswith(".notes.run"))
+def _runs(folder: Path, level: str = "sessions") -> list[str]:
+    """The methods whose TREC run at `level` `folder` holds."""
+    return sorted(p.name[:-len(SUFFIX[level])] for p in (folder / "trec").glob("*" + SUFFIX[level])
+                  if level == "notes" or not p.name.endswith(SUFFIX["notes"]))
 
 
 def rescore_command(folder: Path, data: Any, out: str) -> str:
@@ -64,9 +70,9 @@ def rescore_command(folder: Path, data: Any, out: str) -> str:
                        "--out", str(folder.parent / out)])
 
 
-def parse_input(spec: str | Path) -> FuseInput:
-    """``FOLDER``, ``FOLDER:METHOD``, ``FILE`` or ``FILE:NAME`` as a `FuseInput`; InputError naming what is
-    missing."""
+def parse_input(spec: str | Path, level: str = "sessions") -> FuseInput:
+    """``FOLDER``, ``FOLDER:METHOD``, ``FILE`` or ``FILE:NAME`` as a `FuseInput` (a folder's run at `level`);
+    InputError naming what is missing."""
     path, method = Path(spec), None
     if not path.exists():
         head, sep, tail = str(spec).rpartition(":")
@@ -79,7 +85,7 @@ def parse_input(spec: str | Path) -> FuseInput:
         return FuseInput(str(spec), path, method, path.parent.parent if in_run else None)
     if not (path / "run.json").is_file():
         raise InputError(f"{path}: not a finished run folder (no run.json)")
-    runs = _session_runs(path)
+    runs = _runs(path, level)
     if not runs:
         data = read_record(path).get("data")
         again = f"{path.name}-trec"
@@ -90,7 +96,7 @@ def parse_input(spec: str | Path) -> FuseInput:
     stem = trec_name(method) if method else runs[0]
     if stem not in runs:
         raise InputError(f"{path}: no method {method!r}; its trec/ holds {', '.join(runs)}")
-    return FuseInput(str(spec), path / "trec" / f"{stem}.run", None, path)
+    return FuseInput(str(spec), path / "trec" / f"{stem}{SUFFIX[level]}", None, path)
 
 
 def _read(item: FuseInput) -> dict[str, dict[str, float]]:
@@ -135,10 +141,12 @@ def _same_judgements(folders: Sequence[Path]) -> dict[str, Any]:
         if a != b:
             raise InputError(f"{folders[0]} and {folder} ran on different data (sha256 {','.join(c[:12] for c in a)} "
                              f"vs {','.join(c[:12] for c in b)}); only runs over the same data can be fused")
-        qrels = [(f / QRELS).read_bytes() if (f / QRELS).is_file() else None for f in (folders[0], folder)]
-        if qrels[0] != qrels[1]:
-            raise InputError(f"{folders[0]} and {folder} judge different questions or sessions ({QRELS} differ: "
-                             f"--limit, --per-type or the data's gold); only runs over the same qrels can be fused")
+        for judged in (QRELS, NOTE_QRELS):
+            qrels = [(f / judged).read_bytes() if (f / judged).is_file() else None for f in (folders[0], folder)]
+            if qrels[0] != qrels[1]:
+                raise InputError(f"{folders[0]} and {folder} judge different questions, sessions or notes ({judged} "
+                                 f"differ: --limit, --per-type or the data's gold); only runs over the same qrels "
+                                 f"can be fused")
     return records[0]
 
 
@@ -165,15 +173,18 @@ def _dataset(record: dict[str, Any] | None, data: Path | None, first: Path | Non
 def fuse_runs(inputs: Sequence[str | Path], out: str | Path | None = None, method: str = "rrf",
               norm: str = "min-max", weights: Sequence[float] | None = None, k: float = RRF_K,
               name: str | None = None, data: str | Path | None = None, baseline: str | None = None,
-              force: bool = False, pages: Callable[[BenchResult, Dataset], dict[str, str]] | None = None
-              ) -> BenchResult:
+              force: bool = False, pages: Callable[[BenchResult, Dataset], dict[str, str]] | None = None,
+              level: Literal["sessions", "notes"] = "sessions") -> BenchResult:
     """Fuse the runs `inputs` (module docstring) with `method` (rrf | combsum | combmnz | wsum, with one of
-    `weights` per input), `norm` (min-max | zscore | max | sum | none; not used by rrf) and RRF's `k`; score
+    `weights` per input), `norm` (min-max | zscore | max | sum | none; not used by rrf) and RRF's `k`, their
+    ranked sessions or, with `level="notes"`, their ranked notes (a run folder's ``.notes.run``); score
     the fused run, named `name` (default ``fused-<method>[-<norm>]``), beside the inputs, compared with
     `baseline` (default: the first input). With `out`, write the run folder (`force` replaces a run
     folder there), with the pages `pages(result, dataset)` renders."""
     check_fusion(method, norm, weights, len(inputs), k)
-    items = [parse_input(spec) for spec in inputs]
+    if level not in SUFFIX:
+        raise ConfigError(f"fusion level {level!r} unknown; choose sessions or notes")
+    items = [parse_input(spec, level) for spec in inputs]
     folders = list(dict.fromkeys(i.folder for i in items if i.folder is not None))
     if out is not None:
         check_out(Path(out), [*folders, *(i.file for i in items if i.folder is None)], "fuse")
@@ -207,7 +218,7 @@ def fuse_runs(inputs: Sequence[str | Path], out: str | Path | None = None, metho
         result.config["external_runs"][item.label].update(path=str(item.file), name=item.name)
     del result.config["external_runs"][name]
     result.config["fusion"] = {
-        "method": method, "norm": None if method == "rrf" else norm, "weights": list(weights) if weights else None,
+        "method": method, "level": level, "norm": None if method == "rrf" else norm, "weights": list(weights) if weights else None,
         "k": k if method == "rrf" else None, "name": name, "library": f"ranx {metadata.version('ranx')}",
         "inputs": [{"spec": i.spec, "label": i.label, "file": str(i.file), "run": i.name} for i in items]}
     add_benchmark_metrics(result, cases)
