@@ -73,7 +73,7 @@ class WordOverlap(tg.Retriever):
 @pytest.fixture
 def clean_registry(monkeypatch):
     """Registrations made by a test stay in that test, and those other test modules left do not reach it."""
-    monkeypatch.setattr(registry, "_REGISTERED", {})
+    monkeypatch.setattr(registry.METHODS, "_registered", {})
 
 
 @pytest.fixture
