@@ -52,9 +52,9 @@ def extractor_backend(spec: str):
 
 
 def embedder_help() -> str:
-    """--embedder's help: the embedders, from the registry (installed ones included)."""
+    """--embedder's help: the built-in embedders, from the registry, and where installed ones come from."""
     from taggraph.retrieval.embeddings import EMBEDDERS
-    return " | ".join(EMBEDDERS)
+    return f"{' | '.join(EMBEDDERS.forms(installed=False))} | a name from the entry-point group {EMBEDDERS.group}"
 
 
 EXTRACTOR_HELP = _extractor_help()
