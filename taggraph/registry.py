@@ -7,7 +7,10 @@ looked up in this order:
   to worker processes: `with_registered(fn)` runs `fn` there knowing every registry's registrations (the
   experiment runner wraps its tasks in it);
 - built-ins: each registers itself in its own module (`Registry.builtin`, a decorator); a registry given a
-  `package` imports every module of it (pkgutil) on first use, so adding a built-in touches one file;
+  `package` finds them on first use in the source of that package's modules (pkgutil lists them, `ast`
+  reads their ``@REGISTRY.builtin("name")`` decorators) and imports a module when one of its names is
+  used, not before (``get_extractor("none")`` does not import the LLM clients). Adding a built-in touches
+  one file;
 - installed packages: entry points in the registry's `group`, read once per process, on first use.
 
 One policy for entry points, whatever the kind: a built-in always wins. An entry point that names a built-in
@@ -22,7 +25,9 @@ string names, failing in one line.
 
 from __future__ import annotations
 
+import ast
 import importlib
+import importlib.util
 import pkgutil
 import re
 import sys
@@ -81,7 +86,7 @@ class Registry:
         ``ollama:MODEL`` (``arg="MODEL"``). Returns `value`."""
         if value is None:
             return lambda v: self.builtin(name, v, arg=arg)
-        if name in self._builtin and self._builtin[name] is not value:
+        if name in self._builtin and self._builtin[name] is not value and not isinstance(self._builtin[name], _Declared):
             raise ConfigError(f"built-in {self.kind} {name!r} is declared twice")
         self._builtin[name] = value
         if arg:
@@ -110,6 +115,8 @@ class Registry:
         if name in self._registered:
             return self._registered[name]
         if self.is_builtin(name):
+            if isinstance(self._builtin[name], _Declared):  # its module, imported now, declares it for real
+                load_attr(self._builtin[name].spec, f"built-in {self.kind} {name!r}")
             return self._builtin[name]
         return self._plugin(name)
 
@@ -172,13 +179,17 @@ class Registry:
         self._registered.update(registered)
 
     def _scan(self) -> None:
-        """Import every module of `package` once, so that its built-ins have declared themselves."""
+        """Read once which built-ins the modules of `package` declare, importing none of them."""
         if self._scanned:
             return
         self._scanned = True
         package = importlib.import_module(self.package)
         for module in pkgutil.iter_modules(package.__path__, f"{package.__name__}."):
-            importlib.import_module(module.name)
+            if module.name not in sys.modules:  # an imported module has declared its built-ins itself
+                for name, value, arg in _declarations(module.name):
+                    self._builtin.setdefault(name, value)
+                    if arg:
+                        self._args[name] = arg
 
     def _state(self) -> _Installed:
         """The entry points of `group`, read once per process; those naming a built-in are set aside."""
@@ -214,6 +225,40 @@ class Registry:
         text, head = str(exc), f"{self.kind} {name!r}"
         text = text if text.startswith(head) else f"{head}: {text}"
         return text if "entry point '" in text else f"{text} ({plugins.describe(ep)})"
+
+
+class _Declared:
+    """A built-in read from its module's source: ``module:attr``, imported when its name is first used."""
+
+    def __init__(self, spec: str) -> None:
+        self.spec = spec
+
+
+def _declarations(module: str) -> list[tuple[str, _Declared, str | None]]:
+    """The built-ins `module`'s source declares, (name, where, arg) for each top-level definition decorated
+    ``@SOMETHING.builtin("name")`` or ``@SOMETHING.builtin("name", arg="ARG")``."""
+    origin = importlib.util.find_spec(module).origin
+    if not (origin or "").endswith(".py"):  # no source to read (compiled only): the module declares them itself
+        importlib.import_module(module)
+        return []
+    with open(origin, encoding="utf-8") as source:
+        text = source.read()
+    if ".builtin(" not in text:
+        return []
+    found = []
+    for node in ast.parse(text, origin).body:
+        for call in getattr(node, "decorator_list", ()):
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "builtin":
+                try:
+                    if len(call.args) != 1 or any(k.arg != "arg" for k in call.keywords):
+                        raise ValueError
+                    name = ast.literal_eval(call.args[0])
+                    arg = ast.literal_eval(call.keywords[0].value) if call.keywords else None
+                except ValueError:
+                    raise ConfigError(f"{origin}:{call.lineno}: declare a built-in with a literal name (and arg), "
+                                      f"as @REGISTRY.builtin(\"name\", arg=\"ARG\")") from None
+                found.append((name, _Declared(f"{module}:{node.name}"), arg))
+    return found
 
 
 class _Installed:

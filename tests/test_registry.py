@@ -4,7 +4,9 @@ points read once), and run-time registrations carried to worker processes."""
 
 from __future__ import annotations
 
+import os
 import pickle
+import subprocess
 import sys
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from taggraph.registry import Registry, load_attr, with_registered
 from taggraph.retrieval.embeddings import EMBEDDERS, StaticEmbedder, get_embedder
 from taggraph.retrieval.registry import METHODS
 
+REPO = Path(__file__).resolve().parent.parent
 GROUP = "taggraph.test_widgets"
 WIDGETS = Registry("widget", GROUP)
 WIDGETS.builtin("alpha", "the built-in alpha")
@@ -108,11 +111,24 @@ def test_builtins_are_found_in_the_modules_of_their_package(tmp_path, monkeypatc
     monkeypatch.syspath_prepend(str(tmp_path))
     from gadgets import GADGETS
 
-    assert GADGETS.forms() == ["spanner:SIZE"]
-    found, args = GADGETS.resolve("spanner:10")
-    assert found(*args).size == "10" and GADGETS.resolve("spanner") is None
-    with pytest.raises(ConfigError, match="gadget 'spanner:' names no size: write spanner:SIZE"):
-        GADGETS.resolve("spanner:")
+    try:
+        assert GADGETS.forms() == ["spanner:SIZE"] and "gadgets.spanner" not in sys.modules  # found, not imported
+        found, args = GADGETS.resolve("spanner:10")
+        assert found(*args).size == "10" and GADGETS.resolve("spanner") is None
+        with pytest.raises(ConfigError, match="gadget 'spanner:' names no size: write spanner:SIZE"):
+            GADGETS.resolve("spanner:")
+    finally:
+        for module in ("gadgets", "gadgets.spanner"):
+            sys.modules.pop(module, None)
+
+
+def test_an_extractor_by_name_imports_only_its_own_module():
+    code = ("import sys, taggraph; taggraph.get_extractor('none'); "
+            "print(sorted(set(taggraph.extraction.registry.EXTRACTORS.forms()) & {'gguf:PATH', 'offline-v2'}), "
+            "'taggraph.extraction.llm' in sys.modules)")
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONPATH": str(REPO)}).stdout.split()
+    assert shown == ["['gguf:PATH',", "'offline-v2']", "False"]
 
 
 def tagger_name(spec: str) -> str:
