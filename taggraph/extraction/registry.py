@@ -39,6 +39,13 @@ def forms() -> str:
             f"or a name from register_extractor or the entry-point group {GROUP!r}")
 
 
+def __getattr__(name: str) -> str:
+    """``FORMS``, the text of `forms()`, kept for code that read the constant it was."""
+    if name == "FORMS":
+        return forms()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 @EXTRACTORS.builtin("none")
 class NoTagsExtractor:
     """Stores interactions without tags (a control: graph methods get no entry points)."""
