@@ -39,7 +39,7 @@ from taggraph import plugins
 from taggraph.errors import ConfigError
 
 DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
-FIX = "give package.module:Class on the Python path (the current folder counts)"
+_FIX = "give package.module:Class on the Python path (the current folder counts)"
 _ALL: dict[tuple[str, str], Registry] = {}  # (module defining it, kind) -> registry: what `restore` fills
 
 
@@ -49,12 +49,12 @@ def load_attr(spec: str, what: str) -> Any:
     or the attribute is missing."""
     module, _, attr = spec.partition(":")
     if not (DOTTED.fullmatch(module) and DOTTED.fullmatch(attr)):
-        raise ConfigError(f"{what}: {spec!r} is not package.module:Class; {FIX}")
+        raise ConfigError(f"{what}: {spec!r} is not package.module:Class; {_FIX}")
     try:
         found = importlib.import_module(module)
     except ModuleNotFoundError as exc:
         raise ConfigError(f"{what}: cannot import {spec!r}: no module named {exc.name!r} (install its package "
-                          f"or put its folder on PYTHONPATH); {FIX}") from None
+                          f"or put its folder on PYTHONPATH); {_FIX}") from None
     except (Exception, SystemExit) as exc:  # the user's module raised while it was imported
         raise ConfigError(f"{what}: importing {module!r} fails: {plugins.one_line(exc)}") from None
     for part in attr.split("."):
