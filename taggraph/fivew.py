@@ -50,7 +50,9 @@ class Extractor(Protocol):
     Any object with these goes wherever an extractor name does (`taggraph.extraction.get_extractor`).
     Give yours a `name` that builds it again (``"package.module:Class"``, or a name registered with
     `register_extractor` or in the entry-point group ``taggraph.extractors``), so a saved store reloads
-    with it by name."""
+    with it by name. Optional, on the class: ``served = True`` (a server generates: it takes ``timeout``
+    and ``options``; ``check()`` and ``close()`` are called when present), ``reads_prompt = True`` (it
+    takes ``prompt_path``); the CLI reads these, never the name."""
 
     name: str
 

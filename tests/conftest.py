@@ -46,7 +46,7 @@ def hand_store():
 @pytest.fixture
 def clean_registry(monkeypatch):
     """Registrations made by a test stay in that test, and those other test modules left do not reach it."""
-    monkeypatch.setattr(registry, "_REGISTERED", {})
+    monkeypatch.setattr(registry.METHODS, "_registered", {})
 
 
 def shared_file(name: str) -> Path:

@@ -35,8 +35,8 @@ def cases():
 @pytest.fixture
 def clean_registry(monkeypatch):
     """Registrations made by a test stay in that test."""
-    monkeypatch.setattr(registry, "_REGISTERED", dict(registry._REGISTERED))
-    monkeypatch.setattr(extractors, "_REGISTERED", dict(extractors._REGISTERED))
+    monkeypatch.setattr(registry.METHODS, "_registered", dict(registry.METHODS._registered))
+    monkeypatch.setattr(extractors.EXTRACTORS, "_registered", dict(extractors.EXTRACTORS._registered))
 
 
 def spoilt(spoil):

@@ -72,7 +72,7 @@ def user_runs(tmp_path_factory):
     home = tmp_path_factory.mktemp("user")
     (home / "recency_methods.py").write_text(USER_METHOD)
     sys.path.insert(0, str(home))
-    registered = dict(registry._REGISTERED)
+    registered = registry.METHODS.registered_here()
     try:
         cases = load_dataset(DEMO_DATA)
         methods = ["BM25", "recency_methods:RecencyTfidf"]
@@ -84,8 +84,8 @@ def user_runs(tmp_path_factory):
     finally:
         sys.path.remove(str(home))
         # the method came from a folder only this fixture knows: no later test (Dask workers) may be told of it
-        registry._REGISTERED.clear()
-        registry._REGISTERED.update(registered)
+        registry.METHODS._registered.clear()
+        registry.METHODS.restore(registered)
     return home, base, tuned
 
 

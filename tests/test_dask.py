@@ -15,7 +15,7 @@ METHODS = ["BM25", "TagGraph-TFIDF", "AdaptiveGraph"]
 def test_dask_cluster_gives_the_local_rankings(monkeypatch):
     from taggraph.retrieval import registry
 
-    monkeypatch.setattr(registry, "_REGISTERED", {})  # only built-ins: a run-time registration left by another test
+    monkeypatch.setattr(registry.METHODS, "_registered", {})  # only built-ins: a run-time registration left by another test
     cases = load_dataset(DEMO_DATA)
     local = run_bench(cases, METHODS, extractor="none")
     local_sweep = distractor_sweep(cases, counts=(0, 5), extractor="none")
@@ -38,7 +38,7 @@ def test_a_notebook_method_runs_on_the_cluster(monkeypatch):
     from taggraph.retrieval import registry
     from test_plugins import USER_METHOD
 
-    monkeypatch.setattr(registry, "_REGISTERED", dict(registry._REGISTERED))
+    monkeypatch.setattr(registry.METHODS, "_registered", dict(registry.METHODS._registered))
     exec(compile(USER_METHOD, "cell", "exec", dont_inherit=True), {"__name__": "a_notebook_cell"})
     cases = load_dataset(DEMO_DATA)[:4]
     local = run_bench(cases, ["WordOverlap"], extractor="none")

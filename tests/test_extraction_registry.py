@@ -72,7 +72,7 @@ WORDS = WordExtractor("instance")  # an extractor object, as `module:OBJECT`
 def isolated(tmp_path, monkeypatch):
     monkeypatch.setenv("TAGGRAPH_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(runner, "_EXTRACTORS", {})
-    monkeypatch.setattr(registry, "_REGISTERED", {})
+    monkeypatch.setattr(registry.EXTRACTORS, "_registered", {})
 
 
 def installed(tmp_path, monkeypatch, entry_points: str) -> None:
@@ -82,6 +82,7 @@ def installed(tmp_path, monkeypatch, entry_points: str) -> None:
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: words-plugin\nVersion: 1.0\n", encoding="utf-8")
     (dist / "entry_points.txt").write_text(f"[{GROUP}]\n{entry_points}\n", encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setattr(registry.EXTRACTORS, "_installed", None)  # entry points are read once: again
 
 
 def test_every_form_builds_an_extractor(tmp_path, monkeypatch):
@@ -100,7 +101,7 @@ def test_every_form_builds_an_extractor(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("spec, message", [
-    ("nope", r"unknown extractor 'nope': use offline-v2, offline, none, ollama:MODEL, gguf:PATH, openai:MODEL, "
+    ("nope", r"unknown extractor 'nope': use gguf:PATH, none, offline, offline-v2, ollama:MODEL, openai:MODEL, "
              r"package\.module:Class, an extractor object, or a name from register_extractor or the entry-point "
              r"group 'taggraph.extractors'"),
     ("no_such_module:Thing", r"no module named 'no_such_module' \(install its package"),

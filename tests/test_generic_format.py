@@ -207,8 +207,7 @@ def test_an_installed_package_adds_a_format(tmp_path, monkeypatch):
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tsvturns\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text("[taggraph.datasets]\ntsv-turns = tsvturns:FORMAT\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(registry, "_plugins_loaded", False)
-    monkeypatch.setattr(registry, "_FORMATS", dict(registry._FORMATS))
+    monkeypatch.setattr(registry.FORMATS, "_installed", None)  # entry points read again
     assert format_names()[-1] == "tsv-turns"
     data = tmp_path / "mine.tsv"
     data.write_text("q1\tI keep bees.\nq2\tI play the cello.\n")
@@ -218,7 +217,7 @@ def test_an_installed_package_adds_a_format(tmp_path, monkeypatch):
 
 
 def test_register_format_refuses_a_taken_name(monkeypatch):
-    monkeypatch.setattr(registry, "_FORMATS", dict(registry._FORMATS))
+    monkeypatch.setattr(registry.FORMATS, "_registered", dict(registry.FORMATS._registered))
     clash = DatasetFormat("generic", "something else", lambda p: False, lambda p, limit=None: [])
     with pytest.raises(ConfigError, match="'generic' is already registered"):
         register_format(clash)

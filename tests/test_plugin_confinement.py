@@ -19,6 +19,7 @@ from taggraph.cli.app import parse_value
 from taggraph.datasets import registry as datasets
 from taggraph.errors import ConfigError
 from taggraph.extraction import get_extractor
+from taggraph.extraction.registry import EXTRACTORS
 from taggraph.retrieval import registry
 
 REPO = Path(__file__).resolve().parent.parent
@@ -72,15 +73,10 @@ def install_broken(folder: Path) -> Path:
 def broken(tmp_path, monkeypatch):
     """The broken distribution on sys.path, registries read again (and restored after the test)."""
     monkeypatch.syspath_prepend(str(install_broken(tmp_path)))
-    monkeypatch.setattr(registry, "_REGISTERED", dict(registry._REGISTERED))
-    registry._installed.cache_clear()
-    registry._installed_method.cache_clear()
-    monkeypatch.setattr(datasets, "_plugins_loaded", False)
-    monkeypatch.setattr(datasets, "_FORMATS", dict(datasets._FORMATS))
-    monkeypatch.setattr(datasets, "_BROKEN", {}, raising=False)
-    yield tmp_path
-    registry._installed.cache_clear()
-    registry._installed_method.cache_clear()
+    monkeypatch.setattr(registry.METHODS, "_registered", dict(registry.METHODS._registered))
+    for kind in (registry.METHODS, datasets.FORMATS, EXTRACTORS):
+        monkeypatch.setattr(kind, "_installed", None)  # entry points read again
+    return tmp_path
 
 
 def cli(args: list[str], folder: Path) -> subprocess.CompletedProcess:

@@ -45,12 +45,8 @@ def sha256(path: Path) -> str:
 
 @pytest.fixture
 def clean(monkeypatch):
-    monkeypatch.setattr(registry, "_REGISTERED", dict(registry._REGISTERED))
-    registry._installed.cache_clear()
-    registry._installed_method.cache_clear()
-    yield
-    registry._installed.cache_clear()
-    registry._installed_method.cache_clear()
+    monkeypatch.setattr(registry.METHODS, "_registered", dict(registry.METHODS._registered))
+    monkeypatch.setattr(registry.METHODS, "_installed", None)  # entry points read again
 
 
 def test_run_json_records_each_methods_origin_package_and_source(tmp_path, clean):

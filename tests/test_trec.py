@@ -123,7 +123,7 @@ class Flat(tg.Retriever):
 
 @pytest.fixture
 def flat(monkeypatch):
-    monkeypatch.setattr(registry, "_REGISTERED", dict(registry._REGISTERED))
+    monkeypatch.setattr(registry.METHODS, "_registered", dict(registry.METHODS._registered))
     tg.register_method("Flat", Flat)
 
 

@@ -28,8 +28,36 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 _state = {"debug": False}
 
 DEFAULT_DATA = DEMO_DATA
-EXTRACTOR_HELP = ("offline-v2 | offline | none | ollama:MODEL | openai:MODEL | gguf:PATH | package.module:Class | "
-                  "a name from the entry-point group taggraph.extractors")
+
+
+def _extractor_help() -> str:
+    """--extractor's help: the built-in extractors, from the registry, and the other forms."""
+    from taggraph.extraction.registry import EXTRACTORS, GROUP
+    return f"{' | '.join(sorted(EXTRACTORS.forms(installed=False)))} | package.module:Class | a name from the " \
+           f"entry-point group {GROUP}"
+
+
+def served_extractors() -> str:
+    """The built-in extractors a server runs (their class says ``served``), as written: "ollama:, openai:"."""
+    from taggraph.extraction.registry import EXTRACTORS
+    return ", ".join(f"{n}:" for n in sorted(EXTRACTORS.names(installed=False))
+                     if getattr(EXTRACTORS.get(n), "served", False))
+
+
+def extractor_backend(spec: str):
+    """The class (or factory, or object) extractor name `spec` builds with: what it can do is its attributes
+    (``served``, ``reads_prompt``)."""
+    from taggraph.extraction.registry import backend
+    return backend(spec)
+
+
+def embedder_help() -> str:
+    """--embedder's help: the built-in embedders, from the registry, and where installed ones come from."""
+    from taggraph.retrieval.embeddings import EMBEDDERS
+    return f"{' | '.join(EMBEDDERS.forms(installed=False))} | a name from the entry-point group {EMBEDDERS.group}"
+
+
+EXTRACTOR_HELP = _extractor_help()
 
 
 @app.callback()
@@ -198,8 +226,7 @@ def format_help() -> str:
     """--format's help: the registered dataset formats, installed ones included."""
     from taggraph.datasets import format_names
     from taggraph.datasets.registry import broken_formats
-    broken = f" Installed but failing to load (naming one says why): {', '.join(broken_formats())}." \
-        if broken_formats() else ""
+    broken = f" Installed but not used: {'; '.join(broken_formats().values())}." if broken_formats() else ""
     return f"{' | '.join(format_names())} (default: detect from the content).{broken}"
 
 

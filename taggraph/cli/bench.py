@@ -8,8 +8,9 @@ from typing import Optional
 
 import typer
 
-from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, checked_extractor, command, extractor_names, format_help,
-                              key_values, load_data, method_params, methods_option, positive, timeout_option)
+from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, checked_extractor, command, embedder_help, extractor_backend,
+                              extractor_names, format_help, key_values, load_data, method_params, methods_option,
+                              positive, served_extractors, timeout_option)
 from taggraph.cli.app import EXTRACTOR_HELP
 from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.errors import ConfigError, ServerError
@@ -17,7 +18,8 @@ from taggraph.server import CHECK_TIMEOUT, GENERATION_TIMEOUT
 
 ALLOW_FAILED_HELP = ("Score even when notes failed extraction (stored untagged); stdout, the report and run.json "
                      "then say how many and the first reason. Without it such a run stops with an error.")
-TIMEOUT_HELP = f"Seconds per generation request of ollama: and openai: (the up-front server check allows {CHECK_TIMEOUT:g} s)."
+TIMEOUT_HELP = (f"Seconds per generation request of a served extractor ({served_extractors()}; the up-front server "
+                f"check allows {CHECK_TIMEOUT:g} s).")
 
 
 def print_result(result, folder: Path) -> None:
@@ -65,8 +67,8 @@ def bench(
     workers: int = typer.Option(1, help="Parallel processes over memories (joblib)."),
     dask_scheduler: Optional[str] = typer.Option(None, help="Run on this Dask cluster (tcp://HOST:PORT)."),
     param: list[str] = typer.Option([], help="Method parameter METHOD.KEY=VALUE, e.g. AdaptiveGraph.iterations=0."),
-    embedder: Optional[str] = typer.Option(None, help="Embedder of OpenClaw and OC-notes: minilm (default) | "
-                                                      "minilm-static (fast) | ollama:MODEL."),
+    embedder: Optional[str] = typer.Option(None, help=f"Embedder of the dense methods (OpenClaw, OC-notes, "
+                                                      f"TagGraph-Fusion): {embedder_help()}; default: minilm."),
     baseline: str = typer.Option("BM25", help="Compare every method's MRR to this one, paired per question "
                                               "(randomization test); 'none' to skip."),
     timeout: float = typer.Option(GENERATION_TIMEOUT, help=TIMEOUT_HELP),
@@ -85,7 +87,7 @@ def bench(
     names_ = methods_option(methods)
     params = method_params(param, embedder, device)
     positive(depth, "--depth")
-    served = extractor.startswith(("ollama:", "openai:"))
+    served = getattr(extractor_backend(extractor), "served", False)
     options = {"timeout": timeout_option(timeout)} if served else {}  # others have no server
     extractor_names(extractor, **options)
     cases = load_data(data, fmt, limit, per_type)
@@ -106,7 +108,7 @@ def embed(
     limit: Optional[int] = typer.Option(None, help="Only the first N questions."),
     per_type: Optional[int] = typer.Option(None, help="Only the first N questions of each question type."),
     extractor: str = typer.Option(DEFAULT_EXTRACTOR, help=EXTRACTOR_HELP + " (OC-notes embeds notes)."),
-    embedder: str = typer.Option("minilm", help="minilm | minilm-static | ollama:MODEL."),
+    embedder: str = typer.Option("minilm", help=embedder_help() + "."),
     param: list[str] = typer.Option([], help="Method parameter METHOD.KEY=VALUE (chunk_chars, overlap_chars)."),
     device: str = typer.Option("auto", help="Where MiniLM runs: auto (CUDA if torch sees a GPU) | cpu | cuda."),
 ) -> None:
@@ -142,9 +144,10 @@ def extract(
     positive(concurrency, "--concurrency")
     cases = load_data(data, limit=limit)
     kwargs: dict = {}
-    if extractor.startswith(("ollama:", "openai:", "gguf:")):
+    found = extractor_backend(extractor)
+    if getattr(found, "reads_prompt", False):
         kwargs = {"prompt_path": prompt}
-        if extractor.startswith(("ollama:", "openai:")):
+        if getattr(found, "served", False):
             kwargs.update(options={"temperature": 0, **key_values(option)}, timeout=timeout_option(timeout))
     ex = checked_extractor(extractor, **kwargs)
     table = extract_to_stores(cases, ex, out, concurrency)
@@ -206,6 +209,7 @@ def score(
 def list_methods(name: Optional[str] = typer.Argument(None, help="A method: show its parameters.")) -> None:
     """List the retrieval methods (built in, registered, installed), or one method's parameters."""
     from taggraph.retrieval import method, method_names
+    from taggraph.retrieval.registry import METHODS
     if name:
         for p in method(name).parameters():
             typer.echo(f"{p['name']} = {p['value']!r}  ({p['type']}{', ' + p['rule'] if p['rule'] else ''})")
@@ -218,3 +222,6 @@ def list_methods(name: Optional[str] = typer.Argument(None, help="A method: show
             continue
         typer.echo(n + (f"  (ablation of {m.ablation_of}{': -' + m.component if m.component else ''})"
                         if m.ablation_of else ""))
+    for n, why in METHODS.problems().items():
+        if METHODS.is_builtin(n):  # an installed method named as a built-in one: the built-in is used
+            typer.echo(f"{n}  (installed one ignored: {why})")

@@ -2,14 +2,15 @@
 
 Built in: longmemeval, locomo, atant and generic (your own JSON Lines; `taggraph.datasets.generic`).
 Each lives in its own module as ``FORMAT``, a `DatasetFormat` (detection, loading, abstention rule and
-gold notes by its loader, own metrics). An installed package adds one with an entry point in the group
-``taggraph.datasets`` naming a `DatasetFormat` (``myformat = mypackage.data:FORMAT``), or at run time
-with `register_format`.
+gold notes by its loader, own metrics); they are declared below, in detection order. An installed package
+adds one with an entry point in the group ``taggraph.datasets`` naming a `DatasetFormat` or a function
+returning one (``myformat = mypackage.data:FORMAT``), or at run time with `register_format`. Names are
+resolved by `FORMATS`, a `taggraph.registry.Registry`: an installed format never replaces a built-in one
+(it is ignored, and `broken_formats` says why in one line).
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -22,55 +23,47 @@ from taggraph.datasets.base import (Case, DatasetError, DatasetFormat, DataWarni
                                     data_checksum, head)
 from taggraph import plugins
 from taggraph.errors import ConfigError
+from taggraph.registry import Registry, load_attr
 
 ENTRY_POINTS = "taggraph.datasets"
-_FORMATS: dict[str, DatasetFormat] = {f.name: f for f in (longmemeval.FORMAT, locomo.FORMAT, atant.FORMAT,
-                                                          generic.PAST_FORMAT, generic.FORMAT)}
-_plugins_loaded = False
-_BROKEN: dict[str, str] = {}  # installed formats that fail to load: name -> why, in one line
+
+
+def _adopt(name: str, found: Any) -> DatasetFormat:
+    """The DatasetFormat an entry point names, or the one the function it names returns."""
+    if callable(found) and not isinstance(found, DatasetFormat):
+        try:
+            found = found()
+        except Exception as exc:  # the plug-in's own factory: confined to that plug-in
+            raise ConfigError(f"calling it fails: {plugins.one_line(exc)}") from None
+    if not isinstance(found, DatasetFormat):
+        raise ConfigError(f"it names a {type(found).__name__}, not a DatasetFormat")
+    return found
+
+
+FORMATS = Registry("dataset format", ENTRY_POINTS, adopt=_adopt)
+for _format in (longmemeval.FORMAT, locomo.FORMAT, atant.FORMAT, generic.PAST_FORMAT, generic.FORMAT):
+    FORMATS.builtin(_format.name, _format)
 
 
 def register_format(fmt: DatasetFormat, replace: bool = False) -> DatasetFormat:
     """Add `fmt` to the registry (detected after those before it); a name taken is refused unless `replace`."""
     if not isinstance(fmt, DatasetFormat):
         raise ConfigError(f"register_format expects a DatasetFormat, got {type(fmt).__name__}")
-    if fmt.name in _FORMATS and not replace and _FORMATS[fmt.name] is not fmt:
+    if fmt.name in FORMATS.names(installed=False) and FORMATS.get(fmt.name) is not fmt and not replace:
         raise ConfigError(f"dataset format {fmt.name!r} is already registered; pass replace=True to replace it")
-    _FORMATS[fmt.name] = fmt
-    return fmt
-
-
-def _load_plugins() -> None:
-    """Register the formats of installed packages (entry point group ``taggraph.datasets``), once."""
-    global _plugins_loaded
-    if _plugins_loaded:
-        return
-    _plugins_loaded = True
-    for ep in plugins.installed(ENTRY_POINTS).values():
-        try:
-            fmt = plugins.load(ep)
-            if callable(fmt) and not isinstance(fmt, DatasetFormat):
-                try:
-                    fmt = fmt()
-                except Exception as exc:  # the plug-in's own factory: confined to that plug-in
-                    raise ConfigError(f"{plugins.describe(ep)}: calling it fails: {plugins.one_line(exc)}") from None
-            if not isinstance(fmt, DatasetFormat):
-                raise ConfigError(f"{plugins.describe(ep)} names a {type(fmt).__name__}, not a DatasetFormat")
-            register_format(fmt, replace=True)
-        except ConfigError as exc:  # one plug-in that fails disables only itself (`broken_formats`)
-            _BROKEN[ep.name] = f"dataset format {ep.name!r}: {exc}"
+    return FORMATS.register(fmt.name, fmt, replace=True)
 
 
 def broken_formats() -> dict[str, str]:
-    """The installed formats that fail to load: name -> the one-line reason."""
-    _load_plugins()
-    return dict(_BROKEN)
+    """The installed formats that are not used: name -> the one-line reason (fails to load, or names a
+    built-in format)."""
+    FORMATS.values()  # loads every installed format
+    return FORMATS.problems()
 
 
 def formats() -> list[DatasetFormat]:
     """The registered formats, in detection order (built-ins first)."""
-    _load_plugins()
-    return list(_FORMATS.values())
+    return FORMATS.values()
 
 
 def format_names() -> list[str]:
@@ -82,8 +75,9 @@ def get_format(name: str) -> DatasetFormat:
     for fmt in formats():
         if fmt.name == name:
             return fmt
-    if name in _BROKEN:
-        raise ConfigError(_BROKEN[name])
+    problems = broken_formats()
+    if name in problems:
+        raise ConfigError(problems[name])
     raise ConfigError(f"unknown format {name!r}; known: {', '.join(format_names())}")
 
 
@@ -95,7 +89,7 @@ def detect_format(path: str | Path) -> DatasetFormat:
         if fmt.detect(path):
             return fmt
     expected = [f"{f.expects} ({f.name})" for f in formats()]
-    failed = "".join(f"; not tried: {why}" for why in _BROKEN.values())
+    failed = "".join(f"; not tried: {why}" for why in broken_formats().values())
     raise DatasetError(f"{path}: unknown format: expected {', '.join(expected[:-1])} or {expected[-1]}; "
                        f"got {_describe(path)}{failed}")
 
@@ -192,7 +186,4 @@ def format_of(cases: Sequence[Case]) -> DatasetFormat | None:
 
 def resolve(ref: Any) -> Any:
     """A callable, or the object a "module:attribute" name refers to."""
-    if not isinstance(ref, str):
-        return ref
-    module, _, attr = ref.partition(":")
-    return getattr(importlib.import_module(module), attr)
+    return load_attr(ref, "dataset format metrics") if isinstance(ref, str) else ref

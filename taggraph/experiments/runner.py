@@ -30,9 +30,9 @@ from taggraph.datasets import Case
 from taggraph.evaluation.metrics import session_scores
 from taggraph.extraction import Extractor, extractor_spec, get_extractor
 from taggraph.progress import progress
+from taggraph.registry import with_registered
 from taggraph.retrieval import Retriever, make_retriever
 from taggraph.retrieval.base import method_errors
-from taggraph.retrieval.registry import with_registered
 from taggraph.store import MemoryStore
 
 RANKING_COLUMNS = ["question_id", "question_type", "method", "ranked_session_ids", "gold_session_ids",
@@ -98,7 +98,7 @@ def parallel_map(fn: Callable, items: Sequence, *args: Any, workers: int = 1, ba
             return parallel_map(fn, items, *args, workers=workers, backend=None, desc=desc)
     if workers == 1:
         return [fn(item, *args) for item in progress(items, desc=desc, unit="memory")]
-    fn = with_registered(fn)  # methods registered here (a notebook's own) are known in the workers too
+    fn = with_registered(fn)  # what a notebook registered here (methods, extractors, ...) is known in the workers too
     jobs = (delayed(fn)(item, *args) for item in items)
     with _stopped_by_signals():
         return list(progress(Parallel(n_jobs=workers, backend=backend, return_as="generator")(jobs),

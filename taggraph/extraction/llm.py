@@ -54,6 +54,7 @@ from taggraph.config import cache_dir
 from taggraph.errors import ConfigError, ServerError
 from taggraph.extraction.base import Extraction
 from taggraph.extraction.prompt import MAX_PROMPT_TAGS, load_prompt, render, version_of
+from taggraph.extraction.registry import EXTRACTORS
 from taggraph.extraction.validate import parse_and_repair
 from taggraph.notes import CATEGORIES
 from taggraph.server import (CHECK_TIMEOUT, GENERATION_TIMEOUT, OPENAI_DEFAULT_URL, host_of, ollama_client,
@@ -171,6 +172,7 @@ class _CachedLLMExtractor:
     """
 
     name: str
+    reads_prompt = True  # takes prompt_path (the CLI's --prompt)
     concurrency: int = 1
     max_failures_in_a_row: int | None = None  # None: never stop (a local model has no outage)
     _runtime: tuple[str, ...] = ("_cache", "_stats_lock", "_in_flight")  # rebuilt by `_open`, never pickled
@@ -289,6 +291,7 @@ class _ServedExtractor(_CachedLLMExtractor):
 
     prefix: str  # "ollama", "openai": the name is PREFIX:MODEL
     server: str  # the kind of server, for messages
+    served = True  # takes timeout and options (the CLI's --timeout, --option); `check` and `close` it
     _runtime = (*_CachedLLMExtractor._runtime, "client")
 
     def __init__(self, model: str, host: str | None, prompt_path: str | Path | None, options: dict | None,
@@ -389,6 +392,7 @@ class _ServedExtractor(_CachedLLMExtractor):
             attempt += 1
 
 
+@EXTRACTORS.builtin("ollama", arg="MODEL")
 class OllamaExtractor(_ServedExtractor):
     """5W+Extra extraction by a model served by Ollama (``ollama:MODEL``).
 
@@ -481,6 +485,7 @@ def _listing(names: set[str]) -> str:
 RESPONSE_FORMATS = ("json_schema", "json_object")
 
 
+@EXTRACTORS.builtin("openai", arg="MODEL")
 class OpenAIExtractor(_ServedExtractor):
     """5W+Extra extraction by a model behind an OpenAI-compatible chat API (``openai:MODEL``): vLLM,
     llama.cpp's server, llama-cpp-python's server, LM Studio, Ollama's /v1, hosted APIs.
@@ -562,6 +567,7 @@ class OpenAIExtractor(_ServedExtractor):
             raise ValueError(f"the reply is not a chat completion: {json.dumps(reply)[:80]}") from None
 
 
+@EXTRACTORS.builtin("gguf", arg="PATH")
 class GGUFExtractor(_CachedLLMExtractor):
     """5W+Extra extraction by a local GGUF model through llama-cpp-python (``gguf:PATH``).
 

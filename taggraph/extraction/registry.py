@@ -3,13 +3,17 @@
 `get_extractor(spec, **options)` takes, in this order:
 
 - an object with the `Extractor` interface (``name``, ``cache_key``, ``extract``): returned as it is;
-- a built-in name: ``offline-v2`` (the default), ``offline``, ``none``, ``ollama:MODEL``,
-  ``gguf:PATH``, ``openai:MODEL``;
-- a name given to `register_extractor` in this process, or one an installed package declares in
-  the entry-point group ``taggraph.extractors``; ``NAME:ARG`` passes ARG to that factory first,
-  as ``ollama:MODEL`` does;
+- a name of `EXTRACTORS` (a `taggraph.registry.Registry`): a built-in (``offline-v2``, the default,
+  ``offline``, ``none``, ``ollama:MODEL``, ``gguf:PATH``, ``openai:MODEL``; each declares itself in its
+  own module of this package with ``@EXTRACTORS.builtin``), a name given to `register_extractor` in this
+  process, or one an installed package declares in the entry-point group ``taggraph.extractors`` (a
+  built-in name wins over it); ``NAME:ARG`` passes ARG to that factory first, as ``ollama:MODEL`` does;
 - ``package.module:Class``: a class (called with ``options``), a factory function, or an
   extractor object in that module.
+
+What a backend can do is said by its class, not by its name: ``served = True`` (a server generates:
+it takes ``timeout`` and ``options``, and has ``check`` and ``close``), ``reads_prompt = True`` (it
+takes ``prompt_path``); `backend(spec)` is the class or factory a name builds with.
 
 `extractor_spec(extractor)` is the string that builds an extractor again (run.json records it);
 `rebuild_extractor` builds the one a store recorded, or says in one line how to pass it.
@@ -17,22 +21,32 @@
 
 from __future__ import annotations
 
-import importlib
-import re
 from collections.abc import Callable
 from typing import Any
 
-from taggraph import plugins
 from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.errors import ConfigError
 from taggraph.extraction.base import Extraction, Extractor
+from taggraph.registry import DOTTED, Registry, load_attr
 
 GROUP = "taggraph.extractors"  # the entry-point group installed packages declare extractors in
-FORMS = ("offline-v2, offline, none, ollama:MODEL, gguf:PATH, openai:MODEL, package.module:Class, "
-         f"an extractor object, or a name from register_extractor or the entry-point group {GROUP!r}")
-_DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+EXTRACTORS = Registry("extractor", GROUP, package=__package__)
 
 
+def forms() -> str:
+    """Every way to name an extractor, for messages and help: the built-ins, then the other forms."""
+    return (f"{', '.join(sorted(EXTRACTORS.forms(installed=False)))}, package.module:Class, an extractor object, "
+            f"or a name from register_extractor or the entry-point group {GROUP!r}")
+
+
+def __getattr__(name: str) -> str:
+    """``FORMS``, the text of `forms()`, kept for code that read the constant it was."""
+    if name == "FORMS":
+        return forms()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@EXTRACTORS.builtin("none")
 class NoTagsExtractor:
     """Stores interactions without tags (a control: graph methods get no entry points)."""
 
@@ -43,75 +57,37 @@ class NoTagsExtractor:
         return Extraction()
 
 
-_PLAIN = {"offline-v2": ("taggraph.extraction.offline_v2", "OfflineV2Extractor"),
-          "offline": ("taggraph.extraction.offline", "OfflineExtractor"),
-          "none": (__name__, "NoTagsExtractor")}
-_PREFIXED = {"ollama": ("taggraph.extraction.llm", "OllamaExtractor"),  # PREFIX:ARG -> Class(ARG, **options)
-             "gguf": ("taggraph.extraction.llm", "GGUFExtractor"),
-             "openai": ("taggraph.extraction.llm", "OpenAIExtractor")}
-_REGISTERED: dict[str, Callable[..., Any]] = {}
-
-
 def register_extractor(name: str, factory: Callable[..., Any]) -> None:
     """Make `name` (and ``name:ARG``) build an extractor with `factory` in this process, e.g.
     ``register_extractor("mine", MyExtractor)``; installed packages use the entry-point group instead."""
-    if not isinstance(name, str) or not _DOTTED.fullmatch(name.replace("-", "_")) or name in _PLAIN \
-            or name in _PREFIXED:
+    if not isinstance(name, str) or not DOTTED.fullmatch(name.replace("-", "_")) or EXTRACTORS.is_builtin(name):
         raise ConfigError(f"cannot register extractor name {name!r}: use a new plain name (letters, digits, "
                           f"_ . -), not a built-in one")
     if not callable(factory):
         raise ConfigError(f"register_extractor({name!r}, ...) needs a class or function, got {type(factory).__name__}")
-    _REGISTERED[name] = factory
-
-
-def _plugins() -> dict[str, Callable[[], Any]]:
-    """Loaders of the registered names and the installed entry points (registered names win)."""
-    loaders: dict[str, Callable[[], Any]] = {name: (lambda e=ep: plugins.load(e))
-                                             for name, ep in plugins.installed(GROUP).items()}
-    loaders.update({name: (lambda f=factory: f) for name, factory in _REGISTERED.items()})
-    return loaders
-
-
-def _attribute(module_name: str, qualname: str, spec: str) -> Any:
-    """`module_name`'s attribute `qualname` (dots walk into classes), or ConfigError saying what is missing."""
-    if module_name == "__main__" or "<locals>" in qualname:
-        raise ConfigError(f"extractor {spec!r} was defined in a script, notebook or function, so it cannot be "
-                          f"built by name: move the class into an importable module, or pass the object")
-    try:
-        value = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        raise ConfigError(f"extractor {spec!r}: no module named {exc.name!r} (install its package or put its "
-                          f"folder on PYTHONPATH); known forms: {FORMS}") from None
-    except (Exception, SystemExit) as exc:  # the user's module raised while it was imported
-        raise ConfigError(f"extractor {spec!r}: importing {module_name!r} fails: {plugins.one_line(exc)}") from None
-    for part in qualname.split("."):
-        if not hasattr(value, part):
-            raise ConfigError(f"extractor {spec!r}: {module_name} has no {qualname!r}") from None
-        value = getattr(value, part)
-    return value
+    EXTRACTORS.register(name, factory, replace=True)
 
 
 def _factory(spec: str) -> tuple[Any, tuple]:
     """What builds `spec` (a class, a function or an extractor object) and its positional arguments."""
-    if spec in _PLAIN:
-        return _attribute(*_PLAIN[spec], spec), ()
-    prefix, colon, rest = spec.partition(":")
-    if colon and prefix in _PREFIXED:
-        if not rest:
-            raise ConfigError(f"extractor {spec!r} names no model: write {prefix}:MODEL")
-        return _attribute(*_PREFIXED[prefix], spec), (rest,)
-    loaders = _plugins()
-    try:
-        if spec in loaders:
-            return loaders[spec](), ()
-        if colon and prefix in loaders:
-            return loaders[prefix](), (rest,)
-    except ConfigError as exc:  # its package fails to load: named in one line
-        raise ConfigError(f"extractor {spec!r}: {exc}") from None
-    if colon and _DOTTED.fullmatch(prefix) and _DOTTED.fullmatch(rest):
-        return _attribute(prefix, rest, spec), ()
-    known = f" (installed: {', '.join(sorted(loaders))})" if loaders else ""
-    raise ConfigError(f"unknown extractor {spec!r}: use {FORMS}{known}")
+    found = EXTRACTORS.resolve(spec)  # an installed package that fails to load: its one line
+    if found is not None:
+        return found
+    module, colon, attr = spec.partition(":")
+    if colon and DOTTED.fullmatch(module) and DOTTED.fullmatch(attr):
+        if module == "__main__":
+            raise ConfigError(f"extractor {spec!r} was defined in a script, notebook or function, so it cannot be "
+                              f"built by name: move the class into an importable module, or pass the object")
+        return load_attr(spec, f"extractor {spec!r}"), ()
+    others = sorted(n for n in EXTRACTORS.names() if not EXTRACTORS.is_builtin(n))
+    known = f" (installed: {', '.join(others)})" if others else ""
+    raise ConfigError(f"unknown extractor {spec!r}: use {forms()}{known}")
+
+
+def backend(spec: str) -> Any:
+    """The class, function or object extractor name `spec` builds with (its capabilities are its attributes:
+    ``served``, ``reads_prompt``)."""
+    return _factory(spec.strip())[0]
 
 
 def _checked(extractor: Any, source: str) -> Extractor:

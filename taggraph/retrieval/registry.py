@@ -4,29 +4,28 @@
 with fixed parameter values; ``make_retriever(name, store)`` builds it. A method is found by
 its registered name, as ``package.module:Class`` (imported and registered on first use), or
 by name from an installed package's entry point in the group ``taggraph.methods``.
-Registrations made at run time travel to worker processes with `registered_here` /
-`restore` (the experiment runner does this), so a method defined in a notebook runs
-with ``workers=2`` and on Dask. Names are checked here and nowhere else (`check_methods`).
+Registrations made at run time travel to worker processes with `with_registered` (the experiment
+runner does this), so a method defined in a notebook runs with ``workers=2`` and on Dask. Names are
+resolved by `METHODS`, a `taggraph.registry.Registry` (its entry-point policy: a built-in always wins),
+and checked here and nowhere else (`check_methods`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib
 import inspect
-import re
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from importlib import metadata
-from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any, get_args, get_type_hints
 
 from taggraph import plugins
 from taggraph.errors import ConfigError
+from taggraph.registry import Registry, load_attr
+from taggraph.registry import with_registered  # noqa: F401  (its name here before it carried every kind)
 from taggraph.retrieval.base import Retriever, check_defaults, make_params, recorded
 from taggraph.store import MemoryStore
 
@@ -47,7 +46,7 @@ class Method:
     def cls(self) -> type[Retriever]:
         if isinstance(self.target, type):
             return self.target
-        return check_contract(self.name, _import(self.target, self.name))
+        return check_contract(self.name, load_attr(self.target, f"method {self.name!r}"))
 
     def params(self, **overrides: Any) -> Any:
         """The method's `Params`, registered values and `overrides` over the defaults, checked."""
@@ -87,29 +86,6 @@ def _rule(constraint: Any) -> str:
         if hasattr(constraint, attr):
             return f"{sign} {getattr(constraint, attr)}"
     return repr(constraint)
-
-
-_BUILTIN: dict[str, Method] = {}
-_REGISTERED: dict[str, Method] = {}  # registered at run time (by users): what workers must be told
-
-
-_DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
-
-
-def _import(spec: str, name: str) -> Any:
-    module, _, attr = spec.partition(":")
-    fix = "give package.module:Class on the Python path (the current folder counts)"
-    if not (_DOTTED.fullmatch(module) and _DOTTED.fullmatch(attr)):
-        raise ConfigError(f"method {name!r}: {spec!r} is not package.module:Class; {fix}")
-    try:
-        found = importlib.import_module(module)
-        for part in attr.split("."):
-            found = getattr(found, part)
-        return found
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"method {name!r}: cannot import {spec!r} ({exc}); {fix}") from None
-    except (Exception, SystemExit) as exc:  # the user's module raised while it was imported
-        raise ConfigError(f"method {name!r}: importing {module!r} fails: {plugins.one_line(exc)}") from None
 
 
 def check_contract(name: str, cls: Any) -> type[Retriever]:
@@ -159,11 +135,11 @@ def register_method(name: str, cls: type | str | None = None, *, ablation_of: st
         return lambda c: register_method(name, c, ablation_of=ablation_of, component=component,
                                          replace=replace, **params)
     method = _entry(name, cls, ablation_of, component, params)
-    old = _REGISTERED.get(name) or _BUILTIN.get(name)
+    old = METHODS.get(name) if name in METHODS.names(installed=False) else None
     if old is not None and (old.target, old.defaults) != (method.target, method.defaults) and not replace \
             and not _redefines(old.target, method.target):
         raise ConfigError(f"method name {name!r} is taken by {old.target!r}; pick another name or pass replace=True")
-    _REGISTERED[name] = method
+    METHODS.register(name, method, replace=True)
     return cls
 
 
@@ -181,9 +157,17 @@ def _redefines(old: type | str, new: type | str) -> bool:
         (old.__module__, old.__qualname__) == (new.__module__, new.__qualname__)
 
 
+def _adopt(name: str, loaded: Any) -> Method:
+    """The method an entry point names, checked (what `METHODS` keeps of it)."""
+    return _entry(name, loaded, None, None, {})
+
+
+METHODS = Registry("method", ENTRY_POINT_GROUP, adopt=_adopt)
+
+
 def _builtin(name: str, target: str, ablation_of: str | None = None, component: str | None = None,
              **defaults: Any) -> None:
-    _BUILTIN[name] = Method(name, target, defaults, ablation_of, component)
+    METHODS.builtin(name, Method(name, target, defaults, ablation_of, component))
 
 
 _BM25, _TAGGRAPH = "taggraph.retrieval.bm25:BM25", "taggraph.retrieval.taggraph:TagGraph"
@@ -217,39 +201,17 @@ for _part, _switch in (("Graph", "graph"), ("Dense", "dense"), ("Raw", "raw_turn
     _builtin(f"TagGraph-Fusion-no{_part}", _FUSION, "TagGraph-Fusion", _part, **{_switch: False})
 
 
-@lru_cache(maxsize=1)
-def _installed() -> dict[str, EntryPoint]:
-    """Methods that installed packages declare in the entry-point group ``taggraph.methods``: name -> entry point.
-    Read once per process: the scan of every installed distribution costs tens of milliseconds."""
-    return plugins.installed(ENTRY_POINT_GROUP)
-
-
-@lru_cache(maxsize=None)
-def _installed_method(name: str) -> Method:
-    """The installed method `name`, imported and checked once (every memory of a run builds it); a plug-in
-    that fails is one line naming its package and entry point."""
-    ep = _installed()[name]
-    try:
-        return _entry(name, plugins.load(ep), None, None, {})
-    except ConfigError as exc:
-        raise ConfigError(f"method {name!r}: {exc}" if str(exc).startswith("entry point")
-                          else f"{exc} ({plugins.describe(ep)})") from None
-
-
 def method_names(ablations: bool = True) -> list[str]:
     """Every method name known now: built in, registered, installed (entry points); ablations unless told not."""
-    known = {**_BUILTIN, **_REGISTERED}
-    names = [n for n, m in known.items() if ablations or m.ablation_of is None]
-    return names + [n for n in _installed() if n not in known]
+    return [n for n in METHODS.names() if ablations or METHODS.entry_point(n) or METHODS.get(n).ablation_of is None]
 
 
 def method(name: str) -> Method:
     """The method registered as `name`, or imported from ``module:Class`` or an entry point; ConfigError
     naming the known methods otherwise."""
-    if name in _REGISTERED or name in _BUILTIN:
-        return _REGISTERED.get(name) or _BUILTIN[name]
-    if name in _installed():
-        return _installed_method(name)
+    found = METHODS.get(name)  # an installed plug-in that fails raises its one line here
+    if found is not None:
+        return found
     if ":" in name:
         return _from_spec(name)
     raise ConfigError(f"unknown method {name!r}; known: {', '.join(method_names())}, or package.module:Class")
@@ -258,12 +220,12 @@ def method(name: str) -> Method:
 def _from_spec(spec: str) -> Method:
     """The method of ``module:Class``: its registered entry when importing the module registered it, else
     registered now under the class name."""
-    cls = check_contract(spec, _import(spec, spec))
-    for m in (*_REGISTERED.values(), *_BUILTIN.values()):
+    cls = check_contract(spec, load_attr(spec, f"method {spec!r}"))
+    for m in METHODS.registered_here().values():
         if m.target is cls and not m.defaults:
             return m
     register_method(cls.__name__, cls)
-    return _REGISTERED[cls.__name__]
+    return METHODS.get(cls.__name__)
 
 
 def check_methods(names: Iterable[str]) -> list[str]:
@@ -297,7 +259,8 @@ def embeds(name: str, **overrides: Any) -> bool:
 
 def ablations_of(name: str) -> list[str]:
     """The registered ablations of `name` that switch off one component each."""
-    return [n for n, m in {**_BUILTIN, **_REGISTERED}.items() if m.ablation_of == name and m.component]
+    known = [METHODS.get(n) for n in METHODS.names(installed=False)]
+    return [m.name for m in known if m.ablation_of == name and m.component]
 
 
 def check_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -326,16 +289,16 @@ def method_origin(name: str) -> dict[str, Any]:
     spec = f"{cls.__module__}:{cls.__qualname__}"
     provenance: dict[str, Any] = {"class": spec}
     origin = found.target if isinstance(found.target, str) else spec if _importable(cls) else None
-    if name in _installed() and name not in _REGISTERED and name not in _BUILTIN:
-        ep = _installed()[name]
+    ep = METHODS.entry_point(name)
+    if ep is not None:
         origin = ep.value
         provenance["dist"], provenance["version"] = plugins.package(ep)
-    elif name in _BUILTIN and name not in _REGISTERED:
+    elif METHODS.is_builtin(name) and name not in METHODS.registered_here():
         provenance["dist"], provenance["version"] = "taggraph", _taggraph_version()
     source = _source_file(cls)
     if source is not None:
         provenance["source_sha256"] = hashlib.sha256(source.read_bytes()).hexdigest()
-    if found.defaults and name not in _BUILTIN:
+    if found.defaults and not METHODS.is_builtin(name):
         origin = None  # module:Class would build the class under another name, without the variant's values
     if origin:
         return {"origin": origin, "provenance": provenance}
@@ -371,31 +334,15 @@ def _source_file(cls: type) -> Path | None:
 
 def registered_methods() -> list[str]:
     """The methods registered at run time (a user's own; not built in), ablations excepted."""
-    return [n for n, m in _REGISTERED.items() if m.ablation_of is None]
+    return [n for n, m in METHODS.registered_here().items() if m.ablation_of is None]
 
 
 def registered_here() -> dict[str, Method]:
     """The methods registered at run time in this process, to hand to worker processes (`restore`)."""
-    return dict(_REGISTERED)
+    return METHODS.registered_here()
 
 
 def restore(registered: dict[str, Method]) -> None:
-    """Register `registered` (from another process's `registered_here`) in this process."""
-    _REGISTERED.update(registered)
-
-
-def with_registered(fn: Callable) -> Callable:
-    """`fn` that, wherever it runs (a joblib worker, a Dask worker), first knows this process's methods."""
-    return _WithRegistered(fn, registered_here())
-
-
-class _WithRegistered:
-    """A picklable wrapper (joblib and Dask pickle it with cloudpickle; a class defined in a notebook
-    travels by value)."""
-
-    def __init__(self, fn: Callable, registered: dict[str, Method]) -> None:
-        self.fn, self.registered = fn, registered
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        restore(self.registered)
-        return self.fn(*args, **kwargs)
+    """Register `registered` (from another process's `registered_here`) in this process. Every kind at once:
+    `with_registered` (from `taggraph.registry`)."""
+    METHODS.restore(registered)

@@ -1,0 +1,300 @@
+"""Names of every kind resolved one way: a `Registry` each for methods, extractors, dataset formats, embedders.
+
+A registry maps a name to what builds the thing named (a class, a function or an object), from three sources,
+looked up in this order:
+
+- run-time registrations (`Registry.register`, also a decorator): a notebook's or a script's own. They travel
+  to worker processes: `with_registered(fn)` runs `fn` there knowing every registry's registrations (the
+  experiment runner wraps its tasks in it);
+- built-ins: each registers itself in its own module (`Registry.builtin`, a decorator); a registry given a
+  `package` finds them on first use in the source of that package's modules (pkgutil lists them, `ast`
+  reads their ``@REGISTRY.builtin("name")`` decorators) and imports a module when one of its names is
+  used, not before (``get_extractor("none")`` does not import the LLM clients). Adding a built-in touches
+  one file;
+- installed packages: entry points in the registry's `group`, read once per process, on first use.
+
+One policy for entry points, whatever the kind: a built-in always wins. An entry point that names a built-in
+is ignored, and the clash is reported in `problems()` in one line naming its package. A plug-in that fails to
+load (or that the registry's `adopt` refuses) is confined to itself: listing and every other name work, and
+its one-line reason is in `problems()` and raised where it is named.
+
+A name may carry an argument, ``ollama:MODEL``: a built-in declared with ``arg="MODEL"`` needs it, registered
+and installed names take it when given (`Registry.resolve`). `load_attr` imports what a ``module:attr``
+string names, failing in one line.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+import pkgutil
+import re
+import sys
+from collections.abc import Callable, Iterator
+from importlib.metadata import EntryPoint
+from typing import Any
+
+from taggraph import plugins
+from taggraph.errors import ConfigError
+
+DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+_FIX = "give package.module:Class on the Python path (the current folder counts)"
+_ALL: dict[tuple[str, str], Registry] = {}  # (module defining it, kind) -> registry: what `restore` fills
+
+
+def load_attr(spec: str, what: str) -> Any:
+    """What ``package.module:attr`` names (dots in attr walk into classes); a one-line ConfigError starting
+    with `what` (e.g. "method 'X'") when the spec is malformed, its module cannot be imported or raises,
+    or the attribute is missing."""
+    module, _, attr = spec.partition(":")
+    if not (DOTTED.fullmatch(module) and DOTTED.fullmatch(attr)):
+        raise ConfigError(f"{what}: {spec!r} is not package.module:Class; {_FIX}")
+    try:
+        found = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        raise ConfigError(f"{what}: cannot import {spec!r}: no module named {exc.name!r} (install its package "
+                          f"or put its folder on PYTHONPATH); {_FIX}") from None
+    except (Exception, SystemExit) as exc:  # the user's module raised while it was imported
+        raise ConfigError(f"{what}: importing {module!r} fails: {plugins.one_line(exc)}") from None
+    for part in attr.split("."):
+        if not hasattr(found, part):
+            raise ConfigError(f"{what}: cannot import {spec!r}: {module} has no {attr!r}")
+        found = getattr(found, part)
+    return found
+
+
+class Registry:
+    """Names of one `kind` ("method", "extractor", ...): run-time registrations, built-ins (those of
+    `package`'s modules), and the entry points of `group`. `adopt(name, loaded)` checks what an entry point
+    names and returns what the registry keeps for it (ConfigError when it is not usable)."""
+
+    def __init__(self, kind: str, group: str, *, package: str | None = None,
+                 adopt: Callable[[str, Any], Any] | None = None) -> None:
+        self.kind, self.group, self.package = kind, group, package
+        self._adopt = adopt or (lambda name, loaded: loaded)
+        self._builtin: dict[str, Any] = {}
+        self._args: dict[str, str] = {}  # built-in name -> the argument it needs, written NAME:ARG
+        self._registered: dict[str, Any] = {}
+        self._scanned = package is None
+        self._installed: _Installed | None = None
+        home = sys._getframe(1).f_globals.get("__name__", "__main__")  # as collections.namedtuple finds it
+        _ALL[(home, kind)] = self
+
+    def builtin(self, name: str, value: Any = None, *, arg: str | None = None) -> Any:
+        """Declare built-in `name` (a decorator without `value`); `arg`: the argument the name needs, as
+        ``ollama:MODEL`` (``arg="MODEL"``). Returns `value`."""
+        if value is None:
+            return lambda v: self.builtin(name, v, arg=arg)
+        if name in self._builtin and self._builtin[name] is not value and not isinstance(self._builtin[name], _Declared):
+            raise ConfigError(f"built-in {self.kind} {name!r} is declared twice")
+        self._builtin[name] = value
+        if arg:
+            self._args[name] = arg
+        return value
+
+    def register(self, name: str, value: Any = None, *, replace: bool = False) -> Any:
+        """Register `value` as `name` in this process (a decorator without `value`); a taken name is refused
+        unless `replace`. Returns `value`."""
+        if value is None:
+            return lambda v: self.register(name, v, replace=replace)
+        old = self.get(name) if name in self.names(installed=False) else None
+        if old is not None and old is not value and not replace:
+            raise ConfigError(f"{self.kind} name {name!r} is taken by {old!r}; pick another name or pass "
+                              f"replace=True")
+        self._registered[name] = value
+        return value
+
+    def is_builtin(self, name: str) -> bool:
+        self._scan()
+        return name in self._builtin
+
+    def get(self, name: str) -> Any:
+        """What `name` names: registered, built in or installed; None when it is none of them. An installed
+        plug-in that fails raises its one-line ConfigError."""
+        if name in self._registered:
+            return self._registered[name]
+        if self.is_builtin(name):
+            if isinstance(self._builtin[name], _Declared):  # its module, imported now, declares it for real
+                load_attr(self._builtin[name].spec, f"built-in {self.kind} {name!r}")
+            return self._builtin[name]
+        return self._plugin(name)
+
+    def resolve(self, spec: str) -> tuple[Any, tuple[str, ...]] | None:
+        """What `spec` names and the argument it carries: ``NAME`` -> (value, ()), ``NAME:ARG`` ->
+        (value, (ARG,)); None when no name of the registry matches."""
+        self._scan()
+        if spec not in self._args and (found := self.get(spec)) is not None:
+            return found, ()
+        name, colon, arg = spec.partition(":")
+        if not colon or (found := self.get(name)) is None:
+            return None
+        if name in self._builtin and name not in self._registered:
+            if name not in self._args:
+                return None  # a built-in that takes no argument
+            if not arg:
+                raise ConfigError(f"{self.kind} {spec!r} names no {self._args[name].lower()}: write "
+                                  f"{name}:{self._args[name]}")
+        return found, (arg,)
+
+    def names(self, installed: bool = True) -> list[str]:
+        """Every name known now: built in (in the order declared), registered, then installed (unless not)."""
+        self._scan()
+        names = [*self._builtin, *(n for n in self._registered if n not in self._builtin)]
+        return names + [n for n in self._state().entry_points if n not in names] if installed else names
+
+    def forms(self, installed: bool = True) -> list[str]:
+        """`names` as written, ``ollama:MODEL`` for a built-in that needs its argument."""
+        return [f"{n}:{self._args[n]}" if n in self._args else n for n in self.names(installed)]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.forms())
+
+    def values(self) -> list[Any]:
+        """What each usable name names, in `names` order (every plug-in loaded: one that fails is left out,
+        its reason in `problems`)."""
+        out = []
+        for name in self.names():
+            try:
+                out.append(self.get(name))
+            except ConfigError:
+                continue
+        return out
+
+    def entry_point(self, name: str) -> EntryPoint | None:
+        """The entry point that installs `name`, if one does and no registration or built-in shadows it."""
+        return None if name in self._registered or self.is_builtin(name) else self._state().entry_points.get(name)
+
+    def problems(self) -> dict[str, str]:
+        """The installed names that are not usable: name -> why, in one line (a plug-in that failed to load,
+        one that names a built-in)."""
+        return dict(self._state().problems)
+
+    def registered_here(self) -> dict[str, Any]:
+        """This process's run-time registrations (what a worker process is told: `restore`)."""
+        return dict(self._registered)
+
+    def restore(self, registered: dict[str, Any]) -> None:
+        """Register `registered` (another process's `registered_here`) in this process."""
+        self._registered.update(registered)
+
+    def _scan(self) -> None:
+        """Read once which built-ins the modules of `package` declare, importing none of them."""
+        if self._scanned:
+            return
+        self._scanned = True
+        package = importlib.import_module(self.package)
+        for module in pkgutil.iter_modules(package.__path__, f"{package.__name__}."):
+            if module.name not in sys.modules:  # an imported module has declared its built-ins itself
+                for name, value, arg in _declarations(module.name):
+                    self._builtin.setdefault(name, value)
+                    if arg:
+                        self._args[name] = arg
+
+    def _state(self) -> _Installed:
+        """The entry points of `group`, read once per process; those naming a built-in are set aside."""
+        if self._installed is None:
+            self._scan()
+            state = _Installed()
+            for name, ep in plugins.installed(self.group).items():
+                if name in self._builtin:
+                    state.problems[name] = (f"{self.kind} {name!r}: {plugins.describe(ep)} names a built-in "
+                                            f"{self.kind}: ignored, the built-in is used; rename it in that package")
+                else:
+                    state.entry_points[name] = ep
+            self._installed = state
+        return self._installed
+
+    def _plugin(self, name: str) -> Any:
+        """The installed plug-in `name`, loaded and adopted once; None when no entry point names it."""
+        state = self._state()
+        ep = state.entry_points.get(name)
+        if ep is None:
+            return None
+        if name not in state.loaded and name not in state.problems:
+            try:
+                state.loaded[name] = self._adopt(name, plugins.load(ep))
+            except ConfigError as exc:  # this plug-in only: the registry and the other names still work
+                state.problems[name] = self._one_line(name, ep, exc)
+        if name in state.problems:
+            raise ConfigError(state.problems[name])
+        return state.loaded[name]
+
+    def _one_line(self, name: str, ep: EntryPoint, exc: ConfigError) -> str:
+        """`exc` starting with the kind and name, ending with the entry point and package when it lacks them."""
+        text, head = str(exc), f"{self.kind} {name!r}"
+        text = text if text.startswith(head) else f"{head}: {text}"
+        return text if "entry point '" in text else f"{text} ({plugins.describe(ep)})"
+
+
+class _Declared:
+    """A built-in read from its module's source: ``module:attr``, imported when its name is first used."""
+
+    def __init__(self, spec: str) -> None:
+        self.spec = spec
+
+
+def _declarations(module: str) -> list[tuple[str, _Declared, str | None]]:
+    """The built-ins `module`'s source declares, (name, where, arg) for each top-level definition decorated
+    ``@SOMETHING.builtin("name")`` or ``@SOMETHING.builtin("name", arg="ARG")``."""
+    origin = importlib.util.find_spec(module).origin
+    if not (origin or "").endswith(".py"):  # no source to read (compiled only): the module declares them itself
+        importlib.import_module(module)
+        return []
+    with open(origin, encoding="utf-8") as source:
+        text = source.read()
+    if ".builtin(" not in text:
+        return []
+    found = []
+    for node in ast.parse(text, origin).body:
+        for call in getattr(node, "decorator_list", ()):
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "builtin":
+                try:
+                    if len(call.args) != 1 or any(k.arg != "arg" for k in call.keywords):
+                        raise ValueError
+                    name = ast.literal_eval(call.args[0])
+                    arg = ast.literal_eval(call.keywords[0].value) if call.keywords else None
+                except ValueError:
+                    raise ConfigError(f"{origin}:{call.lineno}: declare a built-in with a literal name (and arg), "
+                                      f"as @REGISTRY.builtin(\"name\", arg=\"ARG\")") from None
+                found.append((name, _Declared(f"{module}:{node.name}"), arg))
+    return found
+
+
+class _Installed:
+    """A registry's entry points as read once: usable ones by name, what each loaded to, and the problems."""
+
+    def __init__(self) -> None:
+        self.entry_points: dict[str, EntryPoint] = {}
+        self.loaded: dict[str, Any] = {}
+        self.problems: dict[str, str] = {}
+
+
+def registered_here() -> dict[tuple[str, str], dict[str, Any]]:
+    """Every registry's run-time registrations in this process, to hand to worker processes (`restore`)."""
+    return {key: registry.registered_here() for key, registry in _ALL.items() if registry._registered}
+
+
+def restore(registered: dict[tuple[str, str], dict[str, Any]]) -> None:
+    """Register `registered` (from another process's `registered_here`) in this process's registries."""
+    for (module, kind), entries in registered.items():
+        importlib.import_module(module)  # defines the registry
+        _ALL[(module, kind)].restore(entries)
+
+
+def with_registered(fn: Callable) -> Callable:
+    """`fn` that, wherever it runs (a joblib worker, a Dask worker), first knows this process's registrations
+    of every kind."""
+    return _WithRegistered(fn, registered_here())
+
+
+class _WithRegistered:
+    """A picklable wrapper (joblib and Dask pickle it with cloudpickle; a class defined in a notebook travels
+    by value)."""
+
+    def __init__(self, fn: Callable, registered: dict[tuple[str, str], dict[str, Any]]) -> None:
+        self.fn, self.registered = fn, registered
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        restore(self.registered)
+        return self.fn(*args, **kwargs)

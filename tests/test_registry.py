@@ -1,0 +1,164 @@
+"""The one registry helper (`taggraph.registry`): ``module:attr`` errors in one line, built-ins found in
+their own modules, one entry-point policy (a built-in wins, a broken plug-in is confined to itself, entry
+points read once), and run-time registrations carried to worker processes."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from taggraph.datasets import generic, get_format
+from taggraph.datasets import registry as datasets
+from taggraph.errors import ConfigError
+from taggraph.extraction import get_extractor, register_extractor
+from taggraph.extraction.llm import OllamaExtractor
+from taggraph.extraction.registry import EXTRACTORS, backend
+from taggraph.registry import Registry, load_attr, with_registered
+from taggraph.retrieval.embeddings import EMBEDDERS, StaticEmbedder, get_embedder
+from taggraph.retrieval.registry import METHODS
+
+REPO = Path(__file__).resolve().parent.parent
+GROUP = "taggraph.test_widgets"
+WIDGETS = Registry("widget", GROUP)
+WIDGETS.builtin("alpha", "the built-in alpha")
+
+PLUGIN = """\
+BETA = "an installed beta"
+ALPHA = "an installed alpha"
+"""
+
+
+def install(folder: Path, entry_points: str, group: str = GROUP) -> None:
+    """A distribution 'widgetplug' 1.5 on sys.path whose entry points are `entry_points` in `group`."""
+    (folder / "widgetplug.py").write_text(PLUGIN)
+    (folder / "explodes.py").write_text("raise RuntimeError('exploded at import')\n")
+    info = folder / "widgetplug-1.5.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: widgetplug\nVersion: 1.5\n")
+    (info / "entry_points.txt").write_text(f"[{group}]\n{entry_points}\n")
+    sys.path.insert(0, str(folder))
+
+
+@pytest.fixture
+def plugged(tmp_path, monkeypatch):
+    """widgetplug installed: a good entry point, one naming a built-in, one that fails to import."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setattr(WIDGETS, "_installed", None)
+    install(tmp_path, "beta = widgetplug:BETA\nalpha = widgetplug:ALPHA\ngamma = explodes:THING")
+    yield tmp_path
+    for module in ("widgetplug", "explodes"):
+        sys.modules.pop(module, None)
+
+
+@pytest.mark.parametrize("spec, words", [
+    ("nodots", "'nodots' is not package.module:Class"),
+    ("no_such_module_here:Thing", "cannot import 'no_such_module_here:Thing': no module named 'no_such_module_here'"),
+    ("json:no_such_attr", "cannot import 'json:no_such_attr': json has no 'no_such_attr'"),
+    ("explodes:THING", "importing 'explodes' fails: RuntimeError: exploded at import"),
+])
+def test_module_attr_errors_are_one_line_naming_what(plugged, spec, words):
+    with pytest.raises(ConfigError, match=f"^widget 'w': {words}") as caught:
+        load_attr(spec, "widget 'w'")
+    assert "\n" not in str(caught.value)
+
+
+def test_module_attr_walks_into_classes():
+    assert load_attr("taggraph.registry:Registry.resolve", "x") is Registry.resolve
+
+
+def test_a_builtin_wins_over_an_entry_point_of_its_name_and_the_clash_is_one_line(plugged):
+    assert WIDGETS.get("alpha") == "the built-in alpha" and WIDGETS.get("beta") == "an installed beta"
+    clash = WIDGETS.problems()["alpha"]
+    assert "'alpha = widgetplug:ALPHA'" in clash and "widgetplug 1.5" in clash and "ignored" in clash
+    assert WIDGETS.names() == ["alpha", "beta", "gamma"] and WIDGETS.entry_point("alpha") is None
+
+
+def test_a_broken_plugin_is_confined_to_itself(plugged):
+    assert WIDGETS.values() == ["the built-in alpha", "an installed beta"]
+    with pytest.raises(ConfigError, match=r"^widget 'gamma': entry point 'gamma = explodes:THING' .* widgetplug 1.5 "
+                                          r"fails to load: RuntimeError: exploded at import"):
+        WIDGETS.get("gamma")
+    assert "exploded" in WIDGETS.problems()["gamma"]
+
+
+def test_entry_points_are_read_once_per_process(plugged, tmp_path_factory):
+    assert "beta" in WIDGETS.names()
+    install(tmp_path_factory.mktemp("later"), "delta = widgetplug:BETA")
+    assert "delta" not in WIDGETS.names()
+
+
+def test_an_installed_format_never_replaces_a_builtin_one(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setattr(datasets.FORMATS, "_installed", None)
+    install(tmp_path, "generic = widgetplug:BETA", group=datasets.ENTRY_POINTS)
+    assert get_format("generic") is generic.FORMAT
+    assert "names a built-in dataset format: ignored" in datasets.broken_formats()["generic"]
+
+
+def test_builtins_are_found_in_the_modules_of_their_package(tmp_path, monkeypatch):
+    package = tmp_path / "gadgets"
+    package.mkdir()
+    (package / "__init__.py").write_text("from taggraph.registry import Registry\n"
+                                         "GADGETS = Registry('gadget', 'taggraph.test_gadgets', package=__name__)\n")
+    (package / "spanner.py").write_text("from gadgets import GADGETS\n\n\n"
+                                        "@GADGETS.builtin('spanner', arg='SIZE')\nclass Spanner:\n"
+                                        "    def __init__(self, size):\n        self.size = size\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from gadgets import GADGETS
+
+    try:
+        assert GADGETS.forms() == ["spanner:SIZE"] and "gadgets.spanner" not in sys.modules  # found, not imported
+        found, args = GADGETS.resolve("spanner:10")
+        assert found(*args).size == "10" and GADGETS.resolve("spanner") is None
+        with pytest.raises(ConfigError, match="gadget 'spanner:' names no size: write spanner:SIZE"):
+            GADGETS.resolve("spanner:")
+    finally:
+        for module in ("gadgets", "gadgets.spanner"):
+            sys.modules.pop(module, None)
+
+
+def test_an_extractor_by_name_imports_only_its_own_module():
+    code = ("import sys, taggraph; taggraph.get_extractor('none'); "
+            "print(sorted(set(taggraph.extraction.registry.EXTRACTORS.forms()) & {'gguf:PATH', 'offline-v2'}), "
+            "'taggraph.extraction.llm' in sys.modules)")
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONPATH": str(REPO)}).stdout.split()
+    assert shown == ["['gguf:PATH',", "'offline-v2']", "False"]
+
+
+def tagger_name(spec: str) -> str:
+    """What a worker process runs: an extractor built by name."""
+    return get_extractor(spec).cache_key
+
+
+class Tagger:
+    """An extractor a notebook registers."""
+
+    name, cache_key = "tagger", "tagger-v1"
+
+    def extract(self, user_text, assistant_text, existing_tags):
+        raise NotImplementedError
+
+
+def test_registrations_of_every_kind_travel_to_workers_by_pickle(monkeypatch):
+    monkeypatch.setattr(METHODS, "_registered", {})
+    monkeypatch.setattr(EXTRACTORS, "_registered", {})
+    monkeypatch.setattr(EMBEDDERS, "_registered", {})
+    register_extractor("tagger", Tagger)
+    EMBEDDERS.register("static-too", StaticEmbedder)
+    task = pickle.dumps(with_registered(tagger_name))
+    monkeypatch.setattr(EXTRACTORS, "_registered", {})  # a fresh worker: nothing registered
+    monkeypatch.setattr(EMBEDDERS, "_registered", {})
+    assert pickle.loads(task)("tagger") == "tagger-v1"
+    assert get_embedder("static-too").name == "minilm-static"
+
+
+def test_extractor_capabilities_are_attributes_of_the_backend():
+    assert backend("ollama:llama3.2") is OllamaExtractor and OllamaExtractor.served and OllamaExtractor.reads_prompt
+    assert not getattr(backend("offline"), "served", False) and not getattr(backend("none"), "reads_prompt", False)
+    assert {"gguf:PATH", "none", "offline", "offline-v2", "ollama:MODEL", "openai:MODEL"} <= set(EXTRACTORS)
