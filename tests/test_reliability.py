@@ -373,6 +373,19 @@ def test_dask_scheduler_malformed_or_closed_is_one_line(monkeypatch):
             pass
 
 
+def test_dask_client_whose_io_loop_never_starts_is_one_line(monkeypatch):
+    """distributed asserts when its client thread has not started within 10 s (seen on a starved CPU)."""
+    distributed = pytest.importorskip("dask.distributed")
+    from taggraph.experiments import dask_backend as module
+
+    def starved(*args, **kwargs):
+        raise AssertionError
+    monkeypatch.setattr(distributed, "Client", starved)
+    with pytest.raises(ServerError, match="tcp://127.0.0.1:8786: cannot connect .*IO loop did not start"):
+        with module.dask_backend("tcp://127.0.0.1:8786"):
+            pass
+
+
 def test_data_that_is_no_regular_file_or_too_large_is_refused(tmp_path, monkeypatch):
     """`--data /dev/zero` read until memory ran out; a pipe would hang; a gzip may unpack without bound."""
     from taggraph.datasets import base

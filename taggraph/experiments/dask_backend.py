@@ -42,6 +42,9 @@ def dask_backend(dask_scheduler: str) -> Iterator:
     except (OSError, TimeoutError) as exc:  # closed port, no such host, no answer
         raise ServerError(f"--dask-scheduler {dask_scheduler}: cannot connect ({exc}); is the scheduler "
                           f"running (dask scheduler) and the address tcp://HOST:PORT?") from None
+    except AssertionError:  # distributed's client thread did not start within its fixed 10 s (a starved CPU)
+        raise ServerError(f"--dask-scheduler {dask_scheduler}: cannot connect (the Dask client's IO loop did not "
+                          f"start within 10 s: is the machine overloaded?)") from None
     with client, parallel_config(backend="dask"):
         yield client
 
