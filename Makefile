@@ -24,7 +24,7 @@ demo: install  ## run every method on the bundled demo data
 
 test: install  ## the layering contract, the whole test suite, notebooks included
 	$(VENV)/bin/lint-imports
-	$(PY) -m pytest -q -n auto --dist loadscope --durations=15 tests
+	$(PY) -m pytest -q -n auto --dist worksteal --durations=15 tests
 	$(PY) -m pytest -q -n auto --nbmake notebooks
 
 notebooks: install  ## regenerate the .ipynb twins from the marimo sources
