@@ -98,7 +98,7 @@ class Registry:
         unless `replace`. Returns `value`."""
         if value is None:
             return lambda v: self.register(name, v, replace=replace)
-        old = self.get(name) if name in self.names(installed=False) else None
+        old = self.get(name) if self.declared(name) else None
         if old is not None and old is not value and not replace:
             raise ConfigError(f"{self.kind} name {name!r} is taken by {old!r}; pick another name or pass "
                               f"replace=True")
@@ -108,6 +108,10 @@ class Registry:
     def is_builtin(self, name: str) -> bool:
         self._scan()
         return name in self._builtin
+
+    def declared(self, name: str) -> bool:
+        """Whether `name` is registered in this process or built in (installed names aside)."""
+        return name in self._registered or self.is_builtin(name)
 
     def get(self, name: str) -> Any:
         """What `name` names: registered, built in or installed; None when it is none of them. An installed

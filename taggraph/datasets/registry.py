@@ -49,7 +49,7 @@ def register_format(fmt: DatasetFormat, replace: bool = False) -> DatasetFormat:
     """Add `fmt` to the registry (detected after those before it); a name taken is refused unless `replace`."""
     if not isinstance(fmt, DatasetFormat):
         raise ConfigError(f"register_format expects a DatasetFormat, got {type(fmt).__name__}")
-    if fmt.name in FORMATS.names(installed=False) and FORMATS.get(fmt.name) is not fmt and not replace:
+    if FORMATS.declared(fmt.name) and FORMATS.get(fmt.name) is not fmt and not replace:
         raise ConfigError(f"dataset format {fmt.name!r} is already registered; pass replace=True to replace it")
     return FORMATS.register(fmt.name, fmt, replace=True)
 

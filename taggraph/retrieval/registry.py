@@ -135,7 +135,7 @@ def register_method(name: str, cls: type | str | None = None, *, ablation_of: st
         return lambda c: register_method(name, c, ablation_of=ablation_of, component=component,
                                          replace=replace, **params)
     method = _entry(name, cls, ablation_of, component, params)
-    old = METHODS.get(name) if name in METHODS.names(installed=False) else None
+    old = METHODS.get(name) if METHODS.declared(name) else None
     if old is not None and (old.target, old.defaults) != (method.target, method.defaults) and not replace \
             and not _redefines(old.target, method.target):
         raise ConfigError(f"method name {name!r} is taken by {old.target!r}; pick another name or pass replace=True")
