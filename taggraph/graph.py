@@ -84,17 +84,26 @@ class BaseGraph:
             self.topic_of_frame[frame] = topic
             self.frame_of_topic[topic] = frame
             self.g.add_node(topic, kind="topic", size=len(frame))
-            shared: Counter[str] = Counter()
+            for other in self.similar_topics(frame):
+                self._link(topic, other, "similar")
             for pair in pairs:
-                shared.update(self.topics_with_tag.get(pair, ()))
                 self.topics_with_tag.setdefault(pair, set()).add(topic)
-            for other, n in sorted(shared.items()):
-                if n >= SIMILARITY_MIN:
-                    self._link(topic, other, "similar")
             for path in note.paths():
                 self._add_concept(path, used=True)
                 self._link(concept_node(path), topic, "tag_topic")
         self._link(topic, fnode, "topic_file")
+
+    def similar_topics(self, frame: Frame) -> list[str]:
+        """The topics so far sharing at least SIMILARITY_MIN (category, path) tags with `frame`, in id order.
+
+        Exact without reading every topic of the most common tags (``who:user`` is on most notes, which made
+        building a store quadratic in its history): a topic sharing SIMILARITY_MIN tags shares one outside
+        any SIMILARITY_MIN - 1 of them, so only topics of the rarer tags are candidates, then counted."""
+        if len(frame) < SIMILARITY_MIN:
+            return []
+        common = set(sorted(frame, key=lambda pair: -len(self.topics_with_tag.get(pair, ())))[:SIMILARITY_MIN - 1])
+        candidates = set().union(*(self.topics_with_tag.get(pair, ()) for pair in frame - common))
+        return sorted(t for t in candidates if len(frame & self.frame_of_topic[t]) >= SIMILARITY_MIN)
 
     def chronological_pairs(self) -> list[tuple[str, str]]:
         """(earlier, later) file nodes of consecutive notes."""

@@ -1,3 +1,6 @@
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from taggraph.extraction.base import Extraction
 from taggraph.graph import SIMILARITY_MIN, BaseGraph
 from taggraph.notes import Note
@@ -64,3 +67,25 @@ def test_incremental_graph_equals_batch():
     for sid, user, assistant, tags in HAND_ROWS[2:]:
         grown.remember(Interaction(sid, user, assistant), Extraction(**tags))
     assert sorted(batch.graph.g.edges(data="kind")) == sorted(grown.graph.g.edges(data="kind"))
+
+
+PAIR = st.tuples(st.sampled_from(["who", "what", "when"]), st.sampled_from(["user", "a", "b", "c", "d/e"]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.frozensets(PAIR, max_size=6), min_size=1, max_size=25))
+def test_similar_links_are_exactly_the_topics_sharing_enough_tags(frames):
+    """The pruned search (skipping each frame's most common tags) links the same topics, in the same order, as
+    counting the shared tags with every earlier topic."""
+    graph = BaseGraph()
+    for i, frame in enumerate(frames):
+        graph.add_note(_note(i, sorted(frame)))
+    topics, expected = {}, []  # frame -> topic, in order made
+    for frame in frames:
+        if not frame or frame in topics:
+            continue
+        topic = f"topic:{len(topics)}"
+        expected += [(topic, other) for earlier, other in topics.items() if len(frame & earlier) >= SIMILARITY_MIN]
+        topics[frame] = topic
+    expected.sort(key=lambda e: (int(e[0].split(":")[1]), e[1]))  # each new topic's links by id string, as made
+    assert [(a, b) for a, b, kind in graph.edge_log if kind == "similar"] == expected
