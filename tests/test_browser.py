@@ -138,11 +138,11 @@ def test_run_report_draws_its_charts_offline_and_links_the_miss_pages(tmp_path):
     from taggraph.config import DEMO_DATA
     from taggraph.datasets import load_dataset
     from taggraph.experiments.bench import run_bench
-    from taggraph.viz.report import report_pages
+    from taggraph.viz.report import MissPages, report_pages
 
     cases = load_dataset(DEMO_DATA)
-    result = run_bench(cases, ["BM25", "TagGraph-TFIDF"], extractor="offline", backend=None)
-    for name, text in report_pages(result, "demo report", "demo", None, cases, DEMO_DATA, n_miss_pages=1).items():
+    result = run_bench(cases, ["BM25", "TagGraph-TFIDF"], extractor="offline", backend=None, pages=MissPages(1))
+    for name, text in report_pages(result, "demo report", "demo", None, cases, n_miss_pages=1).items():
         atomic_write(tmp_path / "run" / name, text)
     dom = dump_dom(tmp_path, tmp_path / "run" / "report.html")
     assert dom.count('class="main-svg"') >= 3, "plotly charts not drawn"
@@ -264,12 +264,12 @@ def test_miss_pages_show_the_session_rank_the_report_counts(tmp_path):
     from taggraph.config import DEMO_DATA
     from taggraph.datasets import load_dataset
     from taggraph.experiments.bench import run_bench
-    from taggraph.viz.report import report_pages
+    from taggraph.viz.report import MissPages, report_pages
 
     cases = load_dataset(DEMO_DATA)
     methods = ["BM25", "AdaptiveGraph", "TagGraph-Basic"]  # TagGraph-Basic finds nothing for demo_q08: a tie
-    result = run_bench(cases, methods, backend=None)
-    for name, text in report_pages(result, "demo", "demo", None, cases, DEMO_DATA, n_miss_pages=6).items():
+    result = run_bench(cases, methods, backend=None, pages=MissPages(6))
+    for name, text in report_pages(result, "demo", "demo", None, cases, n_miss_pages=6).items():
         atomic_write(tmp_path / "run" / name, text)
     report = dump_dom(tmp_path, tmp_path / "run" / "report.html")
     table = re.search(r'<table class="misses">(.*?)</table>', report, re.S).group(1)

@@ -9,7 +9,7 @@ import pandas as pd
 from taggraph.datasets import load_dataset
 from taggraph.config import DEMO_DATA
 from taggraph.experiments.bench import run_bench
-from taggraph.viz.report import misses_table, rank_bin, rank_chart, report_pages
+from taggraph.viz.report import MissPages, misses_table, rank_bin, rank_chart, report_pages
 
 METHODS = ["BM25", "TagGraph-Basic"]
 
@@ -47,8 +47,8 @@ def test_rank_chart_bins_a_place_owed_to_tie_order_apart():
 
 def test_report_pages_link_explain_and_graph_pages_of_the_first_misses():
     cases = load_dataset(DEMO_DATA)
-    result = run_bench(cases, METHODS, extractor="none", backend=None)
-    pages = report_pages(result, "demo", "demo", None, cases, DEMO_DATA, n_miss_pages=2)
+    result = run_bench(cases, METHODS, extractor="none", backend=None, pages=MissPages(2))
+    pages = report_pages(result, "demo", "demo", None, cases, n_miss_pages=2)
     misses = misses_table(result.rankings)
     first = [f"misses/{q}.{kind}.html" for q in misses["question_id"][:2] for kind in ("explain", "graph")]
     assert sorted(p for p in pages if p.startswith("misses/")) == sorted(first)
@@ -77,8 +77,9 @@ def test_graph_side_panel_judges_by_the_runs_depth_like_the_explain_page():
     import re
 
     cases = load_dataset(DEMO_DATA, limit=1)
-    result = run_bench(cases, ["BM25", "TagGraph-Basic"], extractor="offline", depth=5, backend=None)  # a miss
-    pages = report_pages(result, "demo", "demo", None, cases, DEMO_DATA, n_miss_pages=1)
+    result = run_bench(cases, ["BM25", "TagGraph-Basic"], extractor="offline", depth=5, backend=None,
+                       pages=MissPages(1))  # a miss
+    pages = report_pages(result, "demo", "demo", None, cases, n_miss_pages=1)
     qid = cases[0].case_id
     data = json.loads(re.search(r"var DATA = (.*);", pages[f"misses/{qid}.graph.html"]).group(1))
     side = {n["id"][len("file:"):]: n["why"] for n in data["nodes"] if n["kind"] == "file"}
@@ -119,3 +120,25 @@ def test_the_papers_table_is_chosen_by_the_haystacks_not_the_file_name():
     assert benchmark_name([case(47, ["s3"]), case(52, ["s0"])], "longmemeval") == "LongMemEval-S"
     assert benchmark_name([case(500, ["s3"])], "longmemeval") is None  # M: not in the paper's Table 1
     assert benchmark_name([case(47, ["s3"])], "locomo") is None
+
+
+def test_bench_builds_each_memory_once_and_its_miss_pages_come_from_it(tmp_path, monkeypatch):
+    """The miss pages are drawn by the run while each memory exists (`MissPages`): no store is built again for
+    the report, and the pages are the run's own (its methods, its depth)."""
+    from typer.testing import CliRunner
+
+    from taggraph.cli import app
+    from taggraph.store import MemoryStore
+
+    built = []
+    remember_many = MemoryStore.remember_many
+    monkeypatch.setattr(MemoryStore, "remember_many", lambda self, items: (built.append(self.case_id),
+                                                                           remember_many(self, items))[1])
+    res = CliRunner().invoke(app, ["bench", "--methods", "BM25,TagGraph-Basic", "--depth", "5", "--miss-pages", "2",
+                                   "--out", str(tmp_path / "run")])
+    assert res.exit_code == 0, res.output
+    assert len(built) == len(set(built)) == len(load_dataset(DEMO_DATA))  # each question's memory once
+    pages = sorted(p.name for p in (tmp_path / "run" / "misses").iterdir())
+    assert len(pages) == 4 and all(p.endswith((".explain.html", ".graph.html")) for p in pages)
+    explain = (tmp_path / "run" / "misses" / pages[0]).read_text()
+    assert "each method retrieves its first <b>5</b>" in explain and "TagGraph-Basic" in explain

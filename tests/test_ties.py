@@ -124,14 +124,14 @@ def test_tie_order_placements_read_as_misses_in_the_report_the_explain_page_and_
     import json
     import re
 
-    from taggraph.viz.report import misses_table, report_pages
+    from taggraph.viz.report import MissPages, misses_table, report_pages
 
     cases = [c for c in load_dataset(DEMO_DATA) if c.case_id in ("demo_q01", "demo_q08")]
-    result = run_bench(cases, ["BM25", "TagGraph-Basic"], extractor="offline-v2", backend=None)
+    result = run_bench(cases, ["BM25", "TagGraph-Basic"], extractor="offline-v2", backend=None, pages=MissPages(1))
     misses = misses_table(result.rankings)
     assert list(misses["question_id"]) == ["demo_q08"] and misses["TagGraph-Basic"].iloc[0] == 3
     assert misses.attrs["tie_only"] == {("demo_q08", "TagGraph-Basic"): pytest.approx(1 - 252 / 792)}  # C(10,5)/C(12,5)
-    pages = report_pages(result, "demo", "demo", None, cases, DEMO_DATA, n_miss_pages=1)
+    pages = report_pages(result, "demo", "demo", None, cases, n_miss_pages=1)
     assert "<td class='tie num'>3 (tie, 68%)</td>" in pages["report.html"]
     assert "href='misses/demo_q08.explain.html'" in pages["report.html"] and "MRR_from_tie_order" in pages["report.md"]
     explain = pages["misses/demo_q08.explain.html"]

@@ -43,13 +43,13 @@ def default_out(data: Path, command_name: str = "") -> Path:
 
 
 def save_with_reports(result, out: Path, dataset, force: bool, miss_pages: int = 10) -> Path:
-    """Write `result` as a run folder with its report pages, and explain/graph pages of the first
-    `miss_pages` missed questions of the loaded `dataset` (the output folder is checked first)."""
+    """Write `result` as a run folder with its report pages and the explain/graph pages of its first
+    `miss_pages` missed questions that the run drew (`viz.report.MissPages`)."""
     from taggraph.experiments.runs import save_bench
     from taggraph.viz.report import report_pages
     data = dataset.path
     pages = report_pages(result, f"taggraph bench: {data.name or data}", str(data), dataset.benchmark, dataset.cases,
-                         data, miss_pages)
+                         miss_pages)
     return save_bench(result, out, dataset.record(), pages, force=force)
 
 
@@ -82,6 +82,7 @@ def bench(
     from taggraph.experiments.bench import bench as run
     from taggraph.experiments.dask_backend import scale_out
     from taggraph.experiments.runs import check_run_folder
+    from taggraph.viz.report import MissPages
 
     folder = check_run_folder(out or default_out(data), force, keep=[data])
     names_ = methods_option(methods)
@@ -95,7 +96,8 @@ def bench(
     with scale:
         result = run(cases, names_, None if baseline.lower() == "none" else baseline, extractor=extractor,
                      depth=depth, workers=workers, method_params=params, backend=backend,
-                     extractor_options=options, allow_failed_extractions=allow_failed_extractions)
+                     extractor_options=options, allow_failed_extractions=allow_failed_extractions,
+                     pages=MissPages(miss_pages))
     save_with_reports(result, folder, cases, force, miss_pages)
     print_result(result, folder)
 
@@ -192,12 +194,13 @@ def score(
     from taggraph.cli.app import warnings_as_lines
     from taggraph.experiments.bench import add_benchmark_metrics, add_significance, run_bench, score_external
     from taggraph.experiments.runs import check_run_folder
+    from taggraph.viz.report import MissPages
 
     folder = check_run_folder(out or default_out(data, "score"), force, keep=[data, *runfile])
     with warnings_as_lines():
         cases = load_data(data, fmt)
         base = run_bench(cases, methods_option(methods), extractor=extractor, depth=depth,
-                         allow_failed_extractions=allow_failed_extractions) if methods else None
+                         allow_failed_extractions=allow_failed_extractions, pages=MissPages()) if methods else None
         result = score_external(runfile, cases, depth, base)
     add_benchmark_metrics(result, cases)
     add_significance(result, baseline)

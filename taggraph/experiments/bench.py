@@ -9,7 +9,7 @@ Each memory (cases sharing one history) is built once and asked all its question
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -43,6 +43,13 @@ class MemoryResult:
     method_configs: dict[str, dict[str, Any]]
     store_stats: list[dict[str, Any]]
     failed_extractions: list[str] = field(default_factory=list)  # "note 'id': reason" of each note stored untagged
+    pages: dict[str, str] = field(default_factory=dict)  # what the run's `PageRecorder` drew while the memory existed
+
+
+# Called for each memory while it exists, after its questions: (its MemoryRun, its cases, their ranking rows, the
+# depth) -> {file name: page}. Views draw from the live store and the run's own retrievers (`viz.report.MissPages`),
+# so no report builds a store again; the runner does not import them (it calls what it is given).
+PageRecorder = Callable[[MemoryRun, list[Case], list[dict[str, Any]], int], dict[str, str]]
 
 
 def failed_extractions(store: MemoryStore) -> list[str]:
@@ -53,9 +60,10 @@ def failed_extractions(store: MemoryStore) -> list[str]:
 def run_memory(cases: list[Case], methods: list[str], extractor: str = DEFAULT_EXTRACTOR, depth: int = DEFAULT_DEPTH,
                method_params: dict[str, dict[str, Any]] | None = None,
                extractor_options: dict[str, Any] | None = None,
-               allow_failed_extractions: bool = False) -> MemoryResult:
-    """Build the store the `cases` share once and ask each case's question with each method. A store with
-    notes whose extraction failed is a ServerError before any method runs, unless `allow_failed_extractions`."""
+               allow_failed_extractions: bool = False, pages: PageRecorder | None = None) -> MemoryResult:
+    """Build the store the `cases` share once and ask each case's question with each method, then let `pages`
+    draw what it needs from the memory. A store with notes whose extraction failed is a ServerError before any
+    method runs, unless `allow_failed_extractions`."""
     t0 = time.perf_counter()
     store = build_store(cases[0], extractor, extractor_options)
     failed = failed_extractions(store)
@@ -69,8 +77,9 @@ def run_memory(cases: list[Case], methods: list[str], extractor: str = DEFAULT_E
                         "seconds": time.perf_counter() - t0})
     rows = [row for case in cases for row in run.ask(case, depth)]
     stats = store_stats(store)
+    drawn = pages(run, cases, rows, depth) if pages is not None else {}
     return MemoryResult(rows, run.timings, run.configs,
-                        [{"question_id": c.case_id, "memory": cases[0].case_id, **stats} for c in cases], failed)
+                        [{"question_id": c.case_id, "memory": cases[0].case_id, **stats} for c in cases], failed, drawn)
 
 
 @dataclass
@@ -83,6 +92,7 @@ class BenchResult:
     config: dict[str, Any]
     extra: dict[str, pd.DataFrame] = field(default_factory=dict)  # a benchmark's own metric tables
     warnings: list[DataWarning] = field(default_factory=list)  # the data's (`Dataset.warnings`)
+    pages: dict[str, str] = field(default_factory=dict)  # {file name: page} drawn during the run (`PageRecorder`)
 
     @cached_property
     def verdicts(self) -> dict[str, list[str]]:
@@ -94,20 +104,23 @@ class BenchResult:
 def run_bench(cases: Sequence[Case], methods: list[str] | None = None, extractor: str | Extractor = DEFAULT_EXTRACTOR,
               depth: int = DEFAULT_DEPTH, workers: int = 1, method_params: dict[str, dict] | None = None,
               backend: str | None = "loky", share_memories: bool = True,
-              extractor_options: dict[str, Any] | None = None, allow_failed_extractions: bool = False) -> BenchResult:
+              extractor_options: dict[str, Any] | None = None, allow_failed_extractions: bool = False,
+              pages: PageRecorder | None = None) -> BenchResult:
     """Rank each case's notes with each method; rows come back in case order, then method order (a method
     named twice runs once).
 
     `extractor` is a name or an object (`taggraph.extraction.get_extractor`); run.json records its spec.
     `extractor_options` go with a name to `get_extractor` (e.g. an Ollama request timeout). Notes whose
     extraction failed stop the run (ServerError) unless `allow_failed_extractions`; then config's
-    ``failed_extractions`` and a `DataWarning` (the report's, run.json's) say how many and the first reason."""
+    ``failed_extractions`` and a `DataWarning` (the report's, run.json's) say how many and the first reason.
+    `pages` draws each memory's pages while it exists (`PageRecorder`; `viz.report.MissPages` for the
+    report's miss pages); they come back in ``BenchResult.pages``."""
     methods = list(dict.fromkeys(check_methods(methods or PAPER_METHODS)))
     if workers != 1:
         check_portable(extractor)  # an extractor object must pickle to reach the workers
     groups = group_by_history(cases, share_memories)
     results = parallel_map(run_memory, groups, methods, extractor, depth, method_params, extractor_options,
-                           allow_failed_extractions, workers=workers, backend=backend)
+                           allow_failed_extractions, pages, workers=workers, backend=backend)
     position = {c.case_id: i for i, c in enumerate(cases)}
     rows = sorted((r for res in results for r in res.rows),
                   key=lambda r: (position[r["question_id"]], methods.index(r["method"])))
@@ -120,7 +133,7 @@ def run_bench(cases: Sequence[Case], methods: list[str] | None = None, extractor
         "methods": {m: {**c, **method_origin(m)} for m, c in (results[0].method_configs if results else {}).items()},
         "extractor": extractor_spec(extractor),
         "extractor_cache_key": getattr(extractor_for(extractor, extractor_options), "cache_key", ""),
-        "extractor_options": dict(extractor_options or {}),  # the report's miss pages rebuild stores with them
+        "extractor_options": dict(extractor_options or {}),
         "depth": depth, "workers": workers, "n_cases": len(cases), "n_memories": len(groups),
         "n_abstention": int(sum(c.is_abstention for c in cases)), "input_warnings": compact_warnings(found),
         "failed_extractions": {"notes": len(failed), "memories": sum(bool(r.failed_extractions) for r in results),
@@ -128,7 +141,8 @@ def run_bench(cases: Sequence[Case], methods: list[str] | None = None, extractor
     }
     return BenchResult(scored, summarize(scored, order=methods), per_type(scored),
                        pd.DataFrame([t for r in results for t in r.timings]),
-                       pd.DataFrame([s for r in results for s in r.store_stats]), config, warnings=found)
+                       pd.DataFrame([s for r in results for s in r.store_stats]), config, warnings=found,
+                       pages={name: page for r in results for name, page in r.pages.items()})
 
 
 def bench(cases: Sequence[Case], methods: list[str] | None = None, baseline: str | None = "BM25",
@@ -172,7 +186,8 @@ def score_external(paths: list, cases: list[Case], depth: int = DEFAULT_DEPTH,
     return BenchResult(scored, summary, per_type(scored),
                        base.timings if base is not None else pd.DataFrame(),
                        base.stores if base is not None else pd.DataFrame(), config,
-                       warnings=base.warnings if base is not None else found)
+                       warnings=base.warnings if base is not None else found,
+                       pages=base.pages if base is not None else {})
 
 
 def add_significance(result: BenchResult, baseline: str | None) -> BenchResult:

@@ -60,7 +60,7 @@ class BM25(Retriever):
         dl = np.asarray(self.terms.doc_len, dtype=np.float64)
         avgdl = self.terms.total_len / max(self.terms.n_docs, 1)
         out = {}
-        for term in set(tokens):
+        for term in dict.fromkeys(tokens):  # query order: tied terms read the same in every process
             arrays = self.terms.postings_arrays(term)
             if arrays is None:
                 continue

@@ -133,7 +133,7 @@ def _search(ug: nx.Graph, sources: Iterable[str], budget: int, cutoff: int | Non
     """node -> a shortest path to it from the nearest of `sources` (unit-weight Dijkstra's paths: breadth first,
     neighbours in the graph's order), for nodes at most `cutoff` edges away; it stops once every one of
     `targets` (when given) is reached or `budget` nodes are. `follows(a, b)`: whether edge a-b is walked from a."""
-    paths = {s: [s] for s in sources if s in ug}
+    paths = {s: [s] for s in sorted(sources) if s in ug}  # sorted: sources come in sets, whose order is the hash seed's
     wanted = {t for t in targets if t in ug} - paths.keys()
     stop_when_found = bool(wanted)
     frontier, hops = list(paths), 0

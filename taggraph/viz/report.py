@@ -15,7 +15,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Sequence
-from pathlib import Path
+from dataclasses import dataclass
 
 import pandas as pd
 import plotly.express as px
@@ -233,49 +233,56 @@ def _page_name(question_id: str, kind: str) -> str:
     return f"misses/{re.sub(r'[^A-Za-z0-9_.-]', '_', question_id)}.{kind}.html"
 
 
-def miss_pages(result, cases: Sequence, data: Path | str, misses: pd.DataFrame, n: int,
-               k: int = 5) -> dict[str, str]:
-    """Explain and graph pages ({run-folder file name: html}) of the first `n` missed questions, for the
-    run's own methods and parameters; the explained note is the first gold note."""
-    from taggraph.experiments.runner import build_store
-    from taggraph.viz.explain import build_retrievers, explain_html, gold_notes, retrieve_all
-    from taggraph.viz.graphview import graph_html
-    from taggraph.retrieval import make_retriever
+@dataclass(frozen=True)
+class MissPages:
+    """The run's page recorder (`run_bench(..., pages=MissPages(n))`): called by the runner for each memory
+    while it exists, it draws the explain and graph pages ({run-folder file name: html}) of the memory's first
+    `n` missed questions with the run's own retrievers, explaining each question's first gold note. The
+    report then only picks the pages of the run's first `n` misses: no store is built again."""
+    n: int = 10
+    k: int = 5
 
-    configs = result.config.get("methods", {})
-    by_id = {c.case_id: c for c in cases}
-    pages: dict[str, str] = {}
-    for qid in [q for q in misses["question_id"] if q in by_id][:n] if configs else []:
-        case = by_id[qid]
-        store = build_store(case, result.config["extractor"], result.config.get("extractor_options"))
-        retrievers = build_retrievers(store, {m: make_retriever(m, store, **{key: v for key, v in cfg.items()
-                                                                              if key != "method"})
-                                              for m, cfg in configs.items()})
-        gold = gold_notes(case, store)
-        if not gold:
-            continue
-        depth = result.config["depth"]
-        names = {kind: _page_name(qid, kind).split("/", 1)[1] for kind in ("explain", "graph")}
-        pages[_page_name(qid, "explain")] = explain_html(store, case.question, gold[0], retrievers, k=k,
-                                                         depth=depth, answer=case.answer, gold=gold,
-                                                         asked_on=case.question_date,
-                                                         links={"graph page": names["graph"], "run report": "../report.html"})
-        pages[_page_name(qid, "graph")] = graph_html(store, question=case.question, gold_note_ids=gold,
-                                                     results_by_method=retrieve_all(store, case.question, retrievers,
-                                                                                    depth, asked_on=case.question_date),
-                                                     neighbourhood_of=case.question, top_k=k, retrievers=retrievers,
-                                                     depth=depth, asked_on=case.question_date,
-                                                     links={"explain page": names["explain"], "run report": "../report.html"})
-    return pages
+    def __call__(self, run, cases: Sequence, rows: list[dict], depth: int) -> dict[str, str]:
+        from taggraph.evaluation.metrics import score_rankings
+        from taggraph.viz.explain import explain_html, gold_notes
+        from taggraph.viz.graphview import graph_html
+
+        if not self.n or not rows:
+            return {}
+        by_id = {c.case_id: c for c in cases}
+        misses = misses_table(score_rankings(pd.DataFrame(rows)), self.k)
+        ranked = {(r["question_id"], r["method"]): r["ranked_note_ids"] for r in rows}
+        pages: dict[str, str] = {}
+        for qid in list(misses["question_id"])[:self.n]:
+            case, store = by_id[qid], run.store
+            gold = gold_notes(case, store)
+            if not gold:
+                continue
+            names = {kind: _page_name(qid, kind).split("/", 1)[1] for kind in ("explain", "graph")}
+            pages[_page_name(qid, "explain")] = explain_html(
+                store, case.question, gold[0], run.retrievers, k=self.k, depth=depth, answer=case.answer, gold=gold,
+                asked_on=case.question_date, links={"graph page": names["graph"], "run report": "../report.html"})
+            pages[_page_name(qid, "graph")] = graph_html(
+                store, question=case.question, gold_note_ids=gold, neighbourhood_of=case.question, top_k=self.k,
+                results_by_method={m: ranked[qid, m] for m in run.methods}, retrievers=run.retrievers, depth=depth,
+                asked_on=case.question_date, links={"explain page": names["explain"], "run report": "../report.html"})
+        return pages
+
+
+def miss_pages(result, misses: pd.DataFrame, n: int) -> dict[str, str]:
+    """The recorded pages (`BenchResult.pages`, by `MissPages`) of the run's first `n` missed questions that
+    have them (a question without known gold notes has none)."""
+    chosen = [qid for qid in misses["question_id"] if _page_name(qid, "explain") in result.pages][:n]
+    return {name: result.pages[name] for qid in chosen for name in (_page_name(qid, "explain"), _page_name(qid, "graph"))}
 
 
 def report_pages(result, title: str, data_label: str, benchmark: str | None, cases: Sequence = (),
-                 data: Path | str | None = None, n_miss_pages: int = 10, k: int = 5) -> dict[str, str]:
-    """The run folder's pages: report.md, report.html and, when `cases` and `data` are given, an
-    explain and a graph page for each of the first `n_miss_pages` missed questions."""
+                 n_miss_pages: int = 10, k: int = 5) -> dict[str, str]:
+    """The run folder's pages: report.md, report.html and the explain and graph pages of the first
+    `n_miss_pages` missed questions, as recorded during the run (`MissPages`)."""
     md = markdown_report(result, title, data_label, benchmark)
     misses = misses_table(result.rankings, k)
-    extra = miss_pages(result, cases, data, misses, n_miss_pages, k) if cases and data is not None else {}
+    extra = miss_pages(result, misses, n_miss_pages)
     questions = {c.case_id: c.question for c in cases}
     return {"report.md": md, "report.html": html_report(result, title, data_label, benchmark, misses, extra,
                                                         questions, k), **extra}
