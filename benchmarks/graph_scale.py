@@ -4,13 +4,13 @@
         [--methods BM25,TagGraph-TFIDF,AdaptiveGraph] [--cap-gb 8] [--timeout 1200]
 
 Writes a synthetic LongMemEval-style history (our own template text with random WordNet nouns, no real
-data) of `--sessions` one-exchange sessions and one question, whose gold session is one of them, to ``--dir`` (kept
+data) of `--sessions` one-exchange sessions and two questions, whose gold session is one of them, to ``--dir`` (kept
 there, not in the repo; reused when it exists). Then runs, each in a fresh process with the
 `taggraph` of `--code` (default: this checkout) first on the path:
 
 - ``bench --miss-pages 0``: building the store and ranking, the floor the views add to;
 - ``bench`` with its default miss pages (explain and graph pages of the missed question);
-- ``graph``: `taggraph graph` of the question.
+- ``graph``: `taggraph graph` of the question the methods miss.
 
 and prints each one's wall time and peak resident memory (the child's ``ru_maxrss``). A child
 above `--cap-gb` of resident memory or past `--timeout` seconds is stopped and reported as such.
@@ -41,7 +41,9 @@ ASSISTANT = [
     "Some prefer {a}; others like {b} or {c}.",
 ]
 GOLD_USER = "My cat is called Pickles and she loves {a}."
-QUESTION = "What is the name of my cat?"
+# The first question every method finds; the second shares no content word with the gold note, so the methods miss
+# it and `bench` draws its miss pages.
+QUESTIONS = {"scale_q01": "What is the name of my cat?", "scale_q02": "What do I call my pet?"}
 
 
 def nouns(n: int, rng: random.Random) -> list[str]:
@@ -62,21 +64,22 @@ def session(rng: random.Random, words: list[str]) -> list[dict]:
 
 
 def write_history(path: Path, sessions: int, seed: int = 0) -> Path:
-    """A LongMemEval-style file: one question over `sessions` synthetic sessions, the gold one in the middle."""
+    """A LongMemEval-style file: two questions (`QUESTIONS`) over one history of `sessions` synthetic sessions, the
+    gold one in the middle."""
     rng = random.Random(seed)
     words = nouns(3000, rng)
     gold = sessions // 2
     haystack = [session(rng, words) for _ in range(sessions)]
     haystack[gold][0]["content"] = GOLD_USER.format(a=rng.choice(words))
     day = lambda i: f"2023/{1 + (i // 28) % 12:02d}/{1 + i % 28:02d} (Mon) {8 + i % 12:02d}:00"
-    case = {"question_id": "scale_q01", "question_type": "single-session-user", "question": QUESTION,
-            "answer": "Pickles", "question_date": "2024/01/02 (Tue) 10:00",
-            "haystack_session_ids": [f"scale_s{i:06d}" for i in range(sessions)],
-            "haystack_dates": [day(i) for i in range(sessions)], "haystack_sessions": haystack,
-            "answer_session_ids": [f"scale_s{gold:06d}"]}
+    cases = [{"question_id": qid, "question_type": "single-session-user", "question": question,
+              "answer": "Pickles", "question_date": "2024/01/02 (Tue) 10:00",
+              "haystack_session_ids": [f"scale_s{i:06d}" for i in range(sessions)],
+              "haystack_dates": [day(i) for i in range(sessions)], "haystack_sessions": haystack,
+              "answer_session_ids": [f"scale_s{gold:06d}"]} for qid, question in QUESTIONS.items()]
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, encoding="utf-8") as f:
-        json.dump([case], f)
+        json.dump(cases, f)
     os.replace(f.name, path)
     return path
 
@@ -134,14 +137,14 @@ def main() -> None:
     parser.add_argument("--cap-gb", type=float, default=8.0)
     parser.add_argument("--timeout", type=float, default=1200.0)
     opts = parser.parse_args()
-    data = opts.dir / f"history_{opts.sessions}.json"
+    data = opts.dir / f"history2q_{opts.sessions}.json"
     if not data.exists():
         write_history(data, opts.sessions)
     out = opts.dir / "out" / opts.code.name  # one folder per checkout: runs of two checkouts may overlap
     common = ["--data", str(data), "--methods", opts.methods]
     runs = {"floor": ["bench", *common, "--out", str(out / "floor"), "--force", "--miss-pages", "0"],
             "bench": ["bench", *common, "--out", str(out / "bench"), "--force"],
-            "graph": ["graph", *common, "--question", "scale_q01", "--out", str(out / "graph.html")]}
+            "graph": ["graph", *common, "--question", "scale_q02", "--out", str(out / "graph.html")]}
     print(f"{opts.sessions} sessions, methods {opts.methods}, code {opts.code}")
     for name in opts.only.split(","):
         print(f"{name:6s} {json.dumps(run(runs[name], opts.code, int(opts.cap_gb * 2**20), opts.timeout))}",
