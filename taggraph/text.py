@@ -1,4 +1,5 @@
-"""The one tokenizer shared by BM25, TF-IDF, stopword filtering and tag matching, and `snippet`.
+"""The one tokenizer shared by BM25, TF-IDF, stopword filtering and tag matching, `snippet`, and what several rooms
+read text with: `chunk_text` (OpenClaw's chunks, Fusion's) and `parse_timestamp` (note and question dates).
 
 Lowercase runs of letters and digits (Unicode-aware, so non-Latin scripts
 tokenize too); underscores and punctuation split tokens. No stemming here:
@@ -8,9 +9,11 @@ BM25 over notes stays plain Okapi, as in the paper.
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 _TOKEN = re.compile(r"[^\W_]+")
 MAX_QUERY_CHARS = 10_000  # longer queries are cut, not rejected
+_PARENTHESES = re.compile(r"\s*\([^)]*\)")
 
 
 def tokenize(text: str) -> list[str]:
@@ -30,3 +33,53 @@ def snippet(text: str, n: int) -> str:
     if not text[n - 1].isspace() and (space := re.search(r"\s\S*$", head)) and space.start() > 0:
         head = head[:space.start()]
     return head.rstrip() + "…"
+
+
+def chunk_text(text: str, chunk_chars: int = 1600, overlap_chars: int = 320) -> list[str]:
+    """Split on line boundaries into chunks of at most `chunk_chars` characters.
+
+    A line longer than `chunk_chars` is first cut into `chunk_chars`-sized pieces.
+    Each new chunk starts with the previous chunk's last whole lines totalling at
+    most `overlap_chars` characters (newlines counted), fewer if the next line
+    would not fit otherwise. Always at least one chunk ("" for empty text).
+    """
+    pieces = [line[i:i + chunk_chars] for line in text.split("\n")
+              for i in range(0, max(len(line), 1), chunk_chars)]
+    chunks: list[str] = []
+    current: list[str] = []
+    size = 0  # sum of len(line) + 1 over `current`: the joined chunk is size - 1 long
+    for piece in pieces:
+        if current and size + len(piece) > chunk_chars:
+            chunks.append("\n".join(current))
+            carry: list[str] = []
+            size = 0
+            for line in reversed(current):
+                if size + len(line) + 1 > overlap_chars:
+                    break
+                carry.insert(0, line)
+                size += len(line) + 1
+            while carry and size + len(piece) > chunk_chars:
+                size -= len(carry.pop(0)) + 1
+            current = carry
+        current.append(piece)
+        size += len(piece) + 1
+    chunks.append("\n".join(current))
+    return chunks
+
+
+def parse_timestamp(text: str) -> float | None:
+    """Days since 1970-01-01 (UTC) for "2023/05/30 (Tue) 23:40", "2023/05/30" or ISO 8601; else None."""
+    cleaned = _PARENTHESES.sub("", text).strip()
+    for fmt in ("%Y/%m/%d %H:%M", "%Y/%m/%d"):
+        try:
+            dt = datetime.strptime(cleaned, fmt)
+            break
+        except ValueError:
+            continue
+    else:
+        try:
+            dt = datetime.fromisoformat(cleaned)
+        except ValueError:
+            return None
+    offset = dt.utcoffset().total_seconds() if dt.tzinfo is not None else 0.0  # UTC; no overflow at year 1 or 9999
+    return ((dt.replace(tzinfo=None) - datetime(1970, 1, 1)).total_seconds() - offset) / 86400

@@ -23,7 +23,7 @@ from taggraph.errors import ConfigError
 from taggraph.retrieval.fusion import (DENSE_CHARS, COMPONENTS, REQUEST_WEIGHTS, SESSION_FEATURES, FusionWeights, Signals,
                                        TagGraphFusion, _evidence, dense_text, fuse, is_request, normalized, note_day,
                                        request_text, session_turns, time_features, turn_texts)
-from taggraph.retrieval.openclaw import parse_timestamp
+from taggraph.text import parse_timestamp
 from taggraph.store import Interaction, MemoryStore
 
 from conftest import HAND_ROWS, make_store

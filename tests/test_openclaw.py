@@ -17,7 +17,8 @@ from taggraph.config import cache_dir
 from taggraph.extraction.base import Extraction
 from taggraph.retrieval import make_retriever
 from taggraph.retrieval.embeddings import OllamaEmbedder, get_embedder
-from taggraph.retrieval.openclaw import OpenClaw, chunk_text, fts_query, parse_timestamp, rank_to_score
+from taggraph.retrieval.openclaw import OpenClaw, fts_query, rank_to_score
+from taggraph.text import chunk_text, parse_timestamp
 from taggraph.store import Interaction, MemoryStore
 from taggraph.testing import BagOfWordsEmbedder
 

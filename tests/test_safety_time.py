@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from taggraph.errors import ConfigError
 from taggraph.retrieval.fusion import window_label
-from taggraph.retrieval.openclaw import parse_timestamp
+from taggraph.text import parse_timestamp
 from taggraph.retrieval.time_expressions import EPOCH, question_windows
 
 from test_fusion import DATED, dated_store, fusion

@@ -44,7 +44,7 @@ from pathlib import Path
 
 from taggraph.datasets.base import (Case, DatasetError, DatasetFormat, data_warning, head, note_ids, read_bytes,
                                     refuse_surrogates, require, session_notes)
-from taggraph.retrieval.openclaw import parse_timestamp
+from taggraph.text import parse_timestamp
 from taggraph.store import Interaction
 
 TURNS, QUESTIONS = "turns.jsonl", "questions.jsonl"

@@ -69,7 +69,7 @@ from taggraph.retrieval.base import Evidence, Retriever
 from taggraph.retrieval.bm25 import BM25
 from taggraph.retrieval.bm25_stem import BM25Stem
 from taggraph.retrieval.embeddings import Embedder, get_embedder
-from taggraph.retrieval.openclaw import chunk_text, parse_timestamp
+from taggraph.text import chunk_text, parse_timestamp
 from taggraph.retrieval.index import raw_term_index
 from taggraph.retrieval.time_expressions import SPAN_TOLERANCE, Window, as_of, question_anchors, question_windows
 from taggraph.text import MAX_QUERY_CHARS

@@ -29,10 +29,8 @@ is a much faster, weaker static distillation of MiniLM, see embeddings.py).
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -42,42 +40,9 @@ from taggraph.errors import ConfigError
 from taggraph.notes import Note
 from taggraph.retrieval.base import DEFAULT_DEPTH, Evidence, Retriever, check_k
 from taggraph.retrieval.embeddings import Embedder, get_embedder
-from taggraph.text import MAX_QUERY_CHARS, query_tokens, snippet
+from taggraph.text import MAX_QUERY_CHARS, chunk_text, parse_timestamp, query_tokens, snippet
 
 SNIPPET_CHARS = 200
-_PARENTHESES = re.compile(r"\s*\([^)]*\)")
-
-
-def chunk_text(text: str, chunk_chars: int = 1600, overlap_chars: int = 320) -> list[str]:
-    """Split on line boundaries into chunks of at most `chunk_chars` characters.
-
-    A line longer than `chunk_chars` is first cut into `chunk_chars`-sized pieces.
-    Each new chunk starts with the previous chunk's last whole lines totalling at
-    most `overlap_chars` characters (newlines counted), fewer if the next line
-    would not fit otherwise. Always at least one chunk ("" for empty text).
-    """
-    pieces = [line[i:i + chunk_chars] for line in text.split("\n")
-              for i in range(0, max(len(line), 1), chunk_chars)]
-    chunks: list[str] = []
-    current: list[str] = []
-    size = 0  # sum of len(line) + 1 over `current`: the joined chunk is size - 1 long
-    for piece in pieces:
-        if current and size + len(piece) > chunk_chars:
-            chunks.append("\n".join(current))
-            carry: list[str] = []
-            size = 0
-            for line in reversed(current):
-                if size + len(line) + 1 > overlap_chars:
-                    break
-                carry.insert(0, line)
-                size += len(line) + 1
-            while carry and size + len(piece) > chunk_chars:
-                size -= len(carry.pop(0)) + 1
-            current = carry
-        current.append(piece)
-        size += len(piece) + 1
-    chunks.append("\n".join(current))
-    return chunks
 
 
 def note_chunks(note: Note, source: str = "raw", chunk_chars: int = 1600, overlap_chars: int = 320) -> list[str]:
@@ -99,24 +64,6 @@ def fts_query(text: str) -> str:
 def rank_to_score(rank: float) -> float:
     """FTS5 bm25() rank (negative, lower is better) -> |r| / (1 + |r|) in [0, 1); 0 for r >= 0."""
     return -rank / (1.0 - rank) if rank < 0 else 0.0
-
-
-def parse_timestamp(text: str) -> float | None:
-    """Days since 1970-01-01 (UTC) for "2023/05/30 (Tue) 23:40", "2023/05/30" or ISO 8601; else None."""
-    cleaned = _PARENTHESES.sub("", text).strip()
-    for fmt in ("%Y/%m/%d %H:%M", "%Y/%m/%d"):
-        try:
-            dt = datetime.strptime(cleaned, fmt)
-            break
-        except ValueError:
-            continue
-    else:
-        try:
-            dt = datetime.fromisoformat(cleaned)
-        except ValueError:
-            return None
-    offset = dt.utcoffset().total_seconds() if dt.tzinfo is not None else 0.0  # UTC; no overflow at year 1 or 9999
-    return ((dt.replace(tzinfo=None) - datetime(1970, 1, 1)).total_seconds() - offset) / 86400
 
 
 def _top(scores: dict[int, float], m: int) -> dict[int, float]:
