@@ -9,8 +9,10 @@ from taggraph.datasets import load_dataset
 from taggraph.experiments.runner import build_store
 from taggraph.retrieval import make_retriever
 from taggraph.viz.graphview import save_graph_html
+from taggraph.viz.widgets import iframe
 
 from test_browser import dump_dom, pytestmark  # noqa: F401  (slow, needs chromium)
+from test_jupyterlab_widgets import chromium, wait_for  # noqa: F401  (chromium: a fixture)
 
 
 def test_side_panel_names_a_note_whose_label_is_hidden(tmp_path):
@@ -24,3 +26,30 @@ def test_side_panel_names_a_note_whose_label_is_hidden(tmp_path):
     dom = dump_dom(tmp_path, page, "#note=" + quiet.replace("#", "%23"))
     title = re.search(r'<b id="why-title">(.*?)</b>', dom).group(1)
     assert title == f"{quiet} · BM25"
+
+
+def test_a_fitted_frame_follows_its_page_when_the_window_narrows_and_widens(tmp_path, chromium):
+    """JupyterLab's explain frames (`iframe(..., fit=True)`) kept the height of their first layout: cut off after
+    the window or sidebar narrowed, a blank below the page after it widened. The frame is as high as its page
+    at each width."""
+    text = "<p>" + " ".join(f"word{i}" for i in range(3000)) + "</p>"
+    host = tmp_path / "host.html"
+    host.write_text("<!doctype html><html><body>" + iframe(f"<!doctype html><html><body>{text}</body></html>",
+                                                             300, fit=True).data + "</body></html>", encoding="utf-8")
+    heights = {}
+    page, stop = chromium
+    try:
+        probe = ("(() => { const f = document.querySelector('iframe'), d = f && f.contentDocument;"
+                 " if (!d || d.readyState !== 'complete' || !d.body) return null;"
+                 " return [f.getBoundingClientRect().height, d.documentElement.offsetHeight]; })()")
+        for step, width in enumerate((1200, 500, 1200)):
+            page.call("Emulation.setDeviceMetricsOverride", width=width, height=800, deviceScaleFactor=1, mobile=False)
+            if step == 0:
+                page.call("Page.navigate", url=host.as_uri())
+            frame, content = wait_for(lambda: (h := page.js(probe)) and abs(h[0] - h[1]) <= 1 and h, 15,
+                                      f"the frame to be as high as its page at {width} px",
+                                      state=lambda: f"frame and page heights: {page.js(probe)}")
+            heights[step] = frame
+    finally:
+        stop()
+    assert heights[1] > 1.5 * heights[0] and abs(heights[2] - heights[0]) <= 1, heights

@@ -73,9 +73,13 @@ def table_view(table: pd.DataFrame) -> HTML:
                 f"<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>")
 
 
-# Grows the frame to its page's height once loaded (a srcdoc page is same-origin), so it has no scrollbar
-# of its own; marimo's mo.iframe calls __resizeIframe instead, which only marimo's frontend defines.
-_FIT = "this.style.height = this.contentDocument.documentElement.scrollHeight + 'px'"
+# Keeps the frame as high as its page (a srcdoc page is same-origin), so it has no scrollbar of its own: set
+# once loaded, then again whenever the page's height changes (a narrower window or sidebar wraps its text, a wider
+# one unwraps it). The page's own height (offsetHeight), not scrollHeight, which never drops below the frame's.
+# marimo's mo.iframe calls __resizeIframe instead, which only marimo's frontend defines.
+_FIT = ("const frame = this, root = this.contentDocument.documentElement, "
+        "fit = () => { frame.style.height = root.offsetHeight + 'px'; }; "
+        "fit(); new this.contentWindow.ResizeObserver(fit).observe(root);")
 
 
 def iframe(page: str, height: int, fit: bool = False) -> HTML:
