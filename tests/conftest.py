@@ -13,6 +13,13 @@ from taggraph.store import Interaction, MemoryStore
 os.environ.setdefault("TQDM_DISABLE", "1")
 os.environ["TAGGRAPH_CACHE"] = tempfile.mkdtemp(prefix="taggraph-test-cache-")  # tests never see a user's cache
 atexit.register(shutil.rmtree, os.environ["TAGGRAPH_CACHE"], ignore_errors=True)  # one per process (xdist worker)
+# The distilled static MiniLM (a minute to build) is built once per test run, not once per worker: every process's
+# cache links its models folder to one shared folder, made (and removed at exit) by the process that starts the
+# run; the workers it starts inherit its name. The model's own file lock keeps two workers from building it twice.
+if "TAGGRAPH_TEST_MODELS" not in os.environ:
+    os.environ["TAGGRAPH_TEST_MODELS"] = tempfile.mkdtemp(prefix="taggraph-test-models-")
+    atexit.register(shutil.rmtree, os.environ["TAGGRAPH_TEST_MODELS"], ignore_errors=True)
+os.symlink(os.environ["TAGGRAPH_TEST_MODELS"], Path(os.environ["TAGGRAPH_CACHE"]) / "models")
 SHARED_DATA = Path(os.environ.get("TAGGRAPH_DATA", Path(__file__).resolve().parents[2] / "shared" / "data" / "longmemeval"))
 
 

@@ -401,9 +401,11 @@ def test_static_minilm_is_distilled_once_and_ranks_a_related_text(monkeypatch):
     assert np.allclose(again.embed(["my dog"]), vecs[:1], atol=1e-6)  # same model, not the cache
 
 
-def test_static_model_folder_is_not_left_half_written(monkeypatch):
+def test_static_model_folder_is_not_left_half_written(monkeypatch, tmp_path):
     pytest.importorskip("model2vec.distill")
     import model2vec.distill
+
+    monkeypatch.setenv("TAGGRAPH_CACHE", str(tmp_path))  # an empty cache: not the run's shared models folder
 
     def broken(**kw):
         raise RuntimeError("disk full")

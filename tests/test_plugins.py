@@ -149,15 +149,20 @@ def test_installed_entry_point_is_found_by_name(tmp_path):
     assert set(pd.read_csv(tmp_path / "run" / "rankings.csv")["method"]) == {"OverlapByEntryPoint"}
 
 
-def test_cli_refuses_bad_parameters_before_the_run(tmp_path):
+def test_cli_refuses_bad_parameters_before_the_run(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from taggraph.cli import app
+
+    monkeypatch.chdir(tmp_path)
     for param, words in [("AdaptiveGraph.alpha=nan", "finite number"), ("AdaptiveGraph.alpha=5", "less than 1"),
                          ("AdaptiveGraph.iterations=100000000", "less than or equal to 1000"),
                          ("BM25.k1=-1", "greater than or equal to 0"), ("BM25.b=1e999", "finite number"),
                          ("TagGraph-Stopwords.stopword_df=-0.1", "greater than 0"),
                          ("OpenClaw.chunk_chars=0", "greater than or equal to 1"),
                          ("AdaptiveGraph.iterations=true", "must be int"), ("BM25.k3=1", "no parameter 'k3'")]:
-        run = cli(["bench", "--methods", "BM25", "--param", param, "--out", "x"], tmp_path)
-        assert run.returncode == 2 and words in run.stderr, (param, run.stderr)
+        run = CliRunner().invoke(app, ["bench", "--methods", "BM25", "--param", param, "--out", "x"])  # in process
+        assert run.exit_code == 2 and words in run.stderr, (param, run.stderr)
         assert len(run.stderr.strip().splitlines()) == 1 and not (tmp_path / "x").exists()
 
 
