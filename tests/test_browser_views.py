@@ -53,3 +53,28 @@ def test_a_fitted_frame_follows_its_page_when_the_window_narrows_and_widens(tmp_
     finally:
         stop()
     assert heights[1] > 1.5 * heights[0] and abs(heights[2] - heights[0]) <= 1, heights
+
+
+def test_a_long_wide_table_keeps_its_sideways_scrollbar_in_view(tmp_path, chromium):
+    """At 1024 px with JupyterLab's file browser open, `table_view` of a long table cut its evidence column and
+    its only sideways scrollbar was 41 rows down: the table's box now ends within the window."""
+    import pandas as pd
+
+    from taggraph.viz.widgets import table_view
+
+    reason = "BM25 over the query terms " + ", ".join(f"'term{i}' 1.{i}" for i in range(30))
+    table = pd.DataFrame({f"method {m}": [reason] * 41 for m in range(6)})
+    host = tmp_path / "host.html"
+    host.write_text(f"<!doctype html><html><body><div style='width:700px'>{table_view(table).data}</div></body></html>",
+                    encoding="utf-8")
+    page, stop = chromium
+    try:
+        page.call("Emulation.setDeviceMetricsOverride", width=1024, height=768, deviceScaleFactor=1, mobile=False)
+        page.call("Page.navigate", url=host.as_uri())
+        probe = ("(() => { const box = document.querySelector('.taggraph-table'); if (!box) return null;"
+                 " return {bottom: box.getBoundingClientRect().bottom, scrolls: box.scrollWidth > box.clientWidth,"
+                 " window: innerHeight}; })()")
+        box = wait_for(lambda: page.js(probe), 15, "the table")
+    finally:
+        stop()
+    assert box["scrolls"] and box["bottom"] <= box["window"], box

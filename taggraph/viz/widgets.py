@@ -59,16 +59,19 @@ def _cell_text(value: Any) -> str:
 
 def table_view(table: pd.DataFrame) -> HTML:
     """`table` whole, for a notebook (marimo or JupyterLab): every cell's text wraps instead of ending in
-    '…', and a table wider than the view scrolls sideways in its own box, its scrollbar in view. A named
+    '…', and a table wider or longer than the view scrolls in its own box, its scrollbars in view. A named
     index (`rank_table`'s note_id) is the first column."""
     if table.index.name is not None:
         table = table.reset_index()
     wide = {c for c in table.columns if table[c].map(lambda v: isinstance(v, str) and len(v) > 40).any()}
-    head = "".join(f"<th style='{_CELL}background:#f3f3f3'>{html.escape(str(c))}</th>" for c in table.columns)
+    head = "".join(f"<th style='{_CELL}background:#f3f3f3;position:sticky;top:0'>{html.escape(str(c))}</th>"
+                   for c in table.columns)
     rows = "".join("<tr>" + "".join(f"<td style='{_TEXT if c in wide else _CELL}'>{html.escape(_cell_text(v))}</td>"
                                     for c, v in zip(table.columns, row)) + "</tr>"
                    for row in table.itertuples(index=False))
-    return HTML("<div class='taggraph-table' style='overflow-x:auto;max-width:100%'>"
+    # A box at most 80% of the window high scrolls both ways, so its sideways scrollbar is in view with the table's
+    # top (below a long table it was dozens of rows down), the header row staying on top.
+    return HTML("<div class='taggraph-table' style='overflow:auto;max-width:100%;max-height:80vh'>"
                 "<table style='border-collapse:collapse;font-size:13px'>"
                 f"<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>")
 
