@@ -264,9 +264,8 @@ def test_method_extractor_and_data_from_outside_the_repo_run_through_every_comma
     for name in ("turns.jsonl", "questions.jsonl"):
         (data / name).write_text((REPO / "tests" / "fixtures" / "generic" / name).read_text())
     common = ["--data", "mydata", "--extractor", "mystuff:Capitals"]
-    for out, extra in (("run_a", []), ("run_b", ["--param", "WordOverlap.min_len=5"])):
-        run = cli(["bench", *common, "--methods", "mystuff:WordOverlap,BM25", "--workers", "2", "--out", out,
-                   *extra], tmp_path)
+    for out, extra in (("run_a", ["--workers", "2"]), ("run_b", ["--param", "WordOverlap.min_len=5"])):
+        run = cli(["bench", *common, "--methods", "mystuff:WordOverlap,BM25", "--out", out, *extra], tmp_path)
         assert run.returncode == 0, run.stderr
     config = json.loads((tmp_path / "run_a" / "run.json").read_text())["config"]
     assert config["extractor"] == "mystuff:Capitals" and "WordOverlap" in config["methods"]
