@@ -11,8 +11,9 @@ looked up in this order:
   reads their ``@REGISTRY.builtin("name", key=literal)`` decorators) and imports a module when one of its
   names is used, not before (``get_extractor("none")`` does not import the LLM clients). A registry's
   `declare` hook turns a declaration (name, the class or its ``module:Class``, the literal options) into
-  the names it keeps (methods: a `Method` each, and its ablations). Listed in the order declared (modules
-  by name, decorators top down), whatever was imported first. Adding a built-in touches one file;
+  the names it keeps (methods: a `Method` each, and its ablations). Listed in the order declared (the
+  registry's module, then the others by name; decorators top down), whatever was imported first. Adding a
+  built-in touches one file;
 - installed packages: entry points in the registry's `group`, read once per process, on first use.
 
 One policy for entry points, whatever the kind: a built-in always wins. An entry point that names a built-in
@@ -207,7 +208,8 @@ class Registry:
         package = importlib.import_module(self.package)
         label = next(n for n, v in vars(sys.modules[self._home]).items() if v is self)  # as in @LABEL.builtin
         order: list[str] = []
-        for module in pkgutil.iter_modules(package.__path__, f"{package.__name__}."):
+        modules = pkgutil.iter_modules(package.__path__, f"{package.__name__}.")
+        for module in sorted(modules, key=lambda m: m.name != self._home):  # the registry's own module first
             imported = module.name in sys.modules  # then it has declared its built-ins itself
             for name, spec, arg, options in _declarations(module.name, label):
                 entries = self._entries(name, spec, options, read=True)
