@@ -8,9 +8,12 @@ looked up in this order:
   experiment runner wraps its tasks in it);
 - built-ins: each registers itself in its own module (`Registry.builtin`, a decorator); a registry given a
   `package` finds them on first use in the source of that package's modules (pkgutil lists them, `ast`
-  reads their ``@REGISTRY.builtin("name")`` decorators) and imports a module when one of its names is
-  used, not before (``get_extractor("none")`` does not import the LLM clients). Adding a built-in touches
-  one file;
+  reads their ``@REGISTRY.builtin("name", key=literal)`` decorators) and imports a module when one of its
+  names is used, not before (``get_extractor("none")`` does not import the LLM clients). A registry's
+  `declare` hook turns a declaration (name, the class or its ``module:Class``, the literal options) into
+  the names it keeps (methods: a `Method` each, and its ablations). Listed in the order declared (the
+  registry's module, then the others by name; decorators top down), whatever was imported first. Adding a
+  built-in touches one file;
 - installed packages: entry points in the registry's `group`, read once per process, on first use.
 
 One policy for entry points, whatever the kind: a built-in always wins. An entry point that names a built-in
@@ -32,6 +35,7 @@ import pkgutil
 import re
 import sys
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 from importlib.metadata import EntryPoint
 from typing import Any
 
@@ -67,28 +71,35 @@ def load_attr(spec: str, what: str) -> Any:
 class Registry:
     """Names of one `kind` ("method", "extractor", ...): run-time registrations, built-ins (those of
     `package`'s modules), and the entry points of `group`. `adopt(name, loaded)` checks what an entry point
-    names and returns what the registry keeps for it (ConfigError when it is not usable)."""
+    names and returns what the registry keeps for it (ConfigError when it is not usable). `declare(name,
+    target, options)`: what the registry keeps of a built-in, {name: value} (the names it declares; target:
+    the class or, read from source, its ``module:Class``); without it a built-in is kept as it is."""
 
     def __init__(self, kind: str, group: str, *, package: str | None = None,
-                 adopt: Callable[[str, Any], Any] | None = None) -> None:
+                 adopt: Callable[[str, Any], Any] | None = None,
+                 declare: Callable[[str, Any, dict[str, Any]], dict[str, Any]] | None = None) -> None:
         self.kind, self.group, self.package = kind, group, package
         self._adopt = adopt or (lambda name, loaded: loaded)
+        self._declare = declare
         self._builtin: dict[str, Any] = {}
+        self._read: set[str] = set()  # built-ins read from source, their module not imported yet
         self._args: dict[str, str] = {}  # built-in name -> the argument it needs, written NAME:ARG
         self._registered: dict[str, Any] = {}
         self._scanned = package is None
         self._installed: _Installed | None = None
-        home = sys._getframe(1).f_globals.get("__name__", "__main__")  # as collections.namedtuple finds it
-        _ALL[(home, kind)] = self
+        self._home = sys._getframe(1).f_globals.get("__name__", "__main__")  # as collections.namedtuple finds it
+        _ALL[(self._home, kind)] = self
 
-    def builtin(self, name: str, value: Any = None, *, arg: str | None = None) -> Any:
+    def builtin(self, name: str, value: Any = None, *, arg: str | None = None, **options: Any) -> Any:
         """Declare built-in `name` (a decorator without `value`); `arg`: the argument the name needs, as
-        ``ollama:MODEL`` (``arg="MODEL"``). Returns `value`."""
+        ``ollama:MODEL`` (``arg="MODEL"``); `options`: literal values for the `declare` hook. Returns `value`."""
         if value is None:
-            return lambda v: self.builtin(name, v, arg=arg)
-        if name in self._builtin and self._builtin[name] is not value and not isinstance(self._builtin[name], _Declared):
-            raise ConfigError(f"built-in {self.kind} {name!r} is declared twice")
-        self._builtin[name] = value
+            return lambda v: self.builtin(name, v, arg=arg, **options)
+        for key, entry in self._entries(name, value, options).items():
+            if key in self._builtin and key not in self._read and self._builtin[key] != entry:
+                raise ConfigError(f"built-in {self.kind} {key!r} is declared twice")
+            self._builtin[key] = entry
+            self._read.discard(key)
         if arg:
             self._args[name] = arg
         return value
@@ -182,18 +193,37 @@ class Registry:
         """Register `registered` (another process's `registered_here`) in this process."""
         self._registered.update(registered)
 
+    def _entries(self, name: str, target: Any, options: dict[str, Any], read: bool = False) -> dict[str, Any]:
+        """What the registry keeps of built-in `name`: {name: value} for each name it declares."""
+        if self._declare is not None:
+            return self._declare(name, target, options)
+        if options:
+            raise ConfigError(f"built-in {self.kind} {name!r}: a {self.kind} takes no options ({', '.join(options)})")
+        return {name: _Declared(target) if read else target}
+
     def _scan(self) -> None:
         """Read once which built-ins the modules of `package` declare, importing none of them."""
         if self._scanned:
             return
         self._scanned = True
         package = importlib.import_module(self.package)
-        for module in pkgutil.iter_modules(package.__path__, f"{package.__name__}."):
-            if module.name not in sys.modules:  # an imported module has declared its built-ins itself
-                for name, value, arg in _declarations(module.name):
-                    self._builtin.setdefault(name, value)
-                    if arg:
-                        self._args[name] = arg
+        label = next(n for n, v in vars(sys.modules[self._home]).items() if v is self)  # as in @LABEL.builtin
+        order: list[str] = []
+        modules = pkgutil.iter_modules(package.__path__, f"{package.__name__}.")
+        for module in sorted(modules, key=lambda m: m.name != self._home):  # the registry's own module first
+            imported = module.name in sys.modules  # then it has declared its built-ins itself
+            for name, spec, arg, options in _declarations(module.name, label):
+                entries = self._entries(name, spec, options, read=True)
+                order += entries
+                if imported:
+                    continue
+                for key, entry in entries.items():
+                    if key not in self._builtin:
+                        self._builtin[key] = entry
+                        self._read.add(key)
+                if arg:
+                    self._args[name] = arg
+        self._builtin = {**{n: self._builtin[n] for n in order if n in self._builtin}, **self._builtin}
 
     def _state(self) -> _Installed:
         """The entry points of `group`, read once per process; those naming a built-in are set aside."""
@@ -238,31 +268,55 @@ class _Declared:
         self.spec = spec
 
 
-def _declarations(module: str) -> list[tuple[str, _Declared, str | None]]:
-    """The built-ins `module`'s source declares, (name, where, arg) for each top-level definition decorated
-    ``@SOMETHING.builtin("name")`` or ``@SOMETHING.builtin("name", arg="ARG")``."""
-    origin = importlib.util.find_spec(module).origin
-    if not (origin or "").endswith(".py"):  # no source to read (compiled only): the module declares them itself
+def _declarations(module: str, label: str) -> list[tuple[str, str, str | None, dict[str, Any]]]:
+    """The built-ins `module`'s source declares in registry `label`, (name, module:attr, arg, options) for
+    each top-level definition decorated ``@LABEL.builtin("name")``, ``@LABEL.builtin("name", arg="ARG")``
+    or with other literal options, ``@LABEL.builtin("name", key=value)``."""
+    source = _source(module)
+    if source is None:  # compiled only: the module declares them itself
         importlib.import_module(module)
         return []
-    with open(origin, encoding="utf-8") as source:
-        text = source.read()
-    if ".builtin(" not in text:
+    origin, text = source
+    if f"{label}.builtin(" not in text:
         return []
     found = []
-    for node in ast.parse(text, origin).body:
+    for node in _tree(module):
         for call in getattr(node, "decorator_list", ()):
-            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "builtin":
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "builtin" \
+                    and isinstance(call.func.value, ast.Name) and call.func.value.id == label:
                 try:
-                    if len(call.args) != 1 or any(k.arg != "arg" for k in call.keywords):
+                    if len(call.args) != 1 or any(k.arg is None for k in call.keywords):
                         raise ValueError
                     name = ast.literal_eval(call.args[0])
-                    arg = ast.literal_eval(call.keywords[0].value) if call.keywords else None
+                    options = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
                 except ValueError:
-                    raise ConfigError(f"{origin}:{call.lineno}: declare a built-in with a literal name (and arg), "
-                                      f"as @REGISTRY.builtin(\"name\", arg=\"ARG\")") from None
-                found.append((name, _Declared(f"{module}:{node.name}"), arg))
+                    raise ConfigError(f"{origin}:{call.lineno}: declare a built-in with a literal name and literal "
+                                      f"options, as @REGISTRY.builtin(\"name\", arg=\"ARG\")") from None
+                found.append((name, f"{module}:{node.name}", options.pop("arg", None), options))
     return found
+
+
+def source_class(spec: str) -> ast.ClassDef | None:
+    """The class ``module:Class`` names as `ast` reads it from its module's source, the module not imported;
+    None when there is no source or no such top-level class."""
+    module, _, name = spec.partition(":")
+    return next((n for n in _tree(module) if isinstance(n, ast.ClassDef) and n.name == name), None)
+
+
+@lru_cache(maxsize=1)  # the module a scan has just read: the hooks of its built-ins read it again
+def _tree(module: str) -> list[ast.stmt]:
+    """The top-level statements of `module`'s source ([] without source)."""
+    source = _source(module)
+    return ast.parse(source[1], source[0]).body if source else []
+
+
+def _source(module: str) -> tuple[str, str] | None:
+    """`module`'s source file and text, None when it has none (compiled only)."""
+    origin = importlib.util.find_spec(module).origin
+    if not (origin or "").endswith(".py"):
+        return None
+    with open(origin, encoding="utf-8") as source:
+        return origin, source.read()
 
 
 class _Installed:

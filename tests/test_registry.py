@@ -20,7 +20,8 @@ from taggraph.extraction.llm import OllamaExtractor
 from taggraph.extraction.registry import EXTRACTORS, backend
 from taggraph.registry import Registry, load_attr, with_registered
 from taggraph.retrieval.embeddings import EMBEDDERS, StaticEmbedder, get_embedder
-from taggraph.retrieval.registry import METHODS
+from taggraph.retrieval.base import Component
+from taggraph.retrieval.registry import METHODS, ablations_of, components
 
 REPO = Path(__file__).resolve().parent.parent
 GROUP = "taggraph.test_widgets"
@@ -129,6 +130,79 @@ def test_an_extractor_by_name_imports_only_its_own_module():
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONPATH": str(REPO)}).stdout.split()
     assert shown == ["['gguf:PATH',", "'offline-v2']", "False"]
+
+
+def package_of(folder: Path, name: str, modules: dict[str, str], declare: str = "") -> None:
+    """A package `name` in `folder` whose __init__ defines the registry KITS (hook `declare`, a Python
+    expression) over its own modules, `modules`: module name -> source."""
+    (folder / name).mkdir()
+    (folder / name / "__init__.py").write_text(
+        f"from taggraph.registry import Registry\n\nKITS = Registry('kit', 'taggraph.test_kits', package=__name__"
+        f"{', declare=' + declare if declare else ''})\n")
+    for module, source in modules.items():
+        (folder / name / f"{module}.py").write_text(f"from {name} import KITS\n\n\n{source}")
+
+
+def forget(package: str) -> None:
+    for module in [m for m in sys.modules if m == package or m.startswith(f"{package}.")]:
+        sys.modules.pop(module)
+
+
+def test_builtins_are_listed_in_the_order_declared_whatever_was_imported_first(tmp_path, monkeypatch):
+    package_of(tmp_path, "kits", {"axes": "@KITS.builtin('axe')\nclass Axe:\n    pass\n",
+                                  "hammers": "@KITS.builtin('claw')\n@KITS.builtin('sledge')\nclass Hammer:\n"
+                                             "    pass\n"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from kits import KITS
+    from kits.hammers import Hammer
+
+    try:
+        assert KITS.names() == ["axe", "claw", "sledge"] and KITS.get("claw") is Hammer
+    finally:
+        forget("kits")
+
+
+def test_a_declare_hook_keeps_what_a_builtin_and_its_literal_options_declare(tmp_path, monkeypatch):
+    package_of(tmp_path, "tools", {"saws": "@KITS.builtin('saw', size=3)\n@KITS.builtin('rip-saw', teeth=['rip'])\n"
+                                           "class Saw:\n    pass\n"},
+               declare="lambda name, target, options: {name: (target, options), name + '-small': (target, {})}")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from tools import KITS
+
+    try:
+        assert KITS.names() == ["saw", "saw-small", "rip-saw", "rip-saw-small"] and "tools.saws" not in sys.modules
+        assert KITS.get("rip-saw") == ("tools.saws:Saw", {"teeth": ["rip"]})  # read from source, not imported
+        from tools.saws import Saw
+        assert KITS.get("saw") == (Saw, {"size": 3}) and KITS.get("rip-saw-small") == (Saw, {})
+        assert KITS.names() == ["saw", "saw-small", "rip-saw", "rip-saw-small"]
+    finally:
+        forget("tools")
+
+
+def test_listing_methods_imports_no_method_module():
+    code = ("import sys; from taggraph.retrieval import method_names; from taggraph.cli import app; "
+            "method_names(ablations=False); sys.argv = ['taggraph', 'methods']\n"
+            "try: app()\nexcept SystemExit: pass\n"
+            "print(sorted(m for m in sys.modules if m.rpartition('.')[::2] in [('taggraph.retrieval', name) for name "
+            "in ('adaptive', 'bm25', 'bm25_stem', 'fusion', 'openclaw', 'taggraph')]))")
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONPATH": str(REPO)}).stdout.splitlines()
+    assert "TagGraph-Fusion-noTurns  (ablation of TagGraph-Fusion: -Turns)" in shown and shown[-1] == "[]"
+
+
+def test_a_methods_ablations_are_the_components_its_params_declare(tmp_path, monkeypatch):
+    (tmp_path / "toy_method.py").write_text(
+        "from dataclasses import dataclass\nfrom typing import Annotated\n\nfrom pydantic import Field\n\n"
+        "from taggraph.retrieval.base import Component, Retriever\n\n\nclass Toy(Retriever):\n"
+        "    @dataclass(frozen=True)\n    class Params:\n        size: int = 2\n"
+        "        flag: Annotated[bool, Component('Flag')] = True\n"
+        "        steps: Annotated[int, Field(ge=0), Component('Steps', off=0)] = 3\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert components("toy_method:Toy") == {"flag": Component("Flag"), "steps": Component("Steps", off=0)}
+    assert "toy_method" not in sys.modules  # read from source
+    adaptive = [(m.component, m.defaults) for m in map(METHODS.get, ablations_of("AdaptiveGraph"))]
+    assert adaptive == [("Diffusion", {"iterations": 0}), ("Chronological", {"chronological": False}),
+                        ("FileSeeding", {"file_seeding": False})]
 
 
 def tagger_name(spec: str) -> str:

@@ -33,8 +33,9 @@ from pydantic import Field
 
 from taggraph.graph import concept_node, file_node
 from taggraph.notes import Note
-from taggraph.retrieval.base import Evidence, Retriever
+from taggraph.retrieval.base import Component, Evidence, Retriever
 from taggraph.retrieval.index import STOPWORD_DF, concept_matcher, filter_tokens, term_index
+from taggraph.retrieval.registry import METHODS
 from taggraph.text import query_tokens
 
 ALPHA = 0.85  # paper, appendix E
@@ -71,13 +72,18 @@ def personalized_pagerank(P: sp.csr_matrix, dangling: np.ndarray, s: np.ndarray,
     return x
 
 
+# Its ablations (paper, appendix F): one component removed each (Params), and the pair the distractor
+# sweep needs (section 6.1: diffusion's value without file seeding).
+@METHODS.builtin("AdaptiveGraph")
+@METHODS.builtin("AdaptiveGraph-noFileSeeding-noDiffusion", ablation_of="AdaptiveGraph", file_seeding=False,
+                 iterations=0)
 class AdaptiveGraph(Retriever):
     @dataclass(frozen=True)
     class Params:
         alpha: Annotated[float, Field(ge=0, lt=1)] = ALPHA
-        iterations: Annotated[int | None, Field(ge=0, le=MAX_ITERATIONS)] = ITERATIONS
-        chronological: bool = True
-        file_seeding: bool = True
+        iterations: Annotated[int | None, Field(ge=0, le=MAX_ITERATIONS), Component("Diffusion", off=0)] = ITERATIONS
+        chronological: Annotated[bool, Component("Chronological")] = True
+        file_seeding: Annotated[bool, Component("FileSeeding")] = True
         stopword_df: Annotated[float, Field(gt=0, le=1)] = STOPWORD_DF
         stopword_fallback: bool = False
 

@@ -5,7 +5,9 @@ A method subclasses `Retriever` and writes:
 - ``Params``: a frozen dataclass of its parameters and their defaults, ranges declared on the
   field (``alpha: Annotated[float, Field(ge=0, le=1)] = 0.85``). Checked before a run starts
   (`make_params`), recorded in run.json (`config`), used to rebuild the method in the report's
-  pages. A method without parameters keeps the empty default.
+  pages. A method without parameters keeps the empty default. A field that switches one part of
+  the method on declares it, ``graph: Annotated[bool, Component("Graph")] = True``: a built-in method
+  gets its ablation ``NAME-noGraph``, the field set to the component's `off` value (False).
 - ``add(note)``: index one note. Called once per note, in store order, before the next score.
   ``add_many(notes)`` may be overridden to index a batch at once (one embedding call).
 - ``score(text, *, asked_on=None)``: {note index: score} of the notes the method reaches;
@@ -167,6 +169,15 @@ class Result:
 @dataclass(frozen=True)
 class NoParams:
     """The parameters of a method that has none."""
+
+
+@dataclass(frozen=True)
+class Component:
+    """The part of a method a `Params` field switches, named in its ablation ``NAME-no<name>``; `off`: the
+    field's value with the part off. Written in the field's annotation as literals (read from source)."""
+
+    name: str
+    off: Any = False
 
 
 def _configure(params_class: type) -> None:

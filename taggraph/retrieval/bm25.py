@@ -20,9 +20,11 @@ import numpy as np
 from taggraph.notes import Note
 from taggraph.retrieval.base import Evidence, Retriever
 from taggraph.retrieval.index import TermIndex, term_index
+from taggraph.retrieval.registry import METHODS
 from taggraph.text import query_tokens
 
 
+@METHODS.builtin("BM25")
 class BM25(Retriever):
     @dataclass(frozen=True)
     class Params:

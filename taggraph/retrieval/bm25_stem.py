@@ -30,6 +30,7 @@ from pydantic import Field
 
 from taggraph.notes import Note
 from taggraph.retrieval.base import Evidence, Retriever
+from taggraph.retrieval.registry import METHODS
 from taggraph.text import MAX_QUERY_CHARS
 
 TOKEN_PATTERN = r"(?u)[^\W_][^\W_]+|\b\d\b"  # bm25s's 2+ character runs, split at "_", and one-digit numbers
@@ -42,6 +43,7 @@ def make_tokenizer(stem: bool = True, stopwords: bool = True) -> Tokenizer:
                      stemmer=Stemmer.Stemmer("english") if stem else None)
 
 
+@METHODS.builtin("BM25-stem")  # beyond the paper (issue 22)
 class BM25Stem(Retriever):
     @dataclass(frozen=True)
     class Params:

@@ -65,12 +65,13 @@ from pydantic import Field
 from taggraph.graph import concept_node, file_node
 from taggraph.notes import Note
 from taggraph.retrieval.adaptive import AdaptiveGraph, personalized_pagerank
-from taggraph.retrieval.base import Evidence, Retriever
+from taggraph.retrieval.base import Component, Evidence, Retriever
 from taggraph.retrieval.bm25 import BM25
 from taggraph.retrieval.bm25_stem import BM25Stem
 from taggraph.retrieval.embeddings import Embedder, get_embedder
 from taggraph.text import chunk_text, parse_timestamp
 from taggraph.retrieval.index import raw_term_index
+from taggraph.retrieval.registry import METHODS
 from taggraph.retrieval.time_expressions import SPAN_TOLERANCE, Window, as_of, question_anchors, question_windows
 from taggraph.text import MAX_QUERY_CHARS
 
@@ -350,21 +351,22 @@ def note_chunks(note: Note) -> list[str]:
     return chunk_text(note.raw_text, DENSE_CHARS, 0)[:MAX_CHUNKS]
 
 
+@METHODS.builtin("TagGraph-Fusion")  # beyond the paper (issue 14); one component off each: its ablations
 class TagGraphFusion(Retriever):
     @dataclass(frozen=True)
     class Params:
         weights: FusionWeights = field(default_factory=FusionWeights)
-        graph: bool = True
-        dense: bool = True
-        raw_turns: bool = True
-        session: bool = True
-        time: bool = True
-        requests: bool = True
-        stems: bool = True
-        chunks: bool = True
-        turns: bool = True
-        coverage: bool = True
-        agreement: bool = True
+        graph: Annotated[bool, Component("Graph")] = True
+        dense: Annotated[bool, Component("Dense")] = True
+        raw_turns: Annotated[bool, Component("Raw")] = True
+        session: Annotated[bool, Component("Session")] = True
+        time: Annotated[bool, Component("Time")] = True
+        requests: Annotated[bool, Component("Requests")] = True
+        stems: Annotated[bool, Component("Stems")] = True  # stems to agreement: issue 22
+        chunks: Annotated[bool, Component("Chunks")] = True
+        coverage: Annotated[bool, Component("Coverage")] = True
+        agreement: Annotated[bool, Component("Agreement")] = True
+        turns: Annotated[bool, Component("Turns")] = True  # issue 29
         pool: Annotated[int, Field(ge=1)] = POOL
         embedder: str | Embedder = "minilm"
         device: str = "auto"

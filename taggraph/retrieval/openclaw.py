@@ -40,6 +40,7 @@ from taggraph.errors import ConfigError
 from taggraph.notes import Note
 from taggraph.retrieval.base import DEFAULT_DEPTH, Evidence, Retriever, check_k
 from taggraph.retrieval.embeddings import Embedder, get_embedder
+from taggraph.retrieval.registry import METHODS
 from taggraph.text import MAX_QUERY_CHARS, chunk_text, parse_timestamp, query_tokens, snippet
 
 SNIPPET_CHARS = 200
@@ -86,6 +87,8 @@ class _Lists:
     keyword: dict[int, tuple[float, int]]  # note -> (best chunk keyword score, that chunk)
 
 
+@METHODS.builtin("OpenClaw", source="raw")
+@METHODS.builtin("OC-notes", source="notes")
 class OpenClaw(Retriever):
     @dataclass(frozen=True)
     class Params:

@@ -8,10 +8,17 @@ Registrations made at run time travel to worker processes with `with_registered`
 runner does this), so a method defined in a notebook runs with ``workers=2`` and on Dask. Names are
 resolved by `METHODS`, a `taggraph.registry.Registry` (its entry-point policy: a built-in always wins),
 and checked here and nowhere else (`check_methods`).
+
+A built-in method is declared in its own module, on its class, one decorator per name:
+``@METHODS.builtin("TagGraph-Stopwords", stopwords=True)`` (literal values: its fixed parameters; an
+ablation that is not one component off says ``ablation_of="TagGraph-TFIDF"``). Its ablations come from
+its Params: each field declared ``Annotated[bool, Component("Graph")]`` gives ``NAME-noGraph``
+(`components`). Listing names reads them from source and imports no method module.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import hashlib
 import inspect
@@ -24,9 +31,9 @@ from typing import Any, get_args, get_type_hints
 
 from taggraph import plugins
 from taggraph.errors import ConfigError
-from taggraph.registry import Registry, load_attr
+from taggraph.registry import Registry, load_attr, source_class
 from taggraph.registry import with_registered  # noqa: F401  (its name here before it carried every kind)
-from taggraph.retrieval.base import Retriever, check_defaults, make_params, recorded
+from taggraph.retrieval.base import Component, Retriever, check_defaults, make_params, recorded
 from taggraph.store import MemoryStore
 
 ENTRY_POINT_GROUP = "taggraph.methods"
@@ -63,8 +70,9 @@ class Method:
         out = []
         for f in dataclasses.fields(params):
             hint = hints[f.name]
-            rules = [_rule(m) for m in getattr(hint, "__metadata__", ()) for m in getattr(m, "metadata", [m])]
-            base = get_args(hint)[0] if rules else hint
+            marks = getattr(hint, "__metadata__", ())
+            rules = [_rule(m) for m in marks for m in getattr(m, "metadata", [m]) if not isinstance(m, Component)]
+            base = get_args(hint)[0] if marks else hint
             out.append({"name": f.name, "value": recorded(getattr(params, f.name)),
                         "type": getattr(base, "__name__", str(base)), "rule": ", ".join(rules)})
         return out
@@ -162,48 +170,57 @@ def _adopt(name: str, loaded: Any) -> Method:
     return _entry(name, loaded, None, None, {})
 
 
-METHODS = Registry("method", ENTRY_POINT_GROUP, adopt=_adopt)
+def _declare(name: str, target: type | str, options: dict[str, Any]) -> dict[str, Method]:
+    """Built-in method `name` (`options`: its fixed parameter values, and `ablation_of` and `component` for an
+    ablation) and, unless it is an ablation, the ablation ``NAME-no<Part>`` of each component of its Params."""
+    values = dict(options)
+    ablation_of, component = values.pop("ablation_of", None), values.pop("component", None)
+    found = {name: Method(name, target, values, ablation_of, component)}
+    for param, part in ({} if ablation_of else components(target)).items():
+        found[f"{name}-no{part.name}"] = Method(f"{name}-no{part.name}", target, {**values, param: part.off}, name,
+                                                part.name)
+    return found
 
 
-def _builtin(name: str, target: str, ablation_of: str | None = None, component: str | None = None,
-             **defaults: Any) -> None:
-    METHODS.builtin(name, Method(name, target, defaults, ablation_of, component))
+def components(target: type | str) -> dict[str, Component]:
+    """The fields of method class `target`'s own Params (`target` or its ``module:Class``) declared as a
+    `Component`, field -> component, in field order: read from source, the class's module not imported."""
+    spec = target if isinstance(target, str) else f"{target.__module__}:{target.__qualname__}"
+    cls = source_class(spec)
+    params = next((n for n in cls.body if isinstance(n, ast.ClassDef) and n.name == "Params"), None) if cls else None
+    found = {}
+    for line in getattr(params, "body", ()):
+        marks = ast.walk(line.annotation) if isinstance(line, ast.AnnAssign) else ()
+        for call in (m for m in marks if isinstance(m, ast.Call) and ast.unparse(m.func).split(".")[-1] == "Component"):
+            field = ast.unparse(line.target)
+            try:
+                found[field] = Component(*map(ast.literal_eval, call.args),
+                                         **{k.arg: ast.literal_eval(k.value) for k in call.keywords})
+            except ValueError:
+                raise ConfigError(f"method {spec!r}: write the Component of Params.{field} with literals") from None
+    return found
 
 
-_BM25, _TAGGRAPH = "taggraph.retrieval.bm25:BM25", "taggraph.retrieval.taggraph:TagGraph"
-_ADAPTIVE, _OPENCLAW = "taggraph.retrieval.adaptive:AdaptiveGraph", "taggraph.retrieval.openclaw:OpenClaw"
-_FUSION = "taggraph.retrieval.fusion:TagGraphFusion"
-_builtin("BM25", _BM25)
-_builtin("TagGraph-Basic", _TAGGRAPH)
-_builtin("TagGraph-Stopwords", _TAGGRAPH, stopwords=True)
-_builtin("TagGraph-TFIDF", _TAGGRAPH, stopwords=True, tfidf=True)
-_builtin("AdaptiveGraph", _ADAPTIVE)
-_builtin("OpenClaw", _OPENCLAW, source="raw")
-_builtin("OC-notes", _OPENCLAW, source="notes")
-_builtin("TagGraph-Fusion", _FUSION)  # beyond the paper (issue 14)
-_builtin("BM25-stem", "taggraph.retrieval.bm25_stem:BM25Stem")  # beyond the paper (issue 22)
+METHODS = Registry("method", ENTRY_POINT_GROUP, package=__package__, adopt=_adopt, declare=_declare)
 PAPER_METHODS = ["BM25", "TagGraph-Basic", "TagGraph-Stopwords", "TagGraph-TFIDF", "AdaptiveGraph", "OpenClaw",
                  "OC-notes"]
-# Ablations of AdaptiveGraph (paper, appendix F): one component removed each, and the pair the
-# distractor sweep needs (section 6.1: diffusion's value without file seeding).
-_builtin("AdaptiveGraph-noDiffusion", _ADAPTIVE, "AdaptiveGraph", "Diffusion", iterations=0)
-_builtin("AdaptiveGraph-noChronological", _ADAPTIVE, "AdaptiveGraph", "Chronological", chronological=False)
-_builtin("AdaptiveGraph-noFileSeeding", _ADAPTIVE, "AdaptiveGraph", "FileSeeding", file_seeding=False)
-_builtin("AdaptiveGraph-noFileSeeding-noDiffusion", _ADAPTIVE, "AdaptiveGraph", file_seeding=False, iterations=0)
-# beyond the paper (issue 13): no sibling expansion through top-level ontology nodes
-_builtin("TagGraph-TFIDF-boundTopLevel", _TAGGRAPH, "TagGraph-TFIDF", stopwords=True, tfidf=True,
-         bound_top_level=True)
-# TagGraph-Fusion with one component switched off each (issue 14)
-for _part, _switch in (("Graph", "graph"), ("Dense", "dense"), ("Raw", "raw_turns"), ("Session", "session"),
-                       ("Time", "time"), ("Requests", "requests"), ("Stems", "stems"), ("Chunks", "chunks"),
-                       ("Coverage", "coverage"), ("Agreement", "agreement"),  # these four: issue 22
-                       ("Turns", "turns")):  # issue 29
-    _builtin(f"TagGraph-Fusion-no{_part}", _FUSION, "TagGraph-Fusion", _part, **{_switch: False})
 
 
 def method_names(ablations: bool = True) -> list[str]:
-    """Every method name known now: built in, registered, installed (entry points); ablations unless told not."""
-    return [n for n in METHODS.names() if ablations or METHODS.entry_point(n) or METHODS.get(n).ablation_of is None]
+    """Every method name known now: the paper's (as in PAPER_METHODS), our other built-ins, their ablations
+    (unless told not), then the registered and installed (entry points) ones."""
+    names = [n for n in METHODS.names() if ablations or METHODS.entry_point(n) or METHODS.get(n).ablation_of is None]
+    return sorted(names, key=_listed)
+
+
+def _listed(name: str) -> tuple[int, int]:
+    """Where `method_names` lists `name`: the paper's methods in order, our other built-ins, their ablations,
+    then the rest (registered, installed)."""
+    if name in PAPER_METHODS:
+        return 0, PAPER_METHODS.index(name)
+    if not METHODS.is_builtin(name):
+        return 3, 0
+    return (2 if METHODS.get(name).ablation_of else 1), 0
 
 
 def method(name: str) -> Method:

@@ -38,6 +38,7 @@ from taggraph.notes import Note
 from taggraph.ontology import prefixes, segment_words, singular
 from taggraph.retrieval.base import Evidence, Retriever
 from taggraph.retrieval.index import STOPWORD_DF, concept_matcher, filter_tokens, term_index
+from taggraph.retrieval.registry import METHODS
 from taggraph.text import query_tokens
 
 MAX_HOPS = 2  # free choice: the paper says "bounded" without the bound
@@ -66,6 +67,12 @@ def walk_edges(trails) -> list[list[str]]:
     return [list(e) for e in dict.fromkeys((a, b) for t in trails for a, b in zip(t, t[1:]))]
 
 
+@METHODS.builtin("TagGraph-Basic")
+@METHODS.builtin("TagGraph-Stopwords", stopwords=True)
+@METHODS.builtin("TagGraph-TFIDF", stopwords=True, tfidf=True)
+# beyond the paper (issue 13): no sibling expansion through top-level ontology nodes
+@METHODS.builtin("TagGraph-TFIDF-boundTopLevel", ablation_of="TagGraph-TFIDF", stopwords=True, tfidf=True,
+                 bound_top_level=True)
 class TagGraph(Retriever):
     @dataclass(frozen=True)
     class Params:
