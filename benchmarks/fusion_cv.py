@@ -88,7 +88,7 @@ def case_evidence(case, extractor: str = "offline", chunks: bool = True,
     store = build_store(case, extractor)
     fusion = make_retriever("TagGraph-Fusion", store, weights=EVERY if chunks else replace(EVERY, chunks=0.0),
                             dense_reads=dense_reads)
-    ev = fusion.signals(case.question, case.question_date)
+    ev = fusion.signals(case.question, case.asked_on)
     gold = np.array([sid in set(case.gold_session_ids) for sid in fusion.sessions])
     return case.case_id, case.question_type, ev, gold
 

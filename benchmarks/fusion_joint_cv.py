@@ -91,7 +91,7 @@ def history_evidence(cases) -> list[tuple]:
     fusion = make_retriever("TagGraph-Fusion", store, weights=EVERY)
     out = []
     for case in cases:
-        ev = fusion.signals(case.question, case.question_date or None)
+        ev = fusion.signals(case.question, case.asked_on)
         gold = np.array([sid in set(case.gold_session_ids) for sid in fusion.sessions])
         group = getattr(case, "sample_id", "") or ""
         out.append((case.case_id, case.question_type, ev, gold, group))

@@ -21,6 +21,7 @@ from taggraph.errors import ConfigError, TaggraphError
 from taggraph.extraction import Extractor, get_extractor, rebuild_extractor
 from taggraph.notes import Note
 from taggraph.retrieval import Explanation, Result, Retriever, check_methods, make_retriever
+from taggraph.retrieval.base import question_date
 from taggraph.store import Interaction, MemoryStore
 
 # Free choice: BM25 is the default method because it needs no tuning and no model, and is the strongest
@@ -62,14 +63,14 @@ class Memory:
     def query(self, text: str, method: str | None = None, k: int = DEFAULT_K, *,
               asked_on: str | date | None = None) -> list[Result]:
         """The `k` best notes for `text` under `method` (default: the memory's method), asked on date
-        `asked_on` (a string such as "2023/05/30 (Tue) 23:40", a datetime.date or a datetime.datetime;
-        methods with time rules use it)."""
-        return self.retriever(method).query(text, k=k, asked_on=asked_on)
+        `asked_on` (a string such as "2023/05/30 (Tue) 23:40" or ISO 8601, a datetime.date or a datetime.datetime;
+        methods with time rules use it); a string that names no date is a ConfigError."""
+        return self.retriever(method).query(text, k=k, asked_on=question_date(asked_on, strict=True))
 
     def explain(self, text: str, note_id: str, method: str | None = None, k: int = DEFAULT_K, *,
                 asked_on: str | date | None = None) -> Explanation:
         """Why `note_id` was (not) among the `k` best notes for `text` under `method`, asked on `asked_on`."""
-        return self.retriever(method).explain(text, note_id, k=k, asked_on=asked_on)
+        return self.retriever(method).explain(text, note_id, k=k, asked_on=question_date(asked_on, strict=True))
 
     def save(self, path: str | Path) -> Path:
         """Write the memory to the folder `path` (a store folder: notes, manifest, ontology.md). A folder holding

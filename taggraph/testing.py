@@ -19,7 +19,8 @@ the offline extractor; no network, no model). They are:
 - the method runs in a worker process (``bench(..., workers=2)``: its registration and parameters
   cloudpickled to a joblib worker) and scores there as here;
 - ``evidence`` answers for every note and question, reached or not (score 0);
-- ``score`` and ``evidence`` take ``asked_on``: None, the dataset's date string, an ISO date-time.
+- ``score`` and ``evidence`` take ``asked_on`` as every method gets it, a ``datetime`` or None: the dataset's
+  date, an aware date-time, and the calendar's first and last days (a common "unknown" sentinel).
 
 A method that embeds is checked without a model by passing ``{"embedder": BagOfWordsEmbedder()}``.
 The checks raise AssertionError naming the method, the question and what differs; they need no pytest
@@ -37,6 +38,7 @@ import os
 import pkgutil
 import weakref
 from collections.abc import Mapping
+from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -64,7 +66,7 @@ def fixture_notes() -> tuple[tuple[Note, ...], str]:
     """The notes of the demo case the checks ask (tagged by the offline extractor), and its question date."""
     from taggraph.experiments.runner import build_store
     case = load_dataset(DEMO_DATA, fmt="longmemeval")[FIXTURE_CASE]
-    return tuple(build_store(case, "offline").notes), case.question_date
+    return tuple(build_store(case, "offline").notes), case.asked_on
 
 
 def fixture_store(notes: tuple[Note, ...] = ()) -> MemoryStore:
@@ -174,7 +176,8 @@ class MethodContract:
     def test_asked_on_is_accepted(self) -> None:
         retriever, _ = self.reference()
         note = retriever.store.notes[0]
-        for asked_on in (None, fixture_notes()[1], "2023-10-01T16:40:00", "2023-10-01"):
+        for asked_on in (None, fixture_notes()[1], datetime(2023, 10, 1, 16, 40, tzinfo=timezone(timedelta(hours=-7))),
+                         datetime(1, 1, 1), datetime(9999, 12, 31, 23, 59)):
             for question in self.questions[:2]:
                 self.check_scores(question, self.score(retriever, question, asked_on), asked_on)
                 self.check_evidence(retriever, question, note, asked_on, f"asked on {asked_on!r}")
@@ -208,7 +211,7 @@ class MethodContract:
             _REFERENCES[cls] = retriever, self.scores_of(retriever)
         return _REFERENCES[cls]
 
-    def score(self, retriever: Retriever, question: str, asked_on: str | None) -> dict[int, float]:
+    def score(self, retriever: Retriever, question: str, asked_on: datetime | None) -> dict[int, float]:
         """`retriever.score`; an exception it raises as an AssertionError naming the question."""
         try:
             return retriever.score(question, asked_on=asked_on)
@@ -220,7 +223,7 @@ class MethodContract:
         """Each question's scores, asked on the fixture case's date as the bench asks."""
         return {q: self.score(retriever, q, fixture_notes()[1]) for q in self.questions}
 
-    def check_scores(self, question: str, scores: Any, asked_on: str | None) -> None:
+    def check_scores(self, question: str, scores: Any, asked_on: datetime | None) -> None:
         """AssertionError unless `scores` keep `Retriever.score`'s contract over the fixture memory."""
         try:
             checked_scores(self.name(), scores, len(fixture_notes()[0]))
@@ -228,7 +231,7 @@ class MethodContract:
             raise AssertionError(f"{exc.method}: score({question!r}, asked_on={asked_on!r}): {exc.problem}") \
                 from None
 
-    def check_evidence(self, retriever: Retriever, question: str, note: Note, asked_on: str | None,
+    def check_evidence(self, retriever: Retriever, question: str, note: Note, asked_on: datetime | None,
                        context: str) -> None:
         """AssertionError unless `evidence` returns an `Evidence` of the declared field types for `note`."""
         where = f"{self.name()}: evidence({question!r}, note {note.note_id!r}) ({context})"

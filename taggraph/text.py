@@ -1,5 +1,6 @@
 """The one tokenizer shared by BM25, TF-IDF, stopword filtering and tag matching, `snippet`, and what several rooms
-read text with: `chunk_text` (OpenClaw's chunks, Fusion's) and `parse_timestamp` (note and question dates).
+read text with: `chunk_text` (OpenClaw's chunks, Fusion's), `parse_datetime` and `parse_timestamp` (note and
+question dates).
 
 Lowercase runs of letters and digits (Unicode-aware, so non-Latin scripts
 tokenize too); underscores and punctuation split tokens. No stemming here:
@@ -67,19 +68,28 @@ def chunk_text(text: str, chunk_chars: int = 1600, overlap_chars: int = 320) -> 
     return chunks
 
 
-def parse_timestamp(text: str) -> float | None:
-    """Days since 1970-01-01 (UTC) for "2023/05/30 (Tue) 23:40", "2023/05/30" or ISO 8601; else None."""
+def parse_datetime(text: str) -> datetime | None:
+    """The date-time "2023/05/30 (Tue) 23:40", "2023/05/30" or ISO 8601 text names (aware when it gives an
+    offset); None when it names none of these."""
     cleaned = _PARENTHESES.sub("", text).strip()
     for fmt in ("%Y/%m/%d %H:%M", "%Y/%m/%d"):
         try:
-            dt = datetime.strptime(cleaned, fmt)
-            break
+            return datetime.strptime(cleaned, fmt)
         except ValueError:
             continue
-    else:
-        try:
-            dt = datetime.fromisoformat(cleaned)
-        except ValueError:
-            return None
-    offset = dt.utcoffset().total_seconds() if dt.tzinfo is not None else 0.0  # UTC; no overflow at year 1 or 9999
-    return ((dt.replace(tzinfo=None) - datetime(1970, 1, 1)).total_seconds() - offset) / 86400
+    try:
+        return datetime.fromisoformat(cleaned)
+    except ValueError:
+        return None
+
+
+def days(moment: datetime) -> float:
+    """Days since 1970-01-01 (UTC; a naive date-time counts as UTC), without overflow at year 1 or 9999."""
+    offset = moment.utcoffset().total_seconds() if moment.tzinfo is not None else 0.0
+    return ((moment.replace(tzinfo=None) - datetime(1970, 1, 1)).total_seconds() - offset) / 86400
+
+
+def parse_timestamp(text: str) -> float | None:
+    """`days` of what `parse_datetime` reads in `text`; None when it reads none."""
+    moment = parse_datetime(text)
+    return None if moment is None else days(moment)

@@ -18,6 +18,7 @@ from taggraph.evaluation.metrics import score_rankings
 from taggraph.experiments.runner import build_store
 from taggraph.extraction.base import Extraction
 from taggraph.retrieval import make_retriever
+from taggraph.retrieval.base import question_date
 from taggraph.retrieval.registry import ablations_of
 from taggraph.errors import ConfigError
 from taggraph.retrieval.fusion import (DENSE_CHARS, COMPONENTS, REQUEST_WEIGHTS, SESSION_FEATURES, FusionWeights, Signals,
@@ -239,7 +240,7 @@ def test_chunks_cover_the_reply_and_only_the_pool_is_embedded():
 def test_before_an_event_is_dated_by_the_note_that_names_it():
     rows = [*DATED, ("m", "We finally moved to Lisbon this week!", "Congratulations.", "2023/03/20 (Mon) 10:00")]
     r = fusion(dated_store(rows), weights=FusionWeights(target=1.0, recent=0, early=0))
-    (window,) = r.windows("Which road bike did I buy before I moved to Lisbon?", NOW)
+    (window,) = r.windows("Which road bike did I buy before I moved to Lisbon?", question_date(NOW))
     assert window.end == parse_timestamp("2023/03/20 (Mon) 10:00")
     ranked = [x.session_id for x in r.query("Which road bike did I buy before I moved to Lisbon?", asked_on=NOW)]
     assert ranked.index("a") < ranked.index("b") and ranked.index("c") < ranked.index("b")  # b is after the move
@@ -272,7 +273,7 @@ def demo_runs(weights: FusionWeights = FusionWeights()) -> list[tuple[TagGraphFu
         if not case.gold_session_ids:
             continue
         r = fusion(build_store(case), weights=weights)
-        ev = r.signals(case.question, case.question_date)
+        ev = r.signals(case.question, case.asked_on)
         gold = np.array([s in case.gold_session_ids for s in r.sessions])
         out.append((r, case, (case.case_id, case.question_type, ev, gold)))
     return out
@@ -335,7 +336,7 @@ def test_the_same_defaults_run_on_locomo_and_atant():
         r = fusion(build_store(case, "none"))
         top = r.query(case.question, k=1, asked_on=case.question_date)[0]
         assert {top.note_id, top.session_id} & expected, case.case_id
-        assert not r.signals(case.question, case.question_date).time[:, 0].any()
+        assert not r.signals(case.question, case.asked_on).time[:, 0].any()
 
 
 def test_bagged_fit_averages_fits_on_bootstrap_resamples():

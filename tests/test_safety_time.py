@@ -12,6 +12,7 @@ from taggraph.retrieval.fusion import window_label
 from taggraph.text import parse_timestamp
 from taggraph.retrieval.time_expressions import EPOCH, question_windows
 
+from test_contract import WordCount
 from test_fusion import DATED, dated_store, fusion
 
 PHRASES = ["What did I do in December?", "What did I buy last Saturday?", "Where did we hike last weekend?",
@@ -57,7 +58,7 @@ def test_a_note_dated_past_the_calendar_anchors_and_explains():
     store = dated_store([*DATED, ("m", "I moved to Lisbon in a hurry.", "Good luck.", "9999-12-31T23:00-05:00")])
     asked_on = "9999-12-31T23:30-05:00"
     retriever = fusion(store)
-    assert [w.end for w in retriever.windows("What did I buy before I moved to Lisbon?", asked_on)]
+    assert [w.end for w in retriever.windows("What did I buy before I moved to Lisbon?", datetime.fromisoformat(asked_on))]
     for hit in retriever.query("What did I buy before I moved to Lisbon?", k=2, asked_on=asked_on):
         assert retriever.explain("What did I buy before I moved to Lisbon?", hit.note_id, k=2, asked_on=asked_on).reason
 
@@ -77,3 +78,36 @@ def test_a_question_date_of_another_type_is_one_line():
     with pytest.raises(ConfigError, match="asked_on must be a date string, a datetime.date or a datetime.datetime, "
                                           "got int '20230530'"):
         FUSION.query("What bike did I buy?", asked_on=20230530)
+
+
+class SeesTheDate(WordCount):
+    """Records what `asked_on` each call gets."""
+
+    seen: list = []
+
+    def score(self, text, *, asked_on=None):
+        SeesTheDate.seen.append(asked_on)
+        return super().score(text, asked_on=asked_on)
+
+
+def test_every_method_gets_the_question_date_as_a_datetime_read_once_where_the_data_is_loaded(clean_registry):
+    """The bench passes `Case.asked_on` (the case's date read once, at the dataset), `Memory` and `query` read a
+    string or a date into a datetime: no method parses a date string; a string `Memory` cannot read is refused."""
+    import taggraph as tg
+    from taggraph.config import DEMO_DATA
+    from taggraph.experiments.bench import run_bench
+
+    case = tg.load(DEMO_DATA, limit=1)[0]
+    assert case.asked_on == datetime(2023, 6, 20, 10, 15) and case.question_date == "2023/06/20 (Tue) 10:15"
+    tg.register_method("SeesTheDate", SeesTheDate)
+    SeesTheDate.seen.clear()
+    run_bench([case], ["SeesTheDate"], extractor="none", backend=None)
+    assert SeesTheDate.seen and set(SeesTheDate.seen) == {datetime(2023, 6, 20, 10, 15)}
+    memory = tg.Memory(method="SeesTheDate", extractor="none")
+    memory.remember("I adopted a dog.", "Congratulations!")
+    SeesTheDate.seen.clear()
+    memory.query("dog", asked_on="2023/05/30 (Tue) 23:40")
+    memory.query("dog", asked_on=date(2023, 5, 30))
+    assert SeesTheDate.seen == [datetime(2023, 5, 30, 23, 40), datetime(2023, 5, 30)]
+    with pytest.raises(ConfigError, match="asked_on 'next tuesday' is not a date: write 2023/05/30"):
+        memory.query("dog", asked_on="next tuesday")

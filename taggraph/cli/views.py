@@ -61,8 +61,8 @@ def graph(
     store = build_store(case, extractor)
     retrievers = build_retrievers(store, available_methods(methods_option(methods) if methods else None), params)
     save_graph_html(out, store, question=case.question,
-                    results_by_method=retrieve_all(store, case.question, retrievers, depth, asked_on=case.question_date),
+                    results_by_method=retrieve_all(store, case.question, retrievers, depth, asked_on=case.asked_on),
                     gold_note_ids=gold_notes(case, store), hops=hops, max_nodes=max_nodes,
                     neighbourhood_of=case.question if neighbourhood else None, retrievers=retrievers, depth=depth,
-                    asked_on=case.question_date, whole_graph=whole)
+                    asked_on=case.asked_on, whole_graph=whole)
     typer.echo(f"graph page: {out}")

@@ -13,12 +13,14 @@ import warnings
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from datetime import datetime
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
 from taggraph.errors import InputError
 from taggraph.store import Interaction
+from taggraph.text import parse_datetime
 
 
 class DatasetError(InputError):
@@ -50,6 +52,12 @@ class Case:
     question_date: str = ""
     gold_note_ids: list[str] = field(default_factory=list)
     is_abstention: bool = False
+
+    @cached_property
+    def asked_on(self) -> datetime | None:
+        """When the question is asked, as every method gets it: `question_date` read once, here
+        (`taggraph.text.parse_datetime`); None when it names no date (a format's loader warns of those)."""
+        return parse_datetime(self.question_date) if self.question_date else None
 
 
 @dataclass(frozen=True)

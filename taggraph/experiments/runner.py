@@ -186,7 +186,7 @@ class MemoryRun:
             with method_errors(name, case.case_id):  # a method's failure names it and the question
                 retriever = self.retriever(name)
                 t0 = time.perf_counter()
-                results = retriever.query(case.question, k=k, asked_on=case.question_date)
+                results = retriever.query(case.question, k=k, asked_on=case.asked_on)
                 self.timings.append({"question_id": case.case_id, "stage": "query", "method": name,
                                      "seconds": time.perf_counter() - t0})
                 beyond = tied_beyond(retriever, case, results, k)
@@ -213,6 +213,6 @@ def tied_beyond(retriever: Retriever, case: Case, results: Sequence, k: int) -> 
     cut, shown = results[-1].score, {r.note_id for r in results}
     seen = {r.session_id for r in results}
     notes = retriever.store.notes
-    tied = sorted(i for i, s in retriever.ranking(case.question, asked_on=case.question_date)
+    tied = sorted(i for i, s in retriever.ranking(case.question, asked_on=case.asked_on)
                   if s == cut and notes[i].note_id not in shown)
     return list(dict.fromkeys(notes[i].session_id for i in tied if notes[i].session_id not in seen))

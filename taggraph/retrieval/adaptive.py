@@ -21,8 +21,9 @@ is tests/test_adaptive.py.
 
 from __future__ import annotations
 
-from itertools import islice
 from dataclasses import dataclass
+from datetime import datetime
+from itertools import islice
 from typing import Annotated, Any
 
 import networkx as nx
@@ -163,7 +164,7 @@ class AdaptiveGraph(Retriever):
             self._solver = spla.splu((sp.identity(P.shape[0], format="csc") - self.params.alpha * P).tocsc()).solve
         return self._solver
 
-    def score(self, text: str, *, asked_on: str | None = None) -> dict[int, float]:
+    def score(self, text: str, *, asked_on: datetime | None = None) -> dict[int, float]:
         """Every note's final PPR mass, zeros included: PPR ranks all files (ties: earlier note first),
         so without diffusion unseeded notes still follow the seeded ones, as in the paper's sweep."""
         if not self.store.notes:
@@ -221,7 +222,7 @@ class AdaptiveGraph(Retriever):
                                    "uniform teleport (plain PageRank centrality)")
         return [{"node": n, "why": why} for n, why in out.items()]
 
-    def evidence(self, text: str, note: Note, *, asked_on: str | None = None) -> Evidence:
+    def evidence(self, text: str, note: Note, *, asked_on: datetime | None = None) -> Evidence:
         concepts, files, dropped = self.seeds(text)
         x, s = self.scores_all(text)
         total = s.sum() or 1.0

@@ -11,9 +11,9 @@ A method subclasses `Retriever` and writes:
 - ``add(note)``: index one note. Called once per note, in store order, before the next score.
   ``add_many(notes)`` may be overridden to index a batch at once (one embedding call).
 - ``score(text, *, asked_on=None)``: {note index: score} of the notes the method reaches;
-  `asked_on` is the date the question is asked (a case's ``question_date``, e.g.
-  "2023/05/30 (Tue) 23:40"), None when unknown. The bench, the views and `Memory` all pass it
-  (a datetime.date or datetime.datetime given to query, rank or explain arrives in ISO 8601).
+  `asked_on` is when the question is asked, a `datetime.datetime` (aware when the data gave an offset), None
+  when unknown. A case's date is read once where the data is loaded (`Case.asked_on`); a string or a
+  `datetime.date` given to query, rank or explain is read once there (`question_date`): no method parses it.
 - ``evidence(text, note, *, asked_on=None)`` (optional): an `Evidence` saying why `note`
   scored what it did: a one-line `summary`, what it `missing`, a `fallback` taken, and free
   `detail` the views show as they are.
@@ -37,7 +37,7 @@ import dataclasses
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime, time
 from functools import lru_cache
 from numbers import Integral, Real
 from typing import Any, ClassVar, get_type_hints
@@ -47,7 +47,7 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError
 from taggraph.errors import ConfigError, TaggraphError
 from taggraph.notes import Note
 from taggraph.store import Interaction, MemoryStore
-from taggraph.text import snippet
+from taggraph.text import parse_datetime, snippet
 
 DEFAULT_DEPTH = 40  # paper, appendix E: retrieval depth fixed at 40
 # every parameter value is finite (no nan, no inf); objects (an Embedder) are taken as they are
@@ -310,11 +310,11 @@ class Retriever:
         for note in notes:
             self.add(note)
 
-    def score(self, text: str, *, asked_on: str | None = None) -> dict[int, float]:
+    def score(self, text: str, *, asked_on: datetime | None = None) -> dict[int, float]:
         """Scores of the notes the method reaches, by note index; notes absent were not reached."""
         raise NotImplementedError(f"{type(self).__name__} must define score(text, *, asked_on=None)")
 
-    def evidence(self, text: str, note: Note, *, asked_on: str | None = None) -> Evidence:
+    def evidence(self, text: str, note: Note, *, asked_on: datetime | None = None) -> Evidence:
         """Why `note` scored what it did for `text`; by default nothing beyond its score."""
         return Evidence()
 
@@ -366,7 +366,7 @@ class Retriever:
         return self._explain(text, note, k, dict(full), full, asked_on)
 
     def _explain(self, text: str, note: Note, k: int, scores: dict[int, float],
-                 full: list[tuple[int, float]], asked_on: str | None) -> Explanation:
+                 full: list[tuple[int, float]], asked_on: datetime | None) -> Explanation:
         rank = next((r for r, (idx, _) in enumerate(full, 1) if idx == note.index), None)
         retrieved = rank is not None and rank <= k
         try:
@@ -397,13 +397,19 @@ class Retriever:
         return Explanation(self.name, note.note_id, retrieved, rank, score, reason, ev, outranked)
 
 
-def question_date(asked_on: str | date | None) -> str | None:
-    """`asked_on` as the methods read it: a string as given, a date or datetime in ISO 8601 (an aware datetime
-    keeps its offset); ConfigError for anything else."""
-    if asked_on is None or isinstance(asked_on, str):
+def question_date(asked_on: str | date | None, strict: bool = False) -> datetime | None:
+    """`asked_on` as every method gets it: a datetime (a date: its midnight; a string: what
+    `taggraph.text.parse_datetime` reads, None when it reads nothing, or with `strict` a ConfigError), or None."""
+    if asked_on is None or isinstance(asked_on, datetime):
         return asked_on
-    if isinstance(asked_on, date):  # datetime is a date too
-        return asked_on.isoformat()
+    if isinstance(asked_on, date):
+        return datetime.combine(asked_on, time())
+    if isinstance(asked_on, str):
+        moment = parse_datetime(asked_on)
+        if moment is None and strict:
+            raise ConfigError(f"asked_on {asked_on[:60]!r} is not a date: write 2023/05/30 (Tue) 23:40, 2023/05/30 "
+                              f"or ISO 8601 (2023-05-30T23:40), or pass a datetime.date or datetime.datetime")
+        return moment
     raise ConfigError(f"asked_on must be a date string, a datetime.date or a datetime.datetime, got "
                       f"{type(asked_on).__name__} {str(asked_on)[:40]!r}")
 

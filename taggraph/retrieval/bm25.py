@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated
 
 from pydantic import Field
@@ -70,7 +71,7 @@ class BM25(Retriever):
             out[term] = (docs, self.idf(term) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl[docs] / avgdl)))
         return out
 
-    def score(self, text: str, *, asked_on: str | None = None) -> dict[int, float]:
+    def score(self, text: str, *, asked_on: datetime | None = None) -> dict[int, float]:
         tokens = query_tokens(text)
         contrib = self._contributions(tokens)
         scores = np.zeros(self.terms.n_docs)
@@ -81,7 +82,7 @@ class BM25(Retriever):
         hit = np.flatnonzero(scores)
         return {int(i): float(scores[i]) for i in hit}
 
-    def evidence(self, text: str, note: Note, *, asked_on: str | None = None) -> Evidence:
+    def evidence(self, text: str, note: Note, *, asked_on: datetime | None = None) -> Evidence:
         tokens = query_tokens(text)
         terms = {}
         for term, (docs, values) in self._contributions(tokens).items():

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated, Literal
 
 import numpy as np
@@ -96,7 +97,7 @@ class BM25Stem(Retriever):
             out[term] = (docs, idf * tfc(tf_array=tfs.astype(np.float64), l_d=self._lengths[docs], **shape) - none)
         return out, floor
 
-    def score(self, text: str, *, asked_on: str | None = None) -> dict[int, float]:
+    def score(self, text: str, *, asked_on: datetime | None = None) -> dict[int, float]:
         ids = self.tokens(text[:MAX_QUERY_CHARS], grow=False)
         contrib, floor = self._contributions(ids)
         scores = np.zeros(len(self.doc_len))
@@ -105,7 +106,7 @@ class BM25Stem(Retriever):
             np.add.at(scores, docs, values)
         return {int(i): float(scores[i] + floor) for i in np.flatnonzero(scores)}
 
-    def evidence(self, text: str, note: Note, *, asked_on: str | None = None) -> Evidence:
+    def evidence(self, text: str, note: Note, *, asked_on: datetime | None = None) -> Evidence:
         ids = self.tokens(text[:MAX_QUERY_CHARS], grow=False)
         contrib, floor = self._contributions(ids)
         names = {i: word for word, i in self.tokenizer.get_vocab_dict().items()}

@@ -69,7 +69,7 @@ from taggraph.retrieval.base import Component, Evidence, Retriever
 from taggraph.retrieval.bm25 import BM25
 from taggraph.retrieval.bm25_stem import BM25Stem
 from taggraph.retrieval.embeddings import Embedder, get_embedder
-from taggraph.text import chunk_text, parse_timestamp
+from taggraph.text import chunk_text, days, parse_timestamp
 from taggraph.retrieval.index import raw_term_index
 from taggraph.retrieval.registry import METHODS
 from taggraph.retrieval.time_expressions import SPAN_TOLERANCE, Window, as_of, question_anchors, question_windows
@@ -552,12 +552,12 @@ class TagGraphFusion(Retriever):
         turns = sum(self.speaker_turns.values()) + self.unnamed_turns
         return {name for name, count in self.speaker_turns.items() if count >= SPEAKER_SHARE * turns}
 
-    def windows(self, text: str, asked_on: str | None) -> list[Window]:
+    def windows(self, text: str, asked_on: datetime | None) -> list[Window]:
         """The question's time windows: its dates read against `asked_on`, and "before / after <event>" dated
         by the note that best matches the event (BM25 over the notes)."""
-        now = parse_timestamp(asked_on) if asked_on else None
-        if now is None:
+        if asked_on is None:
             return []
+        now = days(asked_on)
         out = question_windows(text, as_of(now))
         for anchor in question_anchors(text):
             dated = {i: v for i, v in self.note_bm25.score(anchor.clause).items() if v > 0 and not np.isnan(self.days[i])}
@@ -567,7 +567,7 @@ class TagGraphFusion(Retriever):
                            else Window(day, now, SPAN_TOLERANCE))
         return out
 
-    def signals(self, text: str, asked_on: str | None = None) -> Signals:
+    def signals(self, text: str, asked_on: datetime | None = None) -> Signals:
         """Every component of every note for `text` asked on date `asked_on` (memoized per store size)."""
         key = (text, asked_on, len(self.store.notes))
         if self._memo is not None and self._memo[0] == key:
@@ -627,11 +627,11 @@ class TagGraphFusion(Retriever):
         w = self.weights if self.params.session else FusionWeights(**{**asdict(self.weights), "session": 0.0})
         return ev.weights(w)
 
-    def score(self, text: str, *, asked_on: str | None = None) -> dict[int, float]:
+    def score(self, text: str, *, asked_on: datetime | None = None) -> dict[int, float]:
         ev = self.signals(text, asked_on)
         return dict(zip(ev.notes.tolist(), fuse(ev, self._weights(ev)).tolist()))
 
-    def evidence(self, text: str, note: Note, *, asked_on: str | None = None) -> Evidence:
+    def evidence(self, text: str, note: Note, *, asked_on: datetime | None = None) -> Evidence:
         ev = self.signals(text, asked_on)
         i, w = note.index, self._weights(ev)
         detail: dict[str, Any] = {
@@ -640,7 +640,7 @@ class TagGraphFusion(Retriever):
             "session": {c: round(float(ev.session_features[i, j]), 4) for j, c in enumerate(SESSION_FEATURES)},
             "time": {t: round(float(ev.time[i, j]), 4) for j, t in enumerate(TIME_FEATURES)},
             "time_windows": [window_label(x) for x in self._memo[2]],  # the windows `signals` just used
-            "question_date": asked_on, "request": ev.request}
+            "question_date": shown_date(asked_on), "request": ev.request}
         detail["weighted"].update({c: round(float(ev.session_features[i, j] * getattr(w, c)), 4)
                                    for j, c in enumerate(SESSION_FEATURES)})
         out = Evidence(detail=detail)
@@ -649,11 +649,16 @@ class TagGraphFusion(Retriever):
             out.summary = "weighted evidence " + " + ".join(parts) + (
                 " (a request for suggestions: dense over every note's raw turn, OpenClaw's 0.7 / 0.3)"
                 if ev.request else
-                f", over the session and time rules (question date {asked_on})" if asked_on else "")
+                f", over the session and time rules (question date {shown_date(asked_on)})" if asked_on else "")
         if not ev.components[i].any():
             out.missing = ("no lexical, dense or graph evidence: no positive BM25 term, outside the "
                            "dense pool and unreached by PPR")
         return out
+
+
+def shown_date(moment: datetime | None) -> str | None:
+    """The question's date as the pages show it, "2023-05-30 23:40" (its offset too when it has one)."""
+    return None if moment is None else moment.isoformat(" ", "minutes")
 
 
 def window_label(window: Window) -> str:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -222,16 +223,16 @@ class OpenClaw(Retriever):
             max_sim = np.maximum(max_sim, sim[j])
         return out
 
-    def score(self, text: str, *, asked_on: str | None = None) -> dict[int, float]:
+    def score(self, text: str, *, asked_on: datetime | None = None) -> dict[int, float]:
         """Merged scores of the candidates at depth `self.depth` (each list cut to 4 * depth)."""
         return self._scores(text, self.depth)
 
-    def rank(self, text: str, k: int = DEFAULT_DEPTH, *, asked_on: str | None = None) -> list[tuple[int, float]]:
+    def rank(self, text: str, k: int = DEFAULT_DEPTH, *, asked_on: datetime | None = None) -> list[tuple[int, float]]:
         """Top-k with each candidate list cut to `candidate_multiplier` * k notes."""
         self.sync()
         return self._order(self._scores(text, check_k(k)))[:k]
 
-    def evidence(self, text: str, note: Note, *, asked_on: str | None = None) -> Evidence:
+    def evidence(self, text: str, note: Note, *, asked_on: datetime | None = None) -> Evidence:
         lists = self._lists(text)
         i, depth = note.index, self.depth
         m = self.params.candidate_multiplier * depth

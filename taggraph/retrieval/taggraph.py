@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -149,7 +150,7 @@ class TagGraph(Retriever):
                      "path": [concept_node(c) for c in trail] + [topic, file_node(note.note_id)]})
         return found
 
-    def score(self, text: str, *, asked_on: str | None = None) -> dict[int, float]:
+    def score(self, text: str, *, asked_on: datetime | None = None) -> dict[int, float]:
         kept, _ = self.tokens(text)
         scores: dict[int, float] = {}
         for _, concept, trail in self.reached(kept):
@@ -184,7 +185,7 @@ class TagGraph(Retriever):
                                                     f"({share})")
         return [{"node": n, "why": why} for n, why in out.items()]
 
-    def evidence(self, text: str, note: Note, *, asked_on: str | None = None) -> Evidence:
+    def evidence(self, text: str, note: Note, *, asked_on: datetime | None = None) -> Evidence:
         kept, dropped = self.tokens(text)
         paths = self.traverse(kept).get(note.index, [])
         paths.sort(key=lambda e: e["hops"])

@@ -526,11 +526,11 @@ def explain_command(data: str | Path, question_id: str, note_id: str | None = No
              f"note {note_id}: {'gold' if note_id in gold else 'not gold'}; gold notes ({len(gold)}): "
              + (", ".join(gold) or "not known"),
              f"store: {len(store)} notes; each method retrieves {depth}; verdicts at k = {k} (Success@{k})", ""]
-    for m, e in explanations(store, case.question, note_id, retrievers, depth, case.question_date).items():
-        ranking = retrievers[m].rank(case.question, len(store), asked_on=case.question_date)
+    for m, e in explanations(store, case.question, note_id, retrievers, depth, case.asked_on).items():
+        ranking = retrievers[m].rank(case.question, len(store), asked_on=case.asked_on)
         shown_id, others = rank_giver(ranking, store, note_id, gold)
         if shown_id != note_id:  # as the page: the note that gives the gold session its rank
-            e = retrievers[m].explain(case.question, shown_id, depth, asked_on=case.question_date)
+            e = retrievers[m].explain(case.question, shown_id, depth, asked_on=case.asked_on)
         place = ranking_place(ranking, store, {store.by_id[note_id].session_id}, k, depth)
         words, _ = verdict(e, place, k, depth, len(store))
         sessions = session_words(ranking, store, place, gold, k, depth)
@@ -543,5 +543,5 @@ def explain_command(data: str | Path, question_id: str, note_id: str | None = No
             lines.append(f"    {summarize(e, store)}")
     if out is not None:
         atomic_write(Path(out), explain_html(store, case.question, note_id, retrievers, k=k, depth=depth,
-                                             answer=case.answer, gold=gold, asked_on=case.question_date))
+                                             answer=case.answer, gold=gold, asked_on=case.asked_on))
     return "\n".join(lines)

@@ -135,7 +135,7 @@ def retrieval_panel(cases: Mapping[str, Case], extractor: str, question: str, qu
         asked = query.strip() or case.question
         gold, answer = (gold, case.answer) if asked == case.question else ([], "")
         chosen = {method: retrievers[method]}
-        when = case.question_date  # a free-text question is asked on the case's date too
+        when = case.asked_on  # a free-text question is asked on the case's date too
         top = retrieve_all(store, asked, chosen, k=k, explain=True, asked_on=when)
         note = (gold or [r.note_id for r in top[method]] or [store.notes[0].note_id])[0]
         yield Pretty(f"{case.case_id} ({case.question_type}), {len(store)} notes\nasked: {asked}\n"
@@ -182,9 +182,9 @@ def graph_panel(cases: Mapping[str, Case], extractor: str, question: str,
         yield Pretty(f"{case.case_id} ({case.question_type}): {case.question}\ngold notes: {', '.join(gold)}"
                      f"\nringed first: the top {k} of {method}")
         page = graph_html(store, question=case.question,
-                          results_by_method=retrieve_all(store, case.question, ordered, asked_on=case.question_date),
+                          results_by_method=retrieve_all(store, case.question, ordered, asked_on=case.asked_on),
                           gold_note_ids=gold, neighbourhood_of=case.question if neighbourhood else None, hops=hops,
-                          top_k=k, retrievers=ordered, asked_on=case.question_date)
+                          top_k=k, retrievers=ordered, asked_on=case.asked_on)
         yield iframe(page, height=720)
 
     return panel(render, question=w.Dropdown(options=list(cases), value=question, description="question"),
