@@ -57,20 +57,19 @@ def _(DATA, EXTRACTOR, K, LIMIT, METHOD, QUESTION, mo, tg):
     hops = mo.ui.slider(1, 4, value=2, label="hops", show_value=True)
     # outside marimo (JupyterLab) its widgets do not render: ipywidgets controls instead, each change
     # drawing this question's graph again under them; the cells below keep the parameters' choice
+    questions = tg.views.OpenQuestions(cases, EXTRACTOR)  # each question's memory built once, on first choice
     (mo.hstack([question, neighbourhood, hops], justify="start") if mo.running_in_notebook()
-     else tg.views.graph_panel(cases, EXTRACTOR, question.value, METHOD, K))
-    return cases, hops, neighbourhood, question
+     else tg.views.graph_panel(questions, question.value, METHOD, K))
+    return hops, neighbourhood, question, questions
 
 
 @app.cell
-def _(EXTRACTOR, METHOD, cases, mo, question, tg):
-    case = cases[question.value]
-    store = tg.build_store(case, EXTRACTOR)
-    gold = tg.views.gold_notes(case, store)
-    _methods = tg.views.available_methods()
+def _(METHOD, mo, question, questions, tg):
+    opened = questions[question.value]
+    case, store, gold = opened.case, opened.store, opened.gold
     # the page's drop-down starts on its first method: METHOD
-    retrievers = tg.views.build_retrievers(store, sorted(_methods, key=lambda m: m != METHOD))
-    results = tg.views.retrieve_all(store, case.question, retrievers, asked_on=case.question_date)  # as the bench asks
+    retrievers = {m: opened.retrievers[m] for m in sorted(opened.retrievers, key=lambda m: m != METHOD)}
+    results = tg.views.retrieve_all(store, case.question, retrievers, asked_on=case.asked_on)  # as the bench asks
     mo.plain_text(f"{case.case_id} ({case.question_type}): {case.question}\ngold notes: {', '.join(gold)}")
     return case, gold, results, retrievers, store
 

@@ -53,20 +53,20 @@ def _(DATA, EXTRACTOR, K, LIMIT, METHOD, QUERY, QUESTION, mo, tg):
     k = mo.ui.slider(1, 20, value=K, label="k", show_value=True)
     # outside marimo (JupyterLab) its widgets do not render: ipywidgets controls instead, each change
     # rendering this question's view again under them; the cells below keep the parameters' choice
+    questions = tg.views.OpenQuestions(cases, EXTRACTOR)  # each question's memory built once, on first choice
     (mo.vstack([mo.hstack([question, k], justify="start"), own]) if mo.running_in_notebook()
-     else tg.views.retrieval_panel(cases, EXTRACTOR, question.value, own.value, METHOD, k.value))
-    return cases, k, own, question
+     else tg.views.retrieval_panel(questions, question.value, own.value, METHOD, k.value))
+    return k, own, question, questions
 
 
 @app.cell
-def _(EXTRACTOR, cases, mo, own, question, tg):
-    case = cases[question.value]
-    store = tg.build_store(case, EXTRACTOR)
+def _(mo, own, question, questions):
+    opened = questions[question.value]
+    case, store, retrievers = opened.case, opened.store, opened.retrievers
     asked = own.value.strip() or case.question
-    gold = tg.views.gold_notes(case, store) if asked == case.question else []
+    gold = opened.gold if asked == case.question else []
     answer = case.answer if asked == case.question else ""
-    retrievers = tg.views.build_retrievers(store, tg.views.available_methods())
-    asked_on = case.question_date  # every question, your own too, is asked on the case's date, as the bench asks
+    asked_on = case.asked_on  # every question, your own too, is asked on the case's date, as the bench asks
     mo.plain_text(f"{case.case_id} ({case.question_type}), {len(store)} notes\nasked: {asked}\n"
                   + (f"answer: {answer}\ngold notes: {', '.join(gold) or '(none: abstention question)'}"
                      if answer or gold else "your own question: no gold notes"))

@@ -17,7 +17,7 @@ The public face::
     tg.fuse_runs(["runs/a:BM25", "runs/b:TagGraph-TFIDF"], "runs/fused", method="rrf")  # taggraph fuse
     tg.views.gold_rank_chart(...)               # what the notebooks show (charts, tables, pages, panels)
 
-Rooms, imports running one way (top to bottom): cli, views -> viz -> experiments ->
+Rooms, imports running one way (top to bottom): cli -> views -> viz -> experiments ->
 evaluation / datasets / memory -> retrieval / extraction -> store -> graph, fivew
 (the 5W+Extra record), atomic -> notes / ontology -> errors, text, config.
 """
@@ -43,7 +43,9 @@ __all__ += ["Case", "Dataset", "DatasetFormat", "load", "register_format"]  # on
 _LAZY = {
     "bench": "taggraph.experiments.bench:bench",
     "compare": "taggraph.experiments.compare:compare_runs",
-    "explain": "taggraph.viz.explain:explain_command",
+    "explain": "taggraph.views:explain",
+    "open_question": "taggraph.experiments.question:open_question",  # a question's store and methods, for the views
+    "OpenQuestions": "taggraph.experiments.question:OpenQuestions",
     "fuse_runs": "taggraph.experiments.fuse:fuse_runs",  # issue 31
     "build_store": "taggraph.experiments.runner:build_store",
     "store_vocabulary": "taggraph.experiments.vocabulary:store_vocabulary",

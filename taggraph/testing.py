@@ -22,7 +22,8 @@ the offline extractor; no network, no model). They are:
 - ``score`` and ``evidence`` take ``asked_on`` as every method gets it, a ``datetime`` or None: the dataset's
   date, an aware date-time, and the calendar's first and last days (a common "unknown" sentinel).
 
-A method that embeds is checked without a model by passing ``{"embedder": BagOfWordsEmbedder()}``.
+A method that embeds is checked without a model by passing ``BagOfWordsEmbedder()`` to the parameter it declares
+`EMBEDDER` (``{"embedder": BagOfWordsEmbedder()}`` for the built-ins).
 The checks raise AssertionError naming the method, the question and what differs; they need no pytest
 to import or call, and pytest (the ``test`` extra) collects them from each ``Test*`` subclass. The base
 class itself is not collected: its name does not start with ``Test``.
@@ -100,7 +101,8 @@ _REFERENCES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # contract
 
 class MethodContract:
     """The checks every method passes (module docstring). Set `method`, and `params` when the defaults will not
-    do (a method that embeds: ``{"embedder": BagOfWordsEmbedder()}``); `questions` may be replaced."""
+    do (a method that embeds: its `EMBEDDER` parameter set to ``BagOfWordsEmbedder()``); `questions` may be
+    replaced."""
 
     method: ClassVar[str | type[Retriever] | None] = None
     params: ClassVar[Mapping[str, Any]] = MappingProxyType({})

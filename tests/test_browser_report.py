@@ -84,7 +84,8 @@ def test_the_gold_rank_chart_title_is_not_cut_in_a_notebook_wide_frame(tmp_path)
     tie-order legend, fits in the chart."""
     from taggraph.experiments.runner import build_store
     from taggraph.viz.charts import gold_rank_chart
-    from taggraph.viz.explain import build_retrievers, gold_notes, retrieve_all
+    from taggraph.retrieval import build_retrievers
+    from taggraph.viz.explain import gold_notes, retrieve_all
 
     case = next(c for c in load_dataset(DEMO_DATA) if c.case_id == "demo_q12")
     store = build_store(case, "offline-v2")

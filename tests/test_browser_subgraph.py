@@ -13,7 +13,8 @@ import pytest
 from taggraph.config import DEMO_DATA
 from taggraph.datasets import load_dataset
 from taggraph.experiments.runner import build_store
-from taggraph.viz.explain import build_retrievers, gold_notes, retrieve_all
+from taggraph.retrieval import build_retrievers
+from taggraph.viz.explain import gold_notes, retrieve_all
 from taggraph.viz.graphview import save_graph_html
 
 from test_browser import CHROMIUM, page_requests, pytestmark  # noqa: F401  (slow, needs chromium)

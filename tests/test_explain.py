@@ -167,7 +167,7 @@ def test_views_drop_the_methods_that_embed_when_sentence_transformers_is_missing
     import importlib.util
 
     from taggraph.retrieval.registry import embeds
-    from taggraph.viz.explain import VIEW_METHODS, available_methods
+    from taggraph.experiments.question import VIEW_METHODS, available_methods
     assert [m for m in VIEW_METHODS if embeds(m)] == ["OpenClaw", "OC-notes", "TagGraph-Fusion"]
     assert not embeds("TagGraph-Fusion-noDense") and embeds("TagGraph-Fusion-noGraph")
     real = importlib.util.find_spec
@@ -230,7 +230,8 @@ def test_the_pages_rule_agrees_with_the_report_on_every_demo_question():
     """For every demo question and method, `session_place` of the gold sessions over the method's whole ranking
     gives the report's first gold rank, and its tie flag is the report's (Success@5_tieavg < 1 in the top 5)."""
     from taggraph.experiments.bench import run_bench
-    from taggraph.viz.explain import build_retrievers, ranking_place
+    from taggraph.retrieval import build_retrievers
+    from taggraph.viz.explain import ranking_place
     from taggraph.viz.report import first_gold_ranks
 
     cases = load_dataset(DEMO_DATA)

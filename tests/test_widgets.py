@@ -6,12 +6,22 @@ pytest.importorskip("ipywidgets")
 
 from taggraph.config import DEMO_DATA  # noqa: E402
 from taggraph.datasets import load_dataset  # noqa: E402
+from taggraph.experiments.question import OpenQuestions  # noqa: E402
 from taggraph.viz.widgets import graph_panel, retrieval_panel  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def cases():
     return {c.case_id: c for c in load_dataset(DEMO_DATA, limit=4)}
+
+
+def test_questions_are_opened_on_first_use_and_kept(cases):
+    questions = OpenQuestions(cases, "offline", ["BM25", "TagGraph-Basic"])
+    assert list(questions) == list(cases) and questions.methods == ["BM25", "TagGraph-Basic"]
+    first = questions["demo_q02"]
+    assert questions["demo_q02"] is first and len(first.store) == len(cases["demo_q02"].interactions)
+    assert list(first.retrievers) == ["BM25", "TagGraph-Basic"] and first.gold
+    assert all(r.store is first.store for r in first.retrievers.values())
 
 
 def shown(box) -> str:
@@ -24,7 +34,7 @@ def controls(box) -> dict:
 
 
 def test_retrieval_panel_renders_again_on_each_change(cases):
-    box = retrieval_panel(cases, "offline", "demo_q01", method="BM25", k=3)
+    box = retrieval_panel(OpenQuestions(cases, "offline"), "demo_q01", method="BM25", k=3)
     first = shown(box)
     assert "demo_q01" in first and "Top 3 of BM25" in first and "TagGraph-Basic" not in first
     c = controls(box)
@@ -39,7 +49,7 @@ def test_retrieval_panel_renders_again_on_each_change(cases):
 
 
 def test_graph_panel_renders_again_on_each_change(cases):
-    box = graph_panel(cases, "offline", "demo_q01", method="BM25")
+    box = graph_panel(OpenQuestions(cases, "offline"), "demo_q01", method="BM25")
     assert "demo_q01" in shown(box) and "the top 5 of BM25" in shown(box) and "<iframe srcdoc=" in shown(box)
     c = controls(box)
     c["question"].value = "demo_q02"
@@ -64,7 +74,7 @@ def test_table_view_shows_every_cell_whole():
 
 def test_note_panel_explains_the_chosen_note(cases):
     from taggraph.experiments.runner import build_store
-    from taggraph.viz.explain import build_retrievers
+    from taggraph.retrieval import build_retrievers
     from taggraph.viz.widgets import note_panel
 
     case = cases["demo_q01"]

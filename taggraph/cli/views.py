@@ -24,10 +24,10 @@ def explain(
     param: list[str] = typer.Option([], help="Method parameter METHOD.KEY=VALUE, as bench's --param."),
 ) -> None:
     """Why each method did (not) retrieve a note for a question, judged like the explain page."""
-    from taggraph.viz.explain import explain_command
+    from taggraph.views import explain as explain_question
 
-    typer.echo(explain_command(data, question, note, out, extractor, methods_option(methods) if methods else None,
-                               positive(depth, "--depth"), method_params(param)))
+    typer.echo(explain_question(data, question, note, out, extractor, methods_option(methods) if methods else None,
+                                positive(depth, "--depth"), method_params(param)))
     if out is not None:
         typer.echo(f"\nexplanation page: {out}")
 
@@ -49,20 +49,19 @@ def graph(
 ) -> None:
     """Interactive graph of one question's store, gold and retrieved notes highlighted. It opens on the subgraph
     that explains where the methods rank the gold notes; its 'whole graph' check box shows the whole drawing."""
-    from taggraph.experiments.runner import build_store
-    from taggraph.viz.explain import available_methods, build_retrievers, find_case, gold_notes, retrieve_all
+    from taggraph.experiments.question import find_case, open_question
+    from taggraph.viz.explain import retrieve_all
     from taggraph.viz.graphview import save_graph_html
 
     positive(max_nodes, "--max-nodes")
     positive(hops, "--hops")
     positive(depth, "--depth")
-    params = method_params(param)
-    case = find_case(data, question)
-    store = build_store(case, extractor)
-    retrievers = build_retrievers(store, available_methods(methods_option(methods) if methods else None), params)
+    opened = open_question(find_case(data, question), extractor, methods_option(methods) if methods else None,
+                           method_params(param))
+    case, store, retrievers = opened.case, opened.store, opened.retrievers
     save_graph_html(out, store, question=case.question,
                     results_by_method=retrieve_all(store, case.question, retrievers, depth, asked_on=case.asked_on),
-                    gold_note_ids=gold_notes(case, store), hops=hops, max_nodes=max_nodes,
+                    gold_note_ids=opened.gold, hops=hops, max_nodes=max_nodes,
                     neighbourhood_of=case.question if neighbourhood else None, retrievers=retrievers, depth=depth,
                     asked_on=case.asked_on, whole_graph=whole)
     typer.echo(f"graph page: {out}")

@@ -1,11 +1,12 @@
 """Retrieval methods over a MemoryStore: the method contract (`base.py`), one module per method,
 one registry (`registry.py`), the store-wide shared indexes (`index.py`)."""
 
-from taggraph.retrieval.base import DEFAULT_DEPTH, Evidence, Explanation, Result, Retriever, check_k
-from taggraph.retrieval.registry import (PAPER_METHODS, Method, ablations_of, check_methods, check_params, embeds,
-                                         make_retriever, method, method_names, register_method,
+from taggraph.retrieval.base import (DEFAULT_DEPTH, DEVICE, EMBEDDER, Component, Evidence, Explanation, Result,
+                                     Retriever, check_k)
+from taggraph.retrieval.registry import (PAPER_METHODS, Method, ablations_of, build_retrievers, check_methods,
+                                         check_params, embeds, make_retriever, method, method_names, register_method,
                                          registered_methods)
 
-__all__ = ["DEFAULT_DEPTH", "Evidence", "Explanation", "Method", "PAPER_METHODS", "Result", "Retriever", "ablations_of",
-           "check_k", "check_methods", "check_params", "embeds", "make_retriever", "method", "method_names",
-           "register_method", "registered_methods"]
+__all__ = ["DEFAULT_DEPTH", "DEVICE", "EMBEDDER", "Component", "Evidence", "Explanation", "Method", "PAPER_METHODS",
+           "Result", "Retriever", "ablations_of", "build_retrievers", "check_k", "check_methods", "check_params",
+           "embeds", "make_retriever", "method", "method_names", "register_method", "registered_methods"]

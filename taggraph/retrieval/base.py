@@ -7,7 +7,10 @@ A method subclasses `Retriever` and writes:
   (`make_params`), recorded in run.json (`config`), used to rebuild the method in the report's
   pages. A method without parameters keeps the empty default. A field that switches one part of
   the method on declares it, ``graph: Annotated[bool, Component("Graph")] = True``: a built-in method
-  gets its ablation ``NAME-noGraph``, the field set to the component's `off` value (False).
+  gets its ablation ``NAME-noGraph``, the field set to the component's `off` value (False). The
+  field that names the method's sentence embedder is declared ``Annotated[str | Embedder, EMBEDDER]``,
+  and the one naming its device ``Annotated[str, DEVICE]``: ``--embedder``/``--device`` reach them, and
+  the method embeds when its embedder field is not None.
 - ``add(note)``: index one note. Called once per note, in store order, before the next score.
   ``add_many(notes)`` may be overridden to index a batch at once (one embedding call).
 - ``score(text, *, asked_on=None)``: {note index: score} of the notes the method reaches;
@@ -40,7 +43,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from functools import lru_cache
 from numbers import Integral, Real
-from typing import Any, ClassVar, get_type_hints
+from typing import Any, ClassVar, Literal, get_type_hints
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
@@ -180,6 +183,25 @@ class Component:
     off: Any = False
 
 
+@dataclass(frozen=True)
+class Role:
+    """What a `Params` field names for the outside: the method's sentence embedder or the device it runs on."""
+
+    role: Literal["embedder", "device"]
+
+
+EMBEDDER = Role("embedder")
+DEVICE = Role("device")
+
+
+@lru_cache(maxsize=None)
+def role_field(params_class: type, role: Role) -> str | None:
+    """The field of `params_class` declared with `role` (``Annotated[..., EMBEDDER]``), or None."""
+    hints = get_type_hints(params_class, include_extras=True)
+    return next((f.name for f in dataclasses.fields(params_class)
+                 if role in getattr(hints[f.name], "__metadata__", ())), None)
+
+
 def _configure(params_class: type) -> None:
     """Give `params_class` and the dataclasses among its fields PARAM_CONFIG, unless they have their own.
 
@@ -286,8 +308,9 @@ class Retriever:
     @classmethod
     def embeds(cls, params: Any) -> bool:
         """Whether the method with `params` runs a sentence embedder (and so needs sentence-transformers):
-        by default, when its parameters hold an `embedder` that is not None."""
-        return getattr(params, "embedder", None) is not None
+        by default, when its field declared `EMBEDDER` is not None."""
+        field_name = role_field(type(params), EMBEDDER) if dataclasses.is_dataclass(params) else None
+        return field_name is not None and getattr(params, field_name) is not None
 
     def config(self) -> dict[str, Any]:
         """The method's name and parameters, as recorded in run.json."""

@@ -65,7 +65,7 @@ from pydantic import Field
 from taggraph.graph import concept_node, file_node
 from taggraph.notes import Note
 from taggraph.retrieval.adaptive import AdaptiveGraph, personalized_pagerank
-from taggraph.retrieval.base import Component, Evidence, Retriever
+from taggraph.retrieval.base import DEVICE, EMBEDDER, Component, Evidence, Retriever
 from taggraph.retrieval.bm25 import BM25
 from taggraph.retrieval.bm25_stem import BM25Stem
 from taggraph.retrieval.embeddings import Embedder, get_embedder
@@ -368,8 +368,8 @@ class TagGraphFusion(Retriever):
         agreement: Annotated[bool, Component("Agreement")] = True
         turns: Annotated[bool, Component("Turns")] = True  # issue 29
         pool: Annotated[int, Field(ge=1)] = POOL
-        embedder: str | Embedder = "minilm"
-        device: str = "auto"
+        embedder: Annotated[str | Embedder, EMBEDDER] = "minilm"
+        device: Annotated[str, DEVICE] = "auto"
         embed_on_add: bool = False
         # the pool's text: "user" `dense_text`, or "turn" `request_text` (both speakers; a costlier cold run)
         dense_reads: Literal["user", "turn"] = "user"

@@ -39,7 +39,7 @@ from pydantic import Field
 
 from taggraph.errors import ConfigError
 from taggraph.notes import Note
-from taggraph.retrieval.base import DEFAULT_DEPTH, Evidence, Retriever, check_k
+from taggraph.retrieval.base import DEFAULT_DEPTH, DEVICE, EMBEDDER, Evidence, Retriever, check_k
 from taggraph.retrieval.embeddings import Embedder, get_embedder
 from taggraph.retrieval.registry import METHODS
 from taggraph.text import MAX_QUERY_CHARS, chunk_text, parse_timestamp, query_tokens, snippet
@@ -94,8 +94,8 @@ class OpenClaw(Retriever):
     @dataclass(frozen=True)
     class Params:
         source: Literal["raw", "notes"] = "raw"
-        embedder: str | Embedder = "minilm"
-        device: Literal["auto", "cpu", "cuda"] | str = "auto"
+        embedder: Annotated[str | Embedder, EMBEDDER] = "minilm"
+        device: Annotated[Literal["auto", "cpu", "cuda"] | str, DEVICE] = "auto"
         dense_weight: Annotated[float, Field(ge=0)] = 0.7
         keyword_weight: Annotated[float, Field(ge=0)] = 0.3
         candidate_multiplier: Annotated[int, Field(ge=1)] = 4

@@ -23,7 +23,7 @@ import dataclasses
 import hashlib
 import inspect
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -33,7 +33,7 @@ from taggraph import plugins
 from taggraph.errors import ConfigError
 from taggraph.registry import Registry, load_attr, source_class
 from taggraph.registry import with_registered  # noqa: F401  (its name here before it carried every kind)
-from taggraph.retrieval.base import Component, Retriever, check_defaults, make_params, recorded
+from taggraph.retrieval.base import Component, Retriever, Role, check_defaults, make_params, recorded, role_field
 from taggraph.store import MemoryStore
 
 ENTRY_POINT_GROUP = "taggraph.methods"
@@ -63,6 +63,10 @@ class Method:
         """Whether the method runs a sentence embedder (needs sentence-transformers)."""
         return self.cls().embeds(self.params(**overrides))
 
+    def role_field(self, role: Role) -> str | None:
+        """The parameter declared with `role` (`EMBEDDER`, `DEVICE`), or None."""
+        return role_field(self.cls().Params, role)
+
     def parameters(self) -> list[dict[str, Any]]:
         """Each parameter: name, value as registered, type, and its declared rule (">= 0, < 1")."""
         hints = get_type_hints(self.cls().Params, include_extras=True)
@@ -71,7 +75,7 @@ class Method:
         for f in dataclasses.fields(params):
             hint = hints[f.name]
             marks = getattr(hint, "__metadata__", ())
-            rules = [_rule(m) for m in marks for m in getattr(m, "metadata", [m]) if not isinstance(m, Component)]
+            rules = [_rule(m) for m in marks for m in getattr(m, "metadata", [m]) if not isinstance(m, (Component, Role))]
             base = get_args(hint)[0] if marks else hint
             out.append({"name": f.name, "value": recorded(getattr(params, f.name)),
                         "type": getattr(base, "__name__", str(base)), "rule": ", ".join(rules)})
@@ -290,6 +294,15 @@ def make_retriever(name: str, store: MemoryStore, **params: Any) -> Retriever:
     """The method `name` over `store`; `params` override its registered values. The keys run.json records
     beside the parameters (`method_origin`) are left out, so a recorded configuration builds it again."""
     return method(name).build(store, **{k: v for k, v in params.items() if k not in ORIGIN_KEYS})
+
+
+def build_retrievers(store: MemoryStore, methods: Sequence[str] | Mapping[str, Retriever],
+                     method_params: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Retriever]:
+    """Method name -> retriever over `store`, built with its `method_params` ({method: {key: value}});
+    already-built retrievers (a mapping) pass through."""
+    params = method_params or {}
+    return dict(methods) if isinstance(methods, Mapping) else {m: make_retriever(m, store, **params.get(m, {}))
+                                                               for m in methods}
 
 
 ORIGIN_KEYS = ("origin", "provenance")

@@ -15,60 +15,36 @@ from data is ``html.escape``-d; the page has no script.
 from __future__ import annotations
 
 import html
-import importlib.util
 import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Any, NamedTuple
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import quote
 
 import pandas as pd
 
-from taggraph.config import DEFAULT_EXTRACTOR
-from taggraph.datasets import Case, load_dataset
+from taggraph.datasets import Case
 from taggraph.errors import ConfigError
 from taggraph.evaluation.metrics import session_scores, tie_averaged
 from taggraph.notes import Note
-from taggraph.retrieval import (DEFAULT_DEPTH, PAPER_METHODS, Explanation, Result, Retriever, embeds, make_retriever,
-                                registered_methods)
-from taggraph.atomic import atomic_write
+from taggraph.retrieval import DEFAULT_DEPTH, Explanation, Result, Retriever, build_retrievers
 from taggraph.store import MemoryStore
 from taggraph.text import snippet
 from taggraph.viz.names import node_name
+
+if TYPE_CHECKING:  # the pages take a question opened by the experiments room; they never open one
+    from taggraph.experiments.question import OpenQuestion
 
 _KIND_COLOUR = {"concept": "#4c78a8", "topic": "#f58518", "file": "#2a8f87"}
 
 Methods = Sequence[str] | Mapping[str, Retriever]
 METRIC_K = 5  # verdicts use Success@5, the paper's headline recall@5
-VIEW_METHODS = [*PAPER_METHODS, "TagGraph-Fusion"]  # what the views explain by default: the paper's and ours
-
-
-def available_methods(names: Sequence[str] | None = None) -> list[str]:
-    """`names` (default: VIEW_METHODS and the methods registered in this process) without those that embed
-    text (they need sentence-transformers, pip install "taggraph[dense]") when it is not installed; prints
-    which were skipped."""
-    names = list(names or dict.fromkeys([*VIEW_METHODS, *registered_methods()]))
-    if importlib.util.find_spec("sentence_transformers") is not None:
-        return names
-    skipped = [m for m in names if embeds(m)]
-    if skipped:
-        print(f"skipping {skipped}: sentence-transformers is not installed (pip install 'taggraph[dense]')")
-    return [m for m in names if not embeds(m)]
-
-
-def build_retrievers(store: MemoryStore, methods: Methods,
-                     method_params: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Retriever]:
-    """Method name -> retriever over `store`, built with its `method_params` ({method: {key: value}});
-    already-built retrievers pass through."""
-    params = method_params or {}
-    return dict(methods) if isinstance(methods, Mapping) else {m: make_retriever(m, store, **params.get(m, {}))
-                                                               for m in methods}
 
 
 def retrieve_all(store: MemoryStore, question: str, methods: Methods, k: int = DEFAULT_DEPTH,
-                 explain: bool = False, asked_on: str | None = None) -> dict[str, list[Result]]:
+                 explain: bool = False, asked_on: datetime | None = None) -> dict[str, list[Result]]:
     """Method name -> its top-k results for `question` asked on date `asked_on` (a case's
     ``question_date``, as the bench asks it), with explanations when `explain`."""
     return {m: r.query(question, k, asked_on=asked_on, explain=explain)
@@ -157,7 +133,7 @@ def summarize(exp: Explanation, store: MemoryStore | None = None) -> str:
 
 
 def explanations(store: MemoryStore, question: str, note_id: str, methods: Methods,
-                 depth: int = DEFAULT_DEPTH, asked_on: str | None = None) -> dict[str, Explanation]:
+                 depth: int = DEFAULT_DEPTH, asked_on: datetime | None = None) -> dict[str, Explanation]:
     """Method name -> its `Retriever.explain` of `note_id` for `question` asked on `asked_on`, at `depth`."""
     if note_id not in store.by_id:
         raise ConfigError(f"no note {note_id!r} in case {store.case_id!r}; its first notes: "
@@ -171,7 +147,7 @@ def _row(method: str, e: Explanation, store: MemoryStore) -> dict[str, Any]:
 
 
 def explain_table(store: MemoryStore, question: str, note_id: str, methods: Methods,
-                  asked_on: str | None = None) -> pd.DataFrame:
+                  asked_on: datetime | None = None) -> pd.DataFrame:
     """One row per method: retrieved, rank, score, reason, key details (asked on `asked_on`)."""
     rows = [_row(m, e, store) for m, e in explanations(store, question, note_id, methods, asked_on=asked_on).items()]
     return pd.DataFrame(rows).astype({"rank": "Int64"})
@@ -410,7 +386,7 @@ def _gold_html(note_id: str, gold: Sequence[str]) -> str:
 
 def explain_html(store: MemoryStore, question: str, note_id: str, methods: Methods, k: int = METRIC_K,
                  depth: int = DEFAULT_DEPTH, answer: str = "", gold: Sequence[str] = (),
-                 asked_on: str | None = None, links: Mapping[str, str] | None = None) -> str:
+                 asked_on: datetime | None = None, links: Mapping[str, str] | None = None) -> str:
     """A self-contained page (no script, no external resource) explaining `note_id` for every method.
 
     Verdicts use the metric's cut-off `k` (Success@k); `depth` is how many notes each method
@@ -495,34 +471,12 @@ pre, td.v { white-space: pre-wrap; } pre { background: #f6f6f6; padding: .5em; }
 """
 
 
-def find_case(data: str | Path, question_id: str) -> Case:
-    """The case with id `question_id` in the dataset file `data`."""
-    cases = load_dataset(data)
-    for case in cases:
-        if case.case_id == question_id:
-            return case
-    raise ConfigError(f"{data}: no question {question_id!r}; first ids: {[c.case_id for c in cases[:5]]}")
-
-
-def explain_command(data: str | Path, question_id: str, note_id: str | None = None, out: str | Path | None = None,
-                    extractor: str = DEFAULT_EXTRACTOR, methods: Sequence[str] | None = None, depth: int = DEFAULT_DEPTH,
-                    method_params: Mapping[str, Mapping[str, Any]] | None = None, k: int = METRIC_K) -> str:
-    """Build the question's store, explain `note_id` (default: its first gold note) for each method, built
-    with its `method_params` ({method: {key: value}}) and retrieving `depth` notes; write the HTML page to
-    `out` when given. Returns the terminal text: question, answer, whether the note is gold and the gold
-    notes, store size and depth, then per method the page's verdict at `k` (the session rank, when the
-    verdict does not give it), its score and reason, and the key details."""
-    from taggraph.experiments.runner import build_store
-
-    case = find_case(data, question_id)
-    store = build_store(case, extractor)
-    gold = gold_notes(case, store)
-    if note_id is None:
-        if not gold:
-            raise ConfigError(f"question {question_id!r} has no gold note; pass a note id")
-        note_id = gold[0]
-    retrievers = build_retrievers(store, available_methods(methods), method_params)
-    lines = [f"question {question_id}: {case.question}", f"answer: {case.answer}",
+def explain_text(opened: OpenQuestion, note_id: str, depth: int = DEFAULT_DEPTH, k: int = METRIC_K) -> str:
+    """`taggraph explain`'s terminal text for note `note_id` of the `opened` question: question, answer, whether
+    the note is gold and the gold notes, store size and depth, then per method the page's verdict at `k` (the
+    session rank, when the verdict does not give it), its score and reason, and the key details."""
+    case, store, retrievers, gold = opened.case, opened.store, opened.retrievers, opened.gold
+    lines = [f"question {case.case_id}: {case.question}", f"answer: {case.answer}",
              f"note {note_id}: {'gold' if note_id in gold else 'not gold'}; gold notes ({len(gold)}): "
              + (", ".join(gold) or "not known"),
              f"store: {len(store)} notes; each method retrieves {depth}; verdicts at k = {k} (Success@{k})", ""]
@@ -541,7 +495,4 @@ def explain_command(data: str | Path, question_id: str, note_id: str | None = No
                          + "; the session's gold notes: " + ", ".join(f"{o} (note rank {r or '–'})" for o, r in others))
         if summarize(e, store):
             lines.append(f"    {summarize(e, store)}")
-    if out is not None:
-        atomic_write(Path(out), explain_html(store, case.question, note_id, retrievers, k=k, depth=depth,
-                                             answer=case.answer, gold=gold, asked_on=case.asked_on))
     return "\n".join(lines)

@@ -50,6 +50,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 import networkx as nx
@@ -237,7 +238,7 @@ def _why(store: MemoryStore, explanations: Mapping[str, Mapping[str, Explanation
 
 
 def file_explanations(store: MemoryStore, question: str, retrievers: Mapping[str, Retriever],
-                      note_ids: Iterable[str] | None = None, asked_on: str | None = None
+                      note_ids: Iterable[str] | None = None, asked_on: datetime | None = None
                       ) -> dict[str, dict[str, Explanation]]:
     """method -> note id -> `Explanation` of every note (or of `note_ids`) for `question` asked on
     `asked_on`: one ranking with explanations per method, `explain` for the notes it did not reach."""
@@ -506,7 +507,7 @@ def graph_html(store: MemoryStore, question: str | None = None,
                neighbourhood_of: str | None = None, hops: int = 2, max_nodes: int = 400, top_k: int = 5,
                chronological: bool = False, title: str | None = None,
                retrievers: Mapping[str, Retriever] | None = None, depth: int = DEFAULT_DEPTH,
-               asked_on: str | None = None, links: Mapping[str, str] | None = None,
+               asked_on: datetime | None = None, links: Mapping[str, str] | None = None,
                whole_graph: bool = False) -> str:
     """A self-contained HTML page drawing `store`'s base graph.
 

@@ -10,19 +10,19 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from functools import lru_cache
-from typing import Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from IPython.display import HTML, Pretty
 
-from taggraph.datasets import Case
-from taggraph.experiments.runner import build_store
 from taggraph.retrieval import Retriever
 from taggraph.store import MemoryStore
-from taggraph.viz.explain import (available_methods, build_retrievers, explain_html, explain_table, gold_notes,
-                                  retrieve_all, top_table)
+from taggraph.viz.explain import explain_html, explain_table, retrieve_all, top_table
 from taggraph.viz.graphview import graph_html
+
+if TYPE_CHECKING:  # the panels browse questions the experiments room opens; they never open one
+    from taggraph.experiments.question import OpenQuestions
 
 
 def panel(render: Callable[..., Iterable[Any]], **controls: Any):
@@ -106,32 +106,19 @@ def page_frame(page: str, height: int = 900, fit: bool = True):
     return iframe(page, height, fit)
 
 
-def _memory(cases: Mapping[str, Case], extractor: str):
-    """question id -> (case, store, retrievers of every available method, gold notes), built once each."""
-    methods = available_methods()
-
-    @lru_cache(maxsize=None)
-    def memory(question: str):
-        case = cases[question]
-        store = build_store(case, extractor)
-        return case, store, build_retrievers(store, methods), gold_notes(case, store)
-
-    return methods, memory
-
-
-def retrieval_panel(cases: Mapping[str, Case], extractor: str, question: str, query: str = "",
-                    method: str = "AdaptiveGraph", k: int = 5):
-    """04's controls in JupyterLab: question, method, k and a free-text question (read on Enter).
+def retrieval_panel(questions: OpenQuestions, question: str, query: str = "", method: str = "AdaptiveGraph",
+                    k: int = 5):
+    """04's controls in JupyterLab over `questions` (`tg.views.OpenQuestions`: each opened on first choice):
+    question, method, k and a free-text question (read on Enter).
 
     Each change shows the case and what was asked, `method`'s top k with the evidence, and its
     `explain_html` of the first gold note (or, for a free-text question or one without gold notes, of
     its top note). The arguments are the controls' starting values."""
     import ipywidgets as w
 
-    methods, memory = _memory(cases, extractor)
-
     def render(question: str, method: str, k: int, query: str):
-        case, store, retrievers, gold = memory(question)
+        opened = questions[question]
+        case, store, retrievers, gold = opened.case, opened.store, opened.retrievers, opened.gold
         asked = query.strip() or case.question
         gold, answer = (gold, case.answer) if asked == case.question else ([], "")
         chosen = {method: retrievers[method]}
@@ -146,8 +133,8 @@ def retrieval_panel(cases: Mapping[str, Case], extractor: str, question: str, qu
         yield iframe(explain_html(store, asked, note, chosen, k=k, answer=answer, gold=gold, asked_on=when), 700,
                      fit=True)
 
-    return panel(render, question=w.Dropdown(options=list(cases), value=question, description="question"),
-                 method=w.Dropdown(options=methods, value=method, description="method"),
+    return panel(render, question=w.Dropdown(options=list(questions), value=question, description="question"),
+                 method=w.Dropdown(options=questions.methods, value=method, description="method"),
                  k=w.IntSlider(value=k, min=1, max=20, description="k", continuous_update=False,
                                layout=w.Layout(width="30em", min_width="30em")),
                  query=w.Text(value=query, description="or ask", placeholder="your own question (Enter)",
@@ -155,7 +142,7 @@ def retrieval_panel(cases: Mapping[str, Case], extractor: str, question: str, qu
 
 
 def note_panel(store: MemoryStore, question: str, retrievers: Mapping[str, Retriever], note: str, k: int = 5,
-               answer: str = "", gold: Sequence[str] = (), asked_on: str | None = None):
+               answer: str = "", gold: Sequence[str] = (), asked_on: datetime | None = None):
     """04's note choice in JupyterLab: a drop-down of every note of `store` (starting on `note`) above
     `explain_table` and `explain_html` of the chosen note for `retrievers`."""
     import ipywidgets as w
@@ -168,16 +155,15 @@ def note_panel(store: MemoryStore, question: str, retrievers: Mapping[str, Retri
     return panel(render, note=w.Dropdown(options=[n.note_id for n in store.notes], value=note, description="note"))
 
 
-def graph_panel(cases: Mapping[str, Case], extractor: str, question: str,
-                method: str = "AdaptiveGraph", k: int = 5):
-    """03's controls in JupyterLab: question, method (whose top k the graph rings first), only the
-    question's neighbourhood, hops. Each change shows the question, its gold notes and `graph_html`."""
+def graph_panel(questions: OpenQuestions, question: str, method: str = "AdaptiveGraph", k: int = 5):
+    """03's controls in JupyterLab over `questions` (`tg.views.OpenQuestions`): question, method (whose top k the
+    graph rings first), only the question's neighbourhood, hops. Each change shows the question, its gold notes
+    and `graph_html`."""
     import ipywidgets as w
 
-    methods, memory = _memory(cases, extractor)
-
     def render(question: str, method: str, neighbourhood: bool, hops: int):
-        case, store, retrievers, gold = memory(question)
+        opened = questions[question]
+        case, store, retrievers, gold = opened.case, opened.store, opened.retrievers, opened.gold
         ordered = {m: retrievers[m] for m in sorted(retrievers, key=lambda m: m != method)}  # the page starts on it
         yield Pretty(f"{case.case_id} ({case.question_type}): {case.question}\ngold notes: {', '.join(gold)}"
                      f"\nringed first: the top {k} of {method}")
@@ -187,7 +173,7 @@ def graph_panel(cases: Mapping[str, Case], extractor: str, question: str,
                           top_k=k, retrievers=ordered, asked_on=case.asked_on)
         yield iframe(page, height=720)
 
-    return panel(render, question=w.Dropdown(options=list(cases), value=question, description="question"),
-                 method=w.Dropdown(options=methods, value=method, description="method"),
+    return panel(render, question=w.Dropdown(options=list(questions), value=question, description="question"),
+                 method=w.Dropdown(options=questions.methods, value=method, description="method"),
                  neighbourhood=w.Checkbox(value=False, description="only the question's neighbourhood"),
                  hops=w.IntSlider(value=2, min=1, max=4, description="hops", continuous_update=False))

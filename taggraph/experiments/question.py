@@ -1,0 +1,89 @@
+"""One question opened for inspection: its case, its memory, the methods built over it, its gold notes.
+
+What `taggraph explain` and `graph`, `tg.explain`, the notebooks' pages and the JupyterLab panels are drawn
+from. The store is built here, once per question; `taggraph.viz` renders what it is given and does not
+import this module or the runner (a contract in pyproject.toml).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from taggraph.config import DEFAULT_EXTRACTOR
+from taggraph.datasets import Case, load_dataset
+from taggraph.errors import ConfigError
+from taggraph.experiments.diagnostics import gold_note_ids
+from taggraph.experiments.runner import build_store
+from taggraph.extraction import Extractor
+from taggraph.retrieval import PAPER_METHODS, Retriever, build_retrievers, embeds, registered_methods
+from taggraph.store import MemoryStore
+
+VIEW_METHODS = [*PAPER_METHODS, "TagGraph-Fusion"]  # what the views explain by default: the paper's and ours
+
+
+def available_methods(names: Sequence[str] | None = None) -> list[str]:
+    """`names` (default: VIEW_METHODS and the methods registered in this process) without those that embed
+    text (they need sentence-transformers, pip install "taggraph[dense]") when it is not installed; prints
+    which were skipped."""
+    names = list(names or dict.fromkeys([*VIEW_METHODS, *registered_methods()]))
+    if importlib.util.find_spec("sentence_transformers") is not None:
+        return names
+    skipped = [m for m in names if embeds(m)]
+    if skipped:
+        print(f"skipping {skipped}: sentence-transformers is not installed (pip install 'taggraph[dense]')")
+    return [m for m in names if not embeds(m)]
+
+
+def find_case(data: str | Path, question_id: str) -> Case:
+    """The case with id `question_id` in the dataset file or folder `data` (any registered format)."""
+    cases = load_dataset(data)
+    for case in cases:
+        if case.case_id == question_id:
+            return case
+    raise ConfigError(f"{data}: no question {question_id!r}; first ids: {[c.case_id for c in cases[:5]]}")
+
+
+@dataclass(frozen=True)
+class OpenQuestion:
+    """A question's case, its memory (`store`), the `retrievers` built over it by name, and its `gold` notes in
+    note order (`taggraph.experiments.diagnostics.gold_note_ids`)."""
+
+    case: Case
+    store: MemoryStore
+    retrievers: dict[str, Retriever]
+    gold: list[str]
+
+
+def open_question(case: Case, extractor: str | Extractor = DEFAULT_EXTRACTOR, methods: Sequence[str] | None = None,
+                  method_params: Mapping[str, Mapping[str, Any]] | None = None) -> OpenQuestion:
+    """`case` opened: its store built with `extractor`, `methods` (default: `available_methods()`) built over it
+    with their `method_params` ({method: {key: value}}), its gold notes."""
+    store = build_store(case, extractor)
+    return OpenQuestion(case, store, build_retrievers(store, available_methods(methods), method_params),
+                        gold_note_ids(case, store))
+
+
+class OpenQuestions(Mapping[str, OpenQuestion]):
+    """Question id -> `OpenQuestion` of `cases`, each opened on first use and kept: what the panels browse."""
+
+    def __init__(self, cases: Mapping[str, Case] | Sequence[Case], extractor: str | Extractor = DEFAULT_EXTRACTOR,
+                 methods: Sequence[str] | None = None) -> None:
+        self.cases = dict(cases) if isinstance(cases, Mapping) else {c.case_id: c for c in cases}
+        self.extractor = extractor
+        self.methods = available_methods(methods)
+        self._opened: dict[str, OpenQuestion] = {}
+
+    def __getitem__(self, question_id: str) -> OpenQuestion:
+        if question_id not in self._opened:
+            self._opened[question_id] = open_question(self.cases[question_id], self.extractor, self.methods)
+        return self._opened[question_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.cases)
+
+    def __len__(self) -> int:
+        return len(self.cases)
