@@ -59,11 +59,11 @@ from taggraph.datasets.detect import load_any
 from taggraph.evaluation.significance import paired_test
 from taggraph.experiments.runner import build_store, group_by_history
 from taggraph.retrieval import make_retriever
-from taggraph.retrieval.fusion import (COMPONENTS, NORMALIZATIONS, SESSION_FEATURES, TURN_PARTS, FusionWeights,
-                                       Signals, normalized_all, session_turns)
+from taggraph.retrieval.fusion import (COMPONENTS, NORMALIZATIONS, SESSION_FEATURES, TURN_COLUMNS, TURN_PARTS,
+                                       FusionWeights, Signals, normalized_all, session_turns)
 
 EVERY = FusionWeights(note_stem=1.0, raw_stem=1.0, coverage=1.0, agreement=1.0, turns=1.0, speaker=1.0,
-                      best_turn=1.0, top2_turns=1.0)  # chunks stays 0: not computed
+                      best_turn=1.0, top2_turns=1.0, session_stem=1.0)  # chunks stays 0: not computed
 GRID = {  # free choice: a coarse grid per weight; note_bm25 is fixed at 1 (the scale)
     "raw_bm25": [0, 0.1, 0.25, 0.5, 1.0],
     "dense": [0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0],
@@ -116,7 +116,7 @@ def renormalized(ev: Signals, mode: str) -> Signals:
     comps = normalized_all(ev.raw, mode)
     feats = ev.session_features.copy()
     n_sessions = int(ev.sessions.max()) + 1 if len(ev.sessions) else 0
-    feats[:, 2:] = session_turns(comps[:, COMPONENTS.index("turns")], ev.sessions, n_sessions)[ev.sessions]
+    feats[:, TURN_COLUMNS] = session_turns(comps[:, COMPONENTS.index("turns")], ev.sessions, n_sessions)[ev.sessions]
     return replace(ev, components=comps, session_features=feats)
 
 

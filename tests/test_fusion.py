@@ -82,7 +82,7 @@ def test_strong_lexical_and_tag_evidence_ranks_first():
 
 
 EVERY = FusionWeights(note_stem=1.0, raw_stem=1.0, chunks=1.0, coverage=1.0, agreement=1.0, turns=1.0, speaker=1.0,
-                      best_turn=1.0, top2_turns=1.0)
+                      best_turn=1.0, top2_turns=1.0, session_stem=1.0)
 
 
 def test_switches_change_the_evidence():
@@ -96,9 +96,11 @@ def test_switches_change_the_evidence():
                            ("dense", 7)]:
         ev = fusion(store, weights=EVERY, **{switch: False}).signals(text)
         assert not ev.components[:, column].any(), switch
-    for switch, column in [("coverage", 0), ("agreement", 1)]:
+    for switch, column in [("coverage", 0), ("agreement", 1), ("stems", 4)]:
         assert not fusion(store, weights=EVERY, **{switch: False}).signals(text).session_features[:, column].any()
     assert not fusion(store).signals(text).components[:, 6].any()  # chunks, weight 0: not computed
+    assert not fusion(store).signals(text).session_features[:, 4].any()  # session_stem, weight 0: the same
+    assert full.session_features[:, 4].max() == 1.0  # over the query's best session
     no_dense = BagOfWords()
     fusion(store, embedder=no_dense, dense=False).query(text)
     assert no_dense.calls == []

@@ -97,6 +97,27 @@ class BM25Stem(Retriever):
             out[term] = (docs, idf * tfc(tf_array=tfs.astype(np.float64), l_d=self._lengths[docs], **shape) - none)
         return out, floor
 
+    def group_scores(self, text: str, group: np.ndarray, n_groups: int) -> np.ndarray:
+        """The BM25 score of `text` for each of `n_groups` documents, each the notes of one group (`group[i]`:
+        note i's group) read as one text: term frequencies and lengths summed, idf over the groups (TagGraph-Fusion's
+        `session_stem`: a session as one document). Above the floor, as `score` (BM25L and BM25+)."""
+        ids = self.tokens(text[:MAX_QUERY_CHARS], grow=False)
+        p = self.params
+        lengths = np.bincount(group, weights=np.asarray(self.doc_len, dtype=np.float64), minlength=n_groups)
+        found = int((lengths > 0).sum())
+        avgdl = float(lengths.sum() / found) if found else 1.0
+        idf_of, tfc = _select_idf_scorer(p.variant), _select_tfc_scorer(p.variant)
+        shape = {"l_avg": avgdl, "k1": p.k1, "b": p.b, "delta": p.delta}
+        scores = np.zeros(n_groups)
+        for term in set(ids):
+            docs, tfs = self.postings[term]
+            tf = np.bincount(group[docs], weights=np.asarray(tfs, dtype=np.float64), minlength=n_groups)
+            hit = np.flatnonzero(tf)
+            idf = idf_of(len(hit), N=found)
+            none = idf * tfc(tf_array=0.0, l_d=avgdl, **shape) if p.variant in ("bm25l", "bm25+") else 0.0
+            scores[hit] += ids.count(term) * (idf * tfc(tf_array=tf[hit], l_d=lengths[hit], **shape) - none)
+        return scores
+
     def score(self, text: str, *, asked_on: datetime | None = None) -> dict[int, float]:
         ids = self.tokens(text[:MAX_QUERY_CHARS], grow=False)
         contrib, floor = self._contributions(ids)

@@ -30,6 +30,8 @@ the notes and the raw turns; ``chunks``, the best MiniLM cosine over a pool note
 into chunks (`note_chunks`: the reply too, not only the user turn); and per session, added once
 to each of its notes, ``coverage`` (the share of the query's stems the session holds) and
 ``agreement`` (the share of the lexical and dense lists that rank the session among their 3 best).
+Issue 29 added, per session too, ``session_stem``: BM25-stem over the session's raw turns read as one
+document, over the query's best session (`session_stem`; weight 0 by default, switched with ``stems``).
 
 A request for suggestions ("Can you recommend a show for tonight?", "Any tips?"; `is_request`)
 takes another route: its gold session is where the user said something about the topic, in
@@ -76,11 +78,12 @@ from taggraph.retrieval.time_expressions import SPAN_TOLERANCE, Window, as_of, q
 from taggraph.text import MAX_QUERY_CHARS
 
 COMPONENTS = ("note_bm25", "raw_bm25", "dense", "graph", "note_stem", "raw_stem", "chunks", "turns", "speaker")
-SESSION_FEATURES = ("coverage", "agreement", "best_turn", "top2_turns")
+SESSION_FEATURES = ("coverage", "agreement", "best_turn", "top2_turns", "session_stem")
 DENSE_LIKE = ("dense", "chunks", "turns")  # cosines over the pool: no evidence outside it
 NORMALIZATIONS = ("max", "minmax", "zscore", "rrf")
 RRF_K = 60  # the constant of reciprocal rank fusion (Cormack et al., 2009)
 TURN_PARTS = ("turns", "speaker", "best_turn", "top2_turns")  # what the turn embeddings feed
+TURN_COLUMNS = [SESSION_FEATURES.index("best_turn"), SESSION_FEATURES.index("top2_turns")]
 SPEAKER_SHARE = 0.1  # free choice: a "Name: " prefix is a speaker if it heads at least 10% of the turns
 SPEAKER = re.compile(r"([A-Z][\w'-]*(?: [A-Z][\w'-]*){0,2}): ")  # "Caroline: ...", as the LoCoMo loader writes turns
 TIME_FEATURES = ("target", "recent", "early")
@@ -122,6 +125,7 @@ class FusionWeights:
     speaker: float = 0.25
     best_turn: float = 1.0
     top2_turns: float = 1.0
+    session_stem: float = 0.0  # issue 29, round 3 (BENCHMARKS.md, section 21)
 
     def components(self) -> np.ndarray:
         return np.array([getattr(self, c) for c in COMPONENTS])
@@ -294,6 +298,13 @@ def session_coverage(index: BM25Stem, text: str, session_code: np.ndarray, n_ses
     return out / len(terms) if terms else out
 
 
+def session_stem(index: BM25Stem, text: str, session_code: np.ndarray, n_sessions: int) -> np.ndarray:
+    """Per session, BM25-stem of `text` over the session's raw turns read as one document, over the query's best
+    (in [0, 1]): a question whose words are spread over a session's turns (LoCoMo's multi-hop) finds it whole."""
+    scores = index.group_scores(text, session_code, n_sessions)
+    return scores / scores.max() if len(scores) and scores.max() > 0 else scores
+
+
 def session_agreement(lists: list[np.ndarray], session_code: np.ndarray, n_sessions: int) -> np.ndarray:
     """Per session, the share of `lists` (note scores) that rank it among their AGREE_TOP best sessions."""
     out = np.zeros(n_sessions)
@@ -390,7 +401,7 @@ class TagGraphFusion(Retriever):
         self.raw_bm25 = BM25(store, terms=raw_term_index(store)) if p.raw_turns else None
         self.graph = AdaptiveGraph(store, AdaptiveGraph.Params(file_seeding=False)) if p.graph else None
         self.note_stem = BM25Stem(store) if self.uses("note_stem") else None
-        self.raw_stem = RawTurnsStem(store) if self.uses("raw_stem") or self.uses("coverage") else None
+        self.raw_stem = RawTurnsStem(store) if any(map(self.uses, ("raw_stem", "coverage", "session_stem"))) else None
         for part in (self.note_bm25, self.raw_bm25, self.graph, self.note_stem, self.raw_stem):
             if part is not None:
                 part.sync()
@@ -410,7 +421,7 @@ class TagGraphFusion(Retriever):
 
     def uses(self, part: str) -> bool:
         """Whether the component or session feature `part` is computed: its switch on and its weight not 0."""
-        p, switch = self.params, {"note_stem": "stems", "raw_stem": "stems"}.get(part, part)
+        p, switch = self.params, {"note_stem": "stems", "raw_stem": "stems", "session_stem": "stems"}.get(part, part)
         needs_embedder = part == "chunks" or part in TURN_PARTS
         switch = "turns" if part in TURN_PARTS else switch
         return getattr(p, switch) and getattr(self.weights, part) != 0 and (
@@ -614,7 +625,10 @@ class TagGraphFusion(Retriever):
         if self.uses("agreement"):
             lists = [cols[:, j] for j, c in enumerate(COMPONENTS) if c not in ("graph", "speaker") and cols[:, j].any()]
             per_session[:, 1] = session_agreement(lists, codes, len(self.sessions))
-        per_session[:, 2:] = session_turns(components[:, COMPONENTS.index("turns")], codes, len(self.sessions))
+        per_session[:, TURN_COLUMNS] = session_turns(components[:, COMPONENTS.index("turns")], codes, len(self.sessions))
+        if self.uses("session_stem"):
+            per_session[:, SESSION_FEATURES.index("session_stem")] = session_stem(self.raw_stem, text, codes,
+                                                                                  len(self.sessions))
         notes = np.arange(n)  # every note is ranked, as by AdaptiveGraph: no evidence at all -> note order
         days = np.asarray(self.days)[notes]
         windows = self.windows(text, asked_on) if self.params.time else []

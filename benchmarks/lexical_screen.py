@@ -1,0 +1,99 @@
+"""Screen lexical units for LoCoMo's sessions: which stemmed BM25 document a session is best scored from.
+
+    python benchmarks/lexical_screen.py --data ../shared/data/locomo/locomo_dev.json
+
+Issue 29, the cheap first gate before any protocol (as `encoder_screen.py` is for encoders): deja-vu scores a
+LoCoMo session by its best single message, TagGraph-Fusion's stemmed lists by its best note (a turn and its
+reply). Here each unit is tried alone, no fusion, no tuning: BM25 (bm25s, Lucene variant, k1 1.5, b 0.75, the
+tokenizer of BM25-stem without the tag line) over
+
+- ``note``: each note (a turn and its reply, as the LoCoMo loader pairs them), the session scored by its best note;
+- ``turn``: each turn alone, the session by its best turn (max-sim, lexical);
+- ``turn_top2``: each turn alone, the session by the mean of its two best turns;
+- ``session``: the whole session as one document.
+
+It prints each unit's session MRR and Success@1 over the judged questions (ties broken by session order).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import defaultdict
+
+import bm25s
+import numpy as np
+
+from taggraph.datasets import load_dataset
+from taggraph.retrieval.bm25_stem import make_tokenizer
+
+UNITS = ("note", "turn", "turn_top2", "session")
+
+
+def unit_texts(case, unit: str) -> tuple[list[str], list[str]]:
+    """(the documents of `unit` in history order, the session of each)."""
+    texts, sessions = [], []
+    by_session: dict[str, list[str]] = defaultdict(list)
+    for it in case.interactions:
+        turns = [t for t in (it.user, it.assistant) if t.strip()]
+        if unit == "note":
+            texts.append("\n".join(turns))
+            sessions.append(it.session_id)
+        elif unit in ("turn", "turn_top2"):
+            texts += turns
+            sessions += [it.session_id] * len(turns)
+        else:
+            by_session[it.session_id] += turns
+    if unit == "session":
+        sessions = list(by_session)
+        texts = ["\n".join(by_session[s]) for s in sessions]
+    return texts, sessions
+
+
+def session_scores(scores: np.ndarray, sessions: list[str], top: int) -> dict[str, float]:
+    """Each session's mean of its `top` best document scores (fewer when it has fewer documents)."""
+    grouped: dict[str, list[float]] = defaultdict(list)
+    for sid, score in zip(sessions, scores.tolist()):
+        grouped[sid].append(score)
+    return {sid: float(np.mean(sorted(v, reverse=True)[:top])) for sid, v in grouped.items()}
+
+
+def reciprocal_rank(by_session: dict[str, float], gold: set[str]) -> float:
+    """1 / rank of the first gold session, sessions ordered by score, ties by history order (dict order)."""
+    ranked = sorted(by_session, key=lambda s: -by_session[s])
+    return next((1 / i for i, s in enumerate(ranked, 1) if s in gold), 0.0)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", required=True)
+    args = ap.parse_args()
+    cases = [c for c in load_dataset(args.data) if c.gold_session_ids]
+    histories: dict[str, list] = defaultdict(list)
+    for case in cases:
+        histories[case.sample_id].append(case)
+    rr: dict[str, list[float]] = {u: [] for u in UNITS}
+    categories: list[str] = []
+    for group in histories.values():
+        for unit in UNITS:
+            tokenizer = make_tokenizer()
+            texts, sessions = unit_texts(group[0], unit)
+            index = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
+            index.index(tokenizer.tokenize(texts, return_as="tuple", show_progress=False), show_progress=False)
+            for case in group:
+                query = tokenizer.tokenize([case.question], update_vocab=False, return_as="string",
+                                           show_progress=False)[0]
+                scores = index.get_scores(query)
+                by_session = session_scores(scores, sessions, 2 if unit == "turn_top2" else 1)
+                rr[unit].append(reciprocal_rank(by_session, set(case.gold_session_ids)))
+        categories += [c.question_type for c in group]
+    print(f"{len(categories)} judged questions, {len(histories)} conversations")
+    print("| unit | MRR | Success@1 | " + " | ".join(sorted(set(categories))) + " |")
+    for unit in UNITS:
+        values = np.array(rr[unit])
+        per = [values[[c == cat for c in categories]].mean() for cat in sorted(set(categories))]
+        print(f"| {unit} | {values.mean():.4f} | {(values == 1).mean():.4f} | "
+              + " | ".join(f"{p:.3f}" for p in per) + " |")
+
+
+if __name__ == "__main__":
+    main()
