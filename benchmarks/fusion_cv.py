@@ -53,7 +53,9 @@ from taggraph.retrieval.base import DEFAULT_DEPTH
 from taggraph.retrieval.fusion import COMPONENTS, REQUEST_WEIGHTS, SESSION_FEATURES, FusionWeights, Signals, fuse
 
 # every component computed (a component with weight 0 is skipped), so that any weights can be fitted on the evidence
-EVERY = FusionWeights(note_stem=1.0, raw_stem=1.0, chunks=1.0, coverage=1.0, agreement=1.0)
+# (the parts added after issue 22 held at 0, whatever the code's defaults are now: this protocol knew none of them)
+LATER_PARTS = {"turns": 0.0, "speaker": 0.0, "best_turn": 0.0, "top2_turns": 0.0, "session_stem": 0.0}
+EVERY = FusionWeights(note_stem=1.0, raw_stem=1.0, chunks=1.0, coverage=1.0, agreement=1.0, **LATER_PARTS)
 GRID = {  # free choice: a coarse grid per weight; note_bm25 is fixed at 1 (the scale)
     "raw_bm25": [0, 0.1, 0.25, 0.5, 1.0],
     "dense": [0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0],
@@ -75,7 +77,7 @@ CHOICES = {"before": BEFORE, "stems": BEFORE + STEMS, "second-stage": BEFORE + S
            "stems+second-stage": BEFORE + STEMS + SECOND_STAGE}
 # free choice, made before any fit: every weight starts moderately on (from all-zero the ascent stalls, section 11)
 START = FusionWeights(raw_bm25=0.25, dense=0.75, graph=1.0, session=0.1, target=0.25, recent=0.05, early=0.05,
-                      note_stem=0.5, raw_stem=0.5, chunks=0.25, coverage=0.25, agreement=0.1)
+                      note_stem=0.5, raw_stem=0.5, chunks=0.25, coverage=0.25, agreement=0.1, **LATER_PARTS)
 PASSES = 3  # coordinate-ascent sweeps over GRID
 FOLDS, INNER_FOLDS = 5, 4
 SEED = 0  # the first shuffle; repeat r uses SEED + r
