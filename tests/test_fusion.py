@@ -99,8 +99,7 @@ def test_switches_change_the_evidence():
     for switch, column in [("coverage", 0), ("agreement", 1), ("stems", 4)]:
         assert not fusion(store, weights=EVERY, **{switch: False}).signals(text).session_features[:, column].any()
     assert not fusion(store).signals(text).components[:, 6].any()  # chunks, weight 0: not computed
-    no_session_stem = replace(FusionWeights(), session_stem=0.0)
-    assert not fusion(store, weights=no_session_stem).signals(text).session_features[:, 4].any()  # weight 0: the same
+    assert not fusion(store).signals(text).session_features[:, 4].any()  # session_stem, weight 0: the same
     assert full.session_features[:, 4].max() == 1.0  # over the query's best session
     no_dense = BagOfWords()
     fusion(store, embedder=no_dense, dense=False).query(text)
@@ -210,8 +209,7 @@ def test_session_switch_removes_the_bonus():
     rows = [("t1", "dog walk", "ok", {}), ("t1", "dog food", "ok", {}), ("t2", "dog dog toy", "ok", {}),
             *HAND_ROWS]
     store = make_store(rows)
-    bonus = replace(FusionWeights(), session=0.25)  # the default session weight is 0 (section 21)
-    with_session, without = fusion(store, weights=bonus), fusion(store, weights=bonus, session=False)
+    with_session, without = fusion(store), fusion(store, session=False)
     assert with_session.score("dog")[0] > without.score("dog")[0]
     assert with_session.score("dog")[2] == pytest.approx(without.score("dog")[2])  # lone note: no bonus
 

@@ -3,9 +3,8 @@ method ranks (benchmarks/ranking_checksums.py: sha256 over question id, ranked n
 session ids), recorded from the code before the contract (commit 4431e70) on the demo's first ten
 questions and on the first 30 questions of LongMemEval-S dev. TagGraph-Fusion and its ablations were
 re-recorded when issue 22 refitted its weights and replaced its time rules (BENCHMARKS.md, section 16), and
-again when its weights were bagged (section 17), when issue 29's joint protocol gave it z-scores,
-the stemmed lists and the turn parts (section 18), and when its version 3 added session_stem (section 21:
-with the session weight fitted to 0, TagGraph-Fusion-noSession ranks as TagGraph-Fusion)."""
+again when its weights were bagged (section 17), and when issue 29's joint protocol gave it z-scores,
+the stemmed lists and the turn parts (section 18)."""
 
 from __future__ import annotations
 
@@ -36,18 +35,18 @@ DEMO = {
     "AdaptiveGraph": "db0a661d916992ef1dba8df9c1425a138e0c67b0919bcca1dbe0d291f50f863d",
     "OpenClaw": "56015480dddf3bc37ef11d1b52058c271b137f6d0fdc593c45941bf8e43d3582",
     "OC-notes": "a0268c8ef600b7470586db53bdb319f6b2037e7c9645396cc03bc10809337d8a",
-    "TagGraph-Fusion": "40415c945acfdfbe0d3691560be5ae5f11341515228118e2d507cc42a545fe66",
+    "TagGraph-Fusion": "e64cf4e638c05334a3cbfdc86c0a40734e0672eeaee700b72ca905cad18dcab9",
     "AdaptiveGraph-noDiffusion": "35cb6c0009cdba8a75af04c6e51b43c641910790470f829ccd9db156fa584523",
     "AdaptiveGraph-noChronological": "932a6f2428816ea56c5a679759e393d5c950f50df895c18ee8127126ab244312",
     "AdaptiveGraph-noFileSeeding": "abbb6b578ae91a7ad9722c0355a53a1f5e6c33b60406595cbd447077bf226ad5",
     "AdaptiveGraph-noFileSeeding-noDiffusion": "99bed4d58d5e1d14d70fe6864fcc283d1f7d6676c9d9ce603c26c93a245ffe32",
     "TagGraph-TFIDF-boundTopLevel": "a5a7c8572ea4533ee1bfab9c44189d40c1e8b4b15a16e8ba7d3360b979f43d9c",
-    "TagGraph-Fusion-noGraph": "1f4cbb763c3fb21b4deddd338ffc5bb202683adc291b65ade17fbc0272daaf5f",
-    "TagGraph-Fusion-noDense": "eeadc833563c67ecbb6d968f655a60de33b3b7dca0a742b1e9dd08639f59d480",
-    "TagGraph-Fusion-noRaw": "9e1793eb4a4b82f989fd1595768c37ada4632ae75e28159d13650a74fd495be5",
-    "TagGraph-Fusion-noSession": "40415c945acfdfbe0d3691560be5ae5f11341515228118e2d507cc42a545fe66",
-    "TagGraph-Fusion-noTime": "a7058bb359807596c2880ab419a4cb1619fce6c1650d1503b6de9063bf756b83",
-    "TagGraph-Fusion-noRequests": "e6f123276b274f0ffbb23c850362d37da6bdb8fe1a0481376b89a33a77690943",
+    "TagGraph-Fusion-noGraph": "220b65d6beebaaa739d7cd417180169dba0b1bb4bcd9fc1494f7913f720e8526",
+    "TagGraph-Fusion-noDense": "c81d7b0ee9d013e182aebffdded0e16390d3c71aece0dd96cb86efbc2fb449ef",
+    "TagGraph-Fusion-noRaw": "0498a2f27ad08ff79e4aef0f5434c17a5d8cc47b07991beb6a2089d33aeaf486",
+    "TagGraph-Fusion-noSession": "cdaa86fd76a21356a92be9e959311a89d5e10c800dd845c765e043e2cd7d956e",
+    "TagGraph-Fusion-noTime": "ca6be377a3d96e07119d717873d322e30af13be74f1957c3aea425cbc1fd3612",
+    "TagGraph-Fusion-noRequests": "cbc7cdf80871632b66220c9546b8bcd2c42e0bd9aead727d62908f1c23bc153b",
 }
 # S dev, first 30 questions. The methods that embed (OpenClaw, OC-notes, TagGraph-Fusion and its
 # dense ablations) were checked once with MiniLM (BENCHMARKS.md, section "Method contract"); a cold
@@ -63,7 +62,7 @@ S_DEV_30 = {
     "AdaptiveGraph-noFileSeeding": "a5cc0b6192517f6f045dbc4ef5f7f49997a6d21a1d1032370852e8582df33817",
     "AdaptiveGraph-noFileSeeding-noDiffusion": "f476bc7d307aff9d5129ab83816bb44009171ab3c84612e3da7cf903e10cf8a2",
     "TagGraph-TFIDF-boundTopLevel": "d6c34012677397bc7714f074a349311e6d7a3b54f2ac026abbc9a11d1b7ddf95",
-    "TagGraph-Fusion-noDense": "07249b45f18b1c08c33cd77b26499c40f96192a8af5f696802ae608969490316",
+    "TagGraph-Fusion-noDense": "8e18f3c070b69203b8dae57cf2efcf77ef575f70c67bf27c344acb789da3120c",
 }
 
 

@@ -31,8 +31,8 @@ into chunks (`note_chunks`: the reply too, not only the user turn); and per sess
 to each of its notes, ``coverage`` (the share of the query's stems the session holds) and
 ``agreement`` (the share of the lexical and dense lists that rank the session among their 3 best).
 Issue 29 added, per session too, ``session_stem``: BM25-stem over the session's raw turns read as one
-document, over the query's best session (`session_stem`, switched with ``stems``); with it the fitted weights
-of ``graph`` and ``session`` went to 0 (BENCHMARKS.md, section 21).
+document, over the query's best session (`session_stem`, switched with ``stems``); weight 0 by default: its
+protocol found no gain out of fold (BENCHMARKS.md, section 21).
 
 A request for suggestions ("Can you recommend a show for tonight?", "Any tips?"; `is_request`)
 takes another route: its gold session is where the user said something about the topic, in
@@ -104,29 +104,29 @@ RECALL = re.compile(r"\b(remind me|you (?:gave|mentioned|said|told|suggested|rec
 
 @dataclass(frozen=True)
 class FusionWeights:
-    """Weights of the fused score: what benchmarks/fusion_session_cv.py's protocol (issue 29, version 3) fits on
-    LongMemEval-S dev and LoCoMo dev together, under `normalize="zscore"` (BENCHMARKS.md, section 21: out of
-    fold LongMemEval 0.967, LoCoMo 0.812). Coordinate ascent from version 2's start; the time weights stay
+    """Weights of the fused score: what benchmarks/fusion_joint_cv.py's protocol (issue 29) fits on
+    LongMemEval-S dev and LoCoMo dev together, under `normalize="zscore"` (BENCHMARKS.md, section 18: out of
+    fold LongMemEval 0.968, LoCoMo 0.804). Coordinate ascent from issue 22's weights; the time weights stay
     fixed; requests are routed apart (`REQUEST_WEIGHTS`), so not fitted on requests."""
 
     note_bm25: float = 1.0  # the scale: fixed, the others are relative to it
-    raw_bm25: float = 0.25
+    raw_bm25: float = 0.0
     dense: float = 0.0  # the pool's dense list still seeds PPR and the pool; its own weight fitted to 0
-    graph: float = 0.0  # the PPR list still widens the pool; its own weight fitted to 0 (section 21)
-    session: float = 0.0  # fitted to 0 once session_stem reads the session whole
+    graph: float = 0.3
+    session: float = 0.25
     target: float = 0.625
     recent: float = 0.05
     early: float = 0.05
-    note_stem: float = 1.0
-    raw_stem: float = 0.25
+    note_stem: float = 2.0
+    raw_stem: float = 2.0
     chunks: float = 0.0
     coverage: float = 0.0
     agreement: float = 0.0
-    turns: float = 0.5
+    turns: float = 3.0
     speaker: float = 0.25
-    best_turn: float = 0.5
+    best_turn: float = 1.0
     top2_turns: float = 1.0
-    session_stem: float = 3.0  # issue 29, version 3: a session read as one document
+    session_stem: float = 0.0  # issue 29, protocol version 3: not chosen (BENCHMARKS.md, section 21)
 
     def components(self) -> np.ndarray:
         return np.array([getattr(self, c) for c in COMPONENTS])
