@@ -42,7 +42,7 @@ __all__ += ["Case", "Dataset", "DatasetFormat", "load", "register_format"]  # on
 # Imported when first used: they bring the experiments and viz rooms, seconds to import.
 _LAZY = {
     "bench": "taggraph.experiments.bench:bench",
-    "compare": "taggraph.experiments.compare:compare_runs",
+    "compare": "taggraph.experiments.run_comparison:compare_runs",
     "explain": "taggraph.views:explain",
     "open_question": "taggraph.experiments.question:open_question",  # a question's store and methods, for the views
     "OpenQuestions": "taggraph.experiments.question:OpenQuestions",

@@ -5,7 +5,7 @@ import pytest
 
 from taggraph.datasets import DatasetError
 from taggraph.datasets.atant import AtantCase, content_match, load_atant
-from taggraph.evaluation.benchmarks import atant_metrics
+from taggraph.evaluation.benchmark_metrics import atant_metrics
 from taggraph.experiments.bench import run_bench
 
 FIXTURES = Path(__file__).parent / "fixtures" / "atant"

@@ -17,9 +17,9 @@ from taggraph.datasets import load_dataset
 from taggraph.errors import ConfigError
 from taggraph.evaluation.significance import adjusted_p_values, paired_test
 from taggraph.experiments.bench import run_bench
-from taggraph.experiments.compare import RunMismatchWarning, compare_runs
-from taggraph.experiments.runs import data_record, save_bench
-from taggraph.viz.compare import explain_command
+from taggraph.experiments.run_comparison import RunMismatchWarning, compare_runs
+from taggraph.experiments.run_folders import data_record, save_bench
+from taggraph.viz.compare_page import explain_command
 
 runner = CliRunner()
 METHODS = ["BM25", "TagGraph-Basic"]

@@ -11,8 +11,8 @@ from taggraph.cli import app
 from taggraph.config import DEMO_DATA
 from taggraph.datasets import load_dataset
 from taggraph.experiments.bench import run_bench
-from taggraph.experiments.compare import compare_runs
-from taggraph.experiments.runs import data_record, save_bench
+from taggraph.experiments.run_comparison import compare_runs
+from taggraph.experiments.run_folders import data_record, save_bench
 
 runner = CliRunner()
 

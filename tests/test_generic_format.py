@@ -16,7 +16,7 @@ from taggraph.datasets import registry
 from taggraph.errors import ConfigError
 from taggraph.experiments import bench as bench_module
 from taggraph.experiments.bench import run_bench
-from taggraph.experiments.runs import save_bench
+from taggraph.experiments.run_folders import save_bench
 from taggraph.viz.report import report_pages
 
 FIXTURE = Path(__file__).parent / "fixtures" / "generic"

@@ -6,7 +6,7 @@ import pytest
 
 from taggraph.datasets import DatasetError
 from taggraph.datasets.locomo import dia_ids, load_locomo
-from taggraph.evaluation.benchmarks import locomo_metrics
+from taggraph.evaluation.benchmark_metrics import locomo_metrics
 from taggraph.experiments.bench import run_bench
 
 TINY = Path(__file__).parent / "fixtures" / "locomo" / "locomo_tiny.json"

@@ -17,7 +17,7 @@ import pytest
 from taggraph.config import DEMO_DATA
 from taggraph.datasets import load_dataset
 from taggraph.experiments.bench import run_bench
-from taggraph.experiments.runs import write_csv
+from taggraph.experiments.run_folders import write_csv
 
 from conftest import SHARED_DATA
 

@@ -21,7 +21,7 @@ from taggraph.cache import open_cache
 from taggraph.config import DEMO_DATA, cache_dir
 from taggraph.datasets import Case, DatasetError, load_cases
 from taggraph.errors import ConfigError, ServerError, TaggraphError, WriteError
-from taggraph.experiments import runs
+from taggraph.experiments import run_folders
 from taggraph.experiments.extract_job import case_folder, extract_to_stores
 from taggraph.fivew import Extraction
 from taggraph.store import JOURNAL, Interaction, MemoryStore, StoreError
@@ -217,7 +217,7 @@ def test_save_and_load_of_wrong_paths_are_one_line_errors(tmp_path):
 
 
 def save_tiny_run(out: Path, label: str, force: bool = False) -> Path:
-    return runs.save_run(out, {"summary": pd.DataFrame({"run": [label]})}, runs.run_record({"label": label}, {}),
+    return run_folders.save_run(out, {"summary": pd.DataFrame({"run": [label]})}, run_folders.run_record({"label": label}, {}),
                          force=force)
 
 
@@ -225,7 +225,7 @@ def test_a_run_finished_meanwhile_at_out_is_never_deleted(tmp_path, monkeypatch)
     """Two runs into one new --out both reported success and one was thrown away: the second now fails in one
     line, and its own finished run is kept where the error says."""
     out = tmp_path / "X"
-    real = runs.atomic_write
+    real = run_folders.atomic_write
     state = {"raced": False}
 
     def race(path, text):  # another run finishes at `out` while this one writes its files
@@ -234,15 +234,15 @@ def test_a_run_finished_meanwhile_at_out_is_never_deleted(tmp_path, monkeypatch)
             save_tiny_run(out, "first", force=out.exists())
         real(path, text)
 
-    monkeypatch.setattr(runs, "atomic_write", race)
+    monkeypatch.setattr(run_folders, "atomic_write", race)
     with pytest.raises(WriteError, match="another run finished there meanwhile; this run is kept in") as err:
         save_tiny_run(out, "second")
-    monkeypatch.setattr(runs, "atomic_write", real)
+    monkeypatch.setattr(run_folders, "atomic_write", real)
     assert pd.read_csv(out / "summary.csv")["run"].tolist() == ["first"]
     kept = Path(str(err.value).split("kept in ")[1].split(" (")[0])
     assert pd.read_csv(kept / "summary.csv")["run"].tolist() == ["second"] and (kept / "run.json").exists()
     state["raced"] = False
-    monkeypatch.setattr(runs, "atomic_write", race)
+    monkeypatch.setattr(run_folders, "atomic_write", race)
     save_tiny_run(out, "third", force=True)  # --force: replaces the run folder that appeared meanwhile
     assert pd.read_csv(out / "summary.csv")["run"].tolist() == ["third"]
     assert not list(tmp_path.glob(".X.*.old"))
@@ -254,11 +254,11 @@ def test_force_replaces_only_a_run_folder(tmp_path):
     data.mkdir()
     (data / "set.json").write_text("[]")
     with pytest.raises(ConfigError, match="replaces only a run folder"):
-        runs.check_run_folder(data, force=True)
+        run_folders.check_run_folder(data, force=True)
     run = save_tiny_run(tmp_path / "run", "old")
     (run / "set.json").write_text("[]")  # the data lives inside a run folder
     with pytest.raises(ConfigError, match="an input of this run"):
-        runs.check_run_folder(run, force=True, keep=[run / "set.json"])
+        run_folders.check_run_folder(run, force=True, keep=[run / "set.json"])
     assert (data / "set.json").exists() and (run / "set.json").exists()
     save_tiny_run(run, "new", force=True)
     assert pd.read_csv(run / "summary.csv")["run"].tolist() == ["new"]
@@ -268,14 +268,14 @@ def test_out_names_and_links_are_checked_before_the_run(tmp_path):
     """A legal 250-byte name failed after the whole run (its hidden sibling's name passed 255 bytes); a symlink
     to an empty folder failed in rmtree."""
     long = tmp_path / ("r" * 250)
-    runs.check_run_folder(long)
+    run_folders.check_run_folder(long)
     assert (save_tiny_run(long, "x") / "run.json").exists()
     with pytest.raises(ConfigError, match="of 256 bytes"):
-        runs.check_run_folder(tmp_path / ("r" * 256))
+        run_folders.check_run_folder(tmp_path / ("r" * 256))
     (tmp_path / "empty").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "empty")
     with pytest.raises(ConfigError, match="symbolic link"):
-        runs.check_run_folder(tmp_path / "link")
+        run_folders.check_run_folder(tmp_path / "link")
 
 
 WORKERS_SCRIPT = """

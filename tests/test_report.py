@@ -109,7 +109,7 @@ def test_baseline_row_reads_as_the_baseline_and_charts_keep_the_tables_method_or
 
 def test_the_papers_table_is_chosen_by_the_haystacks_not_the_file_name():
     from taggraph.datasets import Case
-    from taggraph.experiments.runs import benchmark_name
+    from taggraph.experiments.run_folders import benchmark_name
     from taggraph.store import Interaction
 
     def case(n_sessions, gold):

@@ -15,7 +15,7 @@ from taggraph.errors import InputError
 from taggraph.evaluation.metrics import score_rankings, summarize
 from taggraph.evaluation.score import MissingQuestionsWarning, read_runs
 from taggraph.experiments.bench import run_bench, score_external
-from taggraph.experiments.runs import data_record, save_bench
+from taggraph.experiments.run_folders import data_record, save_bench
 
 runner = CliRunner()
 

@@ -45,7 +45,7 @@ def default_out(data: Path, command_name: str = "") -> Path:
 def save_with_reports(result, out: Path, dataset, force: bool, miss_pages: int = 10) -> Path:
     """Write `result` as a run folder with its report pages and the explain/graph pages of its first
     `miss_pages` missed questions that the run drew (`viz.report.MissPages`)."""
-    from taggraph.experiments.runs import save_bench
+    from taggraph.experiments.run_folders import save_bench
     from taggraph.viz.report import report_pages
     data = dataset.path
     pages = report_pages(result, f"taggraph bench: {data.name or data}", str(data), dataset.benchmark, dataset.cases,
@@ -81,7 +81,7 @@ def bench(
     """Run retrieval methods over a dataset; print MRR and the other metrics, write a run folder."""
     from taggraph.experiments.bench import bench as run
     from taggraph.experiments.dask_backend import scale_out
-    from taggraph.experiments.runs import check_run_folder
+    from taggraph.experiments.run_folders import check_run_folder
     from taggraph.viz.report import MissPages
 
     folder = check_run_folder(out or default_out(data), force, keep=[data])
@@ -193,7 +193,7 @@ def score(
     a warning names the first); a name shared with our --methods or another file gets " [file]"."""
     from taggraph.cli.app import warnings_as_lines
     from taggraph.experiments.bench import add_benchmark_metrics, add_significance, run_bench, score_external
-    from taggraph.experiments.runs import check_run_folder
+    from taggraph.experiments.run_folders import check_run_folder
     from taggraph.viz.report import MissPages
 
     folder = check_run_folder(out or default_out(data, "score"), force, keep=[data, *runfile])

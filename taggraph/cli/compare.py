@@ -1,4 +1,4 @@
-"""`taggraph compare`: a thin client of `taggraph.experiments.compare` and `taggraph.viz.compare`."""
+"""`taggraph compare`: a thin client of `taggraph.experiments.run_comparison` and `taggraph.viz.compare_page`."""
 
 from __future__ import annotations
 
@@ -28,9 +28,9 @@ def compare(
     run.json and compare.html (charts; each changed question's explain page or
     the command writing it)."""
     from taggraph.cli.bench import default_out
-    from taggraph.experiments.compare import PRINTED, check_out, compare_runs, save_comparison
-    from taggraph.experiments.runs import check_run_folder
-    from taggraph.viz.compare import compare_html
+    from taggraph.experiments.run_comparison import PRINTED, check_out, compare_runs, save_comparison
+    from taggraph.experiments.run_folders import check_run_folder
+    from taggraph.viz.compare_page import compare_html
 
     folder = out or default_out(Path("compare"), "compare")
     check_out(folder, runs)

@@ -39,12 +39,12 @@ def _load(path: Path, limit: Optional[int]):
 
 def _folder(command_name: str, out: Optional[Path], force: bool) -> Path:
     """The output folder, checked before the experiment runs (a bad --out must not cost the run)."""
-    from taggraph.experiments.runs import check_run_folder
+    from taggraph.experiments.run_folders import check_run_folder
     return check_run_folder(out or default_out(Path(command_name), command_name), force)
 
 
 def _save(folder: Path, force: bool, tables: dict[str, pd.DataFrame], config: dict, data, show: str) -> None:
-    from taggraph.experiments.runs import run_record, save_run
+    from taggraph.experiments.run_folders import run_record, save_run
     save_run(folder, tables, run_record(config, data), force=force)
     typer.echo(tables[show].round(3).to_string(index=False))
     typer.echo(f"\nrun folder: {folder}")

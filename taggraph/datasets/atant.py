@@ -18,7 +18,7 @@ case-insensitive:
 - strict (``gold_session_ids``): the batch contains every expected substring;
 - permissive (``permissive_session_ids``): it contains at least one.
 
-The MRR tables under both criteria are `taggraph.evaluation.benchmarks.atant_metrics`.
+The MRR tables under both criteria are `taggraph.evaluation.benchmark_metrics.atant_metrics`.
 """
 
 from __future__ import annotations
@@ -149,5 +149,5 @@ def detect(path: Path) -> bool:
 FORMAT = DatasetFormat(
     name="atant", expects="a folder of ATANT .yaml stories", detect=detect,
     load=lambda path, limit=None: load_atant(path, limit=limit), title="ATANT ({name})", case_type=AtantCase,
-    metrics=OwnMetrics("taggraph.evaluation.benchmarks:atant_metrics", ("MRR_strict", "MRR_permissive"),
+    metrics=OwnMetrics("taggraph.evaluation.benchmark_metrics:atant_metrics", ("MRR_strict", "MRR_permissive"),
                        where=(("category", "all"),)))

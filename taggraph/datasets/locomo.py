@@ -1,5 +1,5 @@
 """LoCoMo format (``locomo10.json``): detection and loading; its evidence metrics are
-`taggraph.evaluation.benchmarks.locomo_metrics`, added to the summary as ``note_*`` columns.
+`taggraph.evaluation.benchmark_metrics.locomo_metrics`, added to the summary as ``note_*`` columns.
 
 The file is a list of samples ``{sample_id, conversation, qa}``. ``conversation``
 holds ``speaker_a``, ``speaker_b``, ``session_<n>`` (turns ``{speaker, dia_id:
@@ -156,5 +156,5 @@ def load(path: Path, limit: int | None = None) -> tuple[list[LocomoCase], list]:
 FORMAT = DatasetFormat(
     name="locomo", expects="a JSON list of LoCoMo samples ('conversation', 'qa')", detect=detect, load=load,
     title="LoCoMo", case_type=LocomoCase,
-    metrics=OwnMetrics("taggraph.evaluation.benchmarks:locomo_metrics", ("MRR", "Success@5", "R@5", "R@10"),
+    metrics=OwnMetrics("taggraph.evaluation.benchmark_metrics:locomo_metrics", ("MRR", "Success@5", "R@5", "R@10"),
                        where=(("level", "note"), ("category", "all")), prefix="note_"))  # R@k: evidence recall

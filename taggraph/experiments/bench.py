@@ -1,7 +1,7 @@
 """The main job: every chosen method over every case of a dataset, scored per question.
 
 `run_bench` returns tidy DataFrames (one row per question x method) and the run
-configuration; `taggraph.experiments.runs.save_run` writes them as a run folder.
+configuration; `taggraph.experiments.run_folders.save_run` writes them as a run folder.
 Each memory (cases sharing one history) is built once and asked all its questions
 (`taggraph.experiments.runner`).
 """

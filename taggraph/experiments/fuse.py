@@ -35,8 +35,8 @@ from taggraph.errors import ConfigError, InputError
 from taggraph.evaluation.fuse import RRF_K, check_fusion, fuse, run_trec
 from taggraph.evaluation.score import read_rankings_csv, run_lines, trec_name, trec_scores_of
 from taggraph.experiments.bench import BenchResult, add_benchmark_metrics, add_significance, score_external
-from taggraph.experiments.compare import check_out, read_record
-from taggraph.experiments.runs import check_run_folder, save_bench
+from taggraph.experiments.run_comparison import check_out, read_record
+from taggraph.experiments.run_folders import check_run_folder, save_bench
 from taggraph.retrieval import DEFAULT_DEPTH
 
 QRELS = Path("trec") / "qrels.sessions.txt"

@@ -1,7 +1,7 @@
 """Run reports: report.md (tables) and report.html (styled tables, offline plotly charts, misses).
 
 report.html shows our numbers (beside the paper's Table 1 when a `benchmark` is named,
-as `taggraph.experiments.runs.benchmark_name` decides from the cases), Success@k per question type,
+as `taggraph.experiments.run_folders.benchmark_name` decides from the cases), Success@k per question type,
 the distribution of first-gold ranks, and a table of the questions some method
 missed (first gold rank per method; a top-k place owed to tie order alone counts as a miss, marked
 "tie"), and the tie-aware columns' definitions; for the first N misses it links an explain

@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 import plotly.graph_objects as go
 
-from taggraph.experiments.compare import PAIR_COLUMNS, Comparison, Run
+from taggraph.experiments.run_comparison import PAIR_COLUMNS, Comparison, Run
 from taggraph.retrieval import method_names, registered_methods
 from taggraph.viz.report import _CSS, _few_questions, _page_name, _table
 

@@ -35,7 +35,7 @@ from taggraph.errors import ConfigError, InputError
 from taggraph.evaluation.metrics import dedupe_sessions, score_rankings, session_scores
 from taggraph.evaluation.score import FIRST_IDS, read_rankings_csv
 from taggraph.evaluation.significance import adjusted_p_values, paired_test
-from taggraph.experiments.runs import run_record, save_run
+from taggraph.experiments.run_folders import run_record, save_run
 
 ALPHA = 0.05  # a pair's sig column: "*" when the Holm-adjusted p < ALPHA
 PAIR_COLUMNS = ["run_a", "method_a", "run_b", "method_b"]

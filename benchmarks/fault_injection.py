@@ -1,7 +1,7 @@
 """Feed the workbench bad input and faults and print what happened, as a markdown table.
 
-    python benchmarks/bad_inputs.py            # every section
-    python benchmarks/bad_inputs.py issue33    # only the sections named
+    python benchmarks/fault_injection.py            # every section
+    python benchmarks/fault_injection.py issue33    # only the sections named
 
 Each row is a real attempt made by this script; BENCHMARKS.md holds its output
 (section "Bad inputs and faults (issues 15 and 24)"). The rows "issue 24.N" are the
@@ -455,7 +455,7 @@ def issue24() -> None:
     import random
     import signal
     from taggraph import Memory
-    from taggraph.experiments import runs
+    from taggraph.experiments import run_folders
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
         # 1. a lone surrogate escape in a session id (segfault), a question id and a text
@@ -496,16 +496,16 @@ def issue24() -> None:
                     f"{tries} resumed to the uninterrupted store", resumed == tries)
         # 3. two runs into one new --out (the second finishes after the first is in place)
         out = t / "X"
-        real = runs.atomic_write
+        real = run_folders.atomic_write
         state = {"raced": False}
 
         def race(path, text):
             if not state["raced"]:
                 state["raced"] = True
-                runs.save_run(out, {"summary": _frame("first")}, runs.run_record({}, {}))
+                run_folders.save_run(out, {"summary": _frame("first")}, run_folders.run_record({}, {}))
             real(path, text)
-        with mock.patch.object(runs, "atomic_write", race):
-            what, ok = raised(lambda: runs.save_run(out, {"summary": _frame("second")}, runs.run_record({}, {})))
+        with mock.patch.object(run_folders, "atomic_write", race):
+            what, ok = raised(lambda: run_folders.save_run(out, {"summary": _frame("second")}, run_folders.run_record({}, {})))
         first_kept = (out / "summary.csv").read_text().split()[-1] == "first"
         attack("3", f"second run: {shown(what, tmp)}; X still holds the first: {first_kept}", ok and first_kept)
         # 4. Memory.save onto another memory's folder; hidden *.tmp files of the user's
@@ -644,7 +644,7 @@ def attack33(defect: str, label: str, run) -> None:
 def _demo_runs(root: Path) -> tuple[Path, Path]:
     """Two demo run folders of BM25 (the second with k1 = 5), as `bench` saves them."""
     from taggraph.experiments.bench import run_bench
-    from taggraph.experiments.runs import data_record, save_bench
+    from taggraph.experiments.run_folders import data_record, save_bench
     cases = load_dataset(DEMO_DATA, limit=4)
     a = save_bench(run_bench(cases, ["BM25"], extractor="none", backend=None), root / "a", data_record(DEMO_DATA))
     b = save_bench(run_bench(cases, ["BM25"], extractor="none", backend=None, method_params={"BM25": {"k1": 5.0}}),
@@ -694,7 +694,7 @@ def issue33() -> None:
     from taggraph.extraction.llm import MAX_REPLY_BYTES, OpenAIExtractor
     from taggraph.retrieval import registry
     from test_plugin_confinement import install_broken
-    saved_registry = dict(registry._REGISTERED)
+    saved_registry = dict(registry.METHODS._registered)  # what this run registers is removed at the end
     args = ("I adopted a beagle.", "Congratulations!", [])
     turn = {"history": "h", "session": "s1", "date": "2024-01-10", "role": "user", "text": "I adopted a beagle."}
     question = {"id": "q1", "history": "h", "question": "What breed is my dog?", "date": "2024-02-01",
@@ -941,8 +941,8 @@ def issue33() -> None:
                 server.stop()
             return f"{what}; requests sent: {len(server.requests)}", ok and not server.requests
         attack33("15h", "`--option temperature=nan`", nan_option)
-    registry._REGISTERED.clear()
-    registry._REGISTERED.update(saved_registry)
+    registry.METHODS._registered.clear()
+    registry.METHODS._registered.update(saved_registry)
 
 
 def _query_one(method: str) -> None:
@@ -972,7 +972,7 @@ def _children(pid: int) -> list[int]:
 
 if __name__ == "__main__":
     sections = [datasets, options, store, store_files, extraction, servers, caches, queries, issue24, issue33]
-    chosen = [f for f in sections if f.__name__ in sys.argv[1:]] or sections  # e.g. `bad_inputs.py issue33`
+    chosen = [f for f in sections if f.__name__ in sys.argv[1:]] or sections  # e.g. `fault_injection.py issue33`
     with fresh_cache():
         for section in chosen:
             section()
