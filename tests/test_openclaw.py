@@ -401,6 +401,31 @@ def test_static_minilm_is_distilled_once_and_ranks_a_related_text(monkeypatch):
     assert np.allclose(again.embed(["my dog"]), vecs[:1], atol=1e-6)  # same model, not the cache
 
 
+@pytest.mark.skipif(not HAVE_STATIC, reason="needs the dense extras: pip install 'taggraph[dense]'")
+def test_embed_then_bench_with_the_static_embedder(tmp_path):
+    """Next to the distillation test, so that one worker runs both and the second finds the model built (apart,
+    the second worker would wait on the distillation's file lock, idle)."""
+    from typer.testing import CliRunner
+
+    from taggraph.cli import app
+
+    runner = CliRunner()
+    res = runner.invoke(app, ["embed", "--limit", "2", "--embedder", "minilm-static"])
+    assert res.exit_code == 0, res.output
+    table = res.output.strip().splitlines()
+    assert table[0].split()[:4] == ["method", "chunks", "distinct", "cached_before"]
+    assert [line.split()[0] for line in table[1:]] == ["OpenClaw", "OC-notes", "all"]
+    out = tmp_path / "run"
+    res = runner.invoke(app, ["bench", "--limit", "2", "--methods", "OpenClaw,OC-notes", "--embedder",
+                              "minilm-static", "--device", "cpu", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    cfg = json.loads((out / "run.json").read_text())["config"]["methods"]
+    assert cfg["OpenClaw"]["embedder"] == cfg["OC-notes"]["embedder"] == "minilm-static"
+    assert cfg["OpenClaw"]["device"] == "cpu"  # the static model is numpy, on the CPU
+    assert "Dense embedder: `minilm-static`" in (out / "report.md").read_text()
+    assert (out / "timings.csv").exists()
+
+
 def test_static_model_folder_is_not_left_half_written(monkeypatch, tmp_path):
     pytest.importorskip("model2vec.distill")
     import model2vec.distill
