@@ -217,17 +217,28 @@ def report(joint: Joint, results) -> float:
     return float(np.mean(mrrs))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def evidence_parser(description: str) -> argparse.ArgumentParser:
+    """The options every joint protocol takes: both benchmarks' files, the evidence folder, the workers."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--longmemeval", required=True)
     parser.add_argument("--locomo", required=True)
     parser.add_argument("--evidence", type=Path, required=True, help="folder of the evidence pickles, made if absent")
     parser.add_argument("--workers", type=int, default=1)
+    return parser
+
+
+def both_benchmarks(args: argparse.Namespace) -> dict[str, list[tuple]]:
+    """Each benchmark's evidence items (`evidence`), read from or written to `args.evidence`."""
+    locomo = evidence(args.locomo, args.evidence / "locomo.pkl", args.workers)
+    return {"longmemeval": evidence(args.longmemeval, args.evidence / "longmemeval.pkl", args.workers),
+            "locomo": locomo}
+
+
+def main() -> None:
+    parser = evidence_parser(__doc__.splitlines()[0])
     parser.add_argument("--skip-halves", action="store_true")
     args = parser.parse_args()
-    locomo = evidence(args.locomo, args.evidence / "locomo.pkl", args.workers)
-    items = {"longmemeval": evidence(args.longmemeval, args.evidence / "longmemeval.pkl", args.workers),
-             "locomo": locomo}
+    items = both_benchmarks(args)
     joint = Joint(items)
     everything = {d: np.arange(len(v)) for d, v in items.items()}
     print(f"judged: LongMemEval {len(items['longmemeval'])}, LoCoMo {len(items['locomo'])}; components {COMPONENTS}, "

@@ -33,14 +33,13 @@ widened to `WIDER_GRID`; run with ``--versions v3,v4``: the same folds, report a
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 from joblib import Parallel, delayed
 
-from fusion_joint_cv import DATASETS, FOLDS, GRID, SEED, START, Joint, evidence, fit, folds, minus
+from fusion_joint_cv import (DATASETS, FOLDS, GRID, SEED, START, Joint, both_benchmarks, evidence_parser, fit,
+                             folds, minus)
 from taggraph.evaluation.significance import paired_test
 
 MODE = "zscore"
@@ -70,16 +69,11 @@ def out_of_fold(joint: Joint, results, search: str) -> dict[str, tuple[np.ndarra
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--longmemeval", required=True)
-    parser.add_argument("--locomo", required=True)
-    parser.add_argument("--evidence", type=Path, required=True, help="folder of the evidence pickles, made if absent")
-    parser.add_argument("--workers", type=int, default=1)
+    parser = evidence_parser(__doc__.splitlines()[0])
     parser.add_argument("--versions", default="v2,v3", help="the baseline search and the candidate, as in SEARCHES")
     args = parser.parse_args()
     base, cand = args.versions.split(",")
-    items = {"longmemeval": evidence(args.longmemeval, args.evidence / "longmemeval.pkl", args.workers),
-             "locomo": evidence(args.locomo, args.evidence / "locomo.pkl", args.workers)}
+    items = both_benchmarks(args)
     joint = Joint(items)
     everything = {d: np.arange(len(v)) for d, v in items.items()}
     outer_folds = folds(items, everything, FOLDS, SEED)

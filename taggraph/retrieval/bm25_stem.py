@@ -82,40 +82,42 @@ class BM25Stem(Retriever):
     def _contributions(self, ids: list[int]) -> tuple[dict[int, tuple[np.ndarray, np.ndarray]], float]:
         """term id -> (note indexes, what one occurrence of the term in the query adds to each, above the
         floor), and the floor: what the query's terms give every note (0 but for BM25L and BM25+)."""
-        p = self.params
         if self._lengths is None:
             self._lengths = np.asarray(self.doc_len, dtype=np.float64)
         n, avgdl = len(self.doc_len), float(self._lengths.mean()) if self.doc_len else 1.0
-        idf_of, tfc = _select_idf_scorer(p.variant), _select_tfc_scorer(p.variant)
-        shape = {"l_avg": avgdl, "k1": p.k1, "b": p.b, "delta": p.delta}
         out, floor = {}, 0.0
         for term in set(ids):
             docs, tfs = (np.asarray(x) for x in self.postings[term])
-            idf = idf_of(len(docs), N=n)
-            none = idf * tfc(tf_array=0.0, l_d=avgdl, **shape) if p.variant in ("bm25l", "bm25+") else 0.0
+            values, none = self._weights(len(docs), n, tfs.astype(np.float64), self._lengths[docs], avgdl)
             floor += none * ids.count(term)
-            out[term] = (docs, idf * tfc(tf_array=tfs.astype(np.float64), l_d=self._lengths[docs], **shape) - none)
+            out[term] = (docs, values)
         return out, floor
+
+    def _weights(self, df: int, n: int, tf: np.ndarray, lengths: np.ndarray, avgdl: float) -> tuple[np.ndarray, float]:
+        """bm25s's weight of one term in documents of term frequencies `tf` and `lengths` (the term in `df` of `n`
+        documents, `avgdl` their mean length), above the floor every document gets; and that floor (BM25L and
+        BM25+'s non-occurrence score, else 0)."""
+        p = self.params
+        idf = _select_idf_scorer(p.variant)(df, N=n)
+        tfc = _select_tfc_scorer(p.variant)
+        shape = {"l_avg": avgdl, "k1": p.k1, "b": p.b, "delta": p.delta}
+        none = idf * tfc(tf_array=0.0, l_d=avgdl, **shape) if p.variant in ("bm25l", "bm25+") else 0.0
+        return idf * tfc(tf_array=tf, l_d=lengths, **shape) - none, none
 
     def group_scores(self, text: str, group: np.ndarray, n_groups: int) -> np.ndarray:
         """The BM25 score of `text` for each of `n_groups` documents, each the notes of one group (`group[i]`:
         note i's group) read as one text: term frequencies and lengths summed, idf over the groups (TagGraph-Fusion's
         `session_stem`: a session as one document). Above the floor, as `score` (BM25L and BM25+)."""
         ids = self.tokens(text[:MAX_QUERY_CHARS], grow=False)
-        p = self.params
         lengths = np.bincount(group, weights=np.asarray(self.doc_len, dtype=np.float64), minlength=n_groups)
         found = int((lengths > 0).sum())
         avgdl = float(lengths.sum() / found) if found else 1.0
-        idf_of, tfc = _select_idf_scorer(p.variant), _select_tfc_scorer(p.variant)
-        shape = {"l_avg": avgdl, "k1": p.k1, "b": p.b, "delta": p.delta}
         scores = np.zeros(n_groups)
         for term in set(ids):
             docs, tfs = self.postings[term]
             tf = np.bincount(group[docs], weights=np.asarray(tfs, dtype=np.float64), minlength=n_groups)
             hit = np.flatnonzero(tf)
-            idf = idf_of(len(hit), N=found)
-            none = idf * tfc(tf_array=0.0, l_d=avgdl, **shape) if p.variant in ("bm25l", "bm25+") else 0.0
-            scores[hit] += ids.count(term) * (idf * tfc(tf_array=tf[hit], l_d=lengths[hit], **shape) - none)
+            scores[hit] += ids.count(term) * self._weights(len(hit), found, tf[hit], lengths[hit], avgdl)[0]
         return scores
 
     def score(self, text: str, *, asked_on: datetime | None = None) -> dict[int, float]:
