@@ -90,11 +90,11 @@ SEED = 0
 DATASETS = ("longmemeval", "locomo")
 
 
-def history_evidence(cases) -> list[tuple]:
+def history_evidence(cases, **params) -> list[tuple]:
     """(question id, type, raw signals, gold flags per session, dataset, group) for the judged cases sharing one
-    history (one memory for all of them)."""
+    history (one memory for all of them); `params` go to TagGraph-Fusion (the protocols pass none)."""
     store = build_store(cases[0], "offline-v2")
-    fusion = make_retriever("TagGraph-Fusion", store, weights=EVERY)
+    fusion = make_retriever("TagGraph-Fusion", store, weights=EVERY, **params)
     out = []
     for case in cases:
         ev = fusion.signals(case.question, case.asked_on)
@@ -104,11 +104,11 @@ def history_evidence(cases) -> list[tuple]:
     return out
 
 
-def evidence(path: str, cache: Path, workers: int) -> list[tuple]:
+def evidence(path: str, cache: Path, workers: int, **params) -> list[tuple]:
     if cache.exists():
         return pickle.loads(cache.read_bytes())
     cases = [c for c in load_any(path) if c.gold_session_ids and not c.is_abstention]
-    done = Parallel(n_jobs=workers)(delayed(history_evidence)(g) for g in group_by_history(cases))
+    done = Parallel(n_jobs=workers)(delayed(history_evidence)(g, **params) for g in group_by_history(cases))
     items = [item for group in done for item in group]
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_bytes(pickle.dumps(items))
