@@ -1,13 +1,14 @@
 """Two screens on LoCoMo dev after protocol version 3: a learned ranker, and a dense pool that holds every note.
 
     python benchmarks/locomo_screens.py --locomo ../shared/data/locomo/locomo_dev.json --evidence /tmp/screens \
-        --workers 2 [--pools 30,60,1000]
+        --workers 2 [--pools 30,60,1000,30+minilm-static]
 
 Issue 29, looks at LoCoMo dev numbers (named as such in BENCHMARKS.md, section 22), LoCoMo only, no LongMemEval,
 so nothing here can become a default: a default needs a joint protocol fixed before its run.
 
 - ``pool``: TagGraph-Fusion's dense parts (the pool's cosine, the turns, the named speaker) read only the pool's notes
-  (the `pool` best of each lexical list and of a first PPR). For each pool size: evidence as the joint protocol
+  (the `pool` best of each lexical list and of a first PPR); ``30+minilm-static`` adds the 30 notes a reader of
+  every note ranks first (`pool_reader`), ``30+minilm-static/10`` its 10 first (`reader_pool`). For each pool: evidence as the joint protocol
   builds it (`fusion_joint_cv.history_evidence`), then the default weights under zscore (in-sample: they were fitted
   on these questions) and a leave-one-conversation-out fit (`fusion_joint_cv.fit`, its grid and start, LoCoMo alone),
   scored out of fold, paired against the first pool size.
@@ -62,7 +63,7 @@ def pool_screen(args) -> None:
     print("| pool | defaults (in-sample) MRR / S@1 | fitted per conversation, out of fold MRR / S@1 | vs first (p) |")
     print("|---|---|---|---|")
     for size in args.pools:
-        items = evidence(args.locomo, args.evidence / f"locomo_pool{size}.pkl", args.workers, pool=size)
+        items = pool_evidence(args, size)
         in_rr, in_hit = zscored(items).reciprocal_ranks(FusionWeights())
         rr, hit = out_of_fold_fit(items)
         base = rr if base is None else base
@@ -70,6 +71,15 @@ def pool_screen(args) -> None:
         print(f"| {size} | {in_rr.mean():.4f} / {in_hit.mean():.4f} | {rr.mean():.4f} / {hit.mean():.4f} | "
               f"{test.mean_diff:+.4f} ({test.p_value:.3f}) |")
         print(f"|  | {per_category(items, in_rr)} | {per_category(items, rr)} | |")
+
+
+def pool_evidence(args, spec: str) -> list[tuple]:
+    """The evidence under pool `spec`: "30", "30+minilm-static" (pool size, then a `pool_reader`) or
+    "30+minilm-static/10" (and the reader's `reader_pool`, else the pool size)."""
+    size, _, reader = spec.partition("+")
+    reader, _, reader_pool = reader.partition("/")
+    return evidence(args.locomo, args.evidence / f"locomo_pool{spec.replace('/', '_')}.pkl", args.workers,
+                    pool=int(size), pool_reader=reader or None, reader_pool=int(reader_pool or size))
 
 
 def session_table(batch: Batch) -> pd.DataFrame:
@@ -87,8 +97,7 @@ def session_ranks(table: pd.DataFrame, scores: np.ndarray, n: int) -> tuple[np.n
 
 
 def ranker_screen(args) -> None:
-    items = evidence(args.locomo, args.evidence / f"locomo_pool{args.pools[0]}.pkl", args.workers,
-                     pool=args.pools[0])
+    items = pool_evidence(args, args.pools[0])
     batch, folds = zscored(items), conversation_folds(items)
     x = np.hstack([batch.components, batch.session_features, batch.time])
     scores = np.zeros(len(x))
@@ -121,7 +130,7 @@ def main() -> None:
     parser.add_argument("--locomo", required=True)
     parser.add_argument("--evidence", type=Path, required=True, help="folder of the evidence pickles, made if absent")
     parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--pools", type=lambda s: [int(p) for p in s.split(",")], default=[30, 60, 1000],
+    parser.add_argument("--pools", type=lambda s: s.split(","), default=["30", "60", "1000"],
                         help="pool sizes; the first is the reference and the ranker's evidence")
     args = parser.parse_args()
     pool_screen(args)

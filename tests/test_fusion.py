@@ -476,3 +476,40 @@ def test_reply_chars_cuts_only_the_reply_embedded_for_the_turn_parts():
     assert turn_texts(store.notes[0]) == [store.notes[0].user[:DENSE_CHARS], long_reply[:DENSE_CHARS]]
     with pytest.raises(ConfigError, match="reply_chars"):
         fusion(store, reply_chars=DENSE_CHARS + 1)
+
+
+class PuppyReader(BagOfWords):
+    """A reader of every note that knows a puppy is a dog (and a puppy more so): what no lexical list knows."""
+
+    name = "test-puppy-reader"
+    asymmetric = True  # questions through `_embed_queries`
+
+    def _embed(self, texts: list[str]) -> np.ndarray:  # the notes
+        self.calls.append(list(texts))
+        return np.array([[1.0, 0.0] if "puppy" in t else [1.0, 1.0] if "dog" in t else [0.0, 1.0] for t in texts])
+
+    def _embed_queries(self, texts: list[str]) -> np.ndarray:
+        self.calls.append(["query"])
+        return np.array([[1.0, 0.0] for _ in texts])
+
+
+def test_a_pool_reader_adds_the_notes_no_lexical_list_holds():
+    rows = [("a", "My dog chews shoes.", "Train him."), ("b", "Tell me about cats.", "Cats purr."),
+            *[(f"f{i}", f"The weather is nice today, number {i}.", "Indeed.") for i in range(6)],
+            ("z", "I adopted a puppy last week.", "Congratulations!")]
+    store = MemoryStore("t")
+    for sid, user, assistant in rows:  # no shared tags: PPR keeps its mass on the lexical pool
+        store.remember(Interaction(sid, user, assistant), Extraction(what=[f"thing/{sid}"]))
+    question, dense, z = "What did I say about my dog?", COMPONENTS.index("dense"), store.by_id["z#0"].index
+    assert np.isnan(fusion(store, pool=1).signals(question).raw[z, dense])  # outside the pool: no dense evidence
+    reader = PuppyReader()
+    with_reader = fusion(store, pool=1, pool_reader=reader, reader_pool=1)
+    pooled = ~np.isnan(with_reader.signals(question).raw[:, dense])
+    assert pooled.nonzero()[0].tolist() == [store.by_id["a#0"].index, z]  # BM25's best and the reader's best
+    assert reader.calls == [[request_text(n) for n in store.notes], ["query"]]  # every note read once, whole
+    store.remember(Interaction("y", "Another puppy arrived.", "Two now!"), Extraction(what=["thing/y"]))
+    with_reader.signals("Any news about my dog?")
+    assert reader.calls[2:] == [[request_text(store.by_id["y#0"])], ["query"]]  # then only the new note
+    assert with_reader.config()["pool_reader"] == "test-puppy-reader"
+    with pytest.raises(ConfigError, match="unknown embedder 'no-such-reader'"):
+        fusion(store, pool_reader="no-such-reader")

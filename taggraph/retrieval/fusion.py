@@ -389,6 +389,10 @@ class TagGraphFusion(Retriever):
         normalize: Literal["max", "minmax", "zscore", "rrf"] = "zscore"
         # where a reply is cut before it is embedded on its own for the turn parts (`turn_texts`): their cost
         reply_chars: Annotated[int, Field(ge=1, le=DENSE_CHARS)] = DENSE_CHARS
+        # an embedder that reads every note's whole turn and adds its `reader_pool` nearest notes to the pool, e.g.
+        # "minilm-static" (BENCHMARKS.md 22: the dense parts miss what no lexical list holds); None: as before
+        pool_reader: str | Embedder | None = None
+        reader_pool: Annotated[int, Field(ge=1)] = POOL
 
     @classmethod
     def embeds(cls, params: Params) -> bool:
@@ -408,6 +412,9 @@ class TagGraphFusion(Retriever):
                 part.sync()
         self.embedder = (get_embedder(p.embedder, p.device) if isinstance(p.embedder, str) else p.embedder) \
             if self.embeds(p) else None
+        reader = p.pool_reader if self.embeds(p) else None
+        self.pool_reader = get_embedder(reader, p.device) if isinstance(reader, str) else reader
+        self.reader_vectors = np.zeros((0, 0))  # one row per note: its whole turn read by `pool_reader`
         self.sessions: dict[str, int] = {}
         self.session_code: list[int] = []
         self.days: list[float] = []
@@ -509,6 +516,14 @@ class TagGraphFusion(Retriever):
         mass = x[files]
         return np.where(mass > 0, mass, np.nan)
 
+    def _reader_cosines(self, text: str) -> np.ndarray:
+        """Cosine of the question to every note's whole turn under `pool_reader` (each note read once)."""
+        new = self.store.notes[len(self.reader_vectors):]
+        if new:
+            rows = self.pool_reader.embed([request_text(note) for note in new])
+            self.reader_vectors = np.vstack([self.reader_vectors, rows]) if len(self.reader_vectors) else rows
+        return self.reader_vectors @ self.pool_reader.embed_queries([text[:MAX_QUERY_CHARS]])[0]
+
     def _query_vector(self, text: str) -> np.ndarray:
         """The question's vector, computed once per question (dense, chunks and turns all read it)."""
         if self._query_memo is None or self._query_memo[0] != text:
@@ -600,6 +615,8 @@ class TagGraphFusion(Retriever):
         if self.graph is not None and n:
             first = self._ppr(text, lexical * np.isin(np.arange(n), list(pool)))
             pool |= _top(normalized(first, "max", False), self.params.pool)
+        if self.pool_reader is not None and n and text.strip():
+            pool |= _top(self._reader_cosines(text), self.params.reader_pool)
         pool_ids = sorted(pool)
         request = self.params.requests and self.embedder is not None and is_request(text)
         if self.embedder is not None:

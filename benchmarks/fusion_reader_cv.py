@@ -1,0 +1,102 @@
+"""A reader of every note picking extra pool notes (`pool_reader`): issue 29's protocol, version 5, fixed before its run.
+
+    TAGGRAPH_CACHE=... python benchmarks/fusion_reader_cv.py \
+        --longmemeval ../shared/data/longmemeval/longmemeval_s_dev.json.gz \
+        --locomo ../shared/data/locomo/locomo_dev.json --evidence /tmp/fusion_reader --workers 2
+
+Why this candidate (choices made after looking at LoCoMo dev numbers, named here; BENCHMARKS.md, section 22):
+`locomo_screens.py` found, on LoCoMo alone with weights fitted per conversation, that a dense pool of every note
+gains 0.009 MRR out of fold, unaffordable on LongMemEval, and that the static MiniLM reading every note's whole
+turn and adding its nearest notes to the pool gains 0.005 (its 30 nearest), 0.004 (10) or 0.005 (5). The
+candidate is the cheapest of these, `READER` (5 notes, ~2 MiniLM texts more per note added), a choice made on
+those numbers. No question was read.
+
+The protocol (written and committed before this script produced any result):
+- Evidence: `fusion_joint_cv.evidence` twice per benchmark, the defaults' pool (``base``) and with `READER`
+  (``reader``), in `--evidence` and its ``reader`` folder; the same questions in the same order.
+- Normalization ``zscore``, version 2's outer folds, grid and start (`fusion_joint_cv`); version 2's search
+  (`fusion_session_cv.SEARCHES["v2"]`) inside each outer fold, on each evidence.
+- Report: each benchmark out of fold under both, ``reader`` paired against ``base`` per question and per type /
+  category; the pool's size per question (the MiniLM work it costs); then the halves check of BENCHMARKS 17 under
+  ``reader``; then ``reader`` fitted on every question.
+- Adoption rule (version 3's bar): ``reader`` and its fit on every question become TagGraph-Fusion's defaults if,
+  out of fold, LoCoMo MRR gains at least 0.005 and LongMemEval MRR loses at most 0.003, and the mean pool of a
+  LongMemEval question grows by at most 15% (the cold run is already over its 15-minute target). Otherwise the
+  defaults stay and the result is reported.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from joblib import Parallel, delayed
+
+from fusion_joint_cv import DATASETS, FOLDS, SEED, Joint, both_benchmarks, evidence, evidence_parser, fit, folds
+from fusion_session_cv import MODE, SEARCHES, out_of_fold, outer
+from taggraph.evaluation.significance import paired_test
+from taggraph.retrieval.fusion import COMPONENTS
+
+READER = {"pool_reader": "minilm-static", "reader_pool": 5}
+
+
+def mean_pool(items) -> float:
+    """Mean number of notes with a turns value (the pool MiniLM embeds) per question."""
+    turns = COMPONENTS.index("turns")
+    return float(np.mean([(~np.isnan(ev.raw[:, turns])).sum() for _, _, ev, _, _ in items]))
+
+
+def main() -> None:
+    args = evidence_parser(__doc__.splitlines()[0]).parse_args()
+    items = {"base": both_benchmarks(args),
+             "reader": {d: evidence(getattr(args, d), args.evidence / "reader" / f"{d}.pkl", args.workers, **READER)
+                        for d in DATASETS}}
+    joints = {name: Joint(its) for name, its in items.items()}
+    everything = {d: np.arange(len(v)) for d, v in items["base"].items()}
+    assert all([i[0] for i in items["base"][d]] == [i[0] for i in items["reader"][d]] for d in DATASETS)
+    outer_folds = folds(items["base"], everything, FOLDS, SEED)
+    done = {name: Parallel(n_jobs=args.workers)(delayed(outer)(joint, everything, te, "v2") for te in outer_folds)
+            for name, joint in joints.items()}
+    results = {name: out_of_fold(joints[name], done[name], "v2") for name in joints}
+
+    print(f"## Out of fold, normalization {MODE}")
+    gains = {}
+    for d in DATASETS:
+        (rr0, hit0), (rr1, hit1) = results["base"][d], results["reader"][d]
+        test = paired_test(rr1, rr0)
+        gains[d] = rr1.mean() - rr0.mean()
+        pools = mean_pool(items["base"][d]), mean_pool(items["reader"][d])
+        print(f"\n### {d}: {len(rr0)} judged questions\n")
+        print(f"| evidence | MRR | Success@1 | mean pool |\n|---|---|---|---|\n"
+              f"| base | {rr0.mean():.4f} | {hit0.mean():.4f} | {pools[0]:.1f} |\n"
+              f"| reader | {rr1.mean():.4f} | {hit1.mean():.4f} | {pools[1]:.1f} |")
+        print(f"\nreader - base: {test.mean_diff:+.4f}, p {test.p_value:.4f}; pool {pools[1] / pools[0] - 1:+.1%}\n")
+        types = np.array([t for _, t, *_ in items["base"][d]])
+        print("| type | n | base | reader | reader - base (p) |\n|---|---|---|---|---|")
+        for k in sorted(set(types)):
+            m = types == k
+            t = paired_test(rr1[m], rr0[m])
+            print(f"| {k} | {m.sum()} | {rr0[m].mean():.3f} | {rr1[m].mean():.3f} | {t.mean_diff:+.3f} ({t.p_value:.3f}) |")
+    growth = mean_pool(items["reader"]["longmemeval"]) / mean_pool(items["base"]["longmemeval"]) - 1
+    adopt = gains["locomo"] >= 0.005 and gains["longmemeval"] >= -0.003 and growth <= 0.15
+    print(f"\nAdoption rule: LoCoMo {gains['locomo']:+.4f} (>= +0.005), LongMemEval {gains['longmemeval']:+.4f} "
+          f"(>= -0.003), LongMemEval pool {growth:+.1%} (<= +15%) -> {'adopt' if adopt else 'keep the defaults'}")
+
+    joint = joints["reader"]
+    print("\n## Halves under reader: fitted on one, scored on both\n")
+    halves = folds(items["reader"], everything, 2, SEED)
+    print("| fitted on | LongMemEval fitted / other | LoCoMo fitted / other |\n|---|---|---|")
+    for name, (tuned, other) in zip("AB", (halves, halves[::-1])):
+        w = fit(joint.batches(tuned, MODE), *SEARCHES["v2"])
+        t, o = joint.batches(tuned, MODE), joint.batches(other, MODE)
+        cells = [f"{t[d].reciprocal_ranks(w)[0].mean():.4f} / {o[d].reciprocal_ranks(w)[0].mean():.4f}" for d in DATASETS]
+        print(f"| half {name} | " + " | ".join(cells) + " |")
+
+    print("\n## reader fitted on every question (in-sample)\n")
+    b = joint.batches(everything, MODE)
+    w = fit(b, *SEARCHES["v2"])
+    print(", ".join(f"{d} MRR {b[d].reciprocal_ranks(w)[0].mean():.4f}, S@1 {b[d].reciprocal_ranks(w)[1].mean():.4f}"
+                    for d in DATASETS))
+    print(repr(w))
+
+
+if __name__ == "__main__":
+    main()
