@@ -513,3 +513,19 @@ def test_a_pool_reader_adds_the_notes_no_lexical_list_holds():
     assert with_reader.config()["pool_reader"] == "test-puppy-reader"
     with pytest.raises(ConfigError, match="unknown embedder 'no-such-reader'"):
         fusion(store, pool_reader="no-such-reader")
+
+
+def test_the_explanation_says_when_a_note_was_outside_the_dense_pool():
+    store = MemoryStore("t")
+    for sid, user in [("a", "Dog walk, dog walk: the dog loves its walk."), ("c", "I walk every morning."),
+                      *[(f"f{i}", f"The weather is nice today, number {i}.") for i in range(4)]]:
+        store.remember(Interaction(sid, user, "Ok."), Extraction(what=[f"thing/{sid}"]))
+    question = "How often does the dog walk?"
+    r = fusion(store, pool=1)
+    inside, outside = (r.evidence(question, store.by_id[n]) for n in ("a#0", "c#0"))
+    assert inside.detail["in_dense_pool"] and "dense pool" not in inside.summary
+    assert not outside.detail["in_dense_pool"] and outside.summary.startswith("weighted evidence")
+    assert outside.summary.endswith("; outside the dense pool, so test-bow never read it (the pool: the 1 best "
+                                    "notes of each lexical list and of a first PPR)")
+    read = fusion(store, pool=1, pool_reader=BagOfWords(), reader_pool=2).evidence(question, store.by_id["c#0"])
+    assert read.detail["in_dense_pool"]  # the reader's nearest notes join the pool

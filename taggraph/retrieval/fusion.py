@@ -682,6 +682,12 @@ class TagGraphFusion(Retriever):
                 " (a request for suggestions: dense over every note's raw turn, OpenClaw's 0.7 / 0.3)"
                 if ev.request else
                 f", over the session and time rules (question date {shown_date(asked_on)})" if asked_on else "")
+        if self.embedder is not None:
+            detail["in_dense_pool"] = bool(not np.isnan(ev.raw[i, COMPONENTS.index("dense")]))
+            if not detail["in_dense_pool"] and ev.components[i].any():
+                reader = f" and the {self.params.reader_pool} nearest by {self.pool_reader.name}" if self.pool_reader else ""
+                out.summary += (f"; outside the dense pool, so {self.embedder.name} never read it (the pool: the "
+                                f"{self.params.pool} best notes of each lexical list and of a first PPR{reader})")
         if not ev.components[i].any():
             out.missing = ("no lexical, dense or graph evidence: no positive BM25 term, outside the "
                            "dense pool and unreached by PPR")
