@@ -33,8 +33,8 @@ from __future__ import annotations
 import numpy as np
 from joblib import Parallel, delayed
 
-from fusion_joint_cv import DATASETS, FOLDS, SEED, Joint, both_benchmarks, evidence, evidence_parser, fit, folds
-from fusion_session_cv import MODE, SEARCHES, out_of_fold, outer
+from fusion_joint_cv import DATASETS, FOLDS, SEED, Joint, both_benchmarks, evidence, evidence_parser, folds
+from fusion_session_cv import MODE, halves_and_fit, out_of_fold, outer
 from taggraph.evaluation.significance import paired_test
 from taggraph.retrieval.fusion import COMPONENTS, FusionWeights
 
@@ -95,22 +95,7 @@ def main() -> None:
     print(f"\nAdoption rule: LoCoMo {gains['locomo']:+.4f} (>= +0.005), LongMemEval {gains['longmemeval']:+.4f} "
           f"(>= -0.003), LongMemEval pool {growth:+.1%} (<= +15%) -> {'adopt' if adopt else 'keep the defaults'}")
 
-    joint = joints["reader"]
-    print("\n## Halves under reader: fitted on one, scored on both\n")
-    halves = folds(items["reader"], everything, 2, SEED)
-    print("| fitted on | LongMemEval fitted / other | LoCoMo fitted / other |\n|---|---|---|")
-    for name, (tuned, other) in zip("AB", (halves, halves[::-1])):
-        w = fit(joint.batches(tuned, MODE), *SEARCHES["v2"])
-        t, o = joint.batches(tuned, MODE), joint.batches(other, MODE)
-        cells = [f"{t[d].reciprocal_ranks(w)[0].mean():.4f} / {o[d].reciprocal_ranks(w)[0].mean():.4f}" for d in DATASETS]
-        print(f"| half {name} | " + " | ".join(cells) + " |")
-
-    print("\n## reader fitted on every question (in-sample)\n")
-    b = joint.batches(everything, MODE)
-    w = fit(b, *SEARCHES["v2"])
-    print(", ".join(f"{d} MRR {b[d].reciprocal_ranks(w)[0].mean():.4f}, S@1 {b[d].reciprocal_ranks(w)[1].mean():.4f}"
-                    for d in DATASETS))
-    print(repr(w))
+    halves_and_fit(joints["reader"], everything, "v2", "reader")
     fixed_weights(joints, everything)
 
 

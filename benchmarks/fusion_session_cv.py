@@ -68,6 +68,26 @@ def out_of_fold(joint: Joint, results, search: str) -> dict[str, tuple[np.ndarra
     return out
 
 
+def halves_and_fit(joint: Joint, everything, search: str, label: str) -> None:
+    """Print the halves check of BENCHMARKS 17 under `search` (fitted on one half of both benchmarks, scored on
+    both) and its fit on every question; `label` names the candidate in the headings."""
+    print(f"\n## Halves under {label}: fitted on one, scored on both\n")
+    halves = folds(joint.items, everything, 2, SEED)
+    print("| fitted on | LongMemEval fitted / other | LoCoMo fitted / other |\n|---|---|---|")
+    for name, (tuned, other) in zip("AB", (halves, halves[::-1])):
+        w = fit(joint.batches(tuned, MODE), *SEARCHES[search])
+        t, o = joint.batches(tuned, MODE), joint.batches(other, MODE)
+        cells = [f"{t[d].reciprocal_ranks(w)[0].mean():.4f} / {o[d].reciprocal_ranks(w)[0].mean():.4f}" for d in DATASETS]
+        print(f"| half {name} | " + " | ".join(cells) + " |")
+
+    print(f"\n## {label} fitted on every question (in-sample)\n")
+    b = joint.batches(everything, MODE)
+    w = fit(b, *SEARCHES[search])
+    print(", ".join(f"{d} MRR {b[d].reciprocal_ranks(w)[0].mean():.4f}, S@1 {b[d].reciprocal_ranks(w)[1].mean():.4f}"
+                    for d in DATASETS))
+    print(repr(w))
+
+
 def main() -> None:
     parser = evidence_parser(__doc__.splitlines()[0])
     parser.add_argument("--versions", default="v2,v3", help="the baseline search and the candidate, as in SEARCHES")
@@ -102,22 +122,7 @@ def main() -> None:
     adopt = gains["locomo"] >= 0.005 and gains["longmemeval"] >= -0.003
     print(f"\nAdoption rule: LoCoMo {gains['locomo']:+.4f} (>= +0.005), LongMemEval {gains['longmemeval']:+.4f} "
           f"(>= -0.003) -> {'adopt' if adopt else 'keep the defaults'}")
-
-    print(f"\n## Halves under {cand}: fitted on one, scored on both\n")
-    halves = folds(items, everything, 2, SEED)
-    print("| fitted on | LongMemEval fitted / other | LoCoMo fitted / other |\n|---|---|---|")
-    for name, (tuned, other) in zip("AB", (halves, halves[::-1])):
-        w = fit(joint.batches(tuned, MODE), *SEARCHES[cand])
-        t, o = joint.batches(tuned, MODE), joint.batches(other, MODE)
-        cells = [f"{t[d].reciprocal_ranks(w)[0].mean():.4f} / {o[d].reciprocal_ranks(w)[0].mean():.4f}" for d in DATASETS]
-        print(f"| half {name} | " + " | ".join(cells) + " |")
-
-    print(f"\n## {cand} fitted on every question (in-sample)\n")
-    b = joint.batches(everything, MODE)
-    w = fit(b, *SEARCHES[cand])
-    print(", ".join(f"{d} MRR {b[d].reciprocal_ranks(w)[0].mean():.4f}, S@1 {b[d].reciprocal_ranks(w)[1].mean():.4f}"
-                    for d in DATASETS))
-    print(repr(w))
+    halves_and_fit(joint, everything, cand, cand)
 
 
 if __name__ == "__main__":

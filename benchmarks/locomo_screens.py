@@ -28,7 +28,7 @@ import pandas as pd
 from sklearn.ensemble import HistGradientBoostingClassifier
 
 from fusion_cv import Batch, ranks_of
-from fusion_joint_cv import Joint, evidence, fit, renormalized
+from fusion_joint_cv import Joint, evidence, fit
 from taggraph.evaluation.significance import paired_test
 from taggraph.retrieval.fusion import FusionWeights
 
@@ -50,7 +50,7 @@ def out_of_fold_fit(items) -> tuple[np.ndarray, np.ndarray]:
 
 
 def zscored(items) -> Batch:
-    return Batch.of([(q, t, renormalized(ev, MODE), gold) for q, t, ev, gold, _ in items])
+    return Joint({"locomo": items}).batches({"locomo": np.arange(len(items))}, MODE)["locomo"]
 
 
 def per_category(items, rr: np.ndarray) -> str:

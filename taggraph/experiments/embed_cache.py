@@ -61,7 +61,7 @@ def fill_embedding_cache(cases: list[Case], methods: list[str] | None = None, em
     embedding seconds and chunks per second.
     """
     methods = list(methods or chunking_methods())
-    model = get_embedder(embedder) if isinstance(embedder, str) else embedder
+    model = get_embedder(embedder)
     t0 = time.perf_counter()
     chunks = dense_chunks(cases, methods, extractor, method_params)
     chunk_seconds = time.perf_counter() - t0

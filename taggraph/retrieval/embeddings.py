@@ -299,9 +299,12 @@ def resolve_device(device: str = "auto") -> str:
     return "cpu"
 
 
-def get_embedder(name: str = "minilm", device: str = "auto") -> Embedder:
+def get_embedder(name: str | Embedder = "minilm", device: str = "auto") -> Embedder:
     """A name of EMBEDDERS, e.g. "minilm-static" or "ollama:nomic-embed-text"; `device` goes to the embedders
-    that run on one (``takes_device``: MiniLM, `resolve_device`), and is checked for the others too."""
+    that run on one (``takes_device``: MiniLM, `resolve_device`), and is checked for the others too. An
+    `Embedder` object (a method's parameter may hold one) is returned as it is."""
+    if isinstance(name, Embedder):
+        return name
     if device not in DEVICES:
         raise ConfigError(f"unknown device {device!r}; known: {', '.join(DEVICES)}")
     found = EMBEDDERS.resolve(name)

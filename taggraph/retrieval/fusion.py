@@ -410,10 +410,9 @@ class TagGraphFusion(Retriever):
         for part in (self.note_bm25, self.raw_bm25, self.graph, self.note_stem, self.raw_stem):
             if part is not None:
                 part.sync()
-        self.embedder = (get_embedder(p.embedder, p.device) if isinstance(p.embedder, str) else p.embedder) \
-            if self.embeds(p) else None
-        reader = p.pool_reader if self.embeds(p) else None
-        self.pool_reader = get_embedder(reader, p.device) if isinstance(reader, str) else reader
+        self.embedder = get_embedder(p.embedder, p.device) if self.embeds(p) else None
+        has_reader = self.embedder is not None and p.pool_reader is not None
+        self.pool_reader = get_embedder(p.pool_reader, p.device) if has_reader else None
         self.reader_vectors = np.zeros((0, 0))  # one row per note: its whole turn read by `pool_reader`
         self.sessions: dict[str, int] = {}
         self.session_code: list[int] = []

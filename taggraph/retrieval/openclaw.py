@@ -111,7 +111,7 @@ class OpenClaw(Retriever):
         p = self.params
         if p.overlap_chars >= p.chunk_chars:
             raise ConfigError(f"OpenClaw: overlap_chars ({p.overlap_chars}) must be below chunk_chars ({p.chunk_chars})")
-        self.embedder = get_embedder(p.embedder, p.device) if isinstance(p.embedder, str) else p.embedder
+        self.embedder = get_embedder(p.embedder, p.device)
         self.depth = DEFAULT_DEPTH  # depth `score` (and so `explain`) cuts the candidate lists for
         self.chunks: list[str] = []
         self.chunk_note: list[int] = []
