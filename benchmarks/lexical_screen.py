@@ -13,12 +13,13 @@ tokenizer of BM25-stem without the tag line) over
 - ``session``: the whole session as one document.
 
 It prints each unit's session MRR and Success@1 over the judged questions (ties broken by session order).
+``--rm3`` adds rows for the note unit with RM3 pseudo-relevance feedback (`rm3_scores`) at a few settings.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 import bm25s
 import numpy as np
@@ -27,6 +28,8 @@ from taggraph.datasets import load_dataset
 from taggraph.retrieval.bm25_stem import make_tokenizer
 
 UNITS = ("note", "turn", "turn_top2", "session")
+# (feedback documents, feedback terms, the query's weight): Anserini's defaults (10, 10, 0.5) and a few around them
+RM3 = [(docs, terms, 0.7) for docs in (5, 10) for terms in (10, 20)] + [(10, 10, 0.5)]
 
 
 def unit_texts(case, unit: str) -> tuple[list[str], list[str]]:
@@ -63,32 +66,63 @@ def reciprocal_rank(by_session: dict[str, float], gold: set[str]) -> float:
     return next((1 / i for i, s in enumerate(ranked, 1) if s in gold), 0.0)
 
 
+def rm3_scores(index, docs: list[Counter], df: Counter, scores: np.ndarray, fb_docs: int, fb_terms: int,
+               weight: float) -> np.ndarray:
+    """RM3 pseudo-relevance feedback (Lavrenko and Croft's relevance model interpolated with the query, as in
+    Anserini; written here because bm25s has none): the `fb_terms` terms of the `fb_docs` best documents, each
+    weighted by P(t|d) x the document's score x idf (the idf is ours, so that common words do not fill the
+    expansion; `df`: document frequencies) and scored as a one-term BM25 query; `weight` x the query +
+    (1 - weight) x the expansion, both over the query's best score."""
+    top = np.argsort(-scores)[:fb_docs]
+    mass: Counter = Counter()
+    for j in top:
+        length = sum(docs[j].values()) or 1
+        for term, tf in docs[j].items():
+            mass[term] += tf / length * scores[j] * np.log(len(docs) / df[term])
+    chosen = mass.most_common(fb_terms)
+    total, scale = sum(v for _, v in chosen) or 1.0, scores.max() or 1.0
+    out = weight * scores / scale
+    for term, v in chosen:
+        out = out + (1 - weight) * v / total * index.get_scores([term]) / scale
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", required=True)
+    ap.add_argument("--rm3", action="store_true", help="also the note unit with RM3 feedback (RM3 settings)")
     args = ap.parse_args()
+    rows = list(UNITS) + ([f"note+RM3{setting}" for setting in RM3] if args.rm3 else [])
     cases = [c for c in load_dataset(args.data) if c.gold_session_ids]
     histories: dict[str, list] = defaultdict(list)
     for case in cases:
         histories[case.sample_id].append(case)
-    rr: dict[str, list[float]] = {u: [] for u in UNITS}
+    rr: dict[str, list[float]] = {row: [] for row in rows}
     categories: list[str] = []
     for group in histories.values():
         for unit in UNITS:
             tokenizer = make_tokenizer()
             texts, sessions = unit_texts(group[0], unit)
             index = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
-            index.index(tokenizer.tokenize(texts, return_as="tuple", show_progress=False), show_progress=False)
+            corpus = tokenizer.tokenize(texts, return_as="tuple", show_progress=False)
+            index.index(corpus, show_progress=False)
+            words = {v: k for k, v in corpus.vocab.items()}
+            docs = [Counter(words[i] for i in doc) for doc in corpus.ids]
+            df = Counter(t for d in docs for t in d)
             for case in group:
                 query = tokenizer.tokenize([case.question], update_vocab=False, return_as="string",
                                            show_progress=False)[0]
                 scores = index.get_scores(query)
                 by_session = session_scores(scores, sessions, 2 if unit == "turn_top2" else 1)
                 rr[unit].append(reciprocal_rank(by_session, set(case.gold_session_ids)))
+                if unit == "note" and args.rm3:
+                    for setting in RM3:
+                        fed = session_scores(rm3_scores(index, docs, df, scores, *setting), sessions, 1)
+                        rr[f"note+RM3{setting}"].append(reciprocal_rank(fed, set(case.gold_session_ids)))
         categories += [c.question_type for c in group]
     print(f"{len(categories)} judged questions, {len(histories)} conversations")
     print("| unit | MRR | Success@1 | " + " | ".join(sorted(set(categories))) + " |")
-    for unit in UNITS:
+    for unit in rows:
         values = np.array(rr[unit])
         per = [values[[c == cat for c in categories]].mean() for cat in sorted(set(categories))]
         print(f"| {unit} | {values.mean():.4f} | {(values == 1).mean():.4f} | "
