@@ -106,19 +106,20 @@ def main() -> None:
             index = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
             corpus = tokenizer.tokenize(texts, return_as="tuple", show_progress=False)
             index.index(corpus, show_progress=False)
-            words = {v: k for k, v in corpus.vocab.items()}
-            docs = [Counter(words[i] for i in doc) for doc in corpus.ids]
-            df = Counter(t for d in docs for t in d)
+            feedback = args.rm3 and unit == "note"
+            if feedback:
+                words = {v: k for k, v in corpus.vocab.items()}
+                docs = [Counter(words[i] for i in doc) for doc in corpus.ids]
+                df = Counter(t for d in docs for t in d)
             for case in group:
                 query = tokenizer.tokenize([case.question], update_vocab=False, return_as="string",
                                            show_progress=False)[0]
-                scores = index.get_scores(query)
+                scores, gold = index.get_scores(query), set(case.gold_session_ids)
                 by_session = session_scores(scores, sessions, 2 if unit == "turn_top2" else 1)
-                rr[unit].append(reciprocal_rank(by_session, set(case.gold_session_ids)))
-                if unit == "note" and args.rm3:
-                    for setting in RM3:
-                        fed = session_scores(rm3_scores(index, docs, df, scores, *setting), sessions, 1)
-                        rr[f"note+RM3{setting}"].append(reciprocal_rank(fed, set(case.gold_session_ids)))
+                rr[unit].append(reciprocal_rank(by_session, gold))
+                for setting in RM3 if feedback else ():
+                    fed = session_scores(rm3_scores(index, docs, df, scores, *setting), sessions, 1)
+                    rr[f"note+RM3{setting}"].append(reciprocal_rank(fed, gold))
         categories += [c.question_type for c in group]
     print(f"{len(categories)} judged questions, {len(histories)} conversations")
     print("| unit | MRR | Success@1 | " + " | ".join(sorted(set(categories))) + " |")
