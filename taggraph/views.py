@@ -60,5 +60,6 @@ def explain(data: str | Path, question_id: str, note_id: str | None = None, out:
     if out is not None:
         case = opened.case
         atomic_write(Path(out), explain_html(opened.store, case.question, note_id, opened.retrievers, k=k, depth=depth,
-                                             answer=case.answer, gold=opened.gold, asked_on=case.asked_on))
+                                             answer=case.answer, gold=opened.gold, asked_on=case.asked_on,
+                                             question_id=case.case_id))
     return text

@@ -149,7 +149,7 @@ class HalfFailing:
 
 
 def test_failed_extractions_stop_the_bench_unless_allowed(cases):
-    with pytest.raises(ServerError, match=r"^\d+ of \d+ notes of memory 'demo_q01' failed extraction with "
+    with pytest.raises(ServerError, match=r"^\d+ of \d+ notes of the memory of 'demo_q01' failed extraction with "
                                           r"test_boundary:HalfFailing \(first: note 'demo_s\d+#0': model output "
                                           r"is str, not a JSON object: 'Sorry, I cannot'\); .*"
                                           r"--allow-failed-extractions"):

@@ -112,7 +112,7 @@ def test_graph_page_draws_offline_and_runs_no_injected_script(hostile_store, tmp
                            gold_note_ids=["h1#0"])
     dom = dump_dom(tmp_path, page)
     assert re.search(r'<div id="graph"><div class="vis-network"[^>]*><canvas ', dom), "network canvas not drawn"
-    assert_not_pwned(dom, "TagGraph base graph · case t")
+    assert_not_pwned(dom, "TagGraph base graph · memory t")
 
 
 def test_explain_page_shows_payloads_as_text(hostile_store, tmp_path):
@@ -183,12 +183,12 @@ def test_graph_side_panel_explains_the_linked_note(hostile_store, tmp_path):
     retrievers = {m: make_retriever(m, hostile_store) for m in ("BM25", "TagGraph-Basic")}
     page = save_graph_html(tmp_path / "graph.html", hostile_store, question="my dog does yoga", retrievers=retrievers,
                            results_by_method={m: r.query("my dog does yoga") for m, r in retrievers.items()},
-                           gold_note_ids=["h1#0"], max_nodes=12)
+                           gold_note_ids=["h1#0"], max_nodes=12, question_id="t:<i>q1</i>")
     dom = dump_dom(tmp_path, page, "#note=h1%230")
     panel = re.search(r'<aside id="why">(.*?)</aside>', dom, re.S).group(1)
     assert "h1#0 · BM25" in panel and ("in the top 5" in panel or "ranked" in panel)
     assert "Edges:" in dom
-    assert_not_pwned(dom, "TagGraph base graph · case t")
+    assert_not_pwned(dom, "TagGraph base graph · question t:&lt;i&gt;q1&lt;/i&gt;")
 
 
 @pytest.fixture(scope="module")

@@ -3,6 +3,7 @@
 import html
 import posixpath
 import re
+from pathlib import Path
 
 import pandas as pd
 
@@ -142,3 +143,18 @@ def test_bench_builds_each_memory_once_and_its_miss_pages_come_from_it(tmp_path,
     assert len(pages) == 4 and all(p.endswith((".explain.html", ".graph.html")) for p in pages)
     explain = (tmp_path / "run" / "misses" / pages[0]).read_text()
     assert "each method retrieves its first <b>5</b>" in explain and "TagGraph-Basic" in explain
+
+
+def test_miss_pages_of_a_shared_memory_name_their_own_question():
+    """LoCoMo's questions share their conversation's memory, named by its first question: each miss page's
+    heading names the question it explains, not that one."""
+    cases = load_dataset(Path(__file__).parent / "fixtures" / "locomo" / "locomo_tiny.json")
+    result = run_bench(cases, METHODS, extractor="none", backend=None, pages=MissPages(10, k=1))
+    page = {q: f"misses/{q.replace(':', '_')}" for q in result.rankings["question_id"]}
+    later = [q for q, name in page.items() if f"{name}.graph.html" in result.pages
+             and q != cases[0].case_id and q.split(":")[0] == cases[0].case_id.split(":")[0]]
+    assert later, "no miss page of a question that shares its memory with another"
+    for qid in later:
+        graph, explain = (result.pages[f"{page[qid]}.{kind}.html"] for kind in ("graph", "explain"))
+        assert f"TagGraph base graph · question {qid}" in graph and cases[0].case_id not in graph.split("var DATA")[0]
+        assert f"<b>Question</b> {qid}:" in explain and cases[0].case_id not in explain

@@ -63,5 +63,5 @@ def graph(
                     results_by_method=retrieve_all(store, case.question, retrievers, depth, asked_on=case.asked_on),
                     gold_note_ids=opened.gold, hops=hops, max_nodes=max_nodes,
                     neighbourhood_of=case.question if neighbourhood else None, retrievers=retrievers, depth=depth,
-                    asked_on=case.asked_on, whole_graph=whole)
+                    asked_on=case.asked_on, whole_graph=whole, question_id=case.case_id)
     typer.echo(f"graph page: {out}")

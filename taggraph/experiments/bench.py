@@ -68,8 +68,9 @@ def run_memory(cases: list[Case], methods: list[str], extractor: str = DEFAULT_E
     store = build_store(cases[0], extractor, extractor_options)
     failed = failed_extractions(store)
     if failed and not allow_failed_extractions:
-        raise ServerError(f"{len(failed)} of {len(store)} notes of memory {cases[0].case_id!r} failed extraction "
-                          f"with {extractor_spec(extractor)} (first: {failed[0]}); scores over untagged notes are "
+        shared = f" (and {len(cases) - 1} more questions that share it)" if len(cases) > 1 else ""
+        raise ServerError(f"{len(failed)} of {len(store)} notes of the memory of {cases[0].case_id!r}{shared} failed "
+                          f"extraction with {extractor_spec(extractor)} (first: {failed[0]}); scores over untagged notes are "
                           f"wrong numbers: fix the extractor or its server and run again, or pass {ALLOW_FAILED} "
                           f"to score them anyway")
     run = MemoryRun(store, methods, method_params)

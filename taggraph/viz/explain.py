@@ -386,12 +386,14 @@ def _gold_html(note_id: str, gold: Sequence[str]) -> str:
 
 def explain_html(store: MemoryStore, question: str, note_id: str, methods: Methods, k: int = METRIC_K,
                  depth: int = DEFAULT_DEPTH, answer: str = "", gold: Sequence[str] = (),
-                 asked_on: datetime | None = None, links: Mapping[str, str] | None = None) -> str:
+                 asked_on: datetime | None = None, links: Mapping[str, str] | None = None,
+                 question_id: str = "") -> str:
     """A self-contained page (no script, no external resource) explaining `note_id` for every method.
 
     Verdicts use the metric's cut-off `k` (Success@k); `depth` is how many notes each method
     retrieves; `answer` and `gold` (the question's gold notes) are shown when given; the question is
-    asked on date `asked_on`; `links` ({label: href}) lead to the question's other pages."""
+    asked on date `asked_on`; `links` ({label: href}) lead to the question's other pages; `question_id`
+    names the question (else the page names the store, which several questions may share, as in LoCoMo)."""
     retrievers = build_retrievers(store, methods)
     exps = explanations(store, question, note_id, retrievers, depth, asked_on)
     note, n = store.by_id[note_id], len(store)
@@ -430,7 +432,9 @@ def explain_html(store: MemoryStore, question: str, note_id: str, methods: Metho
                         f"<dl>{details}</dl></details></section>")
     title = f"Why note {note_id} for: {question}"
     legend = " ".join(f"<span class='node' style='border-color:{c}'>{kind}</span>" for kind, c in _KIND_COLOUR.items())
-    context = (f"<p><b>Case</b> {html.escape(store.case_id)} · <b>question</b> {html.escape(question)}"
+    named = f"<b>Question</b> {html.escape(question_id)}:" if question_id else \
+        f"<b>Memory</b> {html.escape(store.case_id)} · <b>question</b>"
+    context = (f"<p>{named} {html.escape(question)}"
                + (f" · <b>answer</b> {html.escape(answer)}" if answer else "") + "</p>"
                f"<p>{_gold_html(note_id, list(gold))}</p>"
                f"<p class='scale'>The store holds <b>{n}</b> notes; each method retrieves its first <b>{depth}</b> "

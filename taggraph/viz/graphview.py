@@ -508,10 +508,11 @@ def graph_html(store: MemoryStore, question: str | None = None,
                chronological: bool = False, title: str | None = None,
                retrievers: Mapping[str, Retriever] | None = None, depth: int = DEFAULT_DEPTH,
                asked_on: datetime | None = None, links: Mapping[str, str] | None = None,
-               whole_graph: bool = False) -> str:
+               whole_graph: bool = False, question_id: str = "") -> str:
     """A self-contained HTML page drawing `store`'s base graph.
 
-    question: shown in the header; its matched concepts get a black ring.
+    question: shown in the header; its matched concepts get a black ring. `question_id` names it in the
+        heading (else the heading names the store, which several questions may share, as in LoCoMo).
     results_by_method: method -> ranked note ids (or `Result`s); the page's drop-down
         shows one method at a time, ringing the best note of each of its first `top_k` sessions in red and
         giving each gold note's note and session rank.
@@ -619,7 +620,8 @@ def graph_html(store: MemoryStore, question: str | None = None,
                "interaction": {"hover": True, "tooltipDelay": 120},
                "nodes": {"font": {"size": 14}, "scaling": {"label": {"drawThreshold": 3}}}}
 
-    heading = title or f"TagGraph base graph · case {store.case_id}"
+    heading = title or (f"TagGraph base graph · question {question_id}" if question_id
+                        else f"TagGraph base graph · memory {store.case_id}")
     shown = f"{len(keep)} of {len(ug)} nodes"
     if seeds is not None:
         shown += f" (within {hops} hop(s) of the question)"

@@ -261,11 +261,13 @@ class MissPages:
             names = {kind: _page_name(qid, kind).split("/", 1)[1] for kind in ("explain", "graph")}
             pages[_page_name(qid, "explain")] = explain_html(
                 store, case.question, gold[0], run.retrievers, k=self.k, depth=depth, answer=case.answer, gold=gold,
-                asked_on=case.asked_on, links={"graph page": names["graph"], "run report": "../report.html"})
+                asked_on=case.asked_on, links={"graph page": names["graph"], "run report": "../report.html"},
+                question_id=qid)
             pages[_page_name(qid, "graph")] = graph_html(
                 store, question=case.question, gold_note_ids=gold, neighbourhood_of=case.question, top_k=self.k,
                 results_by_method={m: ranked[qid, m] for m in run.methods}, retrievers=run.retrievers, depth=depth,
-                asked_on=case.asked_on, links={"explain page": names["explain"], "run report": "../report.html"})
+                asked_on=case.asked_on, links={"explain page": names["explain"], "run report": "../report.html"},
+                question_id=qid)
         return pages
 
 

@@ -130,8 +130,8 @@ def retrieval_panel(questions: OpenQuestions, question: str, query: str = "", me
                         if answer or gold else "your own question: no gold notes"))
         yield HTML(f"<h3>Top {k} of {html.escape(method)}, with the evidence</h3>")
         yield table_view(top_table(top, gold, k=k, store=store))
-        yield iframe(explain_html(store, asked, note, chosen, k=k, answer=answer, gold=gold, asked_on=when), 700,
-                     fit=True)
+        yield iframe(explain_html(store, asked, note, chosen, k=k, answer=answer, gold=gold, asked_on=when,
+                                  question_id=case.case_id if asked == case.question else ""), 700, fit=True)
 
     return panel(render, question=w.Dropdown(options=list(questions), value=question, description="question"),
                  method=w.Dropdown(options=questions.methods, value=method, description="method"),
@@ -170,7 +170,7 @@ def graph_panel(questions: OpenQuestions, question: str, method: str = "Adaptive
         page = graph_html(store, question=case.question,
                           results_by_method=retrieve_all(store, case.question, ordered, asked_on=case.asked_on),
                           gold_note_ids=gold, neighbourhood_of=case.question if neighbourhood else None, hops=hops,
-                          top_k=k, retrievers=ordered, asked_on=case.asked_on)
+                          top_k=k, retrievers=ordered, asked_on=case.asked_on, question_id=case.case_id)
         yield iframe(page, height=720)
 
     return panel(render, question=w.Dropdown(options=list(questions), value=question, description="question"),
