@@ -91,13 +91,18 @@ def test_malformed_runs_are_one_line_errors(tmp_path, limited_run):
 def test_the_cli_warns_in_one_line_and_records_the_missing_questions(limited_run, tmp_path):
     folder, _ = limited_run
     out = tmp_path / "scored"
-    res = runner.invoke(app, ["score", str(folder), "--out", str(out)])
+    res = runner.invoke(app, ["score", str(folder), "--data", str(DEMO_DATA), "--out", str(out)])
     assert res.exit_code == 0, res.output
     warned = [line for line in res.stderr.splitlines() if "demo_q06" in line]
     assert len(warned) == 2 and all(line.startswith("warning: ") and "left out of its n" in line for line in warned)
     summary = pd.read_csv(out / "summary.csv").set_index("method")
     assert summary.loc["BM25", "missing"] == 8 and summary.loc["BM25", "n"] == 5
     assert json.loads((out / "run.json").read_text())["config"]["external_runs"]["BM25"]["missing"] == 8
+    # without --data: the data run.json records, and the questions the folder ranks (nothing missing)
+    res = runner.invoke(app, ["score", str(folder), "--out", str(tmp_path / "own")])
+    assert res.exit_code == 0 and "left out of its n" not in res.output, res.output
+    summary = pd.read_csv(tmp_path / "own" / "summary.csv").set_index("method")
+    assert summary.loc["BM25", "missing"] == 0 and summary.loc["BM25", "n"] == 5
 
 
 def test_a_question_without_gold_is_scored_as_the_miss_the_warning_announces(cases):

@@ -166,6 +166,24 @@ def test_the_note_level_files_score_to_locomo_s_note_metrics(tmp_path):
         assert theirs[Success @ 1] == pytest.approx(notes.loc[method, "Success@1"], abs=1e-12), method
 
 
+def test_a_run_read_from_session_files_has_no_note_level_and_score_reads_the_folder_s_own_data(tmp_path):
+    """LoCoMo's note metrics judge ranked notes: a session-level TREC run has none, so its note columns are
+    empty ("–"), not RR 0 (as for a fused session run); `score` of a LoCoMo run folder without --data reads
+    the data its run.json records."""
+    out, scored = tmp_path / "run", tmp_path / "scored"
+    res = runner.invoke(app, ["bench", "--data", str(FIXTURES / "locomo" / "locomo_tiny.json"), "--methods",
+                              "BM25,TagGraph-TFIDF", "--extractor", "none", "--miss-pages", "0", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["score", str(out), str(out / "trec" / "BM25.run"), "--out", str(scored)])
+    assert res.exit_code == 0, res.output
+    summary = pd.read_csv(scored / "summary.csv").set_index("method")
+    assert summary.loc["BM25 [run]", "note_MRR"] == pytest.approx(
+        pd.read_csv(out / "summary.csv").set_index("method").loc["BM25", "note_MRR"], abs=1e-12)
+    assert pd.isna(summary.loc["BM25 [BM25.run]", "note_MRR"])
+    printed = next(line for line in res.output.splitlines() if line.lstrip().startswith("BM25 [BM25.run]"))
+    assert printed.endswith("–") and "nan" not in printed.lower()
+
+
 def test_score_reads_a_run_folder_s_trec_run_back_to_the_same_numbers(tmp_path, flat):
     out = tmp_path / "run"
     assert runner.invoke(app, ["bench", "--methods", "BM25,Flat", "--extractor", "none", "--miss-pages", "0",

@@ -230,11 +230,11 @@ def format_help() -> str:
     return f"{' | '.join(format_names())} (default: detect from the content).{broken}"
 
 
-def data_help() -> str:
+def data_help(default: str = "the bundled demo") -> str:
     """--data's help: what each registered dataset format reads (installed ones included), from the registry."""
     from taggraph.datasets import formats
     described = "; ".join(f"{f.name}: {f.expects}" for f in formats())
-    return f"Dataset file or folder, its format detected from the content ({described}); default: the bundled demo."
+    return f"Dataset file or folder, its format detected from the content ({described}); default: {default}."
 
 
 DATA_HELP = data_help()

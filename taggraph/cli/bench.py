@@ -8,9 +8,9 @@ from typing import Optional
 
 import typer
 
-from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, checked_extractor, command, embedder_help, extractor_backend,
-                              extractor_names, format_help, key_values, load_data, method_params, methods_option,
-                              positive, served_extractors, timeout_option)
+from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, checked_extractor, command, data_help, embedder_help,
+                              extractor_backend, extractor_names, format_help, key_values, load_data, method_params,
+                              methods_option, positive, served_extractors, timeout_option)
 from taggraph.cli.app import EXTRACTOR_HELP
 from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.errors import ConfigError, ServerError
@@ -29,7 +29,7 @@ def print_result(result, folder: Path) -> None:
     for w in result.warnings:
         if w.kind == "failed_extractions":  # the scores below stand on untagged notes: said before them
             typer.echo(f"warning: {w.message}")
-    typer.echo(summary_view(result).to_string(index=False))
+    typer.echo(summary_view(result).to_string(index=False, na_rep="–"))  # as the reports: – has no value
     for method, lines in result.verdicts.items():
         typer.echo(f"\n{method}: does each component earn its keep?")
         for line in lines:
@@ -175,7 +175,9 @@ def score(
                                                    "demo_s15#1, which stands for its session; others are "
                                                    "counted, warned about and rank as non-relevant) or JSONL "
                                                    "{\"question_id\": ..., \"ranked_session_ids\": [...]}."),
-    data: Path = typer.Option(DEFAULT_DATA, help=DATA_HELP),
+    data: Optional[Path] = typer.Option(None, help=data_help(
+        "the data the first run folder among the run files records in its run.json (checked against its sha256; "
+        "the questions that folder ranks), else the bundled demo")),
     fmt: Optional[str] = typer.Option(None, "--format", help=format_help()),
     methods: Optional[str] = typer.Option(None, help="Also run these taggraph methods (comma-separated) beside "
                                                      "the external runs."),
@@ -196,9 +198,13 @@ def score(
     from taggraph.experiments.run_folders import check_run_folder
     from taggraph.viz.report import MissPages
 
-    folder = check_run_folder(out or default_out(data, "score"), force, keep=[data, *runfile])
+    folders = [p for p in runfile if (p / "run.json").is_file()]
+    if data is None and not folders:
+        data = DEFAULT_DATA
+    folder = check_run_folder(out or default_out(data or folders[0], "score"), force,
+                              keep=[*([data] if data else []), *runfile])
     with warnings_as_lines():
-        cases = load_data(data, fmt)
+        cases = load_data(data, fmt) if data is not None else recorded_cases(folders[0])
         base = run_bench(cases, methods_option(methods), extractor=extractor, depth=depth,
                          allow_failed_extractions=allow_failed_extractions, pages=MissPages()) if methods else None
         result = score_external(runfile, cases, depth, base)
@@ -206,6 +212,19 @@ def score(
     add_significance(result, baseline)
     save_with_reports(result, folder, cases, force)
     print_result(result, folder)
+
+
+def recorded_cases(folder: Path):
+    """The questions the run folder `folder` ranks, from the data its run.json records (checked by sha256)."""
+    from taggraph.datasets import warn_about_input
+    from taggraph.evaluation.score import read_rankings_csv
+    from taggraph.experiments.run_comparison import read_record, recorded_dataset
+
+    dataset = recorded_dataset(read_record(folder), None, folder)
+    ranked = set(read_rankings_csv(folder)["question_id"])
+    dataset = dataset.select([c for c in dataset.cases if c.case_id in ranked])
+    warn_about_input(dataset.warnings)
+    return dataset
 
 
 @command("methods")

@@ -39,5 +39,5 @@ def compare(
         comparison = compare_runs(runs, pair, force)
     title = "taggraph compare: " + " vs ".join(r.label for r in comparison.runs)
     save_comparison(comparison, folder, {"compare.html": compare_html(comparison, folder, title)}, force)
-    typer.echo(comparison.pairs[PRINTED].round(3).to_string(index=False))
+    typer.echo(comparison.pairs[PRINTED].round(3).to_string(index=False, na_rep="–"))  # as compare.html
     typer.echo(f"\ncomparison folder: {folder}")

@@ -223,5 +223,6 @@ def add_benchmark_metrics(result: BenchResult, cases: Sequence[Case]) -> BenchRe
         rows = rows[rows[column] == value]
     overall = rows.groupby("method")[list(own.columns)].mean().add_prefix(own.prefix)
     result.extra["benchmark_metrics"] = table
-    result.summary = result.summary.merge(overall, left_on="method", right_index=True, how="left")
+    if len(overall):  # no method has the format's level (runs read from session-level files): no columns
+        result.summary = result.summary.merge(overall, left_on="method", right_index=True, how="left")
     return result

@@ -30,12 +30,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from taggraph.datasets import Dataset
-from taggraph.datasets.registry import load_cases
 from taggraph.errors import ConfigError, InputError
 from taggraph.evaluation.fuse import RRF_K, check_fusion, fuse, run_trec
 from taggraph.evaluation.score import read_rankings_csv, run_lines, trec_name, trec_scores_of
 from taggraph.experiments.bench import BenchResult, add_benchmark_metrics, add_significance, score_external
-from taggraph.experiments.run_comparison import check_out, read_record
+from taggraph.experiments.run_comparison import check_out, read_record, recorded_dataset
 from taggraph.experiments.run_folders import check_run_folder, save_bench
 from taggraph.retrieval import DEFAULT_DEPTH
 
@@ -150,26 +149,6 @@ def _same_judgements(folders: Sequence[Path]) -> dict[str, Any]:
     return records[0]
 
 
-def _dataset(record: dict[str, Any] | None, data: Path | None, first: Path | None) -> Dataset:
-    """The data run.json `record` names (or `data`, checked against its sha256)."""
-    recorded = (record or {}).get("data")
-    if record is not None and not isinstance(recorded, dict):
-        raise InputError(f"{first}/run.json: records no single data file (an ablation's runs are fused one "
-                         f"dataset at a time); give --data")
-    fmt = None
-    if data is None:
-        if record is None:
-            raise InputError("TREC run files outside a run folder carry no data: give the data they rank (--data)")
-        data, fmt = Path(recorded.get("path", "")), recorded.get("format")
-        if not data.exists():
-            raise InputError(f"{data}: the data {first}/run.json records is not there; give its place (--data)")
-    dataset = load_cases(data, fmt=fmt)
-    if record is not None and recorded.get("sha256") and dataset.checksum != recorded["sha256"]:
-        raise InputError(f"{data}: sha256 {dataset.checksum[:12]} is not the {recorded['sha256'][:12]} the runs "
-                         f"ran on ({first}/run.json)")
-    return dataset
-
-
 def fuse_runs(inputs: Sequence[str | Path], out: str | Path | None = None, method: str = "rrf",
               norm: str = "min-max", weights: Sequence[float] | None = None, k: float = RRF_K,
               name: str | None = None, data: str | Path | None = None, baseline: str | None = None,
@@ -192,7 +171,7 @@ def fuse_runs(inputs: Sequence[str | Path], out: str | Path | None = None, metho
     runs = [_read(item) for item in items]
     _label(items)
     record = _same_judgements(folders) if folders else None
-    dataset = _dataset(record, Path(data) if data else None, folders[0] if folders else None)
+    dataset = recorded_dataset(record, Path(data) if data else None, folders[0] if folders else None)
     fused = fuse(runs, method, norm, weights, k)
     name = name or f"fused-{method}" + ("" if method == "rrf" else f"-{norm}")
     if name in [i.label for i in items] or re.search(r"\s", name):

@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from taggraph.datasets import Dataset
+from taggraph.datasets.registry import load_cases
 from taggraph.errors import ConfigError, InputError
 from taggraph.evaluation.metrics import dedupe_sessions, score_rankings, session_scores
 from taggraph.evaluation.score import FIRST_IDS, read_rankings_csv
@@ -107,6 +109,27 @@ def read_record(folder: Path) -> dict[str, Any]:
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
         raise InputError(f"{folder}/run.json: config.depth must be a whole number >= 1, got {depth!r}")
     return record
+
+
+def recorded_dataset(record: dict[str, Any] | None, data: Path | None, first: Path | None) -> Dataset:
+    """The data run.json `record` (of the run folder `first`) names, or `data`, checked against its sha256;
+    `data` alone when there is no record."""
+    recorded = (record or {}).get("data")
+    if record is not None and not isinstance(recorded, dict):
+        raise InputError(f"{first}/run.json: records no single data file (an ablation over several "
+                         f"datasets): give the one to read (--data)")
+    fmt = None
+    if data is None:
+        if record is None:
+            raise InputError("TREC run files outside a run folder carry no data: give the data they rank (--data)")
+        data, fmt = Path(recorded.get("path", "")), recorded.get("format")
+        if not data.exists():
+            raise InputError(f"{data}: the data {first}/run.json records is not there; give its place (--data)")
+    dataset = load_cases(data, fmt=fmt)
+    if record is not None and recorded.get("sha256") and dataset.checksum != recorded["sha256"]:
+        raise InputError(f"{data}: sha256 {dataset.checksum[:12]} is not the {recorded['sha256'][:12]} the runs "
+                         f"ran on ({first}/run.json)")
+    return dataset
 
 
 def _flag(value: Any, where: str) -> bool:
