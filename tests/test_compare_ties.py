@@ -113,3 +113,21 @@ def test_a_gold_session_cut_by_the_depth_among_tied_ones_is_not_retrieved_only_b
     assert (q1["RR_a"], q1["RR_b"], q1["RR_tieavg_a"]) == (1, 0, 1) and 0 < q1["RR_tieavg_b"] < 1 / 2
     assert not q1["tie_order_a"] and q1["tie_order_b"]
     assert q1["verdict"].endswith("Tied not retrieved only by tie order (score 0, tied with 2 other session(s))")
+
+
+def test_a_side_without_scores_to_tie_is_said_not_left_blank(two_runs, tmp_path):
+    """A run read back from its TREC file (`score`) has no ties to average (taggraph's TREC files break them
+    in their scores): compare warns, naming the run and method, and its tie-aware cells stay empty."""
+    from taggraph.experiments.run_comparison import NoTieScoresWarning
+
+    _, tfidf = two_runs
+    scored = tmp_path / "scored"
+    res = runner.invoke(app, ["score", str(tfidf / "trec" / "TagGraph-TFIDF.run"), "--out", str(scored)])
+    assert res.exit_code == 0, res.output
+    with pytest.warns(NoTieScoresWarning, match=rf"^{scored}: 'TagGraph-TFIDF' has no scores to tie") as caught:
+        comparison = compare_runs([tfidf, scored])
+    assert len([w for w in caught if w.category is NoTieScoresWarning]) == 1  # the bench run has its ties
+    pair = comparison.pairs.iloc[0]
+    summary = pd.read_csv(tfidf / "summary.csv").set_index("method").loc["TagGraph-TFIDF"]
+    assert pair["MRR_tieavg_a"] == pytest.approx(summary["MRR_tieavg"]) != pair["MRR_a"]
+    assert pd.isna(pair["MRR_tieavg_b"])

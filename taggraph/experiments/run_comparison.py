@@ -55,6 +55,10 @@ class RunMismatchWarning(UserWarning):
     """Runs compared that do not rank the same questions, or (with force) ran on different data."""
 
 
+class NoTieScoresWarning(UserWarning):
+    """A compared method whose rankings carry no scores to tie (read from ranking files), so no tie-aware RR."""
+
+
 class RecordedRRWarning(UserWarning):
     """A rankings.csv whose RR column differs from the RR its rankings give (edited or stale); not used."""
 
@@ -422,6 +426,13 @@ def compare_runs(folders: Sequence[Path | Any], pairs: Sequence[str] = (), force
     for ra, ma, rb, mb in chosen:  # a pair named twice is tested once, and counted once by Holm/BH
         unique.setdefault((id(ra), ma, id(rb), mb), (ra, ma, rb, mb))
     results = [compare_pair(*pair) for pair in unique.values()]
+    sides = {(id(r), m): (r, m) for ra, ma, rb, mb in unique.values() for r, m in ((ra, ma), (rb, mb))}
+    for run, method in sides.values():
+        ties = run.rankings.loc[run.rankings["method"] == method].get("RR_tieavg")
+        if ties is None or ties.isna().all():
+            warnings.warn(f"{run.path}: {method!r} has no scores to tie (a run read from ranking files by score or "
+                          f"fuse; taggraph's own TREC files break ties in their scores so that trec_eval gives the "
+                          f"report's order): its tie-aware columns are empty (–)", NoTieScoresWarning, stacklevel=2)
     config = {"experiment": "compare", "forced": force, "alpha": alpha, "pairs": list(pairs) or "same names",
               "runs": [{"label": r.label, "path": str(r.path), "created": r.record.get("created"),
                         "git_commit": r.record.get("git_commit"), "data": r.record.get("data")} for r in runs]}
