@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import pytest
 
@@ -264,3 +265,21 @@ def test_a_param_takes_json_for_fusions_weights():
         method_params(['TagGraph-Fusion.weights={"note_stem": }'])
     with pytest.raises(Exception, match="note_stm"):  # an unknown weight is named before any case runs
         method_params(['TagGraph-Fusion.weights={"note_stm": 1.0}'])
+
+
+@pytest.mark.parametrize("command", [["explain"], ["graph", "--out", "unused.html"]])
+def test_explain_and_graph_say_the_data_s_warnings_in_one_line_each_even_before_an_error(command, tmp_path):
+    """conv-t1:q5 names evidence its conversation lacks: the warnings that say so come as `warning:` lines
+    (not Python's two-line format with a source line), before the error they explain."""
+    tiny = Path(__file__).parent / "fixtures" / "locomo" / "locomo_tiny.json"
+    res = runner.invoke(app, [command[0], "--data", str(tiny), "--question", "conv-t1:q5", "--methods", "BM25",
+                              "--extractor", "none", *[str(tmp_path / a) if a.endswith(".html") else a
+                                                       for a in command[1:]]])
+    lines = res.stderr.splitlines()
+    assert "DatasetWarning" not in res.stderr and not any(line.startswith(" ") for line in lines), res.stderr
+    assert [line.split(":")[0] for line in lines][:2] == ["warning", "warning"]
+    assert "no answer sessions" in res.stderr and "conv-t1:q5" in lines[0]
+    if command[0] == "explain":
+        assert res.exit_code == 2 and lines[-1] == "error: question 'conv-t1:q5' has no gold note; pass a note id"
+    else:
+        assert res.exit_code == 0 and (tmp_path / "unused.html").is_file()

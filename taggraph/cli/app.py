@@ -90,12 +90,15 @@ def command(name: str | None = None) -> Callable:
 @contextlib.contextmanager
 def warnings_as_lines() -> Iterator[None]:
     """Each warning raised inside (a run that lacks questions, a dataset question without gold) printed
-    on leaving, as one line ``warning: ...`` on stderr, instead of Python's two-line format."""
+    on leaving, as one line ``warning: ...`` on stderr, instead of Python's two-line format; on leaving by
+    an error too, which they may explain."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("default")
-        yield
-    for w in caught:
-        typer.echo(f"warning: {w.message}", err=True)
+        try:
+            yield
+        finally:
+            for w in caught:
+                typer.echo(f"warning: {w.message}", err=True)
 
 
 def names(spec: str | None) -> list[str]:

@@ -7,7 +7,8 @@ from typing import Optional
 
 import typer
 
-from taggraph.cli.app import DATA_HELP, DEFAULT_DATA, EXTRACTOR_HELP, command, method_params, methods_option, positive
+from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, EXTRACTOR_HELP, command, method_params, methods_option, positive,
+                              warnings_as_lines)
 from taggraph.config import DEFAULT_EXTRACTOR
 
 
@@ -26,8 +27,10 @@ def explain(
     """Why each method did (not) retrieve a note for a question, judged like the explain page."""
     from taggraph.views import explain as explain_question
 
-    typer.echo(explain_question(data, question, note, out, extractor, methods_option(methods) if methods else None,
-                                positive(depth, "--depth"), method_params(param)))
+    with warnings_as_lines():
+        text = explain_question(data, question, note, out, extractor, methods_option(methods) if methods else None,
+                                positive(depth, "--depth"), method_params(param))
+    typer.echo(text)
     if out is not None:
         typer.echo(f"\nexplanation page: {out}")
 
@@ -56,8 +59,9 @@ def graph(
     positive(max_nodes, "--max-nodes")
     positive(hops, "--hops")
     positive(depth, "--depth")
-    opened = open_question(find_case(data, question), extractor, methods_option(methods) if methods else None,
-                           method_params(param))
+    with warnings_as_lines():
+        opened = open_question(find_case(data, question), extractor, methods_option(methods) if methods else None,
+                               method_params(param))
     case, store, retrievers = opened.case, opened.store, opened.retrievers
     save_graph_html(out, store, question=case.question,
                     results_by_method=retrieve_all(store, case.question, retrievers, depth, asked_on=case.asked_on),
