@@ -3,6 +3,7 @@ malformed run files, and questions without gold."""
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -118,3 +119,18 @@ def test_a_question_without_gold_is_scored_as_the_miss_the_warning_announces(cas
     no_gold = [dataclasses.replace(cases[0], gold_session_ids=[]), *cases[1:3]]
     result = run_bench(no_gold, ["BM25"], extractor="none", backend=None)
     assert result.summary.loc[0, "n"] == 3 and result.rankings.loc[0, "RR"] == 0.0
+
+
+def test_a_run_folder_records_its_data_so_that_it_is_found_from_anywhere(tmp_path, monkeypatch):
+    """bench with a relative --data, then score of its folder (no --data) from another directory."""
+    fixtures = Path(__file__).parent / "fixtures"
+    monkeypatch.chdir(fixtures)
+    out = tmp_path / "run"
+    res = runner.invoke(app, ["bench", "--data", "locomo/locomo_tiny.json", "--methods", "BM25", "--extractor",
+                              "none", "--miss-pages", "0", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert json.loads((out / "run.json").read_text())["data"]["path"] == str(fixtures / "locomo" / "locomo_tiny.json")
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, ["score", "run", "--out", "scored"])
+    assert res.exit_code == 0, res.output
+    assert pd.read_csv(tmp_path / "scored" / "summary.csv")["n"].tolist() == [8]

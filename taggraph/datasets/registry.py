@@ -156,8 +156,9 @@ class Dataset(Sequence):
         return self.benchmark or self.format.title.format(name=self.path.name, stem=self.path.name.split(".")[0])
 
     def record(self) -> dict[str, Any]:
-        """Path, format and checksum, as run.json records the data."""
-        return {"path": str(self.path), "format": self.format.name, "sha256": self.checksum}
+        """Path (absolute: a run folder read from elsewhere still finds it), format and checksum, as run.json
+        records the data."""
+        return {"path": str(Path(self.path).absolute()), "format": self.format.name, "sha256": self.checksum}
 
 
 def load_cases(path: str | Path, fmt: str | None = None, limit: int | None = None) -> Dataset:

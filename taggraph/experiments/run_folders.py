@@ -74,7 +74,7 @@ def data_record(path: Path, dataset: Dataset | None = None) -> dict[str, Any]:
     a loaded one (nothing parsed or detected again), else the format detected at `path`."""
     if dataset is not None:
         return dataset.record()
-    return {"path": str(path), "format": detect_format(path).name, "sha256": data_checksum(path)}
+    return {"path": str(Path(path).absolute()), "format": detect_format(path).name, "sha256": data_checksum(path)}
 
 
 def benchmark_name(cases: Sequence[Case], fmt: str) -> str | None:
