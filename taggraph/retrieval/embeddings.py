@@ -136,15 +136,18 @@ class Embedder:
 
 @contextmanager
 def _quiet_transformers():
-    """Hide transformers' load report: the bundled MiniLM carries an unused `position_ids`
-    buffer, which it reports as UNEXPECTED on every load."""
+    """Hide transformers' load report (the bundled MiniLM carries an unused `position_ids` buffer, which
+    it reports as UNEXPECTED on every load) and its "Loading weights" bar, which lands amid a run's tables."""
     from transformers.utils import logging as hf_logging
-    level = hf_logging.get_verbosity()
+    level, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
     hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
     try:
         yield
     finally:
         hf_logging.set_verbosity(level)
+        if bars:
+            hf_logging.enable_progress_bar()
 
 
 def _bundled_minilm_path() -> str:
