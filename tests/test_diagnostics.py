@@ -103,3 +103,15 @@ def test_untagged_extraction_puts_every_unit_in_c1():
     diag = failure_diagnostics(cases, {"none": bench.rankings}, {"none": stores}, dataset="demo")
     assert set(diag.units["category"]) == {"C1"} and not diag.units["tagged"].any()
     assert diag.table.set_index("category").loc["C1", "n demo"] == diag.units["note_id"].nunique()
+
+
+def test_the_cli_prints_a_share_of_no_units_as_a_dash(tmp_path):
+    """Untagged notes put every miss in C1, where no unit is tagged: Succeeded % has no value ('–'), not 'NaN'."""
+    from typer.testing import CliRunner
+
+    from taggraph.cli import app
+
+    res = CliRunner().invoke(app, ["diagnose", "--extractor", "none", "--limit", "4", "--out", str(tmp_path / "d")])
+    assert res.exit_code == 0, res.output
+    c1 = next(line.split() for line in res.output.splitlines() if line.lstrip().startswith("C1"))
+    assert c1[-2:] == ["0.0", "–"] and "NaN" not in res.output

@@ -46,7 +46,7 @@ def _folder(command_name: str, out: Optional[Path], force: bool) -> Path:
 def _save(folder: Path, force: bool, tables: dict[str, pd.DataFrame], config: dict, data, show: str) -> None:
     from taggraph.experiments.run_folders import run_record, save_run
     save_run(folder, tables, run_record(config, data), force=force)
-    typer.echo(tables[show].round(3).to_string(index=False))
+    typer.echo(tables[show].round(3).to_string(index=False, na_rep="–"))
     typer.echo(f"\nrun folder: {folder}")
 
 
@@ -98,7 +98,7 @@ def sweep_distractors(data: Path = DATA, limit: Optional[int] = LIMIT, extractor
     tables = {name: pd.concat([getattr(r, name).assign(extractor=e) for e, r in results.items()])
               for name in ("summary", "contribution", "rankings")}
     _save(folder, force, tables, {e: r.config for e, r in results.items()}, record, "summary")
-    typer.echo(tables["contribution"].round(3).to_string(index=False))
+    typer.echo(tables["contribution"].round(3).to_string(index=False, na_rep="–"))
 
 
 @command("sweep-depth")
