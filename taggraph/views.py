@@ -1,7 +1,7 @@
 """`tg.views`: what the notebooks show, in one namespace (re-exported from `taggraph.viz` and the sweeps).
 
 Charts (`gold_rank_chart`, `score_chart`, `interval_chart`, `answer_chart`, `misses_chart`, the sweep
-plots), tables and pages of one question (`top_table`, `rank_table`, `explain_table`, `explain_misses`,
+plots), a run's summary as the terminal and reports show it (`summary_view`), tables and pages of one question (`top_table`, `rank_table`, `explain_table`, `explain_misses`,
 `explain_html`, `graph_html`), the ontology (`note_tags`, `top_tags`, `ontology_sunburst`, ...), the
 JupyterLab panels (`graph_panel`, `note_panel`, `retrieval_panel`, `page_frame`, `table_view`), what they
 are drawn from (`open_question`, `OpenQuestions`, `available_methods`, `build_retrievers`, `retrieve_all`,
@@ -29,6 +29,7 @@ from taggraph.viz.explain import (METRIC_K, explain_html, explain_misses, explai
                                   rank_table, retrieve_all, top_table)
 from taggraph.viz.graphview import graph_html
 from taggraph.viz.ontology_view import near_duplicates, note_tags, ontology_sunburst, top_level_shares, top_tags
+from taggraph.viz.report import summary_view
 from taggraph.viz.widgets import graph_panel, note_panel, page_frame, retrieval_panel, table_view
 
 __all__ = ["OpenQuestions", "answer_chart", "available_methods", "build_retrievers", "explain", "explain_html",
@@ -36,7 +37,7 @@ __all__ = ["OpenQuestions", "answer_chart", "available_methods", "build_retrieve
            "interval_chart", "llm_prompt", "misses_chart", "near_duplicates", "note_panel", "note_tags",
            "notebook_settings", "ontology_sunburst", "open_question", "page_frame", "plot_depth_sweep",
            "plot_diffusion_contribution", "plot_distractor_sweep", "rank_table", "retrieval_panel", "retrieve_all",
-           "score_chart", "table_view", "top_level_shares", "top_table", "top_tags"]
+           "score_chart", "summary_view", "table_view", "top_level_shares", "top_table", "top_tags"]
 
 
 def llm_prompt(user: str, assistant: str, existing_tags: Sequence[str]) -> str:
