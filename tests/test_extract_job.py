@@ -52,3 +52,18 @@ def test_resuming_with_another_extractor_is_refused_naming_both(tmp_path):
     with pytest.raises(StoreError, match="extracted with 'offline', not 'none'"):
         extract_to_stores(cases, get_extractor("none"), tmp_path)
     assert MemoryStore.load(case_folder(tmp_path, cases[0])).extractor_name == "offline"  # manifest untouched
+
+
+def test_questions_that_share_a_history_share_one_store(tmp_path):
+    """LoCoMo's questions share their conversation: one store per conversation, named by its first question,
+    as bench shares one memory (not one copy per question)."""
+    from pathlib import Path
+
+    cases = load_dataset(Path(__file__).parent / "fixtures" / "locomo" / "locomo_tiny.json")
+    table = extract_to_stores(cases, get_extractor("none"), tmp_path)
+    firsts = [c for c in cases if c.case_id.endswith(":q0")]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(case_folder(tmp_path, c).name for c in firsts)
+    assert list(table["case_id"]) == [c.case_id for c in firsts]
+    assert list(table["questions"]) == [sum(c.case_id.split(":")[0] == f.case_id.split(":")[0] for c in cases)
+                                        for f in firsts]
+    assert list(table["notes"]) == [len(c.interactions) for c in firsts]

@@ -494,7 +494,7 @@ def test_extract_exits_2_while_failures_remain_and_a_rerun_heals(server, cli, tm
     server.queue(Error(400, "bad request"))  # not retried: one note fails
     args = ("extract", "--limit", "1", "--extractor", "ollama:llama3.2", "--out", str(tmp_path / "s"))
     res = cli(*args)
-    assert res.exit_code == 2 and "error: 1 notes in 1 cases failed extraction" in res.output
+    assert res.exit_code == 2 and "error: 1 notes in 1 stores failed extraction" in res.output
     res = cli(*args)
     assert res.exit_code == 0 and "extraction errors: 0" in res.output
 

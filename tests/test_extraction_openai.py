@@ -215,7 +215,7 @@ def test_cli_extract_and_bench_with_openai(server, cli, tmp_path, monkeypatch):
     args = ("extract", "--limit", "1", "--extractor", "openai:smollm2", "--out", str(tmp_path / "s"),
             "--option", "seed=7")
     res = cli(*args)
-    assert res.exit_code == 2 and "error: 1 notes in 1 cases failed extraction" in res.output
+    assert res.exit_code == 2 and "error: 1 notes in 1 stores failed extraction" in res.output
     assert all(body["seed"] == 7 for body in server.chats())
     res = cli(*args)
     assert res.exit_code == 0 and "extraction errors: 0" in res.output

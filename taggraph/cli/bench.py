@@ -137,7 +137,8 @@ def extract(
                                               "field for openai: (e.g. seed=0, response_format=json_object)."),
     timeout: float = typer.Option(GENERATION_TIMEOUT, help=TIMEOUT_HELP),
 ) -> None:
-    """Extract 5W+Extra tags for every case into stores on disk (resumable; a rerun re-extracts failed notes).
+    """Extract 5W+Extra tags for every case into stores on disk, one per history (questions that share one
+    share its store), resumable; a rerun re-extracts failed notes.
 
     Exits with status 2 when notes remain that failed extraction."""
     from taggraph.experiments.extract_job import extract_to_stores
@@ -162,7 +163,7 @@ def extract(
         typer.echo(f"LLM calls: {ex.stats}")
     typer.echo(f"stores: {out}")
     if failed:
-        raise ServerError(f"{failed} notes in {int((table['extraction_errors'] > 0).sum())} cases failed extraction "
+        raise ServerError(f"{failed} notes in {int((table['extraction_errors'] > 0).sum())} stores failed extraction "
                           f"and are stored untagged (errors in their manifest entries); run the same command "
                           f"again to re-extract them")
 

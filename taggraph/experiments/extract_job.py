@@ -1,7 +1,8 @@
 """Extract whole datasets into stores on disk: resumable, parallel across cases.
 
-``extract_to_stores`` writes one store folder per case under `out`
-(``out/<safe case id>/``). A folder that already holds notes is resumed: its
+``extract_to_stores`` writes one store folder per history under `out`
+(``out/<safe case id>/``): questions that share a history (LoCoMo, ATANT) share one store, named
+by the first of them, as `bench` shares one memory. A folder that already holds notes is resumed: its
 first notes are kept and only the remaining interactions are remembered. LLM
 calls go through the extractor's disk cache, so an interrupted run costs
 nothing to redo.
@@ -24,6 +25,7 @@ import pandas as pd
 
 from taggraph.atomic import check_folder
 from taggraph.datasets import Case
+from taggraph.experiments.runner import group_by_history
 from taggraph.experiments.vocabulary import store_stats
 from taggraph.progress import progress
 from taggraph.store import MemoryStore, StoreError, safe_filename
@@ -60,31 +62,36 @@ def open_case_store(folder: Path, case: Case, extractor) -> MemoryStore:
     return store
 
 
-def extract_case(case: Case, extractor, out: Path) -> dict[str, Any]:
-    """Remember the case's remaining interactions into its folder; its row of the summary table."""
+def extract_history(cases: list[Case], extractor, out: Path) -> dict[str, Any]:
+    """Remember the remaining interactions of the history `cases` share into the folder of the first; its row
+    of the summary table (``questions``: how many share it)."""
+    case = cases[0]
     store = open_case_store(case_folder(out, case), case, extractor)
     resumed = len(store)
     try:
         store.remember_many(case.interactions[resumed:])
     finally:
         store.close()
-    return {"case_id": case.case_id, **store_stats(store), "resumed_from": resumed}
+    return {"case_id": case.case_id, "questions": len(cases), **store_stats(store), "resumed_from": resumed}
 
 
 def extract_to_stores(cases: list[Case], extractor, out: Path, concurrency: int | None = None) -> pd.DataFrame:
-    """Remember every case into its folder; returns one row per case (notes, resumed, tags, errors).
+    """Remember every history into its folder (one per history, `group_by_history`); returns one row per
+    store (its first case, questions, notes, resumed, tags, errors).
 
-    An Ollama extractor (one with `check`) runs `concurrency` cases at once (default its own
-    `concurrency`), one thread per case remembering its turns in order, so every note holds the
-    very extraction its request fetched. Other extractors run case after case.
+    An Ollama extractor (one with `check`) runs `concurrency` histories at once (default its own
+    `concurrency`), one thread per history remembering its turns in order, so every note holds the
+    very extraction its request fetched. Other extractors run history after history.
     """
     out = check_folder(Path(out), "--out")  # a file, an over-long name, an unwritable parent: before any case
+    groups = group_by_history(cases)
     workers = (concurrency or getattr(extractor, "concurrency", 1)) if hasattr(extractor, "check") else 1
     if workers == 1:
-        return pd.DataFrame([extract_case(case, extractor, out) for case in progress(cases, desc="extract", unit="case")])
+        return pd.DataFrame([extract_history(group, extractor, out)
+                             for group in progress(groups, desc="extract", unit="history")])
     pool = ThreadPoolExecutor(max_workers=workers)
     try:
-        return pd.DataFrame(list(progress(pool.map(extract_case, cases, repeat(extractor), repeat(out)),
-                                          total=len(cases), desc="extract", unit="case")))
+        return pd.DataFrame(list(progress(pool.map(extract_history, groups, repeat(extractor), repeat(out)),
+                                          total=len(groups), desc="extract", unit="history")))
     finally:
-        pool.shutdown(cancel_futures=True)  # after a failure, cases not yet started are not started
+        pool.shutdown(cancel_futures=True)  # after a failure, histories not yet started are not started
