@@ -115,3 +115,24 @@ def test_the_cli_prints_a_share_of_no_units_as_a_dash(tmp_path):
     assert res.exit_code == 0, res.output
     c1 = next(line.split() for line in res.output.splitlines() if line.lstrip().startswith("C1"))
     assert c1[-2:] == ["0.0", "–"] and "NaN" not in res.output
+
+
+def test_pooled_questions_that_share_a_history_share_one_store_and_the_same_units(monkeypatch):
+    """LoCoMo's pooled questions share their conversation: its store is built once for all of them, and the
+    diagnostics read from it are those read from one store per question (misses at k = 1: the fixture's conversations are short)."""
+    from pathlib import Path
+
+    from taggraph.experiments import diagnostics
+
+    cases = load_dataset(Path(__file__).parent / "fixtures" / "locomo" / "locomo_tiny.json")
+    rankings = {"none": run_bench(cases, list(GRAPH_METHODS), "none").rankings}
+    pool = [c for c in cases if c.case_id in pool_case_ids(rankings, k=1)]
+    assert len({c.case_id.split(":")[0] for c in pool}) < len(pool)  # two pooled questions share a conversation
+    built = []
+    monkeypatch.setattr(diagnostics, "build_store", lambda case, e: built.append(case.case_id) or build_store(case, e))
+    shared = diagnostics.pooled_stores(pool, "none")
+    assert len(built) == len({c.case_id.split(":")[0] for c in pool}) and set(shared) == {c.case_id for c in pool}
+    own = [build_store(c, "none") for c in pool]
+    by_history = failure_diagnostics(cases, rankings, {"none": shared}, dataset="t", k=1).units
+    by_question = failure_diagnostics(cases, rankings, {"none": own}, dataset="t", k=1).units
+    pd.testing.assert_frame_equal(by_history, by_question)

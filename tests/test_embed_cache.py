@@ -74,3 +74,19 @@ def test_chunk_parameters_follow_method_params(cases):
 def test_only_dense_methods(cases):
     with pytest.raises(ConfigError, match="not methods that embed chunks: \\['BM25'\\]"):
         fill_embedding_cache(cases, ["OpenClaw", "BM25"], embedder=LengthEmbedder())
+
+
+def test_a_history_several_questions_share_is_built_and_chunked_once(monkeypatch):
+    """LoCoMo's questions share their conversation: its chunks come once, not once per question."""
+    from pathlib import Path
+
+    from taggraph.experiments import embed_cache
+
+    locomo = load_dataset(Path(__file__).parent / "fixtures" / "locomo" / "locomo_tiny.json")
+    built = []
+    monkeypatch.setattr(embed_cache, "build_store", lambda case, extractor: built.append(case.case_id)
+                        or build_store(case, extractor))
+    chunks = dense_chunks(locomo, ["OpenClaw"], extractor="none")
+    assert built == ["conv-t1:q0", "conv-t2:q0"] and len(locomo) == 8
+    assert chunks["OpenClaw"] == [c for case in (locomo[0], locomo[6]) for c in
+                                  make_retriever("OpenClaw", build_store(case, "none"), embedder=LengthEmbedder()).chunks]

@@ -140,9 +140,8 @@ def diagnose(data: list[Path] = DATAS, limit: Optional[int] = LIMIT, extractor: 
              out: Optional[Path] = OUT, force: bool = FORCE, workers: int = WORKERS) -> None:
     """Failure diagnostics over top-5 misses of the graph configurations (paper Table 10)."""
     from taggraph.experiments.bench import run_bench
-    from taggraph.experiments.diagnostics import (GRAPH_METHODS, diagnostics_examples, diagnostics_table, light_store,
-                                                  failure_diagnostics, pool_case_ids)
-    from taggraph.experiments.runner import parallel_map
+    from taggraph.experiments.diagnostics import (GRAPH_METHODS, diagnostics_examples, diagnostics_table,
+                                                  failure_diagnostics, pool_case_ids, pooled_stores)
     folder = _folder("diagnose", out, force)
     extractors = extractor_names(extractor)
     units, records = [], []
@@ -152,7 +151,7 @@ def diagnose(data: list[Path] = DATAS, limit: Optional[int] = LIMIT, extractor: 
         rankings = {e: run_bench(cases, list(GRAPH_METHODS), e, workers=workers).rankings for e in extractors}
         pooled = pool_case_ids(rankings)
         pool = [c for c in cases if c.case_id in pooled]
-        stores = {e: parallel_map(light_store, pool, e, workers=workers) for e in extractors}
+        stores = {e: pooled_stores(pool, e, workers) for e in extractors}
         units.append(failure_diagnostics(cases, rankings, stores, name).units)
     all_units = pd.concat(units, ignore_index=True)
     _save(folder, force, {"diagnostics": diagnostics_table(all_units, extractors), "units": all_units,

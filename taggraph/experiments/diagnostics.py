@@ -36,7 +36,7 @@ from taggraph.datasets import Case
 from taggraph.datasets.base import evidence_notes
 from taggraph.datasets.longmemeval import load_longmemeval
 from taggraph.ontology import prefixes
-from taggraph.experiments.runner import build_store
+from taggraph.experiments.runner import build_store, group_by_history, parallel_map
 from taggraph.retrieval.index import concept_matcher
 from taggraph.store import MemoryStore
 from taggraph.text import query_tokens
@@ -66,6 +66,13 @@ def light_store(case: Case, extractor: str) -> MemoryStore:
     store = build_store(case, extractor)
     store.extractor = None
     return store
+
+
+def pooled_stores(cases: Sequence[Case], extractor: str, workers: int = 1) -> dict[str, MemoryStore]:
+    """case id -> `light_store` of each of `cases`, built once per history that several of them share."""
+    groups = group_by_history(cases)
+    built = parallel_map(light_store, [group[0] for group in groups], extractor, workers=workers)
+    return {case.case_id: store for group, store in zip(groups, built) for case in group}
 
 
 def helpful_tags(store: MemoryStore, question: str, note_ids: Iterable[str]) -> dict[str, list[str]]:
@@ -102,16 +109,19 @@ class Diagnostics:
 
 
 def failure_diagnostics(cases: Sequence[Case], rankings_by_extractor: Mapping[str, pd.DataFrame],
-                        stores_by_extractor: Mapping[str, Iterable[MemoryStore]], dataset: str = "data",
+                        stores_by_extractor: Mapping[str, Iterable[MemoryStore] | Mapping[str, MemoryStore]],
+                        dataset: str = "data",
                         evidence: Mapping[str, set[str]] | None = None, methods: Sequence[str] = GRAPH_METHODS,
                         k: int = 5) -> Diagnostics:
     """Categorize the pooled gold notes of one dataset (several: concat `units`, then `diagnostics_table`).
 
     `rankings_by_extractor[e]` are `run_bench` rankings of `methods` under extractor e;
-    `stores_by_extractor[e]` its stores, at least those of the pooled cases (`pool_case_ids`).
+    `stores_by_extractor[e]` its stores, at least those of the pooled cases (`pool_case_ids`): each case's
+    own (keyed by `case_id`), or a mapping case id -> store, where cases that share a history share one.
     """
     extractors = list(rankings_by_extractor)
-    stores = {e: {s.case_id: s for s in stores_by_extractor[e]} for e in extractors}
+    stores = {e: dict(stores_by_extractor[e]) if isinstance(stores_by_extractor[e], Mapping)
+              else {s.case_id: s for s in stores_by_extractor[e]} for e in extractors}
     top = {e: {(r.question_id, r.method): set(r.ranked_note_ids[:k])
                for r in df[df["method"].isin(methods)].itertuples(index=False)}
            for e, df in rankings_by_extractor.items()}

@@ -18,7 +18,7 @@ import pandas as pd
 from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.datasets import Case
 from taggraph.errors import ConfigError
-from taggraph.experiments.runner import build_store
+from taggraph.experiments.runner import build_store, group_by_history
 from taggraph.progress import progress
 from taggraph.retrieval import method, method_names
 from taggraph.retrieval.embeddings import Embedder, get_embedder
@@ -37,14 +37,14 @@ def chunking_methods() -> list[str]:
 def dense_chunks(cases: list[Case], methods: list[str], extractor: str = DEFAULT_EXTRACTOR,
                  method_params: dict[str, dict[str, Any]] | None = None) -> dict[str, list[str]]:
     """Every chunk each chunking method in `methods` (`CHUNKING_METHODS`) embeds over `cases`, in case and
-    note order."""
+    note order; a history that several cases share (LoCoMo, ATANT) is built and chunked once."""
     unknown = [m for m in methods if m not in chunking_methods()]
     if unknown:
         raise ConfigError(f"not methods that embed chunks: {unknown}; these do: {', '.join(chunking_methods())}")
     params = {m: {k: getattr(method(m).params(**(method_params or {}).get(m, {})), k) for k in _CHUNK_KEYS}
               for m in methods}
     out: dict[str, list[str]] = {m: [] for m in methods}
-    for case in progress(cases, desc="chunking", unit="case"):
+    for case in progress([group[0] for group in group_by_history(cases)], desc="chunking", unit="history"):
         store = build_store(case, extractor)
         for m in methods:
             out[m] += [c for note in store.notes for c in note_chunks(note, **params[m])]
