@@ -122,7 +122,7 @@ def embed(
     extractor_names(extractor)
     table = fill_embedding_cache(load_data(data, fmt, limit, per_type), methods_option(methods) if methods else None,
                                  embedder=model, extractor=extractor, method_params=method_params(param))
-    typer.echo(table.to_string(index=False))
+    typer.echo(table.to_string(index=False, na_rep="–"))
 
 
 @command()
