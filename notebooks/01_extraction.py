@@ -5,25 +5,6 @@ app = marimo.App(width="medium")
 
 
 @app.cell
-def _():
-    # Parameters: in the .ipynb twin this cell is tagged `parameters` (papermill -p NAME VALUE).
-    DATA_PATH = None  # dataset file; None: TAGGRAPH_NOTEBOOK_DATA or the bundled demo
-    LIMIT_N = None  # first N questions; None: TAGGRAPH_NOTEBOOK_LIMIT or 10
-    EXTRACTOR_NAME = None  # offline | offline-v2 | none | ollama:MODEL; None: TAGGRAPH_NOTEBOOK_EXTRACTOR or offline-v2
-    return DATA_PATH, EXTRACTOR_NAME, LIMIT_N
-
-
-@app.cell
-def _(DATA_PATH, EXTRACTOR_NAME, LIMIT_N):
-    import marimo as mo
-
-    import taggraph as tg
-
-    DATA, LIMIT, EXTRACTOR = tg.views.notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME)
-    return DATA, EXTRACTOR, LIMIT, mo, tg
-
-
-@app.cell
 def _(mo):
     mo.md(r"""
     # 01 · From one conversation turn to tags in the ontology
@@ -40,16 +21,30 @@ def _(mo):
 
 
 @app.cell
-def _(DATA, LIMIT, tg):
-    cases = tg.load(DATA, limit=LIMIT)
-    case = cases[0]
-    first_gold = next((i for i, it in enumerate(case.interactions) if it.session_id in case.gold_session_ids), 0)
-    return case, first_gold
+def _():
+    import marimo as mo
+
+    import taggraph as tg
+
+    # Parameters: tagged `parameters` in the .ipynb twin (papermill -p NAME VALUE). DATA, LIMIT and
+    # EXTRACTOR: $TAGGRAPH_NOTEBOOK_DATA, _LIMIT and _EXTRACTOR, else the bundled demo, 10 and offline-v2.
+    DATA, LIMIT, EXTRACTOR = tg.views.notebook_settings()
+    TURN = None  # the turn shown first; None: the first case's first gold turn
+    return DATA, EXTRACTOR, LIMIT, TURN, mo, tg
 
 
 @app.cell
-def _(case, first_gold, mo):
-    turn = mo.ui.slider(0, len(case.interactions) - 1, value=first_gold, label="turn of the first case",
+def _(DATA, LIMIT, TURN, tg):
+    cases = tg.load(DATA, limit=LIMIT)
+    case = cases[0]
+    first_gold = next((i for i, it in enumerate(case.interactions) if it.session_id in case.gold_session_ids), 0)
+    first_turn = first_gold if TURN is None else TURN
+    return case, first_turn
+
+
+@app.cell
+def _(case, first_turn, mo):
+    turn = mo.ui.slider(0, len(case.interactions) - 1, value=first_turn, label="turn of the first case",
                         show_value=True)
     # outside marimo (JupyterLab) its slider does not render: the turn shown below, in words
     turn if mo.running_in_notebook() else mo.plain_text(f"turn of the first case: {turn.value} (a slider in marimo)")

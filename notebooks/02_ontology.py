@@ -5,25 +5,6 @@ app = marimo.App(width="medium")
 
 
 @app.cell
-def _():
-    # Parameters: in the .ipynb twin this cell is tagged `parameters` (papermill -p NAME VALUE).
-    DATA_PATH = None  # dataset file; None: TAGGRAPH_NOTEBOOK_DATA or the bundled demo
-    LIMIT_N = None  # first N questions; None: TAGGRAPH_NOTEBOOK_LIMIT or 10
-    EXTRACTOR_NAME = None  # offline | offline-v2 | none | ollama:MODEL; None: TAGGRAPH_NOTEBOOK_EXTRACTOR or offline-v2
-    return DATA_PATH, EXTRACTOR_NAME, LIMIT_N
-
-
-@app.cell
-def _(DATA_PATH, EXTRACTOR_NAME, LIMIT_N):
-    import marimo as mo
-
-    import taggraph as tg
-
-    DATA, LIMIT, EXTRACTOR = tg.views.notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME)
-    return DATA, EXTRACTOR, LIMIT, mo, tg
-
-
-@app.cell
 def _(mo):
     mo.md(r"""
     # 02 · The ontology: tree, reuse, near-duplicates
@@ -46,6 +27,19 @@ def _(mo):
 
 @app.cell
 def _():
+    import marimo as mo
+
+    import taggraph as tg
+
+    # Parameters: tagged `parameters` in the .ipynb twin (papermill -p NAME VALUE). DATA, LIMIT and
+    # EXTRACTOR: $TAGGRAPH_NOTEBOOK_DATA, _LIMIT and _EXTRACTOR, else the bundled demo, 10 and offline-v2.
+    DATA, LIMIT, EXTRACTOR = tg.views.notebook_settings()
+    TAGGERS = ("offline", "offline-v2")  # extractors whose ontologies stand beside EXTRACTOR's
+    return DATA, EXTRACTOR, LIMIT, TAGGERS, mo, tg
+
+
+@app.cell
+def _():
     import pandas as pd
     import plotly.express as px
 
@@ -56,10 +50,10 @@ def _():
 
 
 @app.cell
-def _(DATA, EXTRACTOR, LIMIT, tg):
+def _(DATA, EXTRACTOR, LIMIT, TAGGERS, tg):
     cases = tg.load(DATA, limit=LIMIT)
     stores_by = {name: [tg.build_store(c, name) for c in cases]
-                 for name in dict.fromkeys([EXTRACTOR, "offline", "offline-v2"])}
+                 for name in dict.fromkeys([EXTRACTOR, *TAGGERS])}
     return (stores_by,)
 
 

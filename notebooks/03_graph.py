@@ -5,28 +5,6 @@ app = marimo.App(width="medium")
 
 
 @app.cell
-def _():
-    # Parameters: in the .ipynb twin this cell is tagged `parameters` (papermill -p NAME VALUE).
-    QUESTION = None  # question id; None: the first question
-    METHOD = "AdaptiveGraph"  # whose top K the graph rings first
-    K = 5  # top-k cut-off
-    DATA_PATH = None  # dataset file; None: TAGGRAPH_NOTEBOOK_DATA or the bundled demo
-    LIMIT_N = None  # first N questions; None: TAGGRAPH_NOTEBOOK_LIMIT or 10
-    EXTRACTOR_NAME = None  # offline | offline-v2 | none | ollama:MODEL; None: TAGGRAPH_NOTEBOOK_EXTRACTOR or offline-v2
-    return DATA_PATH, EXTRACTOR_NAME, K, LIMIT_N, METHOD, QUESTION
-
-
-@app.cell
-def _(DATA_PATH, EXTRACTOR_NAME, LIMIT_N):
-    import marimo as mo
-
-    import taggraph as tg
-
-    DATA, LIMIT, EXTRACTOR = tg.views.notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME)
-    return DATA, EXTRACTOR, LIMIT, mo, tg
-
-
-@app.cell
 def _(mo):
     mo.md(r"""
     # 03 · The base graph of one case
@@ -39,7 +17,7 @@ def _(mo):
     the chosen method did (not) retrieve it. Topics are named by their rarest tags. The page is
     self-contained and offline.
 
-    The tags come from `offline-v2` (unless `EXTRACTOR_NAME` says otherwise), which types each
+    The tags come from `offline-v2` (unless `EXTRACTOR` says otherwise), which types each
     noun by its WordNet anchor and category word, so ontology nodes are categories
     (`accessory/jewelry/necklace`, `family/relative/grandma`). A model-free tagger can only
     keep words that are written and the categories WordNet gives them; an LLM extractor also
@@ -47,6 +25,21 @@ def _(mo):
     interest behind a request), which is the node a later question will look for.
     """)
     return
+
+
+@app.cell
+def _():
+    import marimo as mo
+
+    import taggraph as tg
+
+    # Parameters: tagged `parameters` in the .ipynb twin (papermill -p NAME VALUE). DATA, LIMIT and
+    # EXTRACTOR: $TAGGRAPH_NOTEBOOK_DATA, _LIMIT and _EXTRACTOR, else the bundled demo, 10 and offline-v2.
+    DATA, LIMIT, EXTRACTOR = tg.views.notebook_settings()
+    QUESTION = None  # question id; None: the first question
+    METHOD = "AdaptiveGraph"  # whose top K the graph rings first
+    K = 5  # top-k cut-off
+    return DATA, EXTRACTOR, K, LIMIT, METHOD, QUESTION, mo, tg
 
 
 @app.cell

@@ -5,29 +5,6 @@ app = marimo.App(width="medium")
 
 
 @app.cell
-def _():
-    # Parameters: in the .ipynb twin this cell is tagged `parameters` (papermill -p NAME VALUE).
-    QUESTION = None  # question id; None: the sixth judged question
-    QUERY = ""  # free text asked instead of the dataset question when not empty
-    METHOD = "AdaptiveGraph"  # the method whose top note is explained when no gold note is known
-    K = 5  # top-k cut-off of the tables and the explain verdicts
-    DATA_PATH = None  # dataset file; None: TAGGRAPH_NOTEBOOK_DATA or the bundled demo
-    LIMIT_N = None  # first N questions; None: TAGGRAPH_NOTEBOOK_LIMIT or 10
-    EXTRACTOR_NAME = None  # offline | offline-v2 | none | ollama:MODEL; None: TAGGRAPH_NOTEBOOK_EXTRACTOR or offline-v2
-    return DATA_PATH, EXTRACTOR_NAME, K, LIMIT_N, METHOD, QUERY, QUESTION
-
-
-@app.cell
-def _(DATA_PATH, EXTRACTOR_NAME, LIMIT_N):
-    import marimo as mo
-
-    import taggraph as tg
-
-    DATA, LIMIT, EXTRACTOR = tg.views.notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME)
-    return DATA, EXTRACTOR, LIMIT, mo, tg
-
-
-@app.cell
 def _(mo):
     mo.md(r"""
     # 04 · Retrieval for one question, explained
@@ -41,6 +18,22 @@ def _(mo):
     cells below show the parameters' question.
     """)
     return
+
+
+@app.cell
+def _():
+    import marimo as mo
+
+    import taggraph as tg
+
+    # Parameters: tagged `parameters` in the .ipynb twin (papermill -p NAME VALUE). DATA, LIMIT and
+    # EXTRACTOR: $TAGGRAPH_NOTEBOOK_DATA, _LIMIT and _EXTRACTOR, else the bundled demo, 10 and offline-v2.
+    DATA, LIMIT, EXTRACTOR = tg.views.notebook_settings()
+    QUESTION = None  # question id; None: the sixth judged question
+    QUERY = ""  # free text asked instead of the dataset question when not empty
+    METHOD = "AdaptiveGraph"  # the method whose top note is explained when no gold note is known
+    K = 5  # top-k cut-off of the tables and the explain verdicts
+    return DATA, EXTRACTOR, K, LIMIT, METHOD, QUERY, QUESTION, mo, tg
 
 
 @app.cell

@@ -5,25 +5,6 @@ app = marimo.App(width="medium")
 
 
 @app.cell
-def _():
-    # Parameters: in the .ipynb twin this cell is tagged `parameters` (papermill -p NAME VALUE).
-    DATA_PATH = None  # dataset file; None: TAGGRAPH_NOTEBOOK_DATA or the bundled demo
-    LIMIT_N = None  # first N questions; None: TAGGRAPH_NOTEBOOK_LIMIT or 10
-    EXTRACTOR_NAME = None  # offline | offline-v2 | none | ollama:MODEL; None: TAGGRAPH_NOTEBOOK_EXTRACTOR or offline-v2
-    return DATA_PATH, EXTRACTOR_NAME, LIMIT_N
-
-
-@app.cell
-def _(DATA_PATH, EXTRACTOR_NAME, LIMIT_N):
-    import marimo as mo
-
-    import taggraph as tg
-
-    DATA, LIMIT, EXTRACTOR = tg.views.notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME)
-    return DATA, EXTRACTOR, LIMIT, mo, tg
-
-
-@app.cell
 def _(mo):
     mo.md(r"""
     # 05 · AdaptiveGraph component ablation
@@ -39,32 +20,45 @@ def _(mo):
 
 
 @app.cell
-def _(DATA, EXTRACTOR, LIMIT, tg):
+def _():
+    import marimo as mo
+
+    import taggraph as tg
+
+    # Parameters: tagged `parameters` in the .ipynb twin (papermill -p NAME VALUE). DATA, LIMIT and
+    # EXTRACTOR: $TAGGRAPH_NOTEBOOK_DATA, _LIMIT and _EXTRACTOR, else the bundled demo, 10 and offline-v2.
+    DATA, LIMIT, EXTRACTOR = tg.views.notebook_settings()
+    METHOD = "AdaptiveGraph"  # whose components are removed one at a time (any method declaring ablations)
+    return DATA, EXTRACTOR, LIMIT, METHOD, mo, tg
+
+
+@app.cell
+def _(DATA, EXTRACTOR, LIMIT, METHOD, tg):
     from pathlib import Path
 
     cases = tg.load(DATA, limit=LIMIT)
-    ablation = tg.component_ablation(cases, extractor=EXTRACTOR, dataset=Path(DATA).name.split(".")[0])
+    ablation = tg.component_ablation(cases, extractor=EXTRACTOR, method=METHOD, dataset=Path(DATA).name.split(".")[0])
     ablation.table
     return (ablation,)
 
 
 @app.cell
-def _(ablation, tg):
+def _(METHOD, ablation):
     import plotly.express as px
 
-    _long = ablation.table.melt(id_vars=["dataset"], value_vars=list(tg.ABLATION_COLUMNS.values()),
+    _long = ablation.table.melt(id_vars=["dataset"], value_vars=[c for c in ablation.table if c.startswith("-")],
                                 var_name="removed", value_name="MRR change")
     px.bar(_long, x="removed", y="MRR change", color="dataset", barmode="group", text_auto=".3f",
-           title="MRR change from removing one AdaptiveGraph component")
+           title=f"MRR change from removing one {METHOD} component")
     return
 
 
 @app.cell
-def _(ablation, mo, tg):
+def _(METHOD, ablation, mo, tg):
     intervals = tg.ablation_intervals(ablation)
     _n = int(intervals["n"].min())
     _verdicts = [f"- {_name}: {_line}" for _name, _run in ablation.runs.items()
-                 for _line in _run.verdicts["AdaptiveGraph"]]
+                 for _line in _run.verdicts[METHOD]]
     mo.md(f"""
     **n = {_n} questions.** Each MRR change is a mean of {_n} paired differences; the interval is a 95%
     percentile bootstrap over questions (`scipy.stats.bootstrap`). """

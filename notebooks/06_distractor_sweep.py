@@ -5,25 +5,6 @@ app = marimo.App(width="medium")
 
 
 @app.cell
-def _():
-    # Parameters: in the .ipynb twin this cell is tagged `parameters` (papermill -p NAME VALUE).
-    DATA_PATH = None  # dataset file; None: TAGGRAPH_NOTEBOOK_DATA or the bundled demo
-    LIMIT_N = None  # first N questions; None: TAGGRAPH_NOTEBOOK_LIMIT or 10
-    EXTRACTOR_NAME = None  # offline | offline-v2 | none | ollama:MODEL; None: TAGGRAPH_NOTEBOOK_EXTRACTOR or offline-v2
-    return DATA_PATH, EXTRACTOR_NAME, LIMIT_N
-
-
-@app.cell
-def _(DATA_PATH, EXTRACTOR_NAME, LIMIT_N):
-    import marimo as mo
-
-    import taggraph as tg
-
-    DATA, LIMIT, EXTRACTOR = tg.views.notebook_settings(DATA_PATH, LIMIT_N, EXTRACTOR_NAME)
-    return DATA, EXTRACTOR, LIMIT, mo, tg
-
-
-@app.cell
 def _(mo):
     mo.md(r"""
     # 06 · Distractor sweep and retrieval depth
@@ -38,9 +19,22 @@ def _(mo):
 
 
 @app.cell
-def _(DATA, EXTRACTOR, LIMIT, tg):
+def _():
+    import marimo as mo
+
+    import taggraph as tg
+
+    # Parameters: tagged `parameters` in the .ipynb twin (papermill -p NAME VALUE). DATA, LIMIT and
+    # EXTRACTOR: $TAGGRAPH_NOTEBOOK_DATA, _LIMIT and _EXTRACTOR, else the bundled demo, 10 and offline-v2.
+    DATA, LIMIT, EXTRACTOR = tg.views.notebook_settings()
+    COUNTS = (0, 3, 8, 18, 36)  # distractor sessions added to each question's gold sessions
+    return COUNTS, DATA, EXTRACTOR, LIMIT, mo, tg
+
+
+@app.cell
+def _(COUNTS, DATA, EXTRACTOR, LIMIT, tg):
     cases = tg.load(DATA, limit=LIMIT)
-    sweep = tg.distractor_sweep(cases, extractor=EXTRACTOR)
+    sweep = tg.distractor_sweep(cases, counts=COUNTS, extractor=EXTRACTOR)
     tg.views.plot_distractor_sweep(sweep.summary)
     return (
         cases,

@@ -25,14 +25,13 @@ def data_dir() -> Path:
     return Path(env) if env else PACKAGE_DIR.parent.parent / "shared" / "data" / "longmemeval"
 
 
-def notebook_settings(data: str | None = None, limit: int | None = None,
-                      extractor: str | None = None) -> tuple[str, int, str]:
-    """(data path, question limit, extractor) for the notebooks: each argument that is not None (a
-    notebook's parameters cell), else TAGGRAPH_NOTEBOOK_DATA (default: the bundled demo),
-    TAGGRAPH_NOTEBOOK_LIMIT (default 10) and TAGGRAPH_NOTEBOOK_EXTRACTOR (default DEFAULT_EXTRACTOR)."""
-    return (str(data) if data is not None else os.environ.get("TAGGRAPH_NOTEBOOK_DATA", str(DEMO_DATA)),
-            limit if limit is not None else int(os.environ.get("TAGGRAPH_NOTEBOOK_LIMIT", "10")),
-            extractor if extractor is not None else os.environ.get("TAGGRAPH_NOTEBOOK_EXTRACTOR", DEFAULT_EXTRACTOR))
+def notebook_settings() -> tuple[str, int, str]:
+    """(data path, question limit, extractor) a notebook starts from: TAGGRAPH_NOTEBOOK_DATA (default: the
+    bundled demo), TAGGRAPH_NOTEBOOK_LIMIT (default 10), TAGGRAPH_NOTEBOOK_EXTRACTOR (default DEFAULT_EXTRACTOR).
+    A notebook's parameters cell assigns them, so papermill's injected values come after and win."""
+    return (os.environ.get("TAGGRAPH_NOTEBOOK_DATA", str(DEMO_DATA)),
+            int(os.environ.get("TAGGRAPH_NOTEBOOK_LIMIT", "10")),
+            os.environ.get("TAGGRAPH_NOTEBOOK_EXTRACTOR", DEFAULT_EXTRACTOR))
 
 
 def cache_dir() -> Path:

@@ -71,7 +71,7 @@ def inject_parameters(nb, **values):
 def test_twin_runs_with_injected_parameters(tmp_path):
     nbclient = pytest.importorskip("nbclient")
     nb = inject_parameters(nbformat.read(NOTEBOOK_DIR / "04_retrieval.ipynb", as_version=4), QUESTION="demo_q03",
-                           QUERY="which restaurant in Alfama?", METHOD="BM25", K=3, EXTRACTOR_NAME="none")
+                           QUERY="which restaurant in Alfama?", METHOD="BM25", K=3, EXTRACTOR="none")
     nbclient.NotebookClient(nb, timeout=300, resources={"metadata": {"path": str(tmp_path)}}).execute()
     text = "\n".join(str(o.get("data", o.get("text", ""))) for c in nb.cells for o in c.get("outputs", []))
     assert "asked: which restaurant in Alfama?" in text and "demo_q03" in text and "Top 3 of each method" in text

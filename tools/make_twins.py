@@ -1,5 +1,6 @@
 """Write the .ipynb twin of each marimo notebook (`marimo export ipynb`), with its first code cell
-tagged `parameters` (the papermill convention), so `papermill -p NAME VALUE` overrides it.
+tagged `parameters` (the papermill convention), so `papermill -p NAME VALUE` overrides it. Cells keep
+the source's order (`--sort top-down`): the title, a markdown cell, comes first.
 
 Usage: python tools/make_twins.py notebooks/0*_*.py  (what `make notebooks` runs)
 """
@@ -13,7 +14,8 @@ import nbformat
 
 def make_twin(source: Path, twin: Path) -> Path:
     """Export `source` to `twin` and tag the twin's first code cell `parameters`."""
-    subprocess.run([sys.executable, "-m", "marimo", "export", "ipynb", str(source), "-o", str(twin), "--force"],
+    subprocess.run([sys.executable, "-m", "marimo", "export", "ipynb", str(source), "--sort", "top-down",
+                    "-o", str(twin), "--force"],
                    check=True, capture_output=True, timeout=120)
     nb = nbformat.read(twin, as_version=4)
     first = next(c for c in nb.cells if c.cell_type == "code")
