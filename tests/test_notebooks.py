@@ -9,11 +9,13 @@ with their defaults is CI's job: ``pytest --nbmake notebooks/``; one twin is exe
 papermill-style injected parameters.
 """
 
+import base64
 import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy
 import pytest
 
 marimo = pytest.importorskip("marimo")
@@ -148,3 +150,26 @@ def test_imports_only_the_public_face(source):
     public = {"tg": set(tg.__all__), "tg.views": set(tg.views.__all__)}
     unlisted = sorted(f"{space}.{name}" for space, name in used if name not in public[space])
     assert not unlisted, f"{source.name} uses names the public face does not list: {unlisted}"
+
+
+def plotted(values):
+    """A plotly array as saved: a list, or base64 bytes with a dtype (plotly's typed arrays)."""
+    if isinstance(values, dict):
+        return numpy.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"]).tolist()
+    return values
+
+
+@pytest.mark.slow
+def test_notebook_parameters_of_their_own_reach_the_cells(tmp_path):
+    """01's TURN picks the turn shown; 06's COUNTS are the distractor counts swept (papermill-style)."""
+    nbclient = pytest.importorskip("nbclient")
+    outputs = {}
+    for name, values in {"01_extraction": {"TURN": 2, "LIMIT": 2},
+                         "06_distractor_sweep": {"COUNTS": (0, 2), "LIMIT": 2}}.items():
+        nb = inject_parameters(nbformat.read(NOTEBOOK_DIR / f"{name}.ipynb", as_version=4), **values)
+        nbclient.NotebookClient(nb, timeout=300, resources={"metadata": {"path": str(tmp_path)}}).execute()
+        outputs[name] = [o for c in nb.cells for o in c.get("outputs", [])]
+    assert any("turn of the first case: 2 " in str(o.get("data", o.get("text", ""))) for o in outputs["01_extraction"])
+    sweep = next(o["data"]["application/vnd.plotly.v1+json"] for o in outputs["06_distractor_sweep"]
+                 if "MRR by distractor" in str(o.get("data", {}).get("application/vnd.plotly.v1+json", "")))
+    assert {int(x) for trace in sweep["data"] for x in plotted(trace["x"])} == {0, 2}
