@@ -37,16 +37,17 @@ def _(DATA, EXTRACTOR, LIMIT, METHOD, tg):
     from pathlib import Path
 
     cases = tg.load(DATA, limit=LIMIT)
-    ablation = tg.component_ablation(cases, extractor=EXTRACTOR, method=METHOD, dataset=Path(DATA).name.split(".")[0])
+    ablation = tg.component_ablation(cases, extractor=EXTRACTOR, method=METHOD,
+                                     dataset=Path(DATA).name.split(".")[0])
     ablation.table
     return (ablation,)
 
 
 @app.cell
-def _(METHOD, ablation):
+def _(METHOD, ablation, tg):
     import plotly.express as px
 
-    _long = ablation.table.melt(id_vars=["dataset"], value_vars=[c for c in ablation.table if c.startswith("-")],
+    _long = ablation.table.melt(id_vars=["dataset"], value_vars=list(tg.ablation_columns(METHOD).values()),
                                 var_name="removed", value_name="MRR change")
     px.bar(_long, x="removed", y="MRR change", color="dataset", barmode="group", text_auto=".3f",
            title=f"MRR change from removing one {METHOD} component")

@@ -51,6 +51,7 @@ _LAZY = {
     "store_vocabulary": "taggraph.experiments.vocabulary:store_vocabulary",
     "vocabulary_stats": "taggraph.experiments.vocabulary:vocabulary_stats",
     "ABLATION_COLUMNS": "taggraph.evaluation.verdicts:ABLATION_COLUMNS",
+    "ablation_columns": "taggraph.evaluation.verdicts:ablation_columns",
     "component_ablation": "taggraph.experiments.ablation:component_ablation",
     "ablation_intervals": "taggraph.experiments.ablation:ablation_intervals",
     "depth_sweep": "taggraph.experiments.sweeps:depth_sweep",
