@@ -23,7 +23,7 @@ def fuse(
     runs: list[str] = typer.Argument(..., help="Two or more runs: RUN_FOLDER:METHOD (its trec/METHOD.run; the "
                                                "folder alone when it ran one method) or a TREC run file "
                                                "(FILE:NAME for one run of several in it)."),
-    method: str = typer.Option("rrf", help="rrf | combsum | combmnz | wsum (ranx's fusion)."),
+    method: str = typer.Option("rrf", help="rrf | combsum | combmnz | wsum (as ranx fuses)."),
     norm: str = typer.Option("min-max", help="Score normalization per question before combsum, combmnz and "
                                              "wsum: min-max | zscore | max | sum | none."),
     weights: Optional[str] = typer.Option(None, help="wsum's weights, one per run, comma-separated."),

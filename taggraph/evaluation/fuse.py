@@ -1,34 +1,40 @@
-"""Fusion of ranked runs (not the TagGraph-Fusion method): RRF, CombSUM, CombMNZ and a weighted sum, by ranx.
+"""Fusion of ranked runs (not the TagGraph-Fusion method): RRF, CombSUM, CombMNZ and a weighted sum, as ranx fuses.
 
 A run here is question id -> docid -> score (`taggraph.evaluation.score.trec_scores_of` reads one from a
-TREC file). `fuse` hands the runs to ``ranx.fuse`` with ranx's names and defaults:
+TREC file). `fuse` computes what ``ranx.fuse`` computes, with ranx's names, defaults and formulas:
 
 - ``rrf``: Reciprocal Rank Fusion, sum of 1 / (k + rank), k = 60 by default (scores are not normalized);
 - ``combsum``: the sum of the normalized scores; ``combmnz``: that sum times the number of runs that rank
-  the docid; ``wsum``: the sum weighted by `weights` (one per run);
-- normalizations (per question, before fusing): ``min-max``, ``zscore`` (ranx's ``zmuv``), ``max``,
-  ``sum``, ``none``.
+  the docid; ``wsum``: the sum weighted by `weights` (one per run); a run that does not rank a docid adds 0;
+- normalizations (per question and run, before fusing): ``min-max`` (x - min) / (max - min), ``zscore``
+  (ranx's ``zmuv``: (x - mean) / population std), ``max`` x / max, ``sum`` (x - min) / (sum - n min),
+  ``none``; every denominator is floored at 1e-9, as ranx does.
 
-What ranx leaves open is fixed here as trec_eval does it: RRF reads each run's ranks in trec_eval's order
-(score descending, ties by docid descending; ranx takes the order it was given); a question some runs
-do not rank counts as an empty ranking there (ranx requires the same questions in every run); and the
-fused scores are ordered and written as trec_eval reads them (`taggraph.evaluation.score.trec_lines`).
+Written here, not called from ranx: ranx's numba code typed and compiled its calls again in every new process,
+about 10 s for two runs of two questions (34 s on first use), for formulas of a few lines; `tests/test_fuse.py`
+checks every method and normalization against ``ranx.fuse`` on runs of 250 questions with ties (ranx is a
+test dependency). What ranx leaves open is fixed here as trec_eval does it: RRF reads each run's ranks in
+trec_eval's order (score descending, ties by docid descending; ranx takes the order it was given); a question
+some runs do not rank counts as an empty ranking there (ranx requires the same questions in every run); and
+the fused scores are ordered and written as trec_eval reads them (`taggraph.evaluation.score.trec_lines`).
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Mapping, Sequence
+
+import numpy as np
 
 from taggraph.errors import ConfigError
 from taggraph.evaluation.score import trec_lines, trec_order
 
 Run = Mapping[str, Mapping[str, float]]  # question id -> docid -> score
 
-FUSION_METHODS = {"rrf": "rrf", "combsum": "sum", "combmnz": "mnz", "wsum": "wsum"}  # ours -> ranx's
-NORMALIZATIONS = {"min-max": "min-max", "zscore": "zmuv", "max": "max", "sum": "sum", "none": None}
+FUSION_METHODS = ("rrf", "combsum", "combmnz", "wsum")
+NORMALIZATIONS = ("min-max", "zscore", "max", "sum", "none")
 RRF_K = 60  # Cormack et al.'s k, ranx's default
+FLOOR = 1e-9  # ranx's floor under every normalization's denominator
 
 
 def check_fusion(method: str, norm: str, weights: Sequence[float] | None, n_runs: int, k: float = RRF_K) -> None:
@@ -49,33 +55,52 @@ def check_fusion(method: str, norm: str, weights: Sequence[float] | None, n_runs
         raise ConfigError(f"RRF's k must be a number >= 0, got {k}")
 
 
-def _rank_scores(run: Run) -> dict[str, dict[str, float]]:
-    """Each question's docids scored n, n-1, ..., 1 in trec_eval's order, so that ranx's RRF reads those ranks."""
-    return {q: {doc: float(len(scored) - i) for i, doc in enumerate(trec_order(dict(scored)))}
-            for q, scored in run.items()}
+def normalized(scored: Mapping[str, float], norm: str) -> dict[str, float]:
+    """One run's scores of one question under `norm` (module docstring), as ranx's normalizations give them."""
+    if norm == "none" or not scored:
+        return {doc: float(score) for doc, score in scored.items()}
+    x = np.fromiter(scored.values(), dtype=float, count=len(scored))
+    if norm == "min-max":
+        x = (x - x.min()) / max(x.max() - x.min(), FLOOR)
+    elif norm == "zscore":
+        x = (x - x.mean()) / max(x.std(), FLOOR)
+    elif norm == "max":
+        x = x / max(x.max(), FLOOR)
+    else:  # sum
+        x = (x - x.min()) / max(x.sum() - x.min() * len(x), FLOOR)
+    return dict(zip(scored, x.tolist()))
+
+
+def _reciprocal_ranks(scored: Mapping[str, float], k: float) -> dict[str, float]:
+    """1 / (k + rank) of each docid, ranked in trec_eval's order."""
+    return {doc: 1 / (k + rank) for rank, doc in enumerate(trec_order(dict(scored)), start=1)}
+
+
+def _combined(per_run: list[dict[str, float]], method: str, weights: Sequence[float] | None) -> dict[str, float]:
+    """One question's fused scores from each run's (normalized) scores, summed in run order as ranx sums them."""
+    docs = dict.fromkeys(doc for scored in per_run for doc in scored)
+    if method == "combmnz":
+        present = {doc: [scored[doc] for scored in per_run if doc in scored] for doc in docs}
+        return {doc: sum(scores) * len(scores) for doc, scores in present.items()}
+    if method == "wsum":
+        return {doc: sum(w * scored.get(doc, 0.0) for w, scored in zip(weights, per_run)) for doc in docs}
+    return {doc: sum(scored.get(doc, 0.0) for scored in per_run) for doc in docs}
 
 
 def fuse(runs: Sequence[Run], method: str = "rrf", norm: str = "min-max", weights: Sequence[float] | None = None,
          k: float = RRF_K) -> dict[str, dict[str, float]]:
-    """The fused run of `runs` (module docstring); ConfigError for parameters `check_fusion` refuses."""
+    """The fused run of `runs` (module docstring); ConfigError for parameters `check_fusion` refuses.
+    RRF ignores `norm`; every question of any run is in the result (empty where no run ranks a docid)."""
     check_fusion(method, norm, weights, len(runs), k)
-    try:
-        from numba.core.errors import NumbaTypeSafetyWarning
-        from ranx import Run as RanxRun
-        from ranx import fuse as ranx_fuse
-    except ImportError as exc:
-        raise ConfigError(f"fusion needs ranx, a dependency of taggraph: pip install 'ranx>=0.3.21' ({exc})") from None
-
-    questions = list(dict.fromkeys(q for run in runs for q in run))
-    if method == "rrf":
-        runs, norm = [_rank_scores(run) for run in runs], "none"
-    ranx_runs = [RanxRun.from_dict({q: {doc: float(s) for doc, s in run.get(q, {}).items()} for q in questions},
-                                   name=f"run{i}") for i, run in enumerate(runs)]
-    params = {"k": k} if method == "rrf" else {"weights": list(weights)} if method == "wsum" else {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", NumbaTypeSafetyWarning)  # ranx's RRF casts ranks; harmless, said per call
-        fused = ranx_fuse(ranx_runs, norm=NORMALIZATIONS[norm], method=FUSION_METHODS[method], params=params)
-    return {q: dict(fused.run[q]) if q in fused.run else {} for q in questions}
+    questions = dict.fromkeys(q for run in runs for q in run)
+    fused = {}
+    for q in questions:
+        scored = [run.get(q, {}) for run in runs]
+        if method == "rrf":
+            fused[q] = _combined([_reciprocal_ranks(s, k) for s in scored], "combsum", None)
+        else:
+            fused[q] = _combined([normalized(s, norm) for s in scored], method, weights)
+    return fused
 
 
 def run_trec(run: Run, name: str) -> str:

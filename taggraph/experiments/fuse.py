@@ -9,12 +9,12 @@ sha256) and their qrels (``trec/qrels.sessions.txt``); otherwise fused numbers m
 `fuse_runs` refuses them (InputError). The data is the file run.json records, or `data` (checked against
 that sha256); TREC files outside a run folder need `data`.
 
-`fuse_runs` fuses the runs (`taggraph.evaluation.fuse`, by ranx), then scores the fused run and each input
+`fuse_runs` fuses the runs (`taggraph.evaluation.fuse`, ranx's formulas), then scores the fused run and each input
 with `score_external`: the rankings, summary and per-type tables `taggraph score` gives, each input's
 metrics as its own report's, and every method's MRR compared with the first input's (paired
 randomization test). With `out` (never one of the inputs, nor inside or around one) it writes them as a
 run folder that `taggraph score` and `compare` read: run.json's ``fusion`` records the method, the
-normalization, weights, k, the inputs and ranx's version.
+normalization, weights, k and the inputs.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ import tempfile
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
@@ -198,7 +197,7 @@ def fuse_runs(inputs: Sequence[str | Path], out: str | Path | None = None, metho
     del result.config["external_runs"][name]
     result.config["fusion"] = {
         "method": method, "level": level, "norm": None if method == "rrf" else norm, "weights": list(weights) if weights else None,
-        "k": k if method == "rrf" else None, "name": name, "library": f"ranx {metadata.version('ranx')}",
+        "k": k if method == "rrf" else None, "name": name,
         "inputs": [{"spec": i.spec, "label": i.label, "file": str(i.file), "run": i.name} for i in items]}
     add_benchmark_metrics(result, cases)
     add_significance(result, baseline or items[0].label)
