@@ -102,7 +102,6 @@ def ranx_fused(runs, method, norm, weights, k=60):
 
 def test_every_method_and_normalization_fuses_as_ranx_does():
     """One test, so that one worker pays for ranx's numba compilation (our code is the one under test)."""
-    pytest.importorskip("ranx", reason="ranx (a test dependency) is the reference fusion")
     runs = random_runs()
     cases = [("rrf", "none", None, 60), ("rrf", "none", None, 0)]
     cases += [(m, n, [0.7, -0.2, 1.5] if m == "wsum" else None, 60)
