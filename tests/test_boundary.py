@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -196,6 +197,57 @@ def test_a_failing_evidence_is_said_on_its_page_and_the_run_is_saved(tmp_path, c
     page = pages[0].read_text()
     assert "NoEvidence.evidence() failed: RuntimeError: evidence broke" in page
     assert "BM25 over" in page or "terms" in page  # BM25's own evidence still shows
+
+
+def test_any_evidence_detail_is_shown_as_text_and_the_run_is_saved(tmp_path, clean_registry):
+    class OddDetail(spoilt(lambda s: s)):
+        def evidence(self, text, note, *, asked_on=None):
+            return tg.Evidence(summary="odd", detail={"set": {2, 1}, "object": Marker(), 3: np.int64(4),
+                                                      "paths": "not the built-in shape"})
+
+    class Marker:
+        def __repr__(self):
+            return "<marker & co>"
+
+    tg.register_method("OddDetail", OddDetail)
+    explanation = make_retriever("OddDetail", make_store(HAND_ROWS)).explain("dog", "s2#0")
+    assert explanation.details == {"set": [1, 2], "object": "<marker & co>", "3": 4, "paths": "not the built-in shape"}
+    out = tmp_path / "run"
+    res = runner.invoke(app, ["bench", "--methods", "BM25,OddDetail", "--limit", "3", "--miss-pages", "1",
+                              "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    page = next(out.glob("misses/*.explain.html")).read_text()
+    assert "&lt;marker &amp; co&gt;" in page and "not the built-in shape" in page
+
+
+@pytest.mark.parametrize("detail, message", [
+    ({"walk": [["a", "b", "c"]]}, "detail['walk'] must be a list of [from, to] node ids"),
+    ({"walk_breaks": [{"node": "a"}]}, "detail['walk_breaks'] must be a list of"),
+    ([("a", 1)], "returned a detail of type list, not a dict"),
+])
+def test_a_detail_the_graph_page_cannot_draw_is_a_failed_evidence(detail, message, clean_registry):
+    class BadWalk(spoilt(lambda s: s)):
+        def evidence(self, text, note, *, asked_on=None):
+            return tg.Evidence(summary="walked", detail=detail)
+
+    tg.register_method("BadWalk", BadWalk)
+    explanation = make_retriever("BadWalk", make_store(HAND_ROWS)).explain("dog", "s2#0")
+    assert "BadWalk.evidence() failed: TypeError: " + message in explanation.reason
+
+
+def test_a_page_that_cannot_be_drawn_says_so_and_the_run_is_saved(tmp_path, monkeypatch):
+    import taggraph.viz.graphview as graphview
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("graph\nbroke")
+
+    monkeypatch.setattr(graphview, "graph_html", broken)
+    out = tmp_path / "run"
+    res = runner.invoke(app, ["bench", "--methods", "BM25,TagGraph-Stopwords", "--miss-pages", "1", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    page = next(out.glob("misses/*.graph.html")).read_text()
+    assert "could not be drawn" in page and "RuntimeError: graph broke" in page
+    assert "BM25" in next(out.glob("misses/*.explain.html")).read_text()
 
 
 def test_an_evidence_that_is_no_evidence_is_said_too(clean_registry):

@@ -136,6 +136,38 @@ class Evidence:
     detail: dict[str, Any] = field(default_factory=dict)
 
 
+def json_plain(value: Any) -> Any:
+    """`value` in JSON's types, as pages and files show it: integers and reals as int and float, tuples as lists,
+    sets as lists sorted by repr, mapping keys as strings, numpy values as Python's, anything else as its repr."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, Integral):
+        return int(value)
+    if isinstance(value, Real):
+        return float(value)
+    if isinstance(value, Mapping):
+        return {str(k): json_plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_plain(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((json_plain(v) for v in value), key=repr)
+    if hasattr(value, "tolist"):  # numpy arrays and scalars
+        return json_plain(value.tolist())
+    return repr(value)
+
+
+def check_walk(detail: Mapping[str, Any]) -> None:
+    """TypeError unless the keys the graph page draws have its shapes: ``walk``, a list of [from, to] node
+    ids; ``walk_breaks``, a list of {"node": id, "why": text}."""
+    walk, breaks = detail.get("walk", []), detail.get("walk_breaks", [])
+    if not (isinstance(walk, list) and all(isinstance(e, list) and len(e) == 2 and all(isinstance(n, str) for n in e)
+                                           for e in walk)):
+        raise TypeError("detail['walk'] must be a list of [from, to] node ids")
+    if not (isinstance(breaks, list) and all(isinstance(b, dict) and isinstance(b.get("node"), str)
+                                             and isinstance(b.get("why"), str) for b in breaks)):
+        raise TypeError('detail[\'walk_breaks\'] must be a list of {"node": id, "why": text}')
+
+
 @dataclass
 class Explanation:
     """Why a note ranked where it did, in one method's own terms.
@@ -396,6 +428,10 @@ class Retriever:
             ev = self.evidence(text, note, asked_on=asked_on)
             if not isinstance(ev, Evidence):
                 raise TypeError(f"returned {type(ev).__name__}, not a taggraph.Evidence")
+            if not isinstance(ev.detail, Mapping):
+                raise TypeError(f"returned a detail of type {type(ev.detail).__name__}, not a dict")
+            ev = dataclasses.replace(ev, detail=json_plain(ev.detail))
+            check_walk(ev.detail)
         except Exception as exc:  # a page states it and goes on: the other methods' evidence still shows
             ev = Evidence(summary=f"{self.name}.evidence() failed: {type(exc).__name__}: {one_line(exc)}")
         score = float(scores.get(note.index, 0.0))

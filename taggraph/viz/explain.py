@@ -197,7 +197,14 @@ def walk_routes(edges: Sequence[Sequence[str]]) -> list[list[str]]:
 
 def _value_html(key: str, value: Any, store: MemoryStore) -> str:
     """Render one details entry; path lists as chains of `store`'s node names, score maps as tables, the rest
-    as JSON."""
+    as JSON (as is a built-in key's value in another shape: a method of one's own may use the same key)."""
+    try:
+        return _drawn_value_html(key, value, store)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+        return f"<pre>{html.escape(json.dumps(value, indent=1, ensure_ascii=False))}</pre>"
+
+
+def _drawn_value_html(key: str, value: Any, store: MemoryStore) -> str:
     if key == "paths":
         items = [f"<li>token <b>{html.escape(p['token'])}</b> matches <b>{html.escape(_concept(p['matched'], store))}</b>"
                  + (f", reaching <b>{html.escape(_concept(p['concept'], store))}</b> at {p['hops']} ontology hop(s)"
@@ -230,7 +237,7 @@ def _value_html(key: str, value: Any, store: MemoryStore) -> str:
         return f"<code>{html.escape(value)}</code>"
     if isinstance(value, float) or hasattr(value, "dtype"):
         return _number(value)
-    return f"<pre>{html.escape(json.dumps(value, indent=1, ensure_ascii=False, default=float))}</pre>"
+    return f"<pre>{html.escape(json.dumps(value, indent=1, ensure_ascii=False))}</pre>"
 
 
 def _note_html(note: Note) -> str:

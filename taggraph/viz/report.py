@@ -16,6 +16,7 @@ import html
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import pandas as pd
 import plotly.express as px
@@ -259,16 +260,29 @@ class MissPages:
             if not gold:
                 continue
             names = {kind: _page_name(qid, kind).split("/", 1)[1] for kind in ("explain", "graph")}
-            pages[_page_name(qid, "explain")] = explain_html(
-                store, case.question, gold[0], run.retrievers, k=self.k, depth=depth, answer=case.answer, gold=gold,
-                asked_on=case.asked_on, links={"graph page": names["graph"], "run report": "../report.html"},
-                question_id=qid)
-            pages[_page_name(qid, "graph")] = graph_html(
-                store, question=case.question, gold_note_ids=gold, neighbourhood_of=case.question, top_k=self.k,
-                results_by_method={m: ranked[qid, m] for m in run.methods}, retrievers=run.retrievers, depth=depth,
-                asked_on=case.asked_on, links={"explain page": names["explain"], "run report": "../report.html"},
-                question_id=qid)
+            drawers = {
+                "explain": partial(explain_html, store, case.question, gold[0], run.retrievers, k=self.k, depth=depth,
+                                   answer=case.answer, gold=gold, asked_on=case.asked_on, question_id=qid,
+                                   links={"graph page": names["graph"], "run report": "../report.html"}),
+                "graph": partial(graph_html, store, question=case.question, gold_note_ids=gold,
+                                 neighbourhood_of=case.question, top_k=self.k, retrievers=run.retrievers,
+                                 results_by_method={m: ranked[qid, m] for m in run.methods}, depth=depth,
+                                 asked_on=case.asked_on, question_id=qid,
+                                 links={"explain page": names["explain"], "run report": "../report.html"})}
+            for kind, draw in drawers.items():
+                try:
+                    pages[_page_name(qid, kind)] = draw()
+                except Exception as exc:  # a page that cannot be drawn says so; it never costs the run
+                    pages[_page_name(qid, kind)] = failed_page(f"{kind} page of {qid}", exc)
         return pages
+
+
+def failed_page(what: str, exc: Exception) -> str:
+    """A page in place of `what`, which could not be drawn: the error, in one line."""
+    message = html.escape(f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:500])
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(what)}: not drawn</title></head>"
+            f"<body><h1>The {html.escape(what)} could not be drawn</h1><p><code>{message}</code></p>"
+            f"<p><a href='../report.html'>run report</a></p></body></html>")
 
 
 def miss_pages(result, misses: pd.DataFrame, n: int) -> dict[str, str]:
