@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -93,6 +94,18 @@ def test_a_method_s_own_exception_names_method_and_question_and_keeps_the_origin
                                           r"division by zero \(fix the method") as err:
         run_bench(cases[:2], ["Crashing"], extractor="none")
     assert isinstance(err.value.__cause__, ZeroDivisionError)
+
+
+def test_a_method_that_calls_sys_exit_fails_the_bench_in_one_line(cases, clean_registry, tmp_path):
+    class Exits(spoilt(lambda s: s)):
+        def score(self, text, *, asked_on=None):
+            sys.exit(0)
+
+    tg.register_method("Exits", Exits)
+    with pytest.raises(MethodError, match=r"^method 'Exits', question 'demo_q01': raised SystemExit: 0"):
+        run_bench(cases[:1], ["Exits"], extractor="none")
+    res = runner.invoke(app, ["bench", "--methods", "Exits", "--limit", "1", "--out", str(tmp_path / "run")])
+    assert res.exit_code == 2 and "raised SystemExit" in res.output and not (tmp_path / "run").exists()
 
 
 def test_an_exception_while_indexing_names_the_method_and_question_too(cases, clean_registry):

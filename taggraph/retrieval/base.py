@@ -78,7 +78,8 @@ def one_line(text: Any, limit: int = 300) -> str:
 @contextlib.contextmanager
 def method_errors(method: str, question: str | None = None) -> Iterator[None]:
     """Inside: a `MethodError` gains `question`, and any exception other than taggraph's own (which already
-    say what and where) becomes a MethodError naming `method` and `question`, the original as its cause."""
+    say what and where), SystemExit included, becomes a MethodError naming `method` and `question`, the original
+    as its cause."""
     try:
         yield
     except MethodError as exc:
@@ -87,7 +88,7 @@ def method_errors(method: str, question: str | None = None) -> Iterator[None]:
         raise MethodError(exc.method, exc.problem, question) from exc.__cause__
     except TaggraphError:
         raise
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # sys.exit() in a method ends the method, not the run
         raise MethodError(method, f"raised {type(exc).__name__}: {one_line(exc)} (fix the method; --debug "
                                   f"shows the traceback)", question) from exc
 
