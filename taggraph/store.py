@@ -69,6 +69,23 @@ def safe_filename(note_id: str, suffix: str = ".md") -> str:
     return f"{slug}-{digest}{suffix}"
 
 
+def check_text(what: str, **fields: Any) -> None:
+    """InputError naming the field of `what` that is not text, or holds a lone surrogate (UTF-8, the files'
+    encoding, cannot write one: a string decoded with errors="surrogateescape", or cut inside a pair)."""
+    for name, text in fields.items():
+        if not isinstance(text, str):
+            raise InputError(f"{what}: {name} must be text, got {type(text).__name__}")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InputError(f"{what}: {name} holds the lone surrogate U+{ord(text[exc.start]):04X} at character "
+                             f"{exc.start}, which UTF-8 cannot store; fix or re-decode the text") from None
+
+
+def _read_or_none(path: Path) -> bytes | None:
+    return path.read_bytes() if path.exists() else None
+
+
 class MemoryStore:
     """Notes of one case in chronological order, with ontology and base graph kept current.
 
@@ -134,6 +151,9 @@ class MemoryStore:
 
     def remember(self, interaction: Interaction, extraction: Extraction | None = None) -> Note:
         """Extract tags (unless given) and add the interaction as the newest note."""
+        check_text(f"case {self.case_id!r}: an interaction", session_id=interaction.session_id,
+                   user=interaction.user, assistant=interaction.assistant, timestamp=interaction.timestamp,
+                   **({"note_id": interaction.note_id} if interaction.note_id is not None else {}))
         if extraction is None:
             if self.extractor is None:
                 extraction = Extraction()
@@ -165,6 +185,9 @@ class MemoryStore:
         an interrupt (Ctrl-C, a full disk) at any moment leaves every note the manifest can list on disk."""
         if note.note_id in self.by_id:
             raise StoreError(f"case {self.case_id!r}: duplicate note id {note.note_id!r}")
+        check_text(f"case {self.case_id!r}: note {note.note_id!r}", note_id=note.note_id,
+                   session_id=note.session_id, user=note.user, assistant=note.assistant, timestamp=note.timestamp,
+                   summary=note.summary)
         if self.path is not None:
             self._write_note(note)
             self._journal.write(json.dumps(self._entry(note), ensure_ascii=False) + "\n")
@@ -202,7 +225,8 @@ class MemoryStore:
             path.mkdir(parents=True, exist_ok=True)
             lock.acquire()
         except Timeout:
-            raise StoreError(f"{path}: another process is writing this store (lock {path / '.lock'})") from None
+            raise StoreError(f"{path}: another writer holds this store (lock {path / '.lock'}: another process, or "
+                             f"another Memory of this one until it is closed or deleted)") from None
         except OSError as exc:
             raise WriteError(f"{path}: cannot write a store here: {exc.strerror or exc}") from None
         if (path / MANIFEST).exists() and not replace and self.origin != path.resolve():
@@ -215,13 +239,25 @@ class MemoryStore:
             raise StoreError(f"{path}: changed on disk since this store was loaded or saved (another copy saved "
                              f"to it); nothing written: load it again and add to that, or save to a new folder")
         self.close()
+        before = set((path / "notes").glob("*")) if (path / "notes").is_dir() else set()
+        manifest_before = _read_or_none(path / MANIFEST)
         self._lock, self.path, self.origin = lock, path, path.resolve()
-        remove_leftovers(path, (MANIFEST, "ontology.md"))
-        remove_leftovers(path / "notes", ("*.md",))
-        for note in self.notes:
-            self._write_note(note)
-        self._stale = True
-        self.flush()
+        try:
+            remove_leftovers(path, (MANIFEST, "ontology.md"))
+            remove_leftovers(path / "notes", ("*.md",))
+            for note in self.notes:
+                self._write_note(note)
+            self._stale = True
+            self.flush()
+        except BaseException:  # a failed save (full disk, Ctrl-C) takes back its new files and frees the folder
+            if _read_or_none(path / MANIFEST) == manifest_before:  # no manifest of this save lists them
+                for written in set((path / "notes").glob("*")) - before:
+                    written.unlink(missing_ok=True)
+            if self._journal is not None:
+                self._journal.close()
+            lock.release()
+            self._lock, self.path, self._journal = None, None, None
+            raise
         return path
 
     def flush(self) -> None:

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 import taggraph as tg
 from taggraph.cli import app
+from taggraph.errors import InputError
 from taggraph.store import Interaction, MemoryStore, StoreError
 
 
@@ -90,3 +91,39 @@ def test_a_tampered_store_nested_thousands_deep_is_one_line(saved, name):
     (saved / name).write_text("[" * 100_000 + "]" * 100_000 + "\n", encoding="utf-8")
     with pytest.raises(StoreError, match=f"{name}.*unreadable"):
         tg.Memory.load(saved)
+
+
+def test_a_lone_surrogate_is_refused_in_one_line_and_the_memory_is_unchanged():
+    memory = tg.Memory(extractor="none")
+    with pytest.raises(InputError, match=r"^case .*: an interaction: user holds the lone surrogate U\+D800 at "
+                                         r"character 4, which UTF-8 cannot store"):
+        memory.remember("bad \ud800", "x", session="b")
+    with pytest.raises(InputError, match="assistant must be text, got NoneType"):
+        memory.remember("fine", None, session="b")
+    assert len(memory) == 0
+
+
+def test_a_failed_save_takes_back_its_files_and_frees_the_folder(tmp_path, monkeypatch):
+    import taggraph.store as store_module
+    memory = tg.Memory(extractor="none")
+    for i in range(4):
+        memory.remember(f"note {i}", session="s")
+    written = []
+
+    def full_disk(path, text):
+        if len(written) == 2:
+            raise OSError(28, "No space left on device")
+        written.append(path)
+        real_write(path, text)
+
+    real_write = store_module.atomic_write
+    monkeypatch.setattr(store_module, "atomic_write", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        memory.save(tmp_path / "m")
+    assert list((tmp_path / "m" / "notes").iterdir()) == []
+    monkeypatch.setattr(store_module, "atomic_write", real_write)
+    other = tg.Memory(extractor="none")
+    other.remember("the other memory", session="o")
+    other.save(tmp_path / "m")  # not locked by the failed save
+    assert [n.user for n in tg.Memory.load(tmp_path / "m").notes] == ["the other memory"]
+    assert len(list((tmp_path / "m" / "notes").iterdir())) == 1
