@@ -93,6 +93,12 @@ def test_questions_of_one_history_share_one_memory(monkeypatch):
                             "gold_notes": ["a1#7"]}, "field 'gold_notes': 'a1#7' is not a note of history 'ana'"),
     ("questions.jsonl", 2, {"id": "x", "history": "ana", "question": "?", "gold_sessions": [], "abstention": "yes"},
      "field 'abstention' must be bool"),
+    ("turns.jsonl", 2, {"history": "ana", "session": "a 1", "role": "user", "text": "x"},
+     "field 'session' must be one token (no whitespace, not empty), got 'a 1'"),
+    ("turns.jsonl", 2, {"history": "ana", "session": "", "role": "user", "text": "x"},
+     "field 'session' must be one token (no whitespace, not empty), got ''"),
+    ("questions.jsonl", 2, {"id": "x\ty", "history": "ana", "question": "?", "gold_sessions": []},
+     "field 'id' must be one token (no whitespace, not empty), got 'x\\ty'"),
 ])
 def test_bad_records_are_named_by_file_line_and_field(tmp_path, file, line, replace, message):
     folder = copy_fixture(tmp_path)
@@ -103,6 +109,16 @@ def test_bad_records_are_named_by_file_line_and_field(tmp_path, file, line, repl
         load_cases(folder)
     assert str(err.value).startswith(f"{folder / file} line {line}: ") and message in str(err.value)
     assert "\n" not in str(err.value)
+
+
+def test_a_session_id_that_is_also_a_note_id_is_refused(tmp_path):
+    folder = copy_fixture(tmp_path)
+    turns = lines(folder / "turns.jsonl")
+    turns.append({"history": "ana", "session": "a1#0", "role": "user", "text": "I like my cat too."})
+    write_lines(folder / "turns.jsonl", turns)
+    with pytest.raises(DatasetError, match=r": question 'ana-q1': 'a1#0' is both a session id and a note id; a ranked "
+                                           r"id must name one thing$"):
+        load_cases(folder)
 
 
 def test_a_missing_file_is_named(tmp_path):

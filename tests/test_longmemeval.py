@@ -60,6 +60,10 @@ def test_gzip_and_limit(tmp_path):
     (lambda r: r.update(answer_session_ids=[1]), "answer_session_ids"),
     (lambda r: r["haystack_sessions"].__setitem__(0, []), r"haystack_sessions\[0\]: empty session 'a'"),
     (lambda r: r.update(haystack_session_ids=["a", "a"]), r"haystack_session_ids\[1\]: duplicate session id 'a'"),
+    (lambda r: r.update(haystack_session_ids=["a", "b c"], answer_session_ids=["b c"]),
+     r"question 'q1': session id 'b c' is empty or holds whitespace; ids must be single tokens"),
+    (lambda r: r.update(haystack_session_ids=["a", "a#0"], answer_session_ids=["a#0"]),
+     r"question 'q1': 'a#0' is both a session id and a note id"),
 ])
 def test_malformed_records_name_file_record_field(tmp_path, mutate, message):
     rec = record()

@@ -225,6 +225,27 @@ def note_ids(interactions: Sequence[Interaction]) -> list[tuple[str, str]]:
     return out
 
 
+def check_ids(cases: Sequence[Case], where: str | Path) -> None:
+    """DatasetError for an id that cannot be told apart once written: an empty id or one holding whitespace
+    (TREC files and rankings.csv separate ids by whitespace), or a session id that is also a note id (a
+    TREC docid is read as a note id first)."""
+    for case in cases:
+        ids = [("question id", case.case_id)]
+        notes = note_ids(case.interactions)
+        ids += [("session id", s) for s in dict.fromkeys(s for _, s in notes)] + [("note id", n) for n, _ in notes]
+        ids += [("gold session id", s) for s in case.gold_session_ids]
+        ids += [("gold note id", n) for n in case.gold_note_ids]
+        for kind, value in ids:
+            if not isinstance(value, str) or not value or any(c.isspace() for c in value):
+                raise DatasetError(f"{where}: question {case.case_id!r}: {kind} {value!r} is empty or holds "
+                                   f"whitespace; ids must be single tokens (TREC runs and rankings.csv separate ids "
+                                   f"by whitespace)")
+        both = {s for _, s in notes} & {n for n, _ in notes}
+        if both:
+            raise DatasetError(f"{where}: question {case.case_id!r}: {sorted(both)[0]!r} is both a session id and a "
+                               f"note id; a ranked id must name one thing")
+
+
 def evidence_notes(notes: Sequence[tuple[str, str]], gold_sessions: Sequence[str], marked: set[str]) -> list[str]:
     """Of (note id, session id) `notes` in order: the `marked` notes of the gold sessions, and every note
     of a gold session without marked notes (LongMemEval's units of evidence)."""

@@ -90,6 +90,13 @@ def _checked(record: dict, fields: dict, where: str) -> dict:
     return record
 
 
+def _token(value: str, key: str, where: str) -> str:
+    """`value`, unless empty or holding whitespace (runs and rankings.csv separate ids by whitespace)."""
+    if not value or any(c.isspace() for c in value):
+        raise DatasetError(f"{where}: field '{key}' must be one token (no whitespace, not empty), got {value!r}")
+    return value
+
+
 def _strings(record: dict, key: str, where: str) -> list[str]:
     values = record.get(key, [])
     if not all(isinstance(v, str) for v in values):
@@ -112,6 +119,7 @@ def read_histories(path: Path) -> tuple[dict[str, list[Interaction]], list[str],
         turn = _checked(record, TURN_FIELDS, f"{path} line {n}")
         if turn["role"] not in ("user", "assistant"):
             raise DatasetError(f"{path} line {n}: field 'role' must be 'user' or 'assistant', got {turn['role']!r}")
+        _token(turn["session"], "session", f"{path} line {n}")
         if not turn["text"].strip():
             empty.append(f"line {n}")
         if turn.get("date", "").strip() and day_of(turn["date"]) is None:
@@ -153,7 +161,7 @@ def load_generic(turns: str | Path, questions: str | Path, limit: int | None = N
     for n, record in read_jsonl(questions):
         where = f"{questions} line {n}"
         q = _checked(record, QUESTION_FIELDS, where)
-        qid, history = q["id"], q["history"]
+        qid, history = _token(q["id"], "id", where), q["history"]
         if qid in first:
             raise DatasetError(f"{where}: field 'id': duplicate question id {qid!r}, also {first[qid]}")
         first[qid] = f"line {n}"

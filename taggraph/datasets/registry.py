@@ -20,7 +20,7 @@ from typing import Any
 
 from taggraph.datasets import atant, generic, locomo, longmemeval
 from taggraph.datasets.base import (Case, DatasetError, DatasetFormat, DataWarning, case_warnings, check_data_path,
-                                    data_checksum, head)
+                                    check_ids, data_checksum, head)
 from taggraph import plugins
 from taggraph.errors import ConfigError
 from taggraph.registry import Registry, load_attr
@@ -168,6 +168,7 @@ def load_cases(path: str | Path, fmt: str | None = None, limit: int | None = Non
     chosen = get_format(fmt) if fmt else detect_format(path)
     loaded = chosen.load(path, limit)
     cases, found = loaded if isinstance(loaded, tuple) else (loaded, [])
+    check_ids(cases, path)
     return Dataset(path, chosen, list(cases), list(found))
 
 
