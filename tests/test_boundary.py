@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -77,11 +78,16 @@ def test_a_broken_score_is_one_line_naming_method_question_and_fix(kind, cases, 
     assert "\n" not in str(err.value)
 
 
-def test_an_overflowing_in_range_parameter_is_refused_like_any_other_breach(cases):
+def test_an_overflowing_in_range_parameter_is_refused_like_any_other_breach(cases, tmp_path):
     """BM25's k1 has no upper bound; 1e308 overflows to inf scores (MRR 0.20 before, without a word)."""
     with pytest.raises(MethodError, match=r"^method 'BM25', question 'demo_q0\d': .*notes a score that is not "
                                           r"finite \(first: note \d+, inf\).*overflows"):
         run_bench(cases[:2], ["BM25"], extractor="none", method_params={"BM25": {"k1": 1e308}})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # numpy's overflow warning would be printed before the line
+        res = runner.invoke(app, ["bench", "--methods", "BM25", "--param", "BM25.k1=1e308", "--limit", "2",
+                                  "--extractor", "none", "--miss-pages", "0", "--out", str(tmp_path / "run")])
+    assert res.exit_code == 2 and res.output.count("\n") == 1 and "not finite" in res.output, res.output
 
 
 def test_a_method_s_own_exception_names_method_and_question_and_keeps_the_original(cases, clean_registry):

@@ -45,6 +45,7 @@ from functools import lru_cache
 from numbers import Integral, Real
 from typing import Any, ClassVar, Literal, get_type_hints
 
+import numpy as np
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from taggraph.errors import ConfigError, TaggraphError
@@ -383,7 +384,8 @@ class Retriever:
         """Every note `score` reaches, as (note index, score) in rank order (`_order`); a contract breach or an
         exception of the method is a MethodError (module docstring)."""
         asked_on = question_date(asked_on)
-        with method_errors(self.name):
+        # numpy's overflow warnings are not printed: a score they leave infinite is refused in one line instead
+        with method_errors(self.name), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             self.sync()
             return self._order(self.score(text, asked_on=asked_on))
 
