@@ -168,6 +168,17 @@ def test_a_bug_is_not_dressed_as_a_user_error(monkeypatch):
     (["bench", "--param", "Nope.k1=1"], "unknown method"),
     (["graph", "--question", "demo_q01", "--out", "g.html", "--max-nodes", "0"], "--max-nodes must be at least 1"),
     (["graph", "--question", "demo_q01", "--out", "g.html", "--hops", "-3"], "--hops must be at least 1"),
+    (["bench", "--methods", "BM25", "--param", "AdaptiveGraph.alpha=0.5"],
+     "--param AdaptiveGraph.alpha: AdaptiveGraph is not among the methods run (BM25)"),
+    (["explain", "--question", "demo_q01", "--methods", "BM25", "--param", "AdaptiveGraph.alpha=0.5"],
+     "AdaptiveGraph is not among the methods run (BM25)"),
+    (["bench", "--methods", "AdaptiveGraph-noDiffusion", "--param", "AdaptiveGraph-noDiffusion.iterations=20"],
+     "method 'AdaptiveGraph-noDiffusion' fixes iterations=0, which is what it is; got iterations=20; set it on "
+     "AdaptiveGraph"),
+    (["bench", "--methods", "TagGraph-Fusion", "--param", 'TagGraph-Fusion.weights={"note_bm25": true}'],
+     "parameter 'weights.note_bm25' must be float like its default 1.0, got True"),
+    (["bench", "--methods", ""], "--methods names no method (''); leave it out for the default ones"),
+    (["explain", "--question", "demo_q01", "--methods", " , "], "--methods names no method"),
 ])
 def test_bad_options_get_one_line(args, message, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

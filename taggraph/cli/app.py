@@ -110,6 +110,8 @@ def methods_option(spec: Optional[str]) -> list[str]:
     """Comma-separated method names or package.module:Class specs (default: the paper's), resolved by
     the registry."""
     from taggraph.retrieval import PAPER_METHODS, check_methods
+    if spec is not None and not names(spec):
+        raise ConfigError(f"--methods names no method ({spec!r}); leave it out for the default ones")
     return check_methods(names(spec) or PAPER_METHODS)
 
 
@@ -197,10 +199,13 @@ def key_values(pairs: list[str], option: str = "--option") -> dict:
     return out
 
 
-def method_params(pairs: list[str], embedder: str | None = None, device: str | None = None) -> dict[str, dict]:
+def method_params(pairs: list[str], embedder: str | None = None, device: str | None = None,
+                  running: list[str] | None = None) -> dict[str, dict]:
     """`--param AdaptiveGraph.iterations=0` pairs as {method: {key: value}}; `embedder` and `device`
     go to the parameters declared `EMBEDDER` and `DEVICE` of every method that embeds
-    (`taggraph.retrieval.embeds`) unless a --param names that method's own. Unknown methods, parameters and out-of-range values fail here, before any case runs."""
+    (`taggraph.retrieval.embeds`) unless a --param names that method's own. Unknown methods, parameters,
+    out-of-range values and (with `running`, the methods the command runs) a --param for a method not run
+    fail here, before any case runs."""
     from taggraph.retrieval import DEVICE, EMBEDDER, check_methods, check_params, method
     from taggraph.retrieval.embeddings import get_embedder, resolve_device
     from taggraph.retrieval.registry import embedding_methods
@@ -219,7 +224,10 @@ def method_params(pairs: list[str], embedder: str | None = None, device: str | N
         method, dot, key = target.partition(".")
         if not dot or not key or "=" not in pair:
             raise ConfigError(f"--param expects METHOD.KEY=VALUE, got {pair!r}")
-        out.setdefault(check_methods([method])[0], {})[key] = parse_value(value)
+        name = check_methods([method])[0]
+        if running is not None and name not in running:
+            raise ConfigError(f"--param {target}: {name} is not among the methods run ({', '.join(running)})")
+        out.setdefault(name, {})[key] = parse_value(value)
     for method, params in out.items():
         check_params(method, params)
     return out

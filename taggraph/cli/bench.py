@@ -86,7 +86,7 @@ def bench(
 
     folder = check_run_folder(out or default_out(data), force, keep=[data])
     names_ = methods_option(methods)
-    params = method_params(param, embedder, device)
+    params = method_params(param, embedder, device, names_)
     positive(depth, "--depth")
     served = getattr(extractor_backend(extractor), "served", False)
     options = {"timeout": timeout_option(timeout)} if served else {}  # others have no server
@@ -120,8 +120,9 @@ def embed(
 
     model = get_embedder(embedder, device)  # an unknown name or device fails before the dataset is read
     extractor_names(extractor)
-    table = fill_embedding_cache(load_data(data, fmt, limit, per_type), methods_option(methods) if methods else None,
-                                 embedder=model, extractor=extractor, method_params=method_params(param))
+    chosen = methods_option(methods) if methods is not None else None
+    table = fill_embedding_cache(load_data(data, fmt, limit, per_type), chosen, embedder=model, extractor=extractor,
+                                 method_params=method_params(param, running=chosen))
     typer.echo(table.to_string(index=False, na_rep="–"))
 
 

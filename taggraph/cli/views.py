@@ -28,8 +28,9 @@ def explain(
     from taggraph.views import explain as explain_question
 
     with warnings_as_lines():
-        text = explain_question(data, question, note, out, extractor, methods_option(methods) if methods else None,
-                                positive(depth, "--depth"), method_params(param))
+        chosen = methods_option(methods) if methods is not None else None
+        text = explain_question(data, question, note, out, extractor, chosen, positive(depth, "--depth"),
+                                method_params(param, running=chosen))
     typer.echo(text)
     if out is not None:
         typer.echo(f"\nexplanation page: {out}")
@@ -60,8 +61,8 @@ def graph(
     positive(hops, "--hops")
     positive(depth, "--depth")
     with warnings_as_lines():
-        opened = open_question(find_case(data, question), extractor, methods_option(methods) if methods else None,
-                               method_params(param))
+        chosen = methods_option(methods) if methods is not None else None
+        opened = open_question(find_case(data, question), extractor, chosen, method_params(param, running=chosen))
     case, store, retrievers = opened.case, opened.store, opened.retrievers
     save_graph_html(out, store, question=case.question,
                     results_by_method=retrieve_all(store, case.question, retrievers, depth, asked_on=case.asked_on),

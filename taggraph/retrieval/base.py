@@ -267,16 +267,26 @@ def make_params(method: str, params_class: type, values: dict[str, Any]) -> Any:
         if key not in known:
             raise ConfigError(f"method {method!r} has no parameter {key!r}; its parameters: "
                               f"{', '.join(known) or 'none'}")
-        default = known[key].default
-        # pydantic's lax mode reads True as 1 and 1 as True; a switch and a number are not interchangeable
-        if isinstance(value, bool) != isinstance(default, bool) and isinstance(default, (bool, int, float)) \
-                and isinstance(value, (bool, int, float)):
-            raise ConfigError(f"method {method!r}: parameter {key!r} must be {type(default).__name__} like its "
-                              f"default {default!r}, got {value!r}")
+        field_ = known[key]
+        default = field_.default_factory() if field_.default_factory is not dataclasses.MISSING else field_.default
+        _refuse_switch_for_number(method, key, value, default)
     try:
         return _adapter(params_class).validate_python(dict(values))
     except ValidationError as exc:
         raise ConfigError(f"method {method!r}: parameter {_first_error(exc)}") from None
+
+
+def _refuse_switch_for_number(method: str, key: str, value: Any, default: Any) -> None:
+    """ConfigError for a bool where the default is a number or the reverse, also inside a nested dataclass
+    given as a dict (TagGraph-Fusion's weights): pydantic's lax mode reads True as 1 and 1 as True."""
+    if dataclasses.is_dataclass(default) and isinstance(value, Mapping):
+        for name, inner in value.items():
+            if hasattr(default, str(name)):
+                _refuse_switch_for_number(method, f"{key}.{name}", inner, getattr(default, str(name)))
+    elif isinstance(value, bool) != isinstance(default, bool) and isinstance(default, (bool, int, float)) \
+            and isinstance(value, (bool, int, float)):
+        raise ConfigError(f"method {method!r}: parameter {key!r} must be {type(default).__name__} like its "
+                          f"default {default!r}, got {value!r}")
 
 
 def check_defaults(method: str, params_class: type) -> None:

@@ -56,7 +56,14 @@ class Method:
         return check_contract(self.name, load_attr(self.target, f"method {self.name!r}"))
 
     def params(self, **overrides: Any) -> Any:
-        """The method's `Params`, registered values and `overrides` over the defaults, checked."""
+        """The method's `Params`, registered values and `overrides` over the defaults, checked; an override
+        of a registered value with another value is a ConfigError (the variant would no longer be itself)."""
+        changed = [k for k, v in overrides.items() if k in self.defaults and v != self.defaults[k]]
+        if changed:
+            key = changed[0]
+            base = f"; set it on {self.ablation_of}" if self.ablation_of else ""
+            raise ConfigError(f"method {self.name!r} fixes {key}={self.defaults[key]!r}, which is what it is; "
+                              f"got {key}={overrides[key]!r}{base}")
         return make_params(self.name, self.cls().Params, {**self.defaults, **overrides})
 
     def embeds(self, **overrides: Any) -> bool:
