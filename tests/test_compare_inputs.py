@@ -71,6 +71,7 @@ def test_a_tampered_rr_column_changes_nothing(runs, tmp_path):
     mrr, output = mrr_a(tampered, b, tmp_path)
     assert mrr == pytest.approx(honest)
     assert "warning:" in output and "RR" in output and rankings.loc[0, "question_id"] in output
+    assert "RR 7 recorded" in output and "np." not in output
 
 
 def test_reordered_sessions_with_a_stale_rr_agree_with_score(runs, tmp_path):
@@ -141,3 +142,31 @@ def test_a_run_json_of_the_wrong_shape_is_one_line(runs, tmp_path):
     shutil.copytree(a, deep)
     (deep / "run.json").write_text("[" * 100_000 + "]" * 100_000)
     one_line_error(runner.invoke(app, ["compare", str(deep), str(b), "--out", str(tmp_path / "o9")]), "run.json")
+
+
+def edited(run, tmp_path, name, edit):
+    """A copy of `run` whose rankings.csv (every cell read as text) is replaced by `edit(rankings)`."""
+    folder = tmp_path / name
+    shutil.copytree(run, folder)
+    rankings = pd.read_csv(folder / "rankings.csv", dtype=str, keep_default_na=False)
+    edit(rankings).to_csv(folder / "rankings.csv", index=False)
+    return folder
+
+
+def test_runs_that_share_no_judged_question_are_one_line(runs, tmp_path):
+    a, b = runs
+    abstaining = edited(b, tmp_path, "abstaining", lambda rankings: rankings.assign(abstention="True"))
+    res = runner.invoke(app, ["compare", str(a), str(abstaining), "--out", str(tmp_path / "cmp")])
+    one_line_error(res, "share no judged question", "a", "abstaining")
+
+
+def test_a_header_only_rankings_csv_or_an_empty_question_id_is_one_line_in_compare_and_score(runs, tmp_path):
+    a, b = runs
+    header_only = edited(a, tmp_path, "header_only", lambda rankings: rankings.iloc[:0])
+    no_id = edited(a, tmp_path, "no_id", lambda rankings: rankings.assign(
+        question_id=rankings["question_id"].where(rankings.index != 1, "")))
+    for i, command in enumerate((["compare", str(b)], ["score"])):
+        res = runner.invoke(app, [*command, str(header_only), "--out", str(tmp_path / f"h{i}")])
+        one_line_error(res, f"{header_only / 'rankings.csv'}: no rankings")
+        res = runner.invoke(app, [*command, str(no_id), "--out", str(tmp_path / f"q{i}")])
+        one_line_error(res, f"{no_id / 'rankings.csv'}: row 2", "question_id", "empty")

@@ -131,3 +131,17 @@ def test_a_side_without_scores_to_tie_is_said_not_left_blank(two_runs, tmp_path)
     summary = pd.read_csv(tfidf / "summary.csv").set_index("method").loc["TagGraph-TFIDF"]
     assert pair["MRR_tieavg_a"] == pytest.approx(summary["MRR_tieavg"]) != pair["MRR_a"]
     assert pd.isna(pair["MRR_tieavg_b"])
+
+
+def test_an_empty_ranking_has_tie_aware_rr_0_as_in_the_bench(tmp_path):
+    """TagGraph-Stopwords without rank_all_files ranks nothing for some questions (an empty scores cell in
+    rankings.csv): their tie-aware RR is 0, so compare's MRR_tieavg is the bench's."""
+    cases = load_dataset(DEMO_DATA)
+    result = run_bench(cases, ["TagGraph-Stopwords"], extractor="offline-v2", backend=None,
+                       method_params={"TagGraph-Stopwords": {"rank_all_files": False}})
+    assert 0 < (result.rankings["ranked_session_ids"].map(len) == 0).sum() < len(cases)
+    folders = [save_bench(result, tmp_path / name, data_record(DEMO_DATA)) for name in ("a", "b")]
+    pair = compare_runs(folders).pairs.iloc[0]
+    bench = result.summary.iloc[0]["MRR_tieavg"]
+    assert pair["MRR_tieavg_a"] == pytest.approx(bench) and pair["MRR_tieavg_b"] == pytest.approx(bench)
+    assert pair["diff_tieavg"] == 0

@@ -158,3 +158,13 @@ def test_miss_pages_of_a_shared_memory_name_their_own_question():
         graph, explain = (result.pages[f"{page[qid]}.{kind}.html"] for kind in ("graph", "explain"))
         assert f"TagGraph base graph · question {qid}" in graph and cases[0].case_id not in graph.split("var DATA")[0]
         assert f"<b>Question</b> {qid}:" in explain and cases[0].case_id not in explain
+
+
+def test_report_md_shows_html_and_pipes_of_the_data_as_text():
+    import dataclasses
+
+    from taggraph.viz.report import markdown_report
+
+    cases = [dataclasses.replace(c, question_type="<b>x</b> | y & z") for c in load_dataset(DEMO_DATA)[:3]]
+    md = markdown_report(run_bench(cases, ["BM25"], extractor="none", backend=None), "t", "d", None)
+    assert "<b>" not in md and "&lt;b&gt;x&lt;/b&gt; \\| y &amp; z" in md

@@ -134,3 +134,34 @@ def test_a_run_folder_records_its_data_so_that_it_is_found_from_anywhere(tmp_pat
     res = runner.invoke(app, ["score", "run", "--out", "scored"])
     assert res.exit_code == 0, res.output
     assert pd.read_csv(tmp_path / "scored" / "summary.csv")["n"].tolist() == [8]
+
+
+@pytest.mark.parametrize("field, ids", [
+    ("ranked_note_ids", 5), ("ranked_note_ids", "demo_s07#0"), ("ranked_note_ids", [1]),
+    ("ranked_note_ids", [{"id": "demo_s07#0"}]), ("ranked_note_ids", [""]), ("ranked_note_ids", ["demo_s07 #0"]),
+    ("ranked_session_ids", ["demo s07", "demo_s07"]), ("ranked_session_ids", [""]),
+    ("ranked_session_ids", ["demo_s07\t"]),
+])
+def test_a_jsonl_ranked_id_that_is_no_id_is_one_line(tmp_path, field, ids):
+    """Ids are non-empty strings without whitespace (rankings.csv and TREC runs part ids by whitespace)."""
+    run = tmp_path / "run.jsonl"
+    record = {"question_id": "demo_q01", "ranked_session_ids": ["demo_s07"], field: ids}
+    run.write_text('{"question_id": "demo_q02", "ranked_session_ids": []}\n' + json.dumps(record) + "\n")
+    with pytest.raises(InputError, match=rf"^{run}:2: {field} must be a list of ids"):
+        read_runs(run)
+    res = runner.invoke(app, ["score", str(run), "--out", str(tmp_path / "out")])
+    assert res.exit_code == 2 and res.output.startswith(f"error: {run}:2: {field}") and "\n" not in res.output.strip()
+
+
+def test_a_run_file_that_starts_with_a_byte_order_mark_reads_as_without(tmp_path, limited_run):
+    folder, _ = limited_run
+    texts = {"rankings.csv": (folder / "rankings.csv").read_text(encoding="utf-8"),
+             "run.jsonl": '{"question_id": "demo_q01", "ranked_session_ids": ["demo_s07"]}\n',
+             "run.trec": "demo_q01 Q0 demo_s07 1 1.0 t\n"}
+    for name, text in texts.items():
+        plain, marked = tmp_path / "plain" / name, tmp_path / "marked" / name
+        for path, encoding in ((plain, "utf-8"), (marked, "utf-8-sig")):
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(text, encoding=encoding)
+        assert marked.read_bytes().startswith(b"\xef\xbb\xbf")
+        assert read_runs(marked) == read_runs(plain)

@@ -14,7 +14,10 @@ Four sources, detected per path:
   The run name (6th column) names the method;
 - JSONL, one object per question: ``{"question_id": ..., "ranked_session_ids": [...]}``,
   optionally ``"ranked_note_ids"`` and ``"method"``; without "method" the file name
-  (without suffix) names the method. A question repeated within one method is an InputError.
+  (without suffix) names the method. A question repeated within one method is an InputError, and so
+  is an id list that is not a list of non-empty strings without whitespace (what the other formats hold).
+
+A file may start with a UTF-8 byte-order mark.
 
 A ranked id is a session of the question's history, or one of its notes (a note id such as
 ``demo_s15#1``, or the note id the data gives), which stands for the note's session (and, from a TREC
@@ -81,15 +84,24 @@ def read_rankings_csv(path: Path) -> pd.DataFrame:
     """Our own rankings.csv (or the run folder holding it), with the id-list columns as lists.
 
     One row per question and method is required: a repeated pair (a sweep's or an ablation's
-    rankings, which repeat them per setting) is an InputError naming it."""
+    rankings, which repeat them per setting), a file with no rows or a row without its question id or
+    method is an InputError naming it. A UTF-8 byte-order mark is skipped."""
     path = rankings_path(path)
     try:
-        df = pd.read_csv(path, dtype={"question_id": str, "method": str, **dict.fromkeys(LIST_COLUMNS, str)})
+        df = pd.read_csv(path, dtype={"question_id": str, "method": str, **dict.fromkeys(LIST_COLUMNS, str)},
+                         encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise InputError(f"{path}: cannot read rankings: {exc}") from None
     missing = [c for c in ("question_id", "method", "ranked_session_ids") if c not in df]
     if missing:
         raise InputError(f"{path}: not a rankings.csv: no column(s) {', '.join(missing)}")
+    if df.empty:
+        raise InputError(f"{path}: no rankings in it (only a header row)")
+    for column in ("question_id", "method"):
+        blank = df.index[df[column].fillna("").str.strip() == ""]
+        if len(blank):
+            raise InputError(f"{path}: row {blank[0] + 1} (line {blank[0] + 2}): {column} is empty; every row "
+                             f"names the question and method it ranks")
     repeated = df[df.duplicated(["question_id", "method"])]
     if len(repeated):
         q, m = repeated.iloc[0][["question_id", "method"]]
@@ -160,23 +172,38 @@ def _read_jsonl(path: Path, lines: list[str]) -> dict[str, dict[str, dict[str, l
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(f"{path}:{lineno}: invalid JSON: {exc.msg}") from None
-        ranked = record.get("ranked_session_ids") if isinstance(record, dict) else None
         if not isinstance(record, dict) or not isinstance(record.get("question_id"), str) \
-                or not isinstance(ranked, list) or not all(isinstance(s, str) for s in ranked):
+                or record.get("ranked_session_ids") is None:
             raise InputError(f"{path}:{lineno}: expected {{\"question_id\": str, \"ranked_session_ids\": [str, ...]}}")
+        where = f"{path}:{lineno}"
+        ranked, notes = _ids(record, "ranked_session_ids", where), _ids(record, "ranked_note_ids", where)
         name, qid = str(record.get("method") or path.name.split(".")[0]), record["question_id"]
         if (name, qid) in seen:
             raise InputError(f"{path}:{lineno}: question {qid!r} of run {name!r} repeats line {seen[name, qid]}; "
                              f"a run ranks each question once")
         seen[name, qid] = lineno
-        out.setdefault(name, {})[qid] = {"sessions": ranked, "notes": list(record.get("ranked_note_ids") or [])}
+        out.setdefault(name, {})[qid] = {"sessions": ranked, "notes": notes}
     return out
 
 
+def _ids(record: dict[str, Any], field: str, where: str) -> list[str]:
+    """`record[field]` (empty when absent or null), checked to be a list of ids: non-empty strings without
+    whitespace, as rankings.csv and TREC runs (which part ids by whitespace) can hold them."""
+    ids = record.get(field)
+    if ids is None:
+        return []
+    wrong = [i for i in ids if not isinstance(i, str) or not i or re.search(r"\s", i)] \
+        if isinstance(ids, list) else [ids]
+    if wrong:
+        raise InputError(f"{where}: {field} must be a list of ids (non-empty strings without whitespace), "
+                         f"got {json.dumps(wrong[0])[:60]}")
+    return ids
+
+
 def run_lines(path: Path) -> list[str]:
-    """The lines of the run file `path`; InputError when it cannot be read."""
+    """The lines of the run file `path` (a UTF-8 byte-order mark skipped); InputError when it cannot be read."""
     try:
-        return Path(path).read_text(encoding="utf-8").splitlines()
+        return Path(path).read_text(encoding="utf-8-sig").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: cannot read run file: {exc}") from None
 

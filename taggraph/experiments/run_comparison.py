@@ -14,13 +14,15 @@ tied sessions are put in random order), and per-question wins, losses and ties. 
 Benjamini-Hochberg-adjusted p-values count every pair tested (`adjusted_p_values`); `per_type`
 repeats the paired test per question type. Per question, ``verdict`` says when a side's place rests
 on tie order ("TagGraph-TFIDF rank 3 only by tie order (score 0, ...)"). A question only one side
-ranks is left out of the pair and counted (``only_a``, ``only_b``), with a `RunMismatchWarning`.
+ranks is left out of the pair and counted (``only_a``, ``only_b``), with a `RunMismatchWarning`; runs
+that share no judged question at all are an InputError.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import numbers
 import os
 import warnings
 from collections.abc import Sequence
@@ -182,11 +184,15 @@ def rescored(path: Path, rankings: pd.DataFrame, depth: int = DEFAULT_DEPTH) -> 
         raise InputError(f"{path}: no gold_session_ids column: compare scores rankings against their gold")
     rows = rankings[[c for c in RANKING_INPUTS if c in rankings]].copy()
     records = rows.to_dict("records")
+    scored_methods = set(rows.loc[rows["ranked_session_scores"].notna(), "method"]) \
+        if "ranked_session_scores" in rows else set()
     for row in records:
         where = f"{path}: question {row['question_id']!r} of {row['method']!r}"
         for column in ("ranked_scores", "ranked_session_scores"):
             if column in row:
                 row[column] = _numbers(row[column], column, where)
+        if row["method"] in scored_methods and not row["ranked_session_ids"]:
+            row["ranked_session_scores"] = []  # an empty ranking of a scored method: tie-aware RR 0, as in bench
         row["ranked_session_ids"], row["ranked_session_scores"] = _ranked(row, depth, where)
         if "abstention" in row:
             row["abstention"] = _flag(row["abstention"], where)
@@ -204,8 +210,9 @@ def _check_recorded_rr(path: Path, rankings: pd.DataFrame, scored: pd.DataFrame)
     if same.all():
         return
     first = rankings[~same].iloc[0]
+    written = f"{float(first['RR']):.4g}" if isinstance(first["RR"], numbers.Real) else repr(str(first["RR"]))
     warnings.warn(f"{path}: {int((~same).sum())} row(s) record an RR their rankings do not give (first: question "
-                  f"{first['question_id']!r} of {first['method']!r}, RR {first['RR']!r} recorded, "
+                  f"{first['question_id']!r} of {first['method']!r}, RR {written} recorded, "
                   f"{scored.loc[first.name, 'RR']:.4g} from its rankings); compare uses the RR of the rankings",
                   RecordedRRWarning, stacklevel=3)
 
@@ -326,12 +333,16 @@ def _tie_place(row: dict[str, Any]) -> str | None:
     return f"{place} only by tie order (score {score:.4g}, tied with {tied} other session(s))"
 
 
+def _judged_rows(run: Run, method: str) -> pd.DataFrame:
+    """The rankings of the judged questions (an RR, no abstention) `method` ranks in `run`."""
+    rows = run.rankings[(run.rankings["method"] == method) & run.rankings["RR"].notna()]
+    return rows[~rows["abstention"].astype(bool)] if "abstention" in rows else rows
+
+
 def _judged(run: Run, method: str) -> pd.DataFrame:
     """question_id -> question_type, RR, RR_tieavg and the tie-order place (`_tie_place`) of the judged
     questions `method` ranks in `run`."""
-    rows = run.rankings[(run.rankings["method"] == method) & run.rankings["RR"].notna()]
-    if "abstention" in rows:
-        rows = rows[~rows["abstention"].astype(bool)]
+    rows = _judged_rows(run, method)
     places = [_tie_place(r) for r in rows.to_dict("records")]
     return rows.assign(tie_place=places).set_index("question_id").reindex(
         columns=["question_type", "RR", "RR_tieavg", "tie_place"])
@@ -425,7 +436,12 @@ def compare_runs(folders: Sequence[Path | Any], pairs: Sequence[str] = (), force
     unique: dict[tuple, tuple[Run, str, Run, str]] = {}
     for ra, ma, rb, mb in chosen:  # a pair named twice is tested once, and counted once by Holm/BH
         unique.setdefault((id(ra), ma, id(rb), mb), (ra, ma, rb, mb))
+    if not any(set(_judged_rows(ra, ma)["question_id"]) & set(_judged_rows(rb, mb)["question_id"])
+               for ra, ma, rb, mb in unique.values()):
+        raise InputError(f"{' and '.join(r.label for r in runs)} share no judged question (each question one "
+                         f"ranks is an abstention or not ranked by the other): nothing to compare")
     results = [compare_pair(*pair) for pair in unique.values()]
+    questions = pd.concat([q for _, q in results], ignore_index=True)
     sides = {(id(r), m): (r, m) for ra, ma, rb, mb in unique.values() for r, m in ((ra, ma), (rb, mb))}
     for run, method in sides.values():
         ties = run.rankings.loc[run.rankings["method"] == method].get("RR_tieavg")
@@ -436,7 +452,6 @@ def compare_runs(folders: Sequence[Path | Any], pairs: Sequence[str] = (), force
     config = {"experiment": "compare", "forced": force, "alpha": alpha, "pairs": list(pairs) or "same names",
               "runs": [{"label": r.label, "path": str(r.path), "created": r.record.get("created"),
                         "git_commit": r.record.get("git_commit"), "data": r.record.get("data")} for r in runs]}
-    questions = pd.concat([q for _, q in results], ignore_index=True)
     return Comparison(runs, _with_adjusted(pd.DataFrame([row for row, _ in results]), alpha), questions,
                       per_type(questions, alpha), config)
 

@@ -6,8 +6,8 @@ the distribution of first-gold ranks, and a table of the questions some method
 missed (first gold rank per method; a top-k place owed to tie order alone counts as a miss, marked
 "tie"), and the tie-aware columns' definitions; for the first N misses it links an explain
 page and a graph page written into the run folder under ``misses/``. All text
-from data (method names, question types, questions) is HTML-escaped; plotly.js
-is inlined once, so the pages need no network.
+from data (method names, question types, questions) is HTML-escaped, and in report.md's
+tables ``|`` too (`markdown_table`); plotly.js is inlined once, so the pages need no network.
 """
 
 from __future__ import annotations
@@ -151,6 +151,22 @@ def _summary_html(result) -> str:
             + _table(view, "num summary") + "</details>")
 
 
+def _markdown_text(value):
+    """A text value with the characters Markdown or HTML would read as markup (``& < > |``) escaped."""
+    if not isinstance(value, str):
+        return value
+    return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+
+
+def markdown_table(table: pd.DataFrame, index: bool = True) -> str:
+    """`table` as a Markdown table whose text cells, column names and index labels (question types and method
+    names from data) render as the text they are (`_markdown_text`)."""
+    shown = table.rename(columns=_markdown_text, index=_markdown_text)
+    for column in shown.select_dtypes(include=["object", "string"]).columns:
+        shown[column] = shown[column].map(_markdown_text)
+    return shown.to_markdown(index=index)
+
+
 def markdown_report(result, title: str, data_label: str, benchmark: str | None) -> str:
     cfg = result.config
     embedders = sorted({c["embedder"] for c in cfg["methods"].values() if "embedder" in c})
@@ -161,14 +177,14 @@ def markdown_report(result, title: str, data_label: str, benchmark: str | None) 
              f"(`_abs`, no gold session) are excluded from every metric. Extractor: `{cfg['extractor']}`."
              f"{dense} Depth {cfg['depth']}.", "", *data_warnings_md(result),
              f"## MRR and the other metrics (session level, de-duplicated through depth {cfg['depth']})", "",
-             NAMES_NOTE, "", summary_view(result).to_markdown(index=False), "", *_tie_notes_md(result)]
+             NAMES_NOTE, "", markdown_table(summary_view(result), index=False), "", *_tie_notes_md(result)]
     if benchmark:
         parts += [f"## Beside the paper's Table 1 ({benchmark}, MRR; the paper's rows used LLM extraction)", "",
-                  comparison_table(result.summary, benchmark, cfg["extractor"]).round(3).to_markdown(), ""]
+                  markdown_table(comparison_table(result.summary, benchmark, cfg["extractor"]).round(3)), ""]
     for method, lines in result.verdicts.items():
         parts += [f"## Does each component of {method} earn its keep?", "", *[f"- {line}" for line in lines], ""]
     parts += ["## Success@k per question type (the paper's appendix G recall@k; %)", "",
-              per_type_table(result.per_type, list(result.summary["method"])).to_markdown(index=False), ""]
+              markdown_table(per_type_table(result.per_type, list(result.summary["method"])), index=False), ""]
     return "\n".join(parts)
 
 
@@ -181,7 +197,7 @@ def _tie_notes_md(result) -> list[str]:
     if not _has_ties(result):
         return []
     return [*[f"- {line}" for line in TIE_NOTES], "", "MRR_from_tie_order per question type:", "",
-            tie_share_table(result.per_type, list(result.summary["method"])).to_markdown(index=False), ""]
+            markdown_table(tie_share_table(result.per_type, list(result.summary["method"])), index=False), ""]
 
 
 def tie_share_table(per_type: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
