@@ -166,5 +166,7 @@ def test_report_md_shows_html_and_pipes_of_the_data_as_text():
     from taggraph.viz.report import markdown_report
 
     cases = [dataclasses.replace(c, question_type="<b>x</b> | y & z") for c in load_dataset(DEMO_DATA)[:3]]
+    cases[0] = dataclasses.replace(cases[0], case_id="<i>q</i>", gold_session_ids=[])  # a data warning names it
     md = markdown_report(run_bench(cases, ["BM25"], extractor="none", backend=None), "t", "d", None)
     assert "<b>" not in md and "&lt;b&gt;x&lt;/b&gt; \\| y &amp; z" in md
+    assert "<i>" not in md and "&lt;i&gt;q&lt;/i&gt;" in md.split("## Data warnings")[1]
