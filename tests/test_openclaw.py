@@ -218,7 +218,7 @@ HOSTILE = ["", "   \n\t", '"', '""', '" OR "', "NEAR(a b)", "a AND", "AND", "*",
 
 @pytest.mark.parametrize("query", HOSTILE, ids=range(len(HOSTILE)))
 def test_hostile_queries_never_raise(query):
-    store = make_store(["walked the dog", "犬と散歩した", "said \"hello\" AND NEAR(x)", "lone \ud800 in a note"])
+    store = make_store(["walked the dog", "犬と散歩した", "said \"hello\" AND NEAR(x)", "a \x00 control in a note"])
     r = openclaw(store)
     results = r.query(query, 3, explain=True)
     assert len(results) <= 3

@@ -161,7 +161,8 @@ def test_cli_refuses_bad_parameters_before_the_run(tmp_path, monkeypatch):
                          ("TagGraph-Stopwords.stopword_df=-0.1", "greater than 0"),
                          ("OpenClaw.chunk_chars=0", "greater than or equal to 1"),
                          ("AdaptiveGraph.iterations=true", "must be int"), ("BM25.k3=1", "no parameter 'k3'")]:
-        run = CliRunner().invoke(app, ["bench", "--methods", "BM25", "--param", param, "--out", "x"])  # in process
+        run = CliRunner().invoke(app, ["bench", "--methods", "BM25,AdaptiveGraph,TagGraph-Stopwords,OpenClaw",
+                                       "--param", param, "--out", "x"])  # in process
         assert run.exit_code == 2 and words in run.stderr, (param, run.stderr)
         assert len(run.stderr.strip().splitlines()) == 1 and not (tmp_path / "x").exists()
 

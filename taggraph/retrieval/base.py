@@ -262,6 +262,7 @@ def _adapter(params_class: type) -> TypeAdapter:
 def make_params(method: str, params_class: type, values: dict[str, Any]) -> Any:
     """`params_class` filled with `values` over its defaults; ConfigError naming the method, the
     parameter, the value and the rule it breaks (unknown name, wrong type, out of range, nan)."""
+    adapter = _adapter(params_class)  # first: it puts back the sentinels of a class pickled by value
     known = {f.name: f for f in dataclasses.fields(params_class)}
     for key, value in values.items():
         if key not in known:
@@ -271,7 +272,7 @@ def make_params(method: str, params_class: type, values: dict[str, Any]) -> Any:
         default = field_.default_factory() if field_.default_factory is not dataclasses.MISSING else field_.default
         _refuse_switch_for_number(method, key, value, default)
     try:
-        return _adapter(params_class).validate_python(dict(values))
+        return adapter.validate_python(dict(values))
     except ValidationError as exc:
         raise ConfigError(f"method {method!r}: parameter {_first_error(exc)}") from None
 

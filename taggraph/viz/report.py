@@ -6,8 +6,9 @@ the distribution of first-gold ranks, and a table of the questions some method
 missed (first gold rank per method; a top-k place owed to tie order alone counts as a miss, marked
 "tie"), and the tie-aware columns' definitions; for the first N misses it links an explain
 page and a graph page written into the run folder under ``misses/``. All text
-from data (method names, question types, questions) is HTML-escaped, in report.md too (``|`` as well
-in its tables: `markdown_table`); plotly.js is inlined once, so the pages need no network.
+from data (method names, question types, questions) is HTML-escaped, in report.md's tables and data
+warnings too (``|`` as well in its tables: `markdown_table`); plotly.js is inlined once, so the pages need
+no network.
 """
 
 from __future__ import annotations
@@ -182,8 +183,7 @@ def markdown_report(result, title: str, data_label: str, benchmark: str | None) 
         parts += [f"## Beside the paper's Table 1 ({benchmark}, MRR; the paper's rows used LLM extraction)", "",
                   markdown_table(comparison_table(result.summary, benchmark, cfg["extractor"]).round(3)), ""]
     for method, lines in result.verdicts.items():
-        parts += [f"## Does each component of {_markdown_text(method)} earn its keep?", "",
-                  *[f"- {_markdown_text(line)}" for line in lines], ""]
+        parts += [f"## Does each component of {method} earn its keep?", "", *[f"- {line}" for line in lines], ""]
     parts += ["## Success@k per question type (the paper's appendix G recall@k; %)", "",
               markdown_table(per_type_table(result.per_type, list(result.summary["method"])), index=False), ""]
     return "\n".join(parts)
