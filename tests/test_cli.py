@@ -179,6 +179,9 @@ def test_a_bug_is_not_dressed_as_a_user_error(monkeypatch):
      "parameter 'weights.note_bm25' must be float like its default 1.0, got True"),
     (["bench", "--methods", ""], "--methods names no method (''); leave it out for the default ones"),
     (["explain", "--question", "demo_q01", "--methods", " , "], "--methods names no method"),
+    (["sweep-distractors", "--limit", "1", "--counts", "a,b"], "--counts expects comma-separated whole numbers"),
+    (["sweep-depth", "--limit", "1", "--depths", "1.5"], "--depths expects comma-separated whole numbers"),
+    (["sweep-distractors", "--limit", "1", "--counts", ""], "counts: give at least one value"),
 ])
 def test_bad_options_get_one_line(args, message, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

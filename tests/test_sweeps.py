@@ -88,3 +88,22 @@ def test_depth_sweep_prefixes_and_monotone_mrr():
     bm25 = res.summary[res.summary["method"] == "BM25"].set_index("depth")["MRR"]
     assert bm25[2] <= bm25[5] <= bm25[40]
     assert isinstance(plot_depth_sweep(res.summary), go.Figure)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: distractor_sweep(CASES[:1], counts=[0, -1], extractor="none"),
+     "counts: each must be a whole number >= 0, got -1"),
+    (lambda: distractor_sweep(CASES[:1], counts=[], extractor="none"), "counts: give at least one value"),
+    (lambda: depth_sweep(CASES[:1], "BM25", depths=[0], extractor="none"), "depths: each must be a whole number >= 1"),
+    (lambda: depth_sweep(CASES[:1], "BM25", depths=[1.5], extractor="none"), "got 1.5"),
+])
+def test_bad_sweep_settings_are_refused(call, message):
+    with pytest.raises(ConfigError, match=message):
+        call()
+
+
+def test_a_setting_or_method_given_twice_is_asked_once():
+    res = depth_sweep(CASES[:2], ["BM25", "BM25"], depths=[5, 5], extractor="none")
+    assert len(res.rankings) == 2 and res.summary["n"].tolist() == [2]
+    res = distractor_sweep(CASES[:2], counts=[3, 3], extractor="none", methods=["BM25"])
+    assert len(res.rankings) == 2

@@ -106,6 +106,14 @@ def names(spec: str | None) -> list[str]:
     return [s.strip() for s in (spec or "").split(",") if s.strip()]
 
 
+def whole_numbers(spec: str, option: str) -> list[int]:
+    """'0,3,8' -> [0, 3, 8]; ConfigError naming `option` for an entry that is not a whole number."""
+    try:
+        return [int(s) for s in names(spec)]
+    except ValueError:
+        raise ConfigError(f"{option} expects comma-separated whole numbers, got {spec!r}") from None
+
+
 def methods_option(spec: Optional[str]) -> list[str]:
     """Comma-separated method names or package.module:Class specs (default: the paper's), resolved by
     the registry."""

@@ -14,7 +14,7 @@ import pandas as pd
 import typer
 
 from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, EXTRACTOR_HELP, command, extractor_names, load_data,
-                              methods_option, names)
+                              methods_option, whole_numbers)
 from taggraph.cli.bench import default_out
 from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.errors import ConfigError
@@ -93,7 +93,7 @@ def sweep_distractors(data: Path = DATA, limit: Optional[int] = LIMIT, extractor
     results = {}
     with ctx:
         for e in extractor_names(extractor):
-            results[e] = distractor_sweep(cases, [int(c) for c in names(counts)], seed, e, workers=workers,
+            results[e] = distractor_sweep(cases, whole_numbers(counts, "--counts"), seed, e, workers=workers,
                                           backend=backend)
     tables = {name: pd.concat([getattr(r, name).assign(extractor=e) for e, r in results.items()])
               for name in ("summary", "contribution", "rankings")}
@@ -112,8 +112,8 @@ def sweep_depth(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str 
     _, cases, record = _load(data, limit)
     ctx, workers, backend = scale_out(workers, scheduler)
     with ctx:
-        results = {e: depth_sweep(cases, methods_option(method), [int(d) for d in names(depths)], e, workers=workers,
-                                  backend=backend) for e in extractor_names(extractor)}
+        results = {e: depth_sweep(cases, methods_option(method), whole_numbers(depths, "--depths"), e,
+                                  workers=workers, backend=backend) for e in extractor_names(extractor)}
     tables = {name: pd.concat([getattr(r, name).assign(extractor=e) for e, r in results.items()])
               for name in ("summary", "rankings")}
     _save(folder, force, tables, {e: r.config for e, r in results.items()}, record, "summary")

@@ -28,6 +28,7 @@ import plotly.express as px
 
 from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.datasets import Case
+from taggraph.errors import ConfigError
 from taggraph.evaluation.metrics import score_rankings, summarize
 from taggraph.evaluation.significance import compare
 from taggraph.experiments.runner import MemoryRun, build_store, extractor_for, group_by_history, parallel_map
@@ -38,6 +39,18 @@ SWEEP_METHODS = ("AdaptiveGraph", "AdaptiveGraph-noDiffusion", "AdaptiveGraph-no
                  "AdaptiveGraph-noFileSeeding-noDiffusion")
 DISTRACTOR_COUNTS = (0, 3, 8, 18, 36)
 DEPTHS = (20, 40, 80)
+
+
+def settings(values: Sequence[Any], name: str, least: int) -> list[int]:
+    """`values` as whole numbers, each once, in the order given; ConfigError for none, or one that is not a
+    whole number of at least `least` (a question asked twice at one setting would count twice)."""
+    values = list(values)
+    if not values:
+        raise ConfigError(f"{name}: give at least one value")
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, int) or v < least:
+            raise ConfigError(f"{name}: each must be a whole number >= {least}, got {v!r}")
+    return list(dict.fromkeys(values))
 
 
 def substore(store: MemoryStore, session_ids: set[str]) -> MemoryStore:
@@ -123,7 +136,7 @@ def distractor_sweep(cases: Sequence[Case], counts: Sequence[int] = DISTRACTOR_C
                      depth: int = DEFAULT_DEPTH, method_params: dict[str, dict] | None = None,
                      workers: int = 1, backend: str | None = "loky") -> SweepResult:
     """Rerun `methods` on each case reduced to its gold sessions plus n sampled distractors (module doc)."""
-    methods = check_methods(methods)
+    methods, counts = list(dict.fromkeys(check_methods(methods))), settings(counts, "counts", 0)
     config = _config("distractor_sweep", methods, extractor, workers, backend, cases, method_params,
                      counts=list(counts), seed=seed, depth=depth)
     rows = parallel_map(_distractor_memory, group_by_history(cases), list(counts), seed, extractor, methods, depth,
@@ -138,7 +151,8 @@ def depth_sweep(cases: Sequence[Case], method: str | Sequence[str] = "TagGraph-T
                 method_params: dict[str, dict] | None = None, workers: int = 1,
                 backend: str | None = "loky") -> SweepResult:
     """MRR and Success@5 of `method` at each retrieval depth (sessions de-duplicated within the depth)."""
-    methods = check_methods([method] if isinstance(method, str) else method)
+    methods = list(dict.fromkeys(check_methods([method] if isinstance(method, str) else method)))
+    depths = settings(depths, "depths", 1)
     config = _config("depth_sweep", methods, extractor, workers, backend, cases, method_params, depths=list(depths))
     rows = parallel_map(_depth_memory, group_by_history(cases), list(depths), extractor, methods, method_params,
                         workers=workers, backend=backend)
