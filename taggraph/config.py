@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+
 PACKAGE_DIR = Path(__file__).resolve().parent
 # The bundled demo ships inside the package (package data), so it is there after any install.
 DEMO_DATA = PACKAGE_DIR / "_data" / "demo" / "longmemeval_demo.json"
@@ -23,15 +24,6 @@ def data_dir() -> Path:
     """Where real LongMemEval files are looked for."""
     env = os.environ.get("TAGGRAPH_DATA")
     return Path(env) if env else PACKAGE_DIR.parent.parent / "shared" / "data" / "longmemeval"
-
-
-def notebook_settings() -> tuple[str, int, str]:
-    """(data path, question limit, extractor) a notebook starts from: TAGGRAPH_NOTEBOOK_DATA (default: the
-    bundled demo), TAGGRAPH_NOTEBOOK_LIMIT (default 10), TAGGRAPH_NOTEBOOK_EXTRACTOR (default DEFAULT_EXTRACTOR).
-    A notebook's parameters cell assigns them, so papermill's injected values come after and win."""
-    return (os.environ.get("TAGGRAPH_NOTEBOOK_DATA", str(DEMO_DATA)),
-            int(os.environ.get("TAGGRAPH_NOTEBOOK_LIMIT", "10")),
-            os.environ.get("TAGGRAPH_NOTEBOOK_EXTRACTOR", DEFAULT_EXTRACTOR))
 
 
 def cache_dir() -> Path:

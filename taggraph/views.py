@@ -13,12 +13,13 @@ Here the two rooms meet: a question is opened by the experiments room (its store
 the viz room, which never builds one.
 """
 
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from taggraph.atomic import atomic_write
-from taggraph.config import DEFAULT_EXTRACTOR, notebook_settings
+from taggraph.config import DEFAULT_EXTRACTOR, DEMO_DATA
 from taggraph.errors import ConfigError
 from taggraph.experiments.question import OpenQuestions, available_methods, find_case, open_question
 from taggraph.experiments.sweeps import plot_depth_sweep, plot_diffusion_contribution, plot_distractor_sweep
@@ -38,6 +39,18 @@ __all__ = ["OpenQuestions", "answer_chart", "available_methods", "build_retrieve
            "notebook_settings", "ontology_sunburst", "open_question", "page_frame", "plot_depth_sweep",
            "plot_diffusion_contribution", "plot_distractor_sweep", "rank_table", "retrieval_panel", "retrieve_all",
            "score_chart", "summary_view", "table_view", "top_level_shares", "top_table", "top_tags"]
+
+
+def notebook_settings() -> tuple[str, int, str]:
+    """(data path, question limit, extractor) a notebook starts from: TAGGRAPH_NOTEBOOK_DATA (default: the
+    bundled demo), TAGGRAPH_NOTEBOOK_LIMIT (default 10), TAGGRAPH_NOTEBOOK_EXTRACTOR (default DEFAULT_EXTRACTOR).
+    A notebook's parameters cell assigns them, so papermill's injected values come after and win. A limit
+    that is not a whole number >= 1 is a ConfigError naming the variable."""
+    limit = os.environ.get("TAGGRAPH_NOTEBOOK_LIMIT", "10")
+    if not (limit.strip().isdigit() and int(limit) >= 1):
+        raise ConfigError(f"TAGGRAPH_NOTEBOOK_LIMIT must be a whole number of questions >= 1, got {limit!r}")
+    return (os.environ.get("TAGGRAPH_NOTEBOOK_DATA", str(DEMO_DATA)), int(limit),
+            os.environ.get("TAGGRAPH_NOTEBOOK_EXTRACTOR", DEFAULT_EXTRACTOR))
 
 
 def llm_prompt(user: str, assistant: str, existing_tags: Sequence[str]) -> str:

@@ -164,6 +164,8 @@ class Dataset(Sequence):
 def load_cases(path: str | Path, fmt: str | None = None, limit: int | None = None) -> Dataset:
     """The dataset at `path`, detected by content (`fmt`: a registered format's name skips detection) and
     parsed once; the first `limit` questions when given."""
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ConfigError(f"limit must be a whole number of questions >= 1 (or None: every question), got {limit!r}")
     path = check_data_path(Path(path))
     chosen = get_format(fmt) if fmt else detect_format(path)
     loaded = chosen.load(path, limit)
