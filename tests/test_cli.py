@@ -297,3 +297,8 @@ def test_explain_and_graph_say_the_data_s_warnings_in_one_line_each_even_before_
         assert res.exit_code == 2 and lines[-1] == "error: question 'conv-t1:q5' has no gold note; pass a note id"
     else:
         assert res.exit_code == 0 and (tmp_path / "unused.html").is_file()
+
+
+def test_answers_refuses_k_below_one_before_any_run(tmp_path):
+    res = runner.invoke(app, ["answers", "--limit", "1", "--k", "0", "--out", str(tmp_path / "a")])
+    assert res.exit_code == 2 and "--k must be at least 1" in res.output and not (tmp_path / "a").exists()

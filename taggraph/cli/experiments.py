@@ -14,7 +14,7 @@ import pandas as pd
 import typer
 
 from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, EXTRACTOR_HELP, command, extractor_names, load_data,
-                              methods_option, whole_numbers)
+                              methods_option, positive, whole_numbers)
 from taggraph.cli.bench import default_out
 from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.errors import ConfigError
@@ -168,6 +168,7 @@ def answers(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str = EX
     """Answer accuracy (token F1, containment) from each method's top-k notes (paper F.2)."""
     from taggraph.experiments.answers import ExtractiveBaseline, OllamaGenerator, answer_accuracy
     from taggraph.experiments.bench import run_bench
+    positive(k, "--k")
     folder = _folder("answers", out, force)
     _, cases, record = _load(data, limit)
     if generator == "extractive":

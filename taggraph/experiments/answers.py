@@ -21,6 +21,7 @@ from taggraph.datasets import Case
 from taggraph.evaluation.answers import containment, token_f1
 from taggraph.notes import Note
 from taggraph.progress import progress
+from taggraph.retrieval import check_k
 from taggraph.server import GENERATION_TIMEOUT, ollama_client
 from taggraph.store import MemoryStore
 from taggraph.text import tokenize
@@ -102,6 +103,7 @@ class AnswerResult:
 def answer_accuracy(cases: Sequence[Case], rankings: pd.DataFrame, generator: Generator, k: int = 5,
                     methods: Sequence[str] | None = None) -> AnswerResult:
     """Generate an answer from each method's top-k notes for every answerable case and score it."""
+    k = check_k(k)
     methods = list(methods or rankings["method"].unique())
     ranked = {(r.question_id, r.method): (r.ranked_note_ids, r.RR)
               for r in rankings.itertuples(index=False)}
