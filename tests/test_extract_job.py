@@ -67,3 +67,16 @@ def test_questions_that_share_a_history_share_one_store(tmp_path):
     assert list(table["questions"]) == [sum(c.case_id.split(":")[0] == f.case_id.split(":")[0] for c in cases)
                                         for f in firsts]
     assert list(table["notes"]) == [len(c.interactions) for c in firsts]
+
+
+@pytest.mark.parametrize("field", ["assistant", "timestamp", "note_id"])
+def test_rerunning_over_changed_data_is_refused_naming_the_note_and_field(tmp_path, field):
+    import dataclasses
+    (case,) = load_dataset(DEMO_DATA, limit=1)
+    extract_to_stores([case], get_extractor("none"), tmp_path)
+    changed = list(case.interactions)
+    changed[0] = dataclasses.replace(changed[0], **{field: "CHANGED"})
+    with pytest.raises(StoreError, match=rf"note 0 \('demo_s\d+#0'\) is not interaction 0 of the case as the data "
+                                         rf"has it now \({field} differs\)"):
+        extract_to_stores([dataclasses.replace(case, interactions=changed)], get_extractor("none"), tmp_path)
+    extract_to_stores([case], get_extractor("none"), tmp_path)  # the data as it was still resumes

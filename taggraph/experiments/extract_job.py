@@ -25,6 +25,7 @@ import pandas as pd
 
 from taggraph.atomic import check_folder
 from taggraph.datasets import Case
+from taggraph.datasets.base import note_ids
 from taggraph.experiments.runner import group_by_history
 from taggraph.experiments.vocabulary import store_stats
 from taggraph.progress import progress
@@ -44,9 +45,15 @@ def open_case_store(folder: Path, case: Case, extractor) -> MemoryStore:
         store = MemoryStore.load(folder, extractor)
         if store.case_id != case.case_id:
             raise StoreError(f"{folder}: holds case {store.case_id!r}, not {case.case_id!r}")
-        expected = [(i.session_id, i.user) for i in case.interactions[:len(store)]]
-        if [(n.session_id, n.user) for n in store.notes] != expected:
-            raise StoreError(f"{folder}: its notes do not match the first {len(store)} interactions of the case")
+        fields = ("note_id", "session_id", "user", "assistant", "timestamp")
+        wanted = [dict(zip(fields, (note_id, i.session_id, i.user, i.assistant, i.timestamp)))
+                  for (note_id, _), i in zip(note_ids(case.interactions), case.interactions)]
+        for note, want in zip(store.notes, wanted + [None] * len(store.notes)):
+            differs = [f for f in fields if want is None or getattr(note, f) != want[f]]
+            if differs:
+                raise StoreError(f"{folder}: note {note.index} ({note.note_id!r}) is not interaction {note.index} of "
+                                 f"the case as the data has it now ({differs[0]} differs); extract to another --out, "
+                                 f"or delete the folder to extract it again")
         if store.recorded_extractor != extractor.name:
             raise StoreError(f"{folder}: extracted with {store.recorded_extractor!r}, not {extractor.name!r}; "
                              f"resuming would mix their tags (use the same extractor, or another --out)")
