@@ -47,7 +47,7 @@ def _(case, first_turn, mo):
     turn = mo.ui.slider(0, len(case.interactions) - 1, value=first_turn, label="turn of the first case",
                         show_value=True)
     # outside marimo (JupyterLab) its slider does not render: the turn shown below, in words
-    turn if mo.running_in_notebook() else mo.plain_text(f"turn of the first case: {turn.value} (a slider in marimo)")
+    turn if mo.running_in_notebook() else mo.plain_text(f"turn of the first case: {first_turn} (a slider in marimo)")
     return (turn,)
 
 

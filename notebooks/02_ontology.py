@@ -73,7 +73,7 @@ def _(stores_by, tg):
 def _(EXTRACTOR, mo, stores_by):
     tagger = mo.ui.dropdown(options=list(stores_by), value=EXTRACTOR, label="extractor of the views below")
     # outside marimo (JupyterLab) its drop-downs do not render: their values, in words
-    tagger if mo.running_in_notebook() else mo.plain_text(f"extractor of the views below: {tagger.value}")
+    tagger if mo.running_in_notebook() else mo.plain_text(f"extractor of the views below: {EXTRACTOR}")
     return (tagger,)
 
 
@@ -89,7 +89,7 @@ def _(pd, stores_by, tagger, tg):
 def _(mo, stores):
     pick = mo.ui.dropdown(options={s.case_id: i for i, s in enumerate(stores)}, value=stores[0].case_id,
                           label="case")
-    pick if mo.running_in_notebook() else mo.plain_text(f"case: {stores[pick.value].case_id}")
+    pick if mo.running_in_notebook() else mo.plain_text(f"case: {stores[0].case_id}")
     return (pick,)
 
 

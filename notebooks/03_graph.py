@@ -45,14 +45,15 @@ def _():
 @app.cell
 def _(DATA, EXTRACTOR, K, LIMIT, METHOD, QUESTION, mo, tg):
     cases = {c.case_id: c for c in tg.load(DATA, limit=LIMIT)}
-    question = mo.ui.dropdown(options=list(cases), value=QUESTION or next(iter(cases)), label="question")
+    _first = QUESTION or next(iter(cases))
+    question = mo.ui.dropdown(options=list(cases), value=_first, label="question")
     neighbourhood = mo.ui.switch(label="only the question's neighbourhood")
     hops = mo.ui.slider(1, 4, value=2, label="hops", show_value=True)
     # outside marimo (JupyterLab) its widgets do not render: ipywidgets controls instead, each change
     # drawing this question's graph again under them; the cells below keep the parameters' choice
     questions = tg.views.OpenQuestions(cases, EXTRACTOR)  # each question's memory built once, on first choice
     (mo.hstack([question, neighbourhood, hops], justify="start") if mo.running_in_notebook()
-     else tg.views.graph_panel(questions, question.value, METHOD, K))
+     else tg.views.graph_panel(questions, _first, METHOD, K))
     return hops, neighbourhood, question, questions
 
 

@@ -40,15 +40,15 @@ def _():
 def _(DATA, EXTRACTOR, K, LIMIT, METHOD, QUERY, QUESTION, mo, tg):
     cases = {c.case_id: c for c in tg.load(DATA, limit=LIMIT)}
     judged = [c for c in cases.values() if c.gold_session_ids]
-    question = mo.ui.dropdown(options=list(cases), value=QUESTION or judged[min(5, len(judged) - 1)].case_id,
-                              label="question")
+    _first = QUESTION or judged[min(5, len(judged) - 1)].case_id
+    question = mo.ui.dropdown(options=list(cases), value=_first, label="question")
     own = mo.ui.text(value=QUERY, label="or ask your own question", full_width=True)
     k = mo.ui.slider(1, 20, value=K, label="k", show_value=True)
     # outside marimo (JupyterLab) its widgets do not render: ipywidgets controls instead, each change
     # rendering this question's view again under them; the cells below keep the parameters' choice
     questions = tg.views.OpenQuestions(cases, EXTRACTOR)  # each question's memory built once, on first choice
     (mo.vstack([mo.hstack([question, k], justify="start"), own]) if mo.running_in_notebook()
-     else tg.views.retrieval_panel(questions, question.value, own.value, METHOD, k.value))
+     else tg.views.retrieval_panel(questions, _first, QUERY, METHOD, K))
     return k, own, question, questions
 
 
@@ -128,10 +128,11 @@ def _(mo):
 @app.cell
 def _(METHOD, answer, asked, asked_on, gold, k, mo, results, retrievers, store, tg):
     _first = results[METHOD][0].note_id if results.get(METHOD) else store.notes[0].note_id
-    note = mo.ui.dropdown(options=[n.note_id for n in store.notes], value=(gold or [_first])[0], label="note")
+    _chosen = (gold or [_first])[0]
+    note = mo.ui.dropdown(options=[n.note_id for n in store.notes], value=_chosen, label="note")
     # outside marimo (JupyterLab) its drop-down does not render: an ipywidgets one with the note's views under it
     (note if mo.running_in_notebook()
-     else tg.views.note_panel(store, asked, retrievers, note.value, k=k.value, answer=answer, gold=gold,
+     else tg.views.note_panel(store, asked, retrievers, _chosen, k=k.value, answer=answer, gold=gold,
                               asked_on=asked_on))
     return (note,)
 

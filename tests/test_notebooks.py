@@ -11,6 +11,7 @@ papermill-style injected parameters.
 
 import base64
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -51,6 +52,18 @@ def test_marimo_check_passes():
     result = subprocess.run([sys.executable, "-m", "marimo", "check", "--strict", *map(str, NOTEBOOKS)],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("source", NOTEBOOKS, ids=lambda p: p.stem)
+def test_runs_as_a_script(source, tmp_path):
+    """`python notebooks/NN_name.py` runs every cell headless; a cell that reads the value of a control it
+    creates fails there (marimo forbids it), as notebooks 01-04 once did."""
+    copy = tmp_path / source.name  # marimo may write a session folder beside the file it runs
+    copy.write_text(source.read_text())
+    env = {**os.environ, "TAGGRAPH_NOTEBOOK_LIMIT": "2"}
+    result = subprocess.run([sys.executable, str(copy)], capture_output=True, text=True, timeout=300, env=env,
+                            cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
 
 
 @pytest.mark.parametrize("source", NOTEBOOKS, ids=lambda p: p.stem)
