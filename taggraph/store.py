@@ -329,9 +329,11 @@ class MemoryStore:
         return store
 
     def _load_entry(self, path: Path, entry: Any, where: str) -> None:
+        if not isinstance(entry, dict):
+            raise StoreError(f"{where}: a note entry must be a JSON object, got {type(entry).__name__}")
         try:
             note_id, rel = entry["note_id"], entry["file"]
-        except (KeyError, TypeError) as exc:
+        except KeyError as exc:
             raise StoreError(f"{where}: missing field {exc}") from None
         if not isinstance(note_id, str) or not isinstance(rel, str):
             raise StoreError(f"{where}: fields 'note_id' and 'file' must be strings")
@@ -348,6 +350,8 @@ class MemoryStore:
                               source=str(file))
         except NoteFormatError as exc:
             raise StoreError(str(exc)) from None
+        if note_id in self.by_id:
+            raise StoreError(f"{where}: note {note_id!r} is listed twice")
         if "extraction_error" in entry:
             self.extraction_errors[note_id] = entry["extraction_error"]
         self.add_note(note)

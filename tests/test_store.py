@@ -183,3 +183,19 @@ def test_hand_edited_note_is_normalized_on_load_or_refused_naming_the_file(tmp_p
     with pytest.raises(StoreError, match=f"{note_file}:1: unknown tag category 'mood'"):
         MemoryStore.load(tmp_path)
     assert note_file.read_text() == "#mood:happy\n" + body  # nothing rewritten
+
+
+@pytest.mark.parametrize("line, message", [
+    ("[1, 2]", r"manifest.journal:1: a note entry must be a JSON object, got list"),
+    ("DUPLICATE", r"manifest.journal:1: note 's1#0' is listed twice"),
+])
+def test_a_tampered_journal_line_is_named_in_one_line(tmp_path, line, message):
+    store = make_store(HAND_ROWS[:2])
+    store.save(tmp_path / "c")
+    store.close()
+    first = json.loads((tmp_path / "c" / "manifest.json").read_text())["notes"][0]
+    listed_again = dict(first, summary="edited")  # not the manifest's entry as it is, so not a crash's leftover
+    text = json.dumps(listed_again) if line == "DUPLICATE" else line
+    (tmp_path / "c" / "manifest.journal").write_text(text + "\n", encoding="utf-8")
+    with pytest.raises(StoreError, match=message):
+        MemoryStore.load(tmp_path / "c")
