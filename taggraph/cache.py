@@ -2,15 +2,18 @@
 
 A cache is only a cache: one whose ``cache.db`` is unreadable (truncated,
 garbage) is rebuilt empty with a warning naming its folder, and its entries are
-computed again. One that cannot be written (read-only folder or file, a full
-disk), when opened or later in the run, ends the command with a WriteError
-naming the folder and the fix.
+computed again. An entry that cannot be decoded (a cut pickle, a value file
+overwritten with other bytes) is a miss: it is computed again and overwritten,
+with one warning per cache. One that cannot be written (read-only folder or
+file, a full disk), when opened or later in the run, ends the command with a
+WriteError naming the folder and the fix.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import pickle
 import shutil
 import sqlite3
 import warnings
@@ -21,6 +24,10 @@ import diskcache
 
 from taggraph.errors import WriteError
 
+# What decoding a damaged entry raises: pickle's errors on cut or foreign bytes, UnicodeDecodeError (a ValueError)
+# on a text value file holding other bytes.
+_UNDECODABLE = (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, ImportError, IndexError,
+                KeyError)
 _NOT_WRITABLE = ("readonly", "read-only", "unable to open", "disk is full", "disk I/O error")  # sqlite's words for a folder or file it cannot write
 
 
@@ -46,7 +53,23 @@ def open_cache(folder: Path, **settings) -> diskcache.Cache:
 
 class _Cache(diskcache.Cache):
     """A diskcache.Cache whose failures to write mid-run (sqlite's "database or disk is full", an OSError
-    writing a value file) are one WriteError naming the folder."""
+    writing a value file) are one WriteError naming the folder, and whose entries that cannot be decoded are
+    misses."""
+
+    _said_unreadable = False  # whether the warning about an undecodable entry was given
+
+    def get(self, key, default=None, **kwargs):
+        """diskcache's get; `default` for an entry that cannot be decoded, with one warning per cache."""
+        try:
+            return super().get(key, default, **kwargs)
+        except (sqlite3.OperationalError, OSError) as exc:
+            _reraise(Path(self.directory), exc)
+        except _UNDECODABLE as exc:
+            if not self._said_unreadable:
+                self._said_unreadable = True
+                warnings.warn(f"{self.directory}: a cache entry was unreadable ({type(exc).__name__}: {exc}); "
+                              f"computed it again (and any other unreadable entry there)", stacklevel=2)
+            return default
 
     @contextlib.contextmanager
     def transact(self, retry: bool = False) -> Iterator:
@@ -79,7 +102,7 @@ def _reraise(folder: Path, exc: Exception):
     raise exc
 
 
-for _name in ("get", "set", "add", "touch", "pop", "delete", "__getitem__", "__setitem__", "__delitem__",
+for _name in ("set", "add", "touch", "pop", "delete", "__getitem__", "__setitem__", "__delitem__",
               "__contains__"):
     setattr(_Cache, _name, _guarded(_name))
 

@@ -12,7 +12,8 @@ Endpoints, shaped like Ollama's own replies:
 
 Chat replies come from `script` (a queue, first in first out), then from
 `default`. Each reply is the assistant's content (str), an `Error(status,
-message)`, `DROP` (close the socket without answering), or a callable taking the
+message)`, `Raw(status, body, headers)` (sent as it is: a redirect, a body that is
+not JSON), `DROP` (close the socket without answering), or a callable taking the
 request body and returning one of those (it may sleep to provoke a timeout).
 Every request is recorded in `requests` as ``{"method", "path", "body"}``.
 
@@ -41,6 +42,13 @@ EMPTY_REPLY = '{"who": [], "what": [], "when": [], "where": [], "why": [], "extr
 class Error:
     status: int
     message: str
+
+
+@dataclass(frozen=True)
+class Raw:
+    status: int
+    body: str
+    headers: tuple[tuple[str, str], ...] = (("Content-Type", "application/json"),)
 
 
 DROP = object()
@@ -128,6 +136,8 @@ class FakeOllama:
                     return
                 if isinstance(reply, Error):
                     return self._json(reply.status, {"error": reply.message})
+                if isinstance(reply, Raw):
+                    return self._raw(reply)
                 if body.get("stream", True):
                     self._stream(body["model"], str(reply))
                 else:
@@ -145,6 +155,14 @@ class FakeOllama:
                     self.wfile.write(data[i : i + 1])
                     self.wfile.flush()
                     time.sleep(fake.trickle)
+
+            def _raw(self, reply: Raw) -> None:
+                data = reply.body.encode()
+                self.send_response(reply.status)
+                for name, value in (*reply.headers, ("Content-Length", str(len(data)))):
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
 
             def _stream(self, model: str, content: str) -> None:
                 self.send_response(200)

@@ -11,7 +11,7 @@ Endpoints under ``/v1``, shaped like the OpenAI API's replies:
   a request without ``Authorization: Bearer <api_key>`` gets 401.
 
 Chat replies come from `script`, then `default`, as in `FakeOllama` (content str, `Error`,
-`DROP`, or a callable of the request body), plus `Envelope(payload)`: answer 200 with
+`Raw`, `DROP`, or a callable of the request body), plus `Envelope(payload)`: answer 200 with
 `payload` as the whole JSON body (a reply that is not a chat completion). The faults `page`
 and `delay` and the `requests` record are FakeOllama's.
 """
@@ -23,9 +23,9 @@ import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 
-from fake_ollama import DROP, EMPTY_REPLY, Error, FakeOllama
+from fake_ollama import DROP, EMPTY_REPLY, Error, FakeOllama, Raw
 
-__all__ = ["DROP", "EMPTY_REPLY", "Envelope", "Error", "FakeOpenAI"]
+__all__ = ["DROP", "EMPTY_REPLY", "Envelope", "Error", "FakeOpenAI", "Raw"]
 
 
 @dataclass(frozen=True)
@@ -89,6 +89,8 @@ class FakeOpenAI(FakeOllama):
                     return self._error(reply.status, reply.message, "server_error")
                 if isinstance(reply, Envelope):
                     return self._json(200, reply.payload)
+                if isinstance(reply, Raw):
+                    return self._raw(reply)
                 self._json(200, {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
                                  "model": body["model"], "choices": [{
                                      "index": 0, "message": {"role": "assistant", "content": str(reply)},

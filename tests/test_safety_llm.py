@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from fake_ollama import FakeOllama
-from fake_openai import Error, FakeOpenAI
+from fake_openai import Envelope, Error, FakeOpenAI, Raw
 from taggraph.cli import app
 from taggraph.errors import ConfigError, ServerError
 from taggraph.experiments import runner
@@ -144,3 +144,63 @@ def test_a_password_in_the_host_url_is_blanked_in_every_error_line():
         extractor.check()
     for error in (stopped.value, checked.value):
         assert "hunter2secret" not in str(error) and "me:***@" in str(error)
+
+
+@pytest.mark.parametrize("answer", ["error", "not a completion", "page"])
+def test_a_key_echoed_where_the_reply_is_cut_leaves_no_part_of_it(answer, monkeypatch, tmp_path):
+    server = FakeOpenAI().start()  # each echo ends so that the old cut (300, 80, 80 chars) kept "sk-secret"
+    if answer == "error":
+        server.default = Error(400, "x" * 275 + f" key was Bearer {SECRET}")
+    elif answer == "not a completion":
+        server.default = Envelope({"note": "y" * 53 + f"Bearer {SECRET}"})
+    else:
+        server.page = "y" * 63 + f"Bearer {SECRET}"
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    out = tmp_path / "s"
+    try:
+        res = CliRunner().invoke(app, ["extract", "--limit", "1", "--extractor", "openai:smollm2", "--out", str(out)])
+    finally:
+        server.stop()
+    written = res.output.encode() + b"".join(p.read_bytes() for p in out.rglob("*") if p.is_file())
+    assert b"Bearer <OPENAI" in written
+    assert not [n for n in range(8, len(SECRET) + 1) if SECRET[:n].encode() in written]
+
+
+@pytest.mark.parametrize("answer, said", [
+    (Raw(307, "", (("Location", "http://127.0.0.1:1/v1/chat/completions2"),)),
+     "HTTP 307 redirect to http://127.0.0.1:1/v1/chat/completions2; give the final URL"),
+    (Raw(200, '{"choices": [ {not json'), "the reply is not JSON: '{\"choices\": [ {not json'")])
+def test_a_redirect_or_a_body_that_is_not_json_is_named_in_one_line(answer, said):
+    server = FakeOpenAI().start()
+    server.default = answer
+    extractor = OpenAIExtractor("smollm2", host=server.base_url, backoff=0, retries=0, max_failures_in_a_row=1)
+    try:
+        with pytest.raises(ServerError) as stopped:
+            extractor.extract(*ARGS)
+    finally:
+        server.stop()
+    assert said in str(stopped.value) and "\n" not in str(stopped.value)
+
+
+@pytest.mark.parametrize("answer, said", [(Raw(200, '{"hello": "world"}'), 'not a chat response: {"hello": "world"}'),
+                                          (Raw(200, "{not json"), "the reply is not JSON: '{not json'")])
+def test_an_ollama_reply_that_is_no_chat_response_is_one_line(answer, said):
+    server = FakeOllama().start()
+    server.default = answer
+    try:
+        result = OllamaExtractor("llama3.2", host=server.url, backoff=0).extract(*ARGS)
+    finally:
+        server.stop()
+    assert said in result.error and "\n" not in result.error
+
+
+def test_a_key_echoed_in_a_model_name_leaves_no_part_of_it_after_the_cut():
+    server = FakeOpenAI(models=("y" * 43 + f"Bearer {SECRET}",)).start()  # the old 60-character cut kept "sk-secret"
+    try:
+        with pytest.raises(ServerError, match="is not on") as refused:
+            OpenAIExtractor("gpt-x", host=server.base_url, api_key=SECRET).check()
+    finally:
+        server.stop()
+    assert "Bearer <OPENAI" in str(refused.value)
+    assert not [n for n in range(8, len(SECRET) + 1) if SECRET[:n] in str(refused.value)]

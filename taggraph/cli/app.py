@@ -71,12 +71,14 @@ def main(debug: bool = typer.Option(False, "--debug", help="Show tracebacks inst
 
 
 def command(name: str | None = None) -> Callable:
-    """Register a function as an app command whose TaggraphErrors become one line and exit 2."""
+    """Register a function as an app command whose TaggraphErrors become one line and exit 2, and whose warnings
+    are lines too (`warnings_as_lines`)."""
     def register(fn: Callable) -> Callable:
         @functools.wraps(fn)
         def run(*args, **kwargs):
             try:
-                return fn(*args, **kwargs)
+                with warnings_as_lines():
+                    return fn(*args, **kwargs)
             except TaggraphError as exc:
                 if _state["debug"]:
                     raise

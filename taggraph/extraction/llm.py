@@ -41,13 +41,13 @@ import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 
 import httpx
 import ollama
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from taggraph.cache import open_cache
 from taggraph.config import cache_dir
@@ -57,8 +57,8 @@ from taggraph.extraction.prompt import MAX_PROMPT_TAGS, load_prompt, render, ver
 from taggraph.extraction.registry import EXTRACTORS
 from taggraph.extraction.validate import parse_and_repair
 from taggraph.notes import CATEGORIES
-from taggraph.server import (CHECK_TIMEOUT, GENERATION_TIMEOUT, OPENAI_DEFAULT_URL, host_of, ollama_client,
-                             openai_client)
+from taggraph.server import (CHECK_TIMEOUT, GENERATION_TIMEOUT, OPENAI_DEFAULT_URL, SHOWN_CHARS, blank_secrets,
+                             host_of, ollama_client, openai_client)
 
 
 class LLMOutput(BaseModel):
@@ -153,12 +153,20 @@ def _before_deadline(call, seconds: float, name: str):
         raise _DeadlineExceeded(f"timed out: no complete reply within the {seconds:g} s deadline") from None
 
 
-def _parsed_json(body: bytes) -> object:
-    """`body` as JSON; ValueError when it is not (nesting past the recursion limit included)."""
+def _shown(text: str, redact: Callable[[str], str], chars: int = SHOWN_CHARS) -> str:
+    """The start of a server's `text` for a message: secrets blanked out by `redact` first, then cut."""
+    return redact(text)[:chars]
+
+
+def _parsed_json(body: bytes, redact: Callable[[str], str]) -> object:
+    """`body` as JSON; ValueError quoting its start (blanked by `redact`) when it is not, nesting past the
+    recursion limit included."""
     try:
         return json.loads(body)
     except RecursionError:
         raise ValueError("the reply is JSON nested too deeply") from None
+    except ValueError:
+        raise ValueError(f"the reply is not JSON: {_shown(body.decode('utf-8', 'replace'), redact)!r}") from None
 
 
 class _CachedLLMExtractor:
@@ -356,8 +364,7 @@ class _ServedExtractor(_CachedLLMExtractor):
     def redact(self, text: str) -> str:
         """`text` with any secret the extractor holds blanked out (an error line may quote a request): the
         password of a host URL such as http://user:PASSWORD@host."""
-        password = httpx.URL(host_of(self.client)).password
-        return text.replace(password, "***") if password else text
+        return blank_secrets(text, host_of(self.client))
 
     def check(self) -> None:
         """Raise ServerError unless the server answers within CHECK_TIMEOUT and has the model
@@ -370,8 +377,8 @@ class _ServedExtractor(_CachedLLMExtractor):
                 KeyError, TypeError, ServerError) as exc:  # ValueError...: a 200 reply that is not a model list
             raise ServerError(self.redact(f"{self.server} at {where} is not usable: {exc}")) from None
         if not self._has(names):
-            raise ServerError(self.redact(f"model {self.model!r} is not on {where} (has: {_listing(names)}); "
-                                          f"{self._pull_hint()}"))
+            raise ServerError(self.redact(f"model {self.model!r} is not on {where} "
+                                          f"(has: {_listing(names, self.redact)}); {self._pull_hint()}"))
 
     def _generate(self, prompt: str) -> str:
         attempt = 0
@@ -435,8 +442,12 @@ class OllamaExtractor(_ServedExtractor):
                 from None
         if response.status_code >= 400:
             raise ollama.ResponseError(data.decode("utf-8", "replace"), response.status_code)
-        reply = _parsed_json(data)
-        return ollama.ChatResponse.model_validate(reply).message.content or ""
+        reply = _parsed_json(data, self.redact)
+        try:
+            return ollama.ChatResponse.model_validate(reply).message.content or ""
+        except ValidationError:  # its message spans lines
+            raise ValueError(f"the reply is not a chat response: {_shown(json.dumps(reply), self.redact)}") \
+                from None
 
 
 class _HTTPStatusError(Exception):
@@ -447,18 +458,20 @@ class _HTTPStatusError(Exception):
         self.status_code, self.message = status_code, message
 
 
-def _ok_json(status: int, body: bytes):
-    """The JSON of a reply's `body`, or _HTTPStatusError with the server's own error message."""
+def _ok_json(status: int, body: bytes, redact: Callable[[str], str]):
+    """The JSON of a reply's `body`, or _HTTPStatusError with the server's own error message (blanked by
+    `redact`, then cut to 300 characters)."""
     if status >= 400:
         text = body.decode("utf-8", "replace")
         try:
-            error = _parsed_json(body).get("error", text)
+            error = _parsed_json(body, redact).get("error", text)
             message = error.get("message", str(error)) if isinstance(error, dict) else str(error)
         except (ValueError, AttributeError):
             message = text
-        message = message[:300] + (" (set OPENAI_API_KEY, or pass api_key)" if status in (401, 403) else "")
+        message = _shown(message, redact, 300) + (" (set OPENAI_API_KEY, or pass api_key)"
+                                                  if status in (401, 403) else "")
         raise _HTTPStatusError(status, message)
-    return _parsed_json(body)
+    return _parsed_json(body, redact)
 
 
 def _finite(value: object) -> bool:
@@ -475,9 +488,11 @@ def _finite(value: object) -> bool:
 LISTED_MODELS = 10  # model names an error line shows at most
 
 
-def _listing(names: set[str]) -> str:
-    """The first LISTED_MODELS of a server's model names for an error line, each shortened, and how many more."""
-    short = (n[:60] if n[:60].isprintable() else repr(n[:60]) for n in sorted(names)[:LISTED_MODELS])
+def _listing(names: set[str], redact: Callable[[str], str]) -> str:
+    """The first LISTED_MODELS of a server's model names for an error line, each blanked by `redact` and
+    shortened, and how many more."""
+    cut = (_shown(n, redact, 60) for n in sorted(names)[:LISTED_MODELS])
+    short = (n if n.isprintable() else repr(n) for n in cut)
     shown = ", ".join(short) or "none"
     return shown + (f" and {len(names) - LISTED_MODELS:,} more" if len(names) > LISTED_MODELS else "")
 
@@ -533,11 +548,10 @@ class OpenAIExtractor(_ServedExtractor):
 
     def _models(self, client: httpx.Client) -> set[str]:
         response = client.get("models")
-        return {str(m["id"]) for m in _ok_json(response.status_code, response.content)["data"]}
+        return {str(m["id"]) for m in _ok_json(response.status_code, response.content, self.redact)["data"]}
 
     def redact(self, text: str) -> str:
-        text = super().redact(text)
-        return text.replace(self.api_key, "<OPENAI_API_KEY>") if self.api_key else text
+        return blank_secrets(text, host_of(self.client), self.api_key)
 
     def _pull_hint(self) -> str:
         return "use one of its model ids (llama.cpp servers take --model_alias)"
@@ -554,7 +568,7 @@ class OpenAIExtractor(_ServedExtractor):
         try:
             with self.client.stream("POST", "chat/completions", json=body) as response:
                 data = _read_bounded(response, deadline)
-            reply = _ok_json(response.status_code, data)
+            reply = _ok_json(response.status_code, data, self.redact)
         except _HTTPStatusError as exc:
             if exc.status_code in (400, 422) and "response_format" in str(exc) \
                     and self.options["response_format"] == "json_schema":
@@ -564,7 +578,8 @@ class OpenAIExtractor(_ServedExtractor):
         try:
             return reply["choices"][0]["message"]["content"] or ""
         except (KeyError, IndexError, TypeError):
-            raise ValueError(f"the reply is not a chat completion: {json.dumps(reply)[:80]}") from None
+            raise ValueError(f"the reply is not a chat completion: {_shown(json.dumps(reply), self.redact)}") \
+                from None
 
 
 @EXTRACTORS.builtin("gguf", arg="PATH")
