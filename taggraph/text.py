@@ -17,6 +17,12 @@ MAX_QUERY_CHARS = 10_000  # longer queries are cut, not rejected
 _PARENTHESES = re.compile(r"\s*\([^)]*\)")
 
 
+def is_token(value: object) -> bool:
+    """Whether `value` is an id as TREC runs and rankings.csv can hold it: a non-empty string without
+    whitespace (they separate ids by whitespace)."""
+    return isinstance(value, str) and bool(value) and not any(c.isspace() for c in value)
+
+
 def tokenize(text: str) -> list[str]:
     return _TOKEN.findall(text.lower())
 

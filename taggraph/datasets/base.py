@@ -20,7 +20,7 @@ from typing import Any
 
 from taggraph.errors import InputError
 from taggraph.store import Interaction
-from taggraph.text import parse_datetime
+from taggraph.text import is_token, parse_datetime
 
 
 class DatasetError(InputError):
@@ -236,7 +236,7 @@ def check_ids(cases: Sequence[Case], where: str | Path) -> None:
         ids += [("gold session id", s) for s in case.gold_session_ids]
         ids += [("gold note id", n) for n in case.gold_note_ids]
         for kind, value in ids:
-            if not isinstance(value, str) or not value or any(c.isspace() for c in value):
+            if not is_token(value):
                 raise DatasetError(f"{where}: question {case.case_id!r}: {kind} {value!r} is empty or holds "
                                    f"whitespace; ids must be single tokens (TREC runs and rankings.csv separate ids "
                                    f"by whitespace)")

@@ -44,7 +44,7 @@ from pathlib import Path
 
 from taggraph.datasets.base import (Case, DatasetError, DatasetFormat, data_warning, head, note_ids, read_bytes,
                                     refuse_surrogates, require, session_notes)
-from taggraph.text import parse_timestamp
+from taggraph.text import is_token, parse_timestamp
 from taggraph.store import Interaction
 
 TURNS, QUESTIONS = "turns.jsonl", "questions.jsonl"
@@ -91,8 +91,8 @@ def _checked(record: dict, fields: dict, where: str) -> dict:
 
 
 def _token(value: str, key: str, where: str) -> str:
-    """`value`, unless empty or holding whitespace (runs and rankings.csv separate ids by whitespace)."""
-    if not value or any(c.isspace() for c in value):
+    """`value`, unless it is no id `is_token` accepts."""
+    if not is_token(value):
         raise DatasetError(f"{where}: field '{key}' must be one token (no whitespace, not empty), got {value!r}")
     return value
 

@@ -54,6 +54,7 @@ import pandas as pd
 from taggraph.errors import InputError
 from taggraph.evaluation.metrics import dedupe_sessions
 from taggraph.store import safe_filename
+from taggraph.text import is_token
 
 FIRST_IDS = 5  # question ids a warning quotes
 RANKINGS_CSV = "rankings.csv"
@@ -187,13 +188,11 @@ def _read_jsonl(path: Path, lines: list[str]) -> dict[str, dict[str, dict[str, l
 
 
 def _ids(record: dict[str, Any], field: str, where: str) -> list[str]:
-    """`record[field]` (empty when absent or null), checked to be a list of ids: non-empty strings without
-    whitespace, as rankings.csv and TREC runs (which part ids by whitespace) can hold them."""
+    """`record[field]` (empty when absent or null), checked to be a list of ids (`is_token`)."""
     ids = record.get(field)
     if ids is None:
         return []
-    wrong = [i for i in ids if not isinstance(i, str) or not i or re.search(r"\s", i)] \
-        if isinstance(ids, list) else [ids]
+    wrong = [i for i in ids if not is_token(i)] if isinstance(ids, list) else [ids]
     if wrong:
         raise InputError(f"{where}: {field} must be a list of ids (non-empty strings without whitespace), "
                          f"got {json.dumps(wrong[0])[:60]}")

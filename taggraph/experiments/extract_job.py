@@ -46,10 +46,11 @@ def open_case_store(folder: Path, case: Case, extractor) -> MemoryStore:
         if store.case_id != case.case_id:
             raise StoreError(f"{folder}: holds case {store.case_id!r}, not {case.case_id!r}")
         fields = ("note_id", "session_id", "user", "assistant", "timestamp")
-        wanted = [dict(zip(fields, (note_id, i.session_id, i.user, i.assistant, i.timestamp)))
+        wanted = [(note_id, i.session_id, i.user, i.assistant, i.timestamp)
                   for (note_id, _), i in zip(note_ids(case.interactions), case.interactions)]
-        for note, want in zip(store.notes, wanted + [None] * len(store.notes)):
-            differs = [f for f in fields if want is None or getattr(note, f) != want[f]]
+        for note in store.notes:
+            want = wanted[note.index] if note.index < len(wanted) else (None,) * len(fields)
+            differs = [f for f, w in zip(fields, want) if getattr(note, f) != w]
             if differs:
                 raise StoreError(f"{folder}: note {note.index} ({note.note_id!r}) is not interaction {note.index} of "
                                  f"the case as the data has it now ({differs[0]} differs); extract to another --out, "
