@@ -235,7 +235,7 @@ def _drawn_value_html(key: str, value: Any, store: MemoryStore) -> str:
         return html.escape(", ".join(value)) or "<i>none</i>"
     if isinstance(value, str):
         return f"<code>{html.escape(value)}</code>"
-    if isinstance(value, float) or hasattr(value, "dtype"):
+    if isinstance(value, (int, float)) and not isinstance(value, bool):  # numpy numbers arrive as Python's
         return _number(value)
     return f"<pre>{html.escape(json.dumps(value, indent=1, ensure_ascii=False))}</pre>"
 
