@@ -14,7 +14,8 @@ from datetime import datetime
 
 _TOKEN = re.compile(r"[^\W_]+")
 MAX_QUERY_CHARS = 10_000  # longer queries are cut, not rejected
-_PARENTHESES = re.compile(r"\s*\([^)]*\)")
+_PARENTHESES = re.compile(r"\s*\(([^)]*)\)")
+_WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
 def is_token(value: object) -> bool:
@@ -76,8 +77,21 @@ def chunk_text(text: str, chunk_chars: int = 1600, overlap_chars: int = 320) -> 
 
 def parse_datetime(text: str) -> datetime | None:
     """The date-time "2023/05/30 (Tue) 23:40", "2023/05/30" or ISO 8601 text names (aware when it gives an
-    offset); None when it names none of these."""
+    offset); None when it names none of these, or names a weekday in parentheses that is not its date's
+    ("2023/05/30 (Mon)": which of the two is wrong cannot be told)."""
     cleaned = _PARENTHESES.sub("", text).strip()
+    moment = _read_date_time(cleaned)
+    if moment is None:
+        return None
+    for named in _PARENTHESES.findall(text):
+        day = named.strip().lower()
+        weekday = _WEEKDAYS.index(day[:3]) if day[:3] in _WEEKDAYS and day.isalpha() else None
+        if weekday is not None and weekday != moment.weekday():
+            return None
+    return moment
+
+
+def _read_date_time(cleaned: str) -> datetime | None:
     for fmt in ("%Y/%m/%d %H:%M", "%Y/%m/%d"):
         try:
             return datetime.strptime(cleaned, fmt)

@@ -42,7 +42,7 @@ DATED = [  # the same topic in three sessions on three dates, plus unrelated ses
     ("c", "I bought a road bike, a Giant.", "Nice bike.", "2023/03/02 (Thu) 10:00"),
     ("d", "I like pasta with tomato sauce.", "Yum.", "2023/04/01 (Sat) 10:00"),
     ("e", "My cat Luna sleeps all day.", "Cats do.", "2023/05/27 (Sat) 10:00"),
-    *[(f"f{i}", f"Tell me a fact about the number {i}.", "Here is one.", f"2023/02/{10 + i} (Fri) 10:00")
+    *[(f"f{i}", f"Tell me a fact about the number {i}.", "Here is one.", f"2023/02/{10 + i} 10:00")
       for i in range(6)],  # fillers, so that "road bike" is a rare term as in a real haystack
 ]
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from taggraph.errors import ConfigError
 from taggraph.retrieval.fusion import window_label
-from taggraph.text import parse_timestamp
+from taggraph.text import parse_datetime, parse_timestamp
 from taggraph.retrieval.time_expressions import EPOCH, question_windows
 
 from test_contract import WordCount
@@ -111,3 +111,18 @@ def test_every_method_gets_the_question_date_as_a_datetime_read_once_where_the_d
     assert SeesTheDate.seen == [datetime(2023, 5, 30, 23, 40), datetime(2023, 5, 30)]
     with pytest.raises(ConfigError, match="asked_on 'next tuesday' is not a date: write 2023/05/30"):
         memory.query("dog", asked_on="next tuesday")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dates(), st.integers(0, 6), st.booleans())
+def test_a_date_reads_with_its_own_weekday_and_not_with_another(day, shift, long_name):
+    """"2023/05/30 (Mon)" names two days: neither is read, so the time rules see no date (the loaders warn)."""
+    named = day + timedelta(days=shift)
+    weekday = named.strftime("%A" if long_name else "%a")
+    text = f"{day.year:04d}/{day.month:02d}/{day.day:02d} ({weekday}) 10:00"
+    expected = datetime(day.year, day.month, day.day, 10) if shift == 0 else None
+    assert parse_datetime(text) == expected
+
+
+def test_other_words_in_parentheses_are_ignored():
+    assert parse_datetime("2023/05/30 (home) 23:40") == datetime(2023, 5, 30, 23, 40)
