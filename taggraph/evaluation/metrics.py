@@ -52,7 +52,6 @@ QUESTION_METRICS = ["RR", *(f"Success@{k}" for k in SUCCESS_KS), *(f"R@{k}" for 
 # Summary columns: the mean of each per-question metric; RR's mean is named MRR.
 SUMMARY_METRICS = ["MRR", *QUESTION_METRICS[1:]]
 TIE_METRICS = ["RR_tieavg", *(f"Success@{k}_tieavg" for k in SUCCESS_KS)]
-TIE_SUMMARY = ["MRR_tieavg", *TIE_METRICS[1:], "MRR_from_tie_order"]
 
 
 def dedupe_sessions(session_ids: Iterable[str], depth: int = 40) -> list[str]:
@@ -206,7 +205,7 @@ def tie_columns(scored: pd.DataFrame, ranked: str = "ranked_session_ids", gold: 
 
 def summarize(scored: pd.DataFrame, by: Sequence[str] = ("method",), order: Sequence[str] | None = None) -> pd.DataFrame:
     """Mean of every metric over the judged rows (non-abstention, with gold) per `by` group,
-    with ``n`` questions, then the tie-aware means (TIE_SUMMARY) when `scored` has them; `order` fixes
+    with ``n`` questions, then the tie-aware means (MRR_tieavg, Success@k_tieavg) and MRR_from_tie_order when `scored` has them; `order` fixes
     the order of the methods."""
     judged = scored[scored["RR"].notna()]
     if "abstention" in judged:

@@ -84,12 +84,6 @@ def benchmark_name(cases: Sequence[Case], fmt: str) -> str | None:
     return judge(cases) if judge else None
 
 
-def dataset_name(path: Path, fmt: str, cases: Sequence[Case]) -> str:
-    """How tables name a dataset: the paper's benchmark name where there is one, else the format's title
-    (`Dataset.name` of a loaded dataset)."""
-    return Dataset(Path(path), get_format(fmt), list(cases)).name
-
-
 def run_record(config: dict[str, Any], data: Any, warnings: Sequence = ()) -> dict[str, Any]:
     """run.json: when, the commit, the data, the configuration, the versions and the data's warnings
     (`DataWarning.to_dict`: kind, count, first, where, message)."""

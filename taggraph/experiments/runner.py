@@ -9,7 +9,7 @@ depend on the number of workers nor on sharing (`share_memories=False` rebuilds
 per question, for comparison).
 
 Every experiment (bench, ablation, sweeps, diagnostics) produces its rows with
-`MemoryRun.ask`, so the row schema is written once (`RANKING_COLUMNS`), and scores
+`MemoryRun.ask`, so the row schema is written once (there), and scores
 and summarizes them with `taggraph.evaluation.metrics`.
 """
 
@@ -35,9 +35,6 @@ from taggraph.retrieval import Retriever, make_retriever
 from taggraph.retrieval.base import method_errors
 from taggraph.store import MemoryStore
 
-RANKING_COLUMNS = ["question_id", "question_type", "method", "ranked_session_ids", "gold_session_ids",
-                   "ranked_note_ids", "gold_note_ids", "abstention", "ranked_scores", "ranked_session_scores",
-                   "tied_beyond_depth"]
 _EXTRACTORS: dict[tuple, Any] = {}
 
 
