@@ -92,3 +92,73 @@ def test_incremental_matrix_equals_rebuild():
         a, b = ag.query(q), fresh.query(q)
         assert [r.note_id for r in a] == [r.note_id for r in b]
         np.testing.assert_allclose([r.score for r in a], [r.score for r in b], atol=1e-12)
+
+
+def replayed_shares(ag, s, target):
+    """Each seed's part of x[target], by replaying the power iteration for that seed alone with every step's
+    dangling mass taken from the whole run (forward, one seed at a time: the reference for the backward pass)."""
+    P, dangling = ag.transition()
+    a, total = ag.params.alpha, s.sum()
+    s_norm = s / total
+    if ag.params.iterations is None:
+        y = ag.exact_solver()(s_norm)
+        return np.array([s_norm[j] * ag.exact_solver()(np.eye(len(s))[j])[target] / y.sum() if s[j] else 0.0
+                         for j in range(len(s))]) / (y[target] / y.sum())
+    x, factors = s_norm.copy(), []
+    for _ in range(ag.params.iterations):
+        factors.append(a * x[dangling].sum() + 1 - a)
+        x = a * (P @ x) + factors[-1] * s_norm
+    parts = np.zeros(len(s))
+    for j in np.flatnonzero(s):
+        part = np.zeros(len(s))
+        part[j] = s_norm[j]
+        seed = part.copy()
+        for factor in factors:
+            part = a * (P @ part) + factor * seed
+        parts[j] = part[target]
+    return parts / x[target]
+
+
+@pytest.mark.parametrize("iterations", [20, 3, None])
+@pytest.mark.parametrize("chronological", [True, False])
+def test_the_seed_split_of_a_notes_mass_is_exact(iterations, chronological):
+    rows = HAND_ROWS + [("s6", "Untagged small talk about my dog.", "Sure.", {})]  # dangling without chrono edges
+    ag = make_retriever("AdaptiveGraph", make_store(rows), iterations=iterations, chronological=chronological,
+                        stopword_df=1.0)
+    for question in ["dog yoga morning sleep", "beagle", "running in San Diego"]:
+        x, s = ag.scores_all(question)
+        for note in ag.store.notes:
+            at = ag.node_index[file_node(note.note_id)]
+            shares = ag.seed_shares(s, at)
+            if x[at] == 0:  # three steps do not reach every note
+                assert not shares.any()
+                continue
+            assert shares.sum() == pytest.approx(1.0, abs=1e-9)
+            np.testing.assert_allclose(shares, replayed_shares(ag, s, at), atol=1e-9)
+            _, flows, teleport = ag.flow_walk(s, at)
+            if len(flows) < 3:  # every in-edge listed: the last step's in-flows and teleport are the whole mass
+                assert sum(f["share"] for f in flows) + teleport == pytest.approx(1.0, abs=1e-9)
+
+
+def test_the_reason_splits_the_mass_as_it_came():
+    store = make_store(HAND_ROWS)
+    ag = make_retriever("AdaptiveGraph", store, stopword_df=1.0)
+    exp = ag.explain("beagle", "s2#0")
+    shares = exp.details["mass_by_seed"]
+    own = shares.get(file_node("s2#0"), 0.0)
+    tags = sum(v for k, v in shares.items() if k.startswith("concept:"))
+    assert f"{own:.0%} from its own file seed" in exp.reason and f"{tags:.0%} from seed tags" in exp.reason
+    assert "mainly" not in exp.reason
+
+
+def test_a_query_without_seeds_says_what_ran():
+    store = make_store(HAND_ROWS)
+    # 'qqq' is kept and in no note; 'i' (3 of 5 notes) is dropped as a stopword: not "every token was dropped"
+    ag = make_retriever("AdaptiveGraph", store, stopword_df=0.3)
+    assert ag.seeds("i qqq")[2] == ["i"]
+    fallback = ag.explain("i qqq", "s1#0").evidence.fallback
+    assert "every query token was dropped" not in fallback and "(i dropped as stopwords)" in fallback
+    assert "every query token was dropped" in ag.explain("i", "s1#0").evidence.fallback
+    still = make_retriever("AdaptiveGraph-noDiffusion", store).explain("qqq zzz", "s1#0").evidence
+    assert "no PPR ran and every note scores 0" in still.fallback and "plain PageRank" not in still.fallback
+    assert all("plain PageRank" not in b["why"] for b in still.detail["walk_breaks"])

@@ -73,6 +73,25 @@ def personalized_pagerank(P: sp.csr_matrix, dangling: np.ndarray, s: np.ndarray,
     return x
 
 
+def _teleport(s: np.ndarray) -> np.ndarray:
+    """The teleport `personalized_pagerank` uses for the seed vector `s`: normalized, uniform when all zero."""
+    total = s.sum()
+    return s / total if total > 0 else np.full(len(s), 1.0 / max(len(s), 1))
+
+
+def _seed_split(shares: np.ndarray, names: list[str], own: int) -> str:
+    """Where a note's PPR mass came from, by seed: its own file seed, the seed tags, other notes' file seeds."""
+    tags = {n.removeprefix("concept:"): shares[j] for j, n in enumerate(names) if n.startswith("concept:") and shares[j]}
+    files = {n.removeprefix("file:"): shares[j] for j, n in enumerate(names)
+             if n.startswith("file:") and j != own and shares[j]}
+    parts = [f"{shares[own]:.0%} from its own file seed (its TF-IDF overlap with the query)"] if shares[own] >= 0.005 else []
+    for kind, group in (("seed tags", tags), ("other notes' file seeds", files)):
+        if sum(group.values()) >= 0.005:
+            top = max(group, key=group.get)
+            parts.append(f"{sum(group.values()):.0%} from {kind} (most: {top}, {group[top]:.0%})")
+    return ", ".join(parts) or "from seeds each under 0.5%"
+
+
 # Its ablations (paper, appendix F): one component removed each (Params), and the pair the distractor
 # sweep needs (section 6.1: diffusion's value without file seeding).
 @METHODS.builtin("AdaptiveGraph")
@@ -172,23 +191,63 @@ class AdaptiveGraph(Retriever):
         x, _ = self.scores_all(text)
         return {note.index: float(x[self.node_index[file_node(note.note_id)]]) for note in self.store.notes}
 
-    def flow_walk(self, x: np.ndarray, s: np.ndarray, target: int, width: int = WALK_WIDTH,
-                  length: int = WALK_LENGTH) -> tuple[list[list[str]], list[dict[str, Any]], float]:
-        """The edges that carried most of the final PPR mass `x` to node `target`: its `width` in-edges with the
-        largest flow alpha x[u] P[target, u], each traced back along the largest in-flow of its source until a
-        seeded node (s > 0) or `length` edges. Returns (walk edges, the target's in-flows as {from, flow,
-        share} with share of x[target], the teleport's share of x[target])."""
+    def _last_step(self, s_norm: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[float]]:
+        """(x, the iterate the last step started from, each step's teleport factor alpha (dangling . x_t) + 1 - alpha)
+        of `personalized_pagerank` from the normalized teleport `s_norm`; at the exact fixed point both iterates are x."""
         P, dangling = self.transition()
+        a, steps = self.params.alpha, self.params.iterations
+        if steps is None:
+            y = self.exact_solver()(s_norm)
+            x = y / y.sum()
+            return x, x, [a * x[dangling].sum() + 1 - a]
+        x, previous, factors = s_norm.copy(), s_norm, []
+        for _ in range(steps):
+            factors.append(a * x[dangling].sum() + 1 - a)
+            previous, x = x, a * (P @ x) + factors[-1] * s_norm
+        return x, previous, factors
+
+    def seed_shares(self, s: np.ndarray, target: int) -> np.ndarray:
+        """Each node's share of x[target] that its own teleport mass brought: the exact split of the note's PPR mass
+        by seed, summing to 1 when x[target] > 0. Once each step's dangling mass is fixed the iteration is linear in
+        the teleport, so one backward pass from the note gives every seed's part."""
+        P, _ = self.transition()
+        s_norm = _teleport(s)
+        x, _, factors = self._last_step(s_norm)
+        if x[target] <= 0:
+            return np.zeros(len(s))
+        pick = np.zeros(len(s))
+        pick[target] = 1.0
+        if self.params.iterations is None:  # x = y / sum(y), y = (I - alpha P)^-1 s: solve the transposed system
+            y = self.exact_solver()(s_norm)
+            reach = self.exact_solver()(pick, trans="T") / y.sum()
+        else:  # x_k = A^k s + sum_t factor_t A^(k-1-t) s with A = alpha P; reach = d x_k[target] / d s
+            reach, back = np.zeros(len(s)), pick
+            for factor in reversed(factors):
+                reach += factor * back
+                back = self.params.alpha * (P.T @ back)
+            reach += back
+        return s_norm * reach / x[target]
+
+    def flow_walk(self, s: np.ndarray, target: int, width: int = WALK_WIDTH,
+                  length: int = WALK_LENGTH) -> tuple[list[list[str]], list[dict[str, Any]], float]:
+        """The edges that carried most of the PPR mass to node `target`: its `width` in-edges with the largest flow
+        alpha x[u] P[target, u] in the last step (x: the iterate that step started from, so the flows and the
+        teleport add up to x[target]), each traced back along the largest in-flow of its source until a seeded node
+        (s > 0) or `length` edges. Returns (walk edges, the target's in-flows as {from, flow, share} with share of
+        x[target], the teleport's share of x[target]); without diffusion every bit of the mass is teleport."""
+        P, _ = self.transition()
         names = list(self.node_index)
-        total = s.sum()
-        s_norm = s / total if total > 0 else np.full(len(s), 1.0 / max(len(s), 1))
+        s_norm = _teleport(s)
+        x, previous, factors = self._last_step(s_norm)
         mass = x[target] or 1.0
+        if not factors:
+            return [], [], 1.0
 
-        def into(v: int) -> list[tuple[float, int]]:
+        def into(v: int, at: np.ndarray) -> list[tuple[float, int]]:
             row = P.getrow(v)
-            return sorted(((self.params.alpha * w * x[u], int(u)) for u, w in zip(row.indices, row.data)), reverse=True)
+            return sorted(((self.params.alpha * w * at[u], int(u)) for u, w in zip(row.indices, row.data)), reverse=True)
 
-        inflow = into(target)
+        inflow = into(target, previous)
         walk: dict[tuple[str, str], None] = {}
         for _, u in inflow[:width]:
             v, seen, chain = target, {target}, []
@@ -197,12 +256,12 @@ class AdaptiveGraph(Retriever):
                 if s[u] > 0 or len(seen) > length or u in seen:
                     break
                 seen.add(u)
-                best = next((w for f, w in into(u) if w not in seen), None)
+                best = next((w for f, w in into(u, x) if w not in seen), None)
                 if best is None:
                     break
                 v, u = u, best
             walk.update(dict.fromkeys(reversed(chain)))  # read from where the mass came towards the note
-        teleport = float((self.params.alpha * x[dangling].sum() + 1 - self.params.alpha) * s_norm[target] / mass)
+        teleport = float(factors[-1] * s_norm[target] / mass)
         flows = [{"from": names[u], "flow": float(f), "share": float(f / mass)} for f, u in inflow[:width]]
         return [list(e) for e in walk], flows, teleport
 
@@ -218,8 +277,9 @@ class AdaptiveGraph(Retriever):
                                    f"but was dropped as a stopword (in more than {self.params.stopword_df:.0%} of "
                                    f"the {len(self.store)} notes), so it gets no teleport mass")
         if not seeded:
-            out.setdefault(target, "no seed: no tag matched and no note shares a query term, so PPR ran with a "
-                                   "uniform teleport (plain PageRank centrality)")
+            out.setdefault(target, "no seed: no tag matched and no note shares a query term, so "
+                           + ("no PPR ran and every note scores 0" if self.params.iterations == 0 else
+                              "PPR ran with a uniform teleport (plain PageRank centrality)"))
         return [{"node": n, "why": why} for n, why in out.items()]
 
     def evidence(self, text: str, note: Note, *, asked_on: datetime | None = None) -> Evidence:
@@ -230,25 +290,26 @@ class AdaptiveGraph(Retriever):
         if self._nx is None:  # one copy per graph state, not one per explained note
             self._nx = self.store.graph.to_networkx(chronological=self.params.chronological)
         g = self._nx
+        at = self.node_index[target]
+        shares = self.seed_shares(s, at) if s.sum() > 0 else np.zeros(len(s))
         paths = []
         for path, mass in sorted(concepts.items(), key=lambda kv: -kv[1])[:20]:
             try:
                 trail = nx.shortest_path(g, concept_node(path), target)
             except nx.NetworkXNoPath:
                 continue
-            flow = mass / total * (self.params.alpha ** (len(trail) - 1))
-            for a in trail[:-1]:
-                flow /= max(g.out_degree(a), 1)
             paths.append({"seed": path, "seed_mass": round(mass / total, 5), "path": trail,
-                          "flow_estimate": flow})
-        paths.sort(key=lambda p: -p["flow_estimate"])
-        at = self.node_index[target]
-        walk, inflows, teleport = self.flow_walk(x, s, at) if x[at] > 0 else ([], [], 0.0)
+                          "share": round(float(shares[self.node_index[concept_node(path)]]), 5)})
+        paths.sort(key=lambda p: -p["share"])
+        walk, inflows, teleport = self.flow_walk(s, at) if x[at] > 0 else ([], [], 0.0)
+        names = list(self.node_index)
+        by_seed = {names[j]: float(shares[j]) for j in np.argsort(-shares, kind="stable")[:10] if shares[j] >= 0.0005}
         detail: dict[str, Any] = {
             "dropped_as_stopwords": dropped,
             "seed_tags": {p: round(m / total, 5) for p, m in concepts.items()},
             "file_seed_mass": round(files.get(note.index, 0.0) / total, 5),
             "teleport_total_on_files": round(sum(files.values()) / total, 5),
+            "mass_by_seed": {name: round(share, 4) for name, share in by_seed.items()},
             "main_paths": paths[:3],
             "walk": walk,
             "mass_from": {**{f["from"]: round(f["share"], 4) for f in inflows}, "teleport": round(teleport, 4)},
@@ -256,27 +317,22 @@ class AdaptiveGraph(Retriever):
         }
         ev = Evidence(detail=detail)
         came = ", ".join(f"{f['share']:.0%} over the edge from {f['from']}" for f in inflows if f["share"] >= 0.005)
-        came += (", " if came and teleport >= 0.005 else "") + (f"{teleport:.0%} teleported onto it" if teleport >= 0.005 else "")
+        came += (", " if came and teleport >= 0.005 else "") + (f"{teleport:.0%} by teleport" if teleport >= 0.005 else "")
         if s.sum() == 0:
+            kept = [t for t in dict.fromkeys(query_tokens(text)) if t not in dropped]
             why = (f"every query token was dropped as a stopword (in more than {self.params.stopword_df:.0%} of "
-                   f"the {len(self.store)} notes)" if dropped and not concepts else
-                   "no query token matches a tag and the note shares no query term")
-            ev.fallback = f"no seed: {why}, so PPR ran with a uniform teleport (plain PageRank centrality)"
-        elif paths:
-            best = paths[0]
-            ev.summary = (f"PPR mass {x[at]:.3g}, mainly from the seed tag "
-                          f"{best['seed']} over {len(best['path']) - 1} edge(s)"
-                          + (f"; file seed (TF-IDF overlap) {detail['file_seed_mass']:.3g}"
-                             if detail["file_seed_mass"] else ""))
-        elif detail["file_seed_mass"]:
-            ev.summary = (f"PPR mass {x[at]:.3g}, seeded directly by its TF-IDF "
-                          f"overlap with the query ({detail['file_seed_mass']:.3g} of the teleport)")
+                   f"the {len(self.store)} notes)" if dropped and not kept else
+                   "no query token matches a tag and the note shares no query term"
+                   + (f" ({', '.join(dropped)} dropped as stopwords)" if dropped else ""))
+            ev.fallback = (f"no seed: {why}, so " + ("no PPR ran and every note scores 0 (their order is tie order)"
+                                                     if self.params.iterations == 0 else
+                                                     "PPR ran with a uniform teleport (plain PageRank centrality)"))
         elif x[at] > 0:
-            seeded = sum(1 for m in files.values() if m > 0)
-            ev.summary = (f"PPR mass {x[at]:.3g}, diffused from the {seeded} note(s) sharing a query term "
-                          f"(no query tag was seeded)")
-        if came and x[at] > 0:
-            ev.summary = (ev.summary + "; " if ev.summary else f"PPR mass {x[at]:.3g}: ") + f"its mass came {came}"
+            ev.summary = f"PPR mass {x[at]:.3g}: " + _seed_split(shares, names, at)
+        if came and x[at] > 0 and s.sum() > 0:
+            ev.summary += f"; in the last step it arrived {came}"
+        elif came and x[at] > 0:
+            ev.summary = f"PPR mass {x[at]:.3g}: it arrived {came}"
         if x[at] <= 0:
             ev.missing = "no seed reaches the note: no matched tag connects to it and it shares no query term"
         return ev

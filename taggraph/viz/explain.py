@@ -106,7 +106,7 @@ def summarize(exp: Explanation, store: MemoryStore | None = None) -> str:
         parts.append(f"'{p['token']}' -> " + " -> ".join(node_text(n, store) for n in p["path"]))
     if d.get("main_paths"):
         p = d["main_paths"][0]
-        parts.append(f"seed {_concept(p['seed'], store)} (mass {_number(p['seed_mass'])}) -> "
+        parts.append(f"seed {_concept(p['seed'], store)} ({float(p['share']):.0%} of the mass) -> "
                      + " -> ".join(node_text(n, store) for n in p["path"][1:]))
     if "file_seed_mass" in d:
         parts.append(f"file seed mass {_number(d['file_seed_mass'])}")
@@ -213,7 +213,8 @@ def _drawn_value_html(key: str, value: Any, store: MemoryStore) -> str:
         return f"<ul>{''.join(items)}</ul>" if items else "<i>none</i>"
     if key == "main_paths":
         items = [f"<li>seed <b>{html.escape(_concept(p['seed'], store))}</b> (teleport mass {_number(p['seed_mass'])}, "
-                 f"flow ≈ {_number(p['flow_estimate'])}): {_chain(p['path'], store)}</li>" for p in value]
+                 f"brought {float(p['share']):.1%} of the note's mass; its shortest path): {_chain(p['path'], store)}</li>"
+                 for p in value]
         return f"<ul>{''.join(items)}</ul>" if items else "<i>no seed tag connects to the note</i>"
     if key == "walk":  # the method's own walk: its (from, to) edges, read as routes
         routes = walk_routes(value)
