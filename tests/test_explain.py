@@ -191,7 +191,7 @@ def test_fusion_key_details_add_its_components_up_to_the_score(hand_store):
                         asked_on="2023/05/01 (Mon) 10:00").iloc[0]
     details = row["key details"].split("; just above")[0]
     assert details.startswith("note_bm25 ") and "note_stem " in details and details.endswith(f"= {row['score']:.4g}")
-    assert "session and time rules +" in details  # the session's second note adds to the first's score
+    assert "+ session bonus " in details  # the session's second note adds to the first's score
 
 
 def session_store():

@@ -529,3 +529,16 @@ def test_the_explanation_says_when_a_note_was_outside_the_dense_pool():
                                     "notes of each lexical list and of a first PPR)")
     read = fusion(store, pool=1, pool_reader=BagOfWords(), reader_pool=2).evidence(question, store.by_id["c#0"])
     assert read.detail["in_dense_pool"]  # the reader's nearest notes join the pool
+
+
+@pytest.mark.parametrize("text", ["Which road bike did I buy in March?", "What bike did I buy most recently?",
+                                  "road bike Trek Canyon"])
+def test_every_notes_listed_parts_add_up_to_its_score(text):
+    """(weighted evidence + session bonus) x time factor = the score, for every note: nothing of the score unlisted."""
+    store = dated_store([*DATED, ("a", "I rode the Trek bike to work.", "Nice.", "2023/01/11 10:00")])
+    method = fusion(store)
+    for hit in method.query(text, k=len(store), asked_on=NOW):
+        d = method.explain(text, hit.note_id, asked_on=NOW).details
+        rebuilt = (sum(d["weighted"].values()) + d["session_bonus"]) * d["time_factor"]
+        assert rebuilt == pytest.approx(hit.score, rel=1e-3, abs=1e-3), hit.note_id
+    assert any(method.explain(text, h.note_id, asked_on=NOW).details["session_bonus"] for h in method.query(text))

@@ -169,7 +169,19 @@ class Signals:
 
 def fuse(ev: Signals, w: FusionWeights, gamma: float = GAMMA) -> np.ndarray:
     """Fused score of each note of `ev` (steps 5-7 of the module docstring)."""
+    rel, bonus, features, factor = fused_parts(ev, w, gamma)
+    for part in (bonus, features):  # in this order: the sums, and so the rankings, stay bit for bit
+        if part is not None:
+            rel = rel + part
+    return rel * factor
+
+
+def fused_parts(ev: Signals, w: FusionWeights, gamma: float = GAMMA) -> tuple[np.ndarray, np.ndarray | None,
+                                                                           np.ndarray | None, np.ndarray]:
+    """Per note of `ev`: (its weighted components, the session bonus from its session's other notes (None when
+    `w.session` is 0), its weighted session features (None without them), the time factor)."""
     rel = ev.components @ w.components()
+    bonus = None
     if w.session and len(rel):
         order = np.lexsort((-rel, ev.sessions))  # by session, best note first
         sess, vals = ev.sessions[order], rel[order]
@@ -177,12 +189,11 @@ def fuse(ev: Signals, w: FusionWeights, gamma: float = GAMMA) -> np.ndarray:
         start = np.maximum.accumulate(np.where(first, np.arange(len(sess)), 0))
         depth = np.arange(len(sess)) - start  # 0 for a session's best note, 1 for the next, ...
         extra = np.where(depth > 0, vals * gamma ** depth.astype(float), 0.0)
-        bonus = np.zeros(int(ev.sessions.max()) + 1)
-        np.add.at(bonus, sess, extra)
-        rel = rel + w.session * bonus[ev.sessions]
-    if ev.session_features is not None:
-        rel = rel + ev.session_features @ w.session_features()  # once per note: no session bonus on top
-    return rel * (1.0 + ev.time @ w.time())
+        per_session = np.zeros(int(ev.sessions.max()) + 1)
+        np.add.at(per_session, sess, extra)
+        bonus = w.session * per_session[ev.sessions]
+    features = None if ev.session_features is None else ev.session_features @ w.session_features()
+    return rel, bonus, features, 1.0 + ev.time @ w.time()
 
 
 # -- time ------------------------------------------------------------------------------
@@ -674,13 +685,19 @@ class TagGraphFusion(Retriever):
             "question_date": shown_date(asked_on), "request": ev.request}
         detail["weighted"].update({c: round(float(ev.session_features[i, j] * getattr(w, c)), 4)
                                    for j, c in enumerate(SESSION_FEATURES)})
+        _, bonus, _, factor = fused_parts(ev, w)
+        detail["session_bonus"] = round(float(bonus[i]), 4) if bonus is not None else 0.0
+        detail["time_factor"] = round(float(factor[i]), 4)
         out = Evidence(detail=detail)
         parts = [f"{c} {v:.3g}" for c, v in detail["weighted"].items() if v]
         if parts:
-            out.summary = "weighted evidence " + " + ".join(parts) + (
+            total = " + ".join(parts) + (f" + session bonus {detail['session_bonus']:.3g} (its session's other notes)"
+                                         if detail["session_bonus"] else "")
+            out.summary = "weighted evidence " + (
+                f"({total}), times {detail['time_factor']:.4g} by the time rules (question date {shown_date(asked_on)})"
+                if detail["time_factor"] != 1 else total) + (
                 " (a request for suggestions: dense over every note's raw turn, OpenClaw's 0.7 / 0.3)"
-                if ev.request else
-                f", over the session and time rules (question date {shown_date(asked_on)})" if asked_on else "")
+                if ev.request else "")
         if self.embedder is not None:
             detail["in_dense_pool"] = bool(not np.isnan(ev.raw[i, COMPONENTS.index("dense")]))
             if not detail["in_dense_pool"] and ev.components[i].any():

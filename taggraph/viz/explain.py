@@ -116,9 +116,9 @@ def summarize(exp: Explanation, store: MemoryStore | None = None) -> str:
         parts.append(" + ".join(f"{k} {_number(v)}" for k, v in d["contributions"].items()))
     if d.get("weighted"):  # TagGraph-Fusion: its weighted components, then what its session and time rules add
         shown = " + ".join(f"{c} {_number(v)}" for c, v in d["weighted"].items() if v) or "no weighted evidence"
-        rest = exp.score - sum(d["weighted"].values())
-        parts.append(shown + (f", session and time rules {rest:+.4g}" if abs(rest) >= 5e-5 else "")
-                     + f" = {_number(exp.score)}")
+        bonus, factor = d.get("session_bonus", 0.0), d.get("time_factor", 1.0)
+        total = f"{shown} + session bonus {_number(bonus)}" if bonus else shown
+        parts.append((f"({total}) × time {_number(factor)}" if factor != 1 else total) + f" = {_number(exp.score)}")
     if "tfidf_overlap" in d:
         parts.append(f"tf-idf overlap {_number(d['tfidf_overlap'])}")
     if d.get("dropped_as_stopwords"):
