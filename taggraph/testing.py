@@ -51,7 +51,7 @@ from taggraph.datasets import load_dataset
 from taggraph.notes import Note
 from taggraph.retrieval import (Evidence, Retriever, check_methods, make_retriever, method, register_method,
                                 registered_methods)
-from taggraph.retrieval.base import MethodError, checked_scores, one_line
+from taggraph.retrieval.base import MethodError, check_walk, checked_scores, json_plain, one_line
 from taggraph.retrieval.embeddings import Embedder
 from taggraph.retrieval.registry import method_origin
 from taggraph.store import MemoryStore
@@ -245,6 +245,10 @@ class MethodContract:
         assert isinstance(found.summary, str) and isinstance(found.detail, dict) and all(
             v is None or isinstance(v, str) for v in (found.missing, found.fallback)), \
             f"{where}: summary is a str, missing and fallback a str or None, detail a dict; got {found!r}"
+        try:  # what every explanation does with a detail (`Retriever._explain`): a failure here fails each page
+            check_walk(json_plain(found.detail))
+        except (TypeError, ValueError) as exc:
+            raise AssertionError(f"{where}: its detail cannot be shown: {one_line(exc)}") from exc
 
     def assert_same(self, expected: Scores, got: Scores, how: str) -> None:
         """AssertionError naming the first question and note whose score differs from the one at once."""

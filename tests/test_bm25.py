@@ -68,3 +68,17 @@ def test_a_negative_mean_idf_is_named_when_the_floor_stays_negative():
     assert "the mean idf is itself negative here" in e.reason and "floored" not in e.reason
     big = make_retriever("BM25", make_store(HAND_ROWS + [(f"x{i}", "and so on", "ok", {}) for i in range(6)]))
     assert "floored at 0.25 x the mean idf (" in big.explain("and dog", "x0#0").reason
+
+
+def test_notes_without_a_query_term_rank_above_negative_scores():
+    """Scores below 0 (a tiny memory, the floor negative): a note sharing no term scores 0 and ranks above them,
+    the order of rank-bm25's scores, not dropped from the ranking."""
+    store = make_store([("s0", "I started yoga in the morning to sleep better.", "Nice!", {}),
+                        ("s1", "I adopted my dog Miso, a Shiba Inu.", "Congratulations!", {}),
+                        ("s2", "Can you suggest a pasta recipe for dinner?", "Try carbonara.", {})])
+    query = "did I sleep"
+    ref = reference_scores(store, query)
+    assert (ref < 0).any() and (ref == 0).any()
+    ranked = make_retriever("BM25", store).query(query, k=3)
+    assert [r.score for r in ranked] == pytest.approx(sorted(ref, reverse=True), rel=1e-12, abs=1e-12)
+    assert [r.note_id for r in ranked] == [store.notes[i].note_id for i in np.argsort(-ref, kind="stable")]

@@ -165,6 +165,8 @@ def test_an_unknown_linked_note_says_so(miss_page, tmp_path):
     assert message and not message.group(1), "the message is hidden"
     assert "No note “no_such#0” on this page" in message.group(3)
     assert state["selected"] == [] and state["focused"] is None
+    state, dom = probe(tmp_path, miss_page[0], "#note=50%off")  # not percent-encoding: read as written
+    assert "No note “50%off” on this page" in re.search(r'<div id="note-msg">(.*?)</div>', dom).group(1)
 
 
 def test_a_top_5_place_owed_to_tie_order_is_ringed_purple_and_never_told_as_a_hit(miss_page, tmp_path):

@@ -87,6 +87,13 @@ class EvidenceOfReachedNotesOnly(WordCount):
         return Evidence(summary=f"score {self.score(text)[note.index]}")
 
 
+class WalkOfTriples(WordCount):
+    """Names its walk as (from, via, to) triples: every page it appears on would fail to draw it."""
+
+    def evidence(self, text, note, *, asked_on=None):
+        return Evidence(detail={"walk": [("concept:a", "topic:0", f"file:{note.note_id}")]})
+
+
 class NaiveDatesOnly(WordCount):
     """Compares asked_on with a naive date-time: an aware one (data with an offset) cannot be compared."""
 
@@ -120,6 +127,7 @@ BROKEN = [(NotFinite, "test_scores_are_keyed_by_note_index_and_finite", "not fin
           (FrozenAtFirstBatch, "test_adding_note_by_note_equals_building_at_once", "added one at a time"),
           (SizeInConfig, "test_parameters_round_trip_through_run_json", "no parameter 'notes'"),
           (EvidenceOfReachedNotesOnly, "test_evidence_for_every_note", "scored unreached.* raised KeyError"),
+          (WalkOfTriples, "test_evidence_for_every_note", r"its detail cannot be shown: detail\['walk'\] must be"),
           (NaiveDatesOnly, "test_asked_on_is_accepted", r"asked_on=datetime.datetime\(2023, 10, 1, 16, 40, tzinfo=.* raised TypeError")]
 
 

@@ -305,6 +305,20 @@ def test_a_gold_session_is_explained_by_the_note_that_gave_it_its_rank():
     assert "the session's gold notes: s2#0 (note rank –)" in walk
 
 
+def test_a_gold_session_no_note_of_which_is_ranked_is_explained_by_the_note_asked_about():
+    """BM25 reaches neither note of gold session s2 for 'pasta recipe': no note gives it a rank, so the page explains
+    the gold note asked about (s2#1), not the session's first note, and claims no rank-giver."""
+    from conftest import make_store
+    from taggraph.retrieval import make_retriever
+    from taggraph.viz.explain import rank_giver
+
+    store = make_store(TWO_TURNS)
+    page = explain_html(store, "pasta recipe", "s2#1", ["BM25"], gold=["s2#1"])
+    assert "it gives the session its rank" not in page and "explains <code>s2#0</code>" not in page
+    ranking = make_retriever("BM25", store).rank("pasta recipe", len(store))
+    assert rank_giver(ranking, store, "s2#1", ["s2#1"]) == ("s2#1", [])  # the terminal text uses it too
+
+
 @pytest.mark.realdata
 def test_s_dev_09d032c9_names_the_note_that_gave_the_gold_session_its_rank():
     """S dev 09d032c9, TagGraph-Basic: gold session answer_b10dce5e ranks 12th by its note #8 (note rank 20), not by

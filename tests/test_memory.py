@@ -28,7 +28,8 @@ def test_readme_quick_start_runs_and_puts_the_dog_note_first():
         exec(compile(code, str(README), "exec"), {})
     note_id, _, reason = out.getvalue().strip().partition(" - ")
     assert note_id == "s1#0"  # "I adopted my dog Miso" is the second remembered interaction
-    assert reason.startswith("ranked 1 of 3 notes: BM25 over the query terms 'dog'")
+    promised = re.search(r"prints `s1#0 - (.*?), \.\.\.`", README.read_text()).group(1)
+    assert reason.startswith(promised)  # the README's line, its number included
 
 
 @pytest.fixture
@@ -48,7 +49,9 @@ def test_the_public_names():
 
 def test_fallbacks_are_said_in_words(memory):
     reason = memory.explain(QUESTION, "s2#0", method="AdaptiveGraph").reason
-    assert "every query token was dropped as a stopword" in reason and "plain PageRank" in reason
+    # 'is' is kept (in no note), the other four words dropped: no seed, not "every token dropped"
+    assert "no query token matches a tag and the note shares no query term (what, breed, my, dog dropped as " \
+           "stopwords)" in reason and "plain PageRank" in reason
     assert "dropped as stopwords" in memory.explain(QUESTION, "s2#0", method="TagGraph-TFIDF").reason
     reason = memory.explain(QUESTION, "s2#0", method="TagGraph-Basic").reason
     assert "'dog' matches pet/dog;" in reason and "'breed' matches breed, which reaches breed/shiba_inu" in reason
@@ -75,3 +78,11 @@ def test_save_and_load_answer_identically(tmp_path, memory):
 def test_unknown_method_is_a_config_error(memory):
     with pytest.raises(tg.errors.ConfigError, match="unknown method"):
         memory.query(QUESTION, method="Nope")
+
+
+def test_a_note_below_the_first_k_is_said_to_be_below_k_not_a_depth():
+    memory = tg.Memory()
+    for i in range(10):
+        memory.remember(f"note {i} " + "dog " * (3 - i) if i < 3 else f"tea number {i}", "ok", session=f"s{i}")
+    reason = memory.explain("dog", "s2#0", k=2).reason
+    assert "ranked 3, below the first 2 (the cut-off k = 2)" in reason and "depth" not in reason

@@ -459,7 +459,7 @@ class Retriever:
             reason = ev.missing or "not reached by this method"
         else:
             cut_idx, cut_score = full[k - 1]
-            reason = (f"reached ({said}) but ranked {rank}, below the depth cut-off {k}; "
+            reason = (f"reached ({said}) but ranked {rank}, below the first {k} (the cut-off k = {k}); "
                       f"the last retrieved note {self.store.notes[cut_idx].note_id!r} scored {cut_score:.4g}")
         if ev.fallback:
             reason += f" (fallback: {ev.fallback})"

@@ -79,7 +79,9 @@ class BM25(Retriever):
             if term in contrib:
                 docs, values = contrib[term]
                 np.add.at(scores, docs, values)
-        hit = np.flatnonzero(scores)
+        # a note without a query term scores 0; where the epsilon floor makes some score negative (a tiny memory
+        # whose terms are mostly in over half its notes), those 0s rank above them, as in rank-bm25's order
+        hit = np.arange(len(scores)) if (scores < 0).any() else np.flatnonzero(scores)
         return {int(i): float(scores[i]) for i in hit}
 
     def evidence(self, text: str, note: Note, *, asked_on: datetime | None = None) -> Evidence:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import html
 import json
-import math
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -366,12 +365,14 @@ def rank_giver(ranking: Sequence[tuple[int, float]], store: MemoryStore, note_id
                ) -> tuple[str, list[tuple[str, int | None]]]:
     """(the best-ranked note of gold note `note_id`'s session in `ranking`, the one that gives the session its
     rank as the metrics count sessions; the session's other gold notes with their note ranks, None when not
-    ranked). A note that is not gold stands for itself."""
+    ranked). A note that is not gold stands for itself, and so does `note_id` when no note of its session is ranked
+    (the session has no rank to give)."""
     if note_id not in gold:
         return note_id, []
     sid = store.by_id[note_id].session_id
     order = {store.notes[i].note_id: r for r, (i, _) in enumerate(ranking, 1)}
-    best = min((n.note_id for n in store.notes if n.session_id == sid), key=lambda n: order.get(n, math.inf))
+    ranked = [n.note_id for n in store.notes if n.session_id == sid and n.note_id in order]
+    best = min(ranked, key=order.get) if ranked else note_id
     return best, [(g, order.get(g)) for g in gold if g != best and store.by_id[g].session_id == sid]
 
 

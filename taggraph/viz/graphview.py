@@ -843,7 +843,9 @@ function openLinked() {  /* page.html#note=ID: that note centred, zoomed, select
     if (bestGold()) { why(bestGold()); }
     return;
   }
-  var id = decodeURIComponent(location.hash.slice(6)), node = "file:" + id, msg = document.getElementById("note-msg");
+  var id = location.hash.slice(6), msg = document.getElementById("note-msg");
+  try { id = decodeURIComponent(id); } catch (e) { /* a stray '%' (#note=50%off): the id as written */ }
+  var node = "file:" + id;
   var known = DATA.nodes.some(function (n) { return n.id === node; });
   msg.hidden = known;
   if (!known) {
