@@ -162,3 +162,13 @@ def test_a_query_without_seeds_says_what_ran():
     still = make_retriever("AdaptiveGraph-noDiffusion", store).explain("qqq zzz", "s1#0").evidence
     assert "no PPR ran and every note scores 0" in still.fallback and "plain PageRank" not in still.fallback
     assert all("plain PageRank" not in b["why"] for b in still.detail["walk_breaks"])
+
+
+def test_a_tag_seeded_by_a_kept_token_is_no_break_though_a_dropped_token_matches_it_too():
+    rows = [("m", "I ran the Chicago marathon.", "Well done.", {"what": ["event/chicago_marathon"]}),
+            *[(f"t{i}", f"Marathon training, week {i}.", "Keep going.", {}) for i in range(5)]]
+    ag = make_retriever("AdaptiveGraph", make_store(HAND_ROWS + rows), stopword_df=0.5)  # 'marathon': 6 of 11 notes
+    concepts, _, dropped = ag.seeds("chicago marathon")
+    assert dropped == ["marathon"] and "event/chicago_marathon" in concepts  # 'chicago' seeds the tag
+    breaks = ag.explain("chicago marathon", "m#0").details["walk_breaks"]
+    assert concept_node("event/chicago_marathon") not in [b["node"] for b in breaks]

@@ -4,6 +4,7 @@ import sys
 import pytest
 
 from taggraph.retrieval import make_retriever
+from taggraph.graph import concept_node
 
 from conftest import HAND_ROWS, make_store
 
@@ -99,3 +100,14 @@ def test_the_face_lists_bench_compare_explain_and_views_and_imports_them_when_fi
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == ("[] ['experiments', 'viz'] ['bench', 'compare_runs', 'explain', 'taggraph.views']"
                            " True")
+
+
+def test_a_tag_a_kept_token_walks_from_is_no_break_though_a_dropped_token_matches_it_too():
+    """'marathon' (6 of 11 notes) is dropped as a stopword, 'chicago' kept: both match event/chicago_marathon, and the
+    walk from it reaches the note, so the page must not say the walk stops there."""
+    rows = [("m", "I ran the Chicago marathon.", "Well done.", {"what": ["event/chicago_marathon"]}),
+            *[(f"t{i}", f"Marathon training, week {i}.", "Keep going.", {}) for i in range(5)]]
+    method = make_retriever("TagGraph-Stopwords", make_store(HAND_ROWS + rows), stopword_df=0.5)
+    detail = method.explain("chicago marathon", "m#0").details
+    assert detail["walk"] and "event/chicago_marathon" in str(detail["walk"])
+    assert concept_node("event/chicago_marathon") not in [b["node"] for b in detail["walk_breaks"]]

@@ -265,14 +265,15 @@ class AdaptiveGraph(Retriever):
         flows = [{"from": names[u], "flow": float(f), "share": float(f / mass)} for f, u in inflow[:width]]
         return [list(e) for e in walk], flows, teleport
 
-    def breaks(self, dropped: list[str], target: str, seeded: bool) -> list[dict[str, str]]:
+    def breaks(self, dropped: list[str], target: str, seeded: bool, seed_tags=()) -> list[dict[str, str]]:
         """Where the diffusion towards `target` had no start, each {node, why}: a tag a dropped stopword matches
-        within WALK_LENGTH edges of the note (not seeded), the note itself when nothing was seeded."""
+        within WALK_LENGTH edges of the note and no kept token seeds (`seed_tags`), the note itself when nothing
+        was seeded."""
         near = nx.single_source_shortest_path_length(self._nx, target, cutoff=WALK_LENGTH) if dropped else {}
         out: dict[str, str] = {}
         for token in dropped:
             for path in self.matcher.match(token):
-                if concept_node(path) in near:
+                if concept_node(path) in near and path not in seed_tags:
                     out.setdefault(concept_node(path), f"no walk starts here: query token '{token}' matches this tag "
                                    f"but was dropped as a stopword (in more than {self.params.stopword_df:.0%} of "
                                    f"the {len(self.store)} notes), so it gets no teleport mass")
@@ -313,7 +314,7 @@ class AdaptiveGraph(Retriever):
             "main_paths": paths[:3],
             "walk": walk,
             "mass_from": {**{f["from"]: round(f["share"], 4) for f in inflows}, "teleport": round(teleport, 4)},
-            "walk_breaks": self.breaks(dropped, target, s.sum() > 0),
+            "walk_breaks": self.breaks(dropped, target, s.sum() > 0, concepts),
         }
         ev = Evidence(detail=detail)
         came = ", ".join(f"{f['share']:.0%} over the edge from {f['from']}" for f in inflows if f["share"] >= 0.005)

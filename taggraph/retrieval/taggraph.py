@@ -170,9 +170,11 @@ class TagGraph(Retriever):
         expand when an unbounded walk would have; at the note itself when no token is left to start from."""
         out: dict[str, str] = {}
         share = f"in more than {self.params.stopword_df:.0%} of the {len(self.store)} notes"
+        started = {p["matched"] for p in self.traverse(kept).get(note.index, [])}  # a kept token walks from these
         for p in self.traverse(dropped).get(note.index, []):
-            out.setdefault(concept_node(p["matched"]), f"the walk stops here: query token '{p['token']}' matches "
-                           f"this tag but was dropped as a stopword ({share})")
+            if p["matched"] not in started:
+                out.setdefault(concept_node(p["matched"]), f"the walk stops here: query token '{p['token']}' matches "
+                               f"this tag but was dropped as a stopword ({share})")
         if self.params.bound_top_level:
             walked = {tuple(p["path"]) for p in self.traverse(kept).get(note.index, [])}
             for p in self.traverse(kept, bounded=False).get(note.index, []):
