@@ -18,6 +18,7 @@ from taggraph.config import DEMO_DATA
 from taggraph.errors import ConfigError, InputError
 from taggraph.evaluation.fuse import FUSION_METHODS, NORMALIZATIONS, fuse
 from taggraph.evaluation.score import trec_order, trec_scores_of
+from taggraph.experiments.bench import score_external
 
 runner = CliRunner()
 
@@ -59,6 +60,15 @@ def test_fused_mrr_of_hand_written_runs_is_the_hand_computation(hand_runs):
     combsum = tg.fuse_runs(hand_runs, method="combsum", norm="min-max", data=DEMO_DATA)
     assert mrr(combsum, "fused-combsum-min-max") == pytest.approx((1 / 3 + 1) / 2)
     assert combsum.summary["n"].tolist() == [2, 2, 2]
+
+
+def test_fuse_counts_the_judged_questions_no_run_ranks_as_score_does(hand_runs):
+    """The runs rank q01 and q02 of the demo's 13 questions, one of which (demo_q10) abstains: 10 judged questions
+    missing for every run, fused or not, in fuse as in score."""
+    with pytest.warns(UserWarning, match="ranks 2 of the dataset's 13 questions; the 10 judged ones it lacks"):
+        fused = tg.fuse_runs(hand_runs, data=DEMO_DATA)
+        scored = score_external(hand_runs[:1], tg.load(DEMO_DATA).cases)
+    assert fused.summary["missing"].tolist() == [10, 10, 10] and scored.summary["missing"].tolist() == [10]
 
 
 def test_rrf_reads_tied_input_scores_in_trec_eval_order(hand_runs, tmp_path):

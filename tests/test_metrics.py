@@ -43,3 +43,18 @@ def test_metric_properties(ranked, gold):
     assert m["RR"] == pytest.approx(1 / first if first else 0.0)
     assert m["Success@1"] <= m["Success@3"] <= m["Success@5"]
     assert m["recall_all@5"] <= m["R@5"] <= m["Success@5"] and 0 <= m["ndcg_any@5"] <= 1
+
+
+def test_an_abstention_row_gets_no_metric_even_with_gold_sessions():
+    """LongMemEval's _abs questions name gold sessions; every metric leaves them out, rankings.csv's columns too,
+    so the mean of its RR column is the summary's MRR."""
+    import pandas as pd
+
+    from taggraph.evaluation.metrics import score_rankings, summarize
+
+    rankings = pd.DataFrame({"question_id": ["q1", "q1_abs", "q2"], "method": "M", "abstention": [False, True, False],
+                             "ranked_session_ids": [["g1"], ["x", "g2"], ["y", "g3"]],
+                             "gold_session_ids": [["g1"], ["g2"], ["g3"]]})
+    scored = score_rankings(rankings)
+    assert scored["RR"].isna().tolist() == [False, True, False]
+    assert scored["RR"].mean() == summarize(scored)["MRR"].iloc[0] == pytest.approx(0.75)

@@ -37,17 +37,18 @@ def test_a_limited_run_folder_scores_as_it_ran_with_the_missing_questions_named(
     folder, result = limited_run
     own = result.summary.set_index("method")
     for source in (folder, folder / "rankings.csv"):
-        with pytest.warns(MissingQuestionsWarning, match=r"ranks 5 of the dataset's 13 questions; the 8 it lacks "
+        with pytest.warns(MissingQuestionsWarning, match=r"ranks 5 of the dataset's 13 questions; the 7 judged ones it lacks "
                                                          r"\(first: demo_q06, demo_q07.*left out of its n"):
             scored = score_external([source], cases)
         summary = scored.summary.set_index("method")
         assert list(summary.index) == ["BM25", "TagGraph-Basic"]
         # missing questions left out, not counted as RR 0: the run's own numbers come back
-        assert summary.loc["BM25", "n"] == own.loc["BM25", "n"] == 5 and summary.loc["BM25", "missing"] == 8
+        # demo_q10 abstains: never judged, so never missing
+        assert summary.loc["BM25", "n"] == own.loc["BM25", "n"] == 5 and summary.loc["BM25", "missing"] == 7
         assert summary.loc["BM25", "MRR"] == pytest.approx(own.loc["BM25", "MRR"])
         assert summary.loc["TagGraph-Basic", "MRR"] == pytest.approx(own.loc["TagGraph-Basic", "MRR"])
         recorded = scored.config["external_runs"]["BM25"]
-        assert recorded["missing"] == 8 and recorded["first_missing"][0] == "demo_q06"
+        assert recorded["missing"] == 7 and recorded["first_missing"][0] == "demo_q06"
 
 
 def test_a_run_named_like_ours_stays_a_row_of_its_own(cases, limited_run, tmp_path):
@@ -97,8 +98,8 @@ def test_the_cli_warns_in_one_line_and_records_the_missing_questions(limited_run
     warned = [line for line in res.stderr.splitlines() if "demo_q06" in line]
     assert len(warned) == 2 and all(line.startswith("warning: ") and "left out of its n" in line for line in warned)
     summary = pd.read_csv(out / "summary.csv").set_index("method")
-    assert summary.loc["BM25", "missing"] == 8 and summary.loc["BM25", "n"] == 5
-    assert json.loads((out / "run.json").read_text())["config"]["external_runs"]["BM25"]["missing"] == 8
+    assert summary.loc["BM25", "missing"] == 7 and summary.loc["BM25", "n"] == 5
+    assert json.loads((out / "run.json").read_text())["config"]["external_runs"]["BM25"]["missing"] == 7
     # without --data: the data run.json records, and the questions the folder ranks (nothing missing)
     res = runner.invoke(app, ["score", str(folder), "--out", str(tmp_path / "own")])
     assert res.exit_code == 0 and "left out of its n" not in res.output, res.output

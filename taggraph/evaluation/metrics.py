@@ -30,8 +30,8 @@ Success@k when sessions with equal scores are put in random order (McSherry & Na
 ``first_gold_tied``: the first gold session shares its score with a non-gold session, so its
 rank rests partly on note order. Summaries add ``MRR_tieavg`` and ``MRR_from_tie_order`` =
 MRR - MRR_tieavg.
-Abstention questions (LongMemEval ``_abs``, no relevant items) are left out of every
-metric; any other question without relevant items is a miss, 0 in every metric (`score_rankings`).
+Abstention questions (LongMemEval ``_abs``: the answer is not in the history; the sessions they name are not
+judged) are left out of every metric; any other question without relevant items is a miss, 0 in every metric (`score_rankings`).
 """
 
 from __future__ import annotations
@@ -175,12 +175,14 @@ def score_rankings(rankings: pd.DataFrame, ranked: str = "ranked_session_ids",
     construction, as `taggraph.datasets.input_warnings` says), or NaN for every row without gold when
     `rankings` has no ``abstention`` column. Rows with ``ranked_session_scores`` (the runner's) also get
     the tie-aware columns (`tie_columns`)."""
-    judged = {str(i): (r, g) for i, r, g in zip(rankings.index, rankings[ranked], rankings[gold]) if len(g)}
+    abstains = rankings["abstention"].astype(bool) if "abstention" in rankings else pd.Series(False, rankings.index)
+    judged = {str(i): (r, g) for i, r, g, no in zip(rankings.index, rankings[ranked], rankings[gold], abstains)
+              if len(g) and not no}  # LongMemEval's _abs questions name gold sessions, yet no metric counts them
     metrics = question_metrics({i: r for i, (r, _) in judged.items()}, {i: g for i, (_, g) in judged.items()})
     if "abstention" in rankings:
         metrics.update({str(i): dict.fromkeys(QUESTION_METRICS, 0.0) for i, g, abstention
                         in zip(rankings.index, rankings[gold], rankings["abstention"]) if not len(g) and not abstention})
-    table = pd.DataFrame.from_dict(metrics, orient="index", columns=QUESTION_METRICS)
+    table = pd.DataFrame.from_dict(metrics, orient="index", columns=QUESTION_METRICS).astype(float)  # float if empty
     table.index = table.index.astype(rankings.index.dtype) if len(table) else table.index
     out = rankings.join(table)
     return out.join(tie_columns(out, ranked, gold)) if "ranked_session_scores" in rankings else out

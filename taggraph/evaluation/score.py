@@ -242,8 +242,9 @@ def external_rankings(paths: Sequence[Path], cases: Sequence[Any], history_ids: 
     the questions each run ranks (module docstring). `history_ids` maps each question id to the ids of
     its history: each session id and note id to its session id. A method name in `reserved` (taggraph's
     own methods beside these) or in two sources becomes ``"NAME [source]"``. ``.attrs["missing"]`` maps
-    each method to the dataset's question ids it does not rank; ``.attrs["unknown"]`` to the number of ids
-    it ranks that its questions' histories lack; ``.attrs["sources"]`` to its path and name there."""
+    each method to the dataset's judged question ids (abstention ones are never judged) it does not rank;
+    ``.attrs["unknown"]`` to the number of ids it ranks that its questions' histories lack;
+    ``.attrs["sources"]`` to its path and name there."""
     paths = [Path(p) for p in paths]
     by_id = {c.case_id: c for c in cases}
     read = [(path, read_runs(path)) for path in paths]
@@ -255,11 +256,11 @@ def external_rankings(paths: Sequence[Path], cases: Sequence[Any], history_ids: 
             unknown = [q for q in ranked_by_q if q not in by_id]
             if unknown:
                 raise InputError(f"{path}: run {name!r} ranks question(s) not in the dataset: {unknown[:FIRST_IDS]}")
-            missing[method] = [c.case_id for c in cases if c.case_id not in ranked_by_q]
+            missing[method] = [c.case_id for c in cases if c.case_id not in ranked_by_q and not c.is_abstention]
             sources[method] = {"path": str(path), "name": name}
             if missing[method]:
                 warnings.warn(f"{path}: run {method!r} ranks {len(ranked_by_q)} of the dataset's {len(cases)} "
-                              f"questions; the {len(missing[method])} it lacks (first: "
+                              f"questions; the {len(missing[method])} judged ones it lacks (first: "
                               f"{', '.join(missing[method][:FIRST_IDS])}) are left out of its n, not scored as misses",
                               MissingQuestionsWarning, stacklevel=2)
             unknown = []

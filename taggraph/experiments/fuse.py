@@ -175,10 +175,9 @@ def fuse_runs(inputs: Sequence[str | Path], out: str | Path | None = None, metho
     name = name or f"fused-{method}" + ("" if method == "rrf" else f"-{norm}")
     if name in [i.label for i in items] or re.search(r"\s", name):
         raise InputError(f"fused run name {name!r} holds whitespace or names an input; give another")
-    ranked = {q for run in runs for q in run}
-    for folder in folders:
-        ranked.update(read_rankings_csv(folder)["question_id"])
-    cases = dataset.select([c for c in dataset.cases if c.case_id in ranked])
+    # the questions asked: a run folder's (a bench over --limit N asked N), else the dataset's, as `score` counts them
+    asked = {q for folder in folders for q in read_rankings_csv(folder)["question_id"]} | {q for run in runs for q in run}
+    cases = dataset.select([c for c in dataset.cases if c.case_id in asked]) if folders else dataset
     depth = (record or {}).get("config", {}).get("depth", DEFAULT_DEPTH)
     scored = [*((item.label, run, str(item.file)) for item, run in zip(items, runs)), (name, fused, "the fused run")]
     with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings(record=True) as caught:

@@ -206,7 +206,9 @@ def rescored(path: Path, rankings: pd.DataFrame, depth: int = DEFAULT_DEPTH) -> 
 
 def _check_recorded_rr(path: Path, rankings: pd.DataFrame, scored: pd.DataFrame) -> None:
     recorded = pd.to_numeric(rankings["RR"], errors="coerce")
-    same = np.isclose(recorded, scored["RR"]) | (recorded.isna() & scored["RR"].isna())
+    # a row no metric judges (an abstention: NaN from its rankings) counts nowhere, whatever RR it records (runs
+    # written before abstention rows had NaN metrics record one)
+    same = np.isclose(recorded, scored["RR"]) | scored["RR"].isna()
     if same.all():
         return
     first = rankings[~same].iloc[0]
