@@ -7,6 +7,7 @@ and saves every table as CSV with run.json (configuration, data checksum, commit
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Optional
 
@@ -37,6 +38,21 @@ def _load(path: Path, limit: Optional[int]):
     return dataset.name, dataset, dataset.record()
 
 
+def _load_all(paths: list[Path], limit: Optional[int]) -> list[tuple[str, object, dict]]:
+    """(label, dataset, data record with its label) per --data path, every path counted: the dataset's name,
+    or ``"<name> (<file name>)"`` when several share it (the path as given when their file names agree too)."""
+    given = Counter(p.resolve() for p in paths)
+    twice = next((p for p in paths if given[p.resolve()] > 1), None)
+    if twice is not None:
+        raise ConfigError(f"--data {twice} is given twice; give each dataset once")
+    datasets = [load_data(p, limit=limit) for p in paths]
+    shared = {n for n, count in Counter(d.name for d in datasets).items() if count > 1}
+    file_names = Counter(p.name for p, d in zip(paths, datasets) if d.name in shared)
+    labels = [d.name if d.name not in shared else f"{d.name} ({p.name if file_names[p.name] == 1 else p})"
+              for p, d in zip(paths, datasets)]
+    return [(label, d, {**d.record(), "dataset": label}) for label, d in zip(labels, datasets)]
+
+
 def _folder(command_name: str, out: Optional[Path], force: bool) -> Path:
     """The output folder, checked before the experiment runs (a bad --out must not cost the run)."""
     from taggraph.experiments.run_folders import check_run_folder
@@ -62,7 +78,7 @@ def ablation(data: list[Path] = DATAS, limit: Optional[int] = LIMIT, extractor: 
     if not ablation_columns(methods_option(method)[0]):
         raise ConfigError(f"method {method!r} has no registered ablations")
     folder = _folder("ablation", out, force)
-    loaded = [_load(p, limit) for p in data]
+    loaded = _load_all(data, limit)
     ctx, workers, backend = scale_out(workers, scheduler)
     tables, summaries, rankings, configs = [], [], [], {}
     with ctx:
@@ -145,8 +161,7 @@ def diagnose(data: list[Path] = DATAS, limit: Optional[int] = LIMIT, extractor: 
     folder = _folder("diagnose", out, force)
     extractors = extractor_names(extractor)
     units, records = [], []
-    for path in data:
-        name, cases, record = _load(path, limit)
+    for name, cases, record in _load_all(data, limit):
         records.append(record)
         rankings = {e: run_bench(cases, list(GRAPH_METHODS), e, workers=workers).rankings for e in extractors}
         pooled = pool_case_ids(rankings)
@@ -164,10 +179,13 @@ def diagnose(data: list[Path] = DATAS, limit: Optional[int] = LIMIT, extractor: 
 def answers(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str = EXTRACTORS, out: Optional[Path] = OUT, force: bool = FORCE,
             methods: str = typer.Option("TagGraph-Stopwords,TagGraph-TFIDF,AdaptiveGraph", help="Methods."),
             generator: str = typer.Option("extractive", help="extractive (offline baseline, not an LLM) or ollama:MODEL."),
-            k: int = typer.Option(5, help="Notes passed to the generator."), workers: int = WORKERS) -> None:
+            k: int = typer.Option(5, help="Notes passed to the generator: each method's first k; above the "
+                                          "default depth (40) the ranking is k deep."),
+            workers: int = WORKERS) -> None:
     """Answer accuracy (token F1, containment) from each method's top-k notes (paper F.2)."""
     from taggraph.experiments.answers import ExtractiveBaseline, OllamaGenerator, answer_accuracy
     from taggraph.experiments.bench import run_bench
+    from taggraph.retrieval import DEFAULT_DEPTH
     positive(k, "--k")
     folder = _folder("answers", out, force)
     _, cases, record = _load(data, limit)
@@ -179,7 +197,7 @@ def answers(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str = EX
         raise ConfigError(f"unknown generator {generator!r}: use extractive or ollama:MODEL")
     rows, summaries, configs = [], [], {}
     for e in extractor_names(extractor):
-        bench = run_bench(cases, methods_option(methods), e, workers=workers)
+        bench = run_bench(cases, methods_option(methods), e, depth=max(DEFAULT_DEPTH, k), workers=workers)
         res = answer_accuracy(cases, bench.rankings, gen, k=k)
         rows.append(res.rows.assign(extractor=e))
         summaries.append(res.summary.assign(extractor=e))
