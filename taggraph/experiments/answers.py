@@ -2,6 +2,7 @@
 
 Each method's first k (= 5) ranked notes go to a generator; the answer is scored
 against the gold answer by token F1 and containment (`taggraph.evaluation.answers`).
+Rankings cut shallower than k are refused (``taggraph answers`` ranks max(40, k) deep).
 
 Questions without a gold answer and abstention questions are left out. Every
 output row names its generator; the offline baseline is labelled
@@ -18,6 +19,7 @@ from typing import Any, Protocol
 import pandas as pd
 
 from taggraph.datasets import Case
+from taggraph.errors import ConfigError
 from taggraph.evaluation.answers import containment, token_f1
 from taggraph.notes import Note
 from taggraph.progress import progress
@@ -104,6 +106,10 @@ def answer_accuracy(cases: Sequence[Case], rankings: pd.DataFrame, generator: Ge
                     methods: Sequence[str] | None = None) -> AnswerResult:
     """Generate an answer from each method's top-k notes for every answerable case and score it."""
     k = check_k(k)
+    deepest = rankings["ranked_note_ids"].map(len).max() if len(rankings) else k
+    if deepest < k and "notes" in rankings and (rankings["notes"] > deepest).any():  # cut shallower than k: the generator would get fewer
+        raise ConfigError(f"k={k} notes asked for, but the rankings are at most {deepest} notes deep: rank at "
+                          f"least k deep (run_bench(..., depth=k))")
     methods = list(methods or rankings["method"].unique())
     ranked = {(r.question_id, r.method): (r.ranked_note_ids, r.RR)
               for r in rankings.itertuples(index=False)}
