@@ -112,8 +112,8 @@ def test_one_tie_order_rule_on_notes_and_sessions():
     assert not tie_order_only([3, 2, 1, 1], [False, True, False, False], 1)  # outside the top k: a miss, not a tie
     # sessions each once at their best note: 'a' ranks 2nd by sessions, its notes 2nd and 4th
     place = session_place(["b", "a", "b", "a", "c", "d"], [0.9, 0, 0, 0, 0, 0], {"a"}, 2)
-    assert place == (2, 0.0, True)  # b, then a, c, d tied at 0 for the second place
-    assert session_place(["b", "a", "c"], [0.9, 0.5, 0], {"a"}, 2) == (2, 0.5, False)
+    assert place == (2, 0.0, True, False)  # b, then a, c, d tied at 0 for the second place
+    assert session_place(["b", "a", "c"], [0.9, 0.5, 0], {"a"}, 2) == (2, 0.5, False, False)
     assert session_place(["b", "a"], [0.9, 0.5], {"a"}, 2, depth=1).rank is None  # beyond the depth
     assert not session_place(["b", "a", "c"], [None, None, None], {"a"}, 2).tie  # scores unknown
 

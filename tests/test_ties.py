@@ -140,3 +140,32 @@ def test_tie_order_placements_read_as_misses_in_the_report_the_explain_page_and_
     graph = json.loads(re.search(r"var DATA = (.*);", pages["misses/demo_q08.graph.html"]).group(1))
     panel = [n["why"]["TagGraph-Basic"] for n in graph["nodes"] if n["kind"] == "file" and "TagGraph-Basic" in n["why"]]
     assert {p["cls"] for p in panel} >= {"tie"} and "hit" not in {p["cls"] for p in panel}  # every note scores 0
+
+
+def test_scores_equal_but_for_float_rounding_are_one_tie():
+    """1 + 1/3 + 1/3 + 1/3 sums to 1.9999999999999998 (demo_q06, TagGraph-Basic's gold note), tied with a 2.0 above it."""
+    assert 1 + 1 / 3 + 1 / 3 + 1 / 3 != 2.0
+    scores, relevant = [4.0, 2.0, 1 + 1 / 3 + 1 / 3 + 1 / 3, 1.0], [False, False, True, False]
+    averaged = tie_averaged(scores, relevant)
+    assert averaged["RR_tieavg"] == pytest.approx((1 / 2 + 1 / 3) / 2) and first_gold_tied(scores, relevant)
+    assert tie_averaged([2.0, 1.999, 1.0], [False, True, False])["RR_tieavg"] == pytest.approx(1 / 2)  # a real gap
+
+
+def test_a_gold_outside_the_top_k_only_by_tie_order_reads_as_tie_order_in_the_pages():
+    """Every session scores 0 and the gold lands at session rank 9 of 13 by note order: outside the top 5 only by tie
+    order (in a random order it is in them with 5/13), said so on the explain page and in the report's table."""
+    from taggraph.viz.explain import session_place, verdict
+    from taggraph.viz.report import misses_table
+
+    sessions = [f"s{i}" for i in range(13)]
+    place = session_place(sessions, [0.0] * 13, {"s8"}, k=5)
+    assert place.rank == 9 and not place.tie and place.tie_outside
+    words, cls = verdict(type("E", (), {"rank": 9})(), place, 5, 40, 13)
+    assert cls == "tie" and words == ("session rank 9 (note rank 9), outside the top 5 only by tie order (score 0); "
+                                      "not found by the method")
+    assert not session_place(sessions, [float(13 - i) for i in range(13)], {"s8"}, k=5).tie_outside  # no tie at all
+    rankings = score_rankings(pd.DataFrame({
+        "question_id": ["q"], "question_type": ["t"], "method": ["M"], "abstention": [False],
+        "ranked_session_ids": [sessions], "gold_session_ids": [["s8"]], "ranked_scores": [[0.0] * 13],
+        "ranked_session_scores": [[0.0] * 13], "tied_beyond_depth": [[]]}))
+    assert misses_table(rankings).attrs["tie_only"] == {("q", "M"): pytest.approx(1 - 792 / 1287)}  # 1 - C(12,5)/C(13,5)

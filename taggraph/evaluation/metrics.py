@@ -44,6 +44,8 @@ import ir_measures
 import pandas as pd
 from ir_measures import RR, R, Success, nDCG
 
+from taggraph.retrieval.base import same_score
+
 SUCCESS_KS = (1, 3, 5)
 OFFICIAL_KS = (5, 10)
 QUESTION_METRICS = ["RR", *(f"Success@{k}" for k in SUCCESS_KS), *(f"R@{k}" for k in OFFICIAL_KS),
@@ -84,7 +86,7 @@ def tie_averaged(scores: Sequence[float], relevant: Sequence[bool], ks: Sequence
         raise ValueError("scores must be in descending order")
     out = {"RR_tieavg": 0.0, **{f"Success@{k}_tieavg": 0.0 for k in ks}}
     above = 0
-    for _, group in groupby(zip(scores, relevant), key=lambda x: x[0]):
+    for _, group in groupby(zip(tie_groups(scores), relevant), key=lambda x: x[0]):
         flags = [bool(rel) for _, rel in group]
         n, r = len(flags), sum(flags)
         if r:
@@ -103,7 +105,18 @@ def first_gold_tied(scores: Sequence[float], relevant: Sequence[bool], placed: i
     non-relevant item anywhere in the list, above or below it: its rank then rests partly on tie
     order. False when none of them is relevant."""
     first = next((i for i, rel in enumerate(relevant[:placed]) if rel), None)
-    return first is not None and any(s == scores[first] and not rel for s, rel in zip(scores, relevant))
+    return first is not None and any(same_score(s, scores[first]) and not rel for s, rel in zip(scores, relevant))
+
+
+def tie_groups(scores: Sequence[float]) -> list[int]:
+    """The tie group of each of `scores` (descending), numbered from 0: a score `same_score` as its group's first
+    joins the group."""
+    groups, group, head = [], -1, None
+    for s in scores:
+        if head is None or not same_score(s, head):
+            group, head = group + 1, s
+        groups.append(group)
+    return groups
 
 
 def tie_metrics(sessions: Sequence[str], scores: Sequence[float], gold: Iterable[str],

@@ -40,6 +40,7 @@ from taggraph.evaluation.metrics import dedupe_sessions, score_rankings, session
 from taggraph.evaluation.score import FIRST_IDS, read_rankings_csv
 from taggraph.evaluation.significance import adjusted_p_values, paired_test
 from taggraph.experiments.run_folders import run_record, save_run
+from taggraph.retrieval.base import same_score
 
 ALPHA = 0.05  # a pair's sig column: "*" when the Holm-adjusted p < ALPHA
 PAIR_COLUMNS = ["run_a", "method_a", "run_b", "method_b"]
@@ -330,8 +331,8 @@ def _tie_place(row: dict[str, Any]) -> str | None:
         place, score = "not retrieved", notes[-1]
     else:
         return None
-    beyond = [s for s in row["tied_beyond_depth"] if s not in sessions] if notes and notes[-1] == score else []
-    tied = sum(x == score for x in scores) + len(beyond) - 1
+    beyond = [s for s in row["tied_beyond_depth"] if s not in sessions] if notes and same_score(notes[-1], score) else []
+    tied = sum(same_score(x, score) for x in scores) + len(beyond) - 1
     return f"{place} only by tie order (score {score:.4g}, tied with {tied} other session(s))"
 
 

@@ -32,7 +32,7 @@ from taggraph.extraction import Extractor, extractor_spec, get_extractor
 from taggraph.progress import progress
 from taggraph.registry import with_registered
 from taggraph.retrieval import Retriever, make_retriever
-from taggraph.retrieval.base import method_errors
+from taggraph.retrieval.base import method_errors, same_score
 from taggraph.store import MemoryStore
 
 _EXTRACTORS: dict[tuple, Any] = {}
@@ -202,7 +202,7 @@ class MemoryRun:
 
 def tied_beyond(retriever: Retriever, case: Case, results: Sequence, k: int) -> list[str]:
     """Sessions, in note order, of the notes beyond the first `k` whose score equals the last retrieved
-    note's, less the sessions already retrieved: the part of the cut's tie group the ranking leaves out.
+    note's (`same_score`), less the sessions already retrieved: the part of the cut's tie group the ranking leaves out.
     Empty unless the ranking is full and the store larger; then the method ranks once more (its whole
     `Retriever.ranking`, untimed), since the ranking holds only the first k."""
     if len(results) < k or len(retriever.store) <= k:
@@ -211,5 +211,5 @@ def tied_beyond(retriever: Retriever, case: Case, results: Sequence, k: int) -> 
     seen = {r.session_id for r in results}
     notes = retriever.store.notes
     tied = sorted(i for i, s in retriever.ranking(case.question, asked_on=case.asked_on)
-                  if s == cut and notes[i].note_id not in shown)
+                  if same_score(s, cut) and notes[i].note_id not in shown)
     return list(dict.fromkeys(notes[i].session_id for i in tied if notes[i].session_id not in seen))

@@ -487,6 +487,15 @@ def question_date(asked_on: str | date | None, strict: bool = False) -> datetime
                       f"{type(asked_on).__name__} {str(asked_on)[:40]!r}")
 
 
+TIE_RTOL = 1e-9  # free choice: far above float rounding (~1e-16), far below any real difference of scores
+
+
+def same_score(a: float, b: float) -> bool:
+    """Whether two scores are one tie: equal, or within TIE_RTOL of the larger, since the same terms summed in
+    another order differ in the last bits (1 + 1/3 + 1/3 + 1/3 is 1.9999999999999998 and 2 is 2)."""
+    return a == b or abs(a - b) <= TIE_RTOL * max(abs(a), abs(b))
+
+
 def check_k(k: int) -> int:
     """`k` if it is a positive number of results; ConfigError otherwise (a negative k is not 'all but one')."""
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:

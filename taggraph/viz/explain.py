@@ -29,6 +29,7 @@ from taggraph.errors import ConfigError
 from taggraph.evaluation.metrics import session_scores, tie_averaged
 from taggraph.notes import Note
 from taggraph.retrieval import DEFAULT_DEPTH, Explanation, Result, Retriever, build_retrievers
+from taggraph.retrieval.base import same_score
 from taggraph.store import MemoryStore
 from taggraph.text import snippet
 from taggraph.viz.names import node_name
@@ -264,6 +265,7 @@ class SessionPlace(NamedTuple):
     rank: int | None  # among the sessions, each once at its best note; None beyond the depth
     score: float | None  # that session's score (its best note's)
     tie: bool  # in the top k only by tie order (`tie_order_only`)
+    tie_outside: bool = False  # outside the top k only by tie order: some order of the ties brings it in
 
 
 def session_place(session_ids: Sequence[str], scores: Sequence[float | None], targets: set[str], k: int,
@@ -278,24 +280,29 @@ def session_place(session_ids: Sequence[str], scores: Sequence[float | None], ta
     first = next((i for i, rel in enumerate(relevant) if rel), None)
     if first is None or pairs[first][0] not in set(session_ids[:depth]):
         return SessionPlace(None, None, False)
-    tie = None not in scores and tie_order_only([s for _, s in pairs], relevant, k)
-    return SessionPlace(first + 1, pairs[first][1], tie)
+    known = None not in scores
+    tie = known and tie_order_only([s for _, s in pairs], relevant, k)
+    outside = known and first >= k and tie_averaged([s for _, s in pairs], relevant, (k,))[f"Success@{k}_tieavg"] > 0
+    return SessionPlace(first + 1, pairs[first][1], tie, outside)
 
 
 def verdict(e: Explanation, place: SessionPlace, k: int, depth: int, n_notes: int) -> tuple[str, str]:
     """(words, css class) judging the note's session `place` by the metric's cut-off `k`, as Success@k and
     the run report count, with the note rank beside it: 'session rank 4 (note rank 11): in the top 5 by
     sessions' (hit), 'session rank 3 (note rank 4) only by tie order (score 0); not found by the method'
-    (tie: `tie_order_only`), 'session rank 9 (note rank 12), outside the top 5' (near), 'not retrieved'
-    (miss: its session is beyond the depth)."""
+    (tie: `tie_order_only`; or 'session rank 9 (note rank 13), outside the top 5 only by tie order (score 0); not
+    found by the method'), 'session rank 9 (note rank 12), outside the top 5' (near), 'not retrieved' (miss: its
+    session is beyond the depth)."""
     note = f"note rank {e.rank or '–'}" + (f" of {n_notes}, beyond depth {depth}" if (e.rank or 0) > depth else "")
     if place.rank is None:
         return "not retrieved" + (f" (rank {e.rank} of {n_notes}, beyond depth {depth})" if e.rank else ""), "miss"
     ranks = f"session rank {place.rank} ({note})"
+    why = ("(score 0); not found by the method" if place.score == 0
+           else f"(score {_number(place.score)}, shared across the top-{k} cut-off)")
     if place.tie:
-        why = ("(score 0); not found by the method" if place.score == 0
-               else f"(score {_number(place.score)}, shared across the top-{k} cut-off)")
         return f"{ranks} only by tie order {why}", "tie"
+    if place.tie_outside:
+        return f"{ranks}, outside the top {k} only by tie order {why}", "tie"
     if place.rank <= k:
         return f"{ranks}: in the top {k} by sessions", "hit"
     return f"{ranks}, outside the top {k}", "near"
@@ -329,7 +336,7 @@ def _outranked_html(ranking: Sequence[tuple[int, float]], store: MemoryStore, e:
         name = f"<code>{html.escape(note.note_id)}</code>"
         if graph_href:
             name = f"<a href='{html.escape(graph_href + '#note=' + quote(note.note_id), quote=True)}'>{name}</a>"
-        margin = "tie" if score == e.score else f"+{_number(score - e.score)}"
+        margin = "tie" if same_score(score, e.score) else f"+{_number(score - e.score)}"
         return (f"<tr><td>{rank}</td><td>{name}</td>"
                 f"<td>{html.escape(note.session_id)}</td><td class='text'>{html.escape(snippet(note.user, 90))}</td>"
                 f"<td class='v'>{_number(score)}</td><td class='v'>{margin}</td></tr>")
@@ -450,7 +457,8 @@ def explain_html(store: MemoryStore, question: str, note_id: str, methods: Metho
                f"(the depth). Verdicts use <b>k = {k}</b> on the note's session rank, as Success@{k} (the paper's "
                f"recall@{k}) and the run report count: <span class='hit'>in the top {k} by sessions</span>, "
                f"<span class='tie'>in the top {k} only by tie order (sessions with equal scores, in another order, "
-               f"would leave it out: Success@{k}_tieavg &lt; 1; score 0: the method did not find it)</span>, "
+               f"would leave it out: Success@{k}_tieavg &lt; 1; score 0: the method did not find it), or outside "
+               f"it only by tie order (another order would bring it in)</span>, "
                f"<span class='near'>retrieved but outside the top {k}</span>, <span class='miss'>not retrieved</span>.</p>"
                f"<p class='scale'><b>Note rank</b> counts notes; <b>session rank</b> counts sessions, as the metrics "
                f"and the run report do: each session once, where its best note ranks (within the depth), so it is "

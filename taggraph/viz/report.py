@@ -226,7 +226,8 @@ def misses_table(rankings: pd.DataFrame, k: int = 5) -> pd.DataFrame:
     A placement in the top k by tie order alone counts as a miss: the rank is there, and
     ``attrs["tie_only"]`` maps (question_id, method) to Success@k_tieavg (< 1: some order of the tied
     sessions leaves every gold session out of the top k; the pages' rule, `explain.tie_order_only`, on
-    the run's column). Needs the run's ``Success@k_tieavg`` column."""
+    the run's column), as it does a place outside the top k by tie order alone (> 0: some order brings one
+    in). Needs the run's ``Success@k_tieavg`` column."""
     judged = first_gold_ranks(rankings)
     rows = judged.drop_duplicates(["question_id", "method"]).set_index(["question_id", "method"])
     table = (rows["first_gold"].unstack("method")
@@ -234,8 +235,9 @@ def misses_table(rankings: pd.DataFrame, k: int = 5) -> pd.DataFrame:
     tie_col = f"Success@{k}_tieavg"
     tie_only = {}
     if tie_col in rows:
-        chance = rows[tie_col][(rows["first_gold"] <= k).fillna(False) & (rows[tie_col] < 1)]
-        tie_only = {key: float(v) for key, v in chance.items()}
+        inside = (rows["first_gold"] <= k).fillna(False) & (rows[tie_col] < 1)
+        outside = (rows["first_gold"] > k).fillna(False) & (rows[tie_col] > 0)  # another order brings it in
+        tie_only = {key: float(v) for key, v in rows[tie_col][inside | outside].items()}
     tied = pd.Series(False, index=table.index)
     for qid, _ in tie_only:
         tied[qid] = True
@@ -343,8 +345,9 @@ def _misses_html(misses: pd.DataFrame, pages: dict[str, str], questions: dict[st
                     + f"</td><td>{html.escape(str(r['question_type']))}</td>{cells}<td>{links}</td></tr>")
     return (f"<p>{len(misses)} question(s) where some method ranks no gold session in its top {k}, or does only by "
             f"tie order; a cell is the rank of the first gold session (– : not retrieved). <span class='tie'>"
-            f"3 (tie, 64%)</span>: in the top {k} only because tied sessions are ordered by note order; in a random "
-            f"order of the ties a gold session is in the top {k} with that chance. This table lists it as a miss; "
+            f"3 (tie, 64%)</span>: in the top {k} only because tied sessions are ordered by note order, and "
+            f"<span class='tie'>9 (tie, 38%)</span>: outside it only by that order; in a random "
+            f"order of the ties a gold session is in the top {k} with that chance. This table lists both as misses; "
             f"Success@{k} (the paper's reading: ties in note order) counts it as a hit, Success@{k}_tieavg as that "
             f"chance. Explain and graph pages exist for the first "
             f"{sum(_page_name(q, 'explain') in pages for q in misses['question_id'])}.</p>"
