@@ -16,8 +16,10 @@ Sessions are read in numeric order.
 
 One `LocomoCase` per question. Relevant notes (``gold_note_ids``) are the notes
 holding an evidence dia_id; ``gold_session_ids`` their sessions. Evidence is
-read leniently (every ``D<n>:<i>`` in each string, leading zeros ignored);
-evidence naming no turn of the conversation is kept in ``unresolved_evidence``.
+read leniently (every ``D<n>:<i>`` in each string, leading zeros ignored; the typo ``D:<n>:<i>``,
+as in conv-43's ``D:11:26``, is read as ``D<n>:<i>`` and warned of); evidence naming no turn of the
+conversation is kept in ``unresolved_evidence``, a string with no readable id (``D``) in
+``unreadable_evidence``, each warned of with its count.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from taggraph.store import Interaction
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 _DIA = re.compile(r"D(\d+):(\d+)")
+_TYPO_DIA = re.compile(r"D:(\d+):(\d+)")  # 'D:11:26' for D11:26 (LoCoMo, conv-43:q18)
+_SEPARATORS = re.compile(r"[\s;,]*")  # what may stand between the ids of one evidence string
 _SESSION = re.compile(r"session_(\d+)")
 
 
@@ -41,11 +45,21 @@ class LocomoCase(Case):
     category: int = 0
     adversarial_answer: str = ""
     unresolved_evidence: list[str] = field(default_factory=list)
+    retyped_evidence: list[str] = field(default_factory=list)  # as written: 'D:<n>:<i>' read as D<n>:<i>
+    unreadable_evidence: list[str] = field(default_factory=list)  # as written: no dia_id read from it
 
 
 def dia_ids(text: str) -> list[str]:
     """Normalized dia_ids in `text`: ``"D08:05; D9:1"`` -> ``["D8:5", "D9:1"]``."""
     return [f"D{int(a)}:{int(b)}" for a, b in _DIA.findall(text)]
+
+
+def evidence_ids(text: str) -> tuple[list[str], bool, bool]:
+    """(normalized dia_ids, whether a 'D:<n>:<i>' typo was read, whether anything else was left unread) of
+    one evidence string: ``"D:11:26"`` -> ``(["D11:26"], True, False)``, ``"D"`` -> ``([], False, True)``."""
+    retyped = bool(_TYPO_DIA.search(text))
+    text = _TYPO_DIA.sub(r"D\1:\2", text)
+    return dia_ids(text), retyped, not _SEPARATORS.fullmatch(_DIA.sub("", text))
 
 
 def _turn_text(turn: dict, where: str) -> tuple[str, str, str]:
@@ -116,14 +130,17 @@ def parse_sample(sample, where: str) -> list[LocomoCase]:
         evidence = qa.get("evidence", [])
         if not isinstance(evidence, list):
             raise DatasetError(f"{qw}: field 'evidence' must be a list of dia_ids")
-        found = [d for e in evidence for d in dia_ids(str(e))]
+        read = {str(e): evidence_ids(str(e)) for e in evidence}
+        found = [d for ids, _, _ in read.values() for d in ids]
         gold = list(dict.fromkeys(note_of[d] for d in found if d in note_of))
         cases.append(LocomoCase(
             case_id=f"{sample_id}:q{q}", question=qa["question"], question_type=CATEGORIES[category],
             interactions=interactions, gold_session_ids=list(dict.fromkeys(session_of[g] for g in gold)),
             answer=str(qa.get("answer", "")), sample_id=sample_id, category=category, gold_note_ids=gold,
             adversarial_answer=str(qa.get("adversarial_answer", "")),
-            unresolved_evidence=[d for d in found if d not in note_of]))
+            unresolved_evidence=[d for d in found if d not in note_of],
+            retyped_evidence=[e for e, (_, retyped, _) in read.items() if retyped],
+            unreadable_evidence=[e for e, (_, _, unread) in read.items() if unread]))
     return cases
 
 
@@ -146,11 +163,18 @@ def detect(path: Path) -> bool:
 
 
 def load(path: Path, limit: int | None = None) -> tuple[list[LocomoCase], list]:
-    """`load_locomo`, with a DataWarning for questions whose evidence names no turn of their conversation."""
+    """`load_locomo`, with a DataWarning for questions whose evidence names no turn of their conversation,
+    one for evidence read from the 'D:<n>:<i>' typo and one for evidence with no readable dia_id."""
     cases = load_locomo(path, limit)
     unresolved = [c.case_id for c in cases if c.unresolved_evidence]
-    return cases, data_warning("evidence_not_found", "questions name evidence that is no turn of their "
-                               "conversation (left out of their gold notes)", unresolved, path)
+    retyped = [f"{c.case_id} ({e!r})" for c in cases for e in c.retyped_evidence]
+    unreadable = [f"{c.case_id} ({e!r})" for c in cases for e in c.unreadable_evidence]
+    return cases, (data_warning("evidence_not_found", "questions name evidence that is no turn of their "
+                                "conversation (left out of their gold notes)", unresolved, path)
+                   + data_warning("evidence_typo", "evidence ids are written 'D:<session>:<turn>'; read as "
+                                  "D<session>:<turn>", retyped, path)
+                   + data_warning("evidence_unreadable", "evidence strings name no dia_id 'D<session>:<turn>' "
+                                  "(left out of their gold notes)", unreadable, path))
 
 
 FORMAT = DatasetFormat(
