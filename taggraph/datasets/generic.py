@@ -20,7 +20,8 @@ UTF-8, plain or gzipped; blank lines are skipped).
   the history holds no answer; the question is left out of every metric).
 
 Notes: within a session (its turns kept together, in file order), a user turn and the assistant turn
-that follows are one note, dated by its first turn; a turn without a partner is a note alone. Note
+that follows are one note, dated by its first turn, or by the session's date when that turn has none;
+a turn without a partner is a note alone. Note
 ids are ``"<session>#<n>"``, n counting the session's notes from 0. Questions over one history share
 one memory, built once. Each bad record is refused naming the file, the line and the field (a gold
 note outside the question's gold sessions too); what loads but is suspect (an empty text, a gold
@@ -31,7 +32,8 @@ Dates (``DATE_FORMATS``): ``2024-03-02``, ``2024-03-02T14:30`` or any other ISO 
 time (an offset such as ``+02:00`` is read as UTC), ``2024/03/02``, ``2024/03/02 14:30``, either with a
 weekday in parentheses (``2024/03/02 (Sat) 14:30``, LongMemEval's form). A date in another form
 (``15/08/2024``, ``March 2, 2024``) is kept as text but reads as undated: the time rules (TagGraph-Fusion's)
-are off for that note or question. A session is dated by its first dated turn; one dated on a later day
+are off for that note or question. A session is dated by its first dated turn, and so is each of its
+notes whose first turn has no date; one dated on a later day
 than its question is kept (format ``generic``) or left out of that question's history (format
 ``generic-past``, `load_generic(..., future_sessions="drop")`).
 """
@@ -128,8 +130,14 @@ def read_histories(path: Path) -> tuple[dict[str, list[Interaction]], list[str],
             (turn["role"], turn["text"], turn.get("date", "")))
     if not sessions:
         raise DatasetError(f"{path}: no turns")
-    return {h: [note for sid, turns in by_session.items() for note in session_notes(sid, turns)[0]]
+    return {h: [note for sid, turns in by_session.items() for note in session_notes(sid, session_dated(turns))[0]]
             for h, by_session in sessions.items()}, empty, undated
+
+
+def session_dated(turns: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """(role, text, date) turns, each without a date given the session's: its first date DATE_FORMATS reads."""
+    date = next((d for _, _, d in turns if day_of(d) is not None), "")
+    return [(role, text, own if own.strip() else date) for role, text, own in turns]
 
 
 def session_days(interactions: list[Interaction]) -> dict[str, int]:
