@@ -13,7 +13,8 @@ share a history (ATANT, LoCoMo) share that one extraction (`runner.group_by_hist
 Diffusion's contribution at each n is MRR(with PPR iterations) - MRR(iterations=0),
 with file seeding (AdaptiveGraph vs -noDiffusion) and without it (-noFileSeeding vs
 -noFileSeeding-noDiffusion). MRR and Success@5 are the session-level metrics of
-`taggraph.evaluation.metrics` over questions with gold sessions (abstention left out).
+`taggraph.evaluation.metrics` over questions with gold sessions (abstention left out); so is the
+summary's ``notes/case``.
 """
 
 from __future__ import annotations
@@ -98,9 +99,11 @@ class SweepResult:
 
 
 def _summarize(scored: pd.DataFrame, setting: str, methods: list[str]) -> pd.DataFrame:
-    """MRR, Success@5 (and every other metric) per setting and method, with notes per case."""
+    """MRR, Success@5 (and every other metric) per setting and method, with notes per case over the same
+    judged cases as ``n`` and the metrics (abstention left out)."""
     summary = summarize(scored, by=[setting, "method"], order=methods)
-    notes = scored.drop_duplicates(["question_id", setting]).groupby(setting)["notes"].mean().rename("notes/case")
+    judged = scored[scored["RR"].notna() & ~scored["abstention"].astype(bool)]  # as `summarize` counts n
+    notes = judged.drop_duplicates(["question_id", setting]).groupby(setting)["notes"].mean().rename("notes/case")
     return summary.join(notes, on=setting)
 
 
