@@ -34,7 +34,7 @@ def _():
 
 
 @app.cell
-def _(DATA, EXTRACTOR, K, LIMIT, tg):
+def _(DATA, EXTRACTOR, K, LIMIT, mo, tg):
     from pathlib import Path
 
     _data = tg.load(DATA, limit=LIMIT)
@@ -45,7 +45,9 @@ def _(DATA, EXTRACTOR, K, LIMIT, tg):
     evidence = tg.longmemeval_evidence_notes(DATA) if _data.format.name == "longmemeval" else None
     diagnostics = tg.failure_diagnostics(list(cases.values()), _rankings, {EXTRACTOR: stores.values()},
                                          dataset=Path(DATA).name.split(".")[0], evidence=evidence, k=K)
-    diagnostics.table
+    (diagnostics.table if len(diagnostics.units) else
+     mo.md(f"No graph configuration misses a gold note in its top {K} among these {len(cases)} questions: nothing to "
+           f"classify. Raise `TAGGRAPH_NOTEBOOK_LIMIT` (the bundled demo's misses are demo_q11-q13: 13 or more)."))
     return cases, diagnostics, ranked, stores
 
 

@@ -331,3 +331,14 @@ def test_s_dev_09d032c9_names_the_note_that_gave_the_gold_session_its_rank():
     page = explain_html(store, case.question, gold[0], ["TagGraph-Basic"], gold=gold, asked_on=case.question_date)
     assert "<td class='v'>20 (answer_b10dce5e#8)</td><td class='v session'>12</td>" in page
     assert "<code>answer_b10dce5e#0</code> (note rank 181)" in page
+
+
+def test_the_outranked_table_says_how_many_notes_it_lists():
+    """Gold at note rank 7, k = 2: the two notes ranked first and the one just above it (rank 6), with the gap named."""
+    from conftest import make_store
+
+    store = make_store([*[(f"s{i}", "dog " * (9 - i) + "walk", "ok", {}) for i in range(6)], ("g", "dog", "ok", {}),
+                        *[(f"t{i}", f"tea number {i}", "ok", {}) for i in range(8)]])
+    page = explain_html(store, "dog", "g#0", ["BM25"], k=2, gold=["g#0"])
+    assert "outranked by (the 2 notes ranked first and the one just above it)" in page
+    assert "… 3 more notes, ranks 3–5" in page
