@@ -371,7 +371,7 @@ def test_adaptive_graphs_reason_says_where_the_pagerank_mass_came_from(tmp_path)
                                     asked_on=case.question_date))
     dom = dump_dom(tmp_path, page)
     reason = re.search(r'<tr class="\w+"><td>AdaptiveGraph</td>(?:<td[^>]*>[^<]*</td>){4}<td>([^<]*)</td>', dom).group(1)
-    assert re.match(r"PPR mass 0\.00217, diffused from the \d+ note\(s\) sharing a query term", reason), reason
+    assert reason.startswith("PPR mass 0.00217: 100% from other notes' file seeds (most: demo_s49#0"), reason
     shares = [int(p) for p in re.findall(r"(\d+)% over the edge from ", reason)]
-    assert "over the edge from topic:4" in reason and 90 <= sum(shares) <= 100, reason
+    assert "over the edge from topic:4" in reason and 99 <= sum(shares) <= 101, reason  # the last step, whole
     assert "mass from" in dom and "walk breaks" in dom  # the shares and the unseeded tags, in the details
