@@ -89,3 +89,20 @@ def test_run_report_carries_a_verdict_per_ablation():
     assert verdicts["AdaptiveGraph"][0].startswith("Without the diffusion component: MRR ")
     report = markdown_report(result, "demo", "demo", None)
     assert "## Does each component of AdaptiveGraph earn its keep?" in report and verdicts["AdaptiveGraph"][0] in report
+
+
+def test_a_component_off_by_default_is_said_to_be_off_not_to_fail():
+    import pandas as pd
+
+    from taggraph.config import DEMO_DATA
+    from taggraph.datasets import load_dataset
+    from taggraph.evaluation.verdicts import component_verdicts
+    from taggraph.experiments.bench import run_bench
+    bm25 = run_bench(load_dataset(DEMO_DATA), ["BM25"], extractor="none", backend=None).rankings
+    # the same rankings under Fusion and two ablations: no question's RR changes
+    names = ["TagGraph-Fusion", "TagGraph-Fusion-noChunks", "TagGraph-Fusion-noGraph"]
+    rankings = pd.concat([bm25.assign(method=name) for name in names], ignore_index=True)
+    chunks, graph = component_verdicts(rankings)["TagGraph-Fusion"]
+    assert chunks == ("Without the chunks component: no question's reciprocal rank changes, as it must: it is off "
+                      "by default (weight 0), so there is nothing to remove. Give it a weight to test it.")
+    assert graph.endswith("It does not earn its keep here.")  # weight 0.3: a real no-change

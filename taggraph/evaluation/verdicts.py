@@ -2,7 +2,8 @@
 
 `component_verdicts` says in one sentence per removed component whether it earns its keep: removing it must
 cost at least EARNS_KEEP MRR at p < ALPHA, the paper's open question "when does the graph earn its keep?" asked
-of every component. Here, below both `experiments.bench` (whose results print the verdicts) and
+of every component. A component off by default (weight 0: TagGraph-Fusion's chunks, coverage, agreement) is
+said to be so, not to fail, when removing it changes no question. Here, below both `experiments.bench` (whose results print the verdicts) and
 `experiments.ablation` (which runs the ablations), so neither imports the other.
 """
 
@@ -17,6 +18,9 @@ from taggraph.retrieval import method as registered
 FULL = "AdaptiveGraph"
 EARNS_KEEP = 0.005  # MRR that removing a component must cost, at p < ALPHA, for it to earn its keep (issue 14)
 ALPHA = 0.05
+# parts that act only through their weight, so weight 0 leaves nothing to remove (Fusion's dense, also weight 0,
+# still seeds the pool and PPR)
+WEIGHT_ONLY = {"TagGraph-Fusion": ("chunks", "coverage", "agreement")}
 ABLATION_COLUMNS = {"AdaptiveGraph-noDiffusion": "-Diffusion", "AdaptiveGraph-noChronological": "-Chronological",
                     "AdaptiveGraph-noFileSeeding": "-File seeding"}
 
@@ -28,10 +32,22 @@ def ablation_columns(method: str = FULL) -> dict[str, str]:
     return {name: "-" + registered(name).component for name in ablations_of(method)}
 
 
-def verdict(removed: str, change: float, ci_low: float, ci_high: float, p: float) -> str:
-    """One plain sentence on a removed component (`removed`: its column, "-Graph"), from the paired test."""
+def off_by_default(ablation: str) -> bool:
+    """Whether registered ablation `ablation` switches off a `WEIGHT_ONLY` part whose default weight is 0."""
+    ablated = registered(ablation)
+    full = ablated.ablation_of
+    switched = [f for f in ablated.defaults if f in WEIGHT_ONLY.get(full, ())]
+    return bool(switched) and getattr(registered(full).params().weights, switched[0]) == 0
+
+
+def verdict(removed: str, change: float, ci_low: float, ci_high: float, p: float, idle: bool = False) -> str:
+    """One plain sentence on a removed component (`removed`: its column, "-Graph"), from the paired test;
+    `idle`: the component is off by default (`off_by_default`)."""
     part = f"the {removed.lstrip('-').lower()} component"
     if change == ci_low == ci_high == 0:  # every paired difference is 0
+        if idle:
+            return (f"Without {part}: no question's reciprocal rank changes, as it must: it is off by default "
+                    f"(weight 0), so there is nothing to remove. Give it a weight to test it.")
         return f"Without {part}: no question's reciprocal rank changes. It does not earn its keep here."
     stats = f"MRR {change:+.3f} (95% CI [{ci_low:+.3f}, {ci_high:+.3f}], p = {p:.3f})"
     if change <= -EARNS_KEEP and p < ALPHA:
@@ -52,6 +68,6 @@ def component_verdicts(rankings: pd.DataFrame) -> dict[str, list[str]]:
         if not columns:
             continue
         tests = compare(rankings[rankings["method"].isin([method, *columns])], method)
-        out[method] = [verdict(columns[t["method"]], t["diff"], t["ci_low"], t["ci_high"], t["p_value"])
-                       for t in tests.to_dict("records")]
+        out[method] = [verdict(columns[t["method"]], t["diff"], t["ci_low"], t["ci_high"], t["p_value"],
+                               off_by_default(t["method"])) for t in tests.to_dict("records")]
     return out
