@@ -322,3 +322,15 @@ def test_the_notebooks_tables_and_the_explain_page_name_nodes_as_the_graph_page(
     boxes = [html.unescape(b) for b in regex.findall(r"<span class='node'[^>]*>([^<]*)</span>", page)]
     assert {"where:city/oakland", names["topic:2"], "s3#0"} <= set(boxes) and not any(
         b.startswith(("topic ", "note ")) for b in boxes)
+
+
+def test_the_subgraph_holds_the_best_note_of_each_top_k_session_above_the_gold():
+    """A method ranks two notes of session a first, then b, c, then the gold: with k = 3 the view draws a's best note,
+    b's and c's (the three sessions its rings mark), not a's second note in place of c's."""
+    from taggraph.viz.graphview import _sessions_above
+
+    store = make_store([("a", "x", "ok", {}), ("a", "y", "ok", {}), ("b", "z", "ok", {}), ("c", "w", "ok", {}),
+                        ("g", "v", "ok", {})])
+    ranking = ["a#0", "a#1", "b#0", "c#0", "g#0"]
+    assert _sessions_above(store, ranking, {"g"}, 3) == ["a#0", "b#0", "c#0"]
+    assert _sessions_above(store, ranking, {"b"}, 3) == ["a#0"]

@@ -371,8 +371,8 @@ def explained_subgraph(store: MemoryStore, ug: nx.Graph, matched: Iterable[str],
                        explanations: Mapping[str, Mapping[str, Explanation]] | None, k: int,
                        givers: Mapping[str, str | None] | None = None, budget: int | None = None) -> Explained:
     """The nodes that explain why the methods that miss (`missed_by`; every method when none does) rank
-    the gold notes where they do: the question's matched concepts, every gold note, the first `k` notes
-    each such method ranks above its first gold note, the edges each method says it walked (its
+    the gold notes where they do: the question's matched concepts, every gold note, the best note of each
+    of the first `k` sessions each such method ranks above its first gold session (what its rings mark), the edges each method says it walked (its
     explanation's ``walk``: all of them to the gold notes, the first route to the others) and where its
     walk to a gold note stopped (``walk_breaks``), and, for every one of these notes, a shortest path from
     the matched concepts (the question's possible link, 'question concept -> tag -> topic -> note') or
@@ -390,11 +390,8 @@ def explained_subgraph(store: MemoryStore, ug: nx.Graph, matched: Iterable[str],
             nodes.extend((a, b))
             paths.setdefault(_edge(a, b), []).append(method)
 
-    targets = {}
-    for m in methods:
-        ranking = [n for n, _ in rankings[m]]
-        first = min((ranking.index(g) for g in gold if g in ranking), default=len(ranking))
-        targets[m] = [n for n in ranking[:first] if n not in gold][:k]
+    gold_sessions = {store.by_id[g].session_id for g in gold}
+    targets = {m: _sessions_above(store, [n for n, _ in rankings[m]], gold_sessions, k) for m in methods}
     for m in rankings:
         by_note = (explanations or {}).get(m, {})
         giver = (givers or {}).get(m)
@@ -418,6 +415,18 @@ def explained_subgraph(store: MemoryStore, ug: nx.Graph, matched: Iterable[str],
             nodes.extend([note, *sorted(t for t in ug[note] if ug.nodes[t]["kind"] == "topic")])
     return Explained(list(dict.fromkeys(nodes)), {e: list(dict.fromkeys(ms)) for e, ms in paths.items()},
                      methods, targets, possible, breaks)
+
+
+def _sessions_above(store: MemoryStore, ranking: Sequence[str], gold_sessions: set[str], k: int) -> list[str]:
+    """The best note of each of the first `k` sessions `ranking` (note ids) puts above its first gold session: the
+    notes the top-k rings mark, as the metrics count sessions."""
+    best: dict[str, str] = {}
+    for note in ranking:
+        session = store.by_id[note].session_id
+        if session in gold_sessions or len(best) == k:
+            break
+        best.setdefault(session, note)
+    return list(best.values())
 
 
 def _question_links(ug: nx.Graph, matched: Sequence[str], notes: Sequence[str], budget: int,
