@@ -22,7 +22,8 @@ from taggraph.errors import ConfigError
 from taggraph.experiments.dask_backend import scale_out
 
 DATA = typer.Option(DEFAULT_DATA, "--data", help=DATA_HELP)
-DATAS = typer.Option([DEFAULT_DATA], "--data", help=f"{DATA_HELP} Repeat for several datasets.")
+DATAS = typer.Option([DEFAULT_DATA], "--data", help=f"{DATA_HELP} Repeat for several datasets; datasets of one name "
+                                                       "are labelled '<name> (<file name>)'.")
 LIMIT = typer.Option(None, "--limit", help="Only the first N questions of each dataset.")
 EXTRACTORS = typer.Option(DEFAULT_EXTRACTOR, "--extractor",
                           help="Extractor name(s), comma-separated: " + EXTRACTOR_HELP.replace(" |", ","))
