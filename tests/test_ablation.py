@@ -103,6 +103,6 @@ def test_a_component_off_by_default_is_said_to_be_off_not_to_fail():
     names = ["TagGraph-Fusion", "TagGraph-Fusion-noChunks", "TagGraph-Fusion-noGraph"]
     rankings = pd.concat([bm25.assign(method=name) for name in names], ignore_index=True)
     chunks, graph = component_verdicts(rankings)["TagGraph-Fusion"]
-    assert chunks == ("Without the chunks component: no question's reciprocal rank changes, as it must: it is off "
-                      "by default (weight 0), so there is nothing to remove. Give it a weight to test it.")
+    assert chunks == ("Without the chunks component: no question's reciprocal rank changes; its default weight is 0, "
+                      "so under the defaults there is nothing to remove. Give it a weight to test it.")
     assert graph.endswith("It does not earn its keep here.")  # weight 0.3: a real no-change

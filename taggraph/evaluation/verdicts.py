@@ -46,8 +46,8 @@ def verdict(removed: str, change: float, ci_low: float, ci_high: float, p: float
     part = f"the {removed.lstrip('-').lower()} component"
     if change == ci_low == ci_high == 0:  # every paired difference is 0
         if idle:
-            return (f"Without {part}: no question's reciprocal rank changes, as it must: it is off by default "
-                    f"(weight 0), so there is nothing to remove. Give it a weight to test it.")
+            return (f"Without {part}: no question's reciprocal rank changes; its default weight is 0, so under "
+                    f"the defaults there is nothing to remove. Give it a weight to test it.")
         return f"Without {part}: no question's reciprocal rank changes. It does not earn its keep here."
     stats = f"MRR {change:+.3f} (95% CI [{ci_low:+.3f}, {ci_high:+.3f}], p = {p:.3f})"
     if change <= -EARNS_KEEP and p < ALPHA:
