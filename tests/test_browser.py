@@ -293,7 +293,7 @@ def test_miss_pages_show_the_session_rank_the_report_counts(tmp_path):
             note_rank = note_rank.split(" (")[0]  # '4 (demo_s41#1)': the note that gave the session its rank
             assert note_rank == "–" or session == "–" or int(note_rank) >= int(re.match(r"\d+", session).group()), link
             checked += 1
-        above = re.findall(r'outranked by \(the notes above it, up to 5\)</dt><dd><table class="outranked">(.*?)</table>',
+        above = re.findall(r'outranked by \(the notes above it[^)]*\)</dt><dd><table class="outranked">(.*?)</table>',
                            page, re.S)
         for block in above:
             rows = re.findall(r"<tr><td>(\d+)</td><td><a href=\"[^\"]+#note=[^\"]+\"><code>[^<]+</code></a></td><td>[^<]+</td>"
@@ -343,7 +343,7 @@ def test_outranked_rows_show_the_notes_text_a_link_and_say_tie_at_an_equal_score
     atomic_write(page, explain_html(store, case.question, gold[0], ["TagGraph-Stopwords", "BM25"], gold=gold,
                                     asked_on=case.question_date, links={"graph page": "demo_q12.graph.html"}))
     dom = dump_dom(tmp_path, page)
-    blocks = re.findall(r'outranked by \(the notes above it, up to 5\)</dt><dd><table class="outranked">(.*?)</table>',
+    blocks = re.findall(r'outranked by \(the notes above it[^)]*\)</dt><dd><table class="outranked">(.*?)</table>',
                         dom, re.S)
     stopwords, bm25 = blocks
     first = store.notes[0]

@@ -345,7 +345,7 @@ def _outranked_html(ranking: Sequence[tuple[int, float]], store: MemoryStore, e:
     if len(above) > k + 1:
         rows.insert(k, f"<tr class='gap'><td colspan='6'>… {len(above) - k - 1} more notes, ranks {k + 1}–"
                        f"{len(above) - 1}</td></tr>")
-    what = (f"the top {k}" if e.rank is None else f"the {k} notes ranked first and the one just above it"
+    what = (f"the top {k}" if e.rank is None else f"the notes above it: the first {k} and the one just above it"
             if len(above) > k else f"the notes above it, up to {k}")
     return (f"<dt>outranked by ({what})</dt><dd><table class='outranked'><tr><th>rank</th><th>note</th>"
             f"<th>session</th><th>text</th><th>score</th><th>margin</th></tr>{''.join(rows)}</table></dd>")
