@@ -17,7 +17,7 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import quote
@@ -321,11 +321,12 @@ def evidence_text(e: Explanation) -> str:
 
 
 def _outranked_html(ranking: Sequence[tuple[int, float]], store: MemoryStore, e: Explanation, k: int,
-                    graph_href: str | None = None) -> str:
+                    graph_href: str | None = None, graph_notes: Collection[str] | None = None) -> str:
     """The notes ranked above this one (`ranking`: the method's (note index, score) in rank order) up to
     `k`, then, when more lie between, their count and the note just above it; with session, the start of
     the note's text, score and margin ('tie' at an equal score: there by note order); each note links to
-    it on the graph page when `graph_href` is given. For a note not ranked at all: the top k."""
+    it on the graph page when `graph_href` is given and the page draws it (`graph_notes`; None: every note).
+    For a note not ranked at all: the top k."""
     above = ranking[:e.rank - 1] if e.rank else ranking[:k]
     if not above:
         return ""
@@ -334,7 +335,7 @@ def _outranked_html(ranking: Sequence[tuple[int, float]], store: MemoryStore, e:
     def row(rank: int, idx: int, score: float) -> str:
         note = store.notes[idx]
         name = f"<code>{html.escape(note.note_id)}</code>"
-        if graph_href:
+        if graph_href and (graph_notes is None or note.note_id in graph_notes):
             name = f"<a href='{html.escape(graph_href + '#note=' + quote(note.note_id), quote=True)}'>{name}</a>"
         margin = "tie" if same_score(score, e.score) else f"+{_number(score - e.score)}"
         return (f"<tr><td>{rank}</td><td>{name}</td>"
@@ -404,12 +405,13 @@ def _gold_html(note_id: str, gold: Sequence[str]) -> str:
 def explain_html(store: MemoryStore, question: str, note_id: str, methods: Methods, k: int = METRIC_K,
                  depth: int = DEFAULT_DEPTH, answer: str = "", gold: Sequence[str] = (),
                  asked_on: datetime | None = None, links: Mapping[str, str] | None = None,
-                 question_id: str = "") -> str:
+                 question_id: str = "", graph_notes: Collection[str] | None = None) -> str:
     """A self-contained page (no script, no external resource) explaining `note_id` for every method.
 
     Verdicts use the metric's cut-off `k` (Success@k); `depth` is how many notes each method
     retrieves; `answer` and `gold` (the question's gold notes) are shown when given; the question is
-    asked on date `asked_on`; `links` ({label: href}) lead to the question's other pages; `question_id`
+    asked on date `asked_on`; `links` ({label: href}) lead to the question's other pages, a note to its place on
+    the "graph page" when that page draws it (`graph_notes`, `graphview.drawn_notes`; None: every note); `question_id`
     names the question (else the page names the store, which several questions may share, as in LoCoMo)."""
     retrievers = build_retrievers(store, methods)
     exps = explanations(store, question, note_id, retrievers, depth, asked_on)
@@ -440,7 +442,7 @@ def explain_html(store: MemoryStore, question: str, note_id: str, methods: Metho
                     + "</td></tr>")
         details = "".join(f"<dt>{html.escape(key.replace('_', ' '))}</dt><dd>{_value_html(key, v, store)}</dd>"
                           for key, v in e.details.items()) + _outranked_html(ranking, store, e, k,
-                                                                             (links or {}).get("graph page"))
+                                                                             (links or {}).get("graph page"), graph_notes)
         sections.append(f"<section class='{cls}'><h2>{html.escape(m)}: {html.escape(words)}</h2>"
                         f"<p class='ranks'>note rank {e.rank or '–'} · session rank {sessions}</p>{giver_html}"
                         f"<p><b>{'Evidence' if e.evidence.summary else 'Why'}:</b> "

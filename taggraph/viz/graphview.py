@@ -731,6 +731,14 @@ def script_json(value) -> str:
     return text
 
 
+def drawn_notes(page: str) -> set[str]:
+    """The note ids a `graph_html` page draws (in its subgraph or its whole drawing): those its ``#note=`` links
+    can open."""
+    found = re.search(r"^var DATA = (.*);$", page, re.MULTILINE)
+    nodes = json.loads(found.group(1))["nodes"] if found else []
+    return {n["id"].removeprefix("file:") for n in nodes if n["id"].startswith("file:")}
+
+
 def save_graph_html(path: str | Path, store: MemoryStore, **kwargs) -> Path:
     """Write `graph_html(store, **kwargs)` to `path` atomically; returns the path."""
     path = Path(path)

@@ -265,7 +265,7 @@ class MissPages:
     def __call__(self, run, cases: Sequence, rows: list[dict], depth: int) -> dict[str, str]:
         from taggraph.evaluation.metrics import score_rankings
         from taggraph.viz.explain import explain_html, gold_notes
-        from taggraph.viz.graphview import graph_html
+        from taggraph.viz.graphview import drawn_notes, graph_html
 
         if not self.n or not rows:
             return {}
@@ -279,15 +279,17 @@ class MissPages:
             if not gold:
                 continue
             names = {kind: _page_name(qid, kind).split("/", 1)[1] for kind in ("explain", "graph")}
-            drawers = {
-                "explain": partial(explain_html, store, case.question, gold[0], run.retrievers, k=self.k, depth=depth,
-                                   answer=case.answer, gold=gold, asked_on=case.asked_on, question_id=qid,
-                                   links={"graph page": names["graph"], "run report": "../report.html"}),
+            drawers = {  # the graph page first: the explain page links only the notes it draws
                 "graph": partial(graph_html, store, question=case.question, gold_note_ids=gold,
                                  neighbourhood_of=case.question, top_k=self.k, retrievers=run.retrievers,
                                  results_by_method={m: ranked[qid, m] for m in run.methods}, depth=depth,
                                  asked_on=case.asked_on, question_id=qid,
-                                 links={"explain page": names["explain"], "run report": "../report.html"})}
+                                 links={"explain page": names["explain"], "run report": "../report.html"}),
+                "explain": lambda: explain_html(
+                    store, case.question, gold[0], run.retrievers, k=self.k, depth=depth, answer=case.answer,
+                    gold=gold, asked_on=case.asked_on, question_id=qid,
+                    links={"graph page": names["graph"], "run report": "../report.html"},
+                    graph_notes=drawn_notes(pages[_page_name(qid, "graph")]))}
             for kind, draw in drawers.items():
                 try:
                     pages[_page_name(qid, kind)] = draw()
