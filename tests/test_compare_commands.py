@@ -127,3 +127,30 @@ def test_a_method_known_only_by_its_class_name_gets_no_command_that_fails(user_r
     assert page_commands(out) == []  # no `--methods RecencyTfidf`, which fails with "unknown method"
     page = (out / "compare.html").read_text()
     assert "RecencyTfidf was registered in Python" in page and "package.module:Class" in page
+
+
+def test_a_changed_question_with_a_page_in_one_run_gets_the_command_for_the_other(user_runs, tmp_path):
+    """The base run has the question's explain page, the tuned one (k1 = 5) none: the cell links the page and prints
+    the command that writes the tuned run's, named by run, and that command runs as printed."""
+    import pandas as pd
+
+    home, base, tuned = user_runs
+    first = tmp_path / "first"
+    assert runner.invoke(app, ["compare", str(base), str(tuned), "--pair", "BM25=BM25", "--out", str(first)]).exit_code == 0
+    questions = pd.read_csv(first / "questions.csv")
+    changed = questions[questions["RR_a"] != questions["RR_b"]]["question_id"].iloc[0]
+    page = base / "misses" / f"{changed}.explain.html"
+    page.parent.mkdir(exist_ok=True)
+    page.write_text("<html><body>base's page</body></html>")
+    try:
+        out = tmp_path / "cmp"
+        res = runner.invoke(app, ["compare", str(base), str(tuned), "--pair", "BM25=BM25", "--out", str(out)])
+        assert res.exit_code == 0, res.output
+        html_page = (out / "compare.html").read_text()
+        row = next(r for r in html_page.split("<tr>") if f"<code>{changed}</code>" in r)
+        assert "explain (" in row and "no page for " in row and "--param" in row
+        [command] = [c for c in page_commands(out) if changed in c]
+        done = run_as_printed(command, home)
+        assert done.returncode == 0, f"{command}\n{done.stderr}"
+    finally:
+        page.unlink()

@@ -77,23 +77,27 @@ def _rank(rr: float, tie: bool) -> str:
 
 
 def _pages_cell(question_id: str, sides: list[tuple[Run, str]], out: Path) -> str:
-    """Links to the explain pages either run has for the question, else the command that writes one (one
-    per run when their data, extractor, depth or parameters differ)."""
+    """Links to the explain pages the runs have for the question and, for each run without one, the command
+    that writes it (one command for runs whose data, extractor, depth and parameters agree)."""
     runs = list({id(run): run for run, _ in sides}.values())
-    links = [f"<a href='{html.escape(Path(os.path.relpath(page, out)).as_posix())}'>explain ({html.escape(run.label)})</a>"
-             for run in runs if (page := run.path.resolve() / _page_name(question_id, "explain")).is_file()]
-    if links:
+    pages = {id(run): page for run in runs if (page := run.path.resolve() / _page_name(question_id, "explain")).is_file()}
+    links = [f"<a href='{html.escape(Path(os.path.relpath(pages[id(run)], out)).as_posix())}'>explain "
+             f"({html.escape(run.label)})</a>" for run in runs if id(run) in pages]
+    pageless = [run for run in runs if id(run) not in pages]
+    if not pageless:
         return " · ".join(links)
     name = Path(_page_name(question_id, "explain")).name
-    methods = {id(run): [m for r, m in sides if r is run] for run in runs}
-    commands = list(dict.fromkeys(c for run in runs if (c := explain_command(run, question_id, methods[id(run)], name))))
-    if len(commands) > 1:  # the runs differ: one page each, named by run
-        commands = [c for run in runs
+    methods = {id(run): [m for r, m in sides if r is run] for run in pageless}
+    commands = list(dict.fromkeys(c for run in pageless if (c := explain_command(run, question_id, methods[id(run)], name))))
+    if len(commands) > 1 or links:  # one page per run, named by run, beside the other run's page
+        commands = [c for run in pageless
                     if (c := explain_command(run, question_id, methods[id(run)], f"{Path(run.label).name}-{name}"))]
     if not commands:
-        return html.escape(_no_command(runs, methods))
-    return ("<details><summary>no page; command</summary>"
-            + "".join(f"<pre>{html.escape(c)}</pre>" for c in commands) + "</details>")
+        return " · ".join([*links, html.escape(_no_command(pageless, methods))])
+    labels = ", ".join(run.label for run in pageless)
+    summary = f"no page for {labels}; command" if links else "no page; command"
+    return " · ".join([*links, f"<details><summary>{html.escape(summary)}</summary>"
+                       + "".join(f"<pre>{html.escape(c)}</pre>" for c in commands) + "</details>"])
 
 
 def moved(questions: pd.DataFrame) -> pd.DataFrame:
