@@ -13,9 +13,9 @@ def _(mo):
     nodes (pure taxonomy ancestors), **topic** nodes (one per distinct 5W frame) and **file**
     nodes (one per note). Gold notes are gold stars; the drop-down in the view rings, for one
     method, the best note of each of its top-5 sessions in red with the session's rank (as the
-    metrics count); concepts the question matches have a black ring. Hover a node for its tags and a snippet; click a note to see, in the side panel, why
-    the chosen method did (not) retrieve it. Topics are named by their rarest tags. The page is
-    self-contained and offline.
+    metrics count); concepts the question matches have a black ring. Hover a node for its tags and a
+    snippet; click a note to see, in the side panel, why the chosen method did (not) retrieve it.
+    Topics are named by their rarest tags. The page is self-contained and offline.
 
     The tags come from `offline-v2` (unless `EXTRACTOR` says otherwise), which types each
     noun by its WordNet anchor and category word, so ontology nodes are categories

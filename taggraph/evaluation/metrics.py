@@ -31,7 +31,8 @@ Success@k when sessions with equal scores are put in random order (McSherry & Na
 rank rests partly on note order. Summaries add ``MRR_tieavg`` and ``MRR_from_tie_order`` =
 MRR - MRR_tieavg.
 Abstention questions (LongMemEval ``_abs``: the answer is not in the history; the sessions they name are not
-judged) are left out of every metric; any other question without relevant items is a miss, 0 in every metric (`score_rankings`).
+judged) are left out of every metric; any other question without relevant items is a miss, 0 in every metric
+(`score_rankings`).
 """
 
 from __future__ import annotations

@@ -175,7 +175,8 @@ def markdown_report(result, title: str, data_label: str, benchmark: str | None) 
              f"`nomic-embed-text`)." if embedders else "")
     parts = [f"# {title}", "",
              f"Data: `{data_label}` - {cfg['n_cases']} questions, of which {cfg['n_abstention']} abstention "
-             f"(`_abs`: the answer is not in the history, so the sessions they name are not judged) are excluded from every metric. Extractor: `{cfg['extractor']}`."
+             f"(`_abs`: the answer is not in the history, so the sessions they name are not judged) are excluded "
+             f"from every metric. Extractor: `{cfg['extractor']}`."
              f"{dense} Depth {cfg['depth']}.", "", *data_warnings_md(result),
              f"## MRR and the other metrics (session level, de-duplicated through depth {cfg['depth']})", "",
              NAMES_NOTE, "", markdown_table(summary_view(result), index=False), "", *_tie_notes_md(result)]
