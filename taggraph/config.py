@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-
 PACKAGE_DIR = Path(__file__).resolve().parent
 # The bundled demo ships inside the package (package data), so it is there after any install.
 DEMO_DATA = PACKAGE_DIR / "_data" / "demo" / "longmemeval_demo.json"

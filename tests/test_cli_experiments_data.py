@@ -21,12 +21,17 @@ def two_locomo_files(tmp_path: Path) -> list[Path]:
     return [LOCOMO, other]
 
 
-def test_ablation_counts_every_file_of_one_dataset_name(tmp_path):
-    files = two_locomo_files(tmp_path)
-    out = tmp_path / "abl"
-    res = runner.invoke(app, ["ablation", "--data", str(files[0]), "--data", str(files[1]), "--extractor", "none",
+def over_two_locomo_files(command: str, tmp_path: Path):
+    """`taggraph <command>` over `two_locomo_files`, untagged: (its result, its out folder)."""
+    files, out = two_locomo_files(tmp_path), tmp_path / command
+    res = runner.invoke(app, [command, "--data", str(files[0]), "--data", str(files[1]), "--extractor", "none",
                               "--out", str(out)])
     assert res.exit_code == 0, res.output
+    return res, out
+
+
+def test_ablation_counts_every_file_of_one_dataset_name(tmp_path):
+    res, out = over_two_locomo_files("ablation", tmp_path)
     labels = ["LoCoMo (locomo_tiny.json)", "LoCoMo (locomo_one.json)"]
     assert list(pd.read_csv(out / "ablation.csv")["dataset"]) == labels
     assert list(dict.fromkeys(pd.read_csv(out / "summary.csv")["dataset"])) == labels
@@ -40,11 +45,7 @@ def test_ablation_counts_every_file_of_one_dataset_name(tmp_path):
 
 
 def test_diagnose_counts_every_file_of_one_dataset_name(tmp_path):
-    files = two_locomo_files(tmp_path)
-    out = tmp_path / "diag"
-    res = runner.invoke(app, ["diagnose", "--data", str(files[0]), "--data", str(files[1]), "--extractor", "none",
-                              "--out", str(out)])
-    assert res.exit_code == 0, res.output
+    _, out = over_two_locomo_files("diagnose", tmp_path)
     run = json.loads((out / "run.json").read_text())
     assert [d["dataset"] for d in run["data"]] == ["LoCoMo (locomo_tiny.json)", "LoCoMo (locomo_one.json)"]
     units = pd.read_csv(out / "units.csv")

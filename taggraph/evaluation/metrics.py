@@ -219,13 +219,17 @@ def tie_columns(scored: pd.DataFrame, ranked: str = "ranked_session_ids", gold: 
     return pd.DataFrame.from_dict(rows, orient="index", columns=columns).reindex(scored.index)
 
 
+def judged_rows(scored: pd.DataFrame) -> pd.DataFrame:
+    """The rows of `scored` every metric counts: with an RR (gold sessions, scored) and not an abstention."""
+    judged = scored[scored["RR"].notna()]
+    return judged[~judged["abstention"].astype(bool)] if "abstention" in judged else judged
+
+
 def summarize(scored: pd.DataFrame, by: Sequence[str] = ("method",), order: Sequence[str] | None = None) -> pd.DataFrame:
     """Mean of every metric over the judged rows (non-abstention, with gold) per `by` group,
     with ``n`` questions, then the tie-aware means (MRR_tieavg, Success@k_tieavg) and MRR_from_tie_order when `scored` has them; `order` fixes
     the order of the methods."""
-    judged = scored[scored["RR"].notna()]
-    if "abstention" in judged:
-        judged = judged[~judged["abstention"].astype(bool)]
+    judged = judged_rows(scored)
     agg = {"n": ("question_id", "size"), "MRR": ("RR", "mean"), **{c: (c, "mean") for c in QUESTION_METRICS[1:]},
            **_tie_means(scored)}
     summary = _with_tie_share(judged.groupby(list(by), sort=False).agg(**agg).reset_index())
@@ -253,7 +257,7 @@ def _with_tie_share(summary: pd.DataFrame) -> pd.DataFrame:
 def per_type(scored: pd.DataFrame) -> pd.DataFrame:
     """MRR and Success@1/3/5 per question type and method (the paper's appendix G shape), then the
     tie-aware means and MRR_from_tie_order when `scored` has them."""
-    judged = scored[scored["RR"].notna() & ~scored["abstention"].astype(bool)]
+    judged = judged_rows(scored)
     return _with_tie_share(judged.groupby(["question_type", "method"], sort=True)
                            .agg(n=("question_id", "size"), MRR=("RR", "mean"),
                                 **{f"Success@{k}": (f"Success@{k}", "mean") for k in SUCCESS_KS}, **_tie_means(scored))

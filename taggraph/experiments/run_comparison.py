@@ -36,7 +36,7 @@ import pandas as pd
 from taggraph.datasets import Dataset
 from taggraph.datasets.registry import load_cases
 from taggraph.errors import ConfigError, InputError
-from taggraph.evaluation.metrics import dedupe_sessions, score_rankings, session_scores
+from taggraph.evaluation.metrics import dedupe_sessions, judged_rows, score_rankings, session_scores
 from taggraph.evaluation.score import FIRST_IDS, read_rankings_csv
 from taggraph.evaluation.significance import adjusted_p_values, paired_test
 from taggraph.experiments.run_folders import run_record, save_run
@@ -338,8 +338,7 @@ def _tie_place(row: dict[str, Any]) -> str | None:
 
 def _judged_rows(run: Run, method: str) -> pd.DataFrame:
     """The rankings of the judged questions (an RR, no abstention) `method` ranks in `run`."""
-    rows = run.rankings[(run.rankings["method"] == method) & run.rankings["RR"].notna()]
-    return rows[~rows["abstention"].astype(bool)] if "abstention" in rows else rows
+    return judged_rows(run.rankings[run.rankings["method"] == method])
 
 
 def _judged(run: Run, method: str) -> pd.DataFrame:

@@ -30,7 +30,7 @@ import plotly.express as px
 from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.datasets import Case
 from taggraph.errors import ConfigError
-from taggraph.evaluation.metrics import score_rankings, summarize
+from taggraph.evaluation.metrics import judged_rows, score_rankings, summarize
 from taggraph.evaluation.significance import compare
 from taggraph.experiments.runner import MemoryRun, build_store, extractor_for, group_by_history, parallel_map
 from taggraph.retrieval import DEFAULT_DEPTH, check_methods
@@ -102,7 +102,7 @@ def _summarize(scored: pd.DataFrame, setting: str, methods: list[str]) -> pd.Dat
     """MRR, Success@5 (and every other metric) per setting and method, with notes per case over the same
     judged cases as ``n`` and the metrics (abstention left out)."""
     summary = summarize(scored, by=[setting, "method"], order=methods)
-    judged = scored[scored["RR"].notna() & ~scored["abstention"].astype(bool)]  # as `summarize` counts n
+    judged = judged_rows(scored)  # as `summarize` counts n
     notes = judged.drop_duplicates(["question_id", setting]).groupby(setting)["notes"].mean().rename("notes/case")
     return summary.join(notes, on=setting)
 

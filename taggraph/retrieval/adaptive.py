@@ -206,39 +206,41 @@ class AdaptiveGraph(Retriever):
             previous, x = x, a * (P @ x) + factors[-1] * s_norm
         return x, previous, factors
 
-    def seed_shares(self, s: np.ndarray, target: int) -> np.ndarray:
+    def seed_shares(self, s: np.ndarray, target: int, step=None) -> np.ndarray:
         """Each node's share of x[target] that its own teleport mass brought: the exact split of the note's PPR mass
         by seed, summing to 1 when x[target] > 0. Once each step's dangling mass is fixed the iteration is linear in
-        the teleport, so one backward pass from the note gives every seed's part."""
+        the teleport, so one backward pass from the note gives every seed's part. `step`: `_last_step` of `s`'s
+        teleport, when the caller has it."""
         P, _ = self.transition()
         s_norm = _teleport(s)
-        x, _, factors = self._last_step(s_norm)
+        x, _, factors = step or self._last_step(s_norm)
         if x[target] <= 0:
             return np.zeros(len(s))
         pick = np.zeros(len(s))
         pick[target] = 1.0
-        if self.params.iterations is None:  # x = y / sum(y), y = (I - alpha P)^-1 s: solve the transposed system
-            y = self.exact_solver()(s_norm)
-            reach = self.exact_solver()(pick, trans="T") / y.sum()
-        else:  # x_k = A^k s + sum_t factor_t A^(k-1-t) s with A = alpha P; reach = d x_k[target] / d s
-            reach, back = np.zeros(len(s)), pick
-            for factor in reversed(factors):
-                reach += factor * back
-                back = self.params.alpha * (P.T @ back)
-            reach += back
+        if self.params.iterations is None:  # x[target] = y[target] / sum(y), y = (I - alpha P)^-1 s: s . z = y[target]
+            parts = s_norm * self.exact_solver()(pick, trans="T")  # z solves the transposed system
+            return parts / parts.sum()
+        # x_k = A^k s + sum_t factor_t A^(k-1-t) s with A = alpha P; reach = d x_k[target] / d s
+        reach, back = np.zeros(len(s)), pick
+        for factor in reversed(factors):
+            reach += factor * back
+            back = self.params.alpha * (P.T @ back)
+        reach += back
         return s_norm * reach / x[target]
 
     def flow_walk(self, s: np.ndarray, target: int, width: int = WALK_WIDTH,
-                  length: int = WALK_LENGTH) -> tuple[list[list[str]], list[dict[str, Any]], float]:
+                  length: int = WALK_LENGTH, step=None) -> tuple[list[list[str]], list[dict[str, Any]], float]:
         """The edges that carried most of the PPR mass to node `target`: its `width` in-edges with the largest flow
         alpha x[u] P[target, u] in the last step (x: the iterate that step started from, so the flows and the
         teleport add up to x[target]), each traced back along the largest in-flow of its source until a seeded node
         (s > 0) or `length` edges. Returns (walk edges, the target's in-flows as {from, flow, share} with share of
-        x[target], the teleport's share of x[target]); without diffusion every bit of the mass is teleport."""
+        x[target], the teleport's share of x[target]); without diffusion every bit of the mass is teleport.
+        `step`: `_last_step` of `s`'s teleport, when the caller has it."""
         P, _ = self.transition()
         names = list(self.node_index)
         s_norm = _teleport(s)
-        x, previous, factors = self._last_step(s_norm)
+        x, previous, factors = step or self._last_step(s_norm)
         mass = x[target] or 1.0
         if not factors:
             return [], [], 1.0
@@ -292,7 +294,8 @@ class AdaptiveGraph(Retriever):
             self._nx = self.store.graph.to_networkx(chronological=self.params.chronological)
         g = self._nx
         at = self.node_index[target]
-        shares = self.seed_shares(s, at) if s.sum() > 0 else np.zeros(len(s))
+        step = self._last_step(_teleport(s))  # one pass for the seed split and the in-flows
+        shares = self.seed_shares(s, at, step) if s.sum() > 0 else np.zeros(len(s))
         paths = []
         for path, mass in sorted(concepts.items(), key=lambda kv: -kv[1])[:20]:
             try:
@@ -302,7 +305,7 @@ class AdaptiveGraph(Retriever):
             paths.append({"seed": path, "seed_mass": round(mass / total, 5), "path": trail,
                           "share": round(float(shares[self.node_index[concept_node(path)]]), 5)})
         paths.sort(key=lambda p: -p["share"])
-        walk, inflows, teleport = self.flow_walk(s, at) if x[at] > 0 else ([], [], 0.0)
+        walk, inflows, teleport = self.flow_walk(s, at, step=step) if x[at] > 0 else ([], [], 0.0)
         names = list(self.node_index)
         by_seed = {names[j]: float(shares[j]) for j in np.argsort(-shares, kind="stable")[:10] if shares[j] >= 0.0005}
         detail: dict[str, Any] = {

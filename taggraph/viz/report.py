@@ -24,6 +24,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from taggraph.evaluation.paper import paper_table1
+from taggraph.evaluation.metrics import judged_rows, score_rankings
 
 
 def mrr_chart(summary: pd.DataFrame) -> go.Figure:
@@ -62,10 +63,7 @@ RANK_BINS = [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 10), (11, 20), (21, 40)
 
 def first_gold_ranks(rankings: pd.DataFrame) -> pd.DataFrame:
     """Judged rows with the rank of the first gold session (``first_gold``, None when not retrieved)."""
-    judged = rankings[rankings["RR"].notna()]
-    if "abstention" in judged:
-        judged = judged[~judged["abstention"].astype(bool)]
-    judged = judged.copy()
+    judged = judged_rows(rankings).copy()
     judged["first_gold"] = judged["RR"].map(lambda rr: round(1 / rr) if rr > 0 else None).astype("Int64")
     return judged
 
@@ -264,7 +262,6 @@ class MissPages:
     k: int = 5
 
     def __call__(self, run, cases: Sequence, rows: list[dict], depth: int) -> dict[str, str]:
-        from taggraph.evaluation.metrics import score_rankings
         from taggraph.viz.explain import explain_html, gold_notes
         from taggraph.viz.graphview import drawn_notes, graph_html
 
