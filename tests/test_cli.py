@@ -302,3 +302,23 @@ def test_explain_and_graph_say_the_data_s_warnings_in_one_line_each_even_before_
 def test_answers_refuses_k_below_one_before_any_run(tmp_path):
     res = runner.invoke(app, ["answers", "--limit", "1", "--k", "0", "--out", str(tmp_path / "a")])
     assert res.exit_code == 2 and "--k must be at least 1" in res.output and not (tmp_path / "a").exists()
+
+
+def test_a_command_prints_its_warnings_as_lines_but_not_the_interpreters(capsys):
+    """A warning about the run is one line; a ResourceWarning of an object collected mid-command (an unclosed
+    socket left by other code) or a library's deprecation is not about the user's run, as Python's defaults hold."""
+    import gc
+    import warnings
+
+    from taggraph.cli.app import warnings_as_lines
+
+    class Unclosed:
+        def __del__(self):
+            warnings.warn("unclosed <socket.socket fd=73>", ResourceWarning)
+
+    with warnings_as_lines():
+        Unclosed()
+        gc.collect()
+        warnings.warn("old API", DeprecationWarning)
+        warnings.warn("3 questions have no gold")
+    assert capsys.readouterr().err == "warning: 3 questions have no gold\n"

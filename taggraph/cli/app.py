@@ -96,6 +96,8 @@ def warnings_as_lines() -> Iterator[None]:
     an error too, which they may explain."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("default")
+        for hidden in (ResourceWarning, DeprecationWarning, PendingDeprecationWarning):  # as Python hides them:
+            warnings.simplefilter("ignore", hidden)  # about objects and libraries, never about the user's run
         try:
             yield
         finally:
