@@ -24,6 +24,7 @@ Array.from(first.querySelectorAll("th")).forEach(function (th) {
   var r = th.getBoundingClientRect(); heads[th.textContent] = [r.left, r.top, r.right, r.bottom]; });
 var all = document.querySelector("details.all");
 return {heads: heads, width: window.innerWidth, height: window.innerHeight,
+        overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
         inDetails: all ? Array.from(all.querySelectorAll("th")).map(function (th) { return th.textContent; }) : [],
         open: all ? all.open : null,
         titles: Array.from(document.querySelectorAll(".js-plotly-plot")).map(function (plot) {
@@ -32,7 +33,7 @@ return {heads: heads, width: window.innerWidth, height: window.innerHeight,
 """
 
 
-def probe_report(tmp_path, page, size: str = "1280,800") -> dict:
+def probe_report(tmp_path, page, size: str = "1280,800", scrollbars: bool = False) -> dict:
     copy = tmp_path / f"probed-{page.name}"
     copy.write_text(page.read_text(encoding="utf-8").replace(
         "</body>", "<script>window.addEventListener('load', function () { setTimeout(function () {"
@@ -41,8 +42,9 @@ def probe_report(tmp_path, page, size: str = "1280,800") -> dict:
     netlog = tmp_path / "netlog.json"
     cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
            "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", "--host-resolver-rules=MAP * ~NOTFOUND",
-           f"--log-net-log={netlog}", f"--window-size={size}", "--hide-scrollbars", "--virtual-time-budget=5000",
+           f"--log-net-log={netlog}", f"--window-size={size}", "--virtual-time-budget=5000",
            "--dump-dom", copy.as_uri()]
+    cmd[-3:-3] = [] if scrollbars else ["--hide-scrollbars"]
     dom = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True).stdout
     assert page_requests(netlog) == []
     found = re.search(r'data-probe="([^"]*)"', dom)
@@ -67,6 +69,12 @@ def test_a_reader_at_1280_px_sees_mrr_and_its_tie_aware_twin_first(report, tmp_p
     assert list(state["heads"])[:4] == ["method", "n", "MRR", "MRR_tieavg"]
     assert not state["open"] and {"R@10", "nDCG@10", "recall_all@5", "Success@1_tieavg"} <= set(state["inDetails"])
     assert len(state["heads"]) <= 8  # the rest is one click away
+
+
+def test_the_page_does_not_scroll_sideways_once_its_scroll_bar_appears(report, tmp_path):
+    """Plotly sizes a chart to the page's width once; a scroll bar that appeared later made each chart
+    wider than the page by the bar's width."""
+    assert probe_report(tmp_path, report, scrollbars=True)["overflow"] == 0
 
 
 def test_the_report_says_what_a_tie_placement_counts_as_and_labels_table_1(report):

@@ -80,3 +80,19 @@ def test_rerunning_over_changed_data_is_refused_naming_the_note_and_field(tmp_pa
                                          rf"has it now \({field} differs\)"):
         extract_to_stores([dataclasses.replace(case, interactions=changed)], get_extractor("none"), tmp_path)
     extract_to_stores([case], get_extractor("none"), tmp_path)  # the data as it was still resumes
+
+
+def test_a_folder_holding_anything_but_these_stores_is_refused_before_any_work(tmp_path):
+    """`extract --out /` (or the project's folder, or the data's own) would scatter store folders among the
+    files there; only a new folder, an empty one or this data's stores are taken."""
+    from taggraph.errors import ConfigError
+
+    cases = load_dataset(DEMO_DATA, limit=2)
+    extract_to_stores(cases[:1], get_extractor("none"), tmp_path)
+    (tmp_path / "turns.jsonl").write_text("{}\n")
+    with pytest.raises(ConfigError, match=r"--out .*: holds 'turns.jsonl', which no history of this data would write"):
+        extract_to_stores(cases, get_extractor("none"), tmp_path)
+    assert not case_folder(tmp_path, cases[1]).exists()
+    (tmp_path / "turns.jsonl").unlink()
+    assert list(extract_to_stores(cases, get_extractor("none"), tmp_path)["resumed_from"]) == [
+        len(cases[0].interactions), 0]

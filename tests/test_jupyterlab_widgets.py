@@ -130,7 +130,8 @@ def served(cmd: list[str], env: dict, log_path: Path, status_url: str, what: str
 
         def up():
             try:
-                return urllib.request.urlopen(status_url, timeout=2).status == 200
+                with urllib.request.urlopen(status_url, timeout=2) as reply:  # closed: no socket left to gc
+                    return reply.status == 200
             except OSError:
                 assert server.poll() is None, log_path.read_text()[-3000:]
                 return False
@@ -167,7 +168,11 @@ def chromium(tmp_path):
             page.ws.close()
         if endpoint is not None and browser.poll() is None:
             try:  # a clean exit finishes the net log (after SIGTERM it may be cut short)
-                Page(endpoint).call("Browser.close")
+                browser_page = Page(endpoint)
+                try:
+                    browser_page.call("Browser.close")
+                finally:
+                    browser_page.ws.close()
             except Exception:
                 pass
         for end in ([] if endpoint is None else [lambda: None]) + [browser.terminate, browser.kill]:
@@ -184,10 +189,13 @@ def chromium(tmp_path):
         port, path = wait_for(lambda: active.is_file() and len(lines := active.read_text().split()) == 2 and lines,
                               30, "Chromium's DevToolsActivePort")
         endpoint = f"ws://127.0.0.1:{port}{path}"
-        targets = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10).read())
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as reply:
+            targets = json.loads(reply.read())
         page = Page(next(t["webSocketDebuggerUrl"] for t in targets if t["type"] == "page"))
         yield page, stop
     finally:
+        if page is not None:
+            page.ws.close()  # closing twice is a no-op
         if browser.poll() is None:
             browser.kill()
             browser.wait()

@@ -59,6 +59,18 @@ def test_sweep_sizes_and_full_haystack_parity(sweep):
     assert at_full["ranked_note_ids"].tolist() == full.rankings["ranked_note_ids"].tolist()
 
 
+def test_a_count_beyond_the_haystack_says_how_many_it_added(sweep):
+    """100 distractors on the demo's 13-session haystacks take every non-gold session: the summary says how
+    many it added and a warning says it did not fill the count, instead of a line labelled 100."""
+    judged = [c for c in CASES if not c.is_abstention]
+    added = sweep.summary.drop_duplicates("distractors").set_index("distractors")["distractors/case"]
+    assert added[3] == 3 and added[100] == pytest.approx(
+        sum(len(distractor_order(c, 0)) for c in judged) / len(judged))
+    assert added[100] < 100
+    assert sweep.warnings == [f"100 distractors: {len(judged)} of {len(judged)} judged questions have fewer non-gold "
+                              f"sessions and took them all ({added[100]:.1f} on average)"]
+
+
 def test_gold_only_stores_rank_gold_first(sweep):
     gold_only = sweep.rankings[(sweep.rankings["distractors"] == 0) & ~sweep.rankings["abstention"]]
     for row in gold_only.itertuples():

@@ -114,8 +114,11 @@ def sweep_distractors(data: Path = DATA, limit: Optional[int] = LIMIT, extractor
                                           backend=backend)
     tables = {name: pd.concat([getattr(r, name).assign(extractor=e) for e, r in results.items()])
               for name in ("summary", "contribution", "rankings")}
-    _save(folder, force, tables, {e: r.config for e, r in results.items()}, record, "summary")
+    _save(folder, force, tables, {e: {**r.config, "warnings": r.warnings} for e, r in results.items()}, record,
+          "summary")
     typer.echo(tables["contribution"].round(3).to_string(index=False, na_rep="–"))
+    for line in dict.fromkeys(line for r in results.values() for line in r.warnings):
+        typer.echo(f"warning: {line}")
 
 
 @command("sweep-depth")

@@ -26,6 +26,7 @@ import pandas as pd
 from taggraph.atomic import check_folder
 from taggraph.datasets import Case
 from taggraph.datasets.base import note_ids
+from taggraph.errors import ConfigError
 from taggraph.experiments.runner import group_by_history
 from taggraph.experiments.vocabulary import store_stats
 from taggraph.progress import progress
@@ -83,6 +84,19 @@ def extract_history(cases: list[Case], extractor, out: Path) -> dict[str, Any]:
     return {"case_id": case.case_id, "questions": len(cases), **store_stats(store), "resumed_from": resumed}
 
 
+def check_only_stores(out: Path, groups: list[list[Case]]) -> None:
+    """Refuses an existing `out` holding anything but the store folders of these histories (`/`, a project
+    folder, the data's own folder): extract writes a folder per history there and resumes what it finds."""
+    if not out.is_dir():
+        return
+    ours = {case_folder(out, group[0]).name for group in groups}
+    foreign = sorted(p.name for p in out.iterdir() if p.name not in ours)
+    if foreign:
+        shown = ", ".join(map(repr, foreign[:3])) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+        raise ConfigError(f"--out {out}: holds {shown}, which no history of this data would write; give a new or "
+                          f"empty folder, or the one an earlier extract of this data wrote")
+
+
 def extract_to_stores(cases: list[Case], extractor, out: Path, concurrency: int | None = None) -> pd.DataFrame:
     """Remember every history into its folder (one per history, `group_by_history`); returns one row per
     store (its first case, questions, notes, resumed, tags, errors).
@@ -93,6 +107,7 @@ def extract_to_stores(cases: list[Case], extractor, out: Path, concurrency: int 
     """
     out = check_folder(Path(out), "--out")  # a file, an over-long name, an unwritable parent: before any case
     groups = group_by_history(cases)
+    check_only_stores(out, groups)
     workers = (concurrency or getattr(extractor, "concurrency", 1)) if hasattr(extractor, "check") else 1
     if workers == 1:
         return pd.DataFrame([extract_history(group, extractor, out)

@@ -5,7 +5,8 @@ sessions (non-gold sessions of the case's own haystack) are added, for each n in
 `counts`. Distractors are drawn by shuffling the case's distinct non-gold session
 ids with ``random.Random(f"{seed}:{case_id}")`` and taking the first n, so samples
 are deterministic and nested (the 3 of n=3 are among the 8 of n=8); n larger than
-the haystack takes every distractor. Notes keep their haystack (chronological) order.
+the haystack takes every distractor (the summary's ``distractors/case`` and the result's `warnings` say
+so). Notes keep their haystack (chronological) order.
 Tags are extracted once per history over the full haystack and the same notes are
 reused for every n: only the set of memories changes, not their extraction. Cases that
 share a history (ATANT, LoCoMo) share that one extraction (`runner.group_by_history`).
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
@@ -80,7 +81,7 @@ def _distractor_memory(cases, counts, seed, extractor, methods, depth, method_pa
         gold = set(case.gold_session_ids)
         for n in counts:
             rows += MemoryRun(substore(store, gold | set(order[:n])), methods, method_params) \
-                .ask(case, depth, distractors=n)
+                .ask(case, depth, distractors=n, distractors_added=min(n, len(order)))
     return rows
 
 
@@ -96,15 +97,27 @@ class SweepResult:
     summary: pd.DataFrame  # MRR and Success@5 per setting and method
     config: dict[str, Any]
     contribution: pd.DataFrame | None = None  # distractor sweep: diffusion's MRR contribution per count
+    warnings: list[str] = field(default_factory=list)  # distractor sweep: counts some haystacks cannot fill
 
 
 def _summarize(scored: pd.DataFrame, setting: str, methods: list[str]) -> pd.DataFrame:
     """MRR, Success@5 (and every other metric) per setting and method, with notes per case over the same
-    judged cases as ``n`` and the metrics (abstention left out)."""
+    judged cases as ``n`` and the metrics (abstention left out); the distractor sweep's ``distractors/case`` is
+    how many it could add, fewer than asked where a haystack holds fewer."""
     summary = summarize(scored, by=[setting, "method"], order=methods)
-    judged = judged_rows(scored)  # as `summarize` counts n
-    notes = judged.drop_duplicates(["question_id", setting]).groupby(setting)["notes"].mean().rename("notes/case")
-    return summary.join(notes, on=setting)
+    judged = judged_rows(scored).drop_duplicates(["question_id", setting])  # as `summarize` counts n
+    means = {"notes": "notes/case", "distractors_added": "distractors/case"}
+    per_case = judged.groupby(setting)[[c for c in means if c in judged]].mean().rename(columns=means)
+    return summary.join(per_case, on=setting)
+
+
+def unfilled_counts(scored: pd.DataFrame) -> list[str]:
+    """One line per distractor count that some judged case's haystack cannot fill (it then takes them all)."""
+    judged = judged_rows(scored).drop_duplicates(["question_id", "distractors"])
+    short = judged[judged["distractors_added"] < judged["distractors"]]
+    return [f"{n} distractors: {len(rows)} of {int((judged['distractors'] == n).sum())} judged questions have "
+            f"fewer non-gold sessions and took them all ({rows['distractors_added'].mean():.1f} on average)"
+            for n, rows in short.groupby("distractors")]
 
 
 def _config(experiment: str, methods, extractor, workers, backend, cases, method_params, **kw) -> dict[str, Any]:
@@ -146,7 +159,7 @@ def distractor_sweep(cases: Sequence[Case], counts: Sequence[int] = DISTRACTOR_C
                         method_params, workers=workers, backend=backend)
     scored = score_rankings(pd.DataFrame([r for rs in rows for r in rs]))
     summary = _summarize(scored, "distractors", methods)
-    return SweepResult(scored, summary, config, diffusion_contribution(summary, scored))
+    return SweepResult(scored, summary, config, diffusion_contribution(summary, scored), unfilled_counts(scored))
 
 
 def depth_sweep(cases: Sequence[Case], method: str | Sequence[str] = "TagGraph-TFIDF",
@@ -166,7 +179,7 @@ def depth_sweep(cases: Sequence[Case], method: str | Sequence[str] = "TagGraph-T
 def plot_distractor_sweep(summary: pd.DataFrame):
     """Plotly figure: MRR against distractor sessions per configuration."""
     fig = px.line(summary, x="distractors", y="MRR", color="method", markers=True,
-                  hover_data=["n", "notes/case", "Success@5"], title="MRR by distractor sessions per case")
+                  hover_data=["n", "notes/case", "distractors/case", "Success@5"], title="MRR by distractor sessions per case")
     return fig.update_layout(xaxis_title="distractor sessions added to the gold sessions")
 
 

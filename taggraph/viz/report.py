@@ -415,6 +415,7 @@ def html_report(result, title: str, data_label: str, benchmark: str | None, miss
 
 
 _CSS = """
+html { overflow-y: scroll; }  /* the scroll bar from the first frame: plotly sizes a chart to the width it finds */
 body { font: 14px system-ui, sans-serif; margin: 1.5em auto; max-width: 90em; padding: 0 1em; }
 table { border-collapse: collapse; margin: .5em 0 1em; }
 th, td { border-bottom: 1px solid #ddd; padding: 4px 10px; text-align: left; vertical-align: top; }
