@@ -1,6 +1,7 @@
 """The run report: first-gold-rank bins, the misses table and the pages written for the first misses."""
 
 import html
+import json
 import posixpath
 import re
 from pathlib import Path
@@ -175,15 +176,14 @@ def test_report_md_shows_html_and_pipes_of_the_data_as_text():
 def test_an_explain_page_links_only_the_notes_its_graph_page_draws():
     """demo_q07: AdaptiveGraph ranks demo_s22#0 above the gold, but the bounded graph page does not draw it: its row in
     'outranked by' is not a link to a page that would only say 'No note on this page'."""
-    from taggraph.viz.graphview import drawn_notes
-
     cases = [c for c in load_dataset(DEMO_DATA) if c.case_id in ("demo_q07", "demo_q11", "demo_q13")]
     result = run_bench(cases, ["BM25", "AdaptiveGraph", "TagGraph-Stopwords"], extractor="offline-v2", backend=None,
                        pages=MissPages(3))
     pages = report_pages(result, "demo", "demo", None, cases, n_miss_pages=3)
     linked_somewhere, unlinked = 0, 0
     for qid in ("demo_q07", "demo_q11", "demo_q13"):
-        drawn = drawn_notes(pages[f"misses/{qid}.graph.html"])
+        data = json.loads(re.search(r"^var DATA = (.*);$", pages[f"misses/{qid}.graph.html"], re.MULTILINE).group(1))
+        drawn = {n["id"].removeprefix("file:") for n in data["nodes"] if n["kind"] == "file"}
         explain = pages[f"misses/{qid}.explain.html"]
         linked = {html.unescape(n).replace("%23", "#") for n in re.findall(r"graph\.html#note=([^'\"]+)['\"]", explain)}
         assert linked <= drawn, (qid, linked - drawn)

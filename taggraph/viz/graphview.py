@@ -511,14 +511,27 @@ def _columns_layout(g: nx.Graph, kinds: Mapping[str, str], matched: set[str], la
 DENSE_LABELS = 60
 
 
-def graph_html(store: MemoryStore, question: str | None = None,
+@dataclass(frozen=True)
+class GraphPage:
+    """A drawn graph page and the ids of the notes it draws (in its subgraph or its whole drawing): those its
+    ``#note=`` links can open."""
+    html: str
+    notes: frozenset[str]
+
+
+def graph_html(*args, **kwargs) -> str:
+    """`graph_page`'s HTML (same parameters)."""
+    return graph_page(*args, **kwargs).html
+
+
+def graph_page(store: MemoryStore, question: str | None = None,
                results_by_method: Mapping[str, Sequence] | None = None, gold_note_ids: Iterable[str] = (),
                neighbourhood_of: str | None = None, hops: int = 2, max_nodes: int = 400, top_k: int = 5,
                chronological: bool = False, title: str | None = None,
                retrievers: Mapping[str, Retriever] | None = None, depth: int = DEFAULT_DEPTH,
                asked_on: datetime | None = None, links: Mapping[str, str] | None = None,
-               whole_graph: bool = False, question_id: str = "") -> str:
-    """A self-contained HTML page drawing `store`'s base graph.
+               whole_graph: bool = False, question_id: str = "") -> GraphPage:
+    """A self-contained HTML page drawing `store`'s base graph, and the notes it draws.
 
     question: shown in the header; its matched concepts get a black ring. `question_id` names it in the
         heading (else the heading names the store, which several questions may share, as in LoCoMo).
@@ -668,7 +681,8 @@ def graph_html(store: MemoryStore, question: str | None = None,
               "WHOLE": "" if sub else " hidden", "CHECKED": " checked" if whole_graph or not sub else "",
               "DATA": script_json(payload)}
     # one pass over the template: inserted text is never searched for placeholders again
-    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], _TEMPLATE)
+    return GraphPage(_PLACEHOLDER.sub(lambda m: values[m.group(1)], _TEMPLATE),
+                     frozenset(n["id"].removeprefix("file:") for n in nodes if n["kind"] == "file"))
 
 
 def walk_text(store: MemoryStore, names: Mapping[str, str], method: str, e: Explanation | None, note: str | None,
@@ -729,14 +743,6 @@ def script_json(value) -> str:
     for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
         text = text.replace(ch, esc)
     return text
-
-
-def drawn_notes(page: str) -> set[str]:
-    """The note ids a `graph_html` page draws (in its subgraph or its whole drawing): those its ``#note=`` links
-    can open."""
-    found = re.search(r"^var DATA = (.*);$", page, re.MULTILINE)
-    nodes = json.loads(found.group(1))["nodes"] if found else []
-    return {n["id"].removeprefix("file:") for n in nodes if n["id"].startswith("file:")}
 
 
 def save_graph_html(path: str | Path, store: MemoryStore, **kwargs) -> Path:

@@ -17,7 +17,6 @@ import html
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import partial
 
 import pandas as pd
 import plotly.express as px
@@ -263,7 +262,7 @@ class MissPages:
 
     def __call__(self, run, cases: Sequence, rows: list[dict], depth: int) -> dict[str, str]:
         from taggraph.viz.explain import explain_html, gold_notes
-        from taggraph.viz.graphview import drawn_notes, graph_html
+        from taggraph.viz.graphview import graph_page
 
         if not self.n or not rows:
             return {}
@@ -277,22 +276,21 @@ class MissPages:
             if not gold:
                 continue
             names = {kind: _page_name(qid, kind).split("/", 1)[1] for kind in ("explain", "graph")}
-            drawers = {  # the graph page first: the explain page links only the notes it draws
-                "graph": partial(graph_html, store, question=case.question, gold_note_ids=gold,
-                                 neighbourhood_of=case.question, top_k=self.k, retrievers=run.retrievers,
-                                 results_by_method={m: ranked[qid, m] for m in run.methods}, depth=depth,
-                                 asked_on=case.asked_on, question_id=qid,
-                                 links={"explain page": names["explain"], "run report": "../report.html"}),
-                "explain": lambda: explain_html(
+            try:  # the graph page first: the explain page links only the notes it draws
+                graph = graph_page(store, question=case.question, gold_note_ids=gold, neighbourhood_of=case.question,
+                                   top_k=self.k, retrievers=run.retrievers, depth=depth, asked_on=case.asked_on,
+                                   results_by_method={m: ranked[qid, m] for m in run.methods}, question_id=qid,
+                                   links={"explain page": names["explain"], "run report": "../report.html"})
+                pages[_page_name(qid, "graph")], drawn = graph.html, graph.notes
+            except Exception as exc:  # a page that cannot be drawn says so; it never costs the run
+                pages[_page_name(qid, "graph")], drawn = failed_page(f"graph page of {qid}", exc), frozenset()
+            try:
+                pages[_page_name(qid, "explain")] = explain_html(
                     store, case.question, gold[0], run.retrievers, k=self.k, depth=depth, answer=case.answer,
-                    gold=gold, asked_on=case.asked_on, question_id=qid,
-                    links={"graph page": names["graph"], "run report": "../report.html"},
-                    graph_notes=drawn_notes(pages[_page_name(qid, "graph")]))}
-            for kind, draw in drawers.items():
-                try:
-                    pages[_page_name(qid, kind)] = draw()
-                except Exception as exc:  # a page that cannot be drawn says so; it never costs the run
-                    pages[_page_name(qid, kind)] = failed_page(f"{kind} page of {qid}", exc)
+                    gold=gold, asked_on=case.asked_on, question_id=qid, graph_notes=drawn,
+                    links={"graph page": names["graph"], "run report": "../report.html"})
+            except Exception as exc:
+                pages[_page_name(qid, "explain")] = failed_page(f"explain page of {qid}", exc)
         return pages
 
 
