@@ -78,6 +78,20 @@ def remove_leftovers(folder: Path, targets: Iterable[str]) -> list[Path]:
 NAME_MAX = 255  # bytes in one file or folder name on common file systems
 
 
+def refuse_input_as_output(out: Path, inputs: Iterable[Path], command: str, option: str = "--out") -> None:
+    """ConfigError when `out` is one of `command`'s input paths, lies inside one or holds one: no command
+    writes where it reads (a data file overwritten by a page, a run folder replaced by its comparison, a data
+    folder whose checksum a run written into it would change), --force or not."""
+    target = Path(os.path.realpath(out))
+    for given in inputs:
+        source = Path(os.path.realpath(given))
+        how = ("is" if target == source else "is inside" if target.is_relative_to(source)
+               else "holds" if source.is_relative_to(target) else None)
+        if how:
+            raise ConfigError(f"{option} {out}: {how} {given}, an input of {command}; inputs are never outputs, "
+                              f"give a path {'outside it' if how == 'is inside' else 'apart from it'}")
+
+
 def check_folder(path: Path, option: str) -> Path:
     """`path` if a folder can be made or written there, checked before any work: refuses a name longer than
     NAME_MAX bytes, a file, and a nearest existing folder that cannot be written (ConfigError, WriteError

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from taggraph.atomic import atomic_write
+from taggraph.atomic import atomic_write, refuse_input_as_output
 from taggraph.config import DEFAULT_EXTRACTOR, DEMO_DATA
 from taggraph.errors import ConfigError
 from taggraph.experiments.question import OpenQuestions, available_methods, find_case, open_question
@@ -64,7 +64,9 @@ def explain(data: str | Path, question_id: str, note_id: str | None = None, out:
     """Why each method (did not) rank `note_id` (default: the question's first gold note) for question
     `question_id` of `data`: the question opened once (`open_question`, each method built with its
     `method_params` and retrieving `depth` notes), the terminal text returned (`explain_text`) and the page
-    written to `out` when given (`explain_html`)."""
+    written to `out` when given (`explain_html`; never the data's own path, nor inside it)."""
+    if out is not None:
+        refuse_input_as_output(Path(out), [Path(data)], "explain")
     opened = open_question(find_case(data, question_id), extractor, methods, method_params)
     if note_id is None:
         if not opened.gold:

@@ -170,3 +170,26 @@ def test_a_header_only_rankings_csv_or_an_empty_question_id_is_one_line_in_compa
         one_line_error(res, f"{header_only / 'rankings.csv'}: no rankings")
         res = runner.invoke(app, [*command, str(no_id), "--out", str(tmp_path / f"q{i}")])
         one_line_error(res, f"{no_id / 'rankings.csv'}: row 2", "question_id", "empty")
+
+
+def test_results_in_memory_are_checked_for_their_data_like_run_folders(tmp_path):
+    """tg.compare on two tg.bench results over different gold gave a p-value without a word, and refused a
+    result and a run folder over the same file ("sha256 (?)", "pass --force")."""
+    import taggraph as tg
+    from taggraph.errors import ConfigError
+    from taggraph.experiments.run_comparison import RunMismatchWarning
+
+    generic = tmp_path / "g"
+    shutil.copytree(os.path.join(os.path.dirname(__file__), "fixtures", "generic"), generic)
+    data = tg.load(generic)
+    first = tg.bench(data, ["BM25"], extractor="none")
+    saved = save_bench(first, tmp_path / "run", data.record())
+    assert tg.compare([first, saved]).pairs["n"].iloc[0] > 0  # the same data: compared
+    lines = (generic / "questions.jsonl").read_text().splitlines()
+    (generic / "questions.jsonl").write_text("\n".join(lines[:-1]) + "\n")  # other data now
+    other = tg.bench(tg.load(generic), ["BM25"], extractor="none")
+    with pytest.raises(ConfigError, match=r"ran on different data: .*pass --force \(in Python force=True\)"):
+        tg.compare([first, other])
+    plain = run_bench(list(data), ["BM25"], extractor="none", backend=None)
+    with pytest.warns(RunMismatchWarning, match="result2: no data recorded"):
+        tg.compare([first, plain])

@@ -250,3 +250,39 @@ def test_the_readme_example_runs(monkeypatch):
     scope: dict = {}
     exec(compile(code, "README.md", "exec"), scope)
     assert scope["data"].format.name == "generic" and scope["result"].summary.loc[0, "n"] == 5
+
+
+def test_per_type_keeps_the_warnings_of_the_questions_it_keeps(tmp_path):
+    """--per-type 1 ran ana-q1 and ana-q2 but warned about ana-q3's unread date, in stdout, run.json and the
+    report; --limit did not."""
+    import taggraph as tg
+
+    folder = copy_fixture(tmp_path)
+    records = lines(folder / "questions.jsonl")
+    records[2]["date"] = "15/08/2024"  # ana-q3, the second 'pets' question
+    records[4]["date"] = "16/08/2024"  # ben-q1, the first 'family' question
+    write_lines(folder / "questions.jsonl", records)
+    whole = [w for w in tg.load(folder).warnings if w.kind == "unread_date"]
+    assert [w.count for w in whole] == [2]
+    picked = tg.load(folder, per_type=1)
+    assert [c.case_id for c in picked] == ["ana-q1", "ana-q2", "ben-q1"]
+    [kept] = [w for w in picked.warnings if w.kind == "unread_date"]
+    assert kept.count == 1 and kept.first == ("ben-q1 ('16/08/2024')",)
+    records[4]["date"] = "2024-07-01"
+    write_lines(folder / "questions.jsonl", records)
+    assert not [w for w in tg.load(folder, per_type=1).warnings if w.kind == "unread_date"]
+
+
+def test_the_checksum_covers_the_files_the_format_reads(tmp_path):
+    """A folder's checksum covered every file in it: a README or a run beside the data changed it, so identical
+    data was refused by compare; and a path to turns.jsonl left questions.jsonl out of it."""
+    folder = copy_fixture(tmp_path)
+    before = load_cases(folder).checksum
+    (folder / "README.md").write_text("notes about my data\n")
+    (folder / "old-run").mkdir()
+    (folder / "old-run" / "run.json").write_text("{}")
+    assert load_cases(folder).checksum == before == load_cases(folder / "turns.jsonl").checksum
+    records = lines(folder / "questions.jsonl")
+    records[1]["gold_sessions"] = ["a1"]
+    write_lines(folder / "questions.jsonl", records)
+    assert load_cases(folder / "turns.jsonl").checksum != before

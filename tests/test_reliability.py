@@ -404,3 +404,27 @@ def test_data_that_is_no_regular_file_or_too_large_is_refused(tmp_path, monkeypa
         load_cases(tmp_path / "d.json")
     monkeypatch.setattr(base, "MAX_DATA_BYTES", len(text))
     assert len(load_cases(tmp_path / "d.json.gz")) == 1
+
+
+@pytest.mark.parametrize("command, out", [
+    (["explain", "--question", "ana-q1", "--methods", "BM25"], "questions.jsonl"),  # the data file itself
+    (["graph", "--question", "ana-q1", "--methods", "BM25"], "page.html"),  # a new file inside the data folder
+    (["bench", "--methods", "BM25"], "run"),
+    (["vocab"], "vocab"),
+    (["extract"], "stores"),
+])
+def test_no_command_writes_where_it_reads_its_data(tmp_path, command, out):
+    """`explain --out data.json` overwrote the data with its page (exit 0); `graph`, `bench`, `vocab` and
+    `extract` wrote into the data's folder, whose checksum then no longer matched the runs made before."""
+    from typer.testing import CliRunner
+
+    from taggraph.cli import app
+
+    data = tmp_path / "g"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "generic", data)
+    before = {p.name: p.read_bytes() for p in data.iterdir()}
+    res = CliRunner().invoke(app, [command[0], "--data", str(data), "--extractor", "none", *command[1:],
+                                   "--out", str(data / out)])
+    assert res.exit_code == 2, res.output
+    assert f"{data / out}: is inside {data}, an input of" in res.output and "inputs are never outputs" in res.output
+    assert {p.name: p.read_bytes() for p in data.iterdir()} == before

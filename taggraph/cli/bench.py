@@ -142,10 +142,12 @@ def extract(
     share its store), resumable; a rerun re-extracts failed notes.
 
     Exits with status 2 when notes remain that failed extraction."""
+    from taggraph.atomic import refuse_input_as_output
     from taggraph.experiments.extract_job import extract_to_stores
     from taggraph.experiments.vocabulary import vocabulary_table
 
     positive(concurrency, "--concurrency")
+    refuse_input_as_output(out, [data, *([prompt] if prompt else [])], "extract")
     cases = load_data(data, limit=limit)
     kwargs: dict = {}
     found = extractor_backend(extractor)
@@ -229,6 +231,22 @@ def recorded_cases(folder: Path):
     return dataset
 
 
+def _derived_from(m, base) -> str:
+    """How method `m` differs from the method `base` it is registered against (`ablation_of`): components of its
+    Params switched off (``ablation of X: -Part``), else the values it sets, as a variant (``adds`` when each
+    turns a switch on, as TagGraph-TFIDF-boundTopLevel does)."""
+    from taggraph.retrieval.registry import components
+    if m.component:
+        return f"ablation of {base.name}: -{m.component}"
+    changed = {k: v for k, v in m.defaults.items() if base.defaults.get(k) != v}
+    parts = components(m.target)
+    if changed and all(k in parts and v == parts[k].off for k, v in changed.items()):
+        return f"ablation of {base.name}: " + ", ".join(f"-{parts[k].name}" for k in changed)
+    verb = "adds" if changed and all(v is True for v in changed.values()) else "sets"
+    return f"variant of {base.name}" + (f": {verb} " + ", ".join(f"{k}={v!r}" for k, v in changed.items())
+                                        if changed else "")
+
+
 @command("methods")
 def list_methods(name: Optional[str] = typer.Argument(None, help="A method: show its parameters.")) -> None:
     """List the retrieval methods (built in, registered, installed), or one method's parameters."""
@@ -244,8 +262,7 @@ def list_methods(name: Optional[str] = typer.Argument(None, help="A method: show
         except ConfigError as exc:  # an installed plug-in that fails: listed with why, the others still listed
             typer.echo(f"{n}  (unusable: {exc})")
             continue
-        typer.echo(n + (f"  (ablation of {m.ablation_of}{': -' + m.component if m.component else ''})"
-                        if m.ablation_of else ""))
+        typer.echo(n + (f"  ({_derived_from(m, method(m.ablation_of))})" if m.ablation_of else ""))
     for n, why in METHODS.problems().items():
         if METHODS.is_builtin(n):  # an installed method named as a built-in one: the built-in is used
             typer.echo(f"{n}  (installed one ignored: {why})")

@@ -28,12 +28,13 @@ def compare(
     run.json and compare.html (charts; each changed question's explain page or
     the command writing it)."""
     from taggraph.cli.bench import default_out
-    from taggraph.experiments.run_comparison import PRINTED, check_out, compare_runs, save_comparison
+    from taggraph.atomic import refuse_input_as_output
+    from taggraph.experiments.run_comparison import PRINTED, compare_runs, save_comparison
     from taggraph.experiments.run_folders import check_run_folder
     from taggraph.viz.compare_page import compare_html
 
     folder = out or default_out(Path("compare"), "compare")
-    check_out(folder, runs)
+    refuse_input_as_output(folder, runs, "compare")
     check_run_folder(folder, force)
     with warnings_as_lines():
         comparison = compare_runs(runs, pair, force)

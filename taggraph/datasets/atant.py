@@ -121,6 +121,11 @@ def load_story(path: Path, split: str) -> list[AtantCase]:
     return cases
 
 
+def story_files(folder: Path) -> list[Path]:
+    """The ``*.yaml``/``*.yml`` story files of a split's folder, in name order: what `load_atant` reads."""
+    return sorted(p for p in Path(folder).iterdir() if p.suffix in (".yaml", ".yml"))
+
+
 def load_atant(folder: str | Path, split: str | None = None, limit: int | None = None) -> list[AtantCase]:
     """Every question of every ``*.yaml``/``*.yml`` story in `folder` (files in name order).
 
@@ -130,7 +135,7 @@ def load_atant(folder: str | Path, split: str | None = None, limit: int | None =
     folder = Path(folder)
     if not folder.is_dir():
         raise DatasetError(f"{folder}: not a folder of ATANT story files")
-    files = sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml"))
+    files = story_files(folder)
     if not files:
         raise DatasetError(f"{folder}: no .yaml/.yml story files")
     cases = [c for f in files for c in load_story(f, split or folder.name)]
@@ -149,5 +154,6 @@ def detect(path: Path) -> bool:
 FORMAT = DatasetFormat(
     name="atant", expects="a folder of ATANT .yaml stories", detect=detect,
     load=lambda path, limit=None: load_atant(path, limit=limit), title="ATANT ({name})", case_type=AtantCase,
+    reads=story_files,
     metrics=OwnMetrics("taggraph.evaluation.benchmark_metrics:atant_metrics", ("MRR_strict", "MRR_permissive"),
                        where=(("category", "all"),)))

@@ -70,6 +70,16 @@ class DataWarning:
     count: int
     first: tuple[str, ...]
     where: str
+    items: tuple[str, ...] = field(default=(), repr=False, compare=False)  # every item, not only the first
+    per_question: bool = False  # each item opens with its question's id (followed by a space, if anything)
+
+    def only(self, question_ids: set[str]) -> DataWarning | None:
+        """This warning over the questions `question_ids` alone (a selection: `--per-type`), or None when none
+        of its items is theirs; a warning about the file itself stays whole."""
+        if not self.per_question:
+            return self
+        kept = [item for item in self.items if item.split(" ", 1)[0] in question_ids]
+        return next(iter(data_warning(self.kind, self.text, kept, self.where, per_question=True)), None)
 
     @property
     def message(self) -> str:
@@ -80,9 +90,12 @@ class DataWarning:
                 "message": self.message}
 
 
-def data_warning(kind: str, text: str, items: Sequence[str], where: str | Path) -> list[DataWarning]:
-    """[one DataWarning of `items`], or [] when there are none."""
-    return [DataWarning(kind, text, len(items), tuple(items[:FIRST_IDS]), str(where))] if items else []
+def data_warning(kind: str, text: str, items: Sequence[str], where: str | Path,
+                 per_question: bool = False) -> list[DataWarning]:
+    """[one DataWarning of `items`], or [] when there are none; `per_question`: each item opens with the id of
+    the question it concerns, so a selection of questions keeps only theirs (`DataWarning.only`)."""
+    return [DataWarning(kind, text, len(items), tuple(items[:FIRST_IDS]), str(where), tuple(items),
+                        per_question)] if items else []
 
 
 @dataclass(frozen=True)
@@ -105,7 +118,8 @@ class DatasetFormat:
     limit)` returns its cases (the first `limit` questions), or (cases, [DataWarning]). `expects` is what
     the format looks like, in the words of an unknown-format error; `title` how tables name a dataset
     ("{name}": the path's name, "{stem}": before the first dot); `paper_benchmark(cases)` the paper's
-    Table 1 benchmark the cases match, or None; `case_type` the Case class its loader yields."""
+    Table 1 benchmark the cases match, or None; `case_type` the Case class its loader yields; `reads(path)` the
+    files `load` reads there, which the data checksum covers (None: the path, every file of a folder)."""
 
     name: str
     expects: str
@@ -115,6 +129,7 @@ class DatasetFormat:
     metrics: OwnMetrics | None = None
     paper_benchmark: Callable[[Sequence[Case]], str | None] | None = None
     case_type: type = Case
+    reads: Callable[[Path], Sequence[Path]] | None = None
 
 
 def require(record: dict, key: str, kind, where: str):
@@ -324,17 +339,23 @@ def file_checksum(path: str | Path) -> str:
     return h.hexdigest()
 
 
-def folder_checksum(path: str | Path) -> str:
-    """sha256 over the sorted (relative name, file sha256) pairs of a data folder (ATANT splits)."""
+def folder_checksum(path: str | Path, files: Sequence[Path] | None = None) -> str:
+    """sha256 over the sorted (relative name, file sha256) pairs of a data folder's `files` (default: every
+    file under it)."""
     root = Path(path)
     h = hashlib.sha256()
-    for file in sorted(p for p in root.rglob("*") if p.is_file()):
+    for file in sorted(Path(p) for p in files) if files is not None else sorted(p for p in root.rglob("*")
+                                                                                if p.is_file()):
         h.update(f"{file.relative_to(root)}\0{file_checksum(file)}\n".encode())
     return h.hexdigest()
 
 
-def data_checksum(path: str | Path) -> str:
-    """The checksum every run records: `file_checksum` of a file, `folder_checksum` of a folder."""
+def data_checksum(path: str | Path, files: Sequence[Path] | None = None) -> str:
+    """The checksum every run records: of `files`, those a format reads at `path` (`DatasetFormat.reads`),
+    when given (a run folder or a README beside them changes nothing); else `file_checksum` of a file,
+    `folder_checksum` of a folder."""
+    if files is not None:
+        return folder_checksum(Path(path) if Path(path).is_dir() else Path(path).parent, files)
     return folder_checksum(path) if Path(path).is_dir() else file_checksum(path)
 
 

@@ -218,11 +218,12 @@ def load_generic(turns: str | Path, questions: str | Path, limit: int | None = N
                    + data_warning("unread_date", f"turns have a date in no accepted form ({DATE_FORMATS}); their "
                                   "notes count as undated for the time rules", undated_turns, turns)
                    + data_warning("unread_date", f"questions have a date in no accepted form ({DATE_FORMATS}); "
-                                  "the time rules are off for them", undated_questions, questions)
+                                  "the time rules are off for them", undated_questions, questions,
+                                  per_question=True)
                    + data_warning("session_after_question", f"questions are asked before some sessions of their "
                                   f"history ({later_total} sessions dated on a later day): {fate}",
                                   [f"{q} ({', '.join(s[:3])}{', ...' if len(s) > 3 else ''})" for q, s in future.items()],
-                                  questions))
+                                  questions, per_question=True))
 
 
 def files(path: Path) -> tuple[Path, Path]:
@@ -263,8 +264,8 @@ def detect(path: Path) -> bool:
 
 FORMAT = DatasetFormat(
     name="generic", expects=f"a folder with turns.jsonl and questions.jsonl (your own data, see the README; dates "
-                            f"{DATE_FORMATS})", detect=detect, load=load)
+                            f"{DATE_FORMATS})", detect=detect, load=load, reads=files)
 # Chosen by name only (--format generic-past): the same files, sessions dated after their question left out.
 PAST_FORMAT = DatasetFormat(
     name="generic-past", expects="the generic format's files; each question's history without the sessions dated "
-                                 "after it", detect=lambda path: False, load=load_past)
+                                 "after it", detect=lambda path: False, load=load_past, reads=files)

@@ -170,11 +170,11 @@ def load(path: Path, limit: int | None = None) -> tuple[list[LocomoCase], list]:
     retyped = [f"{c.case_id} ({e!r})" for c in cases for e in c.retyped_evidence]
     unreadable = [f"{c.case_id} ({e!r})" for c in cases for e in c.unreadable_evidence]
     return cases, (data_warning("evidence_not_found", "questions name evidence that is no turn of their "
-                                "conversation (left out of their gold notes)", unresolved, path)
+                                "conversation (left out of their gold notes)", unresolved, path, per_question=True)
                    + data_warning("evidence_typo", "evidence ids are written 'D:<session>:<turn>'; read as "
-                                  "D<session>:<turn>", retyped, path)
+                                  "D<session>:<turn>", retyped, path, per_question=True)
                    + data_warning("evidence_unreadable", "evidence strings name no dia_id 'D<session>:<turn>' "
-                                  "(left out of their gold notes)", unreadable, path))
+                                  "(left out of their gold notes)", unreadable, path, per_question=True))
 
 
 FORMAT = DatasetFormat(

@@ -138,12 +138,15 @@ class Dataset(Sequence):
         return self.load_warnings + case_warnings(self.cases, self.path)
 
     def select(self, cases: Sequence[Case]) -> Dataset:
-        """The same dataset with only `cases` (a subset: `--limit`, `--per-type`)."""
-        return Dataset(self.path, self.format, list(cases), self.load_warnings)
+        """The same dataset with only `cases` (a subset: `--limit`, `--per-type`), its loader's warnings about
+        questions narrowed to theirs."""
+        ids = {c.case_id for c in cases}
+        return Dataset(self.path, self.format, list(cases),
+                       [w for w in (w.only(ids) for w in self.load_warnings) if w is not None])
 
     @cached_property
     def checksum(self) -> str:
-        return data_checksum(self.path)
+        return data_checksum(self.path, self.format.reads(self.path) if self.format.reads else None)
 
     @property
     def benchmark(self) -> str | None:

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from taggraph.config import DEFAULT_EXTRACTOR
-from taggraph.datasets import Case, DataWarning
+from taggraph.datasets import Case, DataWarning, Dataset
 from taggraph.datasets.base import compact_warnings, data_warning, note_ids
 from taggraph.datasets.registry import data_warnings, format_of, resolve
 from taggraph.evaluation.metrics import per_type, score_rankings, summarize
@@ -94,6 +94,7 @@ class BenchResult:
     extra: dict[str, pd.DataFrame] = field(default_factory=dict)  # a benchmark's own metric tables
     warnings: list[DataWarning] = field(default_factory=list)  # the data's (`Dataset.warnings`)
     pages: dict[str, str] = field(default_factory=dict)  # {file name: page} drawn during the run (`PageRecorder`)
+    data: dict[str, Any] | None = None  # what run.json records of the data (`Dataset.record()`); None: plain cases
 
     @cached_property
     def verdicts(self) -> dict[str, list[str]]:
@@ -143,7 +144,8 @@ def run_bench(cases: Sequence[Case], methods: list[str] | None = None, extractor
     return BenchResult(scored, summarize(scored, order=methods), per_type(scored),
                        pd.DataFrame([t for r in results for t in r.timings]),
                        pd.DataFrame([s for r in results for s in r.store_stats]), config, warnings=found,
-                       pages={name: page for r in results for name, page in r.pages.items()})
+                       pages={name: page for r in results for name, page in r.pages.items()},
+                       data=cases.record() if isinstance(cases, Dataset) else None)
 
 
 def bench(cases: Sequence[Case], methods: list[str] | None = None, baseline: str | None = "BM25",
@@ -188,7 +190,8 @@ def score_external(paths: list, cases: list[Case], depth: int = DEFAULT_DEPTH,
                        base.timings if base is not None else pd.DataFrame(),
                        base.stores if base is not None else pd.DataFrame(), config,
                        warnings=base.warnings if base is not None else found,
-                       pages=base.pages if base is not None else {})
+                       pages=base.pages if base is not None else {},
+                       data=cases.record() if isinstance(cases, Dataset) else None)
 
 
 def add_significance(result: BenchResult, baseline: str | None) -> BenchResult:

@@ -33,7 +33,8 @@ from taggraph.errors import ConfigError, InputError
 from taggraph.evaluation.fuse import RRF_K, check_fusion, fuse, run_trec
 from taggraph.evaluation.score import read_rankings_csv, run_lines, trec_name, trec_scores_of
 from taggraph.experiments.bench import BenchResult, add_benchmark_metrics, add_significance, score_external
-from taggraph.experiments.run_comparison import check_out, read_record, recorded_dataset
+from taggraph.atomic import refuse_input_as_output
+from taggraph.experiments.run_comparison import read_record, recorded_dataset
 from taggraph.experiments.run_folders import check_run_folder, save_bench
 from taggraph.retrieval import DEFAULT_DEPTH
 
@@ -165,7 +166,7 @@ def fuse_runs(inputs: Sequence[str | Path], out: str | Path | None = None, metho
     items = [parse_input(spec, level) for spec in inputs]
     folders = list(dict.fromkeys(i.folder for i in items if i.folder is not None))
     if out is not None:
-        check_out(Path(out), [*folders, *(i.file for i in items if i.folder is None)], "fuse")
+        refuse_input_as_output(Path(out), [*folders, *(i.file for i in items if i.folder is None)], "fuse")
         check_run_folder(Path(out), force, keep=[*(i.file for i in items), *([data] if data else [])])
     runs = [_read(item) for item in items]
     _label(items)

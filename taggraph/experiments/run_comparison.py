@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from taggraph.atomic import refuse_input_as_output
 from taggraph.datasets import Dataset
 from taggraph.datasets.registry import load_cases
 from taggraph.errors import ConfigError, InputError
@@ -232,9 +233,9 @@ def load_run(folder: Path, label: str | None = None) -> Run:
 
 def result_of(result: Any, position: int) -> Run:
     """A `BenchResult` in memory as a `Run` labelled ``result<position>``: its rankings as the bench scored
-    them, no data checksum (its data is not recorded until saved)."""
+    them, its data as recorded (a bench over `tg.load`'s Dataset; over plain cases, none)."""
     label = f"result{position}"
-    return Run(Path(label), label, {"config": result.config, "data": None}, result.rankings)
+    return Run(Path(label), label, {"config": result.config, "data": result.data}, result.rankings)
 
 
 def load_runs(folders: Sequence[Any], force: bool = False, pairs: bool = False) -> list[Run]:
@@ -248,30 +249,22 @@ def load_runs(folders: Sequence[Any], force: bool = False, pairs: bool = False) 
     names = [Path(os.path.realpath(f)).name if isinstance(f, (str, os.PathLike)) else None for f in folders]
     runs = [result_of(f, i) if n is None else load_run(f, n if names.count(n) == 1 else str(f))
             for i, (f, n) in enumerate(zip(folders, names), 1)]
+    unknown = [run.label for run in runs if not all(run.checksums)]
+    if unknown:
+        warnings.warn(f"{', '.join(unknown)}: no data recorded (a bench over plain cases, not over tg.load's "
+                      f"Dataset), so whether the runs share their data is not checked", RunMismatchWarning,
+                      stacklevel=2)
     first = runs[0]
     for run in runs[1:]:
-        if run.checksums != first.checksums:
+        if all(first.checksums) and all(run.checksums) and run.checksums != first.checksums:
             message = (f"{first.path} and {run.path} ran on different data: sha256 "
                        f"{','.join(c[:12] for c in first.checksums)} ({_data_paths(first)}) vs "
                        f"{','.join(c[:12] for c in run.checksums)} ({_data_paths(run)})")
             if not force:
-                raise ConfigError(f"{message}; pass --force to compare them anyway")
+                raise ConfigError(f"{message}; pass --force (in Python force=True) to compare them anyway")
             warnings.warn(f"{message}; compared anyway (--force), questions paired by id", RunMismatchWarning,
                           stacklevel=2)
     return runs
-
-
-def check_out(out: Path, folders: Sequence[Path], command: str = "compare") -> None:
-    """ConfigError when `out` is one of the run `folders` `command` reads, lies inside one or holds one:
-    compare (and fuse) never write where they read, --force or not."""
-    target = Path(os.path.realpath(out))
-    for folder in folders:
-        source = Path(os.path.realpath(folder))
-        how = ("is" if target == source else "is inside" if target.is_relative_to(source)
-               else "holds" if source.is_relative_to(target) else None)
-        if how:
-            raise ConfigError(f"--out {out}: {how} {folder}, an input of {command}; inputs are never "
-                              f"outputs, give another folder")
 
 
 def _data_paths(run: Run) -> str:
@@ -461,7 +454,7 @@ def compare_runs(folders: Sequence[Path | Any], pairs: Sequence[str] = (), force
 def save_comparison(comparison: Comparison, out: Path, pages: dict[str, str] | None = None,
                     force: bool = False) -> Path:
     """Write pairs.csv, per_type.csv, questions.csv, the `pages` and run.json into `out`, atomically
-    (`runs.save_run`); never into a run it compares (`check_out`)."""
-    check_out(out, [run.path for run in comparison.runs])
+    (`runs.save_run`); never into a run it compares."""
+    refuse_input_as_output(out, [run.path for run in comparison.runs], "compare")
     tables = {"pairs": comparison.pairs, "per_type": comparison.per_type, "questions": comparison.questions}
     return save_run(out, tables, run_record(comparison.config, comparison.runs[0].record.get("data")), pages, force)

@@ -30,7 +30,7 @@ from typing import Any
 
 import pandas as pd
 
-from taggraph.atomic import atomic_write, check_folder, folder_mode
+from taggraph.atomic import atomic_write, check_folder, folder_mode, refuse_input_as_output
 from taggraph.config import PACKAGE_DIR
 from taggraph.datasets import Case, Dataset, data_checksum, get_format
 from taggraph.datasets.registry import detect_format
@@ -114,8 +114,10 @@ def _sibling(out: Path, kind: str) -> Path:
 
 def check_run_folder(out: Path, force: bool = False, keep: Sequence[Path] = ()) -> Path:
     """`out` if a run can be written there, checked before any work starts: refuses a file, a symbolic link,
-    a name the file system cannot hold, a non-empty folder (with `force`: one that is not a run folder, or
-    that holds a path of `keep`, e.g. the --data file) and a parent that cannot be written."""
+    a name the file system cannot hold, a folder that is, holds or lies inside an input (`keep`: the --data
+    path, the runs read), a non-empty folder (with `force`: one that is not a run folder) and a parent that
+    cannot be written."""
+    refuse_input_as_output(out, keep, "this run")
     out = check_folder(Path(out), "--out")
     if out.is_symlink():
         raise ConfigError(f"--out {out}: is a symbolic link (to {os.readlink(out)}); give the folder itself")
@@ -125,9 +127,6 @@ def check_run_folder(out: Path, force: bool = False, keep: Sequence[Path] = ()) 
         if not is_run_folder(out):
             raise ConfigError(f"--out {out}: --force replaces only a run folder (one with taggraph's run.json); "
                               f"this folder is not one, so it is left alone")
-        inside = [p for p in keep if out.resolve() in (Path(p).resolve(), *Path(p).resolve().parents)]
-        if inside:
-            raise ConfigError(f"--out {out}: holds {inside[0]}, an input of this run; --force will not delete it")
     return out
 
 
