@@ -286,3 +286,17 @@ def test_the_checksum_covers_the_files_the_format_reads(tmp_path):
     records[1]["gold_sessions"] = ["a1"]
     write_lines(folder / "questions.jsonl", records)
     assert load_cases(folder / "turns.jsonl").checksum != before
+
+
+def test_a_question_without_a_date_is_a_data_warning(tmp_path):
+    """Without `date` the time rules read no date a question names; only an unreadable date was warned of."""
+    folder = copy_fixture(tmp_path)
+    records = lines(folder / "questions.jsonl")
+    del records[1]["date"]
+    write_lines(folder / "questions.jsonl", records)
+    import taggraph as tg
+
+    with pytest.warns(UserWarning):
+        data = tg.load(folder)
+    [undated] = [w for w in data.warnings if w.kind == "undated_question"]
+    assert undated.count == 1 and undated.first == ("ana-q2",)

@@ -80,3 +80,15 @@ def test_malformed_samples(tmp_path, mutate, message):
     with pytest.raises(DatasetError, match=message) as err:
         load_locomo(path)
     assert "bad.json" in str(err.value)
+
+
+def test_undated_questions_are_a_data_warning():
+    """LoCoMo records no date for its questions, so TagGraph-Fusion's windows ('in May', 'before I moved') never
+    fire on it; that was said nowhere."""
+    import taggraph as tg
+
+    with pytest.warns(UserWarning):
+        data = tg.load(TINY)
+    [undated] = [w for w in data.warnings if w.kind == "undated_question"]
+    assert undated.count == len(data) and all(c.asked_on is None for c in data)
+    assert "time rules read no date they name" in undated.message

@@ -90,6 +90,11 @@ class DataWarning:
                 "message": self.message}
 
 
+UNDATED_QUESTIONS = ("questions have no date: TagGraph-Fusion's time rules read no date they name ('in May', "
+                     "'two weeks ago', 'before I moved' are read against the day a question is asked); its recency "
+                     "and order cues ('most recent', 'first') still read the sessions' dates")
+
+
 def data_warning(kind: str, text: str, items: Sequence[str], where: str | Path,
                  per_question: bool = False) -> list[DataWarning]:
     """[one DataWarning of `items`], or [] when there are none; `per_question`: each item opens with the id of

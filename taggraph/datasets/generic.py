@@ -44,8 +44,8 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from taggraph.datasets.base import (Case, DatasetError, DatasetFormat, data_warning, head, note_ids, read_bytes,
-                                    refuse_surrogates, require, session_notes)
+from taggraph.datasets.base import (UNDATED_QUESTIONS, Case, DatasetError, DatasetFormat, data_warning, head,
+                                    note_ids, read_bytes, refuse_surrogates, require, session_notes)
 from taggraph.text import is_token, parse_timestamp
 from taggraph.store import Interaction
 
@@ -161,7 +161,8 @@ def load_generic(turns: str | Path, questions: str | Path, limit: int | None = N
     histories, empty, undated_turns = read_histories(turns)
     days = {h: session_days(interactions) for h, interactions in histories.items()}
     notes: dict[str, dict[str, str]] = {}
-    undated_questions: list[str] = []
+    undated_questions: list[str] = []  # a date in no accepted form
+    no_date: list[str] = []
     future: dict[str, list[str]] = {}  # question id -> its history's sessions dated after it
     cases: list[Case] = []
     asked: set[str] = set()
@@ -189,6 +190,8 @@ def load_generic(turns: str | Path, questions: str | Path, limit: int | None = N
         asked_day = day_of(q.get("date", ""))
         if q.get("date", "").strip() and asked_day is None:
             undated_questions.append(f"{qid} ({q['date'][:30]!r})")
+        elif not q.get("date", "").strip():
+            no_date.append(qid)
         later = [] if asked_day is None else [s for s, day in days[history].items() if day > asked_day]
         if later:
             future[qid] = later
@@ -220,6 +223,7 @@ def load_generic(turns: str | Path, questions: str | Path, limit: int | None = N
                    + data_warning("unread_date", f"questions have a date in no accepted form ({DATE_FORMATS}); "
                                   "the time rules are off for them", undated_questions, questions,
                                   per_question=True)
+                   + data_warning("undated_question", UNDATED_QUESTIONS, no_date, questions, per_question=True)
                    + data_warning("session_after_question", f"questions are asked before some sessions of their "
                                   f"history ({later_total} sessions dated on a later day): {fate}",
                                   [f"{q} ({', '.join(s[:3])}{', ...' if len(s) > 3 else ''})" for q, s in future.items()],

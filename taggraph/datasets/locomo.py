@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from taggraph.datasets.base import Case, DatasetError, DatasetFormat, OwnMetrics, data_warning, head
+from taggraph.datasets.base import Case, DatasetError, DatasetFormat, OwnMetrics, UNDATED_QUESTIONS, data_warning, head
 from taggraph.datasets.longmemeval import read_json
 from taggraph.store import Interaction
 
@@ -169,12 +169,14 @@ def load(path: Path, limit: int | None = None) -> tuple[list[LocomoCase], list]:
     unresolved = [c.case_id for c in cases if c.unresolved_evidence]
     retyped = [f"{c.case_id} ({e!r})" for c in cases for e in c.retyped_evidence]
     unreadable = [f"{c.case_id} ({e!r})" for c in cases for e in c.unreadable_evidence]
+    undated = [c.case_id for c in cases if c.asked_on is None]  # LoCoMo records no date for its questions
     return cases, (data_warning("evidence_not_found", "questions name evidence that is no turn of their "
                                 "conversation (left out of their gold notes)", unresolved, path, per_question=True)
                    + data_warning("evidence_typo", "evidence ids are written 'D:<session>:<turn>'; read as "
                                   "D<session>:<turn>", retyped, path, per_question=True)
                    + data_warning("evidence_unreadable", "evidence strings name no dia_id 'D<session>:<turn>' "
-                                  "(left out of their gold notes)", unreadable, path, per_question=True))
+                                  "(left out of their gold notes)", unreadable, path, per_question=True)
+                   + data_warning("undated_question", UNDATED_QUESTIONS, undated, path, per_question=True))
 
 
 FORMAT = DatasetFormat(
