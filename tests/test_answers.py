@@ -1,13 +1,21 @@
+import json
+from pathlib import Path
+
+import pandas as pd
 import pytest
+from typer.testing import CliRunner
 
 from taggraph.config import DEMO_DATA
 from taggraph.datasets import load_dataset
 from taggraph.evaluation.answers import containment, normalize_answer, token_f1
-from taggraph.experiments.answers import OFFLINE_LABEL, ExtractiveBaseline, OllamaGenerator, answer_accuracy
+from taggraph.experiments.answers import (OFFLINE_LABEL, AnswersLeftOutWarning, ExtractiveBaseline, OllamaGenerator,
+                                         answer_accuracy)
 from taggraph.experiments.bench import run_bench
 from taggraph.notes import Note
 
 from fake_ollama import FakeOllama
+
+LOCOMO = Path(__file__).parent / "fixtures" / "locomo" / "locomo_tiny.json"  # 8 questions, conv-t1:q4 adversarial
 
 
 @pytest.fixture
@@ -74,7 +82,37 @@ def test_answer_accuracy_scores_every_method_and_labels_the_generator(fake):
     base = answer_accuracy(cases, bench.rankings, ExtractiveBaseline())
     assert set(base.rows["generator"]) == set(base.summary["generator"]) == {OFFLINE_LABEL}
     summary = base.summary.set_index("method")
-    assert list(summary.index) == ["BM25", "AdaptiveGraph"] and (summary["n"] == len(answerable)).all()
+    assert list(summary.index) == ["BM25", "AdaptiveGraph"] and (summary["n_answerable"] == len(answerable)).all()
     mrr = bench.summary.set_index("method")["MRR"]
     assert summary.loc["BM25", "MRR"] == pytest.approx(mrr["BM25"])  # same questions as the bench summary
     assert 0 <= summary["containment"].min() and summary["token_f1"].max() <= 1
+
+
+def test_locomo_adversarial_questions_are_left_out_with_a_warning_and_counted():
+    """conv-t1:q4 has only an adversarial_answer: it is not scored, and the result says so (warning, summary,
+    config) instead of an n and MRR over fewer questions than bench's without a word."""
+    cases = load_dataset(LOCOMO)
+    bench = run_bench(cases, ["BM25"], extractor="none")
+    with pytest.warns(AnswersLeftOutWarning, match=r"1 of 8 questions left out .*1 adversarial .*first conv-t1:q4"):
+        res = answer_accuracy(cases, bench.rankings, ExtractiveBaseline())
+    assert "conv-t1:q4" not in set(res.rows["question_id"]) and len(res.rows) == 7
+    row = res.summary.set_index("method").loc["BM25"]
+    assert row["n_answerable"] == 7 and row["left_out"] == 1
+    assert res.config["left_out"] == {"adversarial": ["conv-t1:q4"]} and res.config["questions"] == 8
+    assert len(res.warnings) == 1 and "adversarial_answer" in res.warnings[0]
+    judged = bench.rankings[bench.rankings["question_id"] != "conv-t1:q4"]
+    assert row["MRR"] == pytest.approx(judged["RR"].mean())  # over the questions scored, not bench's 8
+
+
+def test_the_answers_command_prints_and_saves_what_it_left_out(tmp_path):
+    from taggraph.cli import app
+
+    out = tmp_path / "ans"
+    res = CliRunner().invoke(app, ["answers", "--data", str(LOCOMO), "--methods", "BM25", "--extractor", "none",
+                                   "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert res.stdout.count("warning: answers: 1 of 8 questions left out") == 1, res.stdout
+    config = json.loads((out / "run.json").read_text())["config"]["none"]
+    assert config["left_out"] == {"adversarial": ["conv-t1:q4"]} and "adversarial_answer" in config["warnings"][0]
+    saved = pd.read_csv(out / "answers.csv")
+    assert saved[["n_answerable", "left_out"]].values.tolist() == [[7, 1]]

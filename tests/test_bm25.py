@@ -66,8 +66,13 @@ def test_a_negative_mean_idf_is_named_when_the_floor_stays_negative():
     e = bm.explain("what breed is my dog?", "s1#0")
     assert e.details["matched_terms"]["what"] < 0
     assert "the mean idf is itself negative here" in e.reason and "floored" not in e.reason
-    big = make_retriever("BM25", make_store(HAND_ROWS + [(f"x{i}", "and so on", "ok", {}) for i in range(6)]))
-    assert "floored at 0.25 x the mean idf (" in big.explain("and dog", "x0#0").reason
+    assert f"(0.25 x {ref.average_idf:.3g} = {0.25 * ref.average_idf:.3g})" in e.reason
+    big_store = make_store(HAND_ROWS + [(f"x{i}", "and so on", "ok", {}) for i in range(6)])
+    big = make_retriever("BM25", big_store)
+    mean = BM25Okapi([tokenize(n.to_markdown()) for n in big_store]).average_idf
+    assert mean > 0 and 0.25 * mean != pytest.approx(mean)
+    # the mean is printed as the mean, and the floor as 0.25 x it (was: "the mean idf (<the floor>)")
+    assert f"floored at 0.25 x the mean idf {mean:.3g} = {0.25 * mean:.3g}" in big.explain("and dog", "x0#0").reason
 
 
 def test_notes_without_a_query_term_rank_above_negative_scores():

@@ -34,8 +34,33 @@ def test_helpful_tags_use_the_taggraph_matcher(hand_store):
     helpful = helpful_tags(hand_store, QUESTION, ["s2#0", "s1#0"])
     assert helpful == {"s2#0": ["pet/dog", "breed/beagle"], "s1#0": []}
     assert helpful_tags(hand_store, "Which dogs do I own?", ["s2#0"])["s2#0"] == ["pet/dog"]  # singularized
-    # via the ancestor "pet", and "pet" is a word of the segment "pet_name"
-    assert helpful_tags(hand_store, "Any pet news?", ["s5#0"])["s5#0"] == ["pet/cat", "pet_name/luna"]
+    # via the ancestor "pet", and "pet" is a word of the segment "pet_name" (the paper's reading: any concept)
+    assert helpful_tags(hand_store, "Any pet news?", ["s5#0"], max_df=None)["s5#0"] == ["pet/cat", "pet_name/luna"]
+    # by default "pet" (on 2 of the 5 notes, above 15%) tells no note apart; "pet_name" is on one note
+    assert helpful_tags(hand_store, "Any pet news?", ["s5#0"])["s5#0"] == ["pet_name/luna"]
+
+
+NAMED_ROWS = [(f"s{i}", f"Caroline: day {i}.", "Melanie: ok.", {"who": ["person/caroline"], "what": [f"topic/t{i}"]})
+              for i in range(9)] + [("s9", "Caroline: I moved to Sweden.", "Melanie: wow.",
+                                     {"who": ["person/caroline"], "where": ["country/sweden"]})]
+NAMED_CASE = Case("n1", "Where did Caroline move to?", "single-hop",
+                  [Interaction(r[0], r[1], r[2]) for r in NAMED_ROWS], ["s9"], gold_note_ids=["s9#0"])
+
+
+def test_a_name_on_every_note_is_no_helpful_tag():
+    """LoCoMo's speaker names: person/caroline sits on all 10 notes, so matching 'Caroline' tells the gold note
+    apart from none; the paper's reading counted it, which made this unit 'tagged' (C3, not C1)."""
+    store = make_store(NAMED_ROWS, "n1")
+    assert helpful_tags(store, NAMED_CASE.question, ["s9#0"], max_df=None) == {"s9#0": ["person/caroline"]}
+    assert helpful_tags(store, NAMED_CASE.question, ["s9#0"]) == {"s9#0": []}
+    assert helpful_tags(store, "Which country is Sweden in?", ["s9#0"]) == {"s9#0": ["country/sweden"]}
+    ranks = pd.DataFrame([{"question_id": "n1", "method": m, "ranked_note_ids": [f"s{i}#0" for i in range(10)],
+                           "RR": 0.1, "Success@5": 0.0} for m in GRAPH_METHODS])
+    unit = failure_diagnostics([NAMED_CASE], {"A": ranks}, {"A": [store]}).units.iloc[0]
+    assert unit["category"] == "C1" and not unit["tagged"]
+    assert unit["helpful_tags"] == [] and unit["common_tags"] == ["person/caroline"]
+    paper = failure_diagnostics([NAMED_CASE], {"A": ranks}, {"A": [store]}, max_df=None).units.iloc[0]
+    assert paper["category"] == "C3" and paper["helpful_tags"] == ["person/caroline"]
 
 
 def test_one_extractor_tags_the_gold_note_the_other_not_is_c2():

@@ -188,6 +188,9 @@ def test_listing_methods_imports_no_method_module():
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONPATH": str(REPO)}).stdout.splitlines()
     assert "TagGraph-Fusion-noTurns  (ablation of TagGraph-Fusion: -Turns)" in shown and shown[-1] == "[]"
+    # registered with ablation_of but no component: it adds a switch, it removes none
+    assert "TagGraph-TFIDF-boundTopLevel  (variant of TagGraph-TFIDF: adds bound_top_level=True)" in shown
+    assert "AdaptiveGraph-noFileSeeding-noDiffusion  (ablation of AdaptiveGraph: -FileSeeding, -Diffusion)" in shown
 
 
 def test_a_methods_ablations_are_the_components_its_params_declare(tmp_path, monkeypatch):

@@ -27,19 +27,39 @@ def test_table_averages_over_cases_and_drops_empty_ones(hand_store):
     untagged.remember(Interaction("s", "hello"))
     table = vocabulary_stats({"hand": [hand_store, repeated, MemoryStore("empty")], "bare": [untagged]})
     hand = table.set_index("extraction").loc["hand"]
-    assert hand["cases"] == 2  # the store without notes is excluded
+    assert hand["histories"] == 2  # the store without notes is excluded
     assert hand["notes/case"] == pytest.approx((5 + 2) / 2)
     assert hand["distinct tags/case"] == pytest.approx((13 + 1) / 2)
     assert hand["distinct tags/case (median)"] == pytest.approx(7)
     assert hand["tags/note"] == pytest.approx((16 / 5 + 2 / 2) / 2)  # "n/a" is not a tag
     assert hand["reuse"] == pytest.approx((16 / 13 + 2 / 1) / 2)
     bare = table.set_index("extraction").loc["bare"]
-    assert bare["cases"] == 1 and bare["tags/note"] == 0 and pd.isna(bare["reuse"])
+    assert bare["histories"] == 1 and bare["tags/note"] == 0 and pd.isna(bare["reuse"])
     assert hand["top-level categories/case"] == pytest.approx((11 + 1) / 2)
     assert hand["largest top-level share"] == pytest.approx((4 / 16 + 2 / 2) / 2)
-    assert list(table.columns) == ["extraction", "cases", "notes/case", "distinct tags/case",
+    assert list(table.columns) == ["extraction", "histories", "notes/case", "distinct tags/case",
                                    "distinct tags/case (median)", "tags/note", "reuse",
                                    "top-level categories/case", "largest top-level share"]
+
+
+def test_the_vocab_command_counts_histories_and_the_questions_asked_over_them(tmp_path):
+    """LoCoMo's 8 fixture questions share 2 conversations: the table says 2 histories and 8 questions (it said
+    "cases 2", a count of histories under the name of the questions)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from taggraph.cli import app
+
+    out = tmp_path / "v"
+    locomo = Path(__file__).parent / "fixtures" / "locomo" / "locomo_tiny.json"
+    res = CliRunner().invoke(app, ["vocab", "--data", str(locomo), "--extractor", "none", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    row = pd.read_csv(out / "vocabulary.csv").iloc[0]
+    assert row["histories"] == 2 and row["questions"] == 8 and "cases" not in row.index
+    assert pd.read_csv(out / "per_case.csv")["questions"].tolist() == [6, 2]
+    config = json.loads((out / "run.json").read_text())["config"]
+    assert config["histories"] == 2 and config["questions"] == 8
 
 
 def test_offline_extraction_on_demo_reuses_tags():

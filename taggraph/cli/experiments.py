@@ -147,12 +147,15 @@ def vocab(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str = EXTR
     from taggraph.experiments.vocabulary import case_vocabulary, vocabulary_table
     folder = _folder("vocab", out, force)
     _, cases, record = _load(data, limit)
-    histories = [group[0] for group in group_by_history(cases)]
+    groups = group_by_history(cases)
+    histories = [group[0] for group in groups]
     counts = {e: parallel_map(case_vocabulary, histories, e, workers=workers) for e in extractor_names(extractor)}
     per_case = pd.concat([pd.DataFrame(c).assign(extractor=e) for e, c in counts.items()])
-    _save(folder, force, {"vocabulary": vocabulary_table(counts), "per_case": per_case},
-          {"experiment": "vocabulary", "extractors": list(counts), "histories": len(histories)}, record,
-          "vocabulary")
+    questions = {group[0].case_id: len(group) for group in groups}
+    per_case["questions"] = per_case["case_id"].map(questions)
+    _save(folder, force, {"vocabulary": vocabulary_table(counts, questions), "per_case": per_case},
+          {"experiment": "vocabulary", "extractors": list(counts), "histories": len(histories),
+           "questions": len(cases)}, record, "vocabulary")
 
 
 @command("diagnose")
@@ -160,8 +163,9 @@ def diagnose(data: list[Path] = DATAS, limit: Optional[int] = LIMIT, extractor: 
              out: Optional[Path] = OUT, force: bool = FORCE, workers: int = WORKERS) -> None:
     """Failure diagnostics over top-5 misses of the graph configurations (paper Table 10)."""
     from taggraph.experiments.bench import run_bench
-    from taggraph.experiments.diagnostics import (GRAPH_METHODS, diagnostics_examples, diagnostics_table,
-                                                  failure_diagnostics, pool_case_ids, pooled_stores)
+    from taggraph.experiments.diagnostics import (GRAPH_METHODS, HELPFUL_MAX_DF, diagnostics_examples,
+                                                  diagnostics_table, failure_diagnostics, pool_case_ids,
+                                                  pooled_stores)
     folder = _folder("diagnose", out, force)
     extractors = extractor_names(extractor)
     units, records = [], []
@@ -176,7 +180,7 @@ def diagnose(data: list[Path] = DATAS, limit: Optional[int] = LIMIT, extractor: 
     _save(folder, force, {"diagnostics": diagnostics_table(all_units, extractors), "units": all_units,
                             "examples": diagnostics_examples(all_units)},
           {"experiment": "failure_diagnostics", "extractors": extractors, "methods": list(GRAPH_METHODS),
-           "k": 5}, records, "diagnostics")
+           "k": 5, "helpful_max_df": HELPFUL_MAX_DF}, records, "diagnostics")
 
 
 @command("answers")
@@ -187,7 +191,10 @@ def answers(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str = EX
                                           "default depth (40) the ranking is k deep."),
             workers: int = WORKERS) -> None:
     """Answer accuracy (token F1, containment) from each method's top-k notes (paper F.2)."""
-    from taggraph.experiments.answers import ExtractiveBaseline, OllamaGenerator, answer_accuracy
+    import warnings
+
+    from taggraph.experiments.answers import (AnswersLeftOutWarning, ExtractiveBaseline, OllamaGenerator,
+                                              answer_accuracy)
     from taggraph.experiments.bench import run_bench
     from taggraph.retrieval import DEFAULT_DEPTH
     positive(k, "--k")
@@ -199,12 +206,17 @@ def answers(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str = EX
         gen = OllamaGenerator(generator.split(":", 1)[1])
     else:
         raise ConfigError(f"unknown generator {generator!r}: use extractive or ollama:MODEL")
-    rows, summaries, configs = [], [], {}
+    rows, summaries, configs, notes = [], [], {}, []
     for e in extractor_names(extractor):
         bench = run_bench(cases, methods_option(methods), e, depth=max(DEFAULT_DEPTH, k), workers=workers)
-        res = answer_accuracy(cases, bench.rankings, gen, k=k)
+        with warnings.catch_warnings():  # printed once below, on stdout, and kept in run.json
+            warnings.simplefilter("ignore", AnswersLeftOutWarning)
+            res = answer_accuracy(cases, bench.rankings, gen, k=k)
         rows.append(res.rows.assign(extractor=e))
         summaries.append(res.summary.assign(extractor=e))
-        configs[e] = {**res.config, "retrieval": bench.config}
+        configs[e] = {**res.config, "retrieval": bench.config, "warnings": res.warnings}
+        notes += [w for w in res.warnings if w not in notes]
     _save(folder, force, {"answers": pd.concat(summaries), "per_question": pd.concat(rows)}, configs, record,
           "answers")
+    for note in notes:
+        typer.echo(f"warning: {note}")

@@ -4,15 +4,19 @@ Each method's first k (= 5) ranked notes go to a generator; the answer is scored
 against the gold answer by token F1 and containment (`taggraph.evaluation.answers`).
 Rankings cut shallower than k are refused (``taggraph answers`` ranks max(40, k) deep).
 
-Questions without a gold answer and abstention questions are left out. Every
-output row names its generator; the offline baseline is labelled
-``offline-baseline (not an LLM)``.
+Questions without a gold answer and abstention questions are left out, counted and warned of
+(`AnswersLeftOutWarning`; the summary's ``left_out``, ``config["left_out"]``): ``n_answerable`` and the
+summary's MRR are over the questions scored, not over bench's questions. LoCoMo's adversarial questions
+(category 5) are among those left out: they hold only an ``adversarial_answer``, the answer to the question's
+false premise (what the other speaker did), which a right reply should not give, so it is not scored as gold.
+Every output row names its generator; the offline baseline is labelled ``offline-baseline (not an LLM)``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -33,6 +37,10 @@ SYSTEM_PROMPT = ("You answer questions about a user's past conversations. Use on
                  "If the notes do not contain the answer, reply: I don't know. Answer in one short sentence.")
 MAX_NOTE_CHARS = 2000  # per note in the prompt; LongMemEval assistant turns can run to pages
 _THINK = re.compile(r"<think>.*?</think>", re.S)
+
+
+class AnswersLeftOutWarning(UserWarning):
+    """Questions the answer accuracy leaves out (no gold answer, abstention), with their count."""
 
 
 class Generator(Protocol):
@@ -98,8 +106,34 @@ def case_notes(case: Case) -> MemoryStore:
 @dataclass
 class AnswerResult:
     rows: pd.DataFrame  # question x method: prediction, token_f1, containment
-    summary: pd.DataFrame  # method: n, MRR, token_f1, containment
-    config: dict[str, Any]
+    summary: pd.DataFrame  # method: n_answerable, left_out, MRR (over the n_answerable), token_f1, containment
+    config: dict[str, Any]  # with left_out: reason -> question ids
+    warnings: list[str]  # the left-out questions' count and why (also warned as AnswersLeftOutWarning)
+
+
+def left_out(cases: Sequence[Case]) -> dict[str, list[str]]:
+    """Questions answer accuracy does not score, by reason: ``adversarial`` (only an ``adversarial_answer``,
+    LoCoMo category 5), ``no_answer`` (no gold answer otherwise) and ``abstention``."""
+    out: dict[str, list[str]] = {"adversarial": [], "no_answer": [], "abstention": []}
+    for case in cases:
+        if case.is_abstention:
+            out["abstention"].append(case.case_id)
+        elif not case.answer:
+            out["adversarial" if getattr(case, "adversarial_answer", "") else "no_answer"].append(case.case_id)
+    return out
+
+
+def left_out_message(out: Mapping[str, list[str]], total: int) -> str | None:
+    """One line: how many of `total` questions `left_out` found, why, and the first of each reason."""
+    reasons = {"adversarial": "adversarial (only an adversarial_answer: the question's premise is false, "
+                              "no gold answer to score)",
+               "no_answer": "without a gold answer", "abstention": "abstention questions (no answer in the history)"}
+    parts = [f"{len(ids)} {reasons[kind]}, first {ids[0]}" for kind, ids in out.items() if ids]
+    if not parts:
+        return None
+    n = sum(len(ids) for ids in out.values())
+    return (f"answers: {n} of {total} questions left out of n_answerable, MRR, token F1 and containment: "
+            + "; ".join(parts) + " (bench's n and MRR count the judged ones)")
 
 
 def answer_accuracy(cases: Sequence[Case], rankings: pd.DataFrame, generator: Generator, k: int = 5,
@@ -113,8 +147,13 @@ def answer_accuracy(cases: Sequence[Case], rankings: pd.DataFrame, generator: Ge
     methods = list(methods or rankings["method"].unique())
     ranked = {(r.question_id, r.method): (r.ranked_note_ids, r.RR)
               for r in rankings.itertuples(index=False)}
+    out = left_out(cases)
+    skipped = {qid for ids in out.values() for qid in ids}
+    message = left_out_message(out, len(cases))
+    if message:
+        warnings.warn(message, AnswersLeftOutWarning, stacklevel=2)
     rows = []
-    for case in progress([c for c in cases if c.answer and not c.is_abstention], desc="answers", unit="case"):
+    for case in progress([c for c in cases if c.case_id not in skipped], desc="answers", unit="case"):
         store = case_notes(case)
         for method in methods:
             note_ids, rr = ranked[(case.case_id, method)]
@@ -126,8 +165,11 @@ def answer_accuracy(cases: Sequence[Case], rankings: pd.DataFrame, generator: Ge
     df = pd.DataFrame(rows, columns=["question_id", "question_type", "method", "generator", "gold", "prediction",
                                      "RR", "token_f1", "containment"])
     summary = (df.groupby(["method", "generator"], sort=False)
-               .agg(n=("question_id", "size"), MRR=("RR", "mean"), token_f1=("token_f1", "mean"),
+               .agg(n_answerable=("question_id", "size"), MRR=("RR", "mean"), token_f1=("token_f1", "mean"),
                     containment=("containment", "mean")).reset_index())
+    summary.insert(3, "left_out", len(skipped))
     return AnswerResult(df, summary, {"experiment": "answer_accuracy", "generator": generator.label, "k": k,
                                       "methods": methods, "max_note_chars": MAX_NOTE_CHARS,
-                                      "system_prompt": SYSTEM_PROMPT})
+                                      "system_prompt": SYSTEM_PROMPT, "questions": len(cases),
+                                      "left_out": {kind: ids for kind, ids in out.items() if ids}},
+                        [message] if message else [])

@@ -12,7 +12,11 @@ them): all notes of the gold sessions (ATANT's strictly matching notes).
 Helpful tag, per (unit, extractor): a tag path of the note such that the path or
 one of its ancestors (``breed`` for ``breed/beagle``) is a concept that TagGraph's
 matcher (`concept_matcher(store).match`) returns for a query token, over all
-distinct query tokens (no stopword filtering); independent of any ranking.
+distinct query tokens, and that could tell the note apart: the concept is carried
+(itself or below it) by at most `HELPFUL_MAX_DF` of the case's notes, or by one note;
+independent of any ranking. A tag matched only through a commoner concept is listed
+in the units' ``common_tags`` (LoCoMo's speaker names: ``term/caroline`` on 82% of conv-26's
+notes would otherwise make every question naming Caroline "tagged").
 A unit is recovered by a configuration when its note id is among that
 configuration's first k ranked notes (stricter than the session-level miss).
 
@@ -26,6 +30,7 @@ under that extractor recovers (NaN when none is tagged; the paper prints 0.0).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,12 +42,16 @@ from taggraph.datasets.base import evidence_notes
 from taggraph.datasets.longmemeval import load_longmemeval
 from taggraph.ontology import prefixes
 from taggraph.experiments.runner import build_store, group_by_history, parallel_map
-from taggraph.retrieval.index import concept_matcher
+from taggraph.notes import Note
+from taggraph.retrieval.index import STOPWORD_DF, concept_matcher
 from taggraph.store import MemoryStore
 from taggraph.text import query_tokens
 
 GRAPH_METHODS = ("TagGraph-Basic", "TagGraph-Stopwords", "TagGraph-TFIDF", "AdaptiveGraph")
 CATEGORIES = ("C1", "C2", "C3", "C4")
+# Deviation (helpful-tag document-frequency cap): the paper's helpful tag (appendix J) is any tag matched to the
+# query; ours leaves out concepts on more than 15% of the case's notes, its stopword rule's threshold (appendix E).
+HELPFUL_MAX_DF = STOPWORD_DF
 
 
 def longmemeval_evidence_notes(path: str | Path) -> dict[str, set[str]]:
@@ -75,10 +84,32 @@ def pooled_stores(cases: Sequence[Case], extractor: str, workers: int = 1) -> di
     return {case.case_id: store for group, store in zip(groups, built) for case in group}
 
 
-def helpful_tags(store: MemoryStore, question: str, note_ids: Iterable[str]) -> dict[str, list[str]]:
-    """note id -> its tag paths that a query token matches, directly or via an ancestor (empty: none)."""
+class ConceptFrequency:
+    """concept -> how many of the store's notes carry it or a concept below it (``pet`` counts ``pet/dog``)."""
+
+    def __init__(self) -> None:
+        self.notes: Counter[str] = Counter()
+        self.n_docs = 0
+
+    def add(self, note: Note) -> None:
+        self.n_docs += 1
+        self.notes.update({pre for path in note.paths() for pre in prefixes(path)})
+
+    def is_common(self, concept: str, max_df: float) -> bool:
+        """True for a concept on more than `max_df` of the notes and on more than one note."""
+        count = self.notes.get(concept, 0)
+        return count > 1 and count / self.n_docs > max_df
+
+
+def helpful_tags(store: MemoryStore, question: str, note_ids: Iterable[str],
+                 max_df: float | None = HELPFUL_MAX_DF) -> dict[str, list[str]]:
+    """note id -> its tag paths that a query token matches, directly or via an ancestor (empty: none), through
+    a concept on at most `max_df` of the store's notes or on one note (None: any concept, the paper's reading)."""
     matcher = concept_matcher(store)
     matched = {p for t in dict.fromkeys(query_tokens(question)) for p in matcher.match(t)}
+    if max_df is not None:
+        frequency = store.shared_index("concept_frequency", ConceptFrequency)
+        matched = {p for p in matched if not frequency.is_common(p, max_df)}
     return {nid: [p for p in store.by_id[nid].paths() if matched.intersection(prefixes(p))] for nid in note_ids}
 
 
@@ -112,12 +143,13 @@ def failure_diagnostics(cases: Sequence[Case], rankings_by_extractor: Mapping[st
                         stores_by_extractor: Mapping[str, Iterable[MemoryStore] | Mapping[str, MemoryStore]],
                         dataset: str = "data",
                         evidence: Mapping[str, set[str]] | None = None, methods: Sequence[str] = GRAPH_METHODS,
-                        k: int = 5) -> Diagnostics:
+                        k: int = 5, max_df: float | None = HELPFUL_MAX_DF) -> Diagnostics:
     """Categorize the pooled gold notes of one dataset (several: concat `units`, then `diagnostics_table`).
 
     `rankings_by_extractor[e]` are `run_bench` rankings of `methods` under extractor e;
     `stores_by_extractor[e]` its stores, at least those of the pooled cases (`pool_case_ids`): each case's
     own (keyed by `case_id`), or a mapping case id -> store, where cases that share a history share one.
+    `max_df`: the helpful tags' document-frequency cap (`helpful_tags`; None: the paper's definition).
     """
     extractors = list(rankings_by_extractor)
     stores = {e: dict(stores_by_extractor[e]) if isinstance(stores_by_extractor[e], Mapping)
@@ -135,16 +167,19 @@ def failure_diagnostics(cases: Sequence[Case], rankings_by_extractor: Mapping[st
         except KeyError as exc:
             raise KeyError(f"no store for pooled case {case.case_id!r} under extractor {exc}") from None
         units = gold_note_ids(case, case_stores[extractors[0]], evidence)
-        helpful = {e: helpful_tags(case_stores[e], case.question, units) for e in extractors}
+        helpful = {e: helpful_tags(case_stores[e], case.question, units, max_df) for e in extractors}
+        matched = {e: helpful_tags(case_stores[e], case.question, units, None) for e in extractors}
         for nid in units:
             recovered = {e: [m for m in methods if nid in top[e].get((case.case_id, m), set())] for e in extractors}
             cat = category([bool(helpful[e][nid]) for e in extractors], [bool(recovered[e]) for e in extractors])
             rows += [{"dataset": dataset, "question_id": case.case_id, "question": case.question, "note_id": nid,
                       "category": cat, "extractor": e, "tagged": bool(helpful[e][nid]),
-                      "helpful_tags": helpful[e][nid], "note_tags": case_stores[e].by_id[nid].paths(),
+                      "helpful_tags": helpful[e][nid],
+                      "common_tags": [p for p in matched[e][nid] if p not in helpful[e][nid]],
+                      "note_tags": case_stores[e].by_id[nid].paths(),
                       "recovered_by": recovered[e]} for e in extractors]
     units_df = pd.DataFrame(rows, columns=["dataset", "question_id", "question", "note_id", "category", "extractor",
-                                           "tagged", "helpful_tags", "note_tags", "recovered_by"])
+                                           "tagged", "helpful_tags", "common_tags", "note_tags", "recovered_by"])
     return Diagnostics(units_df, diagnostics_table(units_df, extractors), diagnostics_examples(units_df))
 
 

@@ -1,5 +1,8 @@
 """Tag vocabulary statistics per extractor (paper, appendix D, Table 2).
 
+A "case" here is one history's store: a LongMemEval question has its own history, the questions of a
+LoCoMo conversation share one, so the table counts ``histories`` (the paper's "Cases"; stores with notes)
+and, when `vocabulary_table` is told how many questions each history has, the ``questions`` asked over them.
 Per case with at least one note (cases without notes are excluded): N = notes,
 D = distinct tag paths over the case's notes ("n/a" is never a tag), O = tag
 occurrences (each distinct path of each note counted once: ``ontology.counts``).
@@ -55,14 +58,17 @@ def case_vocabulary(case: Case, extractor: str) -> dict[str, Any]:
     return store_vocabulary(build_store(case, extractor))
 
 
-def vocabulary_table(counts_by_extractor: Mapping[str, Iterable[Mapping[str, Any]]]) -> pd.DataFrame:
-    """Table 2 from per-case `store_vocabulary` rows, one table row per extractor."""
+def vocabulary_table(counts_by_extractor: Mapping[str, Iterable[Mapping[str, Any]]],
+                     questions: Mapping[str, int] | None = None) -> pd.DataFrame:
+    """Table 2 from per-history `store_vocabulary` rows, one table row per extractor; with `questions`
+    (a row's case_id -> the questions asked over that history) a ``questions`` column counts them."""
     rows = []
     for extractor, counts in counts_by_extractor.items():
         df = pd.DataFrame(list(counts), columns=COLUMNS)
         df = df[df["notes"] > 0]
         tagged = df[df["distinct_tags"] > 0]
-        rows.append({"extraction": extractor, "cases": len(df), "notes/case": df["notes"].mean(),
+        asked = {} if questions is None else {"questions": int(df["case_id"].map(questions).fillna(0).sum())}
+        rows.append({"extraction": extractor, "histories": len(df), **asked, "notes/case": df["notes"].mean(),
                      "distinct tags/case": df["distinct_tags"].mean(),
                      "distinct tags/case (median)": df["distinct_tags"].median(),
                      "tags/note": (df["tag_occurrences"] / df["notes"]).mean(),

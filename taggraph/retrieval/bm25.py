@@ -108,6 +108,6 @@ class BM25(Retriever):
         eps, mean = self.params.epsilon, self._average_idf()
         head = f"{floored} occur in more than half of the {self.terms.n_docs} notes, so their negative idf is"
         if mean >= 0:
-            return f"{head} floored at {eps} x the mean idf ({eps * mean:.3g})"
+            return f"{head} floored at {eps} x the mean idf {mean:.3g} = {eps * mean:.3g}"
         return (f"{head} set to {eps} x the mean idf as rank-bm25 does; the mean idf is itself negative here "
-                f"({mean:.3g}), so their idf stays negative ({eps * mean:.3g}) and they lower the score")
+                f"({eps} x {mean:.3g} = {eps * mean:.3g}), so their idf stays negative and they lower the score")
