@@ -54,10 +54,12 @@ def _load_all(paths: list[Path], limit: Optional[int]) -> list[tuple[str, object
     return [(label, d, {**d.record(), "dataset": label}) for label, d in zip(labels, datasets)]
 
 
-def _folder(command_name: str, out: Optional[Path], force: bool) -> Path:
-    """The output folder, checked before the experiment runs (a bad --out must not cost the run)."""
+def _folder(command_name: str, out: Optional[Path], force: bool, data: Path | list[Path]) -> Path:
+    """The output folder, checked before the experiment runs (a bad --out must not cost the run); never the
+    --data path, inside it or holding it."""
     from taggraph.experiments.run_folders import check_run_folder
-    return check_run_folder(out or default_out(Path(command_name), command_name), force)
+    return check_run_folder(out or default_out(Path(command_name), command_name), force,
+                            keep=data if isinstance(data, list) else [data])
 
 
 def _save(folder: Path, force: bool, tables: dict[str, pd.DataFrame], config: dict, data, show: str) -> None:
@@ -78,7 +80,7 @@ def ablation(data: list[Path] = DATAS, limit: Optional[int] = LIMIT, extractor: 
     from taggraph.experiments.ablation import component_ablation
     if not ablation_columns(methods_option(method)[0]):
         raise ConfigError(f"method {method!r} has no registered ablations")
-    folder = _folder("ablation", out, force)
+    folder = _folder("ablation", out, force, data)
     loaded = _load_all(data, limit)
     ctx, workers, backend = scale_out(workers, scheduler)
     tables, summaries, rankings, configs = [], [], [], {}
@@ -104,7 +106,7 @@ def sweep_distractors(data: Path = DATA, limit: Optional[int] = LIMIT, extractor
                       scheduler: Optional[str] = SCHEDULER) -> None:
     """Gold sessions plus n sampled distractor sessions: MRR and diffusion's contribution (paper 6.1)."""
     from taggraph.experiments.sweeps import distractor_sweep
-    folder = _folder("sweep-distractors", out, force)
+    folder = _folder("sweep-distractors", out, force, data)
     _, cases, record = _load(data, limit)
     ctx, workers, backend = scale_out(workers, scheduler)
     results = {}
@@ -128,7 +130,7 @@ def sweep_depth(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str 
                 scheduler: Optional[str] = SCHEDULER) -> None:
     """MRR and Success@5 of a method at several retrieval depths (paper appendix E)."""
     from taggraph.experiments.sweeps import depth_sweep
-    folder = _folder("sweep-depth", out, force)
+    folder = _folder("sweep-depth", out, force, data)
     _, cases, record = _load(data, limit)
     ctx, workers, backend = scale_out(workers, scheduler)
     with ctx:
@@ -145,7 +147,7 @@ def vocab(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str = EXTR
     """Tag vocabulary per extractor: distinct tags, tags per note, reuse (paper Table 2)."""
     from taggraph.experiments.runner import group_by_history, parallel_map
     from taggraph.experiments.vocabulary import case_vocabulary, vocabulary_table
-    folder = _folder("vocab", out, force)
+    folder = _folder("vocab", out, force, data)
     _, cases, record = _load(data, limit)
     groups = group_by_history(cases)
     histories = [group[0] for group in groups]
@@ -166,7 +168,7 @@ def diagnose(data: list[Path] = DATAS, limit: Optional[int] = LIMIT, extractor: 
     from taggraph.experiments.diagnostics import (GRAPH_METHODS, HELPFUL_MAX_DF, diagnostics_examples,
                                                   diagnostics_table, failure_diagnostics, pool_case_ids,
                                                   pooled_stores)
-    folder = _folder("diagnose", out, force)
+    folder = _folder("diagnose", out, force, data)
     extractors = extractor_names(extractor)
     units, records = [], []
     for name, cases, record in _load_all(data, limit):
@@ -198,7 +200,7 @@ def answers(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str = EX
     from taggraph.experiments.bench import run_bench
     from taggraph.retrieval import DEFAULT_DEPTH
     positive(k, "--k")
-    folder = _folder("answers", out, force)
+    folder = _folder("answers", out, force, data)
     _, cases, record = _load(data, limit)
     if generator == "extractive":
         gen = ExtractiveBaseline()
