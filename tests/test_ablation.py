@@ -106,3 +106,12 @@ def test_a_component_off_by_default_is_said_to_be_off_not_to_fail():
     assert chunks == ("Without the chunks component: no question's reciprocal rank changes; its default weight is 0, "
                       "so under the defaults there is nothing to remove. Give it a weight to test it.")
     assert graph.endswith("It does not earn its keep here.")  # weight 0.3: a real no-change
+
+
+def test_a_method_without_ablations_is_refused_up_front():
+    """05 with METHOD="BM25" once ran BM25 alone and failed cells later on a NaN n; now one line names the
+    methods that declare ablations, before any question runs."""
+    from taggraph.errors import ConfigError
+    with pytest.raises(ConfigError, match=r"^BM25 declares no ablations; methods that do: AdaptiveGraph, "
+                                          r"TagGraph-Fusion"):
+        component_ablation(load_dataset(DEMO_DATA)[:1], extractor="none", method="BM25")

@@ -25,11 +25,11 @@ import pandas as pd
 
 from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.datasets import Case
+from taggraph.errors import ConfigError
 from taggraph.evaluation.significance import compare
 from taggraph.experiments.bench import BenchResult, run_bench
 from taggraph.evaluation.verdicts import FULL, ablation_columns
-from taggraph.retrieval import DEFAULT_DEPTH
-
+from taggraph.retrieval import DEFAULT_DEPTH, check_methods, method_names
 
 
 @dataclass
@@ -45,7 +45,11 @@ def component_ablation(cases: Sequence[Case] | Mapping[str, Sequence[Case]], ext
                        backend: str = "loky", method: str = FULL) -> AblationResult:
     """Run `method` and its ablations per dataset (`cases` as {name: cases}, or one list named `dataset`)."""
     by_dataset = dict(cases) if isinstance(cases, Mapping) else {dataset: cases}
+    check_methods([method])  # an unknown name: its own ConfigError, naming the known methods
     columns = ablation_columns(method)
+    if not columns:  # refused before any extraction runs, not a table of `full` alone
+        having = [m for m in method_names() if ablation_columns(m)]
+        raise ConfigError(f"{method} declares no ablations; methods that do: {', '.join(having)}")
     methods = [method, *columns]
     runs, rows, summaries = {}, [], []
     for name, items in by_dataset.items():
