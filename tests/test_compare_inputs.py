@@ -193,3 +193,20 @@ def test_results_in_memory_are_checked_for_their_data_like_run_folders(tmp_path)
     plain = run_bench(list(data), ["BM25"], extractor="none", backend=None)
     with pytest.warns(RunMismatchWarning, match="result2: no data recorded"):
         tg.compare([first, plain])
+
+
+def test_a_method_without_a_partner_is_named_not_dropped(runs, tmp_path):
+    """compare lc1 lc2: lc1's BM25-stem and TagGraph-TFIDF, absent from lc2, vanished without a line."""
+    from taggraph.experiments.run_comparison import RunMismatchWarning, compare_runs
+
+    cases = load_dataset(DEMO_DATA, limit=4)
+    both = save_bench(run_bench(cases, ["BM25", "BM25-stem"], extractor="none", backend=None), tmp_path / "both",
+                      data_record(DEMO_DATA))
+    one = save_bench(run_bench(cases, ["BM25", "TagGraph-Basic"], extractor="none", backend=None), tmp_path / "one",
+                     data_record(DEMO_DATA))
+    with pytest.warns(RunMismatchWarning) as caught:
+        comparison = compare_runs([both, one])
+    assert list(comparison.pairs["method_a"]) == ["BM25"]
+    said = [str(w.message) for w in caught]
+    assert any(m.startswith("both: BM25-stem not in one, so not compared") for m in said), said
+    assert any(m.startswith("one: TagGraph-Basic not in both, so not compared") for m in said), said

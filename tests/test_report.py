@@ -191,3 +191,20 @@ def test_an_explain_page_links_only_the_notes_its_graph_page_draws():
         linked_somewhere += len(linked)
         unlinked += len(listed - linked)
     assert linked_somewhere and unlinked  # both kinds occur: the test sees the rule at work
+
+
+def test_a_miss_without_gold_notes_takes_no_page_s_place(tmp_path):
+    """A question with no gold session is a miss by construction and has nothing to explain; it took one of
+    the `--miss-pages N` places, so a run drew N - 1 pages."""
+    import shutil
+
+    folder = tmp_path / "g"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "generic", folder)
+    records = [json.loads(line) for line in (folder / "questions.jsonl").read_text().splitlines()]
+    records[0]["gold_sessions"], records[0]["gold_notes"] = [], []  # ana-q1: no gold, not an abstention
+    (folder / "questions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    cases = load_dataset(folder)
+    result = run_bench(cases, ["BM25", "TagGraph-Basic"], extractor="none", backend=None, pages=MissPages(1, k=1))
+    assert list(misses_table(result.rankings, 1)["question_id"])[:2] == ["ana-q1", "ana-q2"]
+    # each memory draws its first n misses' pages; ana's first miss with gold notes is ana-q2
+    assert sorted(p for p in result.pages if "/ana-" in p) == ["misses/ana-q2.explain.html", "misses/ana-q2.graph.html"]

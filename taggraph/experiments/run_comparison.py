@@ -303,11 +303,19 @@ def parse_pair(spec: str, runs: Sequence[Run]) -> tuple[Run, str, Run, str]:
 
 
 def same_name_pairs(runs: Sequence[Run]) -> list[tuple[Run, str, Run, str]]:
-    """Each method of the first run with the method of the same name in each later run."""
+    """Each method of the first run with the method of the same name in each later run; a RunMismatchWarning
+    names the methods of either side that find no partner (left out, not silently)."""
     pairs = [(runs[0], m, run, m) for run in runs[1:] for m in runs[0].methods if m in run.methods]
     if not pairs:
         raise ConfigError(f"no method name in {runs[0].label} recurs in a later run ({runs[0].label}: "
                           f"{', '.join(runs[0].methods)}); name the pairs with --pair RUN:METHOD=RUN:METHOD")
+    for run in runs[1:]:
+        for side, methods in ((runs[0], [m for m in runs[0].methods if m not in run.methods]),
+                              (run, [m for m in run.methods if m not in runs[0].methods])):
+            if methods:
+                warnings.warn(f"{side.label}: {', '.join(methods)} not in "
+                              f"{(run if side is runs[0] else runs[0]).label}, so not compared (name pairs with "
+                              f"--pair RUN:METHOD=RUN:METHOD)", RunMismatchWarning, stacklevel=2)
     return pairs
 
 

@@ -270,11 +270,15 @@ class MissPages:
         misses = misses_table(score_rankings(pd.DataFrame(rows)), self.k)
         ranked = {(r["question_id"], r["method"]): r["ranked_note_ids"] for r in rows}
         pages: dict[str, str] = {}
-        for qid in list(misses["question_id"])[:self.n]:
+        explained = 0
+        for qid in misses["question_id"]:
             case, store = by_id[qid], run.store
             gold = gold_notes(case, store)
-            if not gold:
+            if not gold:  # a miss by construction (no gold notes): nothing to explain, and it takes no page's place
                 continue
+            if explained == self.n:
+                break
+            explained += 1
             names = {kind: _page_name(qid, kind).split("/", 1)[1] for kind in ("explain", "graph")}
             try:  # the graph page first: the explain page links only the notes it draws
                 graph = graph_page(store, question=case.question, gold_note_ids=gold, neighbourhood_of=case.question,
