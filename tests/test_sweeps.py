@@ -90,7 +90,7 @@ def test_contribution_is_the_mrr_difference(sweep):
             mrr[(n, "AdaptiveGraph-noFileSeeding")] - mrr[(n, "AdaptiveGraph-noFileSeeding-noDiffusion")])
     assert sweep.config["counts"] == [0, 3, 100] and sweep.config["seed"] == 0
     figs = [plot_distractor_sweep(sweep.summary), plot_diffusion_contribution(sweep.contribution)]
-    assert all(isinstance(f, go.Figure) for f in figs) and len(figs[0].data) == len(SWEEP_METHODS)
+    assert all(isinstance(f, go.Figure) for f in figs) and len(figs[0].data) == 2 * len(SWEEP_METHODS)  # MRR, tieavg
 
 
 def test_depth_sweep_prefixes_and_monotone_mrr():
@@ -121,3 +121,22 @@ def test_a_setting_or_method_given_twice_is_asked_once():
     assert len(res.rankings) == 2 and res.summary["n"].tolist() == [2]
     res = distractor_sweep(CASES[:2], counts=[3, 3], extractor="none", methods=["BM25"])
     assert len(res.rankings) == 2
+
+
+def test_contribution_and_charts_show_the_tie_averaged_mrr_beside_the_papers(sweep):
+    """Probe G #1: on LoCoMo, ties at score 0 put the (earliest) gold sessions first, so the strict MRR's
+    contribution of diffusion can have the opposite sign of the tie-averaged one; both are shown, labelled."""
+    mrr = sweep.summary.set_index(["distractors", "method"])["MRR_tieavg"]
+    c = sweep.contribution.set_index("distractors")
+    for n in (0, 3, 100):
+        assert c.loc[n, "diffusion_with_seeding_tieavg"] == pytest.approx(
+            mrr[(n, "AdaptiveGraph")] - mrr[(n, "AdaptiveGraph-noDiffusion")])
+        assert c.loc[n, "diffusion_without_seeding_tieavg"] == pytest.approx(
+            mrr[(n, "AdaptiveGraph-noFileSeeding")] - mrr[(n, "AdaptiveGraph-noFileSeeding-noDiffusion")])
+    lines = plot_distractor_sweep(sweep.summary).data
+    assert len(lines) == 2 * len(SWEEP_METHODS)
+    assert {t.name.split(", ")[1] for t in lines} == {"MRR (paper: ties in note order)", "MRR_tieavg (ties averaged)"}
+    gains = plot_diffusion_contribution(sweep.contribution).data
+    assert sorted(t.name for t in gains) == sorted(
+        f"diffusion_{s}, {m}" for s in ("with_seeding", "without_seeding")
+        for m in ("MRR (paper: ties in note order)", "MRR_tieavg (ties averaged)"))

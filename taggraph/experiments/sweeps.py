@@ -127,20 +127,30 @@ def _config(experiment: str, methods, extractor, workers, backend, cases, method
             "workers": workers, "backend": backend, "n_cases": len(cases), **kw}
 
 
+CONTRIBUTIONS = {"with_seeding": ("AdaptiveGraph", "AdaptiveGraph-noDiffusion"),
+                 "without_seeding": ("AdaptiveGraph-noFileSeeding", "AdaptiveGraph-noFileSeeding-noDiffusion")}
+
+
 def diffusion_contribution(summary: pd.DataFrame, scored: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per distractor count: MRR gain from diffusion with and without file seeding (NaN if a run is
-    missing), and, given the `scored` rankings, each gain's paired randomization p-value."""
-    mrr = summary.pivot(index="distractors", columns="method", values="MRR")
-    mrr = mrr.reindex(columns=list(SWEEP_METHODS))
-    out = pd.DataFrame({
-        "diffusion_with_seeding": mrr["AdaptiveGraph"] - mrr["AdaptiveGraph-noDiffusion"],
-        "diffusion_without_seeding": mrr["AdaptiveGraph-noFileSeeding"] - mrr["AdaptiveGraph-noFileSeeding-noDiffusion"],
-    }).reset_index()
+    missing), and, given the `scored` rankings, each gain's paired randomization p-value.
+
+    Beside each gain (the paper's MRR, ties in note order), when the summary has ``MRR_tieavg``, the same gain
+    with ties averaged (``diffusion_with_seeding_tieavg``, ...): where gold sessions come first in the history
+    (LoCoMo) a configuration that scores them 0 still ranks them first by note order, which can flip the
+    gain's sign."""
+    metrics = ["MRR", "MRR_tieavg"] if "MRR_tieavg" in summary else ["MRR"]
+    out = pd.DataFrame(index=pd.Index(summary["distractors"].drop_duplicates(), name="distractors"))
+    for metric in metrics:
+        wide = summary.pivot(index="distractors", columns="method", values=metric).reindex(
+            index=out.index, columns=list(SWEEP_METHODS))
+        suffix = "" if metric == "MRR" else "_tieavg"
+        for column, (full, ablated) in CONTRIBUTIONS.items():
+            out[f"diffusion_{column}{suffix}"] = wide[full] - wide[ablated]
+    out = out.reset_index()
     if scored is None:
         return out
-    for column, (full, ablated) in {"with_seeding": ("AdaptiveGraph", "AdaptiveGraph-noDiffusion"),
-                                    "without_seeding": ("AdaptiveGraph-noFileSeeding",
-                                                        "AdaptiveGraph-noFileSeeding-noDiffusion")}.items():
+    for column, (full, ablated) in CONTRIBUTIONS.items():
         pair = scored[scored["method"].isin([full, ablated])]
         tests = compare(pair, ablated, by=["distractors"]).set_index("distractors")["p_value"]
         out[f"p_{column}"] = out["distractors"].map(tests)
@@ -176,19 +186,39 @@ def depth_sweep(cases: Sequence[Case], method: str | Sequence[str] = "TagGraph-T
     return SweepResult(scored, _summarize(scored, "depth", methods), config)
 
 
+# How the charts name the two MRRs: the paper's (primary) and the tie-averaged one beside it.
+MRR_LABELS = {"MRR": "MRR (paper: ties in note order)", "MRR_tieavg": "MRR_tieavg (ties averaged)"}
+
+
 def plot_distractor_sweep(summary: pd.DataFrame):
-    """Plotly figure: MRR against distractor sessions per configuration."""
-    fig = px.line(summary, x="distractors", y="MRR", color="method", markers=True,
-                  hover_data=["n", "notes/case", "distractors/case", "Success@5"], title="MRR by distractor sessions per case")
-    return fig.update_layout(xaxis_title="distractor sessions added to the gold sessions")
+    """Plotly figure: MRR against distractor sessions per configuration; beside it, dashed, MRR with ties
+    averaged (``MRR_tieavg``) when the summary has it."""
+    metrics = [m for m in MRR_LABELS if m in summary]
+    hover = [c for c in ["n", "notes/case", "distractors/case", "Success@5"] if c in summary]
+    long = summary.melt(id_vars=["distractors", "method", *hover], value_vars=metrics, var_name="metric",
+                        value_name="value").assign(metric=lambda t: t["metric"].map(MRR_LABELS))
+    fig = px.line(long, x="distractors", y="value", color="method", line_dash="metric", markers=True,
+                  hover_data=hover, title="MRR by distractor sessions per case"
+                  + ("<br><sup>solid: the paper's MRR (ties in note order); dashed: ties averaged</sup>"
+                     if len(metrics) > 1 else ""))
+    return fig.update_layout(xaxis_title="distractor sessions added to the gold sessions", yaxis_title="MRR")
 
 
 def plot_diffusion_contribution(contribution: pd.DataFrame):
-    """Plotly figure: diffusion's MRR contribution with and without file seeding."""
-    long = contribution.melt(id_vars="distractors", value_vars=["diffusion_with_seeding", "diffusion_without_seeding"],
-                             var_name="setting", value_name="MRR gain")
-    return px.line(long, x="distractors", y="MRR gain", color="setting", markers=True,
-                   title="Diffusion's contribution (MRR with PPR - MRR without)")
+    """Plotly figure: diffusion's MRR contribution with and without file seeding; beside each, dashed, the
+    contribution with ties averaged when `contribution` has it (`diffusion_contribution`)."""
+    names = {f"diffusion_{c}{suffix}": (f"diffusion_{c}", MRR_LABELS[metric])
+             for c in CONTRIBUTIONS for suffix, metric in (("", "MRR"), ("_tieavg", "MRR_tieavg"))}
+    present = [c for c in names if c in contribution]
+    long = contribution.melt(id_vars="distractors", value_vars=present, var_name="column", value_name="MRR gain")
+    long["setting"] = long["column"].map(lambda c: names[c][0])
+    long["metric"] = long["column"].map(lambda c: names[c][1])
+    tied = any(c.endswith("_tieavg") for c in present)
+    fig = px.line(long, x="distractors", y="MRR gain", color="setting", line_dash="metric", markers=True,
+                  title="Diffusion's contribution (MRR with PPR - MRR without)"
+                  + ("<br><sup>solid: the paper's MRR (ties in note order); dashed: ties averaged. Where they "
+                     "differ in sign, tie order decides it</sup>" if tied else ""))
+    return fig.add_hline(y=0, line_color="#999")
 
 
 def plot_depth_sweep(summary: pd.DataFrame):
