@@ -14,31 +14,37 @@ the viz room, which never builds one.
 """
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from taggraph.atomic import atomic_write, refuse_input_as_output
+import pandas as pd
+
 from taggraph.config import DEFAULT_EXTRACTOR, DEMO_DATA
+from taggraph.datasets import Case
 from taggraph.errors import ConfigError
 from taggraph.experiments.question import OpenQuestions, available_methods, find_case, open_question
 from taggraph.experiments.sweeps import plot_depth_sweep, plot_diffusion_contribution, plot_distractor_sweep
 from taggraph.extraction.prompt import TEMPLATE, render
-from taggraph.retrieval import DEFAULT_DEPTH, build_retrievers
+from taggraph.experiments.runner import group_by_history
+from taggraph.retrieval import DEFAULT_DEPTH, build_retrievers, method_names
 from taggraph.viz.charts import answer_chart, gold_rank_chart, interval_chart, misses_chart, score_chart
 from taggraph.viz.explain import (METRIC_K, explain_html, explain_misses, explain_table, explain_text, gold_notes,
                                   rank_table, retrieve_all, top_table)
 from taggraph.viz.graphview import graph_html
 from taggraph.viz.ontology_view import near_duplicates, note_tags, ontology_sunburst, top_level_shares, top_tags
 from taggraph.viz.report import summary_view
-from taggraph.viz.widgets import graph_panel, note_panel, page_frame, retrieval_panel, table_view
+from taggraph.viz.widgets import (graph_panel, note_panel, page_frame, question_header, retrieval_panel, slider_max,
+                                  table_view)
 
-__all__ = ["OpenQuestions", "answer_chart", "available_methods", "build_retrievers", "explain", "explain_html",
+__all__ = ["OpenQuestions", "answer_chart", "available_methods", "build_retrievers", "check_parameters",
+           "distractor_note", "explain", "explain_html", "histories", "method_misses",
            "explain_misses", "explain_table", "gold_notes", "gold_rank_chart", "graph_html", "graph_panel",
            "interval_chart", "llm_prompt", "misses_chart", "near_duplicates", "note_panel", "note_tags",
            "notebook_settings", "ontology_sunburst", "open_question", "page_frame", "plot_depth_sweep",
-           "plot_diffusion_contribution", "plot_distractor_sweep", "rank_table", "retrieval_panel", "retrieve_all",
-           "score_chart", "summary_view", "table_view", "top_level_shares", "top_table", "top_tags"]
+           "plot_diffusion_contribution", "plot_distractor_sweep", "question_header", "rank_table", "retrieval_panel", "retrieve_all",
+           "score_chart", "slider_max", "summary_view", "table_view", "top_level_shares", "top_table", "top_tags"]
 
 
 def notebook_settings() -> tuple[str, int, str]:
@@ -51,6 +57,83 @@ def notebook_settings() -> tuple[str, int, str]:
         raise ConfigError(f"TAGGRAPH_NOTEBOOK_LIMIT must be a whole number of questions >= 1, got {limit!r}")
     return (os.environ.get("TAGGRAPH_NOTEBOOK_DATA", str(DEMO_DATA)), int(limit),
             os.environ.get("TAGGRAPH_NOTEBOOK_EXTRACTOR", DEFAULT_EXTRACTOR))
+
+
+def _first_ids(ids: Sequence[str], n: int = 5) -> str:
+    return ", ".join(ids[:n]) + (f", … ({len(ids)} in all)" if len(ids) > n else "")
+
+
+def check_parameters(data: str | Path, cases: Sequence[Case], methods: Sequence[str] | None = None,
+                     **params: Any) -> None:
+    """A notebook's parameters checked before any control or store is made: ConfigError in one line naming
+    the parameter. Each is checked when given (None: the notebook's default): ``K`` (a whole number >= 1),
+    ``QUESTION`` (a question id of `cases`, loaded from `data`), ``METHOD`` (one of `methods`, default every
+    known method), ``TURN`` (a turn of the first case: 0 to its number of turns - 1)."""
+    unknown = set(params) - {"K", "QUESTION", "METHOD", "TURN"}
+    if unknown:
+        raise TypeError(f"check_parameters: no parameter {sorted(unknown)}")
+    name = Path(str(data)).name
+    k = params.get("K")
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+        raise ConfigError(f"K must be a whole number >= 1, got {k!r}")
+    question = params.get("QUESTION")
+    ids = [c.case_id for c in cases]
+    if question is not None and question not in ids:
+        raise ConfigError(f"QUESTION {question!r} is no question of {name}; first ids: {_first_ids(ids)}")
+    method = params.get("METHOD")
+    known = list(methods) if methods is not None else method_names()
+    if method is not None and method not in known:
+        raise ConfigError(f"METHOD {method!r} is no method here; known: {', '.join(known)}")
+    turn = params.get("TURN")
+    if turn is not None:
+        turns = len(cases[0].interactions) if cases else 0
+        if isinstance(turn, bool) or not isinstance(turn, int) or not 0 <= turn < turns:
+            raise ConfigError(f"TURN must be a whole number from 0 to {turns - 1} (the first case, "
+                              f"{cases[0].case_id if cases else '-'}, has {turns} turns), got {turn!r}")
+
+
+def histories(cases: Iterable[Case]) -> list[Case]:
+    """One case per history (the first question asked of it; `group_by_history`): what a per-memory view builds
+    a store for, so the questions of one history (LoCoMo's conversation, an oracle's `_abs` twin) count once."""
+    return [group[0] for group in group_by_history(list(cases))]
+
+
+def distractor_note(cases: Iterable[Case]) -> str:
+    """A line when no judged case's history holds a session that is not gold (an oracle file): then there are no
+    distractors, every configuration ranks gold sessions only, and ablation or sweep verdicts cannot be tested
+    here. Empty otherwise."""
+    judged = [c for c in cases if c.gold_session_ids and not c.is_abstention]
+    if not judged or any({i.session_id for i in c.interactions} - set(c.gold_session_ids) for c in judged):
+        return ""
+    return (f"**No distractors:** none of these {len(judged)} judged questions' histories holds a session that is "
+            "not gold (an oracle file), so every configuration ranks gold sessions only and scores at or near MRR 1. "
+            "The ablations' and the sweep's verdicts cannot be tested on this data; use a haystack file "
+            "(LongMemEval-S, LoCoMo).")
+
+
+def method_misses(rankings: pd.DataFrame, method: str, k: int) -> tuple[pd.DataFrame, str]:
+    """`method`'s judged questions (abstention left out) whose first gold session is outside its top `k`, and one
+    sentence saying what is counted. Two counts: by the paper's rank (ties in note order: RR < 1/k), and those
+    inside the top k only by tie order (``Success@k_tieavg`` < 1: gold sessions tied with others that another
+    order would push out), when the rankings have the column (k = 1, 3, 5). The table: strict misses first,
+    each with ``miss`` saying which kind."""
+    mine = rankings[(rankings["method"] == method) & rankings["RR"].notna()]
+    if "abstention" in mine:
+        mine = mine[~mine["abstention"].astype(bool)]
+    strict = mine["RR"] < 1 / k
+    tie_column = f"Success@{k}_tieavg"
+    tied = ~strict & (mine[tie_column] < 1) if tie_column in mine else strict & False
+    table = pd.concat([mine[strict].assign(miss=f"outside the top {k}"),
+                       mine[tied].assign(miss=f"in the top {k} only by tie order")])
+    text = (f"{int(strict.sum())} of {len(mine)} judged questions have no gold session in {method}'s top {k} by "
+            "the paper's rank (ties in note order)")
+    if tie_column in mine:
+        expected = float((1 - mine[tie_column]).sum())
+        text += (f"; {int(tied.sum())} more have one there only by tie order (tied with other sessions, another order "
+                 f"would push it out). With ties averaged, {expected:.1f} are expected to miss.")
+    else:
+        text += f" (a tie-aware count needs k in 1, 3, 5, got {k})."
+    return table[[c for c in ["question_id", "RR", "RR_tieavg", tie_column, "miss"] if c in table]], text
 
 
 def llm_prompt(user: str, assistant: str, existing_tags: Sequence[str]) -> str:

@@ -83,3 +83,21 @@ def test_note_panel_explains_the_chosen_note(cases):
     assert len(controls(box)["note"].options) == len(store) and "onload=" in shown(box)
     controls(box)["note"].value = store.notes[2].note_id
     assert f"Why (not) note &lt;code&gt;{store.notes[2].note_id}" in shown(box)
+
+
+def test_an_abstention_question_is_the_datasets_own_and_k_above_20_is_taken():
+    """Probe G #5, #6: ana-q4 (abstention, answer "") was labelled "your own question"; a k of 50 was refused by
+    the slider's max of 20; its gold-rank chart was an empty plot that said nothing."""
+    from pathlib import Path
+
+    from taggraph.viz.charts import gold_rank_chart
+
+    generic = Path(__file__).parent / "fixtures" / "generic"
+    questions = OpenQuestions({c.case_id: c for c in load_dataset(generic)}, "offline", ["BM25"])
+    box = retrieval_panel(questions, "ana-q4", method="BM25", k=50)
+    assert controls(box)["k"].value == 50 and controls(box)["k"].max == 50
+    text = shown(box)
+    assert "your own question" not in text and "gold notes: (none: abstention question)" in text
+    assert "Top 50 of BM25" in text
+    fig = gold_rank_chart({"BM25": []}, [], k=5)
+    assert [a.text for a in fig.layout.annotations] == ["No gold notes for this question: no rank to show"]

@@ -52,6 +52,9 @@ def gold_rank_chart(results_by_method: Mapping[str, Sequence[Result]], gold: Seq
                        f"hatched: in the top {k} only by tie order</sup>")
     for trace in fig.data:
         trace.marker.pattern.shape = ["/" if tie else "" for tie in trace.customdata[:, 0]]
+    if not gold:  # an abstention or free-text question: nothing to draw, and the chart says so
+        return fig.add_annotation(text="No gold notes for this question: no rank to show", showarrow=False,
+                                  xref="paper", yref="paper", x=0.5, y=0.5, font={"size": 16})
     return fig.add_hline(y=k + 0.5, line_dash="dash", annotation_text=f"top {k}")
 
 

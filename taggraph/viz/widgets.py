@@ -106,6 +106,22 @@ def page_frame(page: str, height: int = 900, fit: bool = True):
     return iframe(page, height, fit)
 
 
+def question_header(case: Any, notes: int, asked: str, gold: Sequence[str], answer: str) -> str:
+    """The header of 04's question (cell and panel): the case, what was asked and, for the dataset's question,
+    its answer and gold notes (an abstention question's answer may be empty: it is still the dataset's
+    question, with no gold notes); for a free-text question, that it has none."""
+    head = f"{case.case_id} ({case.question_type}), {notes} notes\nasked: {asked}\n"
+    if asked != case.question:
+        return head + "your own question: no gold notes"
+    none = "(none: abstention question)" if case.is_abstention else "(none)"
+    return head + f"answer: {answer or '(none given)'}\ngold notes: {', '.join(gold) or none}"
+
+
+def slider_max(k: int, least: int = 20) -> int:
+    """The k slider's top: `least`, or k when the parameters ask for more."""
+    return max(least, k)
+
+
 def retrieval_panel(questions: OpenQuestions, question: str, query: str = "", method: str = "AdaptiveGraph",
                     k: int = 5):
     """04's controls in JupyterLab over `questions` (`tg.views.OpenQuestions`: each opened on first choice):
@@ -125,9 +141,7 @@ def retrieval_panel(questions: OpenQuestions, question: str, query: str = "", me
         when = case.asked_on  # a free-text question is asked on the case's date too
         top = retrieve_all(store, asked, chosen, k=k, explain=True, asked_on=when)
         note = (gold or [r.note_id for r in top[method]] or [store.notes[0].note_id])[0]
-        yield Pretty(f"{case.case_id} ({case.question_type}), {len(store)} notes\nasked: {asked}\n"
-                     + (f"answer: {answer}\ngold notes: {', '.join(gold) or '(none: abstention question)'}"
-                        if answer or gold else "your own question: no gold notes"))
+        yield Pretty(question_header(case, len(store), asked, gold, answer))
         yield HTML(f"<h3>Top {k} of {html.escape(method)}, with the evidence</h3>")
         yield table_view(top_table(top, gold, k=k, store=store))
         yield iframe(explain_html(store, asked, note, chosen, k=k, answer=answer, gold=gold, asked_on=when,
@@ -135,7 +149,7 @@ def retrieval_panel(questions: OpenQuestions, question: str, query: str = "", me
 
     return panel(render, question=w.Dropdown(options=list(questions), value=question, description="question"),
                  method=w.Dropdown(options=questions.methods, value=method, description="method"),
-                 k=w.IntSlider(value=k, min=1, max=20, description="k", continuous_update=False,
+                 k=w.IntSlider(value=k, min=1, max=slider_max(k), description="k", continuous_update=False,
                                layout=w.Layout(width="30em", min_width="30em")),
                  query=w.Text(value=query, description="or ask", placeholder="your own question (Enter)",
                               continuous_update=False, layout=w.Layout(width="40em")))
