@@ -66,6 +66,16 @@ def test_bench_finds_the_evidence_note():
     assert table.set_index(["level", "category"]).loc[("note", "all"), "n"] == 5  # q5 has no resolvable evidence
 
 
+def test_the_summary_says_how_many_questions_its_note_level_judges():
+    """The summary's n (6: q5, without evidence, a session-level miss) did not describe its note_* columns
+    (over 5)."""
+    from taggraph.experiments.bench import bench
+
+    cases = [c for c in load_locomo(TINY) if c.sample_id == "conv-t1"]
+    row = bench(cases, ["BM25"], extractor="none").summary.set_index("method").loc["BM25"]
+    assert (row["n"], row["note_n"]) == (6, 5)
+
+
 @pytest.mark.parametrize("mutate,message", [
     (lambda d: d[0]["qa"][0].update(category=7), r"qa\[0\]: field 'category' must be 1-5"),
     (lambda d: d[0].pop("qa"), "missing or malformed field 'qa'"),

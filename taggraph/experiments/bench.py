@@ -214,8 +214,9 @@ def add_benchmark_metrics(result: BenchResult, cases: Sequence[Case]) -> BenchRe
     content match, LoCoMo's note level); no-op for a format without.
 
     The full table goes to ``result.extra["benchmark_metrics"]``; the mean of the format's columns over
-    its chosen rows (the all-category ones) becomes extra summary columns.
-    """
+    its chosen rows (the all-category ones) becomes extra summary columns, with the questions they judge
+    (``<prefix>n``, when the table counts them: LoCoMo's note level leaves out questions with no evidence turn,
+    which the session-level ``n`` counts as misses)."""
     fmt = format_of(cases)
     own = fmt.metrics if fmt else None
     if own is None or not len(cases):
@@ -224,7 +225,10 @@ def add_benchmark_metrics(result: BenchResult, cases: Sequence[Case]) -> BenchRe
     rows = table
     for column, value in own.where:
         rows = rows[rows[column] == value]
-    overall = rows.groupby("method")[list(own.columns)].mean().add_prefix(own.prefix)
+    columns = (["n"] if "n" in rows and "n" not in own.columns else []) + list(own.columns)
+    overall = rows.groupby("method")[columns].mean().add_prefix(own.prefix)  # <prefix>n: the questions they judge
+    if "n" in columns:
+        overall[f"{own.prefix}n"] = overall[f"{own.prefix}n"].round().astype("Int64")
     result.extra["benchmark_metrics"] = table
     if len(overall):  # no method has the format's level (runs read from session-level files): no columns
         result.summary = result.summary.merge(overall, left_on="method", right_index=True, how="left")

@@ -172,7 +172,8 @@ def markdown_report(result, title: str, data_label: str, benchmark: str | None) 
              f"`nomic-embed-text`)." if embedders else "")
     parts = [f"# {title}", "",
              f"Data: `{data_label}` - {cfg['n_cases']} questions, of which {cfg['n_abstention']} abstention "
-             f"(`_abs`: the answer is not in the history, so the sessions they name are not judged) are excluded "
+             f"(the answer is not in the history, so the sessions they name are not judged; LongMemEval marks them "
+             f"`_abs`) are excluded "
              f"from every metric. Extractor: `{cfg['extractor']}`."
              f"{dense} Depth {cfg['depth']}.", "", *data_warnings_md(result),
              f"## MRR and the other metrics (session level, de-duplicated through depth {cfg['depth']})", "",
