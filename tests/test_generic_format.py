@@ -300,3 +300,11 @@ def test_a_question_without_a_date_is_a_data_warning(tmp_path):
         data = tg.load(folder)
     [undated] = [w for w in data.warnings if w.kind == "undated_question"]
     assert undated.count == 1 and undated.first == ("ana-q2",)
+
+
+def test_gold_notes_give_note_level_metrics():
+    """`gold_notes` were read and written to qrels.notes.txt, but no note-level metric came of them."""
+    result = bench_module.bench(load_cases(FIXTURE), ["BM25"], extractor="none")
+    row = result.summary.set_index("method").loc["BM25"]
+    judged = [c for c in load_cases(FIXTURE) if c.gold_note_ids]
+    assert row["note_n"] == len(judged) == 2 and row["note_MRR"] == 1.0

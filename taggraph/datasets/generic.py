@@ -44,8 +44,8 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from taggraph.datasets.base import (UNDATED_QUESTIONS, Case, DatasetError, DatasetFormat, data_warning, head,
-                                    note_ids, read_bytes, refuse_surrogates, require, session_notes)
+from taggraph.datasets.base import (UNDATED_QUESTIONS, Case, DatasetError, DatasetFormat, OwnMetrics, data_warning,
+                                    head, note_ids, read_bytes, refuse_surrogates, require, session_notes)
 from taggraph.text import is_token, parse_timestamp
 from taggraph.store import Interaction
 
@@ -266,10 +266,15 @@ def detect(path: Path) -> bool:
     return isinstance(first, dict) and "history" in first and ({"role", "text"} <= set(first) or "question" in first)
 
 
+# Questions that name `gold_notes` are judged at note level too, as LoCoMo's evidence is (the others left out).
+NOTE_METRICS = OwnMetrics("taggraph.evaluation.benchmark_metrics:locomo_metrics", ("MRR", "Success@5", "R@5", "R@10"),
+                          where=(("level", "note"), ("category", "all")), prefix="note_")
+
 FORMAT = DatasetFormat(
     name="generic", expects=f"a folder with turns.jsonl and questions.jsonl (your own data, see the README; dates "
-                            f"{DATE_FORMATS})", detect=detect, load=load, reads=files)
+                            f"{DATE_FORMATS})", detect=detect, load=load, reads=files, metrics=NOTE_METRICS)
 # Chosen by name only (--format generic-past): the same files, sessions dated after their question left out.
 PAST_FORMAT = DatasetFormat(
     name="generic-past", expects="the generic format's files; each question's history without the sessions dated "
-                                 "after it", detect=lambda path: False, load=load_past, reads=files)
+                                 "after it", detect=lambda path: False, load=load_past, reads=files,
+    metrics=NOTE_METRICS)
