@@ -36,6 +36,7 @@ def _():
 @app.cell
 def _(DATA, LIMIT, TURN, tg):
     cases = tg.load(DATA, limit=LIMIT)
+    tg.views.check_parameters(DATA, cases, TURN=TURN)  # one line naming TURN when it is out of range
     case = cases[0]
     first_gold = next((i for i, it in enumerate(case.interactions) if it.session_id in case.gold_session_ids), 0)
     first_turn = first_gold if TURN is None else TURN

@@ -9,7 +9,7 @@ def _(mo):
     mo.md(r"""
     # 02 · The ontology: tree, reuse, near-duplicates
 
-    Each case grows its own ontology of slash-separated tag paths. The paper (appendix D,
+    Each history (the questions asked of one conversation share it) grows its own ontology of slash-separated tag paths. The paper (appendix D,
     Table 2) measures vocabulary convergence as **reuse** = tag occurrences / distinct tags:
     higher means the extractor uses the same tags again instead of minting new ones.
     Prompting for reuse does not prevent near-duplicate labels, listed at the end.
@@ -52,14 +52,15 @@ def _():
 @app.cell
 def _(DATA, EXTRACTOR, LIMIT, TAGGERS, tg):
     cases = tg.load(DATA, limit=LIMIT)
-    stores_by = {name: [tg.build_store(c, name) for c in cases]
+    histories = tg.views.histories(cases)  # one store per history: its questions share one memory
+    stores_by = {name: [tg.build_store(c, name) for c in histories]
                  for name in dict.fromkeys([EXTRACTOR, *TAGGERS])}
     return (stores_by,)
 
 
 @app.cell
 def _(stores_by, tg):
-    tg.vocabulary_stats(stores_by)
+    tg.views.table_view(tg.vocabulary_stats(stores_by))
     return
 
 
@@ -80,16 +81,17 @@ def _(EXTRACTOR, mo, stores_by):
 @app.cell
 def _(pd, stores_by, tagger, tg):
     stores = stores_by[tagger.value]
-    pd.DataFrame([{**tg.store_vocabulary(s), "minted": s.minted, "reused": s.reused,
-                   "reuse": round(s.ontology.reuse(), 3)} for s in stores])
+    tg.views.table_view(pd.DataFrame([{**tg.store_vocabulary(s), "minted": s.minted, "reused": s.reused,
+                                       "reuse": round(s.ontology.reuse(), 3)} for s in stores]
+                                     ).rename(columns={"case_id": "history of"}))
     return (stores,)
 
 
 @app.cell
 def _(mo, stores):
     pick = mo.ui.dropdown(options={s.case_id: i for i, s in enumerate(stores)}, value=stores[0].case_id,
-                          label="case")
-    pick if mo.running_in_notebook() else mo.plain_text(f"case: {stores[0].case_id}")
+                          label="history of question")
+    pick if mo.running_in_notebook() else mo.plain_text(f"history of question: {stores[0].case_id}")
     return (pick,)
 
 
@@ -97,7 +99,7 @@ def _(mo, stores):
 def _(pick, stores, tagger, tg):
     store = stores[pick.value]
     tg.views.ontology_sunburst(store.ontology,
-                               title=f"Ontology of case {store.case_id} by {tagger.value} (area: tag uses)")
+                               title=f"Ontology of the history of {store.case_id} by {tagger.value} (area: tag uses)")
     return (store,)
 
 

@@ -45,13 +45,14 @@ def _():
 @app.cell
 def _(DATA, EXTRACTOR, K, LIMIT, METHOD, QUESTION, mo, tg):
     cases = {c.case_id: c for c in tg.load(DATA, limit=LIMIT)}
+    questions = tg.views.OpenQuestions(cases, EXTRACTOR)  # each question's memory built once, on first choice
+    tg.views.check_parameters(DATA, list(cases.values()), questions.methods, K=K, QUESTION=QUESTION, METHOD=METHOD)
     _first = QUESTION or next(iter(cases))
     question = mo.ui.dropdown(options=list(cases), value=_first, label="question")
     neighbourhood = mo.ui.switch(label="only the question's neighbourhood")
     hops = mo.ui.slider(1, 4, value=2, label="hops", show_value=True)
     # outside marimo (JupyterLab) its widgets do not render: ipywidgets controls instead, each change
     # drawing this question's graph again under them; the cells below keep the parameters' choice
-    questions = tg.views.OpenQuestions(cases, EXTRACTOR)  # each question's memory built once, on first choice
     (mo.hstack([question, neighbourhood, hops], justify="start") if mo.running_in_notebook()
      else tg.views.graph_panel(questions, _first, METHOD, K))
     return hops, neighbourhood, question, questions
@@ -63,8 +64,10 @@ def _(METHOD, mo, question, questions, tg):
     case, store, gold = opened.case, opened.store, opened.gold
     # the page's drop-down starts on its first method: METHOD
     retrievers = {m: opened.retrievers[m] for m in sorted(opened.retrievers, key=lambda m: m != METHOD)}
-    results = tg.views.retrieve_all(store, case.question, retrievers, asked_on=case.asked_on)  # as the bench asks
-    mo.plain_text(f"{case.case_id} ({case.question_type}): {case.question}\ngold notes: {', '.join(gold)}")
+    results = tg.views.retrieve_all(store, case.question, retrievers, explain=True,  # the evidence of the table
+                                    asked_on=case.asked_on)  # as the bench asks
+    mo.plain_text(f"{case.case_id} ({case.question_type}): {case.question}\n"
+                  f"gold notes: {', '.join(gold) or ('(none: abstention question)' if case.is_abstention else '(none)')}")
     return case, gold, results, retrievers, store
 
 
@@ -72,7 +75,7 @@ def _(METHOD, mo, question, questions, tg):
 def _(K, case, gold, hops, neighbourhood, results, retrievers, store, tg):
     page = tg.views.graph_html(store, question=case.question, results_by_method=results, gold_note_ids=gold,
                                neighbourhood_of=case.question if neighbourhood.value else None, hops=hops.value,
-                               top_k=K, retrievers=retrievers, asked_on=case.question_date)
+                               top_k=K, retrievers=retrievers, asked_on=case.asked_on)
     tg.views.page_frame(page, height=720, fit=False)
     return
 

@@ -39,30 +39,29 @@ def _():
 @app.cell
 def _(DATA, EXTRACTOR, K, LIMIT, METHOD, QUERY, QUESTION, mo, tg):
     cases = {c.case_id: c for c in tg.load(DATA, limit=LIMIT)}
+    questions = tg.views.OpenQuestions(cases, EXTRACTOR)  # each question's memory built once, on first choice
+    tg.views.check_parameters(DATA, list(cases.values()), questions.methods, K=K, QUESTION=QUESTION, METHOD=METHOD)
     judged = [c for c in cases.values() if c.gold_session_ids]
     _first = QUESTION or judged[min(5, len(judged) - 1)].case_id
     question = mo.ui.dropdown(options=list(cases), value=_first, label="question")
     own = mo.ui.text(value=QUERY, label="or ask your own question", full_width=True)
-    k = mo.ui.slider(1, 20, value=K, label="k", show_value=True)
+    k = mo.ui.slider(1, tg.views.slider_max(K), value=K, label="k", show_value=True)
     # outside marimo (JupyterLab) its widgets do not render: ipywidgets controls instead, each change
     # rendering this question's view again under them; the cells below keep the parameters' choice
-    questions = tg.views.OpenQuestions(cases, EXTRACTOR)  # each question's memory built once, on first choice
     (mo.vstack([mo.hstack([question, k], justify="start"), own]) if mo.running_in_notebook()
      else tg.views.retrieval_panel(questions, _first, QUERY, METHOD, K))
     return k, own, question, questions
 
 
 @app.cell
-def _(mo, own, question, questions):
+def _(mo, own, question, questions, tg):
     opened = questions[question.value]
     case, store, retrievers = opened.case, opened.store, opened.retrievers
     asked = own.value.strip() or case.question
     gold = opened.gold if asked == case.question else []
     answer = case.answer if asked == case.question else ""
     asked_on = case.asked_on  # every question, your own too, is asked on the case's date, as the bench asks
-    mo.plain_text(f"{case.case_id} ({case.question_type}), {len(store)} notes\nasked: {asked}\n"
-                  + (f"answer: {answer}\ngold notes: {', '.join(gold) or '(none: abstention question)'}"
-                     if answer or gold else "your own question: no gold notes"))
+    mo.plain_text(tg.views.question_header(case, len(store), asked, gold, answer))
     return answer, asked, asked_on, gold, retrievers, store
 
 

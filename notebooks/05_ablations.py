@@ -37,10 +37,11 @@ def _(DATA, EXTRACTOR, LIMIT, METHOD, tg):
     from pathlib import Path
 
     cases = tg.load(DATA, limit=LIMIT)
+    # a method with no ablations is refused here, in one line naming those that have some
     ablation = tg.component_ablation(cases, extractor=EXTRACTOR, method=METHOD,
                                      dataset=Path(DATA).name.split(".")[0])
-    ablation.table
-    return (ablation,)
+    tg.views.table_view(ablation.table)
+    return ablation, cases
 
 
 @app.cell
@@ -55,12 +56,13 @@ def _(METHOD, ablation, tg):
 
 
 @app.cell
-def _(METHOD, ablation, mo, tg):
+def _(METHOD, ablation, cases, mo, tg):
     intervals = tg.ablation_intervals(ablation)
     _n = int(intervals["n"].min())
     _verdicts = [f"- {_name}: {_line}" for _name, _run in ablation.runs.items()
                  for _line in _run.verdicts[METHOD]]
-    mo.md(f"""
+    mo.md(tg.views.distractor_note(cases) + f"""
+
     **n = {_n} questions.** Each MRR change is a mean of {_n} paired differences; the interval is a 95%
     percentile bootstrap over questions (`scipy.stats.bootstrap`). """
           + (f"With n this small one question moves MRR by up to {1 / _n:.2f}: an interval that "
@@ -71,8 +73,8 @@ def _(METHOD, ablation, mo, tg):
 
 
 @app.cell
-def _(intervals):
-    intervals.round(3)
+def _(intervals, tg):
+    tg.views.table_view(intervals.round(3))
     return
 
 
@@ -83,8 +85,8 @@ def _(intervals, tg):
 
 
 @app.cell
-def _(ablation):
-    ablation.summary.round(3)
+def _(ablation, tg):
+    tg.views.table_view(ablation.summary.round(3))
     return
 
 
@@ -100,10 +102,12 @@ def _(mo):
 
 
 @app.cell
-def _(ablation):
+def _(ablation, mo, tg):
     _rankings = next(iter(ablation.runs.values())).rankings
     _rr = _rankings.pivot(index="question_id", columns="method", values="RR").dropna()
-    _rr[_rr.nunique(axis=1) > 1].round(3)
+    _changed = _rr[_rr.nunique(axis=1) > 1].round(3)
+    (tg.views.table_view(_changed) if len(_changed)
+     else mo.md("No question's reciprocal rank changes between the full method and an ablation."))
     return
 
 

@@ -13,7 +13,14 @@ def _(mo):
     plus n distractor sessions sampled from its own haystack (nested samples, fixed seed; tags
     extracted once over the full haystack). Diffusion's contribution at each n is MRR with
     PageRank iterations minus MRR without them, with and without file seeding. On the demo,
-    haystacks hold only 10 to 13 distractors, so the larger counts take them all.
+    haystacks hold only 10 to 13 distractors, so the larger counts take them all (the lines
+    under the chart name each count a haystack cannot fill).
+
+    Both charts draw the paper's MRR (solid), where sessions with equal scores rank in note
+    order, and beside it, dashed, MRR with ties averaged (`MRR_tieavg`, McSherry & Najork).
+    Where gold sessions come first in the history (LoCoMo), a configuration that scores them
+    0 still ranks them first by note order: where the two lines differ in sign, tie order,
+    not diffusion, decides the sign.
     """)
     return
 
@@ -43,14 +50,28 @@ def _(COUNTS, DATA, EXTRACTOR, LIMIT, tg):
 
 
 @app.cell
+def _(cases, mo, sweep, tg):
+    # counts a haystack cannot fill (it then takes every distractor it has), and oracle files (none at all)
+    mo.md("\n\n".join([*(f"- {_w}" for _w in sweep.warnings), tg.views.distractor_note(cases)])
+          or "Every count was filled: each judged question's haystack holds at least the largest count.")
+    return
+
+
+@app.cell
 def _(sweep, tg):
     tg.views.plot_diffusion_contribution(sweep.contribution)
     return
 
 
 @app.cell
-def _(sweep):
-    sweep.summary.round(3)
+def _(sweep, tg):
+    tg.views.table_view(sweep.contribution.round(3))
+    return
+
+
+@app.cell
+def _(sweep, tg):
+    tg.views.table_view(sweep.summary.round(3))
     return
 
 
@@ -73,8 +94,8 @@ def _(EXTRACTOR, cases, tg):
 
 
 @app.cell
-def _(depths):
-    depths.summary.round(3)
+def _(depths, tg):
+    tg.views.table_view(depths.summary.round(3))
     return
 
 

@@ -38,22 +38,25 @@ def _(DATA, EXTRACTOR, K, LIMIT, mo, tg):
     from pathlib import Path
 
     _data = tg.load(DATA, limit=LIMIT)
+    tg.views.check_parameters(DATA, _data, k_values=(1, 3, 5), K=K)  # the Success@k the pool reads
     cases = {c.case_id: c for c in _data}
     ranked = tg.bench(_data, ["BM25", *tg.GRAPH_METHODS], baseline=None, extractor=EXTRACTOR).rankings
     _rankings = {EXTRACTOR: ranked[ranked["method"].isin(tg.GRAPH_METHODS)]}  # the pool: graph configurations only
-    stores = {q: tg.build_store(cases[q], EXTRACTOR) for q in sorted(tg.pool_case_ids(_rankings))}
-    evidence = tg.longmemeval_evidence_notes(DATA) if _data.format.name == "longmemeval" else None
-    diagnostics = tg.failure_diagnostics(list(cases.values()), _rankings, {EXTRACTOR: stores.values()},
+    # one store per history, shared by its pooled questions
+    stores = tg.views.history_stores([cases[q] for q in sorted(tg.pool_case_ids(_rankings, k=K))], EXTRACTOR)
+    format_name = _data.format.name
+    evidence = tg.longmemeval_evidence_notes(DATA) if format_name == "longmemeval" else None
+    diagnostics = tg.failure_diagnostics(list(cases.values()), _rankings, {EXTRACTOR: stores},
                                          dataset=Path(DATA).name.split(".")[0], evidence=evidence, k=K)
-    (diagnostics.table if len(diagnostics.units) else
-     mo.md(f"No graph configuration misses a gold note in its top {K} among these {len(cases)} questions: nothing to "
-           f"classify. Raise `TAGGRAPH_NOTEBOOK_LIMIT` (the bundled demo's misses are demo_q11-q13: 13 or more)."))
-    return cases, diagnostics, ranked, stores
+    (tg.views.table_view(diagnostics.table) if len(diagnostics.units) else
+     mo.md(tg.views.no_misses_text(list(cases.values()), LIMIT, K, DATA)))
+    return cases, diagnostics, format_name, ranked, stores
 
 
 @app.cell
-def _(diagnostics):
-    diagnostics.units.drop(columns=["dataset", "extractor"])
+def _(diagnostics, mo, tg):
+    (tg.views.table_view(diagnostics.units.drop(columns=["dataset", "extractor"])) if len(diagnostics.units)
+     else mo.md("No missed gold note: no unit to list."))
     return
 
 
@@ -77,8 +80,9 @@ def _(mo):
 
 
 @app.cell
-def _(K, diagnostics, stores, tg):
-    tg.views.table_view(tg.views.explain_misses(diagnostics.units, stores, list(tg.GRAPH_METHODS), k=K).head(40))
+def _(K, diagnostics, mo, stores, tg):
+    (tg.views.table_view(tg.views.explain_misses(diagnostics.units, stores, list(tg.GRAPH_METHODS), k=K).head(40))
+     if len(diagnostics.units) else mo.md("No missed gold note: nothing to explain."))
     return
 
 
@@ -99,7 +103,8 @@ def _(K, cases, diagnostics, mo, stores, tg, unit):
                  ) if unit.value else []
     (tg.views.page_frame(tg.views.explain_html(stores[unit.value[0]], cases[unit.value[0]].question, unit.value[1],
                                                tg.views.available_methods(["BM25", *tg.GRAPH_METHODS]), k=K,
-                                               answer=cases[unit.value[0]].answer, gold=_gold))
+                                               answer=cases[unit.value[0]].answer, gold=_gold,
+                                               asked_on=cases[unit.value[0]].asked_on))  # as the bench asks
      if unit.value else mo.md("No graph configuration missed a gold note at Success@5 (the paper's recall@5)."))
     return
 
@@ -121,9 +126,9 @@ def _(K, mo):
 
 
 @app.cell
-def _(K, cases, ranked, tg):
+def _(K, cases, format_name, mo, ranked, tg):
     answers = tg.answer_accuracy(list(cases.values()), ranked, tg.ExtractiveBaseline(), k=K)
-    answers.summary.round(3)
+    mo.vstack([tg.views.table_view(answers.summary.round(3)), mo.md(tg.views.answer_caveat(format_name))])
     return (answers,)
 
 

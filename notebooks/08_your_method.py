@@ -77,11 +77,13 @@ def _(tg):
 
 
 @app.cell
-def _(DATA, EXTRACTOR, LIMIT, MINE, tg):
+def _(DATA, EXTRACTOR, K, LIMIT, MINE, tg):
     cases = tg.load(DATA, limit=LIMIT)
+    tg.views.check_parameters(DATA, cases, K=K)
     result = tg.bench(cases, [*MINE, "BM25", "AdaptiveGraph", "TagGraph-Fusion"], baseline="BM25",
                       extractor=EXTRACTOR)
-    tg.views.summary_view(result)[["method", "n", "MRR", "MRR_tieavg", "Success@5", "ΔMRR vs BM25", "p", "sig"]]
+    tg.views.table_view(
+        tg.views.summary_view(result)[["method", "n", "MRR", "MRR_tieavg", "Success@5", "ΔMRR vs BM25", "p", "sig"]])
     return cases, result
 
 
@@ -104,11 +106,11 @@ def _(result, tg):
 
 
 @app.cell
-def _(K, mo, result):
-    _mine = result.rankings[(result.rankings["method"] == "TagOverlap") & result.rankings["RR"].notna()]
-    misses = _mine[_mine["RR"] < 1 / K]
-    mo.md(f"## Where TagOverlap misses\n\n{len(misses)} of {len(_mine)} judged questions have no gold "
-          f"session in its top {K}" + (f": {', '.join(misses['question_id'])}." if len(misses) else "."))
+def _(K, mo, result, tg):
+    # strict misses (the paper's rank, ties in note order) and those in the top K only by tie order
+    misses, _text = tg.views.method_misses(result.rankings, "TagOverlap", K)
+    mo.vstack([mo.md(f"## Where TagOverlap misses\n\n{_text}"),
+               tg.views.table_view(misses) if len(misses) else mo.md("")])
     return (misses,)
 
 
@@ -124,7 +126,7 @@ def _(EXTRACTOR, K, cases, misses, mo, tg):
         _shown = tg.views.page_frame(tg.views.explain_html(_store, _case.question, _gold[0],
                                                            ["TagOverlap", "BM25", "AdaptiveGraph"], k=K,
                                                            answer=_case.answer, gold=_gold,
-                                                           asked_on=_case.question_date))
+                                                           asked_on=_case.asked_on))
     _shown
     return
 

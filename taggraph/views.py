@@ -27,7 +27,7 @@ from taggraph.errors import ConfigError
 from taggraph.experiments.question import OpenQuestions, available_methods, find_case, open_question
 from taggraph.experiments.sweeps import plot_depth_sweep, plot_diffusion_contribution, plot_distractor_sweep
 from taggraph.extraction.prompt import TEMPLATE, render
-from taggraph.experiments.runner import group_by_history
+from taggraph.experiments.runner import build_store, group_by_history
 from taggraph.retrieval import DEFAULT_DEPTH, build_retrievers, method_names
 from taggraph.viz.charts import answer_chart, gold_rank_chart, interval_chart, misses_chart, score_chart
 from taggraph.viz.explain import (METRIC_K, explain_html, explain_misses, explain_table, explain_text, gold_notes,
@@ -39,7 +39,8 @@ from taggraph.viz.widgets import (graph_panel, note_panel, page_frame, question_
                                   table_view)
 
 __all__ = ["OpenQuestions", "answer_chart", "available_methods", "build_retrievers", "check_parameters",
-           "distractor_note", "explain", "explain_html", "histories", "method_misses",
+           "distractor_note", "explain", "explain_html", "histories", "history_stores", "method_misses",
+           "no_misses_text", "answer_caveat",
            "explain_misses", "explain_table", "gold_notes", "gold_rank_chart", "graph_html", "graph_panel",
            "interval_chart", "llm_prompt", "misses_chart", "near_duplicates", "note_panel", "note_tags",
            "notebook_settings", "ontology_sunburst", "open_question", "page_frame", "plot_depth_sweep",
@@ -64,10 +65,10 @@ def _first_ids(ids: Sequence[str], n: int = 5) -> str:
 
 
 def check_parameters(data: str | Path, cases: Sequence[Case], methods: Sequence[str] | None = None,
-                     **params: Any) -> None:
+                     k_values: Sequence[int] | None = None, **params: Any) -> None:
     """A notebook's parameters checked before any control or store is made: ConfigError in one line naming
     the parameter. Each is checked when given (None: the notebook's default): ``K`` (a whole number >= 1),
-    ``QUESTION`` (a question id of `cases`, loaded from `data`), ``METHOD`` (one of `methods`, default every
+    ``QUESTION`` (a question id of `cases`, loaded from `data`; `k_values`: the only K a notebook can take), ``METHOD`` (one of `methods`, default every
     known method), ``TURN`` (a turn of the first case: 0 to its number of turns - 1)."""
     unknown = set(params) - {"K", "QUESTION", "METHOD", "TURN"}
     if unknown:
@@ -76,6 +77,8 @@ def check_parameters(data: str | Path, cases: Sequence[Case], methods: Sequence[
     k = params.get("K")
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
         raise ConfigError(f"K must be a whole number >= 1, got {k!r}")
+    if k is not None and k_values is not None and k not in k_values:
+        raise ConfigError(f"K must be one of {', '.join(map(str, k_values))} here (the metrics' cut-offs), got {k!r}")
     question = params.get("QUESTION")
     ids = [c.case_id for c in cases]
     if question is not None and question not in ids:
@@ -96,6 +99,39 @@ def histories(cases: Iterable[Case]) -> list[Case]:
     """One case per history (the first question asked of it; `group_by_history`): what a per-memory view builds
     a store for, so the questions of one history (LoCoMo's conversation, an oracle's `_abs` twin) count once."""
     return [group[0] for group in group_by_history(list(cases))]
+
+
+def history_stores(cases: Iterable[Case], extractor: str = DEFAULT_EXTRACTOR) -> dict:
+    """Question id -> its memory, one store built per history and shared by the questions asked of it."""
+    out = {}
+    for group in group_by_history(list(cases)):
+        store = build_store(group[0], extractor)
+        out.update({c.case_id: store for c in group})
+    return out
+
+
+def no_misses_text(cases: Sequence[Case], limit: int, k: int, data: str | Path = "") -> str:
+    """07's line when no graph configuration misses: why, and whether running more questions can change it (not
+    when every question already ran, nor on an oracle file, where no session-level miss can happen)."""
+    text = f"No graph configuration misses a gold note in its top {k} among these {len(cases)} questions: nothing to classify."
+    if distractor_note(cases):
+        return text + (" Every history holds gold sessions only (an oracle file), so a session-level miss cannot "
+                       "happen here; use a haystack file (LongMemEval-S, LoCoMo).")
+    if len(cases) < limit:
+        return text + f" These are all the data's questions (TAGGRAPH_NOTEBOOK_LIMIT is {limit})."
+    demo = Path(str(data)).resolve() == Path(DEMO_DATA).resolve()
+    return text + (" Raise `TAGGRAPH_NOTEBOOK_LIMIT` to run more questions"
+                   + (" (the bundled demo's misses are demo_q11-q13: 13 or more)." if demo else "."))
+
+
+def answer_caveat(format_name: str) -> str:
+    """A caveat on the extractive answerer's scores for a data format where they say little, else ''."""
+    if format_name == "locomo":
+        return ("**LoCoMo:** its gold answers are short phrases or dates written in no turn (\"7 May 2023\", "
+                "\"Adoption agencies\"), while the extractive answerer returns a whole sentence of a note: token F1 "
+                "and containment near 0 here say little about retrieval. An LLM generator "
+                "(`taggraph answers --generator ollama:MODEL`) is the fair test.")
+    return ""
 
 
 def distractor_note(cases: Iterable[Case]) -> str:

@@ -122,7 +122,7 @@ def test_failure_diagnostics_scores_answers_of_bm25_beside_the_graph_methods(tmp
     nbclient.NotebookClient(nb, timeout=300, resources={"metadata": {"path": str(tmp_path)}}).execute()
     cell = next(c for c in nb.cells if c.cell_type == "code" and "answer_accuracy(" in c.source
                 and "import" not in c.source)
-    table = "\n".join(str(o.get("data", {}).get("text/plain", "")) for o in cell.outputs)
+    table = "\n".join(str(o.get("data", {}).get(kind, "")) for o in cell.outputs for kind in ("text/plain", "text/html"))
     assert all(m in table for m in ("BM25", "TagGraph-Basic", "AdaptiveGraph")), table
 
 

@@ -36,6 +36,8 @@ def test_bad_parameters_are_named_in_one_line(cases, params, message):
 def test_good_parameters_pass(cases):
     views.check_parameters(GENERIC, cases, K=50, QUESTION="ana-q4", METHOD="BM25", TURN=0)
     views.check_parameters(GENERIC, cases, K=None, QUESTION=None, METHOD=None, TURN=None)
+    with pytest.raises(ConfigError, match=r"^K must be one of 1, 3, 5 here \(the metrics' cut-offs\), got 7$"):
+        views.check_parameters(GENERIC, cases, k_values=(1, 3, 5), K=7)
     with pytest.raises(ConfigError, match="METHOD 'BM25-stem' is no method here; known: BM25, AdaptiveGraph$"):
         views.check_parameters(GENERIC, cases, methods=["BM25", "AdaptiveGraph"], METHOD="BM25-stem")
 
@@ -69,3 +71,24 @@ def test_misses_count_tie_order_apart():
     assert "1 more have one there only by tie order" in text and "1.7 are expected to miss" in text
     _, text = views.method_misses(rankings, "M", 4)
     assert "a tie-aware count needs k in 1, 3, 5, got 4" in text
+
+
+def test_history_stores_share_one_store_per_history(cases):
+    stores = views.history_stores(cases, "none")
+    assert set(stores) == {c.case_id for c in cases}
+    assert len({id(s) for s in stores.values()}) == len(views.histories(cases))
+
+
+def test_the_no_misses_line_suggests_more_questions_only_when_there_are_more(cases):
+    """Probe G #8: 07 told the user to raise the limit on a 6-question file that had all run."""
+    assert views.no_misses_text(cases, 10, 5, GENERIC).endswith(
+        "These are all the data's questions (TAGGRAPH_NOTEBOOK_LIMIT is 10).")
+    assert "Raise `TAGGRAPH_NOTEBOOK_LIMIT`" in views.no_misses_text(cases, len(cases), 5, GENERIC)
+    assert "demo_q11" in views.no_misses_text(load_dataset(DEMO_DATA)[:3], 3, 5, DEMO_DATA)
+    oracle = [replace(c, interactions=[i for i in c.interactions if i.session_id in c.gold_session_ids])
+              for c in load_dataset(DEMO_DATA)]
+    assert "a session-level miss cannot happen here" in views.no_misses_text(oracle, 20, 5)
+
+
+def test_answer_caveat_on_locomo_only():
+    assert "LoCoMo" in views.answer_caveat("locomo") and views.answer_caveat("longmemeval") == ""
