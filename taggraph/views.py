@@ -5,8 +5,10 @@ plots), a run's summary as the terminal and reports show it (`summary_view`), ta
 `explain_html`, `graph_html`), the ontology (`note_tags`, `top_tags`, `ontology_sunburst`, ...), the
 JupyterLab panels (`graph_panel`, `note_panel`, `retrieval_panel`, `page_frame`, `table_view`), what they
 are drawn from (`open_question`, `OpenQuestions`, `available_methods`, `build_retrievers`, `retrieve_all`,
-`gold_notes`), `explain` (`tg.explain`, the text and page of `taggraph explain`), the notebooks' settings
-(`notebook_settings`) and the prompt an LLM extractor gets (`llm_prompt`). Importing it brings the
+`gold_notes`, `question_header`), `explain` (`tg.explain`, the text and page of `taggraph explain`), the notebooks'
+settings and their checks (`notebook_settings`, `check_parameters`), one store per history (`histories`,
+`history_stores`), the notebooks' data-dependent lines (`distractor_note`, `no_misses_text`, `answer_caveat`,
+`method_misses`) and the prompt an LLM extractor gets (`llm_prompt`). Importing it brings the
 experiments and viz rooms (slow), so `import taggraph` does not.
 
 Here the two rooms meet: a question is opened by the experiments room (its store built once) and drawn by

@@ -99,5 +99,7 @@ def test_an_abstention_question_is_the_datasets_own_and_k_above_20_is_taken():
     text = shown(box)
     assert "your own question" not in text and "gold notes: (none: abstention question)" in text
     assert "Top 50 of BM25" in text
+    box = graph_panel(questions, "ana-q4", method="BM25")
+    assert "gold notes: (none: abstention question)" in shown(box)
     fig = gold_rank_chart({"BM25": []}, [], k=5)
     assert [a.text for a in fig.layout.annotations] == ["No gold notes for this question: no rank to show"]

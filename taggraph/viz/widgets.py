@@ -179,7 +179,8 @@ def graph_panel(questions: OpenQuestions, question: str, method: str = "Adaptive
         opened = questions[question]
         case, store, retrievers, gold = opened.case, opened.store, opened.retrievers, opened.gold
         ordered = {m: retrievers[m] for m in sorted(retrievers, key=lambda m: m != method)}  # the page starts on it
-        yield Pretty(f"{case.case_id} ({case.question_type}): {case.question}\ngold notes: {', '.join(gold)}"
+        none = "(none: abstention question)" if case.is_abstention else "(none)"
+        yield Pretty(f"{case.case_id} ({case.question_type}): {case.question}\ngold notes: {', '.join(gold) or none}"
                      f"\nringed first: the top {k} of {method}")
         page = graph_html(store, question=case.question,
                           results_by_method=retrieve_all(store, case.question, ordered, asked_on=case.asked_on),
