@@ -109,6 +109,17 @@ def days(moment: datetime) -> float:
     return ((moment.replace(tzinfo=None) - datetime(1970, 1, 1)).total_seconds() - offset) / 86400
 
 
+LOCOMO_DATE = "%I:%M %p on %d %B, %Y"  # LoCoMo's session date_time: "1:56 pm on 8 May, 2023"
+
+
+def parse_locomo_date(text: str) -> datetime | None:
+    """A LoCoMo session date_time (`LOCOMO_DATE`), or None when `text` is not one."""
+    try:
+        return datetime.strptime(text.strip(), LOCOMO_DATE)
+    except ValueError:
+        return None
+
+
 def parse_timestamp(text: str) -> float | None:
     """`days` of what `parse_datetime` reads in `text`; None when it reads none."""
     moment = parse_datetime(text)

@@ -92,13 +92,20 @@ def test_malformed_samples(tmp_path, mutate, message):
     assert "bad.json" in str(err.value)
 
 
-def test_undated_questions_are_a_data_warning():
-    """LoCoMo records no date for its questions, so TagGraph-Fusion's windows ('in May', 'before I moved') never
-    fire on it; that was said nowhere."""
+def test_questions_are_dated_by_their_conversation_s_last_session(tmp_path):
+    """LoCoMo records no date for its questions, so TagGraph-Fusion's windows ('in June', 'before I moved') never
+    fired (protocol 6, BENCHMARKS.md 28); a conversation without a readable session date is warned of."""
     import taggraph as tg
 
     with pytest.warns(UserWarning):
         data = tg.load(TINY)
+    assert {c.sample_id: c.question_date for c in data} == {"conv-t1": "2023-07-02", "conv-t2": "2023-03-03"}
+    assert not [w for w in data.warnings if w.kind == "undated_question"]
+    raw = json.loads(TINY.read_text())
+    for key in [k for k in raw[1]["conversation"] if k.endswith("_date_time")]:
+        raw[1]["conversation"][key] = "sometime in spring"
+    (tmp_path / "locomo.json").write_text(json.dumps(raw))
+    with pytest.warns(UserWarning):
+        data = tg.load(tmp_path / "locomo.json")
     [undated] = [w for w in data.warnings if w.kind == "undated_question"]
-    assert undated.count == len(data) and all(c.asked_on is None for c in data)
-    assert "time rules read no date they name" in undated.message
+    assert undated.count == sum(c.sample_id == "conv-t2" for c in data) and "read no date they name" in undated.message

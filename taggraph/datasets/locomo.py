@@ -31,6 +31,7 @@ from pathlib import Path
 from taggraph.datasets.base import Case, DatasetError, DatasetFormat, OwnMetrics, UNDATED_QUESTIONS, data_warning, head
 from taggraph.datasets.longmemeval import read_json
 from taggraph.store import Interaction
+from taggraph.text import parse_locomo_date
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 _DIA = re.compile(r"D(\d+):(\d+)")
@@ -109,6 +110,16 @@ def conversation_notes(sample_id: str, conv: dict, where: str) -> tuple[list[Int
     return interactions, note_of
 
 
+def asked_after(interactions: list[Interaction]) -> str:
+    """The day a conversation's questions are asked: its last session's (ISO), or "" when no session date reads.
+
+    Our choice (protocol 6, BENCHMARKS.md 28): LoCoMo records no date for its questions, which are asked over
+    the whole conversation, so they are dated by its last session; TagGraph-Fusion's date windows ("in June")
+    then read against that day."""
+    moments = [m for m in map(parse_locomo_date, {i.timestamp for i in interactions}) if m is not None]
+    return max(moments).date().isoformat() if moments else ""
+
+
 def parse_sample(sample, where: str) -> list[LocomoCase]:
     if not isinstance(sample, dict):
         raise DatasetError(f"{where}: a sample must be an object with sample_id, conversation, qa")
@@ -119,6 +130,7 @@ def parse_sample(sample, where: str) -> list[LocomoCase]:
     where = f"{where} (sample_id {sample_id!r})"
     interactions, note_of = conversation_notes(sample_id, sample["conversation"], where)
     session_of = {i.note_id: i.session_id for i in interactions}
+    asked = asked_after(interactions)
     cases = []
     for q, qa in enumerate(sample["qa"]):
         qw = f"{where}: qa[{q}]"
@@ -137,6 +149,7 @@ def parse_sample(sample, where: str) -> list[LocomoCase]:
             case_id=f"{sample_id}:q{q}", question=qa["question"], question_type=CATEGORIES[category],
             interactions=interactions, gold_session_ids=list(dict.fromkeys(session_of[g] for g in gold)),
             answer=str(qa.get("answer", "")), sample_id=sample_id, category=category, gold_note_ids=gold,
+            question_date=asked,
             adversarial_answer=str(qa.get("adversarial_answer", "")),
             unresolved_evidence=[d for d in found if d not in note_of],
             retyped_evidence=[e for e, (_, retyped, _) in read.items() if retyped],
@@ -169,7 +182,7 @@ def load(path: Path, limit: int | None = None) -> tuple[list[LocomoCase], list]:
     unresolved = [c.case_id for c in cases if c.unresolved_evidence]
     retyped = [f"{c.case_id} ({e!r})" for c in cases for e in c.retyped_evidence]
     unreadable = [f"{c.case_id} ({e!r})" for c in cases for e in c.unreadable_evidence]
-    undated = [c.case_id for c in cases if c.asked_on is None]  # LoCoMo records no date for its questions
+    undated = [c.case_id for c in cases if c.asked_on is None]  # a conversation without a readable session date
     return cases, (data_warning("evidence_not_found", "questions name evidence that is no turn of their "
                                 "conversation (left out of their gold notes)", unresolved, path, per_question=True)
                    + data_warning("evidence_typo", "evidence ids are written 'D:<session>:<turn>'; read as "

@@ -72,7 +72,7 @@ from taggraph.retrieval.base import DEVICE, EMBEDDER, Component, Evidence, Retri
 from taggraph.retrieval.bm25 import BM25
 from taggraph.retrieval.bm25_stem import BM25Stem
 from taggraph.retrieval.embeddings import Embedder, get_embedder
-from taggraph.text import chunk_text, days, parse_timestamp
+from taggraph.text import chunk_text, days, parse_locomo_date, parse_timestamp
 from taggraph.retrieval.index import raw_term_index
 from taggraph.retrieval.registry import METHODS
 from taggraph.retrieval.time_expressions import SPAN_TOLERANCE, Window, as_of, question_anchors, question_windows
@@ -93,8 +93,6 @@ GAMMA = 0.5  # free choice: the i-th further note of a session counts gamma^i (g
 DENSE_CHARS = 1000  # free choice: MiniLM reads ~256 word pieces (~1,000 characters); the rest is cut here
 MAX_CHUNKS = 4  # free choice: chunks of a note's raw turn embedded for `chunks` (the first 4,000 characters)
 AGREE_TOP = 3  # free choice: a list agrees on a session that it ranks among its 3 best sessions
-EPOCH = datetime(1970, 1, 1)
-LOCOMO_DATE = "%I:%M %p on %d %B, %Y"
 # present-tense requests only: "what you recommended" / "you suggested" recall an answer, they ask for none
 REQUEST = re.compile(r"\b(suggest|suggestions?|recommend|recommendations?|tips?|advice|ideas?)\b", re.I)
 # a question about an earlier answer ("remind me of the tips you gave") recalls, even with a request word
@@ -361,10 +359,8 @@ def note_day(timestamp: str) -> float | None:
     """Days since 1970 for a note's timestamp: `parse_timestamp`'s formats, or LoCoMo's "1:56 pm on 8 May, 2023"."""
     day = parse_timestamp(timestamp)
     if day is None:
-        try:
-            day = (datetime.strptime(timestamp.strip(), LOCOMO_DATE) - EPOCH).total_seconds() / 86400
-        except ValueError:
-            return None
+        moment = parse_locomo_date(timestamp)
+        return None if moment is None else days(moment)
     return day
 
 
