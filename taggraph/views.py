@@ -20,16 +20,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from taggraph.atomic import atomic_write, refuse_input_as_output
 import pandas as pd
 
+from taggraph.atomic import atomic_write, refuse_input_as_output
 from taggraph.config import DEFAULT_EXTRACTOR, DEMO_DATA
 from taggraph.datasets import Case
 from taggraph.errors import ConfigError
 from taggraph.experiments.question import OpenQuestions, available_methods, find_case, open_question
+from taggraph.experiments.runner import build_store, group_by_history
 from taggraph.experiments.sweeps import plot_depth_sweep, plot_diffusion_contribution, plot_distractor_sweep
 from taggraph.extraction.prompt import TEMPLATE, render
-from taggraph.experiments.runner import build_store, group_by_history
 from taggraph.retrieval import DEFAULT_DEPTH, build_retrievers, method_names
 from taggraph.viz.charts import answer_chart, gold_rank_chart, interval_chart, misses_chart, score_chart
 from taggraph.viz.explain import (METRIC_K, explain_html, explain_misses, explain_table, explain_text, gold_notes,
@@ -40,14 +40,14 @@ from taggraph.viz.report import summary_view
 from taggraph.viz.widgets import (graph_panel, note_panel, page_frame, question_header, retrieval_panel, slider_max,
                                   table_view)
 
-__all__ = ["OpenQuestions", "answer_chart", "available_methods", "build_retrievers", "check_parameters",
-           "distractor_note", "explain", "explain_html", "histories", "history_stores", "method_misses",
-           "no_misses_text", "answer_caveat",
-           "explain_misses", "explain_table", "gold_notes", "gold_rank_chart", "graph_html", "graph_panel",
-           "interval_chart", "llm_prompt", "misses_chart", "near_duplicates", "note_panel", "note_tags",
-           "notebook_settings", "ontology_sunburst", "open_question", "page_frame", "plot_depth_sweep",
-           "plot_diffusion_contribution", "plot_distractor_sweep", "question_header", "rank_table", "retrieval_panel", "retrieve_all",
-           "score_chart", "slider_max", "summary_view", "table_view", "top_level_shares", "top_table", "top_tags"]
+__all__ = ["OpenQuestions", "answer_caveat", "answer_chart", "available_methods", "build_retrievers",
+           "check_parameters", "distractor_note", "explain", "explain_html", "explain_misses", "explain_table",
+           "gold_notes", "gold_rank_chart", "graph_html", "graph_panel", "histories", "history_stores",
+           "interval_chart", "llm_prompt", "method_misses", "misses_chart", "near_duplicates", "no_misses_text",
+           "note_panel", "note_tags", "notebook_settings", "ontology_sunburst", "open_question", "page_frame",
+           "plot_depth_sweep", "plot_diffusion_contribution", "plot_distractor_sweep", "question_header", "rank_table",
+           "retrieval_panel", "retrieve_all", "score_chart", "slider_max", "summary_view", "table_view",
+           "top_level_shares", "top_table", "top_tags"]
 
 
 def notebook_settings() -> tuple[str, int, str]:
@@ -70,8 +70,9 @@ def check_parameters(data: str | Path, cases: Sequence[Case], methods: Sequence[
                      k_values: Sequence[int] | None = None, **params: Any) -> None:
     """A notebook's parameters checked before any control or store is made: ConfigError in one line naming
     the parameter. Each is checked when given (None: the notebook's default): ``K`` (a whole number >= 1),
-    ``QUESTION`` (a question id of `cases`, loaded from `data`; `k_values`: the only K a notebook can take), ``METHOD`` (one of `methods`, default every
-    known method), ``TURN`` (a turn of the first case: 0 to its number of turns - 1)."""
+    ``QUESTION`` (a question id of `cases`, loaded from `data`; `k_values`: the only K a notebook can take),
+    ``METHOD`` (one of `methods`, default every known method), ``TURN`` (a turn of the first case: 0 to its number
+    of turns - 1)."""
     unknown = set(params) - {"K", "QUESTION", "METHOD", "TURN"}
     if unknown:
         raise TypeError(f"check_parameters: no parameter {sorted(unknown)}")
@@ -115,7 +116,8 @@ def history_stores(cases: Iterable[Case], extractor: str = DEFAULT_EXTRACTOR) ->
 def no_misses_text(cases: Sequence[Case], limit: int, k: int, data: str | Path = "") -> str:
     """07's line when no graph configuration misses: why, and whether running more questions can change it (not
     when every question already ran, nor on an oracle file, where no session-level miss can happen)."""
-    text = f"No graph configuration misses a gold note in its top {k} among these {len(cases)} questions: nothing to classify."
+    text = (f"No graph configuration misses a gold note in its top {k} among these {len(cases)} questions: "
+            "nothing to classify.")
     if distractor_note(cases):
         return text + (" Every history holds gold sessions only (an oracle file), so a session-level miss cannot "
                        "happen here; use a haystack file (LongMemEval-S, LoCoMo).")
