@@ -260,7 +260,7 @@ def test_a_page_that_cannot_be_drawn_says_so_and_the_run_is_saved(tmp_path, monk
     def broken(*args, **kwargs):
         raise RuntimeError("graph\nbroke")
 
-    monkeypatch.setattr(graphview, "graph_html", broken)
+    monkeypatch.setattr(graphview, "graph_page", broken)
     out = tmp_path / "run"
     res = runner.invoke(app, ["bench", "--methods", "BM25,TagGraph-Stopwords", "--miss-pages", "1", "--out", str(out)])
     assert res.exit_code == 0, res.output
