@@ -15,6 +15,7 @@ Here the two rooms meet: a question is opened by the experiments room (its store
 the viz room, which never builds one.
 """
 
+import numbers
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -25,6 +26,7 @@ import pandas as pd
 from taggraph.atomic import atomic_write, refuse_input_as_output
 from taggraph.config import DEFAULT_EXTRACTOR, DEMO_DATA
 from taggraph.datasets import Case
+from taggraph.datasets.registry import input_paths
 from taggraph.errors import ConfigError
 from taggraph.experiments.question import OpenQuestions, available_methods, find_case, open_question
 from taggraph.experiments.runner import build_store, group_by_history
@@ -78,7 +80,7 @@ def check_parameters(data: str | Path, cases: Sequence[Case], methods: Sequence[
         raise TypeError(f"check_parameters: no parameter {sorted(unknown)}")
     name = Path(str(data)).name
     k = params.get("K")
-    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+    if k is not None and (isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1):
         raise ConfigError(f"K must be a whole number >= 1, got {k!r}")
     if k is not None and k_values is not None and k not in k_values:
         raise ConfigError(f"K must be one of {', '.join(map(str, k_values))} here (the metrics' cut-offs), got {k!r}")
@@ -93,7 +95,7 @@ def check_parameters(data: str | Path, cases: Sequence[Case], methods: Sequence[
     turn = params.get("TURN")
     if turn is not None:
         turns = len(cases[0].interactions) if cases else 0
-        if isinstance(turn, bool) or not isinstance(turn, int) or not 0 <= turn < turns:
+        if isinstance(turn, bool) or not isinstance(turn, numbers.Integral) or not 0 <= turn < turns:
             raise ConfigError(f"TURN must be a whole number from 0 to {turns - 1} (the first case, "
                               f"{cases[0].case_id if cases else '-'}, has {turns} turns), got {turn!r}")
 
@@ -157,6 +159,8 @@ def method_misses(rankings: pd.DataFrame, method: str, k: int) -> tuple[pd.DataF
     inside the top k only by tie order (``Success@k_tieavg`` < 1: gold sessions tied with others that another
     order would push out), when the rankings have the column (k = 1, 3, 5). The table: strict misses first,
     each with ``miss`` saying which kind."""
+    if method not in set(rankings["method"]):
+        raise ConfigError(f"{method!r} has no rankings here; ranked: {', '.join(dict.fromkeys(rankings['method']))}")
     mine = rankings[(rankings["method"] == method) & rankings["RR"].notna()]
     if "abstention" in mine:
         mine = mine[~mine["abstention"].astype(bool)]
@@ -189,7 +193,7 @@ def explain(data: str | Path, question_id: str, note_id: str | None = None, out:
     `method_params` and retrieving `depth` notes), the terminal text returned (`explain_text`) and the page
     written to `out` when given (`explain_html`; never the data's own path, nor inside it)."""
     if out is not None:
-        refuse_input_as_output(Path(out), [Path(data)], "explain")
+        refuse_input_as_output(Path(out), input_paths(data), "explain")
     opened = open_question(find_case(data, question_id), extractor, methods, method_params)
     if note_id is None:
         if not opened.gold:

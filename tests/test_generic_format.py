@@ -308,3 +308,32 @@ def test_gold_notes_give_note_level_metrics():
     row = result.summary.set_index("method").loc["BM25"]
     judged = [c for c in load_cases(FIXTURE) if c.gold_note_ids]
     assert row["note_n"] == len(judged) == 2 and row["note_MRR"] == 1.0
+
+
+def test_an_abstention_question_is_judged_at_no_level(tmp_path):
+    """An abstention question with gold notes counted at note level (note_n 3, note_MRR 0.733), though the
+    session metrics leave it out."""
+    folder = copy_fixture(tmp_path)
+    records = lines(folder / "questions.jsonl")
+    records[3].update(gold_sessions=["a2"], gold_notes=["a2#0"])  # ana-q4, an abstention question
+    write_lines(folder / "questions.jsonl", records)
+    row = bench_module.bench(load_cases(folder), ["BM25"], extractor="none").summary.set_index("method").loc["BM25"]
+    assert (row["n"], row["note_n"]) == (5, 2)
+
+
+def test_limit_keeps_the_warnings_of_the_questions_it_loads_and_per_type_is_checked(tmp_path):
+    """--limit 1 still named ana-q2, ben-q1 and ben-q2 in its warnings; per_type=0 returned every question,
+    -1 none."""
+    import taggraph as tg
+
+    folder = copy_fixture(tmp_path)
+    records = lines(folder / "questions.jsonl")
+    for r in records:
+        r["date"] = "15/08/2024"
+    write_lines(folder / "questions.jsonl", records)
+    with pytest.warns(UserWarning):
+        [unread] = [w for w in tg.load(folder, limit=1).warnings if w.kind == "unread_date"]
+    assert unread.count == 1 and unread.first == ("ana-q1 ('15/08/2024')",)
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ConfigError, match="per_type must be a whole number"):
+            tg.load(folder, per_type=bad)

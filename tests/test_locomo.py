@@ -109,3 +109,18 @@ def test_questions_are_dated_by_their_conversation_s_last_session(tmp_path):
         data = tg.load(tmp_path / "locomo.json")
     [undated] = [w for w in data.warnings if w.kind == "undated_question"]
     assert undated.count == sum(c.sample_id == "conv-t2" for c in data) and "read no date they name" in undated.message
+
+def test_a_question_is_dated_by_any_session_date_fusion_reads_and_an_unread_one_is_warned(tmp_path):
+    """A last session dated '2023-07-01' (a form Fusion reads) left the questions dated by an earlier session;
+    a session date in no form ('31 February') was dropped without a word."""
+    import taggraph as tg
+
+    raw = json.loads(TINY.read_text())
+    raw[0]["conversation"]["session_10_date_time"] = "2023-07-01"
+    raw[1]["conversation"]["session_1_date_time"] = "1:00 pm on 31 February, 2023"
+    (tmp_path / "locomo.json").write_text(json.dumps(raw))
+    with pytest.warns(UserWarning):
+        data = tg.load(tmp_path / "locomo.json")
+    assert {c.sample_id: c.question_date for c in data} == {"conv-t1": "2023-07-01", "conv-t2": ""}
+    [unread] = [w for w in data.warnings if w.kind == "unread_date"]
+    assert unread.first == ("conv-t2:session_1 ('1:00 pm on 31 February, 2023')",)

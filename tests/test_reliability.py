@@ -428,3 +428,65 @@ def test_no_command_writes_where_it_reads_its_data(tmp_path, command, out):
     assert res.exit_code == 2, res.output
     assert f"{data / out}: is inside {data}, an input of" in res.output and "inputs are never outputs" in res.output
     assert {p.name: p.read_bytes() for p in data.iterdir()} == before
+
+
+def test_the_data_a_run_folder_records_is_an_input_too(tmp_path):
+    """score, fuse and compare read the data a run folder's run.json records: with --force they replaced a run
+    folder holding that data (deleted), and wrote into the data's folder without it."""
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from taggraph.cli import app
+
+    holder = tmp_path / "holder"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "generic", holder / "d")
+    run = tmp_path / "run"
+    runner = CliRunner()
+    assert runner.invoke(app, ["bench", "--data", str(holder / "d"), "--methods", "BM25", "--extractor", "none",
+                               "--miss-pages", "0", "--out", str(run)]).exit_code == 0
+    (holder / "run.json").write_text((run / "run.json").read_text())  # holder looks like a run folder
+    for command in (["score", str(run)], ["fuse", f"{run}:BM25", f"{run}:BM25", "--method", "combsum"],
+                    ["compare", str(run), str(run)]):
+        for out in (holder, holder / "d" / "out"):
+            res = runner.invoke(app, [*command, "--out", str(out), "--force"])
+            assert res.exit_code == 2 and "inputs are never outputs" in res.output, (command, out, res.output)
+    assert (holder / "d" / "turns.jsonl").is_file() and not (holder / "d" / "out").exists()
+
+
+def test_explain_and_graph_never_overwrite_the_file_beside_the_one_given(tmp_path):
+    """`--data g/turns.jsonl --out g/questions.jsonl`: the generic format reads both files."""
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from taggraph.cli import app
+
+    data = tmp_path / "g"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "generic", data)
+    before = (data / "questions.jsonl").read_bytes()
+    for command in ("explain", "graph"):
+        res = CliRunner().invoke(app, [command, "--data", str(data / "turns.jsonl"), "--question", "ana-q1",
+                                       "--extractor", "none", "--out", str(data / "questions.jsonl")])
+        assert res.exit_code == 2 and "an input of" in res.output, res.output
+    assert (data / "questions.jsonl").read_bytes() == before
+
+
+def test_score_says_when_a_run_folder_ran_on_other_data(tmp_path):
+    """`score RUN --data OTHER` judged the run against other gold without a word (MRR 0.867 for 1.0)."""
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from taggraph.cli import app
+
+    for name in ("a", "b"):
+        shutil.copytree(Path(__file__).parent / "fixtures" / "generic", tmp_path / name)
+    questions = tmp_path / "b" / "questions.jsonl"
+    questions.write_text(questions.read_text().replace('"gold_sessions": ["a3"]', '"gold_sessions": ["a2"]'))
+    runner = CliRunner()
+    assert runner.invoke(app, ["bench", "--data", str(tmp_path / "a"), "--methods", "BM25", "--extractor", "none",
+                               "--miss-pages", "0", "--out", str(tmp_path / "run")]).exit_code == 0
+    res = runner.invoke(app, ["score", str(tmp_path / "run"), "--data", str(tmp_path / "b"),
+                              "--out", str(tmp_path / "scored")])
+    assert res.exit_code == 0 and "ran on other data" in res.output and "judged against this data's gold" in res.output

@@ -39,7 +39,8 @@ def print_result(result, folder: Path) -> None:
 
 def default_out(data: Path, command_name: str = "") -> Path:
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    return Path("runs") / f"{stamp}-{command_name or data.name.split('.')[0]}"
+    name = command_name or Path(data).absolute().resolve().name.split(".")[0] or "data"  # '.' names its folder
+    return Path("runs") / f"{stamp}-{name}"
 
 
 def save_with_reports(result, out: Path, dataset, force: bool, miss_pages: int = 10) -> Path:
@@ -81,10 +82,11 @@ def bench(
     """Run retrieval methods over a dataset; print MRR and the other metrics, write a run folder."""
     from taggraph.experiments.bench import bench as run
     from taggraph.experiments.dask_backend import scale_out
+    from taggraph.datasets.registry import input_paths
     from taggraph.experiments.run_folders import check_run_folder
     from taggraph.viz.report import MissPages
 
-    folder = check_run_folder(out or default_out(data), force, keep=[data])
+    folder = check_run_folder(out or default_out(data), force, keep=input_paths(data, fmt))
     names_ = methods_option(methods)
     params = method_params(param, embedder, device, names_)
     positive(depth, "--depth")
@@ -143,11 +145,12 @@ def extract(
 
     Exits with status 2 when notes remain that failed extraction."""
     from taggraph.atomic import refuse_input_as_output
+    from taggraph.datasets.registry import input_paths
     from taggraph.experiments.extract_job import extract_to_stores
     from taggraph.experiments.vocabulary import vocabulary_table
 
     positive(concurrency, "--concurrency")
-    refuse_input_as_output(out, [data, *([prompt] if prompt else [])], "extract")
+    refuse_input_as_output(out, [*input_paths(data), *([prompt] if prompt else [])], "extract")
     cases = load_data(data, limit=limit)
     kwargs: dict = {}
     found = extractor_backend(extractor)
@@ -199,6 +202,7 @@ def score(
     a warning names the first); a name shared with our --methods or another file gets " [file]"."""
     from taggraph.cli.app import warnings_as_lines
     from taggraph.experiments.bench import add_benchmark_metrics, add_significance, run_bench, score_external
+    from taggraph.experiments.run_comparison import recorded_data
     from taggraph.experiments.run_folders import check_run_folder
     from taggraph.viz.report import MissPages
 
@@ -206,9 +210,10 @@ def score(
     if data is None and not folders:
         data = DEFAULT_DATA
     folder = check_run_folder(out or default_out(data or folders[0], "score"), force,
-                              keep=[*([data] if data else []), *runfile])
+                              keep=[*([data] if data else []), *runfile, *(p for f in folders for p in recorded_data(f))])
     with warnings_as_lines():
         cases = load_data(data, fmt) if data is not None else recorded_cases(folders[0])
+        warn_other_data(folders, cases)
         base = run_bench(cases, methods_option(methods), extractor=extractor, depth=depth,
                          allow_failed_extractions=allow_failed_extractions, pages=MissPages()) if methods else None
         result = score_external(runfile, cases, depth, base)
@@ -216,6 +221,22 @@ def score(
     add_significance(result, baseline)
     save_with_reports(result, folder, cases, force)
     print_result(result, folder)
+
+
+def warn_other_data(folders: list[Path], dataset) -> None:
+    """A warning for each run folder whose run.json records other data (its sha256) than `dataset`: its rankings
+    are then judged against this data's gold, which may be meant (corrected qrels) but is never silent."""
+    import warnings
+
+    from taggraph.experiments.run_comparison import read_record
+
+    for folder in folders:
+        recorded = read_record(folder).get("data")
+        sha = recorded.get("sha256") if isinstance(recorded, dict) else None
+        if sha and sha != dataset.checksum:
+            warnings.warn(f"{folder} ran on other data (sha256 {sha[:12]}, {recorded.get('path', '?')}) than is "
+                          f"scored here ({dataset.checksum[:12]}, {dataset.path}): its rankings are judged against "
+                          f"this data's gold", UserWarning, stacklevel=2)
 
 
 def recorded_cases(folder: Path):

@@ -29,12 +29,12 @@ def compare(
     the command writing it)."""
     from taggraph.cli.bench import default_out
     from taggraph.atomic import refuse_input_as_output
-    from taggraph.experiments.run_comparison import PRINTED, compare_runs, save_comparison
+    from taggraph.experiments.run_comparison import PRINTED, compare_runs, recorded_data, save_comparison
     from taggraph.experiments.run_folders import check_run_folder
     from taggraph.viz.compare_page import compare_html
 
     folder = out or default_out(Path("compare"), "compare")
-    refuse_input_as_output(folder, runs, "compare")
+    refuse_input_as_output(folder, [*runs, *(p for run in runs for p in recorded_data(run))], "compare")
     check_run_folder(folder, force)
     with warnings_as_lines():
         comparison = compare_runs(runs, pair, force)

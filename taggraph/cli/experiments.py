@@ -58,8 +58,9 @@ def _folder(command_name: str, out: Optional[Path], force: bool, data: Path | li
     """The output folder, checked before the experiment runs (a bad --out must not cost the run); never the
     --data path, inside it or holding it."""
     from taggraph.experiments.run_folders import check_run_folder
+    from taggraph.datasets.registry import input_paths
     return check_run_folder(out or default_out(Path(command_name), command_name), force,
-                            keep=data if isinstance(data, list) else [data])
+                            keep=[p for d in (data if isinstance(data, list) else [data]) for p in input_paths(d)])
 
 
 def _save(folder: Path, force: bool, tables: dict[str, pd.DataFrame], config: dict, data, show: str) -> None:

@@ -54,11 +54,12 @@ def graph(
     """Interactive graph of one question's store, gold and retrieved notes highlighted. It opens on the subgraph
     that explains where the methods rank the gold notes; its 'whole graph' check box shows the whole drawing."""
     from taggraph.atomic import refuse_input_as_output
+    from taggraph.datasets.registry import input_paths
     from taggraph.experiments.question import find_case, open_question
     from taggraph.viz.explain import retrieve_all
     from taggraph.viz.graphview import save_graph_html
 
-    refuse_input_as_output(out, [data], "graph")
+    refuse_input_as_output(out, input_paths(data), "graph")
     positive(max_nodes, "--max-nodes")
     positive(hops, "--hops")
     positive(depth, "--depth")

@@ -81,6 +81,18 @@ def get_format(name: str) -> DatasetFormat:
     raise ConfigError(f"unknown format {name!r}; known: {', '.join(format_names())}")
 
 
+def input_paths(path: str | Path, fmt: str | None = None) -> list[Path]:
+    """What reading the data at `path` reads: the path and the files its format reads there (a generic
+    `turns.jsonl` given as the path reads `questions.jsonl` beside it), so no output overwrites either. A path no
+    format reads is only itself (its loader then says why)."""
+    path = Path(path)
+    try:
+        chosen = get_format(fmt) if fmt else detect_format(path)
+    except (DatasetError, ConfigError):
+        return [path]
+    return [path, *(chosen.reads(path) if chosen.reads else [])]
+
+
 def detect_format(path: str | Path) -> DatasetFormat:
     """The first registered format whose `detect` accepts `path`; otherwise a one-line DatasetError that says
     what `path` holds and names every known format."""
@@ -174,7 +186,7 @@ def load_cases(path: str | Path, fmt: str | None = None, limit: int | None = Non
     loaded = chosen.load(path, limit)
     cases, found = loaded if isinstance(loaded, tuple) else (loaded, [])
     check_ids(cases, path)
-    return Dataset(path, chosen, list(cases), list(found))
+    return Dataset(path, chosen, list(cases), list(found)).select(cases)  # warnings about questions: those loaded
 
 
 def data_warnings(cases: Sequence[Case]) -> list[DataWarning]:

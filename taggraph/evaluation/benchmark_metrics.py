@@ -60,10 +60,11 @@ def locomo_metrics(rankings: pd.DataFrame, cases: Sequence, ks: Sequence[int] = 
     Note level judges ``ranked_note_ids`` against the evidence notes (``gold_note_ids``):
     its R@k is LoCoMo's evidence recall. Session level judges the de-duplicated
     ``ranked_session_ids`` against ``gold_session_ids``. Questions whose evidence names
-    no turn of the conversation have no relevant item and are left out, and so is a method that ranks
-    no note for any question (a session-level run read from a file): it has no note level, not RR 0.
+    no turn of the conversation have no relevant item and are left out, as are abstention questions (your own
+    data's; their gold is not judged), and so is a method that ranks no note for any question (a session-level
+    run read from a file): it has no note level, not RR 0.
     """
-    by_id = {c.case_id: c for c in cases}
+    by_id = {c.case_id: c for c in cases if not c.is_abstention}
     ranks_notes = rankings.groupby("method", sort=False)["ranked_note_ids"].transform(
         lambda notes: any(len(n) for n in notes)).astype(bool)
     levels = {"note": _per_question(rankings[ranks_notes], {q: c.gold_note_ids for q, c in by_id.items()},

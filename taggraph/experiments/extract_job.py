@@ -85,12 +85,14 @@ def extract_history(cases: list[Case], extractor, out: Path) -> dict[str, Any]:
 
 
 def check_only_stores(out: Path, groups: list[list[Case]]) -> None:
-    """Refuses an existing `out` holding anything but the store folders of these histories (`/`, a project
-    folder, the data's own folder): extract writes a folder per history there and resumes what it finds."""
+    """Refuses an existing `out` holding anything but store folders (these histories', or any with a manifest)
+    and hidden files (`/`, a project folder, the data's own folder): extract writes a folder per history there
+    and resumes what it finds."""
     if not out.is_dir():
         return
-    ours = {case_folder(out, group[0]).name for group in groups}
-    foreign = sorted(p.name for p in out.iterdir() if p.name not in ours)
+    ours = {case_folder(out, group[0]).name for group in groups}  # and any store (a run with a larger --limit)
+    foreign = sorted(p.name for p in out.iterdir() if p.name not in ours and not p.name.startswith(".")
+                     and not (p / "manifest.json").is_file())
     if foreign:
         shown = ", ".join(map(repr, foreign[:3])) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
         raise ConfigError(f"--out {out}: holds {shown}, which no history of this data would write; give a new or "

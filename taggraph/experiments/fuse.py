@@ -34,7 +34,7 @@ from taggraph.evaluation.fuse import RRF_K, check_fusion, fuse, run_trec
 from taggraph.evaluation.score import read_rankings_csv, run_lines, trec_name, trec_scores_of
 from taggraph.experiments.bench import BenchResult, add_benchmark_metrics, add_significance, score_external
 from taggraph.atomic import refuse_input_as_output
-from taggraph.experiments.run_comparison import read_record, recorded_dataset
+from taggraph.experiments.run_comparison import read_record, recorded_data, recorded_dataset
 from taggraph.experiments.run_folders import check_run_folder, save_bench
 from taggraph.retrieval import DEFAULT_DEPTH
 
@@ -166,8 +166,10 @@ def fuse_runs(inputs: Sequence[str | Path], out: str | Path | None = None, metho
     items = [parse_input(spec, level) for spec in inputs]
     folders = list(dict.fromkeys(i.folder for i in items if i.folder is not None))
     if out is not None:
-        refuse_input_as_output(Path(out), [*folders, *(i.file for i in items if i.folder is None)], "fuse")
-        check_run_folder(Path(out), force, keep=[*(i.file for i in items), *([data] if data else [])])
+        read = [*folders, *(i.file for i in items), *([data] if data else []),
+                *(p for folder in folders for p in recorded_data(folder))]
+        refuse_input_as_output(Path(out), read, "fuse")
+        check_run_folder(Path(out), force, keep=read)
     runs = [_read(item) for item in items]
     _label(items)
     record = _same_judgements(folders) if folders else None

@@ -119,6 +119,22 @@ def read_record(folder: Path) -> dict[str, Any]:
     return record
 
 
+def recorded_data(folder: Path) -> list[Path]:
+    """The data path(s) the run folder's run.json records (none for a folder without one): inputs of whatever
+    reads the folder, which no output may overwrite or hold."""
+    if not (Path(folder) / "run.json").is_file():
+        return []
+    data = read_record(Path(folder)).get("data")
+    return [Path(d["path"]) for d in (data if isinstance(data, list) else [data or {}]) if d.get("path")]
+
+
+def run_inputs(runs: Sequence[Run]) -> list[Path]:
+    """What comparing `runs` reads: each run folder and the data it records (a `BenchResult` in memory has no
+    folder, and its data is given by the caller)."""
+    folders = [run.path for run in runs if (run.path / "run.json").is_file()]
+    return [*folders, *(p for folder in folders for p in recorded_data(folder))]
+
+
 def recorded_dataset(record: dict[str, Any] | None, data: Path | None, first: Path | None) -> Dataset:
     """The data run.json `record` (of the run folder `first`) names, or `data`, checked against its sha256;
     `data` alone when there is no record."""
@@ -315,7 +331,7 @@ def same_name_pairs(runs: Sequence[Run]) -> list[tuple[Run, str, Run, str]]:
             if methods:
                 warnings.warn(f"{side.label}: {', '.join(methods)} not in "
                               f"{(run if side is runs[0] else runs[0]).label}, so not compared (name pairs with "
-                              f"--pair RUN:METHOD=RUN:METHOD)", RunMismatchWarning, stacklevel=2)
+                              f"--pair RUN:METHOD=RUN:METHOD; pairs= in Python)", RunMismatchWarning, stacklevel=2)
     return pairs
 
 
@@ -463,6 +479,6 @@ def save_comparison(comparison: Comparison, out: Path, pages: dict[str, str] | N
                     force: bool = False) -> Path:
     """Write pairs.csv, per_type.csv, questions.csv, the `pages` and run.json into `out`, atomically
     (`runs.save_run`); never into a run it compares."""
-    refuse_input_as_output(out, [run.path for run in comparison.runs], "compare")
+    refuse_input_as_output(out, run_inputs(comparison.runs), "compare")
     tables = {"pairs": comparison.pairs, "per_type": comparison.per_type, "questions": comparison.questions}
     return save_run(out, tables, run_record(comparison.config, comparison.runs[0].record.get("data")), pages, force)
