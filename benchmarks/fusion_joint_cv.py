@@ -116,9 +116,9 @@ def evidence(path: str, cache: Path, workers: int, **params) -> list[tuple]:
 
 
 def renormalized(ev: Signals, mode: str) -> Signals:
-    """`ev` with its components normalized by `mode` from the raw values (and the turn session features with them)."""
-    if mode == "max":
-        return ev
+    """`ev` with its components normalized by `mode` from the raw values (and the turn session features with them).
+    Every mode, "max" too: the evidence's own components follow the code's default normalization (zscore since
+    issue 29), so returning them for "max" scored zscore twice (BENCHMARKS 30)."""
     comps = normalized_all(ev.raw, mode)
     feats = ev.session_features.copy()
     n_sessions = int(ev.sessions.max()) + 1 if len(ev.sessions) else 0
