@@ -21,19 +21,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import warnings
-from datetime import datetime
 
 import pandas as pd
 
 import taggraph as tg
 from taggraph.evaluation.significance import paired_test
-from taggraph.text import LOCOMO_DATE
-
-
-def last_session_day(case) -> str:
-    """The ISO date of the latest session date in the case's conversation."""
-    days = [datetime.strptime(i.timestamp.strip(), LOCOMO_DATE) for i in case.interactions if i.timestamp.strip()]
-    return max(days).date().isoformat()
+from taggraph.datasets.locomo import asked_after
 
 
 def main() -> None:
@@ -46,7 +39,7 @@ def main() -> None:
         data = tg.load(args.locomo)
     # the loader dates the questions since this protocol's adoption: "undated" clears the date, as loaded before
     variants = {"undated": [dataclasses.replace(c, question_date="") for c in data],
-                "dated": [dataclasses.replace(c, question_date=last_session_day(c)) for c in data]}
+                "dated": [dataclasses.replace(c, question_date=asked_after(c.interactions)) for c in data]}
     assert all(c.asked_on is not None for c in variants["dated"])
     rr = {}
     for name, cases in variants.items():

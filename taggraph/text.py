@@ -112,8 +112,12 @@ def days(moment: datetime) -> float:
 LOCOMO_DATE = "%I:%M %p on %d %B, %Y"  # LoCoMo's session date_time: "1:56 pm on 8 May, 2023"
 
 
-def parse_locomo_date(text: str) -> datetime | None:
-    """A LoCoMo session date_time (`LOCOMO_DATE`), or None when `text` is not one."""
+def parse_note_date(text: str) -> datetime | None:
+    """A note's or session's date as TagGraph-Fusion reads it: what `parse_datetime` reads, or LoCoMo's session
+    date_time (`LOCOMO_DATE`); None when neither reads `text`."""
+    moment = parse_datetime(text)
+    if moment is not None:
+        return moment
     try:
         return datetime.strptime(text.strip(), LOCOMO_DATE)
     except ValueError:

@@ -210,7 +210,7 @@ def score(
     if data is None and not folders:
         data = DEFAULT_DATA
     folder = check_run_folder(out or default_out(data or folders[0], "score"), force,
-                              keep=[*([data] if data else []), *runfile, *(p for f in folders for p in recorded_data(f))])
+                              keep=[*([data] if data else []), *runfile, *recorded_data(folders)])
     with warnings_as_lines():
         cases = load_data(data, fmt) if data is not None else recorded_cases(folders[0])
         warn_other_data(folders, cases)

@@ -34,7 +34,7 @@ def compare(
     from taggraph.viz.compare_page import compare_html
 
     folder = out or default_out(Path("compare"), "compare")
-    refuse_input_as_output(folder, [*runs, *(p for run in runs for p in recorded_data(run))], "compare")
+    refuse_input_as_output(folder, [*runs, *recorded_data(runs)], "compare")
     check_run_folder(folder, force)
     with warnings_as_lines():
         comparison = compare_runs(runs, pair, force)

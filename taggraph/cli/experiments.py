@@ -77,10 +77,8 @@ def ablation(data: list[Path] = DATAS, limit: Optional[int] = LIMIT, extractor: 
              method: str = typer.Option("AdaptiveGraph", help="The method whose registered ablations "
                                                               "(<method>-no<Part>) to run.")) -> None:
     """Component ablation: MRR change from removing each component, with its p-value (paper Table 3)."""
-    from taggraph.evaluation.verdicts import ablation_columns
-    from taggraph.experiments.ablation import component_ablation
-    if not ablation_columns(methods_option(method)[0]):
-        raise ConfigError(f"method {method!r} has no registered ablations")
+    from taggraph.experiments.ablation import component_ablation, declared_ablations
+    declared_ablations(methods_option(method)[0])  # before the data is read
     folder = _folder("ablation", out, force, data)
     loaded = _load_all(data, limit)
     ctx, workers, backend = scale_out(workers, scheduler)

@@ -349,8 +349,8 @@ def folder_checksum(path: str | Path, files: Sequence[Path] | None = None) -> st
     file under it)."""
     root = Path(path)
     h = hashlib.sha256()
-    for file in sorted(Path(p) for p in files) if files is not None else sorted(p for p in root.rglob("*")
-                                                                                if p.is_file()):
+    chosen = map(Path, files) if files is not None else (p for p in root.rglob("*") if p.is_file())
+    for file in sorted(chosen):
         h.update(f"{file.relative_to(root)}\0{file_checksum(file)}\n".encode())
     return h.hexdigest()
 

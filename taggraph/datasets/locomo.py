@@ -31,7 +31,7 @@ from pathlib import Path
 from taggraph.datasets.base import Case, DatasetError, DatasetFormat, OwnMetrics, UNDATED_QUESTIONS, data_warning, head
 from taggraph.datasets.longmemeval import read_json
 from taggraph.store import Interaction
-from taggraph.text import parse_datetime, parse_locomo_date
+from taggraph.text import parse_note_date
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 _DIA = re.compile(r"D(\d+):(\d+)")
@@ -116,14 +116,8 @@ def asked_after(interactions: list[Interaction]) -> str:
     Our choice (protocol 6, BENCHMARKS.md 28): LoCoMo records no date for its questions, which are asked over
     the whole conversation, so they are dated by its last session; TagGraph-Fusion's date windows ("in June")
     then read against that day."""
-    moments = [m for m in map(session_date, {i.timestamp for i in interactions}) if m is not None]
+    moments = [m for m in map(parse_note_date, {i.timestamp for i in interactions}) if m is not None]
     return max(moments).date().isoformat() if moments else ""
-
-
-def session_date(text: str):
-    """A session's date_time as TagGraph-Fusion reads a note's: LoCoMo's form ("1:56 pm on 8 May, 2023"), or
-    any the other formats use (ISO 8601, "2023/05/08"); None when neither reads it."""
-    return parse_locomo_date(text) or parse_datetime(text)
 
 
 def parse_sample(sample, where: str) -> list[LocomoCase]:
@@ -181,11 +175,6 @@ def detect(path: Path) -> bool:
     return bool(re.search(r'"conversation"\s*:', found[0]) and re.search(r'"qa"\s*:', found[0]))
 
 
-def group_by_sample(cases: list[LocomoCase]) -> list[LocomoCase]:
-    """The first case of each conversation (its questions share its turns)."""
-    return list({c.sample_id: c for c in reversed(cases)}.values())
-
-
 def load(path: Path, limit: int | None = None) -> tuple[list[LocomoCase], list]:
     """`load_locomo`, with a DataWarning for questions whose evidence names no turn of their conversation,
     one for evidence read from the 'D:<n>:<i>' typo and one for evidence with no readable dia_id."""
@@ -194,8 +183,9 @@ def load(path: Path, limit: int | None = None) -> tuple[list[LocomoCase], list]:
     retyped = [f"{c.case_id} ({e!r})" for c in cases for e in c.retyped_evidence]
     unreadable = [f"{c.case_id} ({e!r})" for c in cases for e in c.unreadable_evidence]
     undated = [c.case_id for c in cases if c.asked_on is None]  # a conversation without a readable session date
-    unread = sorted({f"{i.session_id} ({i.timestamp[:30]!r})" for c in group_by_sample(cases) for i in c.interactions
-                     if i.timestamp.strip() and session_date(i.timestamp) is None})
+    conversations = {c.sample_id: c.interactions for c in cases}.values()  # its questions share its turns
+    unread = sorted({f"{i.session_id} ({i.timestamp[:30]!r})" for turns in conversations for i in turns
+                     if i.timestamp.strip() and parse_note_date(i.timestamp) is None})
     return cases, (data_warning("evidence_not_found", "questions name evidence that is no turn of their "
                                 "conversation (left out of their gold notes)", unresolved, path, per_question=True)
                    + data_warning("evidence_typo", "evidence ids are written 'D:<session>:<turn>'; read as "

@@ -40,16 +40,23 @@ class AblationResult:
     config: dict[str, Any]
 
 
+def declared_ablations(method: str) -> dict[str, str]:
+    """`method`'s ablations (`ablation_columns`); ConfigError, before any work, for an unknown method or one that
+    declares none (its run would be a table of `full` alone)."""
+    check_methods([method])  # an unknown name: its own ConfigError, naming the known methods
+    columns = ablation_columns(method)
+    if not columns:
+        having = [m for m in method_names() if ablation_columns(m)]
+        raise ConfigError(f"{method} declares no ablations; methods that do: {', '.join(having)}")
+    return columns
+
+
 def component_ablation(cases: Sequence[Case] | Mapping[str, Sequence[Case]], extractor: str = DEFAULT_EXTRACTOR,
                        dataset: str = "data", depth: int = DEFAULT_DEPTH, workers: int = 1,
                        backend: str = "loky", method: str = FULL) -> AblationResult:
     """Run `method` and its ablations per dataset (`cases` as {name: cases}, or one list named `dataset`)."""
     by_dataset = dict(cases) if isinstance(cases, Mapping) else {dataset: cases}
-    check_methods([method])  # an unknown name: its own ConfigError, naming the known methods
-    columns = ablation_columns(method)
-    if not columns:  # refused before any extraction runs, not a table of `full` alone
-        having = [m for m in method_names() if ablation_columns(m)]
-        raise ConfigError(f"{method} declares no ablations; methods that do: {', '.join(having)}")
+    columns = declared_ablations(method)
     methods = [method, *columns]
     runs, rows, summaries = {}, [], []
     for name, items in by_dataset.items():

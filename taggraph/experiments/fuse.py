@@ -166,8 +166,7 @@ def fuse_runs(inputs: Sequence[str | Path], out: str | Path | None = None, metho
     items = [parse_input(spec, level) for spec in inputs]
     folders = list(dict.fromkeys(i.folder for i in items if i.folder is not None))
     if out is not None:
-        read = [*folders, *(i.file for i in items), *([data] if data else []),
-                *(p for folder in folders for p in recorded_data(folder))]
+        read = [*folders, *(i.file for i in items), *([data] if data else []), *recorded_data(folders)]
         refuse_input_as_output(Path(out), read, "fuse")
         check_run_folder(Path(out), force, keep=read)
     runs = [_read(item) for item in items]

@@ -25,7 +25,7 @@ import math
 import numbers
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -119,20 +119,15 @@ def read_record(folder: Path) -> dict[str, Any]:
     return record
 
 
-def recorded_data(folder: Path) -> list[Path]:
-    """The data path(s) the run folder's run.json records (none for a folder without one): inputs of whatever
-    reads the folder, which no output may overwrite or hold."""
-    if not (Path(folder) / "run.json").is_file():
-        return []
-    data = read_record(Path(folder)).get("data")
-    return [Path(d["path"]) for d in (data if isinstance(data, list) else [data or {}]) if d.get("path")]
-
-
-def run_inputs(runs: Sequence[Run]) -> list[Path]:
-    """What comparing `runs` reads: each run folder and the data it records (a `BenchResult` in memory has no
-    folder, and its data is given by the caller)."""
-    folders = [run.path for run in runs if (run.path / "run.json").is_file()]
-    return [*folders, *(p for folder in folders for p in recorded_data(folder))]
+def recorded_data(folders: Iterable[Path]) -> list[Path]:
+    """The data paths the run.json of each of `folders` records (none for a folder without one): inputs of
+    whatever reads the folders, which no output may overwrite or hold."""
+    paths = []
+    for folder in map(Path, folders):
+        if (folder / "run.json").is_file():
+            data = read_record(folder).get("data")
+            paths += [Path(d["path"]) for d in (data if isinstance(data, list) else [data or {}]) if d.get("path")]
+    return paths
 
 
 def recorded_dataset(record: dict[str, Any] | None, data: Path | None, first: Path | None) -> Dataset:
@@ -479,6 +474,7 @@ def save_comparison(comparison: Comparison, out: Path, pages: dict[str, str] | N
                     force: bool = False) -> Path:
     """Write pairs.csv, per_type.csv, questions.csv, the `pages` and run.json into `out`, atomically
     (`runs.save_run`); never into a run it compares."""
-    refuse_input_as_output(out, run_inputs(comparison.runs), "compare")
+    folders = [run.path for run in comparison.runs if (run.path / "run.json").is_file()]  # not results in memory
+    refuse_input_as_output(out, [*folders, *recorded_data(folders)], "compare")
     tables = {"pairs": comparison.pairs, "per_type": comparison.per_type, "questions": comparison.questions}
     return save_run(out, tables, run_record(comparison.config, comparison.runs[0].record.get("data")), pages, force)

@@ -72,7 +72,7 @@ from taggraph.retrieval.base import DEVICE, EMBEDDER, Component, Evidence, Retri
 from taggraph.retrieval.bm25 import BM25
 from taggraph.retrieval.bm25_stem import BM25Stem
 from taggraph.retrieval.embeddings import Embedder, get_embedder
-from taggraph.text import chunk_text, days, parse_locomo_date, parse_timestamp
+from taggraph.text import chunk_text, days, parse_note_date
 from taggraph.retrieval.index import raw_term_index
 from taggraph.retrieval.registry import METHODS
 from taggraph.retrieval.time_expressions import SPAN_TOLERANCE, Window, as_of, question_anchors, question_windows
@@ -356,12 +356,9 @@ def session_turns(turns: np.ndarray, session_code: np.ndarray, n_sessions: int) 
 
 
 def note_day(timestamp: str) -> float | None:
-    """Days since 1970 for a note's timestamp: `parse_timestamp`'s formats, or LoCoMo's "1:56 pm on 8 May, 2023"."""
-    day = parse_timestamp(timestamp)
-    if day is None:
-        moment = parse_locomo_date(timestamp)
-        return None if moment is None else days(moment)
-    return day
+    """Days since 1970 for a note's timestamp (`parse_note_date`: LoCoMo's "1:56 pm on 8 May, 2023" too)."""
+    moment = parse_note_date(timestamp)
+    return None if moment is None else days(moment)
 
 
 def note_chunks(note: Note) -> list[str]:
