@@ -30,6 +30,9 @@ without it, so in-sample for the weights on both evidences alike), to tell the r
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
+
 import numpy as np
 from joblib import Parallel, delayed
 
@@ -47,26 +50,36 @@ def mean_pool(items) -> float:
     return float(np.mean([(~np.isnan(ev.raw[:, turns])).sum() for _, _, ev, _, _ in items]))
 
 
-def fixed_weights(joints: dict[str, Joint], everything) -> None:
-    """Each benchmark under today's defaults on both evidences, reader paired against base."""
-    print("\n## After the verdict: the switch alone, under today's default weights\n")
-    print("| benchmark | base MRR / S@1 | reader MRR / S@1 | reader - base (p) |\n|---|---|---|---|")
-    base, reader = (joints[name].batches(everything, MODE) for name in ("base", "reader"))
+def fixed_weights(joints: dict[str, Joint], everything, label: str) -> None:
+    """Each benchmark under today's defaults on both evidences, the candidate `label` paired against base."""
+    print(f"\n## After the verdict: the switch alone, under today's default weights\n")
+    print(f"| benchmark | base MRR / S@1 | {label} MRR / S@1 | {label} - base (p) |\n|---|---|---|---|")
+    base, cand = (joints[name].batches(everything, MODE) for name in ("base", label))
     for d in DATASETS:
-        (rr0, hit0), (rr1, hit1) = (b[d].reciprocal_ranks(FusionWeights()) for b in (base, reader))
+        (rr0, hit0), (rr1, hit1) = (b[d].reciprocal_ranks(FusionWeights()) for b in (base, cand))
         test = paired_test(rr1, rr0)
         print(f"| {d} | {rr0.mean():.4f} / {hit0.mean():.4f} | {rr1.mean():.4f} / {hit1.mean():.4f} | "
               f"{test.mean_diff:+.4f} ({test.p_value:.3f}) |")
 
 
-def main() -> None:
-    args = evidence_parser(__doc__.splitlines()[0]).parse_args()
+def timed_evidence(path: str, cache: Path, workers: int, **params) -> list[tuple]:
+    """`evidence`, printing how long it took when it was computed rather than read from `cache`."""
+    fresh, start = not cache.exists(), time.perf_counter()
+    items = evidence(path, cache, workers, **params)
+    if fresh:
+        print(f"evidence {cache}: {time.perf_counter() - start:.0f} s with {workers} workers")
+    return items
+
+
+def versus_base(args, params: dict, label: str):
+    """The v2 search out of fold on the base evidence and on evidence with `params` (in `args.evidence / label`),
+    paired per question and per type; returns (items, joints, everything, MRR gain per benchmark)."""
     items = {"base": both_benchmarks(args),
-             "reader": {d: evidence(getattr(args, d), args.evidence / "reader" / f"{d}.pkl", args.workers, **READER)
-                        for d in DATASETS}}
+             label: {d: timed_evidence(getattr(args, d), args.evidence / label / f"{d}.pkl", args.workers, **params)
+                     for d in DATASETS}}
     joints = {name: Joint(its) for name, its in items.items()}
     everything = {d: np.arange(len(v)) for d, v in items["base"].items()}
-    assert all([i[0] for i in items["base"][d]] == [i[0] for i in items["reader"][d]] for d in DATASETS)
+    assert all([i[0] for i in items["base"][d]] == [i[0] for i in items[label][d]] for d in DATASETS)
     outer_folds = folds(items["base"], everything, FOLDS, SEED)
     done = {name: Parallel(n_jobs=args.workers)(delayed(outer)(joint, everything, te, "v2") for te in outer_folds)
             for name, joint in joints.items()}
@@ -75,28 +88,34 @@ def main() -> None:
     print(f"## Out of fold, normalization {MODE}")
     gains = {}
     for d in DATASETS:
-        (rr0, hit0), (rr1, hit1) = results["base"][d], results["reader"][d]
+        (rr0, hit0), (rr1, hit1) = results["base"][d], results[label][d]
         test = paired_test(rr1, rr0)
         gains[d] = rr1.mean() - rr0.mean()
-        pools = mean_pool(items["base"][d]), mean_pool(items["reader"][d])
+        pools = mean_pool(items["base"][d]), mean_pool(items[label][d])
         print(f"\n### {d}: {len(rr0)} judged questions\n")
         print(f"| evidence | MRR | Success@1 | mean pool |\n|---|---|---|---|\n"
               f"| base | {rr0.mean():.4f} | {hit0.mean():.4f} | {pools[0]:.1f} |\n"
-              f"| reader | {rr1.mean():.4f} | {hit1.mean():.4f} | {pools[1]:.1f} |")
-        print(f"\nreader - base: {test.mean_diff:+.4f}, p {test.p_value:.4f}; pool {pools[1] / pools[0] - 1:+.1%}\n")
+              f"| {label} | {rr1.mean():.4f} | {hit1.mean():.4f} | {pools[1]:.1f} |")
+        print(f"\n{label} - base: {test.mean_diff:+.4f}, p {test.p_value:.4f}; pool {pools[1] / pools[0] - 1:+.1%}\n")
         types = np.array([t for _, t, *_ in items["base"][d]])
-        print("| type | n | base | reader | reader - base (p) |\n|---|---|---|---|---|")
+        print(f"| type | n | base | {label} | {label} - base (p) |\n|---|---|---|---|---|")
         for k in sorted(set(types)):
             m = types == k
             t = paired_test(rr1[m], rr0[m])
             print(f"| {k} | {m.sum()} | {rr0[m].mean():.3f} | {rr1[m].mean():.3f} | {t.mean_diff:+.3f} ({t.p_value:.3f}) |")
+    return items, joints, everything, gains
+
+
+def main() -> None:
+    args = evidence_parser(__doc__.splitlines()[0]).parse_args()
+    items, joints, everything, gains = versus_base(args, READER, "reader")
     growth = mean_pool(items["reader"]["longmemeval"]) / mean_pool(items["base"]["longmemeval"]) - 1
     adopt = gains["locomo"] >= 0.005 and gains["longmemeval"] >= -0.003 and growth <= 0.15
     print(f"\nAdoption rule: LoCoMo {gains['locomo']:+.4f} (>= +0.005), LongMemEval {gains['longmemeval']:+.4f} "
           f"(>= -0.003), LongMemEval pool {growth:+.1%} (<= +15%) -> {'adopt' if adopt else 'keep the defaults'}")
 
     halves_and_fit(joints["reader"], everything, "v2", "reader")
-    fixed_weights(joints, everything)
+    fixed_weights(joints, everything, "reader")
 
 
 if __name__ == "__main__":

