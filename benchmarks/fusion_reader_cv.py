@@ -62,6 +62,13 @@ def fixed_weights(joints: dict[str, Joint], everything, label: str) -> None:
               f"{test.mean_diff:+.4f} ({test.p_value:.3f}) |")
 
 
+def checks(joints: dict[str, Joint], everything, label: str) -> None:
+    """What follows every verdict: the halves check and the fit on every question under `label`, then the switch
+    alone under today's weights."""
+    halves_and_fit(joints[label], everything, "v2", label)
+    fixed_weights(joints, everything, label)
+
+
 def timed_evidence(path: str, cache: Path, workers: int, **params) -> list[tuple]:
     """`evidence`, printing how long it took when it was computed rather than read from `cache`."""
     fresh, start = not cache.exists(), time.perf_counter()
@@ -114,8 +121,7 @@ def main() -> None:
     print(f"\nAdoption rule: LoCoMo {gains['locomo']:+.4f} (>= +0.005), LongMemEval {gains['longmemeval']:+.4f} "
           f"(>= -0.003), LongMemEval pool {growth:+.1%} (<= +15%) -> {'adopt' if adopt else 'keep the defaults'}")
 
-    halves_and_fit(joints["reader"], everything, "v2", "reader")
-    fixed_weights(joints, everything, "reader")
+    checks(joints, everything, "reader")
 
 
 if __name__ == "__main__":
