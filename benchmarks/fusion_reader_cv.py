@@ -80,7 +80,8 @@ def timed_evidence(path: str, cache: Path, workers: int, **params) -> list[tuple
 
 def versus_base(args, params: dict, label: str):
     """The v2 search out of fold on the base evidence and on evidence with `params` (in `args.evidence / label`),
-    paired per question and per type; returns (items, joints, everything, MRR gain per benchmark)."""
+    paired per question and per type; returns (items, joints, everything, MRR gain per benchmark, and per evidence
+    {benchmark: (RR, Success@1) per question}, out of fold)."""
     items = {"base": both_benchmarks(args),
              label: {d: timed_evidence(getattr(args, d), args.evidence / label / f"{d}.pkl", args.workers, **params)
                      for d in DATASETS}}
@@ -110,12 +111,12 @@ def versus_base(args, params: dict, label: str):
             m = types == k
             t = paired_test(rr1[m], rr0[m])
             print(f"| {k} | {m.sum()} | {rr0[m].mean():.3f} | {rr1[m].mean():.3f} | {t.mean_diff:+.3f} ({t.p_value:.3f}) |")
-    return items, joints, everything, gains
+    return items, joints, everything, gains, results
 
 
 def main() -> None:
     args = evidence_parser(__doc__.splitlines()[0]).parse_args()
-    items, joints, everything, gains = versus_base(args, READER, "reader")
+    items, joints, everything, gains, _ = versus_base(args, READER, "reader")
     growth = mean_pool(items["reader"]["longmemeval"]) / mean_pool(items["base"]["longmemeval"]) - 1
     adopt = gains["locomo"] >= 0.005 and gains["longmemeval"] >= -0.003 and growth <= 0.15
     print(f"\nAdoption rule: LoCoMo {gains['locomo']:+.4f} (>= +0.005), LongMemEval {gains['longmemeval']:+.4f} "
