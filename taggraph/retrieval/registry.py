@@ -61,7 +61,9 @@ class Method:
         changed = [k for k, v in overrides.items() if k in self.defaults and v != self.defaults[k]]
         if changed:
             key = changed[0]
-            base = f"; set it on {self.ablation_of}" if self.ablation_of else ""
+            of = METHODS.get(self.ablation_of) if self.ablation_of else None
+            base = "" if of is None else f"; {of.name} fixes it too" if key in of.defaults \
+                else f"; set it on {of.name}"  # TagGraph-Fusion-e5-noGraph's embedder: the base's own too
             raise ConfigError(f"method {self.name!r} fixes {key}={self.defaults[key]!r}, which is what it is; "
                               f"got {key}={overrides[key]!r}{base}")
         return make_params(self.name, self.cls().Params, {**self.defaults, **overrides})
