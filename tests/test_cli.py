@@ -343,3 +343,13 @@ def test_a_command_prints_its_warnings_as_lines_but_not_the_interpreters(capsys)
         warnings.warn("old API", DeprecationWarning)
         warnings.warn("3 questions have no gold")
     assert capsys.readouterr().err == "warning: 3 questions have no gold\n"
+
+
+def test_an_embedder_object_refused_by_a_method_that_fixes_its_own_is_named_not_shown_as_an_address():
+    from taggraph.errors import ConfigError
+    from taggraph.retrieval import check_params
+    from taggraph.testing import BagOfWordsEmbedder
+    with pytest.raises(ConfigError) as refused:
+        check_params("TagGraph-Fusion-e5", {"embedder": BagOfWordsEmbedder()})
+    message = str(refused.value)
+    assert " at 0x" not in message and "got embedder=a BagOfWordsEmbedder named" in message, message

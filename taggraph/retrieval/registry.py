@@ -65,7 +65,7 @@ class Method:
             base = "" if of is None else f"; {of.name} fixes it too" if key in of.defaults \
                 else f"; set it on {of.name}"  # TagGraph-Fusion-e5-noGraph's embedder: the base's own too
             raise ConfigError(f"method {self.name!r} fixes {key}={self.defaults[key]!r}, which is what it is; "
-                              f"got {key}={overrides[key]!r}{base}")
+                              f"got {key}={_shown(overrides[key])}{base}")
         return make_params(self.name, self.cls().Params, {**self.defaults, **overrides})
 
     def embeds(self, **overrides: Any) -> bool:
@@ -96,6 +96,13 @@ class Method:
         retriever.name = self.name
         retriever.sync()
         return retriever
+
+
+def _shown(value: Any) -> str:
+    """A refused value in a one-line error: its repr, an object (an embedder) by its class and `name` rather than
+    by its address."""
+    shown = repr(value)
+    return f"a {type(value).__name__} named {recorded(value)!r}" if " object at 0x" in shown else shown
 
 
 _BOUNDS = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}
