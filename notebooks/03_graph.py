@@ -45,7 +45,7 @@ def _():
 @app.cell
 def _(DATA, EXTRACTOR, K, LIMIT, METHOD, QUESTION, mo, tg):
     cases = {c.case_id: c for c in tg.load(DATA, limit=LIMIT)}
-    questions = tg.views.OpenQuestions(cases, EXTRACTOR)  # each question's memory built once, on first choice
+    questions = tg.views.OpenQuestions(cases, EXTRACTOR, also=METHOD)  # each memory built once, on first choice
     tg.views.check_parameters(DATA, list(cases.values()), questions.methods, K=K, QUESTION=QUESTION, METHOD=METHOD)
     _first = QUESTION or next(iter(cases))
     question = mo.ui.dropdown(options=list(cases), value=_first, label="question")

@@ -39,7 +39,7 @@ def _():
 @app.cell
 def _(DATA, EXTRACTOR, K, LIMIT, METHOD, QUERY, QUESTION, mo, tg):
     cases = {c.case_id: c for c in tg.load(DATA, limit=LIMIT)}
-    questions = tg.views.OpenQuestions(cases, EXTRACTOR)  # each question's memory built once, on first choice
+    questions = tg.views.OpenQuestions(cases, EXTRACTOR, also=METHOD)  # each memory built once, on first choice
     tg.views.check_parameters(DATA, list(cases.values()), questions.methods, K=K, QUESTION=QUESTION, METHOD=METHOD)
     judged = [c for c in cases.values() if c.gold_session_ids]
     _first = QUESTION or judged[min(5, len(judged) - 1)].case_id

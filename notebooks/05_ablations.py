@@ -7,9 +7,11 @@ app = marimo.App(width="medium")
 @app.cell
 def _(mo):
     mo.md(r"""
-    # 05 · AdaptiveGraph component ablation
+    # 05 · Component ablation
 
-    Paper, section 5.1 and appendix F (Table 3): remove one AdaptiveGraph component at a time
+    The method is the parameter METHOD (any method that declares ablations, e.g. TagGraph-Fusion; the tables and
+    charts below name it). By default it is the paper's experiment, section 5.1 and appendix F (Table 3):
+    remove one AdaptiveGraph component at a time
     with the graph and the query seeds fixed. **-Diffusion** ranks by the teleport vector (no
     PageRank iterations), **-Chronological** drops the links between consecutive notes,
     **-File seeding** puts no TF-IDF mass on file nodes. A cell is MRR(ablation) -

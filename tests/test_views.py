@@ -92,3 +92,15 @@ def test_the_no_misses_line_suggests_more_questions_only_when_there_are_more(cas
 
 def test_answer_caveat_on_locomo_only():
     assert "LoCoMo" in views.answer_caveat("locomo") and views.answer_caveat("longmemeval") == ""
+
+
+def test_a_notebooks_method_joins_the_views_methods():
+    cases = load_dataset(DEMO_DATA, limit=2)
+    questions = views.OpenQuestions(cases, "offline", also="TagGraph-Fusion-e5")
+    assert questions.methods[-1] == "TagGraph-Fusion-e5" and "TagGraph-Fusion" in questions.methods
+    views.check_parameters(DEMO_DATA, cases, questions.methods, METHOD="TagGraph-Fusion-e5")
+    unknown = views.OpenQuestions(cases, "offline", also="NoSuchMethod")
+    assert "NoSuchMethod" not in unknown.methods
+    with pytest.raises(ConfigError, match="METHOD 'NoSuchMethod' is no method here"):
+        views.check_parameters(DEMO_DATA, cases, unknown.methods, METHOD="NoSuchMethod")
+    assert views.OpenQuestions(cases, "offline", ["BM25"], also="TagGraph-Fusion-e5").methods == ["BM25"]

@@ -19,17 +19,18 @@ from taggraph.errors import ConfigError
 from taggraph.experiments.diagnostics import gold_note_ids
 from taggraph.experiments.runner import build_store
 from taggraph.extraction import Extractor
-from taggraph.retrieval import PAPER_METHODS, Retriever, build_retrievers, embeds, registered_methods
+from taggraph.retrieval import PAPER_METHODS, Retriever, build_retrievers, embeds, method_names, registered_methods
 from taggraph.store import MemoryStore
 
 VIEW_METHODS = [*PAPER_METHODS, "TagGraph-Fusion"]  # what the views explain by default: the paper's and ours
 
 
-def available_methods(names: Sequence[str] | None = None) -> list[str]:
-    """`names` (default: VIEW_METHODS and the methods registered in this process) without those that embed
-    text (they need sentence-transformers, pip install "taggraph[dense]") when it is not installed; prints
-    which were skipped."""
-    names = list(names or dict.fromkeys([*VIEW_METHODS, *registered_methods()]))
+def available_methods(names: Sequence[str] | None = None, also: str | None = None) -> list[str]:
+    """`names` (default: VIEW_METHODS, the methods registered in this process and `also` when it names a method,
+    as a notebook's METHOD = "TagGraph-Fusion-e5" does) without those that embed text (they need
+    sentence-transformers, pip install "taggraph[dense]") when it is not installed; prints which were skipped."""
+    extra = [also] if also and not names and also in method_names() else []
+    names = list(names or dict.fromkeys([*VIEW_METHODS, *registered_methods(), *extra]))
     if importlib.util.find_spec("sentence_transformers") is not None:
         return names
     skipped = [m for m in names if embeds(m)]
@@ -71,10 +72,10 @@ class OpenQuestions(Mapping[str, OpenQuestion]):
     """Question id -> `OpenQuestion` of `cases`, each opened on first use and kept: what the panels browse."""
 
     def __init__(self, cases: Mapping[str, Case] | Sequence[Case], extractor: str | Extractor = DEFAULT_EXTRACTOR,
-                 methods: Sequence[str] | None = None) -> None:
+                 methods: Sequence[str] | None = None, also: str | None = None) -> None:
         self.cases = dict(cases) if isinstance(cases, Mapping) else {c.case_id: c for c in cases}
         self.extractor = extractor
-        self.methods = available_methods(methods)
+        self.methods = available_methods(methods, also)
         self._opened: dict[str, OpenQuestion] = {}
 
     def __getitem__(self, question_id: str) -> OpenQuestion:
