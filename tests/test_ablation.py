@@ -106,6 +106,10 @@ def test_a_component_off_by_default_is_said_to_be_off_not_to_fail():
     assert chunks == ("Without the chunks component: no question's reciprocal rank changes; its default weight is 0, "
                       "so under the defaults there is nothing to remove. Give it a weight to test it.")
     assert graph.endswith("It does not earn its keep here.")  # weight 0.3: a real no-change
+    e5 = ["TagGraph-Fusion-e5", "TagGraph-Fusion-e5-noCoverage", "TagGraph-Fusion-e5-noGraph"]
+    rankings = pd.concat([bm25.assign(method=name) for name in e5], ignore_index=True)
+    coverage, graph = component_verdicts(rankings)["TagGraph-Fusion-e5"]  # a variant with its own weights
+    assert "its default weight is 0" in coverage and graph.endswith("It does not earn its keep here.")
 
 
 def test_a_method_without_ablations_is_refused_up_front():

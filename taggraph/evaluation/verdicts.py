@@ -18,9 +18,6 @@ from taggraph.retrieval import method as registered
 FULL = "AdaptiveGraph"
 EARNS_KEEP = 0.005  # MRR that removing a component must cost, at p < ALPHA, for it to earn its keep (issue 14)
 ALPHA = 0.05
-# parts that act only through their weight, so weight 0 leaves nothing to remove (Fusion's dense, also weight 0,
-# still seeds the pool and PPR)
-WEIGHT_ONLY = {"TagGraph-Fusion": ("chunks", "coverage", "agreement")}
 ABLATION_COLUMNS = {"AdaptiveGraph-noDiffusion": "-Diffusion", "AdaptiveGraph-noChronological": "-Chronological",
                     "AdaptiveGraph-noFileSeeding": "-File seeding"}
 
@@ -33,10 +30,11 @@ def ablation_columns(method: str = FULL) -> dict[str, str]:
 
 
 def off_by_default(ablation: str) -> bool:
-    """Whether registered ablation `ablation` switches off a `WEIGHT_ONLY` part whose default weight is 0."""
+    """Whether registered ablation `ablation` switches off a part its method's class declares `weight_only`
+    (TagGraph-Fusion's chunks, coverage, agreement) whose weight is 0 in the method it ablates."""
     ablated = registered(ablation)
     full = ablated.ablation_of
-    switched = [f for f in ablated.defaults if f in WEIGHT_ONLY.get(full, ())]
+    switched = [f for f in ablated.defaults if f in getattr(ablated.cls(), "weight_only", ())]
     return bool(switched) and getattr(registered(full).params().weights, switched[0]) == 0
 
 

@@ -405,6 +405,10 @@ class TagGraphFusion(Retriever):
         pool_reader: str | Embedder | None = None
         reader_pool: Annotated[int, Field(ge=1)] = POOL
 
+    # components that act only through their weight: at weight 0 their ablation has nothing to remove (the dense
+    # part, also at weight 0, still seeds the pool and PPR); read by the ablation verdicts
+    weight_only = ("chunks", "coverage", "agreement")
+
     @classmethod
     def embeds(cls, params: Params) -> bool:
         return params.dense and params.embedder is not None
