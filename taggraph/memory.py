@@ -85,7 +85,8 @@ class Memory:
     def load(cls, path: str | Path, extractor: str | Extractor | None = None,
              method: str = DEFAULT_METHOD) -> "Memory":
         """A memory saved with `save`; new notes use `extractor` (a name or an object; default: the one
-        recorded in the folder, built from its name)."""
+        recorded in the folder, built from its name). The folder holds no method: `method` is the loaded
+        memory's default (BM25 unless given), as in the constructor."""
         store = MemoryStore.load(path)
         if extractor is not None:
             store.extractor = get_extractor(extractor)
