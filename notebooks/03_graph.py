@@ -67,7 +67,7 @@ def _(METHOD, mo, question, questions, tg):
     results = tg.views.retrieve_all(store, case.question, retrievers, explain=True,  # the evidence of the table
                                     asked_on=case.asked_on)  # as the bench asks
     mo.plain_text(f"{case.case_id} ({case.question_type}): {case.question}\n"
-                  f"gold notes: {', '.join(gold) or ('(none: abstention question)' if case.is_abstention else '(none)')}")
+                  f"gold notes: {tg.views.gold_line(case, gold)}")
     return case, gold, results, retrievers, store
 
 

@@ -39,7 +39,7 @@ from taggraph.viz.explain import (METRIC_K, explain_html, explain_misses, explai
 from taggraph.viz.graphview import graph_html
 from taggraph.viz.ontology_view import near_duplicates, note_tags, ontology_sunburst, top_level_shares, top_tags
 from taggraph.viz.report import summary_view
-from taggraph.viz.widgets import (graph_panel, note_panel, page_frame, question_header, retrieval_panel, slider_max,
+from taggraph.viz.widgets import (gold_line, graph_panel, note_panel, page_frame, question_header, retrieval_panel, slider_max,
                                   table_view)
 
 __all__ = ["OpenQuestions", "answer_caveat", "answer_chart", "available_methods", "build_retrievers",
@@ -47,7 +47,7 @@ __all__ = ["OpenQuestions", "answer_caveat", "answer_chart", "available_methods"
            "gold_notes", "gold_rank_chart", "graph_html", "graph_panel", "histories", "history_stores",
            "interval_chart", "llm_prompt", "method_misses", "misses_chart", "near_duplicates", "no_misses_text",
            "note_panel", "note_tags", "notebook_settings", "ontology_sunburst", "open_question", "page_frame",
-           "plot_depth_sweep", "plot_diffusion_contribution", "plot_distractor_sweep", "question_header", "rank_table",
+           "gold_line", "plot_depth_sweep", "plot_diffusion_contribution", "plot_distractor_sweep", "question_header", "rank_table",
            "retrieval_panel", "retrieve_all", "score_chart", "slider_max", "summary_view", "table_view",
            "top_level_shares", "top_table", "top_tags"]
 

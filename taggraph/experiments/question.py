@@ -7,7 +7,6 @@ import this module or the runner (a contract in pyproject.toml).
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +20,7 @@ from taggraph.experiments.runner import build_store
 from taggraph.extraction import Extractor
 from taggraph.retrieval import (EMBEDDER, PAPER_METHODS, Retriever, build_retrievers, embeds, method,
                                 method_names, registered_methods)
-from taggraph.retrieval.embeddings import EMBEDDERS, Embedder
+from taggraph.retrieval.embeddings import missing_module
 from taggraph.store import MemoryStore
 
 VIEW_METHODS = [*PAPER_METHODS, "TagGraph-Fusion"]  # what the views explain by default: the paper's and ours
@@ -46,10 +45,7 @@ def missing_package(name: str) -> tuple[str, str] | None:
     if not embeds(name):
         return None
     found = method(name)
-    embedder = getattr(found.params(), found.role_field(EMBEDDER))
-    factory = embedder if isinstance(embedder, Embedder) else (EMBEDDERS.resolve(str(embedder)) or (None, ()))[0]
-    needs = getattr(factory, "needs", None)
-    return needs if needs and importlib.util.find_spec(needs[0]) is None else None
+    return missing_module(getattr(found.params(), found.role_field(EMBEDDER)))
 
 
 def find_case(data: str | Path, question_id: str) -> Case:

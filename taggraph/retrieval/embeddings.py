@@ -33,6 +33,7 @@ batches of `batch_size`.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import shutil
 import tempfile
@@ -333,6 +334,17 @@ def resolve_device(device: str = "auto") -> str:
         raise ConfigError(f"--device cuda: torch {torch.__version__} sees no CUDA device (a CPU build, or no GPU); "
                           "see the README on installing a CUDA torch")
     return "cpu"
+
+
+def missing_module(embedder: str | Embedder) -> tuple[str, str] | None:
+    """(module, what installs it) when `embedder` (a name or an object) imports a module that is not installed
+    (`Embedder.needs`); None otherwise, an unknown name too (`get_embedder` says why)."""
+    if isinstance(embedder, Embedder):
+        needs = embedder.needs
+    else:
+        found = EMBEDDERS.resolve(embedder)
+        needs = getattr(found[0], "needs", None) if found else None
+    return needs if needs and importlib.util.find_spec(needs[0]) is None else None
 
 
 def get_embedder(name: str | Embedder = "minilm", device: str = "auto") -> Embedder:

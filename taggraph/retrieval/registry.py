@@ -99,10 +99,10 @@ class Method:
 
 
 def _shown(value: Any) -> str:
-    """A refused value in a one-line error: its repr, an object (an embedder) by its class and `name` rather than
-    by its address."""
-    shown = repr(value)
-    return f"a {type(value).__name__} named {recorded(value)!r}" if " object at 0x" in shown else shown
+    """A refused value in a one-line error: its repr; an object with a `name` (an embedder) by its class and name,
+    not by its address."""
+    name = getattr(value, "name", None)
+    return f"a {type(value).__name__} named {name!r}" if isinstance(name, str) else repr(value)
 
 
 _BOUNDS = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}

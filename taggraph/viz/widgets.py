@@ -106,6 +106,11 @@ def page_frame(page: str, height: int = 900, fit: bool = True):
     return iframe(page, height, fit)
 
 
+def gold_line(case: Any, gold: Sequence[str]) -> str:
+    """A question's gold notes as the panels print them; none said as such (an abstention question's too)."""
+    return ", ".join(gold) or ("(none: abstention question)" if case.is_abstention else "(none)")
+
+
 def question_header(case: Any, notes: int, asked: str, gold: Sequence[str], answer: str) -> str:
     """The header of 04's question (cell and panel): the case, what was asked and, for the dataset's question,
     its answer and gold notes (an abstention question's answer may be empty: it is still the dataset's
@@ -113,8 +118,7 @@ def question_header(case: Any, notes: int, asked: str, gold: Sequence[str], answ
     head = f"{case.case_id} ({case.question_type}), {notes} notes\nasked: {asked}\n"
     if asked != case.question:
         return head + "your own question: no gold notes"
-    none = "(none: abstention question)" if case.is_abstention else "(none)"
-    return head + f"answer: {answer or '(none given)'}\ngold notes: {', '.join(gold) or none}"
+    return head + f"answer: {answer or '(none given)'}\ngold notes: {gold_line(case, gold)}"
 
 
 def slider_max(k: int, least: int = 20) -> int:
@@ -179,8 +183,7 @@ def graph_panel(questions: OpenQuestions, question: str, method: str = "Adaptive
         opened = questions[question]
         case, store, retrievers, gold = opened.case, opened.store, opened.retrievers, opened.gold
         ordered = {m: retrievers[m] for m in sorted(retrievers, key=lambda m: m != method)}  # the page starts on it
-        none = "(none: abstention question)" if case.is_abstention else "(none)"
-        yield Pretty(f"{case.case_id} ({case.question_type}): {case.question}\ngold notes: {', '.join(gold) or none}"
+        yield Pretty(f"{case.case_id} ({case.question_type}): {case.question}\ngold notes: {gold_line(case, gold)}"
                      f"\nringed first: the top {k} of {method}")
         page = graph_html(store, question=case.question,
                           results_by_method=retrieve_all(store, case.question, ordered, asked_on=case.asked_on),
