@@ -280,7 +280,7 @@ def _declarations(module: str, label: str) -> list[tuple[str, str, str | None, d
     if f"{label}.builtin(" not in text:
         return []
     found = []
-    for node in _tree(module):
+    for node in module_tree(module):
         for call in getattr(node, "decorator_list", ()):
             if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "builtin" \
                     and isinstance(call.func.value, ast.Name) and call.func.value.id == label:
@@ -300,11 +300,11 @@ def source_class(spec: str) -> ast.ClassDef | None:
     """The class ``module:Class`` names as `ast` reads it from its module's source, the module not imported;
     None when there is no source or no such top-level class."""
     module, _, name = spec.partition(":")
-    return next((n for n in _tree(module) if isinstance(n, ast.ClassDef) and n.name == name), None)
+    return next((n for n in module_tree(module) if isinstance(n, ast.ClassDef) and n.name == name), None)
 
 
 @lru_cache(maxsize=1)  # the module a scan has just read: the hooks of its built-ins read it again
-def _tree(module: str) -> list[ast.stmt]:
+def module_tree(module: str) -> list[ast.stmt]:
     """The top-level statements of `module`'s source ([] without source)."""
     source = _source(module)
     return ast.parse(source[1], source[0]).body if source else []

@@ -4,8 +4,11 @@ points read once), and run-time registrations carried to worker processes."""
 
 from __future__ import annotations
 
+import ast
 import os
 import pickle
+import pkgutil
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +21,7 @@ from taggraph.errors import ConfigError
 from taggraph.extraction import get_extractor, register_extractor
 from taggraph.extraction.llm import OllamaExtractor
 from taggraph.extraction.registry import EXTRACTORS, backend
-from taggraph.registry import Registry, load_attr, with_registered
+from taggraph.registry import Registry, load_attr, module_tree, with_registered
 from taggraph.retrieval.embeddings import EMBEDDERS, StaticEmbedder, get_embedder
 from taggraph.retrieval.base import Component
 from taggraph.retrieval.registry import METHODS, ablations_of, components
@@ -239,3 +242,41 @@ def test_extractor_capabilities_are_attributes_of_the_backend():
     assert backend("ollama:llama3.2") is OllamaExtractor and OllamaExtractor.served and OllamaExtractor.reads_prompt
     assert not getattr(backend("offline"), "served", False) and not getattr(backend("none"), "reads_prompt", False)
     assert {"gguf:PATH", "none", "offline", "offline-v2", "ollama:MODEL", "openai:MODEL"} <= set(EXTRACTORS)
+
+
+TOY_FORMAT = '''"""A toy format: a file whose first line is TOY."""
+from pathlib import Path
+
+from taggraph.datasets.base import DatasetFormat
+
+DETECT_ORDER = 15  # between LongMemEval and LoCoMo
+
+
+def detect(path: Path) -> bool:
+    return path.is_file() and path.read_bytes().startswith(b"TOY")
+
+
+FORMAT = DatasetFormat(name="toy", expects="a file starting TOY", detect=detect, load=lambda path, limit=None: [])
+'''
+
+
+def test_a_builtin_format_is_one_module_declaring_its_place_in_detection(tmp_path):
+    shutil.copytree(REPO / "taggraph", tmp_path / "taggraph", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "taggraph" / "datasets" / "toy.py").write_text(TOY_FORMAT)
+    (tmp_path / "data.toy").write_text("TOY\n")
+    code = ("import taggraph.datasets as d; from taggraph.datasets.registry import detect_format; "
+            "print(d.format_names()); print(detect_format('data.toy').name)")
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path,
+                           env={**os.environ, "PYTHONPATH": str(tmp_path)}).stdout.splitlines()
+    assert shown == ["['longmemeval', 'toy', 'locomo', 'atant', 'generic-past', 'generic']", "toy"]
+
+
+def test_every_module_defining_a_format_declares_its_place_in_detection():
+    """A format module without DETECT_ORDER would be left out of detection without a word."""
+    package = sys.modules["taggraph.datasets"]
+    defines = {m.name for m in pkgutil.iter_modules(package.__path__, "taggraph.datasets.")
+               if any(isinstance(node, ast.Assign) and "DatasetFormat(" in ast.unparse(node.value)
+                      for node in module_tree(m.name))}
+    assert defines == {"taggraph.datasets." + m for m in ("longmemeval", "locomo", "atant", "generic")}
+    assert all(datasets._detect_order(m) is not None for m in defines)
+    assert [f.name for f in datasets.builtin_formats()] == ["longmemeval", "locomo", "atant", "generic-past", "generic"]

@@ -266,15 +266,16 @@ def detect(path: Path) -> bool:
     return isinstance(first, dict) and "history" in first and ({"role", "text"} <= set(first) or "question" in first)
 
 
+DETECT_ORDER = 90  # this module's place in format detection (last: your own JSON Lines, the loosest test)
 # Questions that name `gold_notes` are judged at note level too, as LoCoMo's evidence is (the others left out).
 NOTE_METRICS = OwnMetrics("taggraph.evaluation.benchmark_metrics:locomo_metrics", ("MRR", "Success@5", "R@5", "R@10"),
                           where=(("level", "note"), ("category", "all")), prefix="note_")
 
-FORMAT = DatasetFormat(
-    name="generic", expects=f"a folder with turns.jsonl and questions.jsonl (your own data, see the README; dates "
-                            f"{DATE_FORMATS})", detect=detect, load=load, reads=files, metrics=NOTE_METRICS)
 # Chosen by name only (--format generic-past): the same files, sessions dated after their question left out.
 PAST_FORMAT = DatasetFormat(
     name="generic-past", expects="the generic format's files; each question's history without the sessions dated "
                                  "after it", detect=lambda path: False, load=load_past, reads=files,
     metrics=NOTE_METRICS)
+FORMAT = DatasetFormat(
+    name="generic", expects=f"a folder with turns.jsonl and questions.jsonl (your own data, see the README; dates "
+                            f"{DATE_FORMATS})", detect=detect, load=load, reads=files, metrics=NOTE_METRICS)

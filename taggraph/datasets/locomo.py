@@ -198,6 +198,7 @@ def load(path: Path, limit: int | None = None) -> tuple[list[LocomoCase], list]:
                                   path))
 
 
+DETECT_ORDER = 20  # this module's place in format detection (after LongMemEval: a JSON list of LoCoMo conversations)
 FORMAT = DatasetFormat(
     name="locomo", expects="a JSON list of LoCoMo samples ('conversation', 'qa')", detect=detect, load=load,
     title="LoCoMo", case_type=LocomoCase,

@@ -2,7 +2,8 @@
 
 Built in: longmemeval, locomo, atant and generic (your own JSON Lines; `taggraph.datasets.generic`).
 Each lives in its own module as ``FORMAT``, a `DatasetFormat` (detection, loading, abstention rule and
-gold notes by its loader, own metrics); they are declared below, in detection order. An installed package
+gold notes by its loader, own metrics), beside ``DETECT_ORDER``, the module's place in detection order:
+adding a built-in format is adding one module (`builtin_formats`). An installed package
 adds one with an entry point in the group ``taggraph.datasets`` naming a `DatasetFormat` or a function
 returning one (``myformat = mypackage.data:FORMAT``), or at run time with `register_format`. Names are
 resolved by `FORMATS`, a `taggraph.registry.Registry`: an installed format never replaces a built-in one
@@ -11,19 +12,23 @@ resolved by `FORMATS`, a `taggraph.registry.Registry`: an installed format never
 
 from __future__ import annotations
 
+import ast
+import importlib
 import json
+import pkgutil
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from taggraph.datasets import atant, generic, locomo, longmemeval
+from taggraph.datasets import generic, longmemeval
 from taggraph.datasets.base import (Case, DatasetError, DatasetFormat, DataWarning, case_warnings, check_data_path,
                                     check_ids, data_checksum, head)
 from taggraph import plugins
 from taggraph.errors import ConfigError
-from taggraph.registry import Registry, load_attr
+from taggraph.registry import Registry, load_attr, module_tree
 
 ENTRY_POINTS = "taggraph.datasets"
 
@@ -40,8 +45,29 @@ def _adopt(name: str, found: Any) -> DatasetFormat:
     return found
 
 
+def _detect_order(module: str) -> int | None:
+    """The literal ``DETECT_ORDER = n`` at the top of `module`'s source (read, not imported), or None."""
+    for node in module_tree(module):
+        if isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == ["DETECT_ORDER"]:
+            return ast.literal_eval(node.value)
+    return None
+
+
+def builtin_formats() -> list[DatasetFormat]:
+    """The formats of this package's modules that declare ``DETECT_ORDER``, tried in that order (the loosest
+    test, your own JSON Lines, last); a module's formats in the order it defines them."""
+    found = []
+    for module in pkgutil.iter_modules(sys.modules[__package__].__path__, f"{__package__}."):
+        order = _detect_order(module.name)
+        if order is not None:
+            found.append((order, module.name))
+    formats = [value for _, name in sorted(found) for value in vars(importlib.import_module(name)).values()
+               if isinstance(value, DatasetFormat)]
+    return list({id(fmt): fmt for fmt in formats}.values())  # a format another module imports counts once
+
+
 FORMATS = Registry("dataset format", ENTRY_POINTS, adopt=_adopt)
-for _format in (longmemeval.FORMAT, locomo.FORMAT, atant.FORMAT, generic.PAST_FORMAT, generic.FORMAT):
+for _format in builtin_formats():
     FORMATS.builtin(_format.name, _format)
 
 
