@@ -104,6 +104,9 @@ def test_baseline_row_reads_as_the_baseline_and_charts_keep_the_tables_method_or
     assert view.set_index("method").loc["BM25", ["ΔMRR vs BM25", "p", "sig"]].tolist() == ["— (baseline)", "—", "—"]
     pages = report_pages(result, "demo", "demo", None)
     assert "nan" not in pages["report.md"].lower() and "— (baseline)" in pages["report.md"]
+    tie_rows = pages["report.md"].split("MRR_from_tie_order per question type:")[1].split("##")[0]
+    cells = re.findall(r"\|\s+(-?\d[\d.]*)\s+\|\s+(-?\d[\d.]*)\s+\|\n", tie_rows)
+    assert cells and all(re.fullmatch(r"-?\d\.\d{3}", c) for row in cells for c in row)  # 0.000, never 0
     head = re.search(r"<table[^>]*summary[^>]*>.*?</tr>", pages["report.html"], re.S).group(0)
     assert re.findall(r"<th>(.*?)</th>", head)[:5] == ["method", "n", "MRR", "MRR_tieavg", "ΔMRR vs BM25"]
     assert recall_chart(result.per_type, methods).layout.xaxis.categoryarray == tuple(methods)

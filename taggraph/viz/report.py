@@ -156,13 +156,14 @@ def _markdown_text(value):
     return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
 
 
-def markdown_table(table: pd.DataFrame, index: bool = True) -> str:
+def markdown_table(table: pd.DataFrame, index: bool = True, decimals: int = 3) -> str:
     """`table` as a Markdown table whose text cells, column names and index labels (question types and method
-    names from data) render as the text they are (`_markdown_text`)."""
+    names from data) render as the text they are (`_markdown_text`); every number column with `decimals` places
+    (0 as 0.000, not 0)."""
     shown = table.rename(columns=_markdown_text, index=_markdown_text)
     for column in shown.select_dtypes(include=["object", "string"]).columns:
         shown[column] = shown[column].map(_markdown_text)
-    return shown.to_markdown(index=index)
+    return shown.to_markdown(index=index, floatfmt=f".{decimals}f")
 
 
 def markdown_report(result, title: str, data_label: str, benchmark: str | None) -> str:
@@ -187,7 +188,8 @@ def markdown_report(result, title: str, data_label: str, benchmark: str | None) 
     for method, lines in result.verdicts.items():
         parts += [f"## Does each component of {method} earn its keep?", "", *[f"- {line}" for line in lines], ""]
     parts += ["## Success@k per question type (the paper's appendix G recall@k; %)", "",
-              markdown_table(per_type_table(result.per_type, list(result.summary["method"])), index=False), ""]
+              markdown_table(per_type_table(result.per_type, list(result.summary["method"])), index=False,
+                             decimals=1), ""]
     return "\n".join(parts)
 
 
