@@ -221,6 +221,10 @@ def test_each_method_draws_its_own_walk_and_where_it_stops(walk_page, tmp_path):
     assert {f"{star}|topic:4", "concept:activity/travel/hiking|topic:4",
             "concept:location|concept:location/bay_trail"} <= set(basic["thick"])
     assert basic["stops"] == [] and "Its own walk to it (thick)" in basic["walk"]
+    # demo_s45#0, drawn because other methods rank it above the gold note, was reached by Basic too (its session
+    # #2, by hiking -> topic -> note): that route is Basic's own, thick, never a path it "did not take"
+    other = "file:demo_s45#0"
+    assert any(touches(e, other) for e in basic["thick"]) and not any(touches(e, other) for e in basic["dashed"])
     # BM25 walks no graph: nothing thick, its own evidence in words
     assert bm25["thick"] == [] and "does not walk the graph" in bm25["walk"] and "'trail'" in bm25["walk"]
 

@@ -105,15 +105,22 @@ def test_verdict_words():
 
 
 def test_one_tie_order_rule_on_notes_and_sessions():
-    from taggraph.viz.explain import session_place, tie_order_only
+    from taggraph.viz.explain import session_place, tie_order_only, verdict
     assert tie_order_only([0, 0, 0, 0, 0, 0], [False, False, False, True, False, False], 5)  # score 0, 6 tied
     assert not tie_order_only([0, 0, 0], [False, True, False], 5)  # every order keeps it in the top 5
     assert tie_order_only([3, 2, 2, 2, 2, 2, 1], [False, False, True, False, False, False, False], 5)  # not 0
     assert not tie_order_only([3, 2, 1, 1], [False, True, False, False], 1)  # outside the top k: a miss, not a tie
     # sessions each once at their best note: 'a' ranks 2nd by sessions, its notes 2nd and 4th
     place = session_place(["b", "a", "b", "a", "c", "d"], [0.9, 0, 0, 0, 0, 0], {"a"}, 2)
-    assert place == (2, 0.0, True, False)  # b, then a, c, d tied at 0 for the second place
-    assert session_place(["b", "a", "c"], [0.9, 0.5, 0], {"a"}, 2) == (2, 0.5, False, False)
+    assert place[:5] == (2, 0.0, True, False, 2)  # b, then a, c, d tied at 0 for the second place
+    assert place.rr_tieavg == pytest.approx((1 / 2 + 1 / 3 + 1 / 4) / 3)
+    assert session_place(["b", "a", "c"], [0.9, 0.5, 0], {"a"}, 2) == (2, 0.5, False, False, 0, None)
+    # first, but tied with one other session: in the top 2 either way, yet its rank 1 rests on tie order
+    place = session_place(["a", "b", "c"], [2.5, 2.5, 1], {"a"}, 2)
+    assert place == (1, 2.5, False, False, 1, 0.75)
+    words, cls = verdict(type("E", (), {"rank": 1})(), place, 2, 40, 3)
+    assert cls == "hit" and words == ("session rank 1 (note rank 1): in the top 2 by sessions; the rank rests on tie "
+                                      "order (score 2.5, tied with 1 other session(s)): tie-averaged RR 0.750, not 1.000")
     assert session_place(["b", "a"], [0.9, 0.5], {"a"}, 2, depth=1).rank is None  # beyond the depth
     assert not session_place(["b", "a", "c"], [None, None, None], {"a"}, 2).tie  # scores unknown
 
@@ -232,6 +239,7 @@ def test_the_pages_rule_agrees_with_the_report_on_every_demo_question():
     from taggraph.experiments.bench import run_bench
     from taggraph.retrieval import build_retrievers
     from taggraph.viz.explain import ranking_place
+    from taggraph.viz.graphview import Ranking
     from taggraph.viz.report import first_gold_ranks
 
     cases = load_dataset(DEMO_DATA)
@@ -249,6 +257,12 @@ def test_the_pages_rule_agrees_with_the_report_on_every_demo_question():
             first = None if pd.isna(row["first_gold"]) else int(row["first_gold"])
             assert place.rank == first, (case.case_id, m)
             assert place.tie == (first is not None and first <= 5 and row["Success@5_tieavg"] < 1), (case.case_id, m)
+            if first is not None:  # and the page's tie-averaged RR is the report's
+                shown = place.rr_tieavg if place.rr_tieavg is not None else 1 / first
+                assert shown == pytest.approx(row["RR_tieavg"]), (case.case_id, m)
+            ranking = Ranking((store.notes[i].note_id, x) for i, x in r.rank(case.question, len(store),
+                                                                              asked_on=case.question_date))
+            assert ranking.place(store, set(row["gold_session_ids"]), 5, 40) == place  # the graph page's, the same
             ties += place.tie
     assert ties >= 2  # demo_q07 and demo_q08 have some
 

@@ -127,8 +127,8 @@ def summarize(exp: Explanation, store: MemoryStore | None = None) -> str:
         parts.append(exp.evidence.summary)
     if exp.outranked_by:
         o = exp.outranked_by[-1]
-        parts.append(f"just above it: note {o['note_id']} (rank {o['rank']}) scores {_number(o['score'])} "
-                     f"(+{_number(o['margin'])})")
+        margin = "tie: above it by note order" if same_score(o["score"], exp.score) else f"+{_number(o['margin'])}"
+        parts.append(f"just above it: note {o['note_id']} (rank {o['rank']}) scores {_number(o['score'])} ({margin})")
     return "; ".join(parts)
 
 
@@ -266,6 +266,17 @@ class SessionPlace(NamedTuple):
     score: float | None  # that session's score (its best note's)
     tie: bool  # in the top k only by tie order (`tie_order_only`)
     tie_outside: bool = False  # outside the top k only by tie order: some order of the ties brings it in
+    tied_with: int = 0  # other sessions sharing its score, when its rank rests on their order (RR != RR_tieavg)
+    rr_tieavg: float | None = None  # then the expected RR over every order of those ties
+
+
+def rank_tie(scores: Sequence[float], relevant: Sequence[bool], first: int) -> dict:
+    """`tied_with` and `rr_tieavg` of a `SessionPlace` whose first relevant session is at `first` (0-based) of
+    `scores` (descending): empty when no order of the ties moves its reciprocal rank."""
+    rr = tie_averaged(scores, relevant, ())["RR_tieavg"]
+    if abs(rr - 1 / (first + 1)) <= 1e-12:
+        return {}
+    return {"tied_with": sum(same_score(x, scores[first]) for x in scores) - 1, "rr_tieavg": rr}
 
 
 def session_place(session_ids: Sequence[str], scores: Sequence[float | None], targets: set[str], k: int,
@@ -283,7 +294,8 @@ def session_place(session_ids: Sequence[str], scores: Sequence[float | None], ta
     known = None not in scores
     tie = known and tie_order_only([s for _, s in pairs], relevant, k)
     outside = known and first >= k and tie_averaged([s for _, s in pairs], relevant, (k,))[f"Success@{k}_tieavg"] > 0
-    return SessionPlace(first + 1, pairs[first][1], tie, outside)
+    return SessionPlace(first + 1, pairs[first][1], tie, outside,
+                        **(rank_tie([s for _, s in pairs], relevant, first) if known else {}))
 
 
 def verdict(e: Explanation, place: SessionPlace, k: int, depth: int, n_notes: int) -> tuple[str, str]:
@@ -303,9 +315,12 @@ def verdict(e: Explanation, place: SessionPlace, k: int, depth: int, n_notes: in
         return f"{ranks} only by tie order {why}", "tie"
     if place.tie_outside:
         return f"{ranks}, outside the top {k} only by tie order {why}", "tie"
+    rests = (f"; the rank rests on tie order (score {_number(place.score)}, tied with {place.tied_with} other "
+             f"session(s)): tie-averaged RR {place.rr_tieavg:.3f}, not {1 / place.rank:.3f}"
+             if place.rr_tieavg is not None else "")
     if place.rank <= k:
-        return f"{ranks}: in the top {k} by sessions", "hit"
-    return f"{ranks}, outside the top {k}", "near"
+        return f"{ranks}: in the top {k} by sessions{rests}", "hit"
+    return f"{ranks}, outside the top {k}{rests}", "near"
 
 
 # 'ranked R of N notes: ' and its tie-order form (the verdict says both)

@@ -58,11 +58,12 @@ import pyvis
 
 from taggraph.graph import concept_node, file_node
 from taggraph.atomic import atomic_write
-from taggraph.evaluation.metrics import session_scores
+from taggraph.evaluation.metrics import session_scores, tie_averaged
 from taggraph.retrieval import DEFAULT_DEPTH, Explanation, Retriever
 from taggraph.store import MemoryStore
 from taggraph.text import query_tokens, snippet
-from taggraph.viz.explain import SessionPlace, evidence_text, links_html, tie_order_only, verdict, walk_routes
+from taggraph.viz.explain import (SessionPlace, evidence_text, links_html, rank_tie, tie_order_only, verdict,
+                                  walk_routes)
 from taggraph.viz.names import node_names
 
 VIS_DIR = Path(pyvis.__file__).parent / "templates" / "lib" / "vis-9.1.2"
@@ -258,8 +259,8 @@ class Ranking(list):
     _sessions: tuple | None = None
 
     def place(self, store: MemoryStore, sessions: set[str], k: int, depth: int) -> SessionPlace:
-        """`explain.session_place` of the first of `sessions`: the same place, at the cost of the sessions asked
-        about (and of the whole ranking once, or when a top-`k` place may be owed to tie order)."""
+        """`explain.session_place` of the first of `sessions`: the same place (a test holds them equal), the
+        ranking's sessions read once per ranking, its ties once per call."""
         if self._sessions is None:
             ids = [store.by_id[n].session_id for n, _ in self]
             pairs = session_scores(ids, [0.0 if s is None else s for _, s in self], len(ids))
@@ -272,8 +273,11 @@ class Ranking(list):
         first = min((order[s] for s in sessions if s in order), default=None)
         if first is None or first_note[pairs[first][0]] >= depth:
             return SessionPlace(None, None, False)
-        tie = first < k and known and tie_order_only([x for _, x in pairs], [sid in sessions for sid, _ in pairs], k)
-        return SessionPlace(first + 1, pairs[first][1], tie)
+        scores, relevant = [x for _, x in pairs], [sid in sessions for sid, _ in pairs]
+        tie = first < k and known and tie_order_only(scores, relevant, k)
+        outside = known and first >= k and tie_averaged(scores, relevant, (k,))[f"Success@{k}_tieavg"] > 0
+        return SessionPlace(first + 1, pairs[first][1], tie, outside,
+                            **(rank_tie(scores, relevant, first) if known else {}))
 
 
 def _rankings(results_by_method: Mapping[str, Sequence] | None) -> dict[str, Ranking]:
@@ -373,7 +377,8 @@ def explained_subgraph(store: MemoryStore, ug: nx.Graph, matched: Iterable[str],
     """The nodes that explain why the methods that miss (`missed_by`; every method when none does) rank
     the gold notes where they do: the question's matched concepts, every gold note, the best note of each
     of the first `k` sessions each such method ranks above its first gold session (what its rings mark), the edges each method says it walked (its
-    explanation's ``walk``: all of them to the gold notes, the first route to the others) and where its
+    explanation's ``walk``: all of them to the gold notes, the first route to each of those other notes, whichever
+    method ranks them there: a drawn note a method reached is never shown as a path it did not take) and where its
     walk to a gold note stopped (``walk_breaks``), and, for every one of these notes, a shortest path from
     the matched concepts (the question's possible link, 'question concept -> tag -> topic -> note') or
     else its topic. `givers`: method -> the note that gives its first gold session its rank (`rank_giver`),
@@ -401,7 +406,7 @@ def explained_subgraph(store: MemoryStore, ug: nx.Graph, matched: Iterable[str],
                 if b["node"] in ug:
                     nodes.append(b["node"])
                     breaks.setdefault(b["node"], {}).setdefault(m, b["why"])
-        for note in targets.get(m, []):
+        for note in dict.fromkeys(n for t in targets.values() for n in t):  # every ringed note, not only its own
             walk(walk_of(by_note.get(note), file_node(note)) or [], m)
     notes = list(dict.fromkeys([file_node(g) for g in gold] + [file_node(n) for n in (givers or {}).values() if n]
                                + [file_node(n) for t in targets.values() for n in t]))
