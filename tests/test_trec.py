@@ -153,9 +153,12 @@ def test_a_run_folder_holds_trec_runs_and_qrels_that_score_to_the_report(tmp_pat
         assert theirs[nDCG @ 10] == pytest.approx(summary.loc[method, "nDCG@10"], abs=1e-12), method
 
 
-def test_the_note_level_files_score_to_locomo_s_note_metrics(tmp_path):
+@pytest.mark.parametrize("data", ["locomo/locomo_tiny.json", "generic"])
+def test_the_note_level_files_score_to_the_note_metrics(tmp_path, data):
+    """LoCoMo's evidence and your own data's `gold_notes` are judged at note level; a question whose data names no
+    gold note (4 of the generic fixture's 6) is in neither the note metrics nor qrels.notes.txt."""
     out = tmp_path / "run"
-    res = runner.invoke(app, ["bench", "--data", str(FIXTURES / "locomo" / "locomo_tiny.json"), "--methods",
+    res = runner.invoke(app, ["bench", "--data", str(FIXTURES / data), "--methods",
                               "BM25,TagGraph-TFIDF", "--extractor", "offline", "--miss-pages", "0", "--out", str(out)])
     assert res.exit_code == 0, res.output
     notes = pd.read_csv(out / "benchmark_metrics.csv")
@@ -164,6 +167,8 @@ def test_the_note_level_files_score_to_locomo_s_note_metrics(tmp_path):
         theirs = trec_scores_of(out, method, "notes")
         assert theirs[RR] == pytest.approx(notes.loc[method, "MRR"], abs=1e-12), method
         assert theirs[Success @ 1] == pytest.approx(notes.loc[method, "Success@1"], abs=1e-12), method
+    judged = {q.query_id for q in ir_measures.read_trec_qrels(str(out / "trec" / "qrels.notes.txt"))}
+    assert len(judged) == notes.loc["BM25", "n"]
 
 
 def test_a_run_read_from_session_files_has_no_note_level_and_score_reads_the_folder_s_own_data(tmp_path):

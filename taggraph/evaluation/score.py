@@ -299,9 +299,12 @@ def trec_scores(scores: Sequence[float]) -> list[np.float32]:
 
 
 def _trec_run(rankings: pd.DataFrame, ranked: str, scored: str, name: str) -> str:
-    """One TREC run line per ranked item of each row; without scores (another system's run) the scores
-    count down from the ranking's length."""
+    """One TREC run line per ranked item of each row but abstention questions' (judged by no metric, they are in
+    no qrels, and ranx refuses a run holding questions its qrels lack); without scores (another system's run)
+    the scores count down from the ranking's length."""
     lines = []
+    if "abstention" in rankings:
+        rankings = rankings[~rankings["abstention"].astype(bool)]
     for qid, ids, scores in zip(rankings["question_id"], rankings[ranked],
                                 rankings[scored] if scored in rankings else [None] * len(rankings)):
         ids = list(ids) if isinstance(ids, (list, tuple)) else []

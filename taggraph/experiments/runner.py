@@ -171,13 +171,11 @@ class MemoryRun:
     def ask(self, case: Case, k: int, **extra: Any) -> list[dict[str, Any]]:
         """One ranking row per method for `case`'s question at retrieval depth `k`, plus `extra` columns.
 
-        Besides the ranked notes and their de-duplicated sessions, a row holds the gold notes (the case's,
-        else every note of its gold sessions), the notes' scores
+        Besides the ranked notes and their de-duplicated sessions, a row holds the gold notes the data names
+        (none when it names none: the note metrics and ``qrels.notes.txt`` leave such a question out), the notes' scores
         (``ranked_scores``), each session's score (``ranked_session_scores``: its best note's) and the
         sessions a tie at the depth cut leaves out (``tied_beyond_depth``, `tied_beyond`), which the
         tie-aware metrics need (`taggraph.evaluation.metrics.tie_metrics`)."""
-        gold = set(case.gold_session_ids)
-        gold_notes = list(case.gold_note_ids) or [n.note_id for n in self.store.notes if n.session_id in gold]
         rows = []
         for name in self.methods:
             with method_errors(name, case.case_id):  # a method's failure names it and the question
@@ -192,7 +190,7 @@ class MemoryRun:
                          **extra, "notes": len(self.store),
                          "ranked_session_ids": [sid for sid, _ in sessions],
                          "gold_session_ids": list(case.gold_session_ids),
-                         "ranked_note_ids": [r.note_id for r in results], "gold_note_ids": gold_notes,
+                         "ranked_note_ids": [r.note_id for r in results], "gold_note_ids": list(case.gold_note_ids),
                          "abstention": case.is_abstention,
                          "ranked_scores": [r.score for r in results],
                          "ranked_session_scores": [score for _, score in sessions],
