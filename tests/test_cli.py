@@ -327,6 +327,30 @@ def test_explain_and_graph_say_the_data_s_warnings_in_one_line_each_even_before_
         assert res.exit_code == 0 and (tmp_path / "unused.html").is_file()
 
 
+def test_explain_graph_and_extract_read_data_in_the_format_named(tmp_path):
+    """--format, bench's one option, on explain, graph and extract: generic-past (chosen by name only) leaves out the
+    session dated after the question, which the detected generic keeps."""
+    data = tmp_path / "d"
+    data.mkdir()
+    (data / "turns.jsonl").write_text(
+        '{"history": "h", "session": "s1", "date": "2024-01-05", "role": "user", "text": "I adopted a beagle."}\n'
+        '{"history": "h", "session": "s2", "date": "2024-09-01", "role": "user", "text": "The beagle chews shoes."}\n')
+    (data / "questions.jsonl").write_text(
+        '{"id": "q1", "history": "h", "question": "Which dog?", "date": "2024-05-01", "gold_sessions": ["s1"]}\n')
+    asked = ["--data", str(data), "--question", "q1", "--methods", "BM25", "--extractor", "none"]
+    for fmt, notes in (("", 2), ("generic-past", 1)):
+        chosen = ["--format", fmt] if fmt else []
+        res = runner.invoke(app, ["explain", *asked, *chosen])
+        assert res.exit_code == 0 and f"store: {notes} notes" in res.output, res.output
+        res = runner.invoke(app, ["graph", *asked, *chosen, "--out", str(tmp_path / f"g{fmt}.html")])
+        assert res.exit_code == 0 and ("s2#0" in (tmp_path / f"g{fmt}.html").read_text()) == (notes == 2), res.output
+        stores = tmp_path / f"stores{fmt}"
+        res = runner.invoke(app, ["extract", "--data", str(data), *chosen, "--extractor", "none", "--out", str(stores)])
+        assert res.exit_code == 0 and len(list(stores.glob("*/notes/*.md"))) == notes, res.output
+    bad = runner.invoke(app, ["explain", *asked, "--format", "nope"])
+    assert bad.exit_code == 2 and "unknown format" in bad.output
+
+
 def test_answers_refuses_k_below_one_before_any_run(tmp_path):
     res = runner.invoke(app, ["answers", "--limit", "1", "--k", "0", "--out", str(tmp_path / "a")])
     assert res.exit_code == 2 and "--k must be at least 1" in res.output and not (tmp_path / "a").exists()

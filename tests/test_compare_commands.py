@@ -154,3 +154,42 @@ def test_a_changed_question_with_a_page_in_one_run_gets_the_command_for_the_othe
         assert done.returncode == 0, f"{command}\n{done.stderr}"
     finally:
         page.unlink()
+
+
+def test_a_generic_past_run_gets_commands_that_explain_the_history_it_ran_over(tmp_path):
+    """A run over --format generic-past (a format chosen by name only: detection reads the folder as generic,
+    keeping the session dated after the questions) prints explain commands that name the format, and each, run
+    as printed, explains the run's history (2 notes, not 3) with each method's gold session at the run's rank."""
+    import re
+
+    import pandas as pd
+
+    data = tmp_path / "past"
+    data.mkdir()
+    turns = [("s1", "2024-01-05", "I adopted a beagle puppy called Pixel."),
+             ("s2", "2024-02-01", "I signed up for the Lisbon half marathon."),
+             ("s3", "2024-09-01", "My beagle puppy now chews the marathon shoes I bought for Lisbon.")]
+    (data / "turns.jsonl").write_text("".join(json.dumps({"history": "h", "session": s, "date": d, "role": "user",
+                                                          "text": t}) + "\n" for s, d, t in turns))
+    questions = [("q1", "Which race in Lisbon did I sign up for?", "s2"), ("q2", "What breed is my puppy?", "s1")]
+    (data / "questions.jsonl").write_text("".join(json.dumps({"id": q, "history": "h", "question": text,
+                                                              "date": "2024-05-01", "gold_sessions": [gold]}) + "\n"
+                                                  for q, text, gold in questions))
+    run, out = tmp_path / "run", tmp_path / "cmp"
+    res = runner.invoke(app, ["bench", "--data", str(data), "--format", "generic-past", "--methods",
+                              "BM25,AdaptiveGraph", "--extractor", "none", "--miss-pages", "0", "--out", str(run)])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["compare", str(run), "--pair", "BM25=AdaptiveGraph", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    rankings = pd.read_csv(run / "rankings.csv").set_index(["question_id", "method"])["RR"]
+    commands = page_commands(out)
+    assert len(commands) == 2 and all(" --format generic-past " in c for c in commands), commands
+    for command in commands:
+        done = run_as_printed(command, tmp_path)
+        assert done.returncode == 0, f"{command}\n{done.stderr}"
+        args = shlex.split(command)
+        question = args[args.index("--question") + 1]
+        assert "store: 2 notes" in done.stdout, done.stdout
+        for method in ("BM25", "AdaptiveGraph"):
+            rank = round(1 / rankings[(question, method)])
+            assert re.search(rf"^{method}: session rank {rank} ", done.stdout, re.M), (command, done.stdout)

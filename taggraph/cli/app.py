@@ -258,6 +258,12 @@ def format_help() -> str:
     return f"{' | '.join(format_names())} (default: detect from the content).{broken}"
 
 
+def format_option():
+    """--format, as every command reading --data takes it: a registered format's name (one chosen by name only,
+    such as generic-past, included), passed to `load_data`; None detects the format from the content."""
+    return typer.Option(None, "--format", help=format_help())
+
+
 def data_help(default: str = "the bundled demo") -> str:
     """--data's help: what each registered dataset format reads (installed ones included), from the registry."""
     from taggraph.datasets import formats

@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, checked_extractor, command, data_help, embedder_help,
-                              extractor_backend, extractor_names, format_help, key_values, load_data, method_params,
+                              extractor_backend, extractor_names, format_option, key_values, load_data, method_params,
                               methods_option, positive, served_extractors, timeout_option)
 from taggraph.cli.app import EXTRACTOR_HELP
 from taggraph.config import DEFAULT_EXTRACTOR
@@ -57,7 +57,7 @@ def save_with_reports(result, out: Path, dataset, force: bool, miss_pages: int =
 @command()
 def bench(
     data: Path = typer.Option(DEFAULT_DATA, help=DATA_HELP),
-    fmt: Optional[str] = typer.Option(None, "--format", help=format_help()),
+    fmt: Optional[str] = format_option(),
     out: Optional[Path] = typer.Option(None, help="Run folder; default runs/<time>-<data name>."),
     force: bool = typer.Option(False, help="Replace an existing, non-empty run folder."),
     methods: Optional[str] = typer.Option(None, help="Comma-separated method names; default: the paper's seven."),
@@ -108,7 +108,7 @@ def bench(
 @command()
 def embed(
     data: Path = typer.Option(DEFAULT_DATA, help=DATA_HELP),
-    fmt: Optional[str] = typer.Option(None, "--format", help=format_help()),
+    fmt: Optional[str] = format_option(),
     methods: Optional[str] = typer.Option(None, help="Comma-separated dense methods; default: OpenClaw,OC-notes."),
     limit: Optional[int] = typer.Option(None, help="Only the first N questions."),
     per_type: Optional[int] = typer.Option(None, help="Only the first N questions of each question type."),
@@ -132,6 +132,7 @@ def embed(
 @command()
 def extract(
     data: Path = typer.Option(DEFAULT_DATA, help=DATA_HELP),
+    fmt: Optional[str] = format_option(),
     out: Path = typer.Option(..., help="Folder for the stores (one sub-folder per case); resumed if present."),
     extractor: str = typer.Option(DEFAULT_EXTRACTOR, help=EXTRACTOR_HELP),
     limit: Optional[int] = typer.Option(None, help="Only the first N questions."),
@@ -151,8 +152,8 @@ def extract(
     from taggraph.experiments.vocabulary import vocabulary_table
 
     positive(concurrency, "--concurrency")
-    refuse_input_as_output(out, [*input_paths(data), *([prompt] if prompt else [])], "extract")
-    cases = load_data(data, limit=limit)
+    refuse_input_as_output(out, [*input_paths(data, fmt), *([prompt] if prompt else [])], "extract")
+    cases = load_data(data, fmt, limit)
     kwargs: dict = {}
     found = extractor_backend(extractor)
     if getattr(found, "reads_prompt", False):
@@ -186,7 +187,7 @@ def score(
     data: Optional[Path] = typer.Option(None, help=data_help(
         "the data the first run folder among the run files records in its run.json (checked against its sha256; "
         "the questions that folder ranks), else the bundled demo")),
-    fmt: Optional[str] = typer.Option(None, "--format", help=format_help()),
+    fmt: Optional[str] = format_option(),
     methods: Optional[str] = typer.Option(None, help="Also run these taggraph methods (comma-separated) beside "
                                                      "the external runs."),
     baseline: Optional[str] = typer.Option(None, help="Compare every run's MRR to this method or run, paired "

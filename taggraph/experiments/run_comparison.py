@@ -35,7 +35,7 @@ import pandas as pd
 
 from taggraph.atomic import refuse_input_as_output
 from taggraph.datasets import Dataset
-from taggraph.datasets.registry import load_cases
+from taggraph.datasets.registry import detect_format, load_cases
 from taggraph.errors import ConfigError, InputError
 from taggraph.evaluation.metrics import dedupe_sessions, judged_rows, score_rankings, session_scores
 from taggraph.evaluation.score import FIRST_IDS, read_rankings_csv
@@ -117,6 +117,18 @@ def read_record(folder: Path) -> dict[str, Any]:
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
         raise InputError(f"{folder}/run.json: config.depth must be a whole number >= 1, got {depth!r}")
     return record
+
+
+def data_options(data: dict[str, Any]) -> list[str]:
+    """The command-line options that read a run's data as it ran, from run.json's `data` record: ``--data PATH``,
+    and ``--format NAME`` whenever the recorded format is not the one detection picks there (a format chosen by
+    name only, such as generic-past; or a path no format detects now)."""
+    path, fmt = str(data["path"]), data.get("format")
+    try:
+        detected = detect_format(path).name
+    except (InputError, ConfigError):  # a DatasetError: gone, or no format detects it
+        detected = None
+    return ["--data", path, *(["--format", str(fmt)] if fmt and fmt != detected else [])]
 
 
 def recorded_data(folders: Iterable[Path]) -> list[Path]:

@@ -7,10 +7,11 @@ question's RR difference and the questions whose RR or tie-aware RR changed, wor
 the first gold rank in each run and a verdict naming a place that rests on tie order (purple).
 Each question links the explain page of either run folder (``misses/<id>.explain.html``, written
 for a run's first missed questions) by a relative path; for a question neither run has a page for,
-the page shows the ``taggraph explain`` command that writes one with that run's data, extractor,
-depth and recorded method parameters (a method known by name only in the Python session that ran
-it is given as the ``module:Class`` run.json records, else the page says so). All text from data
-is HTML-escaped; plotly.js is inlined once, so the page needs no network.
+the page shows the ``taggraph explain`` command that writes one with that run's data (``--format`` when
+the format its run.json records is not the one detected), extractor, depth and recorded method
+parameters (a method known by name only in the Python session that ran it is given as the
+``module:Class`` run.json records, else the page says so). All text from data is HTML-escaped;
+plotly.js is inlined once, so the page needs no network.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 import plotly.graph_objects as go
 
-from taggraph.experiments.run_comparison import PAIR_COLUMNS, Comparison, Run
+from taggraph.experiments.run_comparison import PAIR_COLUMNS, Comparison, Run, data_options
 from taggraph.retrieval import method_names, registered_methods
 from taggraph.viz.report import _CSS, _few_questions, _page_name, _table
 
@@ -42,9 +43,9 @@ def method_spec(run: Run, method: str) -> str | None:
 
 def explain_command(run: Run, question_id: str, methods: list[str], out: str) -> str | None:
     """The `taggraph explain` command that writes `question_id`'s explain page to `out` as `run` ran
-    `methods` (every recorded parameter of a simple type is passed); None for a run without one data
-    file, for methods that ran outside taggraph (no recorded configuration) or that cannot be named
-    on the command line (`method_spec`)."""
+    `methods` (its data read in the format it recorded, `data_options`; every recorded parameter of a simple
+    type is passed); None for a run without one data file, for methods that ran outside taggraph (no recorded
+    configuration) or that cannot be named on the command line (`method_spec`)."""
     config, data = run.record.get("config", {}), run.record.get("data")
     configs = config.get("methods", {})
     known = [m for m in dict.fromkeys(methods) if m in configs]
@@ -53,8 +54,8 @@ def explain_command(run: Run, question_id: str, methods: list[str], out: str) ->
         return None
     params = [f"--param {shlex.quote(f'{m}.{key}={value}')}" for m in known for key, value in configs[m].items()
               if key not in ("method", "origin") and isinstance(value, (bool, int, float, str))]
-    return " ".join(["taggraph explain", f"--data {shlex.quote(str(data['path']))}",
-                     f"--question {shlex.quote(question_id)}", f"--methods {shlex.quote(','.join(specs))}",
+    return " ".join(["taggraph explain", shlex.join(data_options(data)), f"--question {shlex.quote(question_id)}",
+                     f"--methods {shlex.quote(','.join(specs))}",
                      f"--extractor {shlex.quote(str(config.get('extractor')))}", f"--depth {config.get('depth')}",
                      *params, f"--out {shlex.quote(out)}"])
 
