@@ -34,7 +34,7 @@ from taggraph.evaluation.fuse import RRF_K, check_fusion, fuse, run_trec
 from taggraph.evaluation.score import read_rankings_csv, run_lines, trec_name, trec_scores_of
 from taggraph.experiments.bench import BenchResult, add_benchmark_metrics, add_significance, score_external
 from taggraph.atomic import refuse_input_as_output
-from taggraph.experiments.run_comparison import read_record, recorded_data, recorded_dataset
+from taggraph.experiments.run_comparison import data_options, read_record, recorded_data, recorded_dataset
 from taggraph.experiments.run_folders import check_run_folder, save_bench
 from taggraph.retrieval import DEFAULT_DEPTH
 
@@ -64,8 +64,8 @@ def _runs(folder: Path, level: str = "sessions") -> list[str]:
 def rescore_command(folder: Path, data: Any, out: str) -> str:
     """The `taggraph score` command that writes `folder`'s rankings, over its `data` (run.json's), with TREC
     runs into the sibling folder `out`."""
-    path = data.get("path") if isinstance(data, dict) else None
-    return shlex.join(["taggraph", "score", str(folder), *(["--data", str(path)] if path else []),
+    recorded = isinstance(data, dict) and data.get("path")
+    return shlex.join(["taggraph", "score", str(folder), *(data_options(data) if recorded else []),
                        "--out", str(folder.parent / out)])
 
 
