@@ -66,7 +66,7 @@ def _(stores_by, tg):
 
 @app.cell
 def _(stores_by, tg):
-    tg.views.top_level_shares(stores_by)
+    tg.views.chart_view(tg.views.top_level_shares(stores_by))
     return
 
 
@@ -98,8 +98,8 @@ def _(mo, stores):
 @app.cell
 def _(pick, stores, tagger, tg):
     store = stores[pick.value]
-    tg.views.ontology_sunburst(store.ontology,
-                               title=f"Ontology of the history of {store.case_id} by {tagger.value} (area: tag uses)")
+    tg.views.chart_view(tg.views.ontology_sunburst(
+        store.ontology, title=f"Ontology of the history of {store.case_id} by {tagger.value} (area: tag uses)"))
     return (store,)
 
 
@@ -116,8 +116,8 @@ def _(mo):
 
 @app.cell
 def _(px, store, tg):
-    px.histogram(tg.views.top_tags(store.ontology, n=None), x="uses", title="Tag paths by number of uses",
-                 labels={"count": "tag paths"})
+    tg.views.chart_view(px.histogram(tg.views.top_tags(store.ontology, n=None), x="uses",
+                                     title="Tag paths by number of uses", labels={"count": "tag paths"}))
     return
 
 

@@ -88,7 +88,7 @@ def _(store):
 
 @app.cell
 def _(K, gold, results, tg):
-    tg.views.gold_rank_chart(results, gold, k=K)
+    tg.views.chart_view(tg.views.gold_rank_chart(results, gold, k=K))
     return
 
 

@@ -87,13 +87,13 @@ def _(gold, mo, results, tg):
 
 @app.cell
 def _(gold, k, results, tg):
-    tg.views.gold_rank_chart(results, gold, k=k.value)
+    tg.views.chart_view(tg.views.gold_rank_chart(results, gold, k=k.value))
     return
 
 
 @app.cell
 def _(gold, results, tg):
-    tg.views.score_chart(results, gold)
+    tg.views.chart_view(tg.views.score_chart(results, gold))
     return
 
 

@@ -52,8 +52,8 @@ def _(METHOD, ablation, tg):
 
     _long = ablation.table.melt(id_vars=["dataset"], value_vars=list(tg.ablation_columns(METHOD).values()),
                                 var_name="removed", value_name="MRR change")
-    px.bar(_long, x="removed", y="MRR change", color="dataset", barmode="group", text_auto=".3f",
-           title=f"MRR change from removing one {METHOD} component")
+    tg.views.chart_view(px.bar(_long, x="removed", y="MRR change", color="dataset", barmode="group",
+                               text_auto=".3f", title=f"MRR change from removing one {METHOD} component"))
     return
 
 
@@ -82,7 +82,7 @@ def _(intervals, tg):
 
 @app.cell
 def _(intervals, tg):
-    tg.views.interval_chart(intervals)
+    tg.views.chart_view(tg.views.interval_chart(intervals))
     return
 
 

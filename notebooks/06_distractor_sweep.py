@@ -42,7 +42,7 @@ def _():
 def _(COUNTS, DATA, EXTRACTOR, LIMIT, tg):
     cases = tg.load(DATA, limit=LIMIT)
     sweep = tg.distractor_sweep(cases, counts=COUNTS, extractor=EXTRACTOR)
-    tg.views.plot_distractor_sweep(sweep.summary)
+    tg.views.chart_view(tg.views.plot_distractor_sweep(sweep.summary))
     return (
         cases,
         sweep,
@@ -59,7 +59,7 @@ def _(cases, mo, sweep, tg):
 
 @app.cell
 def _(sweep, tg):
-    tg.views.plot_diffusion_contribution(sweep.contribution)
+    tg.views.chart_view(tg.views.plot_diffusion_contribution(sweep.contribution))
     return
 
 
@@ -89,7 +89,7 @@ def _(mo):
 @app.cell
 def _(EXTRACTOR, cases, tg):
     depths = tg.depth_sweep(cases, extractor=EXTRACTOR)
-    tg.views.plot_depth_sweep(depths.summary)
+    tg.views.chart_view(tg.views.plot_depth_sweep(depths.summary))
     return (depths,)
 
 

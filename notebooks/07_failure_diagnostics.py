@@ -62,7 +62,7 @@ def _(diagnostics, mo, tg):
 
 @app.cell
 def _(cases, diagnostics, mo, tg):
-    (tg.views.misses_chart(diagnostics.units, cases) if len(diagnostics.units)
+    (tg.views.chart_view(tg.views.misses_chart(diagnostics.units, cases)) if len(diagnostics.units)
      else mo.md("No gold note was missed."))
     return
 
@@ -134,7 +134,7 @@ def _(K, cases, format_name, mo, ranked, tg):
 
 @app.cell
 def _(answers, tg):
-    tg.views.answer_chart(answers.summary)
+    tg.views.chart_view(tg.views.answer_chart(answers.summary))
     return
 
 

@@ -1,7 +1,7 @@
 """`tg.views`: what the notebooks show, in one namespace (re-exported from `taggraph.viz` and the sweeps).
 
 Charts (`gold_rank_chart`, `score_chart`, `interval_chart`, `answer_chart`, `misses_chart`, the sweep
-plots), a run's summary as the terminal and reports show it (`summary_view`), tables and pages of one question (`top_table`, `rank_table`, `explain_table`, `explain_misses`,
+plots) and how a notebook shows one (`chart_view`: under marimo, in a frame that asks nothing off the machine), a run's summary as the terminal and reports show it (`summary_view`), tables and pages of one question (`top_table`, `rank_table`, `explain_table`, `explain_misses`,
 `explain_html`, `graph_html`), the ontology (`note_tags`, `top_tags`, `ontology_sunburst`, ...), the
 JupyterLab panels (`graph_panel`, `note_panel`, `retrieval_panel`, `page_frame`, `table_view`), what they
 are drawn from (`open_question`, `OpenQuestions`, `available_methods`, `build_retrievers`, `retrieve_all`,
@@ -39,11 +39,11 @@ from taggraph.viz.explain import (METRIC_K, explain_html, explain_misses, explai
 from taggraph.viz.graphview import graph_html
 from taggraph.viz.ontology_view import near_duplicates, note_tags, ontology_sunburst, top_level_shares, top_tags
 from taggraph.viz.report import summary_view
-from taggraph.viz.widgets import (gold_line, graph_panel, note_panel, page_frame, question_header, retrieval_panel, slider_max,
+from taggraph.viz.widgets import (chart_view, gold_line, graph_panel, note_panel, page_frame, question_header, retrieval_panel, slider_max,
                                   table_view)
 
 __all__ = ["OpenQuestions", "answer_caveat", "answer_chart", "available_methods", "build_retrievers",
-           "check_parameters", "distractor_note", "explain", "explain_html", "explain_misses", "explain_table",
+           "chart_view", "check_parameters", "distractor_note", "explain", "explain_html", "explain_misses", "explain_table",
            "gold_notes", "gold_rank_chart", "graph_html", "graph_panel", "histories", "history_stores",
            "interval_chart", "llm_prompt", "method_misses", "misses_chart", "near_duplicates", "no_misses_text",
            "note_panel", "note_tags", "notebook_settings", "ontology_sunburst", "open_question", "page_frame",

@@ -1,5 +1,5 @@
 """ipywidgets controls for the notebooks' .ipynb twins in JupyterLab, where marimo's widgets do not render,
-and the views the notebooks show in marimo and in JupyterLab alike (`table_view`, `page_frame`).
+and the views the notebooks show in marimo and in JupyterLab alike (`table_view`, `page_frame`, `chart_view`).
 
 A notebook shows a panel when `marimo.running_in_notebook()` is false: controls above an output that
 each change of a control clears and fills again, calling the functions the marimo cells call
@@ -93,17 +93,48 @@ def iframe(page: str, height: int, fit: bool = False) -> HTML:
                 f"frameborder='0'{onload}></iframe></div>")
 
 
+def _marimo():
+    """The marimo module when this runs in a marimo notebook (`marimo.running_in_notebook()`), else None."""
+    try:
+        import marimo as mo
+    except ImportError:
+        return None
+    return mo if mo.running_in_notebook() else None
+
+
 def page_frame(page: str, height: int = 900, fit: bool = True):
     """A self-contained page (explain, graph) as a notebook shows it: marimo's `mo.iframe` under marimo,
     else (JupyterLab, nbconvert's export) `iframe`, which needs no marimo function. `fit`: as high as the
     page (explain pages), else `height` px (graph pages)."""
-    try:
-        import marimo as mo
-    except ImportError:
-        mo = None
-    if mo is not None and mo.running_in_notebook():
+    mo = _marimo()
+    if mo is not None:
         return mo.iframe(page, height=f"{height}px")
     return iframe(page, height, fit)
+
+
+# marimo's modebar, less its reset button: no plotly logo, and no Chart Studio button (plotly.js 4 shows one that
+# sends the chart's data to chart-studio.plotly.com when clicked); the chart follows the frame's width.
+_CHART_CONFIG = {"displaylogo": False, "showSendToCloud": False, "responsive": True}
+
+
+def chart_view(fig: Any):
+    """A plotly figure as a notebook shows it. Under marimo's server (`marimo run`, `marimo edit`): a frame
+    (`mo.iframe`, its page served by marimo as a file) holding a self-contained page of the figure, plotly.js
+    from the installed plotly package and no MathJax, so nothing is asked off the machine: marimo's own plotly
+    output asks cdn.jsdelivr.net for MathJax for every chart, whatever it holds. As high as marimo draws a
+    chart (540 px unless the figure sets its height), as wide as the cell.
+
+    Elsewhere the figure itself: in JupyterLab and nbconvert, and where marimo serves no files (`marimo export
+    html`: the ~5 MB page would sit in the notebook's output, over marimo's size limit; tools/export_marimo_html.py
+    drops the MathJax address from the page it writes)."""
+    mo = _marimo()
+    if mo is None:
+        return fig
+    height = fig.layout.height or 540
+    page = fig.to_html(include_plotlyjs=True, full_html=True, include_mathjax=False, default_width="100%",
+                       default_height=f"{height}px", config=_CHART_CONFIG)
+    frame = mo.iframe(page.replace("<head>", "<head><style>body{margin:0}</style>", 1), height=f"{height}px")
+    return fig if "srcdoc=" in frame.text else frame
 
 
 def gold_line(case: Any, gold: Sequence[str]) -> str:
