@@ -278,3 +278,13 @@ def test_an_evidence_that_is_no_evidence_is_said_too(clean_registry):
     explanation = make_retriever("WrongEvidence", make_store(HAND_ROWS)).explain("dog", "s2#0")
     assert explanation.reason.endswith("WrongEvidence.evidence() failed: TypeError: returned str, not a "
                                        "taggraph.Evidence")
+
+
+def test_an_evidence_that_exits_is_said_too_and_the_process_goes_on(clean_registry):
+    class ExitingEvidence(spoilt(lambda s: s)):
+        def evidence(self, text, note, *, asked_on=None):
+            raise SystemExit(4)
+
+    tg.register_method("ExitingEvidence", ExitingEvidence)
+    explanation = make_retriever("ExitingEvidence", make_store(HAND_ROWS)).explain("dog", "s2#0")
+    assert explanation.reason.endswith("ExitingEvidence.evidence() failed: SystemExit: 4")

@@ -75,3 +75,11 @@ def test_a_line_nested_thousands_deep_is_one_line_not_a_traceback(tmp_path):
     with pytest.raises(DatasetError, match=r"turns.jsonl line 1: JSON nested too deeply"):
         load_cases(data)
     assert not detect(data / "turns.jsonl")  # detection by content reads the same line
+
+
+@pytest.mark.parametrize("fmt", [None, "longmemeval", "locomo"])
+def test_a_json_file_nested_thousands_deep_is_one_line_not_a_traceback(tmp_path, fmt):
+    data = tmp_path / "deep.json"
+    data.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    with pytest.raises(DatasetError, match="nested too deep|unknown format"):
+        load_cases(data, fmt=fmt)

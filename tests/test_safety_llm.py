@@ -90,6 +90,13 @@ def test_an_api_key_with_a_newline_is_refused_and_never_printed(monkeypatch, tmp
     assert SECRET not in res.output and "second-line" not in res.output and "holds a space" in res.output
 
 
+def test_an_api_key_with_a_non_ascii_character_is_refused_and_never_printed(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", f"{SECRET}\u00e9")  # httpx raised UnicodeEncodeError building the header
+    with pytest.raises(ConfigError, match="non-ASCII character") as refused:
+        get_extractor("openai:smollm2")
+    assert SECRET not in str(refused.value)
+
+
 def test_a_key_a_server_echoes_is_blanked_in_the_error_line():
     server = FakeOpenAI().start()
     server.default = Error(400, f"Incorrect API key provided: {SECRET}")

@@ -38,6 +38,8 @@ def read_json(path: Path, item: str = "record"):
         raise DatasetError(f"{path}: not UTF-8 (byte {exc.start}: {exc.reason})") from None
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise DatasetError(f"{path}: JSON nested too deep to read (no benchmark nests so)") from None
     refuse_surrogates(data, str(path), raw, item)
     return data
 
@@ -132,7 +134,7 @@ def detect(path: Path) -> bool:
         return True
     try:
         first = json.loads(text)[0] if whole else None
-    except (ValueError, IndexError, KeyError):
+    except (ValueError, IndexError, KeyError, RecursionError):
         return False
     return isinstance(first, dict) and bool({"haystack_sessions", "question_id", "answer_session_ids"} & set(first))
 

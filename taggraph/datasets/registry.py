@@ -142,7 +142,7 @@ def _describe(path: Path) -> str:
     whole = lines[:2] if found and (found[1] or len(lines) > 2) else []  # lines not cut by the head
     try:
         records = [json.loads(line) for line in whole]
-    except ValueError:
+    except (ValueError, RecursionError):
         records = []
     if len(records) == 2 and all(isinstance(r, dict) for r in records):
         return f"JSON Lines with fields {sorted(records[0])[:8]}"

@@ -533,9 +533,11 @@ class OpenAIExtractor(_ServedExtractor):
             raise ConfigError(f"openai:{model}: response_format must be one of {', '.join(RESPONSE_FORMATS)}, "
                               f"got {options['response_format']!r}")
         self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
-        if self.api_key is not None and (not self.api_key.isprintable() or any(c.isspace() for c in self.api_key)):
-            raise ConfigError(f"openai:{model}: the API key (OPENAI_API_KEY or api_key) holds a space, newline or "
-                              f"other control character, so no server would take it; it is not shown here")
+        if self.api_key is not None and (not self.api_key.isprintable() or any(c.isspace() for c in self.api_key)
+                                         or not self.api_key.isascii()):  # an HTTP header holds ASCII only
+            raise ConfigError(f"openai:{model}: the API key (OPENAI_API_KEY or api_key) holds a space, newline, "
+                              f"other control character or a non-ASCII character, so no server would take it; it is "
+                              f"not shown here")
         super().__init__(model, host or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_URL, prompt_path,
                          options, timeout, retries, backoff, concurrency, cache, max_tags, max_failures_in_a_row)
         # Strict structured output (OpenAI's rule): every object closed to other keys.

@@ -446,7 +446,7 @@ class Retriever:
                 raise TypeError(f"returned a detail of type {type(ev.detail).__name__}, not a dict")
             ev = dataclasses.replace(ev, detail=json_plain(ev.detail))
             check_walk(ev.detail)
-        except Exception as exc:  # a page states it and goes on: the other methods' evidence still shows
+        except (Exception, SystemExit) as exc:  # a page states it and goes on: the others' evidence still shows
             ev = Evidence(summary=f"{self.name}.evidence() failed: {type(exc).__name__}: {one_line(exc)}")
         score = float(scores.get(note.index, 0.0))
         said = ev.summary or f"score {score:.4g}"
