@@ -28,6 +28,7 @@ from taggraph.config import DEFAULT_EXTRACTOR, DEMO_DATA
 from taggraph.datasets import Case
 from taggraph.datasets.registry import input_paths
 from taggraph.errors import ConfigError
+from taggraph.evaluation.metrics import without_abstention
 from taggraph.experiments.question import OpenQuestions, available_methods, find_case, open_question
 from taggraph.experiments.runner import build_store, group_by_history
 from taggraph.experiments.sweeps import plot_depth_sweep, plot_diffusion_contribution, plot_distractor_sweep
@@ -161,9 +162,7 @@ def method_misses(rankings: pd.DataFrame, method: str, k: int) -> tuple[pd.DataF
     each with ``miss`` saying which kind."""
     if method not in set(rankings["method"]):
         raise ConfigError(f"{method!r} has no rankings here; ranked: {', '.join(dict.fromkeys(rankings['method']))}")
-    mine = rankings[(rankings["method"] == method) & rankings["RR"].notna()]
-    if "abstention" in mine:
-        mine = mine[~mine["abstention"].astype(bool)]
+    mine = without_abstention(rankings[(rankings["method"] == method) & rankings["RR"].notna()])
     strict = mine["RR"] < 1 / k
     tie_column = f"Success@{k}_tieavg"
     tied = ~strict & (mine[tie_column] < 1) if tie_column in mine else strict & False
@@ -187,14 +186,16 @@ def llm_prompt(user: str, assistant: str, existing_tags: Sequence[str]) -> str:
 
 def explain(data: str | Path, question_id: str, note_id: str | None = None, out: str | Path | None = None,
             extractor: str = DEFAULT_EXTRACTOR, methods: Sequence[str] | None = None, depth: int = DEFAULT_DEPTH,
-            method_params: Mapping[str, Mapping[str, Any]] | None = None, k: int = METRIC_K) -> str:
+            method_params: Mapping[str, Mapping[str, Any]] | None = None, k: int = METRIC_K,
+            fmt: str | None = None) -> str:
     """Why each method (did not) rank `note_id` (default: the question's first gold note) for question
-    `question_id` of `data`: the question opened once (`open_question`, each method built with its
-    `method_params` and retrieving `depth` notes), the terminal text returned (`explain_text`) and the page
-    written to `out` when given (`explain_html`; never the data's own path, nor inside it)."""
+    `question_id` of `data` (read in format `fmt`, default detected): the question opened once (`open_question`,
+    each method built with its `method_params` and retrieving `depth` notes), the terminal text returned
+    (`explain_text`) and the page written to `out` when given (`explain_html`; never the data's own path, nor
+    inside it)."""
     if out is not None:
-        refuse_input_as_output(Path(out), input_paths(data), "explain")
-    opened = open_question(find_case(data, question_id), extractor, methods, method_params)
+        refuse_input_as_output(Path(out), input_paths(data, fmt), "explain")
+    opened = open_question(find_case(data, question_id, fmt), extractor, methods, method_params)
     if note_id is None:
         if not opened.gold:
             raise ConfigError(f"question {question_id!r} has no gold note; pass a note id")

@@ -7,25 +7,9 @@ from typing import Optional
 
 import typer
 
-from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, EXTRACTOR_HELP, command, format_option, load_data, method_params,
+from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, EXTRACTOR_HELP, command, format_option, method_params,
                               methods_option, positive, warnings_as_lines)
 from taggraph.config import DEFAULT_EXTRACTOR
-from taggraph.errors import ConfigError
-
-
-def opened_question(data: Path, fmt: Optional[str], question: str, extractor: str, methods: Optional[str],
-                    param: list[str]):
-    """Question `question` of `data` read in --format `fmt` as bench reads it (None: detected), opened
-    (`taggraph.experiments.question.open_question`) with the --methods and their --param."""
-    from taggraph.experiments.question import open_question
-
-    chosen = methods_option(methods) if methods is not None else None
-    params = method_params(param, running=chosen)
-    cases = load_data(data, fmt)
-    found = [c for c in cases if c.case_id == question]
-    if not found:
-        raise ConfigError(f"{data}: no question {question!r}; first ids: {[c.case_id for c in cases[:5]]}")
-    return open_question(found[0], extractor, chosen, params)
 
 
 @command()
@@ -42,25 +26,12 @@ def explain(
     param: list[str] = typer.Option([], help="Method parameter METHOD.KEY=VALUE, as bench's --param."),
 ) -> None:
     """Why each method did (not) retrieve a note for a question, judged like the explain page."""
-    from taggraph.atomic import atomic_write, refuse_input_as_output
-    from taggraph.datasets.registry import input_paths
-    from taggraph.viz.explain import explain_html, explain_text
+    from taggraph.views import explain as explain_question
 
-    if out is not None:
-        refuse_input_as_output(out, input_paths(data, fmt), "explain")
-    positive(depth, "--depth")
     with warnings_as_lines():
-        opened = opened_question(data, fmt, question, extractor, methods, param)
-    case = opened.case
-    if note is None:
-        if not opened.gold:
-            raise ConfigError(f"question {question!r} has no gold note; pass a note id")
-        note = opened.gold[0]
-    text = explain_text(opened, note, depth)
-    if out is not None:
-        atomic_write(out, explain_html(opened.store, case.question, note, opened.retrievers, depth=depth,
-                                       answer=case.answer, gold=opened.gold, asked_on=case.asked_on,
-                                       question_id=case.case_id))
+        chosen = methods_option(methods) if methods is not None else None
+        text = explain_question(data, question, note, out, extractor, chosen, positive(depth, "--depth"),
+                                method_params(param, running=chosen), fmt=fmt)
     typer.echo(text)
     if out is not None:
         typer.echo(f"\nexplanation page: {out}")
@@ -86,6 +57,7 @@ def graph(
     that explains where the methods rank the gold notes; its 'whole graph' check box shows the whole drawing."""
     from taggraph.atomic import refuse_input_as_output
     from taggraph.datasets.registry import input_paths
+    from taggraph.experiments.question import find_case, open_question
     from taggraph.viz.explain import retrieve_all
     from taggraph.viz.graphview import save_graph_html
 
@@ -94,7 +66,8 @@ def graph(
     positive(hops, "--hops")
     positive(depth, "--depth")
     with warnings_as_lines():
-        opened = opened_question(data, fmt, question, extractor, methods, param)
+        chosen = methods_option(methods) if methods is not None else None
+        opened = open_question(find_case(data, question, fmt), extractor, chosen, method_params(param, running=chosen))
     case, store, retrievers = opened.case, opened.store, opened.retrievers
     save_graph_html(out, store, question=case.question,
                     results_by_method=retrieve_all(store, case.question, retrievers, depth, asked_on=case.asked_on),

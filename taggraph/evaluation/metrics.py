@@ -219,10 +219,14 @@ def tie_columns(scored: pd.DataFrame, ranked: str = "ranked_session_ids", gold: 
     return pd.DataFrame.from_dict(rows, orient="index", columns=columns).reindex(scored.index)
 
 
+def without_abstention(rankings: pd.DataFrame) -> pd.DataFrame:
+    """The rows of `rankings` whose question is no abstention question (all of them without that column)."""
+    return rankings[~rankings["abstention"].astype(bool)] if "abstention" in rankings else rankings
+
+
 def judged_rows(scored: pd.DataFrame) -> pd.DataFrame:
     """The rows of `scored` every metric counts: with an RR (gold sessions, scored) and not an abstention."""
-    judged = scored[scored["RR"].notna()]
-    return judged[~judged["abstention"].astype(bool)] if "abstention" in judged else judged
+    return without_abstention(scored[scored["RR"].notna()])
 
 
 def summarize(scored: pd.DataFrame, by: Sequence[str] = ("method",), order: Sequence[str] | None = None) -> pd.DataFrame:

@@ -52,7 +52,7 @@ import numpy as np
 import pandas as pd
 
 from taggraph.errors import InputError
-from taggraph.evaluation.metrics import dedupe_sessions
+from taggraph.evaluation.metrics import dedupe_sessions, without_abstention
 from taggraph.store import safe_filename
 from taggraph.text import is_token
 
@@ -303,8 +303,7 @@ def _trec_run(rankings: pd.DataFrame, ranked: str, scored: str, name: str) -> st
     no qrels, and ranx refuses a run holding questions its qrels lack); without scores (another system's run)
     the scores count down from the ranking's length."""
     lines = []
-    if "abstention" in rankings:
-        rankings = rankings[~rankings["abstention"].astype(bool)]
+    rankings = without_abstention(rankings)
     for qid, ids, scores in zip(rankings["question_id"], rankings[ranked],
                                 rankings[scored] if scored in rankings else [None] * len(rankings)):
         ids = list(ids) if isinstance(ids, (list, tuple)) else []
@@ -325,8 +324,7 @@ def _trec_qrels(rankings: pd.DataFrame, ranked: str, gold: str, judge_misses: bo
     miss), such a question has the items the methods rank for it judged 0, so that it counts 0 there too;
     without (note level, as LoCoMo's note metrics), it is left out."""
     lines = []
-    judged = rankings[~rankings["abstention"].astype(bool)] if "abstention" in rankings else rankings
-    for qid, group in judged.groupby("question_id", sort=False):
+    for qid, group in without_abstention(rankings).groupby("question_id", sort=False):
         golds = next((g for g in group[gold] if isinstance(g, (list, tuple))), [])
         if len(golds):
             lines += [f"{qid} 0 {doc} 1" for doc in dict.fromkeys(golds)]

@@ -19,6 +19,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from taggraph.evaluation.metrics import without_abstention
+
 RESAMPLES = 10_000  # free choice: Monte Carlo resamples (p-value resolution ~1e-4)
 SEED = 0  # fixed, so a report's p-values and intervals are reproducible
 
@@ -94,9 +96,7 @@ def compare(scored: pd.DataFrame, baseline: str, metric: str = "RR", by: Sequenc
     difference with its bootstrap CI, the randomization p-value, and ``sig`` = "*" when
     p < `alpha`.
     """
-    judged = scored[scored[metric].notna()]
-    if "abstention" in judged:
-        judged = judged[~judged["abstention"].astype(bool)]
+    judged = without_abstention(scored[scored[metric].notna()])
     keys = [*by, "question_id"]
     rows = []
     for group, part in (judged.groupby(list(by), sort=False) if by else [((), judged)]):

@@ -48,9 +48,10 @@ def missing_package(name: str) -> tuple[str, str] | None:
     return missing_module(getattr(found.params(), found.role_field(EMBEDDER)))
 
 
-def find_case(data: str | Path, question_id: str) -> Case:
-    """The case with id `question_id` in the dataset file or folder `data` (any registered format)."""
-    cases = load_dataset(data)
+def find_case(data: str | Path, question_id: str, fmt: str | None = None) -> Case:
+    """The case with id `question_id` in the dataset file or folder `data` (any registered format; `fmt`, a
+    format's name, skips detection, as bench's --format)."""
+    cases = load_dataset(data, fmt=fmt)
     for case in cases:
         if case.case_id == question_id:
             return case

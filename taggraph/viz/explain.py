@@ -270,13 +270,16 @@ class SessionPlace(NamedTuple):
     rr_tieavg: float | None = None  # then the expected RR over every order of those ties
 
 
-def rank_tie(scores: Sequence[float], relevant: Sequence[bool], first: int) -> dict:
-    """`tied_with` and `rr_tieavg` of a `SessionPlace` whose first relevant session is at `first` (0-based) of
-    `scores` (descending): empty when no order of the ties moves its reciprocal rank."""
-    rr = tie_averaged(scores, relevant, ())["RR_tieavg"]
-    if abs(rr - 1 / (first + 1)) <= 1e-12:
-        return {}
-    return {"tied_with": sum(same_score(x, scores[first]) for x in scores) - 1, "rr_tieavg": rr}
+def placed(scores: Sequence[float], relevant: Sequence[bool], first: int, k: int, known: bool) -> SessionPlace:
+    """The place of the first `relevant` session, at `first` (0-based) of the sessions' `scores` (descending);
+    its ties judged (one `tie_averaged` pass) only when every score is `known`."""
+    if not known:
+        return SessionPlace(first + 1, scores[first], False)
+    expected = tie_averaged(scores, relevant, (k,))
+    hit, rr = expected[f"Success@{k}_tieavg"], expected["RR_tieavg"]
+    moved = abs(rr - 1 / (first + 1)) > 1e-12  # some order of the ties moves its reciprocal rank
+    return SessionPlace(first + 1, scores[first], first < k and hit < 1, first >= k and hit > 0,
+                        sum(same_score(x, scores[first]) for x in scores) - 1 if moved else 0, rr if moved else None)
 
 
 def session_place(session_ids: Sequence[str], scores: Sequence[float | None], targets: set[str], k: int,
@@ -291,11 +294,7 @@ def session_place(session_ids: Sequence[str], scores: Sequence[float | None], ta
     first = next((i for i, rel in enumerate(relevant) if rel), None)
     if first is None or pairs[first][0] not in set(session_ids[:depth]):
         return SessionPlace(None, None, False)
-    known = None not in scores
-    tie = known and tie_order_only([s for _, s in pairs], relevant, k)
-    outside = known and first >= k and tie_averaged([s for _, s in pairs], relevant, (k,))[f"Success@{k}_tieavg"] > 0
-    return SessionPlace(first + 1, pairs[first][1], tie, outside,
-                        **(rank_tie([s for _, s in pairs], relevant, first) if known else {}))
+    return placed([s for _, s in pairs], relevant, first, k, None not in scores)
 
 
 def verdict(e: Explanation, place: SessionPlace, k: int, depth: int, n_notes: int) -> tuple[str, str]:

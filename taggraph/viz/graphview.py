@@ -58,12 +58,11 @@ import pyvis
 
 from taggraph.graph import concept_node, file_node
 from taggraph.atomic import atomic_write
-from taggraph.evaluation.metrics import session_scores, tie_averaged
+from taggraph.evaluation.metrics import session_scores
 from taggraph.retrieval import DEFAULT_DEPTH, Explanation, Retriever
 from taggraph.store import MemoryStore
 from taggraph.text import query_tokens, snippet
-from taggraph.viz.explain import (SessionPlace, evidence_text, links_html, rank_tie, tie_order_only, verdict,
-                                  walk_routes)
+from taggraph.viz.explain import SessionPlace, evidence_text, links_html, placed, verdict, walk_routes
 from taggraph.viz.names import node_names
 
 VIS_DIR = Path(pyvis.__file__).parent / "templates" / "lib" / "vis-9.1.2"
@@ -273,11 +272,7 @@ class Ranking(list):
         first = min((order[s] for s in sessions if s in order), default=None)
         if first is None or first_note[pairs[first][0]] >= depth:
             return SessionPlace(None, None, False)
-        scores, relevant = [x for _, x in pairs], [sid in sessions for sid, _ in pairs]
-        tie = first < k and known and tie_order_only(scores, relevant, k)
-        outside = known and first >= k and tie_averaged(scores, relevant, (k,))[f"Success@{k}_tieavg"] > 0
-        return SessionPlace(first + 1, pairs[first][1], tie, outside,
-                            **(rank_tie(scores, relevant, first) if known else {}))
+        return placed([x for _, x in pairs], [sid in sessions for sid, _ in pairs], first, k, known)
 
 
 def _rankings(results_by_method: Mapping[str, Sequence] | None) -> dict[str, Ranking]:
