@@ -691,7 +691,8 @@ def _generic(folder: Path, turns: list[dict], questions: list[dict]) -> Path:
 def issue33() -> None:
     import taggraph as tg
     from fake_openai import FakeOpenAI
-    from taggraph.extraction.llm import MAX_REPLY_BYTES, OpenAIExtractor
+    from taggraph.extraction.llm import OpenAIExtractor
+    from taggraph.server import MAX_REPLY_BYTES
     from taggraph.retrieval import registry
     from test_plugin_confinement import install_broken
     saved_registry = dict(registry.METHODS._registered)  # what this run registers is removed at the end

@@ -6,7 +6,8 @@ Endpoints, shaped like Ollama's own replies:
   (Ollama's default), else one JSON object; the last object carries ``done: true``,
   ``done_reason`` and the timing/count fields. An unknown model gives 404.
 - ``POST /api/embed``: ``{"model", "embeddings": [[...], ...]}``, deterministic
-  vectors of `embed_dim` floats derived from each input's hash.
+  vectors of `embed_dim` floats derived from each input's hash; `embed_reply` (a `Raw`), when set,
+  is sent instead.
 - ``GET /api/tags``: the served models; ``GET /api/version``.
 - errors as ``{"error": "..."}`` with their HTTP status.
 
@@ -77,6 +78,7 @@ class FakeOllama:
         self.page: str | None = None
         self.delay = 0.0
         self.trickle = 0.0
+        self.embed_reply: Raw | None = None
         self.requests: list[dict] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -129,7 +131,7 @@ class FakeOllama:
                 if not fake._knows(body.get("model", "")):
                     return self._json(404, {"error": f"model \"{body.get('model')}\" not found, try pulling it first"})
                 if self.path == "/api/embed":
-                    return self._json(200, fake._embed(body))
+                    return self._raw(fake.embed_reply) if fake.embed_reply else self._json(200, fake._embed(body))
                 reply = fake._next_reply(body)
                 if reply is DROP:
                     self.close_connection = True

@@ -19,6 +19,7 @@ from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, EXTRACTOR_HELP, command, 
 from taggraph.cli.bench import default_out
 from taggraph.config import DEFAULT_EXTRACTOR
 from taggraph.errors import ConfigError
+from taggraph.server import GENERATION_TIMEOUT
 from taggraph.experiments.dask_backend import scale_out
 
 DATA = typer.Option(DEFAULT_DATA, "--data", help=DATA_HELP)
@@ -190,7 +191,10 @@ def answers(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str = EX
             generator: str = typer.Option("extractive", help="extractive (offline baseline, not an LLM) or ollama:MODEL."),
             k: int = typer.Option(5, help="Notes passed to the generator: each method's first k; above the "
                                           "default depth (40) the ranking is k deep."),
-            workers: int = WORKERS) -> None:
+            workers: int = WORKERS,
+            timeout: float = typer.Option(GENERATION_TIMEOUT, help="Seconds per answer of an ollama: generator "
+                                                                   "(a total deadline, the reply read included).")
+            ) -> None:
     """Answer accuracy (token F1, containment) from each method's top-k notes (paper F.2)."""
     import warnings
 
@@ -204,7 +208,7 @@ def answers(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str = EX
     if generator == "extractive":
         gen = ExtractiveBaseline()
     elif generator.startswith("ollama:"):
-        gen = OllamaGenerator(generator.split(":", 1)[1])
+        gen = OllamaGenerator(generator.split(":", 1)[1], timeout=timeout)
     else:
         raise ConfigError(f"unknown generator {generator!r}: use extractive or ollama:MODEL")
     rows, summaries, configs, notes = [], [], {}, []

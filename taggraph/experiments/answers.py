@@ -20,7 +20,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import ollama
 import pandas as pd
+from pydantic import ValidationError
 
 from taggraph.datasets import Case
 from taggraph.errors import ConfigError
@@ -28,7 +30,7 @@ from taggraph.evaluation.answers import containment, token_f1
 from taggraph.notes import Note
 from taggraph.progress import progress
 from taggraph.retrieval import check_k
-from taggraph.server import GENERATION_TIMEOUT, ollama_client
+from taggraph.server import GENERATION_TIMEOUT, SHOWN_CHARS, check_timeout, ollama_call, ollama_client
 from taggraph.store import MemoryStore
 from taggraph.text import tokenize
 
@@ -54,20 +56,33 @@ def note_block(notes: Sequence[Note]) -> str:
 
 
 class OllamaGenerator:
-    """An Ollama chat model at temperature 0 (host: `host`, else $OLLAMA_HOST, else the client default)."""
+    """An Ollama chat model at temperature 0 (host: `host`, else $OLLAMA_HOST, else the client default).
+
+    `timeout` is a total deadline per answer and the reply is capped (`taggraph.server.ollama_call`); a failed
+    request raises ServerError naming the model and the host.
+    """
 
     def __init__(self, model: str, host: str | None = None, timeout: float = GENERATION_TIMEOUT) -> None:
         self.model = model
         self.label = f"ollama:{model}"
-        self.client = ollama_client(host, timeout)
+        self.timeout = check_timeout(timeout, self.label)
+        self.client = ollama_client(host, self.timeout)
 
     def answer(self, question: str, notes: Sequence[Note], question_date: str = "") -> str:
         date = f"\nThe question is asked on {question_date}." if question_date else ""
         user = f"Notes:\n{note_block(notes)}\n{date}\nQuestion: {question}\nAnswer:"
-        reply = self.client.chat(model=self.model, options={"temperature": 0},
-                                 messages=[{"role": "system", "content": SYSTEM_PROMPT},
-                                           {"role": "user", "content": user}])
-        return _THINK.sub("", reply["message"]["content"]).strip()
+        body = {"model": self.model, "stream": False, "options": {"temperature": 0},
+                "messages": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]}
+        content = ollama_call(self.client, "/api/chat", body, self.timeout, _chat_content)
+        return _THINK.sub("", content).strip()
+
+
+def _chat_content(reply: object) -> str:
+    """The message content of an Ollama chat reply; ValueError when it is not one."""
+    try:
+        return ollama.ChatResponse.model_validate(reply).message.content or ""
+    except ValidationError:  # its message spans lines
+        raise ValueError(f"the reply is not a chat response: {str(reply)[:SHOWN_CHARS]!r}") from None
 
 
 class ExtractiveBaseline:

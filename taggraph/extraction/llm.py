@@ -16,8 +16,8 @@ every caller gets that one reply.
 
 A served model's `timeout` is a total deadline per request (connect, send,
 wait and read together): a server that trickles its reply fails when the
-deadline passes. A reply body over MAX_REPLY_BYTES is refused as it arrives,
-before anything parses or caches it.
+deadline passes. A reply body over `taggraph.server.MAX_REPLY_BYTES` is refused
+as it arrives, before anything parses or caches it.
 
 A failed request does not raise: after the retries, `extract` returns an
 Extraction with `error` set and no tags, and the store keeps the note untagged.
@@ -57,8 +57,9 @@ from taggraph.extraction.prompt import MAX_PROMPT_TAGS, load_prompt, render, ver
 from taggraph.extraction.registry import EXTRACTORS
 from taggraph.extraction.validate import parse_and_repair
 from taggraph.notes import CATEGORIES
-from taggraph.server import (CHECK_TIMEOUT, GENERATION_TIMEOUT, OPENAI_DEFAULT_URL, SHOWN_CHARS, blank_secrets,
-                             host_of, ollama_client, openai_client)
+from taggraph.server import (CHECK_TIMEOUT, GENERATION_TIMEOUT, OPENAI_DEFAULT_URL, before_deadline, blank_secrets,
+                             check_timeout, host_of, ollama_client, ollama_post, openai_client, parsed_json,
+                             read_bounded, shown)
 
 
 class LLMOutput(BaseModel):
@@ -105,68 +106,6 @@ def packaged_gguf(packages: Sequence[str] = SMALL_GGUF_PACKAGES) -> Path | None:
 
 class GenerationError(RuntimeError):
     """A model call failed for good; its message becomes `Extraction.error`."""
-
-
-# Free choice: 1 MiB of HTTP body; the largest reply the schema allows (parse_and_repair keeps 50,000
-# characters) fits several times over, even with every character escaped as \uXXXX.
-MAX_REPLY_BYTES = 1 << 20
-
-
-class _DeadlineExceeded(httpx.TimeoutException):
-    """A request still unanswered (or still arriving) at its total deadline; retried as a timeout is."""
-
-
-class _ReplyTooLarge(ValueError):
-    """A reply body over MAX_REPLY_BYTES; not retried (temperature 0 would send it again)."""
-
-
-def _read_bounded(response: httpx.Response, deadline: float) -> bytes:
-    """The body of a streamed `response`, refused once it passes MAX_REPLY_BYTES or the monotonic `deadline`."""
-    body = bytearray()
-    for chunk in response.iter_bytes():
-        body += chunk
-        if len(body) > MAX_REPLY_BYTES:
-            raise _ReplyTooLarge(f"the reply is over {MAX_REPLY_BYTES:,} bytes; not read further")
-        if time.monotonic() > deadline:
-            raise _DeadlineExceeded("the reply was still arriving at the deadline")
-    return bytes(body)
-
-
-def _before_deadline(call, seconds: float, name: str):
-    """`call(deadline)` with `seconds` as a total deadline (`deadline` is on time.monotonic): the caller waits
-    that long at most, whatever the server trickles; `call` should stop reading once it passes
-    (`_read_bounded`), so its thread ends at its next chunk or read timeout."""
-    deadline = time.monotonic() + seconds
-    done: Future = Future()
-
-    def run() -> None:
-        try:
-            done.set_result(call(deadline))
-        except BaseException as exc:  # handed to the caller as it is
-            done.set_exception(exc)
-
-    # A thread, because httpx's timeouts are per read: a byte every 0.5 s would never trip them.
-    threading.Thread(target=run, name=name, daemon=True).start()
-    try:
-        return done.result(timeout=seconds)
-    except TimeoutError:
-        raise _DeadlineExceeded(f"timed out: no complete reply within the {seconds:g} s deadline") from None
-
-
-def _shown(text: str, redact: Callable[[str], str], chars: int = SHOWN_CHARS) -> str:
-    """The start of a server's `text` for a message: secrets blanked out by `redact` first, then cut."""
-    return redact(text)[:chars]
-
-
-def _parsed_json(body: bytes, redact: Callable[[str], str]) -> object:
-    """`body` as JSON; ValueError quoting its start (blanked by `redact`) when it is not, nesting past the
-    recursion limit included."""
-    try:
-        return json.loads(body)
-    except RecursionError:
-        raise ValueError("the reply is JSON nested too deeply") from None
-    except ValueError:
-        raise ValueError(f"the reply is not JSON: {_shown(body.decode('utf-8', 'replace'), redact)!r}") from None
 
 
 class _CachedLLMExtractor:
@@ -305,10 +244,9 @@ class _ServedExtractor(_CachedLLMExtractor):
     def __init__(self, model: str, host: str | None, prompt_path: str | Path | None, options: dict | None,
                  timeout: float, retries: int, backoff: float, concurrency: int, cache: bool, max_tags: int,
                  max_failures_in_a_row: int) -> None:
-        self.model, self.name, self.host, self.timeout = model, f"{self.prefix}:{model}", host, timeout
+        self.model, self.name, self.host = model, f"{self.prefix}:{model}", host
+        self.timeout = check_timeout(timeout, self.name)
         self.options = {"temperature": 0, **(options or {})}
-        if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
-            raise ConfigError(f"{self.name}: timeout must be a finite number of seconds > 0, got {timeout!r}")
         for option, value in self.options.items():
             if not _finite(value):
                 raise ConfigError(f"{self.name}: option {option}={value!r} is not a finite number; a server "
@@ -331,7 +269,7 @@ class _ServedExtractor(_CachedLLMExtractor):
         raise NotImplementedError
 
     def _request(self, prompt: str, deadline: float) -> str:
-        """One chat request for `prompt`, read until the monotonic `deadline` (`_read_bounded`); returns the
+        """One chat request for `prompt`, read until the monotonic `deadline` (`read_bounded`); returns the
         reply's content."""
         raise NotImplementedError
 
@@ -372,7 +310,7 @@ class _ServedExtractor(_CachedLLMExtractor):
         where = host_of(self.client)
         try:
             with self._client(CHECK_TIMEOUT) as client:
-                names = _before_deadline(lambda deadline: self._models(client), CHECK_TIMEOUT, f"{self.name} check")
+                names = before_deadline(lambda deadline: self._models(client), CHECK_TIMEOUT, f"{self.name} check")
         except (ConnectionError, httpx.HTTPError, ollama.ResponseError, _HTTPStatusError, ValueError,
                 KeyError, TypeError, ServerError) as exc:  # ValueError...: a 200 reply that is not a model list
             raise ServerError(self.redact(f"{self.server} at {where} is not usable: {exc}")) from None
@@ -385,7 +323,7 @@ class _ServedExtractor(_CachedLLMExtractor):
         while True:
             self._count(requests=1, retries=attempt > 0)
             try:
-                return _before_deadline(lambda deadline: self._request(prompt, deadline), self.timeout,
+                return before_deadline(lambda deadline: self._request(prompt, deadline), self.timeout,
                                         f"{self.name} request")
             except (ollama.ResponseError, _HTTPStatusError, ConnectionError, httpx.HTTPError, ValueError) as exc:
                 # ValueError: a 200 reply that is not a chat response (proxy page, garbage)
@@ -430,23 +368,13 @@ class OllamaExtractor(_ServedExtractor):
         return f"run `ollama pull {self.model}`"
 
     def _request(self, prompt: str, deadline: float) -> str:
-        # The body `ollama.Client.chat` sends, streamed through its own httpx client (`_client`) so that the
-        # reply is read in bounded pieces; chat() reads a reply whole, whatever its size.
         body = {"model": self.model, "messages": [{"role": "user", "content": prompt}], "stream": False,
                 "format": self.schema, "options": self.options}
-        try:
-            with self.client._client.stream("POST", "/api/chat", json=body) as response:
-                data = _read_bounded(response, deadline)
-        except httpx.ConnectError as exc:
-            raise ConnectionError(f"Failed to connect to Ollama ({exc}); is it running? https://ollama.com/download") \
-                from None
-        if response.status_code >= 400:
-            raise ollama.ResponseError(data.decode("utf-8", "replace"), response.status_code)
-        reply = _parsed_json(data, self.redact)
+        reply = ollama_post(self.client, "/api/chat", body, deadline, self.redact)
         try:
             return ollama.ChatResponse.model_validate(reply).message.content or ""
         except ValidationError:  # its message spans lines
-            raise ValueError(f"the reply is not a chat response: {_shown(json.dumps(reply), self.redact)}") \
+            raise ValueError(f"the reply is not a chat response: {shown(json.dumps(reply), self.redact)}") \
                 from None
 
 
@@ -464,14 +392,14 @@ def _ok_json(status: int, body: bytes, redact: Callable[[str], str]):
     if status >= 400:
         text = body.decode("utf-8", "replace")
         try:
-            error = _parsed_json(body, redact).get("error", text)
+            error = parsed_json(body, redact).get("error", text)
             message = error.get("message", str(error)) if isinstance(error, dict) else str(error)
         except (ValueError, AttributeError):
             message = text
-        message = _shown(message, redact, 300) + (" (set OPENAI_API_KEY, or pass api_key)"
+        message = shown(message, redact, 300) + (" (set OPENAI_API_KEY, or pass api_key)"
                                                   if status in (401, 403) else "")
         raise _HTTPStatusError(status, message)
-    return _parsed_json(body, redact)
+    return parsed_json(body, redact)
 
 
 def _finite(value: object) -> bool:
@@ -491,10 +419,10 @@ LISTED_MODELS = 10  # model names an error line shows at most
 def _listing(names: set[str], redact: Callable[[str], str]) -> str:
     """The first LISTED_MODELS of a server's model names for an error line, each blanked by `redact` and
     shortened, and how many more."""
-    cut = (_shown(n, redact, 60) for n in sorted(names)[:LISTED_MODELS])
+    cut = (shown(n, redact, 60) for n in sorted(names)[:LISTED_MODELS])
     short = (n if n.isprintable() else repr(n) for n in cut)
-    shown = ", ".join(short) or "none"
-    return shown + (f" and {len(names) - LISTED_MODELS:,} more" if len(names) > LISTED_MODELS else "")
+    listed = ", ".join(short) or "none"
+    return listed + (f" and {len(names) - LISTED_MODELS:,} more" if len(names) > LISTED_MODELS else "")
 
 
 RESPONSE_FORMATS = ("json_schema", "json_object")
@@ -569,7 +497,7 @@ class OpenAIExtractor(_ServedExtractor):
                 "response_format": self._response_format(), "stream": False}
         try:
             with self.client.stream("POST", "chat/completions", json=body) as response:
-                data = _read_bounded(response, deadline)
+                data = read_bounded(response, deadline)
             reply = _ok_json(response.status_code, data, self.redact)
         except _HTTPStatusError as exc:
             if exc.status_code in (400, 422) and "response_format" in str(exc) \
@@ -580,7 +508,7 @@ class OpenAIExtractor(_ServedExtractor):
         try:
             return reply["choices"][0]["message"]["content"] or ""
         except (KeyError, IndexError, TypeError):
-            raise ValueError(f"the reply is not a chat completion: {_shown(json.dumps(reply), self.redact)}") \
+            raise ValueError(f"the reply is not a chat completion: {shown(json.dumps(reply), self.redact)}") \
                 from None
 
 
