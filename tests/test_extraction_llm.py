@@ -125,7 +125,6 @@ def test_load_prompt_custom_file_and_missing_placeholder(tmp_path):
      "what: string -> list"),
     ('{"where": [["country/japan"], {"x": "city/tokyo"}]}', {"where": ["country/japan", "city/tokyo"]},
      "where: flattened nested values"),
-    ('{"when": [2023, true]}', {"when": ["2023"]}, None),
     ('{"what": ["a/b/c/d/e/f"]}', {"what": ["a/b/c/d"]}, "what: normalized 1 tag(s)"),
     ('{"what": ["x"], "mood": "happy", "Who": ["User"]}', {"what": ["x"], "who": ["user"]},
      "dropped unknown key(s): mood"),
@@ -140,6 +139,18 @@ def test_parse_and_repair_fixes_fields(raw, expected, note):
     for c in CATEGORIES:
         assert getattr(extraction, c) == expected.get(c, [])
     assert note is None or note in repairs
+
+
+@pytest.mark.parametrize("raw, expected, note", [
+    ('{"who": 5}', {}, "who: 5 -> []"),
+    ('{"who": [5, "User"]}', {"who": ["user"]}, "who: dropped 1 value(s) that are not text"),
+    ('{"when": [2023, true, null]}', {}, "when: dropped 3 value(s) that are not text"),
+    ('{"what": {"a": 1.5, "b": ["yoga", 7]}}', {"what": ["yoga"]}, "what: dropped 2 value(s) that are not text"),
+])
+def test_a_value_that_is_not_text_is_no_tag_and_its_drop_is_a_repair(raw, expected, note):
+    extraction, repairs = parse_and_repair(raw)
+    assert {c: getattr(extraction, c) for c in CATEGORIES} == {c: expected.get(c, []) for c in CATEGORIES}
+    assert note in repairs
 
 
 @pytest.mark.parametrize("raw", [None, "null", "n/a", "[]", "garbage", "", "{" * 10_000,

@@ -13,14 +13,15 @@ Rules:
   enough to hit the recursion limit), or an object with none of the schema's keys,
   gives an empty Extraction with `error` set;
 - category keys are matched case-insensitively; unknown keys are dropped;
-- a category that is missing, null, "n/a" or empty becomes []; a string becomes a
-  list (split on commas, semicolons and newlines); numbers become text; nested
-  lists and dicts are flattened to their text values (at most MAX_NESTING deep);
+- a category that is missing, null, "n/a", empty, or a lone number or boolean becomes
+  []; a string becomes a list (split on commas, semicolons and newlines); nested lists
+  and dicts are flattened to their values (at most MAX_NESTING deep); a value that is
+  not text (a number, true, null) is no tag: dropped, and the repair says how many;
 - each value goes through `normalize_tag` (lowercase, underscores, singular,
   depth <= 4); values over MAX_TAG_CHARS are whole sentences, not tags, and are
   dropped; each category keeps at most MAX_TAGS_PER_CATEGORY distinct tags;
-- the summary becomes one line of at most MAX_SUMMARY_WORDS words and
-  MAX_SUMMARY_CHARS characters.
+- the summary becomes one line (numbers in it become text) of at most
+  MAX_SUMMARY_WORDS words and MAX_SUMMARY_CHARS characters.
 """
 
 from __future__ import annotations
@@ -90,31 +91,34 @@ def _loads(text: str, repairs: list[str]) -> object:
     raise ValueError("invalid JSON")
 
 
-def _strings(value: object, depth: int = 0) -> Iterator[str]:
-    """Text values inside `value`: strings, numbers, and items of nested lists/dicts."""
-    if isinstance(value, str):
+def _leaves(value: object, depth: int = 0) -> Iterator[object]:
+    """The scalars inside `value`: itself, or the items of its nested lists/dicts (at most MAX_NESTING deep)."""
+    if not isinstance(value, (list, tuple, dict)):
         yield value
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        yield str(value)
-    elif isinstance(value, (list, tuple, dict)) and depth < MAX_NESTING:
+    elif depth < MAX_NESTING:
         for item in value.values() if isinstance(value, dict) else value:
-            yield from _strings(item, depth + 1)
+            yield from _leaves(item, depth + 1)
 
 
 def _category(name: str, value: object, repairs: list[str]) -> list[str]:
-    if value is None or (isinstance(value, str) and value.strip().lower() in EMPTY_VALUES):
+    empty = value.strip().lower() in EMPTY_VALUES if isinstance(value, str) else \
+        not isinstance(value, (list, tuple, dict))  # null, or a lone number or boolean: no tag
+    if empty:
         repairs.append(f"{name}: {value!r:.12} -> []")
         return []
     if isinstance(value, str):
         repairs.append(f"{name}: string -> list")
-        values = _SPLIT.split(value)
+        leaves: list[object] = list(_SPLIT.split(value))
     elif isinstance(value, list):
         if any(isinstance(v, (list, dict)) for v in value):
             repairs.append(f"{name}: flattened nested values")
-        values = list(_strings(value))
+        leaves = list(_leaves(value))
     else:
         repairs.append(f"{name}: {type(value).__name__} -> list")
-        values = list(_strings(value, depth=1))
+        leaves = list(_leaves(value, depth=1))
+    values = [v for v in leaves if isinstance(v, str)]
+    if len(values) < len(leaves):
+        repairs.append(f"{name}: dropped {len(leaves) - len(values)} value(s) that are not text")
     tags: dict[str, None] = {}
     changed = dropped = 0
     for raw in values:
@@ -137,7 +141,7 @@ def _category(name: str, value: object, repairs: list[str]) -> list[str]:
 
 
 def _summary(value: object, repairs: list[str]) -> str:
-    text = " ".join(_strings(value))
+    text = " ".join(str(v) for v in _leaves(value) if isinstance(v, (str, int, float)) and not isinstance(v, bool))
     if not isinstance(value, str) and value is not None:
         repairs.append(f"summary: {type(value).__name__} -> string")
     if text.strip().lower() in EMPTY_VALUES:
