@@ -202,16 +202,56 @@ class NestedOutOfRange(OutOfRange):
         weights: Weights = field(default_factory=Weights)
 
 
+@dataclass(frozen=True)
+class TextWeights:
+    lexical: float = "1.0"
+
+
+class WrongType(OutOfRange):
+    @dataclass(frozen=True)
+    class Params:
+        k: Annotated[int, Field(ge=1)] = "3"
+
+
+class SwitchAsNumber(OutOfRange):
+    @dataclass(frozen=True)
+    class Params:
+        stem: bool = 1
+
+
+class NestedWrongType(OutOfRange):
+    @dataclass(frozen=True)
+    class Params:
+        weights: TextWeights = field(default_factory=TextWeights)
+
+
+TYPE = "not of its declared type, which reads it as"
+
+
 @pytest.mark.parametrize("cls, words", [
     (OutOfRange, r"OutOfRange.Params default alpha = 5.0: .*less than or equal to 1"),
     (NestedOutOfRange, r"NestedOutOfRange.Params default weights.lexical = -1.0: .*greater than or equal to 0"),
+    (WrongType, rf"WrongType.Params default k = '3': {TYPE} 3 \(fix the default\)"),
+    (SwitchAsNumber, rf"SwitchAsNumber.Params default stem = 1: {TYPE} True \(fix the default\)"),
+    (NestedWrongType, rf"NestedWrongType.Params default weights.lexical = '1.0': {TYPE} 1.0 \(fix the default\)"),
 ])
-def test_a_default_outside_its_own_range_is_refused_where_the_method_is_defined(broken, cls, words):
+def test_a_default_outside_its_own_range_or_type_is_refused_where_the_method_is_defined(broken, cls, words):
     with pytest.raises(ConfigError, match=rf"method 'Ranged': {words}") as refused:
         tg.register_method("Ranged", cls)
     assert "\n" not in str(refused.value) and "Ranged" not in registry.method_names()
     with pytest.raises(ConfigError, match=words):
         registry.check_methods([f"{__name__}:{cls.__name__}"])
+
+
+def test_an_int_default_of_a_float_is_of_its_type(broken):
+    class IntForFloat(OutOfRange):
+        @dataclass(frozen=True)
+        class Params:
+            alpha: float = 1
+            names: tuple[str, ...] = ("a",)
+
+    tg.register_method("IntForFloat", IntForFloat)
+    assert registry.method("IntForFloat").params().alpha == 1
 
 
 def test_deeply_nested_json_values_are_one_line_errors():

@@ -292,18 +292,37 @@ def _refuse_switch_for_number(method: str, key: str, value: Any, default: Any) -
 
 def check_defaults(method: str, params_class: type) -> None:
     """ConfigError naming the method and the field when a default of `params_class` breaks its own declaration
-    (a default outside its declared range), so a method is refused where it is defined, not in a run."""
+    (outside its declared range, or of another type: "3" for an int), so a method is refused where it is
+    defined, not in a run."""
     adapter = _adapter(params_class)  # first: it puts back the sentinels of a class pickled by value
-    defaults = {}
+    given = {}
     for f in dataclasses.fields(params_class):
         value = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
-        if value is not dataclasses.MISSING:  # nested dataclasses checked field by field
-            defaults[f.name] = dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value
-    try:
-        adapter.validate_python(defaults)
+        if value is not dataclasses.MISSING:
+            given[f.name] = value
+    try:  # nested dataclasses checked field by field
+        checked = adapter.validate_python({k: dataclasses.asdict(v) if dataclasses.is_dataclass(v) else v
+                                           for k, v in given.items()})
     except ValidationError as exc:
         raise ConfigError(f"method {method!r}: {params_class.__qualname__} default {_first_error(exc)} "
                           f"(fix the default)") from None
+    converted = next(filter(None, (_converted(n, v, getattr(checked, n)) for n, v in given.items())), None)
+    if converted:
+        field_, default, read = converted
+        raise ConfigError(f"method {method!r}: {params_class.__qualname__} default {field_} = {default!r}: not of "
+                          f"its declared type, which reads it as {read!r} (fix the default)")
+
+
+def _converted(name: str, value: Any, checked: Any) -> tuple[str, Any, Any] | None:
+    """The first (field, default, value read) under field `name` whose default pydantic had to convert to the
+    declared type to read it as `checked` ("3" as 3, 1 as True); None when none (an int is a float)."""
+    if dataclasses.is_dataclass(value) and dataclasses.is_dataclass(checked):
+        inner = (_converted(f"{name}.{f.name}", getattr(value, f.name), getattr(checked, f.name))
+                 for f in dataclasses.fields(value))
+        return next(filter(None, inner), None)
+    same = value is checked or value == checked and (type(value) is type(checked) or
+                                                     (type(value), type(checked)) == (int, float))
+    return None if same else (name, value, checked)
 
 
 def _first_error(exc: ValidationError) -> str:
