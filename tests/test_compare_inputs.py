@@ -172,6 +172,18 @@ def test_a_header_only_rankings_csv_or_an_empty_question_id_is_one_line_in_compa
         one_line_error(res, f"{no_id / 'rankings.csv'}: row 2", "question_id", "empty")
 
 
+@pytest.mark.parametrize("cell", ["nan", "0.5 inf", "1.0 NaN 0.5", "-Infinity"])
+def test_a_score_that_is_not_finite_is_one_line_in_compare_and_score(runs, tmp_path, cell):
+    a, b = runs
+    odd = edited(a, tmp_path, "odd", lambda rankings: rankings.assign(
+        ranked_scores=rankings["ranked_scores"].where(rankings.index != 1, cell)))
+    question, method = pd.read_csv(a / "rankings.csv").loc[1, ["question_id", "method"]]
+    for i, command in enumerate((["compare", str(b)], ["score"])):
+        res = runner.invoke(app, [*command, str(odd), "--out", str(tmp_path / f"o{i}")])
+        one_line_error(res, f"{odd / 'rankings.csv'}: question {question!r} of {method!r}: ranked_scores must be "
+                            f"finite numbers", repr(cell))
+
+
 def test_results_in_memory_are_checked_for_their_data_like_run_folders(tmp_path):
     """tg.compare on two tg.bench results over different gold gave a p-value without a word, and refused a
     result and a run folder over the same file ("sha256 (?)", "pass --force")."""

@@ -61,6 +61,7 @@ RANKINGS_CSV = "rankings.csv"
 TREC_LEVELS = {"sessions": ("ranked_session_ids", "ranked_session_scores", "gold_session_ids"),
                "notes": ("ranked_note_ids", "ranked_scores", "gold_note_ids")}
 LIST_COLUMNS = ("ranked_session_ids", "gold_session_ids", "ranked_note_ids")
+SCORE_COLUMNS = ("ranked_scores", "ranked_session_scores")
 
 
 class MissingQuestionsWarning(UserWarning):
@@ -82,15 +83,18 @@ def rankings_path(path: Path) -> Path:
 
 
 def read_rankings_csv(path: Path) -> pd.DataFrame:
-    """Our own rankings.csv (or the run folder holding it), with the id-list columns as lists.
+    """Our own rankings.csv (or the run folder holding it), with the id-list columns as lists and the score
+    columns as lists of floats (None for an empty cell).
 
     One row per question and method is required: a repeated pair (a sweep's or an ablation's
-    rankings, which repeat them per setting), a file with no rows or a row without its question id or
-    method is an InputError naming it. A UTF-8 byte-order mark is skipped."""
+    rankings, which repeat them per setting), a file with no rows, a row without its question id or
+    method, or a score that is not a finite number is an InputError naming it. A UTF-8 byte-order mark
+    is skipped; only an empty cell is empty ("nan" is no score, "NA" an id)."""
     path = rankings_path(path)
     try:
-        df = pd.read_csv(path, dtype={"question_id": str, "method": str, **dict.fromkeys(LIST_COLUMNS, str)},
-                         encoding="utf-8-sig")
+        df = pd.read_csv(path, dtype={"question_id": str, "method": str,
+                                      **dict.fromkeys((*LIST_COLUMNS, *SCORE_COLUMNS), str)},
+                         encoding="utf-8-sig", keep_default_na=False, na_values=[""])
     except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise InputError(f"{path}: cannot read rankings: {exc}") from None
     missing = [c for c in ("question_id", "method", "ranked_session_ids") if c not in df]
@@ -111,7 +115,23 @@ def read_rankings_csv(path: Path) -> pd.DataFrame:
     for col in LIST_COLUMNS:
         if col in df:
             df[col] = df[col].fillna("").str.split()
+    for col in (c for c in SCORE_COLUMNS if c in df):
+        df[col] = pd.Series([_scores(cell, col, f"{path}: question {q!r} of {m!r}")
+                             for cell, q, m in zip(df[col], df["question_id"], df["method"])], df.index, object)
     return df
+
+
+def _scores(cell: Any, column: str, where: str) -> list[float] | None:
+    """A cell of space-separated scores as finite floats; None for an empty cell (a run without scores)."""
+    if isinstance(cell, float) and math.isnan(cell):
+        return None
+    try:
+        numbers = [float(v) for v in str(cell).split()]
+    except ValueError:
+        numbers = [math.nan]
+    if not all(math.isfinite(n) for n in numbers):
+        raise InputError(f"{where}: {column} must be finite numbers separated by spaces, got {str(cell)[:60]!r}")
+    return numbers
 
 
 def _read_csv_runs(path: Path) -> dict[str, dict[str, dict[str, list[str]]]]:

@@ -175,19 +175,6 @@ def _flag(value: Any, where: str) -> bool:
     return text == "true"
 
 
-def _numbers(value: Any, column: str, where: str) -> list[float] | None:
-    """A cell of space-separated scores as finite floats; None for an empty cell (a run without scores)."""
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    try:
-        numbers = [float(v) for v in str(value).split()]
-    except ValueError:
-        numbers = [math.nan]
-    if not all(math.isfinite(n) for n in numbers):
-        raise InputError(f"{where}: {column} must be finite numbers separated by spaces, got {str(value)[:60]!r}")
-    return numbers
-
-
 def _ranked(row: dict[str, Any], depth: int, where: str) -> tuple[list[str], list[float] | None]:
     """The row's sessions de-duplicated through `depth` ranks (as `score` does), with their scores when it has them."""
     sessions, scores = row["ranked_session_ids"], row.get("ranked_session_scores")
@@ -213,9 +200,6 @@ def rescored(path: Path, rankings: pd.DataFrame, depth: int = DEFAULT_DEPTH) -> 
         if "ranked_session_scores" in rows else set()
     for row in records:
         where = f"{path}: question {row['question_id']!r} of {row['method']!r}"
-        for column in ("ranked_scores", "ranked_session_scores"):
-            if column in row:
-                row[column] = _numbers(row[column], column, where)
         if row["method"] in scored_methods and not row["ranked_session_ids"]:
             row["ranked_session_scores"] = []  # an empty ranking of a scored method: tie-aware RR 0, as in bench
         row["ranked_session_ids"], row["ranked_session_scores"] = _ranked(row, depth, where)
