@@ -7,11 +7,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from taggraph.extraction.base import Extraction
 from taggraph.retrieval import make_retriever
 from taggraph.store import Interaction
-from taggraph.viz.graphview import KIND_STYLE, graph_html, save_graph_html
+from taggraph.viz.graphview import KIND_STYLE, WRAP_CHARS, graph_html, save_graph_html, wrap_label
 
 from conftest import HAND_ROWS, make_store
 
@@ -334,3 +336,19 @@ def test_the_subgraph_holds_the_best_note_of_each_top_k_session_above_the_gold()
     ranking = ["a#0", "a#1", "b#0", "c#0", "g#0"]
     assert _sessions_above(store, ranking, {"g"}, 3) == ["a#0", "b#0", "c#0"]
     assert _sessions_above(store, ranking, {"b"}, 3) == ["a#0"]
+
+
+def test_a_long_name_is_drawn_on_two_lines_broken_where_it_reads_best():
+    assert wrap_label("what:pet/dog") == "what:pet/dog"  # short: as it is
+    assert wrap_label("rockridge_music_school · marguerite_olsen") == "rockridge_music_school ·\nmarguerite_olsen"
+    assert wrap_label("who:organization/rockridge_music_school") == "who:organization/\nrockridge_music_school"
+    assert wrap_label("cedar_street · home_office") == "cedar_street ·\nhome_office"  # ' · ' before '_'
+    assert wrap_label("northwind_analytics · sf") == "northwind_\nanalytics · sf"  # no line over 16 that way
+    assert wrap_label("x" * 40) == "x" * 40  # nowhere to break
+
+
+@given(st.text(alphabet="ab_/: ·", max_size=60))
+def test_wrapping_loses_no_character_and_makes_at_most_two_lines(name):
+    label = wrap_label(name)
+    assert label.count("\n") <= 1 and label.replace("\n", "").replace(" ", "") == name.replace(" ", "")
+    assert label == name or len(name) > WRAP_CHARS

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import heapq
 import html
+import itertools
 import json
 import math
 import re
@@ -446,11 +447,39 @@ def _question_links(ug: nx.Graph, matched: Sequence[str], notes: Sequence[str], 
 
 
 def _label_width(label: str) -> float:
-    """Pixels a label takes at the page's 14 px font (its longest line; ~7 px a character, 6-6.5 measured)."""
-    return 7.0 * max(map(len, label.split("\n")))
+    """Pixels a label takes at the page's 14 px font (its longest line; 6.5 px a character, 6-6.5 measured)."""
+    return 6.5 * max(map(len, label.split("\n")))
 
 
-CANVAS = (1060, 620)  # the drawing's room in a 1400 x 900 window, beside the side panel
+WRAP_CHARS = 16  # free choice: a longer name is drawn on two lines, so that one name does not widen its column
+SEPARATORS = (" · ", "/", ":", "_")  # where a name breaks, the first that gives lines of at most WRAP_CHARS
+
+
+def wrap_label(name: str, chars: int = WRAP_CHARS) -> str:
+    """`name` on two lines when it is longer than `chars`: broken after a separator (it ends the first line),
+    the first of SEPARATORS that gives two lines of at most `chars`, else the one that gives the shortest
+    longer line; as it is when it has none."""
+    if len(name) <= chars:
+        return name
+    best = None
+    for sep in SEPARATORS:
+        ends = [i + len(sep) for i in range(1, len(name) - len(sep)) if name.startswith(sep, i)]
+        if not ends:
+            continue
+        cut = min(ends, key=lambda e: max(len(name[:e].rstrip()), len(name) - e))
+        longer = max(len(name[:cut].rstrip()), len(name) - cut)
+        if best is None or longer < best[0]:
+            best = (longer, cut)
+        if longer <= chars:
+            break
+    return name if best is None else name[:best[1]].rstrip() + "\n" + name[best[1]:]
+
+
+CANVAS = (1015, 520)  # the drawing's room in a 1280 x 800 window (1280 x 657 of page), beside the side panel
+LAYOUT_TRIES = 4096  # splits of the columns tried one by one (a few ms each); more are searched greedily
+COLUMN_GAP, SUB_GAP = 30, 14  # pixels between columns, and between the sub-columns of a zigzag column
+LINE_PX, ROW_GAP = 14, 14  # a label line's height at the 14 px font (measured in Chromium), the room under a label
+RING_GROWTH = 6  # pixels a ringed note's size grows by (the page's highlight())
 
 
 def _columns_layout(g: nx.Graph, kinds: Mapping[str, str], matched: set[str], labels: Mapping[str, str],
@@ -459,7 +488,8 @@ def _columns_layout(g: nx.Graph, kinds: Mapping[str, str], matched: set[str], la
     further ontology hops away, topics, then notes; within a column nodes sit under one another in the
     mean order of their neighbours on the left (fewer crossings), spaced by their sizes and widest
     `labels` (drawn under the node) so that no two overlap. A column too tall for `CANVAS` zigzags over
-    two to four sub-columns, as long as that lets the whole fit larger."""
+    two to four sub-columns, whichever split of the columns fits the whole largest (tried one by one up to
+    LAYOUT_TRIES splits, else grown greedily)."""
     concepts = [n for n in g if kinds[n] in ("tag", "ontology")]
     onto = g.subgraph(concepts)
     sources = [c for c in matched if c in onto]
@@ -475,29 +505,36 @@ def _columns_layout(g: nx.Graph, kinds: Mapping[str, str], matched: set[str], la
         placed = {n: [row[m] for m in g[n] if m in row] for n in members}
         members.sort(key=lambda n: (sum(placed[n]) / len(placed[n]) if placed[n] else math.inf, labels[n]))
         row.update((n, i) for i, n in enumerate(members))
-    height = {n: 2 * sizes[n] + 20 * (1 + labels[n].count("\n")) + 20 for n in g}
-    width = [max(_label_width(labels[n]) for n in members) for members in columns]
+    # a node's slot: its shape (a note grows by RING_GROWTH when ringed), its label's lines, then ROW_GAP
+    height = {n: 2 * (sizes[n] + RING_GROWTH * (kinds[n] == "file")) + LINE_PX * (1 + labels[n].count("\n")) + ROW_GAP
+              for n in g}
+    width = {n: _label_width(labels[n]) for n in g}
 
     def place(splits: list[int]) -> tuple[dict[str, tuple[float, float]], float]:
         """Positions with column c over splits[c] sub-columns, and the scale at which they fit CANVAS."""
         pos, left, top, bottom = {}, 0.0, 0.0, 0.0
-        for members, w, m in zip(columns, width, splits):
+        for members, m in zip(columns, splits):
             hs = [height[n] for n in members]
             # row i and row i + m share a sub-column: every step between them is at least the taller over m
             steps = [max(hs[max(i - m + 1, 0):i + m + 1]) / m for i in range(len(hs))]
+            sub = [max(width[n] for n in members[j::m]) for j in range(m)]  # each sub-column as wide as its widest
+            xs = [left + sum(sub[:j]) + j * SUB_GAP + sub[j] / 2 for j in range(m)]
             y = -sum(steps) / 2
             for i, n in enumerate(members):
-                pos[n] = (left + w / 2 + (i % m) * (w + 30), y)
+                pos[n] = (xs[i % m], y)
                 top, bottom = min(top, y - hs[i] / 2), max(bottom, y + hs[i] / 2)
                 y += steps[i]
-            left += m * w + (m - 1) * 30 + 50
-        return pos, min(CANVAS[0] / (1.1 * (left - 50)), CANVAS[1] / (1.1 * (bottom - top)), 1.0)
+            left += sum(sub) + (m - 1) * SUB_GAP + COLUMN_GAP
+        return pos, min(CANVAS[0] / (1.1 * (left - COLUMN_GAP)), CANVAS[1] / (1.1 * (bottom - top)), 1.0)
 
+    choices = [range(1, min(4, (len(members) + 1) // 2) + 1) for members in columns]
+    if math.prod(map(len, choices)) <= LAYOUT_TRIES:  # every split, the best fit
+        return max((place(list(splits)) for splits in itertools.product(*choices)), key=lambda r: r[1])[0]
     splits = [1] * len(columns)
     best = place(splits)
-    while True:
+    while True:  # greedy: one column one sub-column more at a time
         tries = [splits[:c] + [splits[c] + 1] + splits[c + 1:] for c in range(len(columns))
-                 if splits[c] < 4 and len(columns[c]) > 2 * splits[c]]
+                 if splits[c] + 1 in choices[c]]
         found = max((place(t) + (t,) for t in tries), key=lambda r: r[1], default=None)
         if found is None or found[1] <= best[1] + 0.01:
             return best[0]
@@ -589,10 +626,11 @@ def graph_page(store: MemoryStore, question: str | None = None,
     places = {m: {n: gold_rank(store, r, n, top_k) for n in gold_order} for m, r in rankings.items()}
     ties = {m: t for m, (_, t) in by_session.items()}
     short = {m: {n: "not ranked" if p["note"] is None else f"note {p['note']} · session {p['session']}"
-                 + (" (tie order)" if p["tie"] else "") for n, p in by.items()} for m, by in places.items()}
+                 + ("\n(tie order)" if p["tie"] else "") for n, p in by.items()} for m, by in places.items()}
     tied = set().union(*ties.values())
-    widest = {n: ("✕ " if explained and n in explained.breaks else "") + names[n]  # with a rank and gold's ranks
-              + ("  session #00" if ug.nodes[n]["kind"] == "file" else "")
+    wrapped = {n: wrap_label(names[n]) for n in sub}
+    widest = {n: ("✕ " if explained and n in explained.breaks else "") + wrapped[n]  # with a rank and gold's ranks
+              + ("\nsession #00" if ug.nodes[n]["kind"] == "file" else "")
               + (" tie order" if ug.nodes[n].get("note_id") in tied else "")
               + (max(("\n★ " + s[ug.nodes[n]["note_id"]] for s in short.values()), key=len, default="")
                  if ug.nodes[n].get("note_id") in gold else "") for n in sub}
@@ -615,7 +653,8 @@ def graph_page(store: MemoryStore, question: str | None = None,
         quiet = dense and not told  # its name is in the tooltip; " ": pyvis turns "" into the id
         x, y = pos.get(node, (None, None))
         sx, sy = sub_pos.get(node, (None, None))
-        nodes.append(dict(color={**fixed, "hover": fixed, "highlight": fixed}, full=names[node], x=x, y=y, sx=sx,
+        nodes.append(dict(color={**fixed, "hover": fixed, "highlight": fixed}, full=names[node],
+                          wrapped=wrapped.get(node, names[node]), x=x, y=y, sx=sx,
                      sy=sy, whole=node in pos, sub=node in sub_pos,
                      title=_title(store, node, data, ranks, gold, names[node]), kind=kind, bg=colour,
                      ranks=note_ranks, ties={m: True for m, t in ties.items() if data.get("note_id") in t},
@@ -649,35 +688,34 @@ def graph_page(store: MemoryStore, question: str | None = None,
         shown += f" (within {hops} hop(s) of the question)"
     shown_sub = (f"{len(sub)} of {len(ug)} nodes: the question's concepts, the paths walked, the gold notes and the "
                  f"notes {', '.join(explained.methods)} rank above them" if explained else "")
-    legend = " ".join(f"<span style='color:{c}'>{sym}</span> {k}" for k, (c, _, sym) in KIND_STYLE.items())
-    edges_legend = " ".join(f"<span class='edge' style='border-top:2px {'dashed' if d else 'solid'} {c}'></span>"
-                            f" {k.replace('_', '–')}" for k, (c, d) in EDGE_STYLE.items()
-                            if k != "chronological" or chronological
-                            or any(not ug.has_edge(a, b) for a, b in whole_edges | sub_edges))
-    edges_legend += (f" <span class='edge' style='border-top:4px solid {PATH_COLOUR}'></span> the chosen method's own "
-                     f"walk (the edges its explanation names) <span class='edge' style='border-top:2px dashed "
-                     f"{POSSIBLE_COLOUR}'></span> a path from the question the chosen method did not take")
-    legend += (f" <span style='color:{GOLD[0]}'>★</span> gold note (label: its ranks)"
-               f" <span class='ring' style='border-color:{HIT_BORDER}'></span> best note of a top-{top_k} session of the"
-               f" chosen method (label: its session rank) <span class='ring' style='border-color:{TIE_BORDER}'></span>"
-               f" top-{top_k} session only by tie order (label: 'session #4 tie order')"
-               f" <span class='ring' style='border-color:{BREAK_BORDER}'></span> ✕ where the chosen method's walk stops"
-               f" <span class='ring' style='border-color:{MATCH_BORDER}'></span> concept matched by the question")
+    ring = "<span class='ring' style='border-color:{}'></span> {}".format
+    line = "<span class='edge' style='border-top:{}px {} {}'></span> {}".format
+    legend = [*(f"<span style='color:{c}'>{sym}</span> {k}" for k, (c, _, sym) in KIND_STYLE.items()),
+              f"<span style='color:{GOLD[0]}'>★</span> gold note (label: its ranks)",
+              ring(HIT_BORDER, f"best note of a top-{top_k} session of the chosen method (label: its session rank)"),
+              ring(TIE_BORDER, f"top-{top_k} session only by tie order (label: 'session #4 tie order')"),
+              ring(BREAK_BORDER, "✕ where the chosen method's walk stops"),
+              ring(MATCH_BORDER, "concept matched by the question")]
+    edges_legend = [*(line(2, "dashed" if d else "solid", c, k.replace("_", "–")) for k, (c, d) in EDGE_STYLE.items()
+                      if k != "chronological" or chronological
+                      or any(not ug.has_edge(a, b) for a, b in whole_edges | sub_edges)),
+                    line(4, "solid", PATH_COLOUR, "the chosen method's own walk (the edges its explanation names)"),
+                    line(2, "dashed", POSSIBLE_COLOUR, "a path from the question the chosen method did not take")]
     chosen = next((m for m in (explained.methods if explained else ()) if m in ranks), None)
     options_html = "".join(f"<option{' selected' if m == chosen else ''}>{html.escape(m)}</option>" for m in ranks)
     options_html += "<option value=''>(none)</option>"
     walk_texts = {m: walk_text(store, names, m, (explanations or {}).get(m, {}).get(best[m]), best[m], gold_order,
                                rankings[m], top_k, explained) for m in rankings} if explained else {}
     payload = {"nodes": nodes, "edges": edges, "options": options, "hit": HIT_BORDER, "tie": TIE_BORDER,
-               "path": PATH_COLOUR, "possibleColour": POSSIBLE_COLOUR, "brk": BREAK_BORDER, "bestGold": best,
+               "path": PATH_COLOUR, "possibleColour": POSSIBLE_COLOUR, "brk": BREAK_BORDER, "bestGold": best, "ringGrowth": RING_GROWTH,
                "walkText": walk_texts,
                "methods": list(ranks), "top_k": top_k, "sub": bool(sub), "shownWhole": shown, "shownSub": shown_sub, "gold": gold_order,
                "goldText": {m: _gold_text(list(by.values())) for m, by in places.items()}}
     values = {"VIS_CSS": (VIS_DIR / "vis-network.css").read_text(encoding="utf-8"),
               "VIS_JS": (VIS_DIR / "vis-network.min.js").read_text(encoding="utf-8"),
               "HEADING": html.escape(heading), "QUESTION": html.escape(question or ""),
-              "SHOWN": html.escape(shown_sub if sub and not whole_graph else shown), "LEGEND": legend,
-              "EDGES": edges_legend, "OPTIONS": options_html, "LINKS": links_html(links),
+              "SHOWN": html.escape(shown_sub if sub and not whole_graph else shown), "LEGEND": _items(legend),
+              "EDGES": _items(edges_legend), "OPTIONS": options_html, "LINKS": links_html(links),
               "WHOLE": "" if sub else " hidden", "CHECKED": " checked" if whole_graph or not sub else "",
               "DATA": script_json(payload)}
     # one pass over the template: inserted text is never searched for placeholders again
@@ -737,6 +775,11 @@ def _size(data: dict, matched: bool, gold: set[str]) -> int:
     return 13 if matched else {"file": 12, "topic": 12}.get(data["kind"], 9)
 
 
+def _items(parts: Sequence[str]) -> str:
+    """The side panel's key: one line per entry."""
+    return "".join(f"<span class='item'>{part}</span>" for part in parts)
+
+
 def script_json(value) -> str:
     """JSON safe to place inside a <script> element: no '<', '>' or line separators as such."""
     text = json.dumps(value, ensure_ascii=False)
@@ -766,7 +809,9 @@ header h1 { font-size: 15px; margin: 0 0 4px 0; }
 #gold-rank { color: #8a6d00; } #walk { color: #7a1040; max-height: 5.2em; overflow-y: auto; } #note-msg { color: #c0392b; font-weight: bold; }
 main { flex: 1; display: flex; min-height: 300px; }
 #graph { flex: 1; }
-#why { width: 320px; overflow-y: auto; border-left: 1px solid #ddd; padding: 6px 10px; font-size: 12px; }
+#why { width: clamp(240px, 19vw, 320px); overflow-y: auto; border-left: 1px solid #ddd; padding: 6px 10px; font-size: 12px; }
+#key { border-top: 1px solid #ddd; margin-top: 10px; padding-top: 4px; color: #444; line-height: 1.5; }
+#key .item { display: block; }
 #why .hit { color: #1a7f37; } #why .near { color: #b26a00; } #why .miss { color: #c0392b; } #why .tie { color: #6f42c1; }
 div.vis-tooltip { max-width: 460px; white-space: normal; font-size: 12px; }
 </style></head>
@@ -776,14 +821,13 @@ div.vis-tooltip { max-width: 460px; white-space: normal; font-size: 12px; }
 <div><b>Question:</b> <span id="question">__QUESTION__</span> · <span id="shown">__SHOWN__</span></div>
 <div>Highlight <select id="method">__OPTIONS__</select>
 <label__WHOLE__>· <input type="checkbox" id="whole"__CHECKED__> whole graph</label> · <span id="gold-rank"></span></div>
-<div>__LEGEND__</div>
-<div>Edges: __EDGES__</div>
 <div id="walk"></div>
 <div id="note-msg" hidden></div>
 __LINKS__
 </header>
 <main><div id="graph"></div>
-<aside id="why"><b id="why-title">Click a note</b><p id="why-verdict"></p><p id="why-text"></p></aside></main>
+<aside id="why"><b id="why-title">Click a note</b><p id="why-verdict"></p><p id="why-text"></p>
+<div id="key"><b>Key</b><div>__LEGEND__</div><div><b>Edges</b> __EDGES__</div></div></aside></main>
 <script>__VIS_JS__</script>
 <script>
 var DATA = __DATA__;
@@ -804,8 +848,8 @@ function highlight(method) {
     if (n.kind === "file") {
       var r = n.sessionRanks[method], top = r !== undefined && r <= DATA.top_k, tie = top && !!n.ties[method];
       var g = n.goldRank[method];
-      label += (top ? "  session #" + r + (tie ? " tie order" : "") : "") + (g ? "\\n★ " + g : "");
-      if (top) { width = 3; size = n.baseSize + 6; border = tie ? DATA.tie : DATA.hit; }
+      label += (top ? "\\nsession #" + r + (tie ? " tie order" : "") : "") + (g ? "\\n★ " + g : "");
+      if (top) { width = 3; size = n.baseSize + DATA.ringGrowth; border = tie ? DATA.tie : DATA.hit; }
     }
     if (brk) { width = 4; border = DATA.brk; }
     var c = {background: n.bg, border: border};
@@ -827,7 +871,7 @@ function view() {  /* the subgraph that explains the miss, or the whole drawing 
   var all = whole.checked || !DATA.sub;
   nodes.clear(); edges.clear();
   nodes.add(DATA.nodes.filter(function (n) { return all ? n.whole : n.sub; }).map(function (n) {
-    var label = all ? n.label : n.full;
+    var label = all ? n.label : n.wrapped;
     return Object.assign({}, n, {x: all ? n.x : n.sx, y: all ? n.y : n.sy, label: label, baseLabel: label,
                                  baseSize: n.size, baseWidth: n.borderWidth});
   }));
@@ -896,6 +940,12 @@ window.addEventListener("hashchange", openLinked);
 view();
 network.once("afterDrawing", function () {  /* once drawn, labels are measured: fit them too */
   setTimeout(function () { network.fit(); openLinked(); }, 0);
+});
+var settled = false;  /* the reader zoomed or dragged: a resize keeps their view */
+network.on("zoom", function () { settled = true; });
+network.on("dragEnd", function () { settled = true; });
+network.on("resize", function () {  /* a window or frame that changes size is fitted again (vis keeps the old view) */
+  if (!settled) { setTimeout(function () { network.fit(); openLinked(); }, 0); }
 });
 </script>
 </body></html>
