@@ -10,7 +10,8 @@ there, not in the repo; reused when it exists). Then runs, each in a fresh proce
 
 - ``bench --miss-pages 0``: building the store and ranking, the floor the views add to;
 - ``bench`` with its default miss pages (explain and graph pages of the missed question);
-- ``graph``: `taggraph graph` of the question the methods miss.
+- ``graph``: `taggraph graph` of the question the methods miss;
+- ``whole``: the same page opened on the whole graph at `--whole-nodes` drawn nodes (``--whole --max-nodes``).
 
 and prints each one's wall time and peak resident memory (the child's ``ru_maxrss``). A child
 above `--cap-gb` of resident memory or past `--timeout` seconds is stopped and reported as such.
@@ -133,7 +134,8 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=Path("/tmp/graphscale"))
     parser.add_argument("--code", type=Path, default=Path(__file__).resolve().parents[1])
     parser.add_argument("--methods", default="BM25,TagGraph-TFIDF,AdaptiveGraph")
-    parser.add_argument("--only", default="floor,bench,graph", help="Comma-separated: floor, bench, graph.")
+    parser.add_argument("--only", default="floor,bench,graph", help="Comma-separated: floor, bench, graph, whole.")
+    parser.add_argument("--whole-nodes", type=int, default=2000, help="--max-nodes of the `whole` step.")
     parser.add_argument("--cap-gb", type=float, default=8.0)
     parser.add_argument("--timeout", type=float, default=1200.0)
     opts = parser.parse_args()
@@ -144,7 +146,9 @@ def main() -> None:
     common = ["--data", str(data), "--methods", opts.methods]
     runs = {"floor": ["bench", *common, "--out", str(out / "floor"), "--force", "--miss-pages", "0"],
             "bench": ["bench", *common, "--out", str(out / "bench"), "--force"],
-            "graph": ["graph", *common, "--question", "scale_q02", "--out", str(out / "graph.html")]}
+            "graph": ["graph", *common, "--question", "scale_q02", "--out", str(out / "graph.html")],
+            "whole": ["graph", *common, "--question", "scale_q02", "--out", str(out / "whole.html"), "--whole",
+                      "--max-nodes", str(opts.whole_nodes)]}
     print(f"{opts.sessions} sessions, methods {opts.methods}, code {opts.code}")
     for name in opts.only.split(","):
         print(f"{name:6s} {json.dumps(run(runs[name], opts.code, int(opts.cap_gb * 2**20), opts.timeout))}",

@@ -10,7 +10,8 @@ from taggraph.extraction.base import Extraction
 from taggraph.graph import BaseGraph
 from taggraph.retrieval import make_retriever
 from taggraph.store import Interaction, MemoryStore
-from taggraph.viz.graphview import graph_html
+from taggraph.errors import ConfigError
+from taggraph.viz.graphview import EXPLAINED_DRAWN, MAX_DRAWN, graph_html
 
 PETS = ["dog", "cat", "parrot", "rabbit", "hamster", "turtle"]
 HOBBIES = ["yoga", "chess", "pottery", "cycling", "knitting", "baking", "hiking", "fishing"]
@@ -51,3 +52,27 @@ def test_work_is_bounded_by_max_nodes_not_by_the_history(monkeypatch, neighbourh
     assert "file:gold#0" in {n["id"] for n in data["nodes"] if n["sub"]}
     # the drawn notes, the gold one and each method's top notes are explained, not the 3001 notes
     assert explained and max(explained.values()) <= 20 + 5 + 2 + 1
+
+
+def test_a_large_whole_graph_explains_only_the_notes_nearest_the_question(monkeypatch):
+    """`--whole --max-nodes 2000` on a long history: every note drawn, but only the gold, the top-ranked and the
+    EXPLAINED_DRAWN nearest are explained (AdaptiveGraph reads the whole graph per note: 2,000 of them took 27 s
+    on a 2,000-session history); a click on another note says so and how to explain it."""
+    store = long_store(1500)
+    retrievers = {"BM25": make_retriever("BM25", store)}
+    explained: Counter[str] = Counter()
+    evidence = retrievers["BM25"].evidence
+    monkeypatch.setattr(retrievers["BM25"], "evidence", lambda *a, **kw: (explained.update(["BM25"]), evidence(*a, **kw))[1])
+    question = "What is my cat called?"
+    page = graph_html(store, question=question, gold_note_ids=["gold#0"], max_nodes=MAX_DRAWN, retrievers=retrievers,
+                      results_by_method={m: r.query(question) for m, r in retrievers.items()}, whole_graph=True)
+    data = json.loads(re.search(r"^var DATA = (.*);$", page, re.MULTILINE).group(1))
+    notes = [n for n in data["nodes"] if n["kind"] == "file" and n["whole"]]
+    assert len(notes) > 1000 and explained["BM25"] <= EXPLAINED_DRAWN + 5 + 2 + 1
+    assert sum(bool(n["why"]) for n in notes) == explained["BM25"] and "taggraph explain --note" in data["unexplained"]
+
+
+@pytest.mark.parametrize("max_nodes", [MAX_DRAWN + 1, 100_000, 0])
+def test_a_drawing_larger_than_a_page_can_hold_is_refused_in_one_line(max_nodes):
+    with pytest.raises(ConfigError, match=f"max_nodes={max_nodes}: draw 1 to 2,000 nodes"):
+        graph_html(long_store(10), question="What is my cat called?", max_nodes=max_nodes)

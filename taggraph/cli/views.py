@@ -47,8 +47,8 @@ def graph(
     extractor: str = typer.Option(DEFAULT_EXTRACTOR, help=EXTRACTOR_HELP),
     neighbourhood: bool = typer.Option(False, help="Only nodes near the question's concepts and highlighted notes."),
     hops: int = typer.Option(2, help="Neighbourhood radius in edges."),
-    max_nodes: int = typer.Option(400, help="Draw at most this many nodes in the whole graph; the page's work is "
-                                            "bounded by it, whatever the history's size."),
+    max_nodes: int = typer.Option(400, help="Draw at most this many nodes in the whole graph (up to 2,000); the "
+                                            "page's work is bounded by it, whatever the history's size."),
     depth: int = typer.Option(40, help="Retrieval depth, as bench's --depth (the side panel judges by it)."),
     param: list[str] = typer.Option([], help="Method parameter METHOD.KEY=VALUE, as bench's --param."),
     whole: bool = typer.Option(False, help="Open on the whole graph, not the subgraph that explains the miss."),

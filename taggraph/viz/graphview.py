@@ -23,8 +23,9 @@ kept first.
 
 The work is bounded by what is drawn, whatever the history's size: the base graph is read through a
 view (copied only when it is small), every search from the question stops after ``SEARCH_BUDGET`` x
-`max_nodes` nodes, only the drawn, gold and top-ranked notes are explained, and each ranking's sessions
-are read once. What remains linear in the history is one ranking per method and a pass over the notes.
+`max_nodes` nodes (at most MAX_DRAWN), only the gold and top-ranked notes and the EXPLAINED_DRAWN drawn
+notes nearest the question are explained, and each ranking's sessions are read once. What remains linear
+in the history is one ranking per method and a pass over the notes.
 
 Safety and portability:
 
@@ -59,6 +60,7 @@ import pyvis
 
 from taggraph.graph import concept_node, file_node
 from taggraph.atomic import atomic_write
+from taggraph.errors import ConfigError
 from taggraph.evaluation.metrics import session_scores
 from taggraph.retrieval import DEFAULT_DEPTH, Explanation, Retriever
 from taggraph.store import MemoryStore
@@ -114,6 +116,12 @@ def matched_concepts(store: MemoryStore, text: str) -> list[str]:
     return sorted({concept_node(p) for t in dict.fromkeys(query_tokens(text)) for p in matcher.match(t)})
 
 
+# Free choices: at most MAX_DRAWN nodes are drawn (their spring layout grows faster than their number: 3,900 nodes
+# took 72 s of a 107 s page on a 2,000-session history, 2,000 nodes make a 14 s page), and besides the gold and
+# top-ranked notes the page explains the EXPLAINED_DRAWN drawn notes nearest the question (an AdaptiveGraph
+# explanation reads the whole graph: 2,000 of them took 27 s there).
+MAX_DRAWN = 2000
+EXPLAINED_DRAWN = 100
 # Free choice: a search from the question (or the seeds) stops after reaching this many nodes per node the page
 # may draw (`max_nodes`), so its work is bounded by what is drawn, whatever the history's size. Base graphs this
 # small (nodes and links) are copied and searched whole, as before.
@@ -603,6 +611,9 @@ def graph_page(store: MemoryStore, question: str | None = None,
     asked_on: the date the question is asked (the case's), passed to every method.
     links: {label: href} of the question's other pages (its explain page, the run's report).
     """
+    if not 0 < max_nodes <= MAX_DRAWN:
+        raise ConfigError(f"max_nodes={max_nodes}: draw 1 to {MAX_DRAWN:,} nodes (a larger drawing takes minutes to "
+                          f"lay out and a browser pans it slowly); the subgraph that explains a miss needs far fewer")
     budget = SEARCH_BUDGET * max_nodes
     ug = _undirected(store, chronological, budget)
     names = node_names(store)
@@ -629,8 +640,9 @@ def graph_page(store: MemoryStore, question: str | None = None,
     keep = _select(ug, seeds, hops, max_nodes, highlighted | matched, paths, budget)
     near_top = {n for r in rankings.values() for n, _ in r[:top_k + len(gold)]}
     best = {m: rank_giver(store, r, gold_order) for m, r in rankings.items()}
-    told, drawn = gold | near_top | set(best.values()), set(keep)
-    wanted = [n.note_id for n in store.notes if n.note_id in told or file_node(n.note_id) in drawn]
+    told = gold | near_top | set(best.values())
+    nearest = told | {*[ug.nodes[n]["note_id"] for n in keep if ug.nodes[n]["kind"] == "file"][:EXPLAINED_DRAWN]}
+    wanted = [n.note_id for n in store.notes if n.note_id in nearest]
     explanations = file_explanations(store, question, retrievers, wanted, asked_on) if retrievers and question else None
     explained = (explained_subgraph(store, ug, sorted(matched), gold_order, rankings, explanations, top_k, best,
                                     budget) if question and gold else None)
@@ -720,7 +732,9 @@ def graph_page(store: MemoryStore, question: str | None = None,
                                rankings[m], top_k, explained) for m in rankings} if explained else {}
     payload = {"nodes": nodes, "edges": edges, "options": options, "hit": HIT_BORDER, "tie": TIE_BORDER,
                "path": PATH_COLOUR, "possibleColour": POSSIBLE_COLOUR, "brk": BREAK_BORDER, "bestGold": best, "ringGrowth": RING_GROWTH,
-               "walkText": walk_texts,
+               "walkText": walk_texts, "unexplained": (
+                   f"not explained on this page, which explains the gold and top-ranked notes and the "
+                   f"{EXPLAINED_DRAWN} drawn notes nearest the question; taggraph explain --note ID explains any note"),
                "methods": list(ranks), "top_k": top_k, "sub": bool(sub), "shownWhole": shown, "shownSub": shown_sub, "gold": gold_order,
                "goldText": {m: _gold_text(list(by.values())) for m, by in places.items()}}
     values = {"VIS_CSS": (VIS_DIR / "vis-network.css").read_text(encoding="utf-8"),
@@ -909,7 +923,7 @@ function why(id) {  /* textContent only: the explanation is data, never markup *
     return;
   }
   title.textContent = n ? n.id.slice(5) + " · " + (select.value || "no method") : "Click a note";
-  v.textContent = e ? e.verdict : (n ? "no explanation for this method" : "");
+  v.textContent = e ? e.verdict : (n ? (Object.keys(n.why).length ? "no explanation for this method" : DATA.unexplained) : "");
   v.className = e ? e.cls : "";
   text.textContent = (e ? e.text : "") + (brk ? " ✕ " + brk : "");
 }
