@@ -97,9 +97,10 @@ def test_a_method_s_own_exception_names_method_and_question_and_keeps_the_origin
 
     tg.register_method("Crashing", Crashing)
     with pytest.raises(MethodError, match=r"^method 'Crashing', question 'demo_q02': raised ZeroDivisionError: "
-                                          r"division by zero \(fix the method") as err:
+                                          r"division by zero \(fix the method; its traceback is this error's "
+                                          r"__cause__, shown by --debug on the command line\)") as err:
         run_bench(cases[:2], ["Crashing"], extractor="none")
-    assert isinstance(err.value.__cause__, ZeroDivisionError)
+    assert isinstance(err.value.__cause__, ZeroDivisionError)  # in Python, where no --debug exists
 
 
 def test_a_method_that_calls_sys_exit_fails_the_bench_in_one_line(cases, clean_registry, tmp_path):

@@ -258,6 +258,7 @@ def test_score_puts_an_external_run_beside_ours(tmp_path):
     assert list(summary.index) == ["BM25", "perfect", "reverse"]
     assert summary.loc["perfect", "MRR"] == 1.0 and summary.loc["perfect", "n"] == summary.loc["BM25", "n"] == 12
     assert 0 < summary.loc["reverse", "MRR"] < 1 and "perfect" in (out / "report.md").read_text()
+    assert (out / "report.md").read_text().startswith("# taggraph score: ")  # not "taggraph bench", as it was
     sig = pd.read_csv(out / "significance.csv").set_index("method")
     assert sig.loc["perfect", "diff"] == pytest.approx(1 - summary.loc["BM25", "MRR"])
     assert {"ci_low", "ci_high", "p_value", "sig"} <= set(sig.columns) and 0 < sig.loc["perfect", "p_value"] <= 1

@@ -166,3 +166,21 @@ def test_a_run_file_that_starts_with_a_byte_order_mark_reads_as_without(tmp_path
             path.write_text(text, encoding=encoding)
         assert marked.read_bytes().startswith(b"\xef\xbb\xbf")
         assert read_runs(marked) == read_runs(plain)
+
+
+def test_a_difference_over_fewer_questions_than_the_method_s_n_says_over_how_many(limited_run, tmp_path):
+    """score --methods BM25 --baseline BM25 beside a run of the first 5 questions: its ΔMRR is paired over those 5,
+    while BM25's MRR is over 12; the summary and the terminal say n = 5 for the difference (they did not)."""
+    folder, _ = limited_run
+    out = tmp_path / "scored"
+    res = runner.invoke(app, ["score", str(folder), "--data", str(DEMO_DATA), "--methods", "BM25",
+                              "--baseline", "BM25", "--extractor", "none", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    summary = pd.read_csv(out / "summary.csv").set_index("method")
+    assert summary.loc["BM25 [first5]", "ΔMRR n"] == 5 and summary.loc["BM25", "n"] == 12
+    header = next(line for line in res.stdout.splitlines() if line.lstrip().startswith("method"))
+    assert "ΔMRR n" in header
+    # every method over all its questions: no such column
+    res = runner.invoke(app, ["score", str(folder), "--methods", "BM25", "--baseline", "BM25", "--extractor", "none",
+                              "--out", str(tmp_path / "own")])
+    assert res.exit_code == 0 and "ΔMRR n" not in pd.read_csv(tmp_path / "own" / "summary.csv").columns

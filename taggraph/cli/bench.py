@@ -43,14 +43,14 @@ def default_out(data: Path, command_name: str = "") -> Path:
     return Path("runs") / f"{stamp}-{name}"
 
 
-def save_with_reports(result, out: Path, dataset, force: bool, miss_pages: int = 10) -> Path:
-    """Write `result` as a run folder with its report pages and the explain/graph pages of its first
-    `miss_pages` missed questions that the run drew (`viz.report.MissPages`)."""
+def save_with_reports(result, out: Path, dataset, force: bool, miss_pages: int = 10, command: str = "bench") -> Path:
+    """Write `result` as a run folder with its report pages (titled by the `command` that made it) and the
+    explain/graph pages of its first `miss_pages` missed questions that the run drew (`viz.report.MissPages`)."""
     from taggraph.experiments.run_folders import save_bench
     from taggraph.viz.report import report_pages
     data = dataset.path
-    pages = report_pages(result, f"taggraph bench: {data.name or data}", str(data), dataset.benchmark, dataset.cases,
-                         miss_pages)
+    pages = report_pages(result, f"taggraph {command}: {data.name or data}", str(data), dataset.benchmark,
+                         dataset.cases, miss_pages)
     return save_bench(result, out, dataset.record(), pages, force=force)
 
 
@@ -221,7 +221,7 @@ def score(
         result = score_external(runfile, cases, depth, base)
     add_benchmark_metrics(result, cases)
     add_significance(result, baseline)
-    save_with_reports(result, folder, cases, force)
+    save_with_reports(result, folder, cases, force, command="score")
     print_result(result, folder)
 
 

@@ -194,17 +194,25 @@ def score_external(paths: list, cases: list[Case], depth: int = DEFAULT_DEPTH,
                        data=cases.record() if isinstance(cases, Dataset) else None)
 
 
+PAIRED_N = "ΔMRR n"
+
+
 def add_significance(result: BenchResult, baseline: str | None) -> BenchResult:
     """Each method's MRR against `baseline`'s, paired per question (`evaluation.significance.compare`):
     the table goes to ``result.extra["significance"]``; the summary gains ``ΔMRR``, ``p`` and ``sig``
-    ("*": p < 0.05) columns. No-op without a baseline or when it did not run."""
+    ("*": p < 0.05) columns, and ``ΔMRR n`` (the questions both ranked) when that is not the n of both
+    methods (a scored run that left questions out: its ΔMRR is then not the difference of the two MRRs shown). No-op without a baseline or when it did not run."""
     if not baseline or baseline not in set(result.summary["method"]):
         return result
     table = compare(result.rankings, baseline)
     result.extra["significance"] = table
-    cols = table.set_index("method")[["diff", "p_value", "sig"]].rename(
-        columns={"diff": f"ΔMRR vs {baseline}", "p_value": "p"})
-    result.summary = result.summary.merge(cols, left_on="method", right_index=True, how="left")
+    cols = table.set_index("method")[["diff", "p_value", "sig", "n"]].rename(
+        columns={"diff": f"ΔMRR vs {baseline}", "p_value": "p", "n": PAIRED_N})
+    summary = result.summary.merge(cols, left_on="method", right_index=True, how="left")
+    base_n = summary.loc[summary["method"] == baseline, "n"].iloc[0]
+    if not (summary[PAIRED_N].notna() & ((summary[PAIRED_N] != summary["n"]) | (summary[PAIRED_N] != base_n))).any():
+        summary = summary.drop(columns=PAIRED_N)  # every ΔMRR is over both methods' own n questions
+    result.summary = summary
     result.config["baseline"] = baseline
     return result
 

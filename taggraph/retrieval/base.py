@@ -90,8 +90,8 @@ def method_errors(method: str, question: str | None = None) -> Iterator[None]:
     except TaggraphError:
         raise
     except (Exception, SystemExit) as exc:  # sys.exit() in a method ends the method, not the run
-        raise MethodError(method, f"raised {type(exc).__name__}: {one_line(exc)} (fix the method; --debug "
-                                  f"shows the traceback)", question) from exc
+        raise MethodError(method, f"raised {type(exc).__name__}: {one_line(exc)} (fix the method; its traceback "
+                                  f"is this error's __cause__, shown by --debug on the command line)", question) from exc
 
 
 def checked_scores(method: str, scores: Any, notes: int) -> dict[int, float]:

@@ -128,15 +128,17 @@ def summary_view(result) -> pd.DataFrame:
     if not baseline:
         first = ["method", "n", "MRR", "MRR_tieavg"]
         return table[[c for c in first if c in table] + [c for c in table if c not in first]]
-    compared = [f"ΔMRR vs {baseline}", "p", "sig"]
+    compared = [f"ΔMRR vs {baseline}", "p", "sig", *[c for c in ("ΔMRR n",) if c in table]]
     first = ["method", "n", "MRR", "MRR_tieavg", *compared]
     table = table[[c for c in first if c in table] + [c for c in table if c not in first]]
     table[compared[:2]] = table[compared[:2]].map(lambda v: "—" if pd.isna(v) else f"{v:.3f}")
-    table.loc[table["method"] == baseline, compared] = ["— (baseline)", "—", "—"]
+    if "ΔMRR n" in table:  # the questions the difference is paired over, where a method left some out
+        table["ΔMRR n"] = table["ΔMRR n"].map(lambda v: "—" if pd.isna(v) else f"{v:.0f}")
+    table.loc[table["method"] == baseline, compared] = ["— (baseline)", *["—"] * (len(compared) - 1)]
     return table
 
 
-KEY_COLUMNS = ["method", "n", "MRR", "MRR_tieavg", "p", "sig", "Success@5", "Success@5_tieavg"]  # and ΔMRR
+KEY_COLUMNS = ["method", "n", "MRR", "MRR_tieavg", "p", "sig", "Success@5", "Success@5_tieavg"]  # and ΔMRR (n)
 
 
 def _summary_html(result) -> str:
