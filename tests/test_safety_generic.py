@@ -47,12 +47,19 @@ def test_sessions_dated_after_their_question_are_warned_and_kept_by_default(tmp_
                  [QUESTION, {**QUESTION, "id": "q2", "date": "2024-07-01"}])
     dataset = load_cases(data)
     (later,) = warnings_of(dataset)["session_after_question"]
-    assert later.count == 1 and later.first == ("q1 (s2)",) and "1 sessions dated on a later day" in later.message
+    assert later.count == 1 and later.first == ("q1 (s2)",) and "(1 session dated on a later day)" in later.message
     assert "generic-past" in later.message
     assert [i.session_id for i in dataset.cases[0].interactions] == ["s1", "s2", "s3"]
     past = load_cases(data, fmt="generic-past")
     assert [[i.session_id for i in c.interactions] for c in past.cases] == [["s1", "s3"], ["s1", "s2", "s3"]]
     assert "left out of their history" in warnings_of(past)["session_after_question"][0].message
+
+
+def test_a_session_after_two_questions_of_its_history_is_counted_once(tmp_path):
+    data = write(tmp_path / "d", [turn("s1", "2024-01-10"), turn("s2", "2024-06-01")],
+                 [QUESTION, {**QUESTION, "id": "q2", "date": "2024-03-01"}])
+    (later,) = warnings_of(load_cases(data))["session_after_question"]
+    assert later.count == 2 and "(1 session dated on a later day)" in later.message  # it said "2 sessions"
 
 
 def test_leaving_out_a_gold_session_dated_after_its_question_is_refused(tmp_path):

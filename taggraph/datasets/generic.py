@@ -164,6 +164,7 @@ def load_generic(turns: str | Path, questions: str | Path, limit: int | None = N
     undated_questions: list[str] = []  # a date in no accepted form
     no_date: list[str] = []
     future: dict[str, list[str]] = {}  # question id -> its history's sessions dated after it
+    later_sessions: set[tuple[str, str]] = set()  # (history, session) of those, each once
     cases: list[Case] = []
     asked: set[str] = set()
     first: dict[str, str] = {}
@@ -195,6 +196,7 @@ def load_generic(turns: str | Path, questions: str | Path, limit: int | None = N
         later = [] if asked_day is None else [s for s, day in days[history].items() if day > asked_day]
         if later:
             future[qid] = later
+            later_sessions.update((history, s) for s in later)
         late_gold = [s for s in gold_sessions if s in later]
         if late_gold and future_sessions == "drop":
             raise DatasetError(f"{where}: gold session {late_gold[0]!r} is dated after the question "
@@ -212,7 +214,7 @@ def load_generic(turns: str | Path, questions: str | Path, limit: int | None = N
     if not first:
         raise DatasetError(f"{questions}: no questions")
     unasked = [h for h in histories if h not in asked]
-    later_total = sum(map(len, future.values()))
+    later_total = len(later_sessions)  # a session after two questions of its history counts once
     fate = ("left out of their history (format generic-past)" if future_sessions == "drop" else
             "kept, so a method may retrieve a session from after the question (format generic-past leaves them out)")
     return cases, (data_warning("empty_text", "turns have an empty text", empty, turns)
@@ -225,7 +227,7 @@ def load_generic(turns: str | Path, questions: str | Path, limit: int | None = N
                                   per_question=True)
                    + data_warning("undated_question", UNDATED_QUESTIONS, no_date, questions, per_question=True)
                    + data_warning("session_after_question", f"questions are asked before some sessions of their "
-                                  f"history ({later_total} sessions dated on a later day): {fate}",
+                                  f"history ({later_total} session{'s' * (later_total != 1)} dated on a later day): {fate}",
                                   [f"{q} ({', '.join(s[:3])}{', ...' if len(s) > 3 else ''})" for q, s in future.items()],
                                   questions, per_question=True))
 
