@@ -322,6 +322,25 @@ def test_a_drawing_that_changes_size_is_fitted_again_until_the_reader_zooms(run_
     viewport(700)
     narrow = wait_for(lambda: (s := fit())["w"] < 500 and not s["out"] and s, 10, "the drawing fitted again, narrower")
     assert narrow["scale"] < wide["scale"]
+    viewport(1280)
+    wait_for(lambda: fit()["w"] > 900 and not fit()["out"], 10, "the drawing fitted again, wide")
+    # the reader clicks a note that is not the one the side panel opened on: a resize keeps it explained
+    title = lambda: page.js('document.getElementById("why-title").textContent')  # noqa: E731
+    opened = title()
+    node, x, y = json.loads(page.js("""JSON.stringify((function () {
+      var n = nodes.get({filter: function (n) { return n.kind === "file" && !n.goldRank[select.value]; }})[0];
+      var p = network.canvasToDOM(network.getPosition(n.id)), r = document.getElementById("graph").getBoundingClientRect();
+      return [n.id, r.left + p.x, r.top + p.y]; })())"""))
+    for kind in ("mousePressed", "mouseReleased"):
+        page.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
+    clicked = wait_for(lambda: (t := title()) != opened and t, 10, "the clicked note in the side panel")
+    assert clicked.startswith(node[len("file:"):] + " · ")
+    viewport(900)
+    wait_for(lambda: fit()["w"] < 700 and not fit()["out"], 10, "the drawing fitted again")
+    time.sleep(1)
+    assert title() == clicked  # it jumped back to the gold note before
+    viewport(700)
+    narrow = wait_for(lambda: (s := fit())["w"] < 500 and not s["out"] and s, 10, "the drawing fitted again, narrower")
     page.call("Input.dispatchMouseEvent", type="mouseWheel", x=200, y=300, deltaX=0, deltaY=-400)
     zoomed = wait_for(lambda: (s := fit())["scale"] > narrow["scale"] * 1.05 and s, 10, "the reader's zoom")
     viewport(1280)
@@ -329,3 +348,17 @@ def test_a_drawing_that_changes_size_is_fitted_again_until_the_reader_zooms(run_
     time.sleep(1.5)  # a refit would come at the next frame
     kept = fit()  # vis keeps the reader's centre (and scales by its own rule); a fit would centre the drawing
     assert kept["view"] == pytest.approx(zoomed["view"]) and kept["view"] != pytest.approx(wide["view"], abs=20)
+
+
+ROOM = """var out = {}; DATA.methods.concat([""]).forEach(function (m) {
+  select.value = m; select.dispatchEvent(new Event("change"));
+  out[m || "(none)"] = document.getElementById("graph").clientHeight; }); return out;"""
+
+
+def test_choosing_a_method_never_changes_the_drawing_s_room(run_miss_pages, tmp_path):
+    """The header's gold ranks and walk take the same height under every method (they scroll inside it), so the
+    drawing keeps its size and its labels theirs; a longer walk text used to shorten the canvas by up to 66 px,
+    and the refit then shrank the labels below 10 px (demo_q11 under TagGraph-Basic, 9.78 px)."""
+    for page in run_miss_pages:
+        heights, _ = probe(tmp_path, page, state=ROOM)
+        assert len(set(heights.values())) == 1, (page.name, heights)

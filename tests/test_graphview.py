@@ -231,6 +231,11 @@ def test_gold_rank_counts_notes_and_sessions_and_names_tie_order():
     assert not gold_rank(store, ranking, "s3#0", 2)["tie"]  # outside the top 2: a miss, not a tie
     assert gold_rank(store, ranking, "s1#1", 5)["text"] == "s1#1: note rank 2, session rank 1"
     assert gold_rank(store, ranking[:2], "s3#0", 5)["note"] is None
+    # the run's depth, as the explain page and the metrics count: beyond it the session has no rank (the graph
+    # page said 'session rank 3' where the explain page said '–' and the run's RR was 0)
+    beyond = gold_rank(store, ranking, "s3#0", 3, depth=3)
+    assert beyond["note"] == 4 and beyond["session"] is None and "session not ranked" in beyond["text"]
+    assert gold_rank(store, ranking, "s3#0", 3, depth=4)["session"] == 3
 
 
 def test_a_top_k_place_owed_to_tie_order_is_flagged_and_missed_at_any_score():
@@ -343,7 +348,10 @@ def test_a_long_name_is_drawn_on_two_lines_broken_where_it_reads_best():
     assert wrap_label("rockridge_music_school · marguerite_olsen") == "rockridge_music_school ·\nmarguerite_olsen"
     assert wrap_label("who:organization/rockridge_music_school") == "who:organization/\nrockridge_music_school"
     assert wrap_label("cedar_street · home_office") == "cedar_street ·\nhome_office"  # ' · ' before '_'
-    assert wrap_label("northwind_analytics · sf") == "northwind_\nanalytics · sf"  # no line over 16 that way
+    assert wrap_label("northwind_analytics · sf") == "northwind_analytics ·\nsf"  # between names, never in one
+    assert wrap_label("redwood_regional_park · stream_trail") == "redwood_regional_park ·\nstream_trail"
+    assert wrap_label("redwood_regional_park") == "redwood_\nregional_park"  # one name: inside it, the last resort
+    assert wrap_label("what:relationship") == "what:relationship"
     assert wrap_label("x" * 40) == "x" * 40  # nowhere to break
 
 

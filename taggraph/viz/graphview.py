@@ -311,19 +311,22 @@ def session_ranks(store: MemoryStore, ranking: Ranking, k: int) -> tuple[dict[st
     return ranks, ties
 
 
-def gold_rank(store: MemoryStore, ranking: Ranking, note_id: str, k: int) -> dict:
+def gold_rank(store: MemoryStore, ranking: Ranking, note_id: str, k: int, depth: int = DEFAULT_DEPTH) -> dict:
     """One note's place in a ranking: ``note`` (its rank among notes), ``session`` (its session's rank,
-    each session counted once where its best note ranks, as the metrics count), ``tie`` (that session is in
-    the top `k` only by tie order, `tie_order_only`) and ``text``; ranks None when not ranked."""
+    each session counted once where its best note ranks, as the metrics count: None when that note is
+    beyond `depth`, the run's retrieval depth), ``tie`` (that session is in the top `k` only by tie order,
+    `tie_order_only`) and ``text``; ranks None when not ranked."""
     notes = [n for n, _ in ranking]
     if note_id not in notes:
         return {"note": None, "session": None, "tie": False,
                 "text": f"{note_id}: not among the {len(notes)} notes ranked"}
-    place = _place(store, ranking, {store.by_id[note_id].session_id}, k, len(notes))
+    place = _place(store, ranking, {store.by_id[note_id].session_id}, k, depth)
     tie = (" only by tie order" + (" (score 0)" if place.score == 0 else f" (score {place.score:.4g})")
            if place.tie else "")
+    session = (f"session rank {place.rank}" if place.rank is not None else
+               f"session not ranked: its best note is beyond the depth of {depth} notes, as the metrics count")
     return {"note": notes.index(note_id) + 1, "session": place.rank, "tie": place.tie,
-            "text": f"{note_id}: note rank {notes.index(note_id) + 1}, session rank {place.rank}{tie}"}
+            "text": f"{note_id}: note rank {notes.index(note_id) + 1}, {session}{tie}"}
 
 
 def missed_by(store: MemoryStore, rankings: Mapping[str, Ranking], gold: Iterable[str], k: int) -> list[str]:
@@ -471,30 +474,25 @@ def _label_width(label: str) -> float:
 
 
 WRAP_CHARS = 16  # free choice: a longer name is drawn on two lines, so that one name does not widen its column
-SEPARATORS = (" · ", "/", ":", "_")  # where a name breaks, the first that gives lines of at most WRAP_CHARS
+# Where a name breaks, the first of these it holds: between a topic's names, after a tag's parent, and only in a
+# name without either inside a word ('redwood_regional_ / park · stream_trail' read as a name 'park').
+SEPARATORS = (" · ", "/", "_")
 
 
 def wrap_label(name: str, chars: int = WRAP_CHARS) -> str:
-    """`name` on two lines when it is longer than `chars`: broken after a separator (it ends the first line),
-    the first of SEPARATORS that gives two lines of at most `chars`, else the one that gives the shortest
-    longer line; as it is when it has none."""
+    """`name` on two lines when it is longer than `chars`: broken after the first of SEPARATORS it holds (the
+    separator ends the first line), where the longer line is shortest; as it is when it holds none."""
     if len(name) <= chars:
         return name
-    best = None
     for sep in SEPARATORS:
         ends = [i + len(sep) for i in range(1, len(name) - len(sep)) if name.startswith(sep, i)]
-        if not ends:
-            continue
-        cut = min(ends, key=lambda e: max(len(name[:e].rstrip()), len(name) - e))
-        longer = max(len(name[:cut].rstrip()), len(name) - cut)
-        if best is None or longer < best[0]:
-            best = (longer, cut)
-        if longer <= chars:
-            break
-    return name if best is None else name[:best[1]].rstrip() + "\n" + name[best[1]:]
+        if ends:
+            cut = min(ends, key=lambda e: max(len(name[:e].rstrip()), len(name) - e))
+            return name[:cut].rstrip() + "\n" + name[cut:]
+    return name
 
 
-CANVAS = (1015, 520)  # the drawing's room in a 1280 x 800 window (1280 x 657 of page), beside the side panel
+CANVAS = (1015, 530)  # the drawing's room in a 1280 x 800 window (1280 x 657 of page) beside the side panel
 LAYOUT_TRIES = 4096  # splits of the columns tried one by one (each well under 1 ms); more are searched greedily
 MAX_SUBCOLUMNS = 6  # a tall column (40 notes on LongMemEval pages) zigzags over at most this many sub-columns
 COLUMN_GAP, SUB_GAP = 30, 14  # pixels between columns, and between the sub-columns of a zigzag column
@@ -647,12 +645,12 @@ def graph_page(store: MemoryStore, question: str | None = None,
     explained = (explained_subgraph(store, ug, sorted(matched), gold_order, rankings, explanations, top_k, best,
                                     budget) if question and gold else None)
     sub = explained.nodes if explained else []
-    places = {m: {n: gold_rank(store, r, n, top_k) for n in gold_order} for m, r in rankings.items()}
+    places = {m: {n: gold_rank(store, r, n, top_k, depth) for n in gold_order} for m, r in rankings.items()}
     ties = {m: t for m, (_, t) in by_session.items()}
-    short = {m: {n: "not ranked" if p["note"] is None else f"note {p['note']} · session {p['session']}"
+    short = {m: {n: "not ranked" if p["note"] is None else f"note {p['note']} · session {p['session'] or '–'}"
                  + ("\n(tie order)" if p["tie"] else "") for n, p in by.items()} for m, by in places.items()}
     tied = set().union(*ties.values())
-    wrapped = {n: wrap_label(names[n]) for n in sub}
+    wrapped = {n: names[n] if ug.nodes[n]["kind"] == "file" else wrap_label(names[n]) for n in sub}  # ids whole
     widest = {n: ("✕ " if explained and n in explained.breaks else "") + wrapped[n]  # with a rank and gold's ranks
               + ("\nsession #00" if ug.nodes[n]["kind"] == "file" else "")
               + (" tie order" if ug.nodes[n].get("note_id") in tied else "")
@@ -703,7 +701,8 @@ def graph_page(store: MemoryStore, question: str | None = None,
                           possible=bool(explained) and (a, b) in explained.possible, **{"from": a, "to": b}))
     options = {"physics": {"enabled": False}, "edges": {"smooth": False},
                "interaction": {"hover": True, "tooltipDelay": 120},
-               "nodes": {"font": {"size": LABEL_PX}, "scaling": {"label": {"drawThreshold": 3}}}}
+               "nodes": {"font": {"size": LABEL_PX, "strokeWidth": 4, "strokeColor": "#ffffff"},
+                         "scaling": {"label": {"drawThreshold": 3}}}}
 
     heading = title or (f"TagGraph base graph · question {question_id}" if question_id
                         else f"TagGraph base graph · memory {store.case_id}")
@@ -714,22 +713,23 @@ def graph_page(store: MemoryStore, question: str | None = None,
                  f"notes {', '.join(explained.methods)} rank above them" if explained else "")
     ring = "<span class='ring' style='border-color:{}'></span> {}".format
     line = "<span class='edge' style='border-top:{}px {} {}'></span> {}".format
-    legend = [*(f"<span style='color:{c}'>{sym}</span> {k}" for k, (c, _, sym) in KIND_STYLE.items()),
+    legend = [" ".join(f"<span class='kind'><span style='color:{c}'>{sym}</span> {k}</span>"
+                       for k, (c, _, sym) in KIND_STYLE.items()),
               f"<span style='color:{GOLD[0]}'>★</span> gold note (label: its ranks)",
               ring(HIT_BORDER, f"best note of a top-{top_k} session of the chosen method (label: its session rank)"),
               ring(TIE_BORDER, f"top-{top_k} session only by tie order (label: 'session #4 tie order')"),
               ring(BREAK_BORDER, "✕ where the chosen method's walk stops"),
               ring(MATCH_BORDER, "concept matched by the question")]
-    edges_legend = [*(line(2, "dashed" if d else "solid", c, k.replace("_", "–")) for k, (c, d) in EDGE_STYLE.items()
-                      if k != "chronological" or chronological
-                      or any(not ug.has_edge(a, b) for a, b in whole_edges | sub_edges)),
+    edges_legend = [" ".join("<span class='kind'>" + line(2, "dashed" if d else "solid", c, k.replace("_", "–")) + "</span>"
+                                  for k, (c, d) in EDGE_STYLE.items() if k != "chronological" or chronological
+                                  or any(not ug.has_edge(a, b) for a, b in whole_edges | sub_edges)),
                     line(4, "solid", PATH_COLOUR, "the chosen method's own walk (the edges its explanation names)"),
                     line(2, "dashed", POSSIBLE_COLOUR, "a path from the question the chosen method did not take")]
     chosen = next((m for m in (explained.methods if explained else ()) if m in ranks), None)
     options_html = "".join(f"<option{' selected' if m == chosen else ''}>{html.escape(m)}</option>" for m in ranks)
     options_html += "<option value=''>(none)</option>"
     walk_texts = {m: walk_text(store, names, m, (explanations or {}).get(m, {}).get(best[m]), best[m], gold_order,
-                               rankings[m], top_k, explained) for m in rankings} if explained else {}
+                               rankings[m], top_k, explained, depth) for m in rankings} if explained else {}
     payload = {"nodes": nodes, "edges": edges, "options": options, "hit": HIT_BORDER, "tie": TIE_BORDER,
                "path": PATH_COLOUR, "possibleColour": POSSIBLE_COLOUR, "brk": BREAK_BORDER, "bestGold": best, "ringGrowth": RING_GROWTH,
                "walkText": walk_texts, "unexplained": (
@@ -750,7 +750,8 @@ def graph_page(store: MemoryStore, question: str | None = None,
 
 
 def walk_text(store: MemoryStore, names: Mapping[str, str], method: str, e: Explanation | None, note: str | None,
-              gold: Sequence[str], ranking: Ranking, k: int, explained: Explained, shown: int = 4) -> str:
+              gold: Sequence[str], ranking: Ranking, k: int, explained: Explained, depth: int = DEFAULT_DEPTH,
+              shown: int = 4) -> str:
     """The header's line for `method`: the note that gives its first gold session its rank (`rank_giver`) and
     the session's other gold notes, then its own walk to that note (thick), where the walk stops (✕) and why,
     or, for a method that does not walk the graph, its own evidence."""
@@ -758,10 +759,10 @@ def walk_text(store: MemoryStore, names: Mapping[str, str], method: str, e: Expl
         return ""
     same = [g for g in gold if g != note and store.by_id[g].session_id == store.by_id[note].session_id]
     head = (f"Under {method}, {'gold ' if note in gold else ''}note {note} gives gold session "
-            f"{store.by_id[note].session_id} its rank ({gold_rank(store, ranking, note, k)['text'].split(': ', 1)[1]})")
+            f"{store.by_id[note].session_id} its rank ({gold_rank(store, ranking, note, k, depth)['text'].split(': ', 1)[1]})")
     if same:
         head += f"; the session's {'other ' if note in gold else ''}gold notes: " + ", ".join(
-            f"{g} (note rank {gold_rank(store, ranking, g, k)['note'] or '–'})" for g in same)
+            f"{g} (note rank {gold_rank(store, ranking, g, k, depth)['note'] or '–'})" for g in same)
     walk = walk_of(e)
     if e is None:
         return head + "."
@@ -802,7 +803,7 @@ def _size(data: dict, matched: bool, gold: set[str]) -> int:
 
 
 def _items(parts: Sequence[str]) -> str:
-    """The side panel's key: one line per entry."""
+    """The side panel's key: each entry on lines of its own."""
     return "".join(f"<span class='item'>{part}</span>" for part in parts)
 
 
@@ -832,28 +833,29 @@ header { padding: 6px 10px; border-bottom: 1px solid #ddd; }
 header h1 { font-size: 15px; margin: 0 0 4px 0; }
 .ring { display: inline-block; width: 9px; height: 9px; border: 3px solid; border-radius: 50%; vertical-align: middle; }
 .edge { display: inline-block; width: 22px; vertical-align: middle; }
-#gold-rank { color: #8a6d00; } #walk { color: #7a1040; max-height: 5.2em; overflow-y: auto; } #note-msg { color: #c0392b; font-weight: bold; }
+#gold-rank { color: #8a6d00; } #walk { color: #7a1040; }
+#told { line-height: 1.3em; height: 3.9em; overflow-y: auto; }  /* as tall under every method: choosing one never shrinks the drawing */
+h1 nav.links { float: right; font-size: 13px; font-weight: normal; } #note-msg { color: #c0392b; font-weight: bold; }
 main { flex: 1; display: flex; min-height: 300px; }
 #graph { flex: 1; }
 #why { width: clamp(240px, 19vw, 320px); overflow-y: auto; border-left: 1px solid #ddd; padding: 6px 10px; font-size: 12px; }
 #key { border-top: 1px solid #ddd; margin-top: 10px; padding-top: 4px; color: #444; line-height: 1.5; }
-#key .item { display: block; }
+#key .item { display: block; } #key .kind { white-space: nowrap; margin-right: 0.5em; }
 #why .hit { color: #1a7f37; } #why .near { color: #b26a00; } #why .miss { color: #c0392b; } #why .tie { color: #6f42c1; }
 div.vis-tooltip { max-width: 460px; white-space: normal; font-size: 12px; }
 </style></head>
 <body>
 <header>
-<h1>__HEADING__</h1>
-<div><b>Question:</b> <span id="question">__QUESTION__</span> · <span id="shown">__SHOWN__</span></div>
+<h1>__HEADING__ __LINKS__</h1>
+<div><b>Question:</b> <span id="question">__QUESTION__</span></div>
 <div>Highlight <select id="method">__OPTIONS__</select>
-<label__WHOLE__>· <input type="checkbox" id="whole"__CHECKED__> whole graph</label> · <span id="gold-rank"></span></div>
-<div id="walk"></div>
+<label__WHOLE__>· <input type="checkbox" id="whole"__CHECKED__> whole graph</label></div>
+<div id="told"__WHOLE__><div id="gold-rank"></div><div id="walk"></div></div>
 <div id="note-msg" hidden></div>
-__LINKS__
 </header>
 <main><div id="graph"></div>
 <aside id="why"><b id="why-title">Click a note</b><p id="why-verdict"></p><p id="why-text"></p>
-<div id="key"><b>Key</b><div>__LEGEND__</div><div><b>Edges</b> __EDGES__</div></div></aside></main>
+<div id="key"><b>Drawn</b> <span id="shown">__SHOWN__</span><br><b>Key</b><div>__LEGEND__</div><div><b>Edges</b> __EDGES__</div></div></aside></main>
 <script>__VIS_JS__</script>
 <script>
 var DATA = __DATA__;
@@ -971,7 +973,9 @@ var settled = false;  /* the reader zoomed or dragged: a resize keeps their view
 network.on("zoom", function () { settled = true; });
 network.on("dragEnd", function () { settled = true; });
 network.on("resize", function () {  /* a window or frame that changes size is fitted again (vis keeps the old view) */
-  if (!settled) { setTimeout(function () { network.fit(); openLinked(); }, 0); }
+  if (!settled) {  /* a linked note is focused again; the side panel keeps the note the reader clicked */
+    setTimeout(function () { network.fit(); if (location.hash.indexOf("#note=") === 0) { openLinked(); } }, 0);
+  }
 });
 </script>
 </body></html>
