@@ -124,9 +124,10 @@ def _json_only(hint: str, api_key: str | None = None,
 
 
 def ollama_client(host: str | None, timeout: float = GENERATION_TIMEOUT) -> ollama.Client:
-    """An `ollama.Client` for `host` (None: $OLLAMA_HOST, else localhost:11434) that refuses non-JSON replies."""
+    """An `ollama.Client` for `host` (None: $OLLAMA_HOST, else localhost:11434) that refuses non-JSON replies
+    and redirects (an Ollama server sends none; following one would send the prompt, a user's notes, elsewhere)."""
     return ollama.Client(host=host, timeout=timeout,
-                         event_hooks={"response": [_json_only("is OLLAMA_HOST an Ollama server?")]})
+                         event_hooks={"response": [_json_only("is OLLAMA_HOST an Ollama server?", redirects=False)]})
 
 
 def ollama_post(client: ollama.Client, path: str, body: dict, deadline: float,
@@ -149,13 +150,13 @@ def ollama_post(client: ollama.Client, path: str, body: dict, deadline: float,
 def ollama_call(client: ollama.Client, path: str, body: dict, timeout: float, parse: Callable[[object], object]):
     """`parse` of `ollama_post`'s reply within a total deadline of `timeout` seconds; any failure (no server,
     an error status, the deadline, a reply too large, not JSON, `parse` raising ValueError) is one ServerError
-    naming the model, the host and what went wrong, secrets blanked."""
+    naming the model, the host and what went wrong (a page that is not JSON, a redirect too), secrets blanked."""
     where = host_of(client)
     redact = lambda text: blank_secrets(text, where)  # noqa: E731
     try:
         return before_deadline(lambda deadline: parse(ollama_post(client, path, body, deadline, redact)), timeout,
                                f"ollama {path}")
-    except (ConnectionError, httpx.HTTPError, ollama.ResponseError, ValueError) as exc:
+    except (ConnectionError, httpx.HTTPError, ollama.ResponseError, ValueError, ServerError) as exc:
         raise ServerError(redact(f"ollama:{body.get('model')} at {where} ({path}) failed: "
                                  f"{str(exc) or type(exc).__name__}")) from None
 

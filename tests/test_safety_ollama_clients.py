@@ -93,3 +93,44 @@ def test_answers_timeout_ends_a_trickling_generator_in_one_line(fake, tmp_path):
                                    "--out", str(tmp_path / "answers")], env={"OLLAMA_HOST": fake.url})
     assert res.exit_code != 0 and time.monotonic() - started < 60
     assert "deadline" in res.output and "Traceback" not in res.output and len(res.output.splitlines()) <= 2
+
+
+@pytest.mark.parametrize("reply, why", [
+    ('{"embeddings": [["0.1", "0.2"], ["0.3", "0.4"]]}', "not rows of numbers"),
+    ('{"embeddings": [[true, false], [false, true]]}', "not rows of numbers"),
+    ('{"embeddings": [[0.0, 0.0], [0.3, 0.4]]}', "an embedding of zeros"),
+])
+def test_strings_booleans_and_zeros_are_no_embedding(fake, reply, why):
+    fake.embed_reply = Raw(200, reply)  # numpy read "0.1" and true as numbers, and cached them
+    with pytest.raises(ServerError, match=why):
+        OllamaEmbedder(host=fake.url).embed(["my dog is a beagle", "I hike on weekends"])
+
+
+def test_a_model_that_changed_under_its_name_is_named_not_blamed_on_the_method(fake):
+    """`ollama pull` of a new model under the old name: the notes' vectors cached at 8 dimensions, the question's
+    now 16; numpy's matmul error was reported as the method's ('fix the method'), run after run."""
+    OllamaEmbedder(host=fake.url).embed(["my dog is a beagle"])
+    fake.embed_dim = 16
+    embedder = OllamaEmbedder(host=fake.url)
+    with pytest.raises(ConfigError, match=r"'ollama:nomic-embed-text': vectors of \[8, 16\] dimensions cached in "
+                                          r".*the model behind the name changed"):
+        embedder.embed(["my dog is a beagle", "a new text"])
+    fresh = OllamaEmbedder(host=fake.url)
+    fresh.embed(["my dog is a beagle"])  # all cached: 8
+    with pytest.raises(ConfigError, match=r"vectors of \[8, 16\] dimensions"):
+        fresh.embed_queries(["What breed is my dog?"])  # computed now: 16
+
+
+def test_a_redirect_or_a_login_page_is_one_line_naming_the_model(fake):
+    fake.page = "<html>Please log in</html>"
+    with pytest.raises(ServerError, match=r"^ollama:qwen3:0.6b at .* \(/api/chat\) failed: .*text/html"):
+        OllamaGenerator("qwen3:0.6b", host=fake.url).answer("q", [])
+    fake.page = None
+    elsewhere = FakeOllama(models=("qwen3:0.6b",)).start()
+    fake.queue(Raw(307, "", (("Location", f"{elsewhere.url}/api/chat"),)))
+    try:
+        with pytest.raises(ServerError, match=r"redirect to http://127\.0\.0\.1:\d+/api/chat"):
+            OllamaGenerator("qwen3:0.6b", host=fake.url).answer("What breed is my dog?", [])
+        assert elsewhere.chats() == []  # the prompt, with the user's notes, went nowhere else
+    finally:
+        elsewhere.stop()

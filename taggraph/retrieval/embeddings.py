@@ -73,6 +73,7 @@ class Embedder:
     takes_device = False  # True: built with device= (`get_embedder` passes the one asked for)
     asymmetric = False  # True: questions are read apart from notes (`_embed_queries`; e5's "query: ")
     needs: tuple[str, str] | None = None  # the module it imports to embed, and what installs it
+    _dim: int | None = None  # the length of the vectors it gave so far (set per object by `_cached`)
 
     @property
     def cache_key(self) -> str:
@@ -122,18 +123,32 @@ class Embedder:
                 if hit is not None:
                     rows[i] = np.frombuffer(hit, dtype=np.float32)
         todo = [i for i, row in enumerate(rows) if row is None]
+        lengths = {len(row) for row in rows if row is not None} | ({self._dim} if self._dim else set())
+        _same_length(self.name, lengths, store is not None)
         for start in range(0, len(todo), self.batch_size):
             batch = todo[start:start + self.batch_size]
             vecs = _normalize(compute([texts[i] for i in batch]))
             if len(vecs) != len(batch):
                 raise RuntimeError(f"embedder {self.name!r} returned {len(vecs)} vectors for {len(batch)} texts")
+            lengths.add(vecs.shape[1])
+            _same_length(self.name, lengths, store is not None)
             for i, vec in zip(batch, vecs):
                 rows[i] = vec
             if store is not None:
                 with store.transact():
                     for i, vec in zip(batch, vecs):
                         store.set(keys[i], vec.tobytes())
+        self._dim = next(iter(lengths), None)  # the next call's vectors (questions after notes) must match
         return np.stack(rows) if rows else np.zeros((0, 0), dtype=np.float32)
+
+
+def _same_length(name: str, lengths: set[int], cached: bool) -> None:
+    """ConfigError when the vectors of one call have several `lengths`: the model behind the name changed (a
+    new `ollama pull`), and the disk cache holds the old model's vectors."""
+    if len(lengths) > 1:
+        where = f" cached in {cache_dir() / 'embeddings'}" if cached else ""
+        raise ConfigError(f"embedder {name!r}: vectors of {sorted(lengths)} dimensions{where}: the model behind "
+                          f"the name changed since they were computed; remove that folder (or use another name)")
 
 
 @contextmanager
@@ -325,17 +340,23 @@ class OllamaEmbedder(Embedder):
 
 def _vectors(reply: object, n: int) -> np.ndarray:
     """The `n` embeddings of an Ollama /api/embed reply as float32 rows; ValueError when the reply holds
-    another number of them, rows of unequal length, or a value that is not a finite number."""
+    another number of them, rows that are not lists of numbers of one length (strings and booleans are no
+    numbers), a value that is not a finite number, or a row of zeros (no direction to compare)."""
     embeddings = reply.get("embeddings") if isinstance(reply, dict) else None
     if not isinstance(embeddings, list) or len(embeddings) != n:
         got = f"{len(embeddings)} embeddings" if isinstance(embeddings, list) else "no embeddings list"
         raise ValueError(f"the reply holds {got} for {n} texts")
+    if not all(isinstance(row, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in row)
+               for row in embeddings):
+        raise ValueError("the reply's embeddings are not rows of numbers of one length")
     try:
         rows = np.asarray(embeddings, dtype=np.float32)
-    except (ValueError, TypeError):
+    except ValueError:
         raise ValueError("the reply's embeddings are not rows of numbers of one length") from None
     if rows.ndim != 2 or not rows.shape[1] or not np.isfinite(rows).all():
         raise ValueError("the reply's embeddings are empty or hold a value that is not a finite number")
+    if not np.abs(rows).sum(axis=1).all():
+        raise ValueError("the reply holds an embedding of zeros")
     return rows
 
 
