@@ -8,7 +8,9 @@ TREC file). `fuse` computes what ``ranx.fuse`` computes, with ranx's names, defa
   the docid; ``wsum``: the sum weighted by `weights` (one per run); a run that does not rank a docid adds 0;
 - normalizations (per question and run, before fusing): ``min-max`` (x - min) / (max - min), ``zscore``
   (ranx's ``zmuv``: (x - mean) / population std), ``max`` x / max, ``sum`` (x - min) / (sum - n min),
-  ``none``; every denominator is floored at 1e-9, as ranx does.
+  ``none``; every denominator is floored at 1e-9, as ranx does. Scores above 1e100 are scaled down first (the
+  normalizations do not change with the scale, and ranx's overflow to inf gave a silently wrong order); fused
+  scores that still overflow (``none``) are refused.
 
 Written here, not called from ranx: ranx's numba code typed and compiled its calls again in every new process,
 about 10 s for two runs of two questions (34 s on first use), for formulas of a few lines; `tests/test_fuse.py`
@@ -35,6 +37,7 @@ FUSION_METHODS = ("rrf", "combsum", "combmnz", "wsum")
 NORMALIZATIONS = ("min-max", "zscore", "max", "sum", "none")
 RRF_K = 60  # Cormack et al.'s k, ranx's default
 FLOOR = 1e-9  # ranx's floor under every normalization's denominator
+HUGE = 1e100  # scores above this are scaled down before they are normalized (1e308 squared is no float)
 
 
 def check_fusion(method: str, norm: str, weights: Sequence[float] | None, n_runs: int, k: float = RRF_K) -> None:
@@ -60,6 +63,8 @@ def normalized(scored: Mapping[str, float], norm: str) -> dict[str, float]:
     if norm == "none" or not scored:
         return {doc: float(score) for doc, score in scored.items()}
     x = np.fromiter(scored.values(), dtype=float, count=len(scored))
+    if np.abs(x).max() > HUGE:  # every normalization is scale-free: scaled first, squares and sums stay finite
+        x = x / np.abs(x).max()
     if norm == "min-max":
         x = (x - x.min()) / max(x.max() - x.min(), FLOOR)
     elif norm == "zscore":
@@ -100,6 +105,9 @@ def fuse(runs: Sequence[Run], method: str = "rrf", norm: str = "min-max", weight
             fused[q] = _combined([_reciprocal_ranks(s, k) for s in scored], "combsum", None)
         else:
             fused[q] = _combined([normalized(s, norm) for s in scored], method, weights)
+        if not all(map(math.isfinite, fused[q].values())):
+            raise ConfigError(f"question {q!r}: the fused scores overflow ({method}, normalization {norm}); the "
+                              f"runs' scores are too large to add as they are: choose a normalization")
     return fused
 
 
