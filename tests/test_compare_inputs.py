@@ -222,3 +222,32 @@ def test_a_method_without_a_partner_is_named_not_dropped(runs, tmp_path):
     said = [str(w.message) for w in caught]
     assert any(m.startswith("both: BM25-stem not in one, so not compared") for m in said), said
     assert any(m.startswith("one: TagGraph-Basic not in both, so not compared") for m in said), said
+
+
+def test_a_gold_edited_in_one_row_or_one_run_is_refused_not_scored(runs, tmp_path):
+    """compare judges each row by the gold its rankings.csv holds: emptying one method's gold (with RR 0) made a
+    hit a loss (OpenClaw 0.833 -> 0.667, rc 0, no warning) while `score` of the folder said 0.833."""
+    a, b = runs
+    two = tmp_path / "two"
+    cases = load_dataset(DEMO_DATA)
+    save_bench(run_bench(cases, ["BM25", "TagGraph-Basic"], extractor="none", backend=None), two,
+               data_record(DEMO_DATA))
+    rows = pd.read_csv(two / "rankings.csv", dtype=str, keep_default_na=False)
+    first = rows.index[(rows["method"] == "TagGraph-Basic") & (rows["gold_session_ids"] != "")][0]
+    rows.loc[first, ["gold_session_ids", "RR"]] = ["", "0"]
+    rows.to_csv(two / "rankings.csv", index=False)
+    res = runner.invoke(app, ["compare", str(a), str(two), "--out", str(tmp_path / "c1")])
+    one_line_error(res, "different gold_session_ids", rows.loc[first, "question_id"], "TagGraph-Basic: none")
+    # every row of run b's question edited alike: the two runs disagree, and say so unless --force
+    edited = tmp_path / "b-edited"
+    shutil.copytree(b, edited)
+    rows = pd.read_csv(edited / "rankings.csv", dtype=str, keep_default_na=False)
+    question = rows.loc[rows["gold_session_ids"] != "", "question_id"].iloc[0]
+    rows.loc[rows["question_id"] == question, "gold_session_ids"] = "demo_s99"
+    rows.to_csv(edited / "rankings.csv", index=False)
+    res = runner.invoke(app, ["compare", str(a), str(edited), "--out", str(tmp_path / "c2")])
+    assert res.exit_code == 2 and "Traceback" not in res.output  # after the warning of the RR the edit changed
+    last = res.output.strip().splitlines()[-1]
+    assert last.startswith("error: ") and all(w in last for w in (f"question {question!r} different gold", "--force"))
+    res = runner.invoke(app, ["compare", str(a), str(edited), "--force", "--out", str(tmp_path / "c3")])
+    assert res.exit_code == 0, res.output

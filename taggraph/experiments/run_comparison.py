@@ -195,6 +195,7 @@ def rescored(path: Path, rankings: pd.DataFrame, depth: int = DEFAULT_DEPTH) -> 
     if "gold_session_ids" not in rankings:
         raise InputError(f"{path}: no gold_session_ids column: compare scores rankings against their gold")
     rows = rankings[[c for c in RANKING_INPUTS if c in rankings]].copy()
+    _one_gold_per_question(path, rows)
     records = rows.to_dict("records")
     scored_methods = set(rows.loc[rows["ranked_session_scores"].notna(), "method"]) \
         if "ranked_session_scores" in rows else set()
@@ -211,6 +212,32 @@ def rescored(path: Path, rankings: pd.DataFrame, depth: int = DEFAULT_DEPTH) -> 
     if "RR" in rankings:
         _check_recorded_rr(path, rankings, scored)
     return scored
+
+
+def _one_gold_per_question(path: Path, rows: pd.DataFrame) -> None:
+    """InputError when the rows of one question disagree on its gold sessions: every method of a run is judged
+    against the same gold, so a row that differs was edited (a gold emptied turned a hit into a loss)."""
+    golds = rows.groupby("question_id", sort=False)["gold_session_ids"].agg(lambda g: len({tuple(x) for x in g}))
+    if (golds > 1).any():
+        q = golds.index[golds > 1][0]
+        seen = {m: " ".join(g) or "none" for m, g in rows.loc[rows["question_id"] == q,
+                                                               ["method", "gold_session_ids"]].itertuples(index=False)}
+        raise InputError(f"{path}: question {q!r}: its rows hold different gold_session_ids ("
+                         + "; ".join(f"{m}: {g}" for m, g in list(seen.items())[:4])
+                         + "): a run's methods share one gold, so a row was edited; run bench again")
+
+
+def _same_gold(ra: Run, rb: Run) -> None:
+    """InputError when two runs give a question they both rank different gold sessions (compare judges each
+    side by its own rows' gold; `--force` takes runs over other data, where that is meant)."""
+    gold = [dict(zip(r.rankings["question_id"], map(tuple, r.rankings["gold_session_ids"]))) for r in (ra, rb)]
+    differ = [q for q in gold[0] if q in gold[1] and gold[0][q] != gold[1][q]]
+    if differ:
+        q = differ[0]
+        raise InputError(f"{ra.label} and {rb.label} give question {q!r} different gold sessions "
+                         f"({' '.join(gold[0][q]) or 'none'} / {' '.join(gold[1][q]) or 'none'}; {len(differ)} "
+                         f"question(s) in all): runs over other data or edited rankings (--force compares them "
+                         f"anyway, each by its own gold)")
 
 
 def _check_recorded_rr(path: Path, rankings: pd.DataFrame, scored: pd.DataFrame) -> None:
@@ -446,6 +473,8 @@ def compare_runs(folders: Sequence[Path | Any], pairs: Sequence[str] = (), force
     unique: dict[tuple, tuple[Run, str, Run, str]] = {}
     for ra, ma, rb, mb in chosen:  # a pair named twice is tested once, and counted once by Holm/BH
         unique.setdefault((id(ra), ma, id(rb), mb), (ra, ma, rb, mb))
+        if not force:
+            _same_gold(ra, rb)
     if not any(set(_judged_rows(ra, ma)["question_id"]) & set(_judged_rows(rb, mb)["question_id"])
                for ra, ma, rb, mb in unique.values()):
         raise InputError(f"{' and '.join(r.label for r in runs)} share no judged question (each question one "
