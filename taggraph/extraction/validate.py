@@ -12,6 +12,8 @@ Rules:
 - output that is not a JSON object at all (null, a list, garbage, nesting deep
   enough to hit the recursion limit), or an object with none of the schema's keys,
   gives an empty Extraction with `error` set;
+- an object whose values hold numbers or booleans and no text is a failed extraction too (`error` set,
+  so it is never cached); an object of empty lists and strings is an empty extraction;
 - category keys are matched case-insensitively; unknown keys are dropped;
 - a category that is missing, null, "n/a", empty, or a lone number or boolean becomes
   []; a string becomes a list (split on commas, semicolons and newlines); nested lists
@@ -188,5 +190,11 @@ def parse_and_repair(raw: str | dict | None) -> tuple[Extraction, list[str]]:
         return Extraction(error=f"model output has none of the keys {', '.join(missing)}"), repairs
     if missing:
         repairs.append(f"missing key(s): {', '.join(missing)}")
+    leaves = [leaf for value in fields.values() for leaf in _leaves(value) if leaf is not None]
+    others = [leaf for leaf in leaves if not isinstance(leaf, str)]
+    if others and not any(isinstance(leaf, str) and leaf.strip() for leaf in leaves):
+        repairs.append("no value is text")  # {"what": [2023, true]}: a reply, but not of tags; asked again
+        return Extraction(error=f"model output holds no text, only values such as {str(others[0])[:20]!r} "
+                                f"({type(others[0]).__name__})"), repairs
     result = {c: _category(c, fields[c], repairs) if c in fields else [] for c in CATEGORIES}
     return Extraction(**result, summary=_summary(fields.get("summary"), repairs)), repairs
