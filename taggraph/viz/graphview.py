@@ -50,6 +50,7 @@ import itertools
 import json
 import math
 import re
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -732,9 +733,10 @@ def graph_page(store: MemoryStore, question: str | None = None,
                                rankings[m], top_k, explained, depth) for m in rankings} if explained else {}
     payload = {"nodes": nodes, "edges": edges, "options": options, "hit": HIT_BORDER, "tie": TIE_BORDER,
                "path": PATH_COLOUR, "possibleColour": POSSIBLE_COLOUR, "brk": BREAK_BORDER, "bestGold": best, "ringGrowth": RING_GROWTH,
-               "walkText": walk_texts, "unexplained": (
+               "walkText": walk_texts, "unexplained": (  # the page adds the clicked note's id
                    f"not explained on this page, which explains the gold and top-ranked notes and the "
-                   f"{EXPLAINED_DRAWN} drawn notes nearest the question; taggraph explain --note ID explains any note"),
+                   f"{EXPLAINED_DRAWN} drawn notes nearest the question; this explains it: taggraph explain "
+                   f"--question {shlex.quote(question_id) if question_id else 'QUESTION_ID'} --note "),
                "methods": list(ranks), "top_k": top_k, "sub": bool(sub), "shownWhole": shown, "shownSub": shown_sub, "gold": gold_order,
                "goldText": {m: _gold_text(list(by.values())) for m, by in places.items()}}
     values = {"VIS_CSS": (VIS_DIR / "vis-network.css").read_text(encoding="utf-8"),
@@ -925,7 +927,8 @@ function why(id) {  /* textContent only: the explanation is data, never markup *
     return;
   }
   title.textContent = n ? n.id.slice(5) + " · " + (select.value || "no method") : "Click a note";
-  v.textContent = e ? e.verdict : (n ? (Object.keys(n.why).length ? "no explanation for this method" : DATA.unexplained) : "");
+  v.textContent = e ? e.verdict : (n ? (Object.keys(n.why).length ? "no explanation for this method"
+                                                                   : DATA.unexplained + n.id.slice(5)) : "");
   v.className = e ? e.cls : "";
   text.textContent = (e ? e.text : "") + (brk ? " ✕ " + brk : "");
 }
