@@ -360,3 +360,12 @@ def test_wrapping_loses_no_character_and_makes_at_most_two_lines(name):
     label = wrap_label(name)
     assert label.count("\n") <= 1 and label.replace("\n", "").replace(" ", "") == name.replace(" ", "")
     assert label == name or len(name) > WRAP_CHARS
+
+
+def test_the_header_lists_gold_notes_by_the_session_rank_that_counts():
+    """LoCoMo conv-26_q7 under BM25 named D2:13 (note 124, session 10) before D3:13 (note 202, session 7)."""
+    from taggraph.viz.graphview import _gold_text
+
+    places = [{"note": 124, "session": 10, "text": "D2:13"}, {"note": 202, "session": 7, "text": "D3:13"},
+              {"note": 3, "session": None, "text": "beyond"}, {"note": None, "session": None, "text": "unranked"}]
+    assert _gold_text(places, shown=4) == "D3:13; D2:13; beyond; unranked"

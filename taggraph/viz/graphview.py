@@ -790,8 +790,9 @@ def _notes_under(ug: nx.Graph, node: str, shown: int = 30) -> list[str]:
 
 
 def _gold_text(places: Sequence[dict], shown: int = 3) -> str:
-    """The header's line of gold ranks (`gold_rank` texts), best note rank first, at most `shown` of them."""
-    places = sorted(places, key=lambda p: (p["note"] is None, p["note"] or 0))
+    """The header's line of gold ranks (`gold_rank` texts), at most `shown` of them: best session rank first, as
+    the metrics count (the first gold session gives RR), then by note rank."""
+    places = sorted(places, key=lambda p: (p["session"] is None, p["session"] or 0, p["note"] is None, p["note"] or 0))
     more = len(places) - shown
     return "; ".join(p["text"] for p in places[:shown]) + (
         f"; {more} more gold note(s), their ranks on their labels" if more > 0 else "")
