@@ -251,3 +251,18 @@ def test_a_gold_edited_in_one_row_or_one_run_is_refused_not_scored(runs, tmp_pat
     assert last.startswith("error: ") and all(w in last for w in (f"question {question!r} different gold", "--force"))
     res = runner.invoke(app, ["compare", str(a), str(edited), "--force", "--out", str(tmp_path / "c3")])
     assert res.exit_code == 0, res.output
+
+
+@pytest.mark.parametrize("column", ["ranked_session_scores", "ranked_scores"])
+def test_scores_of_another_length_than_their_ids_are_refused_by_score_and_compare_alike(runs, tmp_path, column):
+    """compare refused one score for 12 sessions; score took it (rc 0): the same file read two ways."""
+    a, _ = runs
+    edited = tmp_path / "edited"
+    shutil.copytree(a, edited)
+    rows = pd.read_csv(edited / "rankings.csv", dtype=str, keep_default_na=False)
+    rows.loc[0, column] = "1"
+    rows.to_csv(edited / "rankings.csv", index=False)
+    for args in (["score", str(edited), "--out", str(tmp_path / "s")],
+                 ["compare", str(a), str(edited), "--out", str(tmp_path / "c")]):
+        res = runner.invoke(app, args)
+        one_line_error(res, f"1 {column} for", "question 'demo_q01'")

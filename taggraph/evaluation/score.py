@@ -118,6 +118,14 @@ def read_rankings_csv(path: Path) -> pd.DataFrame:
     for col in (c for c in SCORE_COLUMNS if c in df):
         df[col] = pd.Series([_scores(cell, col, f"{path}: question {q!r} of {m!r}")
                              for cell, q, m in zip(df[col], df["question_id"], df["method"])], df.index, object)
+    for ids, scores in (("ranked_session_ids", "ranked_session_scores"), ("ranked_note_ids", "ranked_scores")):
+        if ids in df and scores in df:  # score and compare read the same file the same way
+            bad = [(q, m, len(s), len(i)) for q, m, i, s in zip(df["question_id"], df["method"], df[ids], df[scores])
+                   if s is not None and len(s) != len(i)]
+            if bad:
+                q, m, n_scores, n_ids = bad[0]
+                raise InputError(f"{path}: question {q!r} of {m!r}: {n_scores} {scores} for {n_ids} {ids} "
+                                 f"({len(bad)} row(s) in all)")
     return df
 
 
