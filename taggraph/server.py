@@ -27,6 +27,7 @@ from pathlib import Path
 
 import httpx
 import ollama
+from pydantic import ValidationError
 
 from taggraph.errors import ConfigError, ServerError
 
@@ -145,6 +146,15 @@ def ollama_post(client: ollama.Client, path: str, body: dict, deadline: float,
     if response.status_code >= 400:
         raise ollama.ResponseError(data.decode("utf-8", "replace"), response.status_code)
     return parsed_json(data, redact)
+
+
+def chat_content(reply: object) -> str:
+    """The message content of an Ollama chat reply (`ollama_post`'s); ValueError quoting its start when it is
+    not one (callers blank secrets in their error lines)."""
+    try:
+        return ollama.ChatResponse.model_validate(reply).message.content or ""
+    except ValidationError:  # its message spans lines
+        raise ValueError(f"the reply is not a chat response: {json.dumps(reply)[:SHOWN_CHARS]}") from None
 
 
 def ollama_call(client: ollama.Client, path: str, body: dict, timeout: float, parse: Callable[[object], object]):

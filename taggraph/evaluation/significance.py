@@ -86,6 +86,9 @@ def significant(test: PairedTest, alpha: float = 0.05, min_diff: float = 0.0) ->
     return test.p_value < alpha and abs(test.mean_diff) >= min_diff
 
 
+PAIRED_N = "ΔMRR n"  # the summary's column of `compare`'s n, where it differs from the MRRs' own
+
+
 def compare(scored: pd.DataFrame, baseline: str, metric: str = "RR", by: Sequence[str] = (),
             alpha: float = 0.05) -> pd.DataFrame:
     """Every other method against `baseline` on the per-question `metric`, paired by question.

@@ -20,9 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import ollama
 import pandas as pd
-from pydantic import ValidationError
 
 from taggraph.datasets import Case
 from taggraph.errors import ConfigError
@@ -30,7 +28,7 @@ from taggraph.evaluation.answers import containment, token_f1
 from taggraph.notes import Note
 from taggraph.progress import progress
 from taggraph.retrieval import check_k
-from taggraph.server import GENERATION_TIMEOUT, SHOWN_CHARS, check_timeout, ollama_call, ollama_client
+from taggraph.server import GENERATION_TIMEOUT, chat_content, check_timeout, ollama_call, ollama_client
 from taggraph.store import MemoryStore
 from taggraph.text import tokenize
 
@@ -73,16 +71,8 @@ class OllamaGenerator:
         user = f"Notes:\n{note_block(notes)}\n{date}\nQuestion: {question}\nAnswer:"
         body = {"model": self.model, "stream": False, "options": {"temperature": 0},
                 "messages": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]}
-        content = ollama_call(self.client, "/api/chat", body, self.timeout, _chat_content)
+        content = ollama_call(self.client, "/api/chat", body, self.timeout, chat_content)
         return _THINK.sub("", content).strip()
-
-
-def _chat_content(reply: object) -> str:
-    """The message content of an Ollama chat reply; ValueError when it is not one."""
-    try:
-        return ollama.ChatResponse.model_validate(reply).message.content or ""
-    except ValidationError:  # its message spans lines
-        raise ValueError(f"the reply is not a chat response: {str(reply)[:SHOWN_CHARS]!r}") from None
 
 
 class ExtractiveBaseline:

@@ -23,7 +23,7 @@ from taggraph.datasets.registry import data_warnings, format_of, resolve
 from taggraph.evaluation.metrics import per_type, score_rankings, summarize
 from taggraph.evaluation.score import external_rankings
 from taggraph.errors import ServerError
-from taggraph.evaluation.significance import compare
+from taggraph.evaluation.significance import PAIRED_N, compare
 from taggraph.evaluation.verdicts import component_verdicts
 from taggraph.experiments.runner import MemoryRun, build_store, extractor_for, group_by_history, parallel_map
 from taggraph.experiments.vocabulary import store_stats
@@ -194,14 +194,12 @@ def score_external(paths: list, cases: list[Case], depth: int = DEFAULT_DEPTH,
                        data=cases.record() if isinstance(cases, Dataset) else None)
 
 
-PAIRED_N = "ΔMRR n"
-
-
 def add_significance(result: BenchResult, baseline: str | None) -> BenchResult:
     """Each method's MRR against `baseline`'s, paired per question (`evaluation.significance.compare`):
     the table goes to ``result.extra["significance"]``; the summary gains ``ΔMRR``, ``p`` and ``sig``
     ("*": p < 0.05) columns, and ``ΔMRR n`` (the questions both ranked) when that is not the n of both
-    methods (a scored run that left questions out: its ΔMRR is then not the difference of the two MRRs shown). No-op without a baseline or when it did not run."""
+    methods (a scored run that left questions out: its ΔMRR is then not the difference of the two MRRs
+    shown). No-op without a baseline or when it did not run."""
     if not baseline or baseline not in set(result.summary["method"]):
         return result
     table = compare(result.rankings, baseline)

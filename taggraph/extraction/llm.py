@@ -47,7 +47,7 @@ from pathlib import Path
 
 import httpx
 import ollama
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from taggraph.cache import open_cache
 from taggraph.config import cache_dir
@@ -58,8 +58,8 @@ from taggraph.extraction.registry import EXTRACTORS
 from taggraph.extraction.validate import parse_and_repair
 from taggraph.notes import CATEGORIES
 from taggraph.server import (CHECK_TIMEOUT, GENERATION_TIMEOUT, OPENAI_DEFAULT_URL, before_deadline, blank_secrets,
-                             check_timeout, host_of, ollama_client, ollama_post, openai_client, parsed_json,
-                             read_bounded, shown)
+                             chat_content, check_timeout, host_of, ollama_client, ollama_post, openai_client,
+                             parsed_json, read_bounded, shown)
 
 
 class LLMOutput(BaseModel):
@@ -324,7 +324,7 @@ class _ServedExtractor(_CachedLLMExtractor):
             self._count(requests=1, retries=attempt > 0)
             try:
                 return before_deadline(lambda deadline: self._request(prompt, deadline), self.timeout,
-                                        f"{self.name} request")
+                                       f"{self.name} request")
             except (ollama.ResponseError, _HTTPStatusError, ConnectionError, httpx.HTTPError, ValueError) as exc:
                 # ValueError: a 200 reply that is not a chat response (proxy page, garbage)
                 if not self._retryable(exc):
@@ -370,12 +370,7 @@ class OllamaExtractor(_ServedExtractor):
     def _request(self, prompt: str, deadline: float) -> str:
         body = {"model": self.model, "messages": [{"role": "user", "content": prompt}], "stream": False,
                 "format": self.schema, "options": self.options}
-        reply = ollama_post(self.client, "/api/chat", body, deadline, self.redact)
-        try:
-            return ollama.ChatResponse.model_validate(reply).message.content or ""
-        except ValidationError:  # its message spans lines
-            raise ValueError(f"the reply is not a chat response: {shown(json.dumps(reply), self.redact)}") \
-                from None
+        return chat_content(ollama_post(self.client, "/api/chat", body, deadline, self.redact))
 
 
 class _HTTPStatusError(Exception):

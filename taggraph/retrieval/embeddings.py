@@ -315,7 +315,8 @@ class OllamaEmbedder(Embedder):
 
     `timeout` (default `taggraph.server.GENERATION_TIMEOUT`) is a total deadline per batch and the reply is
     capped (`taggraph.server.ollama_call`); a failed batch, or a reply without one finite vector per text, raises
-    ServerError naming the model and the host, and nothing of it is cached. `host` defaults to ``$OLLAMA_HOST``, else the client's default (http://127.0.0.1:11434).
+    ServerError naming the model and the host, and nothing of it is cached. `host` defaults to ``$OLLAMA_HOST``,
+    else the client's default (http://127.0.0.1:11434).
     Texts are sent as they are (no ``search_query:``/``search_document:`` prefixes).
     """
 

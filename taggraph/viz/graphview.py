@@ -721,9 +721,10 @@ def graph_page(store: MemoryStore, question: str | None = None,
               ring(TIE_BORDER, f"top-{top_k} session only by tie order (label: 'session #4 tie order')"),
               ring(BREAK_BORDER, "✕ where the chosen method's walk stops"),
               ring(MATCH_BORDER, "concept matched by the question")]
-    edges_legend = [" ".join("<span class='kind'>" + line(2, "dashed" if d else "solid", c, k.replace("_", "–")) + "</span>"
-                                  for k, (c, d) in EDGE_STYLE.items() if k != "chronological" or chronological
-                                  or any(not ug.has_edge(a, b) for a, b in whole_edges | sub_edges)),
+    edges_legend = [" ".join("<span class='kind'>{}</span>".format(line(2, "dashed" if d else "solid", c,
+                                                                       k.replace("_", "–")))
+                             for k, (c, d) in EDGE_STYLE.items() if k != "chronological" or chronological
+                             or any(not ug.has_edge(a, b) for a, b in whole_edges | sub_edges)),
                     line(4, "solid", PATH_COLOUR, "the chosen method's own walk (the edges its explanation names)"),
                     line(2, "dashed", POSSIBLE_COLOUR, "a path from the question the chosen method did not take")]
     chosen = next((m for m in (explained.methods if explained else ()) if m in ranks), None)
@@ -732,7 +733,8 @@ def graph_page(store: MemoryStore, question: str | None = None,
     walk_texts = {m: walk_text(store, names, m, (explanations or {}).get(m, {}).get(best[m]), best[m], gold_order,
                                rankings[m], top_k, explained, depth) for m in rankings} if explained else {}
     payload = {"nodes": nodes, "edges": edges, "options": options, "hit": HIT_BORDER, "tie": TIE_BORDER,
-               "path": PATH_COLOUR, "possibleColour": POSSIBLE_COLOUR, "brk": BREAK_BORDER, "bestGold": best, "ringGrowth": RING_GROWTH,
+               "path": PATH_COLOUR, "possibleColour": POSSIBLE_COLOUR, "brk": BREAK_BORDER, "bestGold": best,
+               "ringGrowth": RING_GROWTH,
                "walkText": walk_texts, "unexplained": (  # the page adds the clicked note's id
                    f"not explained on this page, which explains the gold and top-ranked notes and the "
                    f"{EXPLAINED_DRAWN} drawn notes nearest the question; this explains it: taggraph explain "

@@ -24,6 +24,7 @@ import plotly.graph_objects as go
 
 from taggraph.evaluation.paper import paper_table1
 from taggraph.evaluation.metrics import judged_rows, score_rankings
+from taggraph.evaluation.significance import PAIRED_N
 
 
 def mrr_chart(summary: pd.DataFrame) -> go.Figure:
@@ -128,12 +129,12 @@ def summary_view(result) -> pd.DataFrame:
     if not baseline:
         first = ["method", "n", "MRR", "MRR_tieavg"]
         return table[[c for c in first if c in table] + [c for c in table if c not in first]]
-    compared = [f"ΔMRR vs {baseline}", "p", "sig", *[c for c in ("ΔMRR n",) if c in table]]
+    compared = [f"ΔMRR vs {baseline}", "p", "sig", *[c for c in (PAIRED_N,) if c in table]]
     first = ["method", "n", "MRR", "MRR_tieavg", *compared]
     table = table[[c for c in first if c in table] + [c for c in table if c not in first]]
     table[compared[:2]] = table[compared[:2]].map(lambda v: "—" if pd.isna(v) else f"{v:.3f}")
-    if "ΔMRR n" in table:  # the questions the difference is paired over, where a method left some out
-        table["ΔMRR n"] = table["ΔMRR n"].map(lambda v: "—" if pd.isna(v) else f"{v:.0f}")
+    if PAIRED_N in table:  # the questions the difference is paired over, where a method left some out
+        table[PAIRED_N] = table[PAIRED_N].map(lambda v: "—" if pd.isna(v) else f"{v:.0f}")
     table.loc[table["method"] == baseline, compared] = ["— (baseline)", *["—"] * (len(compared) - 1)]
     return table
 
