@@ -1,7 +1,7 @@
 """Feed the workbench bad input and faults and print what happened, as a markdown table.
 
-    python benchmarks/fault_injection.py            # every section
-    python benchmarks/fault_injection.py issue33    # only the sections named
+    .venv/bin/python tests/fault_injection.py            # every section
+    .venv/bin/python tests/fault_injection.py issue33    # only the sections named
 
 Each row is a real attempt made by this script; BENCHMARKS.md holds its output
 (section "Bad inputs and faults (issues 15 and 24)"). The rows "issue 24.N" are the
@@ -9,7 +9,7 @@ defects of issue 24 (signals, concurrent writers, full disks, odd text, out-of-r
 settings), each marked fixed or DEFECT; the rows "issue 33.N" attack the defects of issue 33 (plug-ins,
 hostile OpenAI-compatible servers, your own data, compare, time rules, `--param`/`--option` JSON), one or more
 attacks a defect, each marked held or FAILED; the last lines count them. Model servers are the scripted fake
-of the test suite (`tests/fake_ollama.py`); caches live in a temporary
+of the test suite (`fake_ollama.py`, imported from this script's folder); caches live in a temporary
 TAGGRAPH_CACHE, so a user's caches are never touched.
 """
 
@@ -41,18 +41,17 @@ import pandas as pd
 from pydantic import Field
 from typer.testing import CliRunner
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from fake_ollama import EMPTY_REPLY, Error, FakeOllama  # noqa: E402
+from fake_ollama import EMPTY_REPLY, Error, FakeOllama
 
-from taggraph.cli import app  # noqa: E402
-from taggraph.config import DEMO_DATA  # noqa: E402
-from taggraph.datasets import load_dataset  # noqa: E402
-from taggraph.experiments import runner  # noqa: E402
-from taggraph.experiments.extract_job import case_folder, extract_to_stores  # noqa: E402
-from taggraph.extraction import get_extractor, offline  # noqa: E402
-from taggraph.extraction.llm import OllamaExtractor  # noqa: E402
-from taggraph.retrieval import make_retriever  # noqa: E402
-from taggraph.store import Interaction, MemoryStore, StoreError  # noqa: E402
+from taggraph.cli import app
+from taggraph.config import DEMO_DATA
+from taggraph.datasets import load_dataset
+from taggraph.experiments import runner
+from taggraph.experiments.extract_job import case_folder, extract_to_stores
+from taggraph.extraction import get_extractor, offline
+from taggraph.extraction.llm import OllamaExtractor
+from taggraph.retrieval import make_retriever
+from taggraph.store import Interaction, MemoryStore, StoreError
 
 ROWS: list[tuple[str, str]] = []
 MODEL = "ollama:llama3.2"
