@@ -33,8 +33,12 @@ weight, so a question's rank is the one MiniLM's evidence gives it), a look at a
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 
+sys.path.append(str(Path(__file__).resolve().parent / "history"))  # the reader and session protocols it builds on
 from fusion_joint_cv import DATASETS, Joint, evidence_parser
 from fusion_reader_cv import checks, versus_base
 from fusion_session_cv import MODE

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import pickle
+import sys
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -54,6 +55,7 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.model_selection import StratifiedKFold
 
+sys.path.append(str(Path(__file__).resolve().parent / "history"))  # fusion_cv.py, the first protocol, scores batches
 from fusion_cv import Batch, weights_line
 from taggraph.datasets.detect import load_any
 from taggraph.evaluation.significance import paired_test

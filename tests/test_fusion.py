@@ -1,4 +1,4 @@
-"""TagGraph-Fusion (taggraph.retrieval.fusion) and its CV script (benchmarks/fusion_cv.py)."""
+"""TagGraph-Fusion (taggraph.retrieval.fusion) and its CV script (benchmarks/history/fusion_cv.py)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ from conftest import HAND_ROWS, make_store
 from test_openclaw import BagOfWords
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-spec = importlib.util.spec_from_file_location("fusion_cv", REPO_ROOT / "benchmarks" / "fusion_cv.py")
+spec = importlib.util.spec_from_file_location("fusion_cv", REPO_ROOT / "benchmarks" / "history" / "fusion_cv.py")
 fusion_cv = sys.modules["fusion_cv"] = importlib.util.module_from_spec(spec)  # its dataclass needs the entry
 spec.loader.exec_module(fusion_cv)
 

@@ -74,7 +74,7 @@ def test_offline_extraction_on_demo_reuses_tags():
 
 
 def _reuse_bounds():
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / "reuse_bounds.py"
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "history" / "reuse_bounds.py"
     spec = importlib.util.spec_from_file_location("reuse_bounds", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

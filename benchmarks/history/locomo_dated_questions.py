@@ -1,3 +1,4 @@
+# History: BENCHMARKS.md section 28 (protocol version 6, adopted in the LoCoMo loader); commit 7d682d3.
 """Protocol 6 (issue 29; committed before its run): LoCoMo's questions dated by their conversation's last session.
 
 LoCoMo records no date for its questions, so TagGraph-Fusion reads no date a question names ("When did Melanie go
@@ -13,7 +14,7 @@ LongMemEval is unaffected by construction (its questions carry their dates). Nam
 particular questions: 8 dev questions that name a month or a year ("in June", "in 2023") were read while counting
 how many name a date (92 of 999 give a window, 10 a before/after anchor), before this protocol was written.
 
-    python benchmarks/locomo_dated_questions.py --locomo ../shared/data/locomo/locomo_dev.json --workers 2
+    python benchmarks/history/locomo_dated_questions.py --locomo ../shared/data/locomo/locomo_dev.json --workers 2
 """
 
 from __future__ import annotations

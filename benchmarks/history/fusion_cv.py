@@ -1,6 +1,7 @@
+# History: BENCHMARKS.md sections 11, 16 and 17 (TagGraph-Fusion's weights before section 18's joint protocol); commit 229acb7. fusion_joint_cv.py still scores with its Batch.
 """Tune TagGraph-Fusion on a LongMemEval split by the protocol of issue 22, fixed before tuning.
 
-    python benchmarks/fusion_cv.py --data ../shared/data/longmemeval/longmemeval_s_dev.json.gz \
+    python benchmarks/history/fusion_cv.py --data ../shared/data/longmemeval/longmemeval_s_dev.json.gz \
         --evidence /tmp/fusion/evidence.pkl --workers 2 --extractor offline-v2 [--repeats 3]
 
 Computes each judged question's evidence once (`TagGraphFusion.signals` with every component on, asked at

@@ -1,6 +1,7 @@
+# History: BENCHMARKS.md section 22 (two LoCoMo screens); commit d9e4264.
 """Two screens on LoCoMo dev after protocol version 3: a learned ranker, and a dense pool that holds every note.
 
-    python benchmarks/locomo_screens.py --locomo ../shared/data/locomo/locomo_dev.json --evidence /tmp/screens \
+    python benchmarks/history/locomo_screens.py --locomo ../shared/data/locomo/locomo_dev.json --evidence /tmp/screens \
         --workers 2 [--pools 30,60,1000,30+minilm-static]
 
 Issue 29, looks at LoCoMo dev numbers (named as such in BENCHMARKS.md, section 22), LoCoMo only, no LongMemEval,
@@ -21,12 +22,14 @@ so nothing here can become a default: a default needs a joint protocol fixed bef
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from sklearn.ensemble import HistGradientBoostingClassifier
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the current scripts in benchmarks/
 from fusion_cv import Batch, ranks_of
 from fusion_joint_cv import Joint, evidence, fit
 from taggraph.evaluation.significance import paired_test

@@ -1,6 +1,7 @@
+# History: BENCHMARKS.md sections 21 and 25 (the screen before protocol version 3; RM3); commit 2bacdde.
 """Screen lexical units for LoCoMo's sessions: which stemmed BM25 document a session is best scored from.
 
-    python benchmarks/lexical_screen.py --data ../shared/data/locomo/locomo_dev.json
+    python benchmarks/history/lexical_screen.py --data ../shared/data/locomo/locomo_dev.json
 
 Issue 29, the cheap first gate before any protocol (as `encoder_screen.py` is for encoders): deja-vu scores a
 LoCoMo session by its best single message, TagGraph-Fusion's stemmed lists by its best note (a turn and its

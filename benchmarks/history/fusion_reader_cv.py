@@ -1,6 +1,7 @@
+# History: BENCHMARKS.md section 23 (protocol version 5, not adopted); commit 7b7d213. fusion_encoder_cv.py reuses its checks.
 """A reader of every note picking extra pool notes (`pool_reader`): issue 29's protocol, version 5, fixed before its run.
 
-    TAGGRAPH_CACHE=... python benchmarks/fusion_reader_cv.py \
+    TAGGRAPH_CACHE=... python benchmarks/history/fusion_reader_cv.py \
         --longmemeval ../shared/data/longmemeval/longmemeval_s_dev.json.gz \
         --locomo ../shared/data/locomo/locomo_dev.json --evidence /tmp/fusion_reader --workers 2
 
@@ -30,12 +31,14 @@ without it, so in-sample for the weights on both evidences alike), to tell the r
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 from joblib import Parallel, delayed
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the current scripts in benchmarks/
 from fusion_joint_cv import DATASETS, FOLDS, SEED, Joint, both_benchmarks, evidence, evidence_parser, folds
 from fusion_session_cv import MODE, halves_and_fit, out_of_fold, outer
 from taggraph.evaluation.significance import paired_test
