@@ -91,3 +91,38 @@ def test_tg_load_is_one_loader_for_every_format():
     types = [c.question_type for c in demo]
     assert len(types) == len(set(types)) == len({c.question_type for c in load_any(DEMO_DATA)}) > 1
     assert [c.case_id for c in tg.load(DEMO_DATA, limit=2)] == [c.case_id for c in load_any(DEMO_DATA)[:2]]
+
+
+@pytest.mark.parametrize("command", [["bench", "--methods", "BM25"], ["extract", "--extractor", "none"]])
+@pytest.mark.parametrize("fmt,path,message", [
+    ("atant", "locomo/locomo_tiny.json", "locomo_tiny.json: a file; format atant expects a folder of ATANT .yaml stories"),
+    ("longmemeval", "atant/core", "core: a folder; format longmemeval expects a JSON list of LongMemEval question "
+                                  "records ('haystack_sessions')"),
+    ("locomo", "atant/core", "core: a folder; format locomo expects a JSON list of LoCoMo samples ('conversation', "
+                             "'qa')"),
+])
+def test_a_format_given_for_the_other_kind_of_path_is_one_line(tmp_path, command, fmt, path, message):
+    """--format atant on a file was a NotADirectoryError traceback; --format longmemeval on a folder said
+    'truncated or corrupt gzip'."""
+    from typer.testing import CliRunner
+
+    from taggraph.cli import app
+    res = CliRunner().invoke(app, [*command, "--format", fmt, "--data", str(FIXTURES / path),
+                                   "--out", str(tmp_path / "out")])
+    assert res.exit_code == 2 and res.output.strip().splitlines()[-1].endswith(message), res.output
+
+
+def test_score_of_a_run_folder_refuses_a_format_its_data_is_not(tmp_path):
+    """`score RUN --format atant` read the longmemeval data RUN records and ignored --format."""
+    from typer.testing import CliRunner
+
+    from taggraph.cli import app
+    runner = CliRunner()
+    run = tmp_path / "run"
+    assert runner.invoke(app, ["bench", "--methods", "BM25", "--limit", "1", "--out", str(run)]).exit_code == 0
+    res = runner.invoke(app, ["score", str(run), "--format", "atant", "--out", str(tmp_path / "s")])
+    assert res.exit_code == 2 and res.output.strip().splitlines()[-1].startswith(
+        f"error: --format atant: {run}/run.json records longmemeval data ("), res.output
+    assert res.output.strip().endswith("not a folder of ATANT .yaml stories; give atant data as --data, or leave "
+                                       "--format out")
+    assert runner.invoke(app, ["score", str(run), "--format", "longmemeval", "--out", str(tmp_path / "s")]).exit_code == 0

@@ -214,7 +214,7 @@ def score(
     folder = check_run_folder(out or default_out(data or folders[0], "score"), force,
                               keep=[*([data] if data else []), *runfile, *recorded_data(folders)])
     with warnings_as_lines():
-        cases = load_data(data, fmt) if data is not None else recorded_cases(folders[0])
+        cases = load_data(data, fmt) if data is not None else recorded_cases(folders[0], fmt)
         warn_other_data(folders, cases)
         base = run_bench(cases, methods_option(methods), extractor=extractor, depth=depth,
                          allow_failed_extractions=allow_failed_extractions, pages=MissPages()) if methods else None
@@ -241,13 +241,17 @@ def warn_other_data(folders: list[Path], dataset) -> None:
                           f"this data's gold", UserWarning, stacklevel=2)
 
 
-def recorded_cases(folder: Path):
-    """The questions the run folder `folder` ranks, from the data its run.json records (checked by sha256)."""
-    from taggraph.datasets import warn_about_input
+def recorded_cases(folder: Path, fmt: str | None = None):
+    """The questions the run folder `folder` ranks, from the data its run.json records (checked by sha256), which
+    must be of the format `fmt` when given (--format reads --data; the recorded data keeps its own)."""
+    from taggraph.datasets import get_format, warn_about_input
     from taggraph.evaluation.score import read_rankings_csv
     from taggraph.experiments.run_comparison import read_record, recorded_dataset
 
     dataset = recorded_dataset(read_record(folder), None, folder)
+    if fmt and get_format(fmt) is not dataset.format:
+        raise ConfigError(f"--format {fmt}: {folder}/run.json records {dataset.format.name} data ({dataset.path}), "
+                          f"not {get_format(fmt).expects}; give {fmt} data as --data, or leave --format out")
     ranked = set(read_rankings_csv(folder)["question_id"])
     dataset = dataset.select([c for c in dataset.cases if c.case_id in ranked])
     warn_about_input(dataset.warnings)

@@ -155,6 +155,6 @@ DETECT_ORDER = 30  # this module's place in format detection (a folder of YAML s
 FORMAT = DatasetFormat(
     name="atant", expects="a folder of ATANT .yaml stories", detect=detect,
     load=lambda path, limit=None: load_atant(path, limit=limit), title="ATANT ({name})", case_type=AtantCase,
-    reads=story_files,
+    reads=story_files, folder=True,
     metrics=OwnMetrics("taggraph.evaluation.benchmark_metrics:atant_metrics", ("MRR_strict", "MRR_permissive"),
                        where=(("category", "all"),)))

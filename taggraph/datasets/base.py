@@ -124,7 +124,9 @@ class DatasetFormat:
     the format looks like, in the words of an unknown-format error; `title` how tables name a dataset
     ("{name}": the path's name, "{stem}": before the first dot); `paper_benchmark(cases)` the paper's
     Table 1 benchmark the cases match, or None; `case_type` the Case class its loader yields; `reads(path)` the
-    files `load` reads there, which the data checksum covers (None: the path, every file of a folder)."""
+    files `load` reads there, which the data checksum covers (None: the path, every file of a folder);
+    `folder` whether its data is a folder (True) or a file (False), checked before anything is read (None:
+    either, or its loader says)."""
 
     name: str
     expects: str
@@ -135,6 +137,14 @@ class DatasetFormat:
     paper_benchmark: Callable[[Sequence[Case]], str | None] | None = None
     case_type: type = Case
     reads: Callable[[Path], Sequence[Path]] | None = None
+    folder: bool | None = None
+
+    def check_kind(self, path: Path) -> None:
+        """A DatasetError naming what this format expects when `path` is a file and it reads a folder, or the
+        other way round."""
+        if self.folder is not None and Path(path).is_dir() != self.folder:
+            got = "a folder" if Path(path).is_dir() else "a file"
+            raise DatasetError(f"{path}: {got}; format {self.name} expects {self.expects}")
 
 
 def require(record: dict, key: str, kind, where: str):
@@ -298,7 +308,8 @@ def check_data_path(path: Path) -> Path:
 def read_bytes(path: Path) -> bytes:
     """The bytes of a plain or gzipped data file (`check_data_path`; a gzip's content limited to MAX_DATA_BYTES
     too); a missing file or a corrupt gzip is a DatasetError naming it."""
-    check_data_path(path)
+    if check_data_path(path).is_dir():
+        raise DatasetError(f"{path}: a folder; a data file is expected here")
     try:
         raw = Path(path).read_bytes()
         if raw[:2] != b"\x1f\x8b":

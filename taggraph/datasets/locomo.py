@@ -201,6 +201,6 @@ def load(path: Path, limit: int | None = None) -> tuple[list[LocomoCase], list]:
 DETECT_ORDER = 20  # this module's place in format detection (after LongMemEval: a JSON list of LoCoMo conversations)
 FORMAT = DatasetFormat(
     name="locomo", expects="a JSON list of LoCoMo samples ('conversation', 'qa')", detect=detect, load=load,
-    title="LoCoMo", case_type=LocomoCase,
+    title="LoCoMo", case_type=LocomoCase, folder=False,
     metrics=OwnMetrics("taggraph.evaluation.benchmark_metrics:locomo_metrics", ("MRR", "Success@5", "R@5", "R@10"),
                        where=(("level", "note"), ("category", "all")), prefix="note_"))  # R@k: evidence recall

@@ -114,6 +114,7 @@ def input_paths(path: str | Path, fmt: str | None = None) -> list[Path]:
     path = Path(path)
     try:
         chosen = get_format(fmt) if fmt else detect_format(path)
+        chosen.check_kind(path)
     except (DatasetError, ConfigError):
         return [path]
     return [path, *(chosen.reads(path) if chosen.reads else [])]
@@ -209,6 +210,7 @@ def load_cases(path: str | Path, fmt: str | None = None, limit: int | None = Non
         raise ConfigError(f"limit must be a whole number of questions >= 1 (or None: every question), got {limit!r}")
     path = check_data_path(Path(path))
     chosen = get_format(fmt) if fmt else detect_format(path)
+    chosen.check_kind(path)
     loaded = chosen.load(path, limit)
     cases, found = loaded if isinstance(loaded, tuple) else (loaded, [])
     check_ids(cases, path)
