@@ -241,14 +241,15 @@ def test_register_format_refuses_a_taken_name(monkeypatch):
     assert get_format("generic") is clash and formats()[-1] is clash
 
 
-def test_the_readme_example_runs(monkeypatch):
+def test_the_data_formats_example_runs(monkeypatch):
     import re
     root = Path(__file__).resolve().parent.parent
-    section = (root / "README.md").read_text(encoding="utf-8").split("### Your own data", 1)[1]
+    page = root / "docs" / "data-formats.md"
+    section = page.read_text(encoding="utf-8").split("## Your own data", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     monkeypatch.chdir(root)
     scope: dict = {}
-    exec(compile(code, "README.md", "exec"), scope)
+    exec(compile(code, str(page), "exec"), scope)
     assert scope["data"].format.name == "generic" and scope["result"].summary.loc[0, "n"] == 5
 
 

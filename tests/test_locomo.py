@@ -124,3 +124,51 @@ def test_a_question_is_dated_by_any_session_date_fusion_reads_and_an_unread_one_
     assert {c.sample_id: c.question_date for c in data} == {"conv-t1": "2023-07-01", "conv-t2": ""}
     [unread] = [w for w in data.warnings if w.kind == "unread_date"]
     assert unread.first == ("conv-t2:session_1 ('1:00 pm on 31 February, 2023')",)
+
+
+def _written(tmp_path, data) -> Path:
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize("key,other", [("session_1", "session_01"), ("session_1_date_time", "session_01_date_time")])
+def test_session_keys_of_one_number_are_refused_naming_both(tmp_path, key, other):
+    """'session_01' beside 'session_1' merged into one session (3 sessions read as 2, MRR up), without a word."""
+    data = json.loads(TINY.read_text())
+    data[0]["conversation"][other] = data[0]["conversation"][key]
+    with pytest.raises(DatasetError) as err:
+        load_locomo(_written(tmp_path, data))
+    assert f"keys '{key}' and '{other}' both name session 1" in str(err.value)
+    assert "locomo.json: sample 0 (sample_id 'conv-t1')" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_session_is_dated_by_the_date_key_of_its_number(tmp_path):
+    data = json.loads(TINY.read_text())
+    conversation = data[0]["conversation"]
+    conversation["session_02_date_time"] = conversation.pop("session_2_date_time")
+    case = load_locomo(_written(tmp_path, data))[0]
+    assert {i.timestamp for i in case.interactions if i.session_id == "conv-t1:session_2"} == {"4:10 pm on 20 May, 2023"}
+
+
+def test_a_repeated_sample_id_is_refused_naming_it_and_both_samples(tmp_path):
+    """A repeated sample_id gave duplicate question ids: the qrels kept the first sample's gold, BM25.run ranked
+    docids twice for one question."""
+    data = json.loads(TINY.read_text())
+    data.append(dict(data[0]))
+    with pytest.raises(DatasetError, match=r"locomo\.json: sample 2 \(sample_id 'conv-t1'\): duplicate sample_id, "
+                                           r"also sample 0"):
+        load_locomo(_written(tmp_path, data))
+
+
+def test_a_turn_without_text_or_image_is_warned_of(tmp_path):
+    """The generic format warns of an empty turn text; LoCoMo said nothing."""
+    import taggraph as tg
+
+    data = json.loads(TINY.read_text())
+    data[0]["conversation"]["session_1"][2]["text"] = "  "
+    data[0]["conversation"]["session_1"][3]["text"] = ""  # its image caption stays: not empty
+    with pytest.warns(UserWarning):
+        loaded = tg.load(_written(tmp_path, data))
+    [empty] = [w for w in loaded.warnings if w.kind == "empty_text"]
+    assert empty.first == ("conv-t1 session_1[2] (D1:3)",) and "locomo.json: 1 turns have an empty text" in empty.message

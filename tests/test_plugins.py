@@ -223,20 +223,21 @@ def test_a_taken_name_needs_replace_but_a_rerun_cell_may_redefine(clean_registry
     assert registry.method("WordOverlap").cls() is second["WordOverlap"]
 
 
-def test_the_readme_bring_your_own_blocks_run(clean_registry, monkeypatch, capsys):
-    """README, "Bring your own method, data and extractor": every python block, in order, as written."""
+def test_the_bring_your_own_blocks_run(clean_registry, monkeypatch, capsys):
+    """docs/your-own-work.md, "Bring your own method, data and extractor": every python block, in order, as written."""
     import re
-    section = (REPO / "README.md").read_text(encoding="utf-8").split("## Bring your own method, data and extractor")[1]
+    page = REPO / "docs" / "your-own-work.md"
+    section = page.read_text(encoding="utf-8").split("## Bring your own method, data and extractor")[1]
     blocks = re.findall(r"```python\n(.*?)```", section.split("\n## ")[0], re.S)
     assert len(blocks) == 4
     monkeypatch.chdir(REPO)
     scope: dict = {"__name__": "readme"}
     for block in blocks:
-        exec(compile(block, "README.md", "exec", dont_inherit=True), scope)
+        exec(compile(block, str(page), "exec", dont_inherit=True), scope)
     printed = capsys.readouterr().out.splitlines()
     assert printed[0] == "s1#0" and printed[-1] == "['person/priya']"
     assert set(scope["result"].summary["method"]) == {"TagOverlap", "BM25", "AdaptiveGraph"}
-    contract = scope["TestTagOverlap"]()  # the method defined in the README keeps the contract (a worker included)
+    contract = scope["TestTagOverlap"]()  # the method defined in the docs keeps the contract (a worker included)
     for check in (name for name in dir(contract) if name.startswith("test_")):
         getattr(contract, check)()
 

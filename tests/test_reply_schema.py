@@ -1,5 +1,5 @@
 """The LLM reply schema is published (issue 31, item 8): taggraph/extraction/reply.schema.json is the schema the
-extractors send, a JSON Schema any validator reads, and the README points to it."""
+extractors send, a JSON Schema any validator reads, and docs/llm-extraction.md points to it."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def test_the_published_schema_is_the_one_the_extractors_send():
     assert published == sent, "regenerate reply.schema.json from taggraph.extraction.llm.output_schema()"
 
 
-def test_a_validator_reads_it_and_the_readme_points_to_it():
+def test_a_validator_reads_it_and_the_docs_point_to_it():
     schema = json.loads(PUBLISHED.read_text(encoding="utf-8"))
     jsonschema.Draft202012Validator.check_schema(schema)
     reply = {"who": ["person/priya"], "what": ["pet/dog"], "when": [], "where": [], "why": [], "extra": [],
@@ -30,4 +30,4 @@ def test_a_validator_reads_it_and_the_readme_points_to_it():
     jsonschema.validate(reply, schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"who": "person/priya"}, schema)
-    assert "taggraph/extraction/reply.schema.json" in (REPO / "README.md").read_text(encoding="utf-8")
+    assert "taggraph/extraction/reply.schema.json" in (REPO / "docs" / "llm-extraction.md").read_text(encoding="utf-8")

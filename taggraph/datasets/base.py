@@ -276,6 +276,16 @@ def check_ids(cases: Sequence[Case], where: str | Path) -> None:
                                f"note id; a ranked id must name one thing")
 
 
+def refuse_repeated(ids: Sequence[str], where: str | Path, item: str, key: str) -> None:
+    """A DatasetError naming the first of `ids` (the field `key` of each `item` of the file `where`, in order)
+    that repeats an earlier one, and where each is."""
+    first: dict[str, int] = {}
+    for i, value in enumerate(ids):
+        if value in first:
+            raise DatasetError(f"{where}: {item} {i} ({key} {value!r}): duplicate {key}, also {item} {first[value]}")
+        first[value] = i
+
+
 def evidence_notes(notes: Sequence[tuple[str, str]], gold_sessions: Sequence[str], marked: set[str]) -> list[str]:
     """Of (note id, session id) `notes` in order: the `marked` notes of the gold sessions, and every note
     of a gold session without marked notes (LongMemEval's units of evidence)."""

@@ -12,7 +12,9 @@ speaker, form one note (user = the opening turn, assistant = the reply, each
 prefixed with its speaker); a turn followed by one of the same speaker is a note
 alone. A shared image adds ``[image: <blip_caption>]`` to its turn's text. Note
 id = dia_id of the note's first turn; session id = ``"<sample_id>:session_<n>"``.
-Sessions are read in numeric order.
+Sessions are read in numeric order, each dated by the ``session_<n>_date_time`` of its number; two keys
+naming one number (``session_01`` beside ``session_1``) are refused, as is a repeated ``sample_id``. A turn
+with neither text nor image is warned of.
 
 One `LocomoCase` per question. Relevant notes (``gold_note_ids``) are the notes
 holding an evidence dia_id; ``gold_session_ids`` their sessions. Evidence is
@@ -28,7 +30,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from taggraph.datasets.base import Case, DatasetError, DatasetFormat, OwnMetrics, UNDATED_QUESTIONS, data_warning, head
+from taggraph.datasets.base import (Case, DatasetError, DatasetFormat, OwnMetrics, UNDATED_QUESTIONS, data_warning,
+                                    head, refuse_repeated)
 from taggraph.datasets.longmemeval import read_json
 from taggraph.store import Interaction
 from taggraph.text import parse_note_date
@@ -38,6 +41,7 @@ _DIA = re.compile(r"D(\d+):(\d+)")
 _TYPO_DIA = re.compile(r"D:(\d+):(\d+)")  # 'D:11:26' for D11:26 (LoCoMo, conv-43:q18)
 _SEPARATORS = re.compile(r"[\s;,]*")  # what may stand between the ids of one evidence string
 _SESSION = re.compile(r"session_(\d+)")
+_SESSION_DATE = re.compile(r"session_(\d+)_date_time")
 
 
 @dataclass
@@ -48,6 +52,7 @@ class LocomoCase(Case):
     unresolved_evidence: list[str] = field(default_factory=list)
     retyped_evidence: list[str] = field(default_factory=list)  # as written: 'D:<n>:<i>' read as D<n>:<i>
     unreadable_evidence: list[str] = field(default_factory=list)  # as written: no dia_id read from it
+    empty_turns: list[str] = field(default_factory=list)  # its conversation's turns without text or image
 
 
 def dia_ids(text: str) -> list[str]:
@@ -76,21 +81,37 @@ def _turn_text(turn: dict, where: str) -> tuple[str, str, str]:
     return turn["speaker"], ids[0], f"{turn['speaker']}: {text}"
 
 
-def conversation_notes(sample_id: str, conv: dict, where: str) -> tuple[list[Interaction], dict[str, str]]:
-    """(interactions in order, dia_id -> note id) of one conversation."""
-    sessions = sorted((int(m.group(1)), k) for k in conv if (m := _SESSION.fullmatch(k)))
+def numbered_keys(conv: dict, pattern: re.Pattern, where: str) -> dict[int, str]:
+    """session number -> the key of `conv` `pattern` reads it from; two keys of one number ('session_01' beside
+    'session_1') are refused, naming both."""
+    keys: dict[int, str] = {}
+    for key in conv:
+        if found := pattern.fullmatch(key):
+            other = keys.setdefault(int(found.group(1)), key)
+            if other != key:
+                raise DatasetError(f"{where}: field 'conversation': keys {other!r} and {key!r} both name session "
+                                   f"{int(found.group(1))}; rename one (their turns would merge into one session)")
+    return keys
+
+
+def conversation_notes(sample_id: str, conv: dict, where: str) -> tuple[list[Interaction], dict[str, str], list[str]]:
+    """(interactions in order, dia_id -> note id, the turns without text or image) of one conversation."""
+    dates = numbered_keys(conv, _SESSION_DATE, where)
     interactions: list[Interaction] = []
     note_of: dict[str, str] = {}
-    for n, key in sessions:
+    empty: list[str] = []
+    for n, key in sorted(numbered_keys(conv, _SESSION, where).items()):
         turns = conv[key]
         if not isinstance(turns, list):
             raise DatasetError(f"{where}: field '{key}' must be a list of turns")
-        sid, date = f"{sample_id}:session_{n}", str(conv.get(f"{key}_date_time", ""))
+        sid, date = f"{sample_id}:session_{n}", str(conv.get(dates.get(n), ""))
         pending: tuple[str, str, str] | None = None
         for i, turn in enumerate(turns):
             if not isinstance(turn, dict):
                 raise DatasetError(f"{where}: {key}[{i}] must be an object")
             speaker, dia, text = _turn_text(turn, f"{where}: {key}[{i}]")
+            if not turn["text"].strip() and not turn.get("blip_caption"):
+                empty.append(f"{sample_id} {key}[{i}] ({dia})")
             if pending is None:
                 pending = (speaker, dia, text)
                 continue
@@ -107,7 +128,7 @@ def conversation_notes(sample_id: str, conv: dict, where: str) -> tuple[list[Int
             note_of[pending[1]] = pending[1]
     if not interactions:
         raise DatasetError(f"{where}: the conversation has no session_<n> turns")
-    return interactions, note_of
+    return interactions, note_of, empty
 
 
 def asked_after(interactions: list[Interaction]) -> str:
@@ -128,7 +149,7 @@ def parse_sample(sample, where: str) -> list[LocomoCase]:
             raise DatasetError(f"{where}: missing or malformed field '{key}'")
     sample_id = str(sample["sample_id"])
     where = f"{where} (sample_id {sample_id!r})"
-    interactions, note_of = conversation_notes(sample_id, sample["conversation"], where)
+    interactions, note_of, empty = conversation_notes(sample_id, sample["conversation"], where)
     session_of = {i.note_id: i.session_id for i in interactions}
     asked = asked_after(interactions)
     cases = []
@@ -153,17 +174,18 @@ def parse_sample(sample, where: str) -> list[LocomoCase]:
             adversarial_answer=str(qa.get("adversarial_answer", "")),
             unresolved_evidence=[d for d in found if d not in note_of],
             retyped_evidence=[e for e, (_, retyped, _) in read.items() if retyped],
-            unreadable_evidence=[e for e, (_, _, unread) in read.items() if unread]))
+            unreadable_evidence=[e for e, (_, _, unread) in read.items() if unread], empty_turns=empty))
     return cases
 
 
 def load_locomo(path: str | Path, limit: int | None = None) -> list[LocomoCase]:
-    """Every question of every sample (the first `limit` questions when given)."""
+    """Every question of every sample (the first `limit` questions when given); refuses a repeated sample_id."""
     path = Path(path)
     data = read_json(path, item="sample")
     if not isinstance(data, list):
         raise DatasetError(f"{path}: expected a JSON list of LoCoMo samples, got {type(data).__name__}")
     cases = [c for i, s in enumerate(data) for c in parse_sample(s, f"{path}: sample {i}")]
+    refuse_repeated([str(s["sample_id"]) for s in data], path, "sample", "sample_id")
     return cases[:limit] if limit else cases
 
 
@@ -177,13 +199,15 @@ def detect(path: Path) -> bool:
 
 def load(path: Path, limit: int | None = None) -> tuple[list[LocomoCase], list]:
     """`load_locomo`, with a DataWarning for questions whose evidence names no turn of their conversation,
-    one for evidence read from the 'D:<n>:<i>' typo and one for evidence with no readable dia_id."""
+    one for evidence read from the 'D:<n>:<i>' typo, one for evidence with no readable dia_id and one for turns
+    without text or image."""
     cases = load_locomo(path, limit)
     unresolved = [c.case_id for c in cases if c.unresolved_evidence]
     retyped = [f"{c.case_id} ({e!r})" for c in cases for e in c.retyped_evidence]
     unreadable = [f"{c.case_id} ({e!r})" for c in cases for e in c.unreadable_evidence]
     undated = [c.case_id for c in cases if c.asked_on is None]  # a conversation without a readable session date
     conversations = {c.sample_id: c.interactions for c in cases}.values()  # its questions share its turns
+    empty = [turn for turns in {c.sample_id: c.empty_turns for c in cases}.values() for turn in turns]
     unread = sorted({f"{i.session_id} ({i.timestamp[:30]!r})" for turns in conversations for i in turns
                      if i.timestamp.strip() and parse_note_date(i.timestamp) is None})
     return cases, (data_warning("evidence_not_found", "questions name evidence that is no turn of their "
@@ -195,7 +219,9 @@ def load(path: Path, limit: int | None = None) -> tuple[list[LocomoCase], list]:
                    + data_warning("undated_question", UNDATED_QUESTIONS, undated, path, per_question=True)
                    + data_warning("unread_date", "sessions have a date_time in no form read (LoCoMo's \"1:56 pm on 8 "
                                   "May, 2023\", ISO 8601): their notes count as undated for the time rules", unread,
-                                  path))
+                                  path)
+                   + data_warning("empty_text", "turns have an empty text and no image: their notes hold only the "
+                                  "speaker's name", empty, path))
 
 
 DETECT_ORDER = 20  # this module's place in format detection (after LongMemEval: a JSON list of LoCoMo conversations)

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from taggraph.datasets.base import (Case, DatasetError, DatasetFormat, evidence_notes, head, note_ids, read_bytes,
-                                    refuse_surrogates, require, session_notes)
+                                    refuse_repeated, refuse_surrogates, require, session_notes)
 from taggraph.store import Interaction
 
 QUESTION_TYPES = ("single-session-user", "single-session-assistant", "single-session-preference",
@@ -111,12 +111,7 @@ def load_longmemeval(path: str | Path, limit: int | None = None) -> list[Case]:
         raise DatasetError(f"{path}: expected a JSON list of question records, got {type(records).__name__}")
     records = records[:limit] if limit else records
     cases = [parse_record(r, f"{path}: record {i}") for i, r in enumerate(records)]
-    first: dict[str, int] = {}
-    for i, case in enumerate(cases):
-        if case.case_id in first:
-            raise DatasetError(f"{path}: record {i} (question_id {case.case_id!r}): duplicate question_id, "
-                               f"also record {first[case.case_id]}")
-        first[case.case_id] = i
+    refuse_repeated([c.case_id for c in cases], path, "record", "question_id")
     return cases
 
 
