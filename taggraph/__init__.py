@@ -36,7 +36,7 @@ from taggraph.store import Interaction, MemoryStore
 __version__ = "0.1.0"
 __all__ = ["DEFAULT_DEPTH", "Evidence", "Explanation", "Interaction", "Memory", "MemoryStore", "Note", "Ontology",
            "Result", "Retriever", "__version__", "get_extractor", "make_retriever", "method_names", "register_method"]
-__all__ += ["Extraction", "Extractor", "register_extractor"]  # extractors given as objects or names (issue 21)
+__all__ += ["Extraction", "Extractor", "register_extractor"]  # extractors given as objects or names
 __all__ += ["Case", "Dataset", "DatasetFormat", "load", "register_format"]  # one loader, any registered format
 
 # Imported when first used: they bring the experiments and viz rooms, seconds to import.
@@ -46,7 +46,7 @@ _LAZY = {
     "explain": "taggraph.views:explain",
     "open_question": "taggraph.experiments.question:open_question",  # a question's store and methods, for the views
     "OpenQuestions": "taggraph.experiments.question:OpenQuestions",
-    "fuse_runs": "taggraph.experiments.fuse:fuse_runs",  # issue 31
+    "fuse_runs": "taggraph.experiments.fuse:fuse_runs",
     "build_store": "taggraph.experiments.runner:build_store",
     "store_vocabulary": "taggraph.experiments.vocabulary:store_vocabulary",
     "vocabulary_stats": "taggraph.experiments.vocabulary:vocabulary_stats",

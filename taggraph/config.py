@@ -13,7 +13,7 @@ from pathlib import Path
 PACKAGE_DIR = Path(__file__).resolve().parent
 # The bundled demo ships inside the package (package data), so it is there after any install.
 DEMO_DATA = PACKAGE_DIR / "_data" / "demo" / "longmemeval_demo.json"
-# The tagger when none is named (issue 13): offline-v2 beats offline on every tag-walking method on
+# The tagger when none is named: offline-v2 beats offline on every tag-walking method on
 # LongMemEval-S dev (paired p < 0.001) and loses on none significantly (BM25 -0.001, p = 0.79);
 # `--extractor offline` reproduces runs made before it became the default.
 DEFAULT_EXTRACTOR = "offline-v2"

@@ -1,4 +1,4 @@
-"""Whether each removed component earns its keep (issue 14), from a run's paired tests.
+"""Whether each removed component earns its keep, from a run's paired tests.
 
 `component_verdicts` says in one sentence per removed component whether it earns its keep: removing it must
 cost at least EARNS_KEEP MRR at p < ALPHA, the paper's open question "when does the graph earn its keep?" asked
@@ -16,7 +16,7 @@ from taggraph.retrieval import ablations_of
 from taggraph.retrieval import method as registered
 
 FULL = "AdaptiveGraph"
-EARNS_KEEP = 0.005  # MRR that removing a component must cost, at p < ALPHA, for it to earn its keep (issue 14)
+EARNS_KEEP = 0.005  # MRR that removing a component must cost, at p < ALPHA, for it to earn its keep
 ALPHA = 0.05
 ABLATION_COLUMNS = {"AdaptiveGraph-noDiffusion": "-Diffusion", "AdaptiveGraph-noChronological": "-Chronological",
                     "AdaptiveGraph-noFileSeeding": "-File seeding"}

@@ -9,7 +9,7 @@ occurrences (each distinct path of each note counted once: ``ontology.counts``).
 Columns, each averaged over cases: notes/case = N, distinct tags/case = D (also
 its median, since the paper's values look like medians), tags/note = O / N,
 reuse = O / D (over cases with D > 0): higher means tags are used again
-rather than minted. Beyond the paper (issue 13): top-level categories/case = distinct
+rather than minted. Beyond the paper: top-level categories/case = distinct
 first path segments, and the share of the largest top-level category = its
 occurrences / O (over cases with D > 0), which shows whether one catch-all parent
 (``topic/``) holds most tags.

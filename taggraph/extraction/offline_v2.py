@@ -1,4 +1,4 @@
-"""offline-v2: the offline extractor with a typed ontology (issue 13), still model-free.
+"""offline-v2: the offline extractor with a typed ontology, still model-free.
 
 Same spaCy pipeline, rules, disk cache and batching as ``offline``
 (`taggraph.extraction.offline`); what changes is where tags sit in the hierarchy:

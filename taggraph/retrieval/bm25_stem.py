@@ -1,4 +1,4 @@
-"""BM25-stem: BM25 over stems, stopwords dropped, one of five BM25 variants (beyond the paper, issue 22).
+"""BM25-stem: BM25 over stems, stopwords dropped, one of five BM25 variants (beyond the paper).
 
 The paper's BM25 (`bm25.py`, rank-bm25's Okapi over plain tokens) stays as it is; this is a separate
 method. It reads the same full note text (tag line included) but tokenizes it apart from scoring, as
@@ -44,7 +44,7 @@ def make_tokenizer(stem: bool = True, stopwords: bool = True) -> Tokenizer:
                      stemmer=Stemmer.Stemmer("english") if stem else None)
 
 
-@METHODS.builtin("BM25-stem")  # beyond the paper (issue 22)
+@METHODS.builtin("BM25-stem")  # beyond the paper
 class BM25Stem(Retriever):
     @dataclass(frozen=True)
     class Params:

@@ -71,7 +71,7 @@ def walk_edges(trails) -> list[list[str]]:
 @METHODS.builtin("TagGraph-Basic")
 @METHODS.builtin("TagGraph-Stopwords", stopwords=True)
 @METHODS.builtin("TagGraph-TFIDF", stopwords=True, tfidf=True)
-# beyond the paper (issue 13): no sibling expansion through top-level ontology nodes
+# beyond the paper: no sibling expansion through top-level ontology nodes
 @METHODS.builtin("TagGraph-TFIDF-boundTopLevel", ablation_of="TagGraph-TFIDF", stopwords=True, tfidf=True,
                  bound_top_level=True)
 class TagGraph(Retriever):

@@ -1,4 +1,4 @@
-"""Time expressions in a question, read against the date it is asked, as windows of days (issue 22, item 2).
+"""Time expressions in a question, read against the date it is asked, as windows of days.
 
 `question_windows("What did I buy two weeks ago?", asked_on)` finds the phrases that name a time,
 has dateparser (a maintained parser, its English data only) resolve each against ``asked_on``, and
