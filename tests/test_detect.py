@@ -93,9 +93,38 @@ def test_tg_load_is_one_loader_for_every_format():
     assert [c.case_id for c in tg.load(DEMO_DATA, limit=2)] == [c.case_id for c in load_any(DEMO_DATA)[:2]]
 
 
+def _big_locomo(first: str) -> list[dict]:
+    """The tiny LoCoMo file with `first` ('conversation' or 'qa') first in each sample and past the 64 KB head."""
+    samples = json.loads((FIXTURES / "locomo" / "locomo_tiny.json").read_text())
+    for sample in samples:
+        sample["conversation"]["session_1"] *= 400 if first == "conversation" else 1
+        sample["qa"] *= 400 if first == "qa" else 1
+    return [{first: s[first], **{k: v for k, v in s.items() if k != first}} for s in samples]
+
+
+@pytest.mark.parametrize("first", ["conversation", "qa"])
+def test_locomo_is_detected_by_structure_whichever_field_comes_first(tmp_path, first):
+    """A valid LoCoMo file whose samples open with a conversation past the head (as `json.dump` writes a dict
+    built that way) was an unknown format."""
+    path = tmp_path / "samples.json"
+    path.write_text(json.dumps(_big_locomo(first)))
+    assert path.stat().st_size > 1 << 17 and detect_format(path) == "locomo"
+    gz = tmp_path / "samples.json.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    assert detect_format(gz) == "locomo"
+
+
+def test_a_list_naming_locomo_fields_in_strings_only_is_no_locomo(tmp_path):
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps([{"note": '"conversation": {', "text": '"qa": ['}]))
+    with pytest.raises(DatasetError, match="unknown format"):
+        detect_format(path)
+
+
 @pytest.mark.parametrize("command", [["bench", "--methods", "BM25"], ["extract", "--extractor", "none"]])
 @pytest.mark.parametrize("fmt,path,message", [
-    ("atant", "locomo/locomo_tiny.json", "locomo_tiny.json: a file; format atant expects a folder of ATANT .yaml stories"),
+    ("atant", "locomo/locomo_tiny.json", "locomo_tiny.json: a file; format atant expects a folder of ATANT .yaml "
+                                         "stories"),
     ("longmemeval", "atant/core", "core: a folder; format longmemeval expects a JSON list of LongMemEval question "
                                   "records ('haystack_sessions')"),
     ("locomo", "atant/core", "core: a folder; format locomo expects a JSON list of LoCoMo samples ('conversation', "
@@ -125,4 +154,5 @@ def test_score_of_a_run_folder_refuses_a_format_its_data_is_not(tmp_path):
         f"error: --format atant: {run}/run.json records longmemeval data ("), res.output
     assert res.output.strip().endswith("not a folder of ATANT .yaml stories; give atant data as --data, or leave "
                                        "--format out")
-    assert runner.invoke(app, ["score", str(run), "--format", "longmemeval", "--out", str(tmp_path / "s")]).exit_code == 0
+    res = runner.invoke(app, ["score", str(run), "--format", "longmemeval", "--out", str(tmp_path / "s")])
+    assert res.exit_code == 0, res.output

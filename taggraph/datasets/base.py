@@ -356,6 +356,39 @@ def head(path: str | Path, size: int = 1 << 16) -> tuple[str, bool] | None:
     return _head(str(path), (st.st_mtime_ns, st.st_size), size)
 
 
+_JSON_TOKEN = re.compile(r'"([^"\\]*(?:\\.[^"\\]*)*)"(\s*:)?|[\[\]{}]')  # a string (a key: colon after), a bracket
+
+
+def first_record_fields(text: str) -> dict[str, str]:
+    """The fields of the first record of the JSON list `text`, which may be cut short (a file's `head`), by path,
+    each with how its value opens ("[", "{", or "" for a string, number or literal): ``[{"qa": [], "conversation":
+    {"session_1": [{"text": ...`` -> ``{"qa": "[", "conversation": "{", "conversation.session_1": "[",
+    "conversation.session_1[].text": ""}``. Key order plays no part; what the cut hides is absent; {} when `text`
+    is no JSON list."""
+    if not text.lstrip().startswith("["):
+        return {}
+    opened: list[str] = []  # per open bracket, the path of the value it opens ("" for the list and its record)
+    fields: dict[str, str] = {}
+    key = None  # the path of the field whose value comes next
+    for found in _JSON_TOKEN.finditer(text):
+        token = found.group()
+        if found.group(2) is not None:
+            if len(opened) > 1:
+                key = f"{opened[-1]}.{found.group(1)}" if opened[-1] else found.group(1)
+                fields[key] = ""
+            continue
+        if token in "[{":
+            if key is not None:
+                fields[key] = token
+            opened.append(key if key is not None else f"{opened[-1]}[]" if len(opened) > 1 else "")
+        elif token in "]}":
+            opened.pop()
+            if len(opened) <= 1:
+                break  # the first record (or the list) is closed
+        key = None
+    return fields
+
+
 def file_checksum(path: str | Path) -> str:
     """sha256 of a data file, recorded in every run."""
     h = hashlib.sha256()

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from taggraph.datasets.base import (Case, DatasetError, DatasetFormat, OwnMetrics, UNDATED_QUESTIONS, data_warning,
-                                    head, refuse_repeated)
+                                    first_record_fields, head, refuse_repeated)
 from taggraph.datasets.longmemeval import read_json
 from taggraph.store import Interaction
 from taggraph.text import parse_note_date
@@ -190,11 +190,11 @@ def load_locomo(path: str | Path, limit: int | None = None) -> list[LocomoCase]:
 
 
 def detect(path: Path) -> bool:
-    """A JSON list (plain or gzipped) whose first sample has ``conversation`` and ``qa``."""
+    """A JSON list (plain or gzipped) whose first sample holds a ``conversation`` object or a ``qa`` list, in
+    either order (the file's head may reach only the first); the loader names what else is missing."""
     found = head(path)
-    if found is None or not found[0].lstrip().startswith("["):
-        return False
-    return bool(re.search(r'"conversation"\s*:', found[0]) and re.search(r'"qa"\s*:', found[0]))
+    fields = first_record_fields(found[0]) if found else {}
+    return fields.get("conversation") == "{" or fields.get("qa") == "["
 
 
 def load(path: Path, limit: int | None = None) -> tuple[list[LocomoCase], list]:
