@@ -615,7 +615,7 @@ class TagGraphFusion(Retriever):
             return self._memo[1]
         n = len(self.store.notes)
         raw = np.full((n, len(COMPONENTS)), np.nan)
-        cols = np.zeros((n, len(COMPONENTS)))  # "max"-normalized, as before section 18: what the pool and PPR seeds read
+        cols = np.zeros((n, len(COMPONENTS)))  # "max"-normalized (before section 18): what the pool and PPR seeds read
 
         def put(name: str, values: np.ndarray) -> None:
             j = COMPONENTS.index(name)
