@@ -4,16 +4,22 @@ A write goes to a hidden temporary file beside the target (``.<name>.<random>.tm
 is flushed to disk, gets the permissions the process umask gives a new file, and
 is renamed over the target. A crash can leave such a temporary file behind;
 `remove_leftovers` deletes those of named targets when a folder is opened for writing again.
+A folder written beside its target (`ClaimedFolder`) is locked while it is written, so one a stopped
+process left is told from one being written (`remove_abandoned`).
 """
 
 from __future__ import annotations
 
 import fnmatch
+import glob
 import os
 import re
+import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+
+from filelock import FileLock, Timeout
 
 from taggraph.errors import ConfigError, WriteError
 
@@ -73,6 +79,68 @@ def remove_leftovers(folder: Path, targets: Iterable[str]) -> list[Path]:
             tmp.unlink(missing_ok=True)
             gone.append(tmp)
     return gone
+
+
+def hidden_prefix(target: Path) -> str:
+    """".<target name>." cut to 100 bytes: how the hidden siblings of `target` begin (names stay under 255 bytes)."""
+    return f".{os.fsencode(Path(target).name)[:100].decode('utf-8', 'ignore')}."
+
+
+LOCK_SUFFIX = ".lock"
+
+
+class ClaimedFolder:
+    """A new hidden folder beside `target`, ``.<target name>.<random>.<kind>``, locked until `release` (or the end
+    of a with block, or of the process, however it ends) by a lock on the file of its name + ".lock", taken before
+    the folder is made: such a folder whose lock is free was left by a process that stopped (`remove_abandoned`)."""
+
+    def __init__(self, target: Path, kind: str):
+        fd, name = tempfile.mkstemp(dir=Path(target).parent, prefix=hidden_prefix(target),
+                                    suffix=f".{kind}{LOCK_SUFFIX}")
+        os.close(fd)
+        self._lock = FileLock(name, timeout=0)
+        self._lock.acquire()
+        self.path = Path(name.removesuffix(LOCK_SUFFIX))
+        try:
+            self.path.mkdir(mode=0o700)
+        except OSError:
+            self.release()
+            raise
+
+    def release(self) -> None:
+        self._lock.release()
+        Path(self._lock.lock_file).unlink(missing_ok=True)
+
+    def __enter__(self) -> Path:
+        return self.path
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+def remove_abandoned(target: Path, kind: str, keep: Callable[[Path], bool] = lambda folder: False) -> list[Path]:
+    """Delete the `ClaimedFolder`s of `target` and `kind` that a stopped process left (their lock is free), except
+    those `keep` holds to, which are returned; one being written is never touched."""
+    prefix = hidden_prefix(target)
+    claimed = re.compile(re.escape(prefix) + r"[A-Za-z0-9_]+" + re.escape(f".{kind}"))
+    kept = []
+    for folder in sorted(Path(target).parent.glob(f"{glob.escape(prefix)}*.{kind}")):
+        if not claimed.fullmatch(folder.name) or folder.is_symlink() or not folder.is_dir():
+            continue
+        lock = FileLock(f"{folder}{LOCK_SUFFIX}", timeout=0)
+        try:
+            lock.acquire()
+        except Timeout:
+            continue  # being written
+        try:
+            if keep(folder):
+                kept.append(folder)
+            else:
+                shutil.rmtree(folder, ignore_errors=True)
+        finally:
+            lock.release()
+            Path(lock.lock_file).unlink(missing_ok=True)
+    return kept
 
 
 NAME_MAX = 255  # bytes in one file or folder name on common file systems

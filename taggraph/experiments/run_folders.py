@@ -9,7 +9,8 @@ run.json last, so a folder named like the run is always a finished run; a failed
 rename never deletes what it finds: a run that another process finished at the
 same name meanwhile is replaced only with `force`, and only a run folder (one
 with our run.json) ever is; otherwise the finished run is kept beside it and the
-error names where.
+error names where. The temporary folder a stopped run (kill -9) left is removed by the next run into the
+same folder, a finished run kept beside it named in a warning.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import warnings
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from importlib import metadata
@@ -30,7 +32,8 @@ from typing import Any
 
 import pandas as pd
 
-from taggraph.atomic import atomic_write, check_folder, folder_mode, refuse_input_as_output
+from taggraph.atomic import (ClaimedFolder, atomic_write, check_folder, folder_mode, hidden_prefix,
+                             refuse_input_as_output, remove_abandoned)
 from taggraph.config import PACKAGE_DIR
 from taggraph.datasets import Case, Dataset, data_checksum, get_format
 from taggraph.datasets.registry import detect_format
@@ -109,8 +112,7 @@ def is_run_folder(path: Path) -> bool:
 
 def _sibling(out: Path, kind: str) -> Path:
     """A new hidden folder beside `out` (``.<out name>.<random>.<kind>``), its name kept under 255 bytes."""
-    short = os.fsencode(out.name)[:100].decode("utf-8", "ignore")
-    return Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{short}.", suffix=f".{kind}"))
+    return Path(tempfile.mkdtemp(dir=out.parent, prefix=hidden_prefix(out), suffix=f".{kind}"))
 
 
 def check_run_folder(out: Path, force: bool = False, keep: Sequence[Path] = ()) -> Path:
@@ -176,20 +178,24 @@ def save_run(out: Path, tables: dict[str, pd.DataFrame], record: dict[str, Any],
     out = check_run_folder(out, force)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = _sibling(out, "partial")
+        for kept in remove_abandoned(out, "partial", keep=is_run_folder):
+            warnings.warn(f"{kept}: a finished run kept beside --out {out} when it could not be moved there; "
+                          f"rename or remove it", UserWarning, stacklevel=2)
+        claim = ClaimedFolder(out, "partial")
     except OSError as exc:
         raise WriteError(f"--out {out}: cannot write in {out.parent}: {exc.strerror or exc}") from None
-    try:
-        for name, df in tables.items():
-            write_csv(df, tmp / f"{name}.csv")
-        for name, text in (pages or {}).items():
-            atomic_write(tmp / name, text)
-        atomic_write(tmp / "run.json", json.dumps(record, indent=1, default=str))
-        tmp.chmod(folder_mode())  # mkdtemp creates 0700
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    _move_into_place(tmp, out, force)
+    with claim as tmp:
+        try:
+            for name, df in tables.items():
+                write_csv(df, tmp / f"{name}.csv")
+            for name, text in (pages or {}).items():
+                atomic_write(tmp / name, text)
+            atomic_write(tmp / "run.json", json.dumps(record, indent=1, default=str))
+            tmp.chmod(folder_mode())  # made 0700
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        _move_into_place(tmp, out, force)
     return out
 
 
