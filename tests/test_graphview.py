@@ -251,10 +251,10 @@ def test_a_top_k_place_owed_to_tie_order_is_flagged_and_missed_at_any_score():
 
 
 def test_tooltip_snippets_end_at_a_word():
-    from taggraph.viz.graphview import _snippet
+    from taggraph.viz.graphview_labels import note_snippet
 
-    assert _snippet("I moved to  Berkeley\nlast spring", 16) == "I moved to…"  # was 'I moved to Berk…'
-    assert _snippet("a <b> tag", 6) == "a &lt;b&gt;…"
+    assert note_snippet("I moved to  Berkeley\nlast spring", 16) == "I moved to…"  # was 'I moved to Berk…'
+    assert note_snippet("a <b> tag", 6) == "a &lt;b&gt;…"
 
 
 def test_a_miss_page_opens_on_the_subgraph_every_node_named_and_the_paths_marked():
@@ -277,11 +277,11 @@ def test_a_miss_page_opens_on_the_subgraph_every_node_named_and_the_paths_marked
 
 
 def boxes_apart(pos: dict, labels: dict, sizes: dict) -> bool:
-    """Whether no two nodes' boxes (the node, its label under it, `_label_width` wide) overlap."""
-    from taggraph.viz.graphview import _label_width
+    """Whether no two nodes' boxes (the node, its label under it, `label_width` wide) overlap."""
+    from taggraph.viz.graphview_layout import label_width
 
     def box(n):
-        (x, y), half = pos[n], max(_label_width(labels[n]), 2 * sizes[n]) / 2
+        (x, y), half = pos[n], max(label_width(labels[n]), 2 * sizes[n]) / 2
         return x - half, y - sizes[n], x + half, y + sizes[n] + 18 * (1 + labels[n].count("\n"))
 
     items = [box(n) for n in pos]
@@ -302,13 +302,13 @@ def test_the_subgraph_layout_leaves_room_for_every_label():
 def test_a_tall_column_zigzags_so_the_drawing_fits_larger():
     import networkx as nx
 
-    from taggraph.viz.graphview import _columns_layout
+    from taggraph.viz.graphview_layout import columns_layout
 
     g = nx.Graph([("concept:c", f"topic:{i}") for i in range(30)] + [(f"topic:{i}", f"file:n{i}") for i in range(30)])
     kinds = {n: n.split(":")[0].replace("concept", "tag") for n in g}
     labels = {n: n.split(":")[1] + ("\n★ note 9 · session 9" if n == "file:n3" else "") for n in g}
     sizes = {n: 24 if n == "file:n3" else 12 for n in g}
-    pos = _columns_layout(g, kinds, {"concept:c"}, labels, sizes)
+    pos = columns_layout(g, kinds, {"concept:c"}, labels, sizes)
     assert len({pos[f"file:n{i}"][0] for i in range(30)}) > 1  # the notes over sub-columns
     assert boxes_apart(pos, labels, sizes)
     height = max(y for _, y in pos.values()) - min(y for _, y in pos.values())
@@ -334,13 +334,13 @@ def test_the_notebooks_tables_and_the_explain_page_name_nodes_as_the_graph_page(
 def test_the_subgraph_holds_the_best_note_of_each_top_k_session_above_the_gold():
     """A method ranks two notes of session a first, then b, c, then the gold: with k = 3 the view draws a's best note,
     b's and c's (the three sessions its rings mark), not a's second note in place of c's."""
-    from taggraph.viz.graphview import _sessions_above
+    from taggraph.viz.graphview_subgraph import sessions_above
 
     store = make_store([("a", "x", "ok", {}), ("a", "y", "ok", {}), ("b", "z", "ok", {}), ("c", "w", "ok", {}),
                         ("g", "v", "ok", {})])
     ranking = ["a#0", "a#1", "b#0", "c#0", "g#0"]
-    assert _sessions_above(store, ranking, {"g"}, 3) == ["a#0", "b#0", "c#0"]
-    assert _sessions_above(store, ranking, {"b"}, 3) == ["a#0"]
+    assert sessions_above(store, ranking, {"g"}, 3) == ["a#0", "b#0", "c#0"]
+    assert sessions_above(store, ranking, {"b"}, 3) == ["a#0"]
 
 
 def test_a_long_name_is_drawn_on_two_lines_broken_where_it_reads_best():
@@ -364,8 +364,8 @@ def test_wrapping_loses_no_character_and_makes_at_most_two_lines(name):
 
 def test_the_header_lists_gold_notes_by_the_session_rank_that_counts():
     """LoCoMo conv-26_q7 under BM25 named D2:13 (note 124, session 10) before D3:13 (note 202, session 7)."""
-    from taggraph.viz.graphview import _gold_text
+    from taggraph.viz.graphview_labels import gold_text
 
     places = [{"note": 124, "session": 10, "text": "D2:13"}, {"note": 202, "session": 7, "text": "D3:13"},
               {"note": 3, "session": None, "text": "beyond"}, {"note": None, "session": None, "text": "unranked"}]
-    assert _gold_text(places, shown=4) == "D3:13; D2:13; beyond; unranked"
+    assert gold_text(places, shown=4) == "D3:13; D2:13; beyond; unranked"

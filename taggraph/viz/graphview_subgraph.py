@@ -1,0 +1,125 @@
+"""The subgraph that explains a question's misses on the graph page: the question's concepts, the gold notes, the
+notes the missing methods rank above them, each method's own walk (the edges its explanation names) and where it
+stopped, and the question's possible paths to those notes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from taggraph.graph import file_node
+from taggraph.retrieval import Explanation
+from taggraph.store import MemoryStore
+from taggraph.viz.graphview_ranks import Ranking, missed_by
+from taggraph.viz.graphview_search import bounded_search
+
+
+def walk_of(e: Explanation | None, note: str | None = None) -> list[tuple[str, str]] | None:
+    """The (from, to) edges a method's explanation says it walked (`Evidence.detail['walk']`), None for a method
+    that does not walk the graph; with `note`, only its first route: up to the first edge that reaches it."""
+    walk = (e.details if e is not None else {}).get("walk")
+    if walk is None:
+        return None
+    edges = [(a, b) for a, b in walk]
+    if note is not None:
+        end = next((i for i, (_, b) in enumerate(edges) if b == note), len(edges) - 1)
+        edges = edges[:end + 1]
+    return edges
+
+
+def edge_key(a: str, b: str) -> tuple[str, str]:
+    return tuple(sorted((a, b)))
+
+
+@dataclass
+class Explained:
+    """The subgraph that explains a question's misses (`explained_subgraph`)."""
+
+    nodes: list[str]  # matched concepts, then the gold notes and the notes above them with the nodes linking them
+    paths: dict[tuple[str, str], list[str]]  # edge (sorted pair) -> the methods whose own walk uses it
+    methods: list[str]  # the methods explained: those that miss, else every method
+    targets: dict[str, list[str]]  # method -> the notes it ranks above its first gold note, top k of them
+    possible: set[tuple[str, str]] = field(default_factory=set)  # the question's links to those notes
+    breaks: dict[str, dict[str, str]] = field(default_factory=dict)  # node -> method -> why its walk stops there
+
+
+def explained_subgraph(store: MemoryStore, ug: nx.Graph, matched: Iterable[str], gold: Sequence[str],
+                       rankings: Mapping[str, Ranking],
+                       explanations: Mapping[str, Mapping[str, Explanation]] | None, k: int,
+                       givers: Mapping[str, str | None] | None = None, budget: int | None = None) -> Explained:
+    """The nodes that explain why the methods that miss (`missed_by`; every method when none does) rank
+    the gold notes where they do: the question's matched concepts, every gold note, the best note of each
+    of the first `k` sessions each such method ranks above its first gold session (what its rings mark), the edges each method says it walked (its
+    explanation's ``walk``: all of them to the gold notes, the first route to each of those other notes, whichever
+    method ranks them there: a drawn note a method reached is never shown as a path it did not take) and where its
+    walk to a gold note stopped (``walk_breaks``), and, for every one of these notes, a shortest path from
+    the matched concepts (the question's possible link, 'question concept -> tag -> topic -> note') or
+    else its topic. `givers`: method -> the note that gives its first gold session its rank (`rank_giver`),
+    walked like a gold note. `budget`: at most so many nodes searched for the question's links (every node when None)."""
+    gold = [g for g in gold if g in store.by_id]
+    methods = missed_by(store, rankings, gold, k) or list(rankings)
+    matched = [c for c in matched if c in ug]
+    nodes: list[str] = [*matched, *(file_node(g) for g in gold)]
+    paths: dict[tuple[str, str], list[str]] = {}
+    breaks: dict[str, dict[str, str]] = {}
+
+    def walk(edges: Iterable[tuple[str, str]], method: str) -> None:
+        for a, b in edges:
+            nodes.extend((a, b))
+            paths.setdefault(edge_key(a, b), []).append(method)
+
+    gold_sessions = {store.by_id[g].session_id for g in gold}
+    targets = {m: sessions_above(store, [n for n, _ in rankings[m]], gold_sessions, k) for m in methods}
+    for m in rankings:
+        by_note = (explanations or {}).get(m, {})
+        giver = (givers or {}).get(m)
+        for note in dict.fromkeys([*gold, *([giver] if giver else [])]):
+            walk(walk_of(by_note.get(note)) or [], m)
+            for b in (by_note[note].details.get("walk_breaks") or []) if note in by_note else []:
+                if b["node"] in ug:
+                    nodes.append(b["node"])
+                    breaks.setdefault(b["node"], {}).setdefault(m, b["why"])
+        for note in dict.fromkeys(n for t in targets.values() for n in t):  # every ringed note, not only its own
+            walk(walk_of(by_note.get(note), file_node(note)) or [], m)
+    notes = list(dict.fromkeys([file_node(g) for g in gold] + [file_node(n) for n in (givers or {}).values() if n]
+                               + [file_node(n) for t in targets.values() for n in t]))
+    linked = _question_links(ug, matched, notes, budget or len(ug))
+    possible: set[tuple[str, str]] = set()
+    for note in notes:
+        if note in linked:
+            nodes.extend(linked[note])
+            possible.update(edge_key(a, b) for a, b in zip(linked[note], linked[note][1:]))
+        else:
+            nodes.extend([note, *sorted(t for t in ug[note] if ug.nodes[t]["kind"] == "topic")])
+    return Explained(list(dict.fromkeys(nodes)), {e: list(dict.fromkeys(ms)) for e, ms in paths.items()},
+                     methods, targets, possible, breaks)
+
+
+def sessions_above(store: MemoryStore, ranking: Sequence[str], gold_sessions: set[str], k: int) -> list[str]:
+    """The best note of each of the first `k` sessions `ranking` (note ids) puts above its first gold session: the
+    notes the top-k rings mark, as the metrics count sessions."""
+    best: dict[str, str] = {}
+    for note in ranking:
+        session = store.by_id[note].session_id
+        if session in gold_sessions or len(best) == k:
+            break
+        best.setdefault(session, note)
+    return list(best.values())
+
+
+def _question_links(ug: nx.Graph, matched: Sequence[str], notes: Sequence[str], budget: int,
+                    ontology_hops: int = 2) -> dict[str, list[str]]:
+    """node -> a shortest path to it from a matched concept that reads 'concept -> at most `ontology_hops`
+    parent/child hops -> tag -> topic -> note' (TagGraph's walk), for the nodes so reached before all of
+    `notes` are, or `budget` nodes."""
+    order = ("concept", "topic", "file")
+
+    def follows(a: str, b: str) -> bool:  # ontology links both ways, the others towards the note
+        kind = ug[a][b]["kind"]
+        return kind == "ontology" or (kind in ("tag_topic", "topic_file")
+                                      and order.index(a.partition(":")[0]) < order.index(b.partition(":")[0]))
+
+    walkable = [c for c in matched if any(ug[c][n]["kind"] in ("ontology", "tag_topic") for n in ug[c])]
+    return bounded_search(ug, walkable, budget, cutoff=ontology_hops + 2, targets=notes, follows=follows)
