@@ -271,3 +271,43 @@ def test_a_huge_finite_score_normalizes_as_its_scaled_copy(norm):
 def test_fused_scores_that_overflow_are_refused():
     with pytest.raises(ConfigError, match="the fused scores overflow .*choose a normalization"):
         fuse([{"q": {"a": 1e308}}, {"q": {"a": 1e308}}], "combsum", "none")
+
+
+def test_fusing_again_from_a_fused_folder_fuses_its_inputs_scores(demo_runs, tmp_path):
+    """A fused folder's trec/ holds each input's scores, not ranks counted down (12.0, 11.0, ...): CombSUM from
+    it is CombSUM from the bench folder (MRR 0.768 for 0.705 when it held the ranks)."""
+    first, _, _ = demo_runs
+    fused = tmp_path / "rrf"
+    tg.fuse_runs([f"{first}:BM25", f"{first}:TagGraph-TFIDF"], fused)
+    for method in ("BM25", "TagGraph-TFIDF"):
+        assert (fused / "trec" / f"{method}.run").read_text() == (first / "trec" / f"{method}.run").read_text()
+    again, direct = (tg.fuse_runs([f"{folder}:BM25", f"{folder}:TagGraph-TFIDF"], method="combsum")
+                     for folder in (fused, first))
+    assert mrr(again, "fused-combsum-min-max") == mrr(direct, "fused-combsum-min-max")
+    assert again.rankings.equals(direct.rankings)
+
+
+def test_score_based_fusion_of_a_run_of_ranks_only_is_refused_in_one_line(demo_runs, tmp_path):
+    """A run scored from JSONL (ids, no scores) holds ranks counted down in its folder's trec/: RRF fuses it,
+    CombSUM would take the ranks for scores."""
+    first, _, _ = demo_runs
+    rows = pd.read_csv(first / "rankings.csv", dtype=str, keep_default_na=False).query("method == 'BM25'")
+    ranks = tmp_path / "ranks.jsonl"
+    ranks.write_text("".join(json.dumps({"question_id": q, "ranked_session_ids": ids.split()}) + "\n"
+                             for q, ids in zip(rows["question_id"], rows["ranked_session_ids"])))
+    scored = tmp_path / "scored"
+    assert runner.invoke(app, ["score", str(ranks), "--out", str(scored)]).exit_code == 0
+    inputs = [f"{scored}:ranks", f"{first}:TagGraph-TFIDF"]
+    res = runner.invoke(app, ["fuse", *inputs, "--method", "combsum", "--out", str(tmp_path / "f")])
+    assert res.exit_code == 2 and res.output.count("\n") == 1, res.output
+    assert res.output.startswith(f"error: {scored}:ranks: {scored / 'trec' / 'ranks.run'} holds ranks, not scores")
+    rrf = runner.invoke(app, ["fuse", *inputs, "--out", str(tmp_path / "rrf")])
+    assert rrf.exit_code == 0, rrf.output
+
+
+def test_an_input_s_error_names_the_input_not_a_scratch_file(hand_runs, tmp_path):
+    bad = tmp_path / "bad.run"
+    bad.write_text(RUN_A + "demo_q99 Q0 demo_s01 1 1.0 a\n")
+    res = runner.invoke(app, ["fuse", str(bad), hand_runs[1], "--data", str(DEMO_DATA), "--out", str(tmp_path / "f")])
+    assert res.exit_code == 2
+    assert res.output == f"error: {bad}: run 'a' ranks question(s) not in the dataset: ['demo_q99']\n"

@@ -99,6 +99,38 @@ def test_the_cli_warns_about_unknown_ids_in_one_line_and_records_them(tmp_path):
     assert '"unknown_ids": 1' in (tmp_path / "scored" / "run.json").read_text()
 
 
+def test_the_cli_says_how_many_note_ids_a_run_ranks_and_records_them(tmp_path):
+    """A note id stands for its session, where trec_eval, judging sessions, counts it non-relevant (demo_q04:
+    RR 0.5 here, 0 from trec_eval): not silently."""
+    run = tmp_path / "notes.run"
+    run.write_text("demo_q04 Q0 demo_s01#1 1 4.0 hand\ndemo_q04 Q0 demo_s02#1 2 3.0 hand\n"
+                   "demo_q04 Q0 demo_s01 3 2.0 hand\n")
+    res = runner.invoke(app, ["score", str(run), "--out", str(tmp_path / "scored")])
+    assert res.exit_code == 0, res.output
+    assert [x for x in res.output.splitlines() if "note ids" in x] == [
+        f"warning: {run}: run 'hand' ranks 2 note ids (first: demo_q04 demo_s01#1, demo_q04 demo_s02#1); each stands "
+        f"for its session, ranked at its first note (trec_eval, judging sessions, counts a note id as a non-relevant "
+        f"item)"]
+    record = json.loads((tmp_path / "scored" / "run.json").read_text())
+    assert record["config"]["external_runs"]["hand"]["note_ids"] == 2
+
+
+def test_scores_beyond_single_precision_tie_as_in_trec_eval_and_are_said_in_one_line(tmp_path):
+    """2e40 and 1e40 are both +inf in single precision: trec_eval (ir-measures) ties them, the larger docid first."""
+    run = tmp_path / "big.run"
+    run.write_text("demo_q01 Q0 demo_s01 1 2e40 big\ndemo_q01 Q0 demo_s07 2 1e40 big\ndemo_q01 Q0 demo_s03 3 1.0 big\n")
+    res = runner.invoke(app, ["score", str(run), "--out", str(tmp_path / "scored")])
+    assert res.exit_code == 0, res.output
+    assert "overflow" not in res.output
+    assert [x for x in res.output.splitlines() if "single precision" in x] == [
+        f"warning: {run}: 2 score(s) beyond single precision (|score| > 3.4e+38; first: line 1, 2e40) read as +-inf, "
+        f"as trec_eval reads them, so they tie and rank by docid: scale the run's scores to keep their order"]
+    (theirs,) = ir_measures.iter_calc([RR], [ir_measures.Qrel("demo_q01", "demo_s07", 1)],
+                                      ir_measures.read_trec_run(str(run)))
+    rr = pd.read_csv(tmp_path / "scored" / "rankings.csv").set_index("question_id").loc["demo_q01", "RR"]
+    assert rr == theirs.value == 1.0
+
+
 @pytest.mark.parametrize("line, said", [
     ("demo_q01 Q0 demo_s01 2 0.3 hand", r"hand.run:2: run 'hand' ranks 'demo_s01' for question 'demo_q01' again "
                                         r"\(line 1\); trec_eval refuses a docid ranked twice"),
@@ -201,3 +233,5 @@ def test_score_reads_a_run_folder_s_trec_run_back_to_the_same_numbers(tmp_path, 
     second = pd.read_csv(again / "summary.csv").set_index("method")
     for method in ["BM25", "Flat"]:
         assert second.loc[method, "MRR"] == pytest.approx(first.loc[method, "MRR"], abs=1e-12), method
+        # the scores read, written again (not ranks counted down)
+        assert (again / "trec" / f"{method}.run").read_text() == (out / "trec" / f"{method}.run").read_text()

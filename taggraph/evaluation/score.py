@@ -10,7 +10,8 @@ Four sources, detected per path:
   (whitespace-separated), read as trec_eval reads it: items ordered by score descending (in single
   precision, as trec_eval holds scores), ties by docid descending (trec_eval's rule, which ir-measures
   and pytrec_eval share); the rank column is not used. A docid ranked twice for one question is an
-  InputError, as trec_eval refuses it.
+  InputError, as trec_eval refuses it. A score beyond single precision (|score| > 3.4e38) reads as
+  +-inf there, as in trec_eval, and is warned about in one line per file (`SingleOverflowWarning`).
   The run name (6th column) names the method;
 - JSONL, one object per question: ``{"question_id": ..., "ranked_session_ids": [...]}``,
   optionally ``"ranked_note_ids"`` and ``"method"``; without "method" the file name
@@ -21,14 +22,20 @@ A file may start with a UTF-8 byte-order mark.
 
 A ranked id is a session of the question's history, or one of its notes (a note id such as
 ``demo_s15#1``, or the note id the data gives), which stands for the note's session (and, from a TREC
-run, also ranks that note for the note-level metrics). An id that is neither is counted and warned
-about in one line per run (`UnknownIdsWarning`) and ranks as a non-relevant item, as trec_eval counts
-it. Each question's sessions are then de-duplicated through `depth` ranks, as for taggraph's own
-methods. A question the run ranks, even with an empty list, is scored (an empty list scores 0).
+run, also ranks that note for the note-level metrics); how many a run ranks is said in one line per run
+(`NoteIdsWarning`: trec_eval, judging sessions, would count each as a non-relevant item). An id that is
+neither is counted and warned about in one line per run (`UnknownIdsWarning`) and ranks as a non-relevant
+item, as trec_eval counts it. Each question's sessions are then de-duplicated through `depth` ranks, as for
+taggraph's own methods. A question the run ranks, even with an empty list, is scored (an empty list scores 0).
 A question of the dataset the run does not rank at all is left out of that method's n, as
 trec_eval does without ``-c``; `external_rankings` warns (`MissingQuestionsWarning`, one line:
 how many and the first ids) and records them in ``.attrs["missing"]``. A question id the dataset
 does not have is an InputError naming it, and so is a source with no rankings at all.
+
+The scores a source gives (a TREC run's; a rankings.csv's) go with the rows as ``source_session_scores``
+and ``source_scores``, so that the run's TREC files under ``trec/`` hold them again; no tie-aware metric reads
+them (taggraph's own TREC files break ties in their scores). A source without scores (JSONL) is written
+with scores counting down from its length: ranks only.
 
 Out: `trec_files` writes a bench's rankings as TREC runs and qrels (what every run folder holds
 under ``trec/``), which trec_eval (with ``-c``), ir-measures, ranx and pyterrier score to the report's
@@ -45,6 +52,7 @@ import math
 import re
 import warnings
 from collections.abc import Collection, Mapping, Sequence
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -52,16 +60,19 @@ import numpy as np
 import pandas as pd
 
 from taggraph.errors import InputError
-from taggraph.evaluation.metrics import dedupe_sessions, without_abstention
+from taggraph.evaluation.metrics import session_scores, without_abstention
 from taggraph.store import safe_filename
 from taggraph.text import is_token
 
 FIRST_IDS = 5  # question ids a warning quotes
 RANKINGS_CSV = "rankings.csv"
-TREC_LEVELS = {"sessions": ("ranked_session_ids", "ranked_session_scores", "gold_session_ids"),
-               "notes": ("ranked_note_ids", "ranked_scores", "gold_note_ids")}
+# per level: the ranked ids, the columns their scores may be in (taggraph's own, a source's), the gold ids
+TREC_LEVELS = {
+    "sessions": ("ranked_session_ids", ("ranked_session_scores", "source_session_scores"), "gold_session_ids"),
+    "notes": ("ranked_note_ids", ("ranked_scores", "source_scores"), "gold_note_ids")}
 LIST_COLUMNS = ("ranked_session_ids", "gold_session_ids", "ranked_note_ids")
-SCORE_COLUMNS = ("ranked_scores", "ranked_session_scores")
+SCORE_COLUMNS = tuple(c for _, scored, _ in TREC_LEVELS.values() for c in scored)
+SINGLE_MAX = float(np.finfo(np.float32).max)  # trec_eval's scores are C floats
 
 
 class MissingQuestionsWarning(UserWarning):
@@ -70,6 +81,14 @@ class MissingQuestionsWarning(UserWarning):
 
 class UnknownIdsWarning(UserWarning):
     """A run that ranks ids that are neither a session nor a note of their question's history."""
+
+
+class NoteIdsWarning(UserWarning):
+    """A run that ranks note ids, each of which stands for its session."""
+
+
+class SingleOverflowWarning(UserWarning):
+    """A TREC run with scores beyond single precision, which read as +-inf (as in trec_eval) and tie."""
 
 
 def rankings_path(path: Path) -> Path:
@@ -118,7 +137,7 @@ def read_rankings_csv(path: Path) -> pd.DataFrame:
     for col in (c for c in SCORE_COLUMNS if c in df):
         df[col] = pd.Series([_scores(cell, col, f"{path}: question {q!r} of {m!r}")
                              for cell, q, m in zip(df[col], df["question_id"], df["method"])], df.index, object)
-    for ids, scores in (("ranked_session_ids", "ranked_session_scores"), ("ranked_note_ids", "ranked_scores")):
+    for ids, scores in ((ranked, column) for ranked, scored, _ in TREC_LEVELS.values() for column in scored):
         if ids in df and scores in df:  # score and compare read the same file the same way
             bad = [(q, m, len(s), len(i)) for q, m, i, s in zip(df["question_id"], df["method"], df[ids], df[scores])
                    if s is not None and len(s) != len(i)]
@@ -142,19 +161,36 @@ def _scores(cell: Any, column: str, where: str) -> list[float] | None:
     return numbers
 
 
-def _read_csv_runs(path: Path) -> dict[str, dict[str, dict[str, list[str]]]]:
+def scores_of(row: Mapping[str, Any], level: str) -> list[float] | None:
+    """The scores of a rankings.csv row's ranked ids at `level` (taggraph's own, else a source's), or None."""
+    ranked, columns, _ = TREC_LEVELS[level]
+    return next((list(row[c]) for c in columns
+                 if isinstance(row.get(c), (list, tuple)) and len(row[c]) == len(row[ranked])), None)
+
+
+def _read_csv_runs(path: Path) -> dict[str, dict[str, dict[str, Any]]]:
     df = read_rankings_csv(path)
-    notes = df["ranked_note_ids"] if "ranked_note_ids" in df else [[]] * len(df)
-    out: dict[str, dict[str, dict[str, list[str]]]] = {}
-    for qid, method, sessions, ranked_notes in zip(df["question_id"], df["method"], df["ranked_session_ids"], notes):
-        out.setdefault(method, {})[qid] = {"sessions": sessions, "notes": ranked_notes}
+    if "ranked_note_ids" not in df:
+        df["ranked_note_ids"] = [[] for _ in range(len(df))]
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for row in df.to_dict("records"):
+        out.setdefault(row["method"], {})[row["question_id"]] = {
+            "sessions": row["ranked_session_ids"], "session_scores": scores_of(row, "sessions"),
+            "notes": row["ranked_note_ids"], "note_scores": scores_of(row, "notes")}
     return out
+
+
+def single(score: float) -> np.float32:
+    """`score` in single precision, as trec_eval holds it: +-inf beyond its range (`SINGLE_MAX`), without
+    numpy's warning (`trec_scores_of` says it once per file)."""
+    with np.errstate(over="ignore"):
+        return np.float32(score)
 
 
 def trec_order(scored: dict[str, float]) -> list[str]:
     """Docids in trec_eval's order: score descending, compared in single precision (trec_eval's scores are C
     floats), ties by docid descending (ir-measures and pytrec_eval order them so too)."""
-    return sorted(scored, key=lambda doc: (np.float32(scored[doc]), doc), reverse=True)
+    return sorted(scored, key=lambda doc: (single(scored[doc]), doc), reverse=True)
 
 
 def trec_scores_of(path: Path, lines: list[str]) -> dict[str, dict[str, dict[str, float]]]:
@@ -162,6 +198,7 @@ def trec_scores_of(path: Path, lines: list[str]) -> dict[str, dict[str, dict[str
     `read_runs` checks them (six fields, a number, no docid ranked twice)."""
     items: dict[str, dict[str, dict[str, float]]] = {}
     seen: dict[tuple[str, str, str], int] = {}
+    beyond: list[str] = []  # "line N, SCORE" of each score single precision cannot hold
     for lineno, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -183,12 +220,24 @@ def trec_scores_of(path: Path, lines: list[str]) -> dict[str, dict[str, dict[str
                              f"{seen[name, qid, doc]}); trec_eval refuses a docid ranked twice")
         seen[name, qid, doc] = lineno
         items.setdefault(name, {}).setdefault(qid, {})[doc] = value
+        if np.isinf(single(value)):
+            beyond.append(f"line {lineno}, {score}")
+    if beyond:
+        warnings.warn(f"{path}: {len(beyond)} score(s) beyond single precision (|score| > {SINGLE_MAX:.1e}; first: "
+                      f"{beyond[0]}) read as +-inf, as trec_eval reads them, so they tie and rank by docid: scale "
+                      f"the run's scores to keep their order", SingleOverflowWarning, stacklevel=2)
     return items
 
 
-def _read_trec(path: Path, lines: list[str]) -> dict[str, dict[str, list[str]]]:
-    return {name: {q: trec_order(scored) for q, scored in runs.items()}
-            for name, runs in trec_scores_of(path, lines).items()}
+def _read_trec(path: Path, lines: list[str]) -> dict[str, dict[str, dict[str, list]]]:
+    """run name -> question id -> {"docids": in trec_eval's order, "scores": theirs}."""
+    runs = {}
+    for name, by_q in trec_scores_of(path, lines).items():
+        runs[name] = {}
+        for q, scored in by_q.items():
+            docids = trec_order(scored)
+            runs[name][q] = {"docids": docids, "scores": [scored[d] for d in docids]}
+    return runs
 
 
 def _read_jsonl(path: Path, lines: list[str]) -> dict[str, dict[str, dict[str, list[str]]]]:
@@ -211,7 +260,7 @@ def _read_jsonl(path: Path, lines: list[str]) -> dict[str, dict[str, dict[str, l
             raise InputError(f"{path}:{lineno}: question {qid!r} of run {name!r} repeats line {seen[name, qid]}; "
                              f"a run ranks each question once")
         seen[name, qid] = lineno
-        out.setdefault(name, {})[qid] = {"sessions": ranked, "notes": notes}
+        out.setdefault(name, {})[qid] = {"sessions": ranked, "notes": notes, "session_scores": None, "note_scores": None}
     return out
 
 
@@ -235,10 +284,10 @@ def run_lines(path: Path) -> list[str]:
         raise InputError(f"{path}: cannot read run file: {exc}") from None
 
 
-def read_runs(path: Path) -> dict[str, dict[str, dict[str, list[str]]]]:
-    """method -> question_id -> {"sessions": ranked session ids, "notes": ranked note ids}, or from a TREC
-    run {"docids": ranked docids} (sessions or notes), from any source of the module docstring; InputError
-    when it holds no rankings."""
+def read_runs(path: Path) -> dict[str, dict[str, dict[str, Any]]]:
+    """method -> question_id -> {"sessions": ranked session ids, "notes": ranked note ids, "session_scores",
+    "note_scores": theirs or None}, or from a TREC run {"docids": ranked docids (sessions or notes), "scores"},
+    from any source of the module docstring; InputError when it holds no rankings."""
     path = Path(path)
     if path.is_dir():
         runs = _read_csv_runs(path)
@@ -250,8 +299,7 @@ def read_runs(path: Path) -> dict[str, dict[str, dict[str, list[str]]]]:
         elif first.split(",")[0] == "question_id":
             runs = _read_csv_runs(path)
         else:
-            runs = {name: {q: {"docids": docs} for q, docs in trec.items()}
-                    for name, trec in _read_trec(path, lines).items()}
+            runs = _read_trec(path, lines)
     if not runs:
         raise InputError(f"{path}: no rankings in it (empty run file)")
     return runs
@@ -272,12 +320,13 @@ def external_rankings(paths: Sequence[Path], cases: Sequence[Any], history_ids: 
     own methods beside these) or in two sources becomes ``"NAME [source]"``. ``.attrs["missing"]`` maps
     each method to the dataset's judged question ids (abstention ones are never judged) it does not rank;
     ``.attrs["unknown"]`` to the number of ids it ranks that its questions' histories lack;
+    ``.attrs["note_ids"]`` to the number of note ids it ranks (each standing for its session);
     ``.attrs["sources"]`` to its path and name there."""
     paths = [Path(p) for p in paths]
     by_id = {c.case_id: c for c in cases}
     read = [(path, read_runs(path)) for path in paths]
     counts = pd.Series([m for _, runs in read for m in runs] + list(dict.fromkeys(reserved))).value_counts()
-    rows, missing, sources, unknown_ids = [], {}, {}, {}
+    rows, missing, sources, unknown_ids, note_ids = [], {}, {}, {}, {}
     for path, runs in read:
         for name, ranked_by_q in runs.items():
             method = name if counts[name] == 1 else f"{name} [{_source_label(path, paths)}]"
@@ -291,25 +340,40 @@ def external_rankings(paths: Sequence[Path], cases: Sequence[Any], history_ids: 
                               f"questions; the {len(missing[method])} judged ones it lacks (first: "
                               f"{', '.join(missing[method][:FIRST_IDS])}) are left out of its n, not scored as misses",
                               MissingQuestionsWarning, stacklevel=2)
-            unknown = []
+            unknown, noted = [], []
             for case in cases:
                 if case.case_id not in ranked_by_q:
                     continue
                 ranked, known = ranked_by_q[case.case_id], history_ids[case.case_id]
                 ids = ranked.get("docids", ranked.get("sessions"))
+                scores = ranked.get("scores", ranked.get("session_scores"))
                 unknown += [f"{case.case_id} {i}" for i in ids if i not in known]
-                notes = [i for i in ids if known.get(i, i) != i] if "docids" in ranked else ranked["notes"]
+                noted += [f"{case.case_id} {i}" for i in ids if known.get(i, i) != i]
+                if "docids" in ranked:  # the notes among the docids, with their scores
+                    pairs = [(i, s) for i, s in zip(ids, scores) if known.get(i, i) != i]
+                    notes, note_scores = [i for i, _ in pairs], [s for _, s in pairs]
+                else:
+                    notes, note_scores = ranked["notes"], ranked["note_scores"]
+                mapped = [known.get(i, i) for i in ids]
+                sessions = session_scores(mapped, repeat(0.0) if scores is None else scores, depth)
                 rows.append({"question_id": case.case_id, "question_type": case.question_type, "method": method,
-                             "ranked_session_ids": dedupe_sessions([known.get(i, i) for i in ids], depth),
+                             "ranked_session_ids": [sid for sid, _ in sessions],
                              "gold_session_ids": list(case.gold_session_ids),
-                             "ranked_note_ids": notes[:depth], "abstention": case.is_abstention})
-            unknown_ids[method] = len(unknown)
+                             "ranked_note_ids": notes[:depth], "abstention": case.is_abstention,
+                             "source_session_scores": None if scores is None else [x for _, x in sessions],
+                             "source_scores": None if note_scores is None else note_scores[:depth]})
+            unknown_ids[method], note_ids[method] = len(unknown), len(noted)
+            if noted:
+                warnings.warn(f"{path}: run {method!r} ranks {len(noted)} note ids (first: "
+                              f"{', '.join(noted[:FIRST_IDS])}); each stands for its session, ranked at its first "
+                              f"note (trec_eval, judging sessions, counts a note id as a non-relevant item)",
+                              NoteIdsWarning, stacklevel=2)
             if unknown:
                 warnings.warn(f"{path}: run {method!r} ranks {len(unknown)} ids that are neither a session nor a note "
                               f"of their question's history (first: {', '.join(unknown[:FIRST_IDS])}); each ranks "
                               f"as a non-relevant item, as trec_eval counts it", UnknownIdsWarning, stacklevel=2)
     out = pd.DataFrame(rows)
-    out.attrs.update(missing=missing, sources=sources, unknown=unknown_ids)
+    out.attrs.update(missing=missing, sources=sources, unknown=unknown_ids, note_ids=note_ids)
     return out
 
 
@@ -318,25 +382,22 @@ def trec_scores(scores: Sequence[float]) -> list[np.float32]:
     reads them through it), made strictly descending there: a score tied with the one above it at that
     precision is lowered by as few float32 steps as it takes, so that trec_eval's order (score, then docid
     descending) is the ranking's order."""
-    top = float(np.finfo(np.float32).max)
     out: list[np.float32] = []
     for score in scores:
-        value = np.float32(min(max(float(score), -top), top))
+        value = np.float32(min(max(float(score), -SINGLE_MAX), SINGLE_MAX))
         out.append(value if not out or value < out[-1] else np.nextafter(out[-1], np.float32(-np.inf)))
     return out
 
 
-def _trec_run(rankings: pd.DataFrame, ranked: str, scored: str, name: str) -> str:
-    """One TREC run line per ranked item of each row but abstention questions' (judged by no metric, they are in
-    no qrels, and ranx refuses a run holding questions its qrels lack); without scores (another system's run)
-    the scores count down from the ranking's length."""
+def _trec_run(rankings: pd.DataFrame, level: str, name: str) -> str:
+    """One TREC run line per ranked item at `level` of each row but abstention questions' (judged by no metric,
+    they are in no qrels, and ranx refuses a run holding questions its qrels lack), with the row's scores
+    (`scores_of`); without (a source that gave none) the scores count down from the ranking's length."""
     lines = []
-    rankings = without_abstention(rankings)
-    for qid, ids, scores in zip(rankings["question_id"], rankings[ranked],
-                                rankings[scored] if scored in rankings else [None] * len(rankings)):
-        ids = list(ids) if isinstance(ids, (list, tuple)) else []
-        values = scores if isinstance(scores, (list, tuple)) and len(scores) == len(ids) else range(len(ids), 0, -1)
-        lines += trec_lines(qid, ids, values, name)
+    ranked = TREC_LEVELS[level][0]
+    for row in without_abstention(rankings).to_dict("records"):
+        ids = row[ranked] = list(row[ranked]) if isinstance(row[ranked], (list, tuple)) else []
+        lines += trec_lines(row["question_id"], ids, scores_of(row, level) or range(len(ids), 0, -1), name)
     return "".join(line + "\n" for line in lines)
 
 
@@ -379,11 +440,11 @@ def trec_files(rankings: pd.DataFrame) -> dict[str, str]:
     if spaced is not None:
         raise ValueError(f"the id {spaced!r} holds whitespace, which a TREC file cannot")
     files = {}
-    for level, (ranked, scored, gold) in TREC_LEVELS.items():
+    for level, (ranked, _, gold) in TREC_LEVELS.items():
         if ranked not in rankings or gold not in rankings:
             continue
         files[f"trec/qrels.{level}.txt"] = _trec_qrels(rankings, ranked, gold, judge_misses=level == "sessions")
         for method, rows in rankings.groupby("method", sort=False):
             suffix = ".run" if level == "sessions" else ".notes.run"
-            files[f"trec/{trec_name(method)}{suffix}"] = _trec_run(rows, ranked, scored, trec_name(method))
+            files[f"trec/{trec_name(method)}{suffix}"] = _trec_run(rows, level, trec_name(method))
     return files

@@ -168,8 +168,8 @@ def score_external(paths: list, cases: list[Case], depth: int = DEFAULT_DEPTH,
                    base: BenchResult | None = None) -> BenchResult:
     """Another system's ranking files or run folders (`taggraph.evaluation.score`) scored like `run_bench`,
     beside `base`. The summary's ``missing`` column counts the questions a run does not rank (left out
-    of its n); ``config["external_runs"]`` records each run's source, name there, missing questions and
-    the number of ranked ids its questions' histories lack (``unknown_ids``)."""
+    of its n); ``config["external_runs"]`` records each run's source, name there, missing questions, the
+    number of ranked ids its questions' histories lack (``unknown_ids``) and of note ids it ranks (``note_ids``)."""
     external = external_rankings(paths, cases, {c.case_id: history_ids(c) for c in cases}, depth,
                                  reserved=base.summary["method"] if base is not None else ())
     scored = score_rankings(external)
@@ -181,7 +181,8 @@ def score_external(paths: list, cases: list[Case], depth: int = DEFAULT_DEPTH,
         config = dict(base.config)
     missing = external.attrs["missing"]
     config["external_runs"] = {m: {**source, "missing": len(missing[m]), "first_missing": missing[m][:5],
-                                   "unknown_ids": external.attrs["unknown"][m]}
+                                   "unknown_ids": external.attrs["unknown"][m],
+                                   "note_ids": external.attrs["note_ids"][m]}
                                for m, source in external.attrs["sources"].items()}
     methods = list(dict.fromkeys(scored["method"]))
     summary = summarize(scored, order=methods)

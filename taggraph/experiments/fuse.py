@@ -7,7 +7,9 @@ id, and also give the note-level metrics), or a TREC run file (``"FILE"``, or ``
 of several in it). Inputs from run folders must share their data (run.json's
 sha256) and their qrels (``trec/qrels.sessions.txt``); otherwise fused numbers mean nothing, and
 `fuse_runs` refuses them (InputError). The data is the file run.json records, or `data` (checked against
-that sha256); TREC files outside a run folder need `data`.
+that sha256); TREC files outside a run folder need `data`. A folder's run whose rankings carry no scores (scored
+from a file without them, or written by an older taggraph) holds ranks counted down in its TREC file: only
+``rrf`` fuses it; a score-based method is refused (InputError).
 
 `fuse_runs` fuses the runs (`taggraph.evaluation.fuse`, ranx's formulas), then scores the fused run and each input
 with `score_external`: the rankings, summary and per-type tables `taggraph score` gives, each input's
@@ -28,10 +30,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import pandas as pd
+
 from taggraph.datasets import Dataset
 from taggraph.errors import ConfigError, InputError
 from taggraph.evaluation.fuse import RRF_K, check_fusion, fuse, run_trec
-from taggraph.evaluation.score import read_rankings_csv, run_lines, trec_name, trec_scores_of
+from taggraph.evaluation.score import (TREC_LEVELS, NoteIdsWarning, read_rankings_csv, run_lines, scores_of, trec_name,
+                                       trec_scores_of)
 from taggraph.experiments.bench import BenchResult, add_benchmark_metrics, add_significance, score_external
 from taggraph.atomic import refuse_input_as_output
 from taggraph.experiments.run_comparison import data_options, read_record, recorded_data, recorded_dataset
@@ -111,6 +116,20 @@ def _read(item: FuseInput) -> dict[str, dict[str, float]]:
     return runs[item.name]
 
 
+def _refuse_rank_only(items: Sequence[FuseInput], rankings: dict[Path, pd.DataFrame], method: str, level: str) -> None:
+    """InputError when `method` fuses scores and a folder's input ranks ids its rankings give no scores."""
+    if method == "rrf":
+        return
+    ranked = TREC_LEVELS[level][0]
+    for item in (i for i in items if i.folder is not None):
+        rows = rankings[item.folder]
+        rows = rows[rows["method"].map(trec_name) + SUFFIX[level] == item.file.name]
+        if any(row.get(ranked) and scores_of(row, level) is None for row in rows.to_dict("records")):
+            raise InputError(f"{item.spec}: {item.file} holds ranks, not scores (its rankings were read from a file "
+                             f"without scores, or written by an older taggraph); {method} would fuse the ranks as "
+                             f"scores: fuse it with --method rrf, or fuse the run it was scored from")
+
+
 def _label(items: Sequence[FuseInput]) -> None:
     """Each input's run name, or ``"FOLDER:NAME"`` when two share it (``"N:NAME"`` when those are shared
     too); whitespace becomes '_' (a TREC run name has none)."""
@@ -127,20 +146,28 @@ def _label(items: Sequence[FuseInput]) -> None:
         item.label = re.sub(r"\s+", "_", item.label)
 
 
+def _said_of_inputs(message: str, scratch: dict[Path, str]) -> str:
+    """`message` said of the inputs, not of the `scratch` files (path -> input) they were scored from."""
+    for path, source in scratch.items():
+        message = message.replace(str(path), source)
+    return message
+
+
 def _checksums(record: dict[str, Any]) -> list[str]:
     data = record.get("data")
     return [d.get("sha256", "") for d in (data if isinstance(data, list) else [data or {}])]
 
 
-def _same_judgements(folders: Sequence[Path]) -> dict[str, Any]:
-    """run.json of the first folder; InputError when another ran on other data or holds other qrels."""
+def _same_judgements(folders: Sequence[Path], level: str) -> dict[str, Any]:
+    """run.json of the first folder; InputError when another ran on other data or holds other qrels (the
+    sessions', and at the notes `level` the notes' too: a folder scored from session runs has none)."""
     records = [read_record(f) for f in folders]
     for folder, record in zip(folders[1:], records[1:]):
         a, b = _checksums(records[0]), _checksums(record)
         if a != b:
             raise InputError(f"{folders[0]} and {folder} ran on different data (sha256 {','.join(c[:12] for c in a)} "
                              f"vs {','.join(c[:12] for c in b)}); only runs over the same data can be fused")
-        for judged in (QRELS, NOTE_QRELS):
+        for judged in (QRELS, NOTE_QRELS) if level == "notes" else (QRELS,):
             qrels = [(f / judged).read_bytes() if (f / judged).is_file() else None for f in (folders[0], folder)]
             if qrels[0] != qrels[1]:
                 raise InputError(f"{folders[0]} and {folder} judge different questions, sessions or notes ({judged} "
@@ -165,20 +192,22 @@ def fuse_runs(inputs: Sequence[str | Path], out: str | Path | None = None, metho
         raise ConfigError(f"fusion level {level!r} unknown; choose sessions or notes")
     items = [parse_input(spec, level) for spec in inputs]
     folders = list(dict.fromkeys(i.folder for i in items if i.folder is not None))
+    rankings = {folder: read_rankings_csv(folder) for folder in folders}
+    _refuse_rank_only(items, rankings, method, level)
     if out is not None:
         read = [*folders, *(i.file for i in items), *([data] if data else []), *recorded_data(folders)]
         refuse_input_as_output(Path(out), read, "fuse")
         check_run_folder(Path(out), force, keep=read)
     runs = [_read(item) for item in items]
     _label(items)
-    record = _same_judgements(folders) if folders else None
+    record = _same_judgements(folders, level) if folders else None
     dataset = recorded_dataset(record, Path(data) if data else None, folders[0] if folders else None)
     fused = fuse(runs, method, norm, weights, k)
     name = name or f"fused-{method}" + ("" if method == "rrf" else f"-{norm}")
     if name in [i.label for i in items] or re.search(r"\s", name):
         raise InputError(f"fused run name {name!r} holds whitespace or names an input; give another")
     # the questions asked: a run folder's (a bench over --limit N asked N), else the dataset's, as `score` counts them
-    asked = {q for folder in folders for q in read_rankings_csv(folder)["question_id"]} | {q for run in runs for q in run}
+    asked = {q for rows in rankings.values() for q in rows["question_id"]} | {q for run in runs for q in run}
     cases = dataset.select([c for c in dataset.cases if c.case_id in asked]) if folders else dataset
     depth = (record or {}).get("config", {}).get("depth", DEFAULT_DEPTH)
     scored = [*((item.label, run, str(item.file)) for item, run in zip(items, runs)), (name, fused, "the fused run")]
@@ -187,12 +216,13 @@ def fuse_runs(inputs: Sequence[str | Path], out: str | Path | None = None, metho
         paths = {Path(tmp) / f"{n}.run": source for n, (_, _, source) in enumerate(scored)}
         for path, (label, run, _) in zip(paths, scored):
             path.write_text(run_trec(run, label), encoding="utf-8")
-        result = score_external(list(paths), cases, depth)
-    for w in caught:  # said of the inputs, not of the scratch files they were scored from
-        message = str(w.message)
-        for path, source in paths.items():
-            message = message.replace(str(path), source)
-        warnings.warn(message, w.category, stacklevel=2)
+        try:
+            result = score_external(list(paths), cases, depth)
+        except InputError as exc:
+            raise InputError(_said_of_inputs(str(exc), paths)) from None
+    for w in caught:
+        if not (level == "notes" and w.category is NoteIdsWarning):  # notes fused at their level, as asked
+            warnings.warn(_said_of_inputs(str(w.message), paths), w.category, stacklevel=2)
     for item in items:
         result.config["external_runs"][item.label].update(path=str(item.file), name=item.name)
     del result.config["external_runs"][name]
