@@ -100,10 +100,13 @@ def test_baseline_row_reads_as_the_baseline_and_charts_keep_the_tables_method_or
     methods = ["TagGraph-Basic", "BM25"]  # not alphabetical
     result = add_significance(run_bench(load_dataset(DEMO_DATA), methods, extractor="none", backend=None), "BM25")
     view = summary_view(result)
-    assert list(view.columns[:7]) == ["method", "n", "MRR", "MRR_tieavg", "ΔMRR vs BM25", "p", "sig"]
-    assert view.set_index("method").loc["BM25", ["ΔMRR vs BM25", "p", "sig"]].tolist() == ["— (baseline)", "—", "—"]
+    compared = ["ΔMRR vs BM25", "p", "p_holm", "p_bh", "sig"]
+    assert list(view.columns[:9]) == ["method", "n", "MRR", "MRR_tieavg", *compared]
+    assert view.set_index("method").loc["BM25", compared].tolist() == ["— (baseline)", "—", "—", "—", "—"]
     pages = report_pages(result, "demo", "demo", None)
     assert "nan" not in pages["report.md"].lower() and "— (baseline)" in pages["report.md"]
+    assert "adjust it for the 1 method(s) compared with BM25" in pages["report.md"]
+    assert "sig * : p_holm &lt; 0.05" in pages["report.md"] and "sig * : p_holm &lt; 0.05" in pages["report.html"]
     tie_rows = pages["report.md"].split("MRR_from_tie_order per question type:")[1].split("##")[0]
     cells = re.findall(r"\|\s+(-?\d[\d.]*)\s+\|\s+(-?\d[\d.]*)\s+\|\n", tie_rows)
     assert cells and all(re.fullmatch(r"-?\d\.\d{3}", c) for row in cells for c in row)  # 0.000, never 0

@@ -63,3 +63,38 @@ def test_compare_pairs_by_question_and_marks_significance():
     table = compare(pd.DataFrame(rows), "base").set_index("method")
     assert table.loc["better", "n"] == 40 and table.loc["better", "diff"] == pytest.approx(0.5)
     assert table.loc["better", "sig"] == "*" and table.loc["same", "sig"] == "" and table.loc["same", "p_value"] == 1.0
+
+
+def three_methods_each_better_on_6_of_40_questions():
+    """Each method gains 0.5 RR over `base` on 6 questions of its own: p = 2 / 2**6 ~ 0.031 alone, 3 x that by Holm."""
+    import pandas as pd
+    rows = [{"question_id": f"q{i}", "method": "base", "RR": 0.5, "abstention": False} for i in range(40)]
+    rows += [{"question_id": f"q{i}", "method": m, "RR": 1.0 if 6 * k <= i < 6 * k + 6 else 0.5, "abstention": False}
+             for k, m in enumerate(["a", "b", "c"]) for i in range(40)]
+    return pd.DataFrame(rows)
+
+
+def test_the_star_is_holm_adjusted_over_every_method_compared():
+    from taggraph.evaluation.significance import adjusted_p_values, compare
+    table = compare(three_methods_each_better_on_6_of_40_questions(), "base")
+    assert (table["p_value"] < 0.05).all() and (table["p_holm"] > 0.05).all()
+    assert (table["sig"] == "").all()  # an unadjusted star would mark all three
+    adjusted = adjusted_p_values(table["p_value"])
+    assert table["p_holm"].tolist() == adjusted["holm"].tolist() and table["p_bh"].tolist() == adjusted["bh"].tolist()
+
+
+def test_bench_s_summary_gives_the_adjusted_p_and_says_which_the_star_uses():
+    import pandas as pd
+    from taggraph.experiments.bench import BenchResult, add_significance
+    from taggraph.viz.report import significance_note, summary_view
+    rankings = three_methods_each_better_on_6_of_40_questions()
+    summary = rankings.groupby("method", sort=False)["RR"].agg(n="size", MRR="mean").reset_index()
+    result = add_significance(BenchResult(rankings, summary, pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), {}),
+                              "base")
+    shown = summary_view(result).set_index("method")
+    assert shown.columns[2:7].tolist() == ["ΔMRR vs base", "p", "p_holm", "p_bh", "sig"]
+    assert (result.summary.set_index("method").loc[["a", "b", "c"], "sig"] == "").all()
+    assert result.extra["significance"][["p_holm", "p_bh"]].notna().all().all()
+    assert significance_note(result).endswith(
+        "adjust it for the 3 method(s) compared with base (Holm: family-wise error; Benjamini-Hochberg: false "
+        "discovery rate). sig * : p_holm < 0.05.")

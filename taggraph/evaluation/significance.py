@@ -7,7 +7,8 @@ two scores are swapped or not, at random) for the p-value, and a percentile
 Inputs are per-question arrays in the same question order, e.g. the ``RR``
 column of two methods' rankings; `compare` pairs them from scored rankings.
 When several pairs are tested, `adjusted_p_values` gives Holm's (family-wise error)
-and Benjamini-Hochberg's (false discovery rate) adjusted p-values.
+and Benjamini-Hochberg's (false discovery rate) adjusted p-values; `with_adjusted` adds both to a table of
+tests, with ``sig`` = "*" where Holm's < ALPHA (what bench's and compare's stars mean).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from taggraph.evaluation.metrics import without_abstention
 
 RESAMPLES = 10_000  # free choice: Monte Carlo resamples (p-value resolution ~1e-4)
 SEED = 0  # fixed, so a report's p-values and intervals are reproducible
+ALPHA = 0.05  # a star: Holm-adjusted p < ALPHA
 
 
 class PairedTest(NamedTuple):
@@ -81,6 +83,16 @@ def adjusted_p_values(p_values) -> dict[str, np.ndarray]:
     return out
 
 
+def with_adjusted(table: pd.DataFrame, alpha: float = ALPHA, suffixes: Sequence[str] = ("",)) -> pd.DataFrame:
+    """`table` with the Holm and BH adjustments (``p_holm<suffix>``, ``p_bh<suffix>``) of each ``p_value<suffix>``
+    column over its rows as one family, and ``sig<suffix>`` = "*" where the Holm-adjusted p < `alpha`."""
+    for suffix in suffixes:
+        adjusted = adjusted_p_values(table[f"p_value{suffix}"])
+        table[f"p_holm{suffix}"], table[f"p_bh{suffix}"] = adjusted["holm"], adjusted["bh"]
+        table[f"sig{suffix}"] = np.where(table[f"p_holm{suffix}"] < alpha, "*", "")
+    return table
+
+
 def significant(test: PairedTest, alpha: float = 0.05, min_diff: float = 0.0) -> bool:
     """True when p < alpha and the mean difference is at least `min_diff` in size."""
     return test.p_value < alpha and abs(test.mean_diff) >= min_diff
@@ -90,14 +102,14 @@ PAIRED_N = "ΔMRR n"  # the summary's column of `compare`'s n, where it differs 
 
 
 def compare(scored: pd.DataFrame, baseline: str, metric: str = "RR", by: Sequence[str] = (),
-            alpha: float = 0.05) -> pd.DataFrame:
+            alpha: float = ALPHA) -> pd.DataFrame:
     """Every other method against `baseline` on the per-question `metric`, paired by question.
 
     `scored` is scored rankings (one row per question x method, and x each `by` column);
     only judged rows (metric not NaN, not abstention) count, and only the questions both
     methods answered. One row per (`by` group,) method: n, both means, the mean
-    difference with its bootstrap CI, the randomization p-value, and ``sig`` = "*" when
-    p < `alpha`.
+    difference with its bootstrap CI, the randomization p-value, its Holm and BH adjustments
+    over every row (`with_adjusted`), and ``sig`` = "*" when the Holm-adjusted p < `alpha`.
     """
     judged = without_abstention(scored[scored[metric].notna()])
     keys = [*by, "question_id"]
@@ -115,6 +127,6 @@ def compare(scored: pd.DataFrame, baseline: str, metric: str = "RR", by: Sequenc
                          "baseline": baseline, "n": len(pair), "metric": metric,
                          "baseline_mean": pair[baseline].mean(), "mean": pair[method].mean(),
                          "diff": test.mean_diff, "ci_low": test.ci_low, "ci_high": test.ci_high,
-                         "p_value": test.p_value, "sig": "*" if test.p_value < alpha else ""})
-    return pd.DataFrame(rows, columns=[*by, "method", "baseline", "n", "metric", "baseline_mean", "mean", "diff",
-                                       "ci_low", "ci_high", "p_value", "sig"])
+                         "p_value": test.p_value})
+    return with_adjusted(pd.DataFrame(rows, columns=[*by, "method", "baseline", "n", "metric", "baseline_mean", "mean",
+                                                     "diff", "ci_low", "ci_high", "p_value"]), alpha)

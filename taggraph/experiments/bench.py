@@ -169,7 +169,8 @@ def score_external(paths: list, cases: list[Case], depth: int = DEFAULT_DEPTH,
     """Another system's ranking files or run folders (`taggraph.evaluation.score`) scored like `run_bench`,
     beside `base`. The summary's ``missing`` column counts the questions a run does not rank (left out
     of its n); ``config["external_runs"]`` records each run's source, name there, missing questions, the
-    number of ranked ids its questions' histories lack (``unknown_ids``) and of note ids it ranks (``note_ids``)."""
+    number of ranked ids its questions' histories lack (``unknown_ids``) and of note ids it ranks
+    (``note_ids``)."""
     external = external_rankings(paths, cases, {c.case_id: history_ids(c) for c in cases}, depth,
                                  reserved=base.summary["method"] if base is not None else ())
     scored = score_rankings(external)
@@ -197,15 +198,16 @@ def score_external(paths: list, cases: list[Case], depth: int = DEFAULT_DEPTH,
 
 def add_significance(result: BenchResult, baseline: str | None) -> BenchResult:
     """Each method's MRR against `baseline`'s, paired per question (`evaluation.significance.compare`):
-    the table goes to ``result.extra["significance"]``; the summary gains ``ΔMRR``, ``p`` and ``sig``
-    ("*": p < 0.05) columns, and ``ΔMRR n`` (the questions both ranked) when that is not the n of both
+    the table goes to ``result.extra["significance"]``; the summary gains ``ΔMRR``, ``p`` (unadjusted),
+    ``p_holm`` and ``p_bh`` (adjusted for the methods compared) and ``sig`` ("*": p_holm < 0.05) columns,
+    and ``ΔMRR n`` (the questions both ranked) when that is not the n of both
     methods (a scored run that left questions out: its ΔMRR is then not the difference of the two MRRs
     shown). No-op without a baseline or when it did not run."""
     if not baseline or baseline not in set(result.summary["method"]):
         return result
     table = compare(result.rankings, baseline)
     result.extra["significance"] = table
-    cols = table.set_index("method")[["diff", "p_value", "sig", "n"]].rename(
+    cols = table.set_index("method")[["diff", "p_value", "p_holm", "p_bh", "sig", "n"]].rename(
         columns={"diff": f"ΔMRR vs {baseline}", "p_value": "p", "n": PAIRED_N})
     summary = result.summary.merge(cols, left_on="method", right_index=True, how="left")
     base_n = summary.loc[summary["method"] == baseline, "n"].iloc[0]

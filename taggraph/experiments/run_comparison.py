@@ -11,7 +11,7 @@ Per pair, over the judged questions both runs rank: the mean RR difference (late
 with its bootstrap CI and paired randomization p-value (`taggraph.evaluation.significance.paired_test`),
 the same for the tie-aware RR (`taggraph.evaluation.metrics.tie_averaged`: the expected RR when
 tied sessions are put in random order), and per-question wins, losses and ties. Holm- and
-Benjamini-Hochberg-adjusted p-values count every pair tested (`adjusted_p_values`); `per_type`
+Benjamini-Hochberg-adjusted p-values count every pair tested (`with_adjusted`); `per_type`
 repeats the paired test per question type. Per question, ``verdict`` says when a side's place rests
 on tie order ("TagGraph-TFIDF rank 3 only by tie order (score 0, ...)"). A question only one side
 ranks is left out of the pair and counted (``only_a``, ``only_b``), with a `RunMismatchWarning`; runs
@@ -39,11 +39,10 @@ from taggraph.datasets.registry import detect_format, load_cases
 from taggraph.errors import ConfigError, InputError
 from taggraph.evaluation.metrics import dedupe_sessions, judged_rows, score_rankings, session_scores
 from taggraph.evaluation.score import FIRST_IDS, read_rankings_csv
-from taggraph.evaluation.significance import adjusted_p_values, paired_test
+from taggraph.evaluation.significance import ALPHA, paired_test, with_adjusted
 from taggraph.experiments.run_folders import run_record, save_run
 from taggraph.retrieval.base import same_score
 
-ALPHA = 0.05  # a pair's sig column: "*" when the Holm-adjusted p < ALPHA
 PAIR_COLUMNS = ["run_a", "method_a", "run_b", "method_b"]
 # What `taggraph compare` prints of pairs.csv (the file has every column)
 PRINTED = [*PAIR_COLUMNS, "n", "MRR_a", "MRR_b", "diff", "ci_low", "ci_high", "p_value", "p_holm", "sig",
@@ -442,16 +441,6 @@ def compare_pair(run_a: Run, method_a: str, run_b: Run, method_b: str) -> tuple[
                            "tie_order_b", "verdict"]]
 
 
-def _with_adjusted(table: pd.DataFrame, alpha: float, suffixes: Sequence[str] = ("", "_tieavg")) -> pd.DataFrame:
-    """`table` with the Holm and BH adjustments of each p-value column over its rows, and ``sig`` = "*"
-    where the Holm-adjusted p < `alpha`."""
-    for suffix in suffixes:
-        adjusted = adjusted_p_values(table[f"p_value{suffix}"])
-        table[f"p_holm{suffix}"], table[f"p_bh{suffix}"] = adjusted["holm"], adjusted["bh"]
-        table[f"sig{suffix}"] = np.where(table[f"p_holm{suffix}"] < alpha, "*", "")
-    return table
-
-
 def per_type(questions: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
     """Per pair and question type: n, each side's MRR and tie-aware MRR, the paired test of RR (`_paired`)
     and the tie-aware difference, with Holm and BH over every pair and type tested."""
@@ -460,7 +449,7 @@ def per_type(questions: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
              "MRR_tieavg_b": part["RR_tieavg_b"].mean(skipna=False),
              "diff_tieavg": part["delta_tieavg"].mean(skipna=False)}
             for group, part in questions.groupby([*PAIR_COLUMNS, "question_type"], sort=False, dropna=False)]
-    return _with_adjusted(pd.DataFrame(rows), alpha, ("",)) if rows else pd.DataFrame()
+    return with_adjusted(pd.DataFrame(rows), alpha) if rows else pd.DataFrame()
 
 
 def compare_runs(folders: Sequence[Path | Any], pairs: Sequence[str] = (), force: bool = False,
@@ -491,8 +480,8 @@ def compare_runs(folders: Sequence[Path | Any], pairs: Sequence[str] = (), force
     config = {"experiment": "compare", "forced": force, "alpha": alpha, "pairs": list(pairs) or "same names",
               "runs": [{"label": r.label, "path": str(r.path), "created": r.record.get("created"),
                         "git_commit": r.record.get("git_commit"), "data": r.record.get("data")} for r in runs]}
-    return Comparison(runs, _with_adjusted(pd.DataFrame([row for row, _ in results]), alpha), questions,
-                      per_type(questions, alpha), config)
+    pairs = with_adjusted(pd.DataFrame([row for row, _ in results]), alpha, ("", "_tieavg"))
+    return Comparison(runs, pairs, questions, per_type(questions, alpha), config)
 
 
 def save_comparison(comparison: Comparison, out: Path, pages: dict[str, str] | None = None,

@@ -24,7 +24,7 @@ import plotly.graph_objects as go
 
 from taggraph.evaluation.paper import paper_table1
 from taggraph.evaluation.metrics import judged_rows, score_rankings
-from taggraph.evaluation.significance import PAIRED_N
+from taggraph.evaluation.significance import ALPHA, PAIRED_N, RESAMPLES
 
 
 def mrr_chart(summary: pd.DataFrame) -> go.Figure:
@@ -121,25 +121,38 @@ def per_type_table(per_type: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
 
 def summary_view(result) -> pd.DataFrame:
     """The summary as the terminal and the reports show it: rounded to 3 decimals, with the comparison to
-    the baseline (ΔMRR, p, sig) right after MRR, and the baseline's own cells there (NaN in summary.csv:
-    it is not compared with itself) as '— (baseline)', '—', '—'; MRR_tieavg (when the run has it) right
-    after MRR. The report page shows the `KEY_COLUMNS` first and the whole table one click away."""
+    the baseline (ΔMRR, p, p_holm, p_bh, sig) right after MRR, and the baseline's own cells there (NaN in
+    summary.csv: it is not compared with itself) as '— (baseline)', '—', ...; MRR_tieavg (when the run has it)
+    right after MRR. The report page shows the `KEY_COLUMNS` first and the whole table one click away."""
     table = result.summary.round(3)
     baseline = result.config.get("baseline")
     if not baseline:
         first = ["method", "n", "MRR", "MRR_tieavg"]
         return table[[c for c in first if c in table] + [c for c in table if c not in first]]
-    compared = [f"ΔMRR vs {baseline}", "p", "sig", *[c for c in (PAIRED_N,) if c in table]]
+    numbers = [c for c in (f"ΔMRR vs {baseline}", "p", "p_holm", "p_bh") if c in table]
+    compared = [*numbers, "sig", *[c for c in (PAIRED_N,) if c in table]]
     first = ["method", "n", "MRR", "MRR_tieavg", *compared]
     table = table[[c for c in first if c in table] + [c for c in table if c not in first]]
-    table[compared[:2]] = table[compared[:2]].map(lambda v: "—" if pd.isna(v) else f"{v:.3f}")
+    table[numbers] = table[numbers].map(lambda v: "—" if pd.isna(v) else f"{v:.3f}")
     if PAIRED_N in table:  # the questions the difference is paired over, where a method left some out
         table[PAIRED_N] = table[PAIRED_N].map(lambda v: "—" if pd.isna(v) else f"{v:.0f}")
     table.loc[table["method"] == baseline, compared] = ["— (baseline)", *["—"] * (len(compared) - 1)]
     return table
 
 
-KEY_COLUMNS = ["method", "n", "MRR", "MRR_tieavg", "p", "sig", "Success@5", "Success@5_tieavg"]  # and ΔMRR (n)
+KEY_COLUMNS = ["method", "n", "MRR", "MRR_tieavg", "p", "p_holm", "sig", "Success@5", "Success@5_tieavg"]  # and ΔMRR
+
+
+def significance_note(result) -> str:
+    """What p, p_holm, p_bh and the star of the summary mean; empty without a baseline."""
+    baseline, table = result.config.get("baseline"), result.extra.get("significance")
+    if not baseline or table is None:
+        return ""
+    tested = int(table["p_value"].notna().sum())
+    return (f"p: the paired randomization test of each method's reciprocal ranks against {baseline}'s (two-sided, "
+            f"{RESAMPLES:,} resamples), not adjusted; p_holm and p_bh adjust it for the {tested} method(s) compared "
+            f"with {baseline} (Holm: family-wise error; Benjamini-Hochberg: false discovery rate). "
+            f"sig * : p_holm < {ALPHA}.")
 
 
 def _summary_html(result) -> str:
@@ -184,7 +197,9 @@ def markdown_report(result, title: str, data_label: str, benchmark: str | None) 
              f"from every metric. Extractor: `{cfg['extractor']}`."
              f"{dense} Depth {cfg['depth']}.", "", *data_warnings_md(result),
              f"## MRR and the other metrics (session level, de-duplicated through depth {cfg['depth']})", "",
-             NAMES_NOTE, "", markdown_table(summary_view(result), index=False), "", *_tie_notes_md(result)]
+             NAMES_NOTE, "", markdown_table(summary_view(result), index=False), "",
+             *([_markdown_text(significance_note(result)), ""] if significance_note(result) else []),
+             *_tie_notes_md(result)]
     if benchmark:
         parts += [f"## Beside the paper's Table 1 ({benchmark}, MRR; the paper's rows used LLM extraction)", "",
                   markdown_table(comparison_table(result.summary, benchmark, cfg["extractor"]).round(3)), ""]
@@ -419,7 +434,8 @@ def html_report(result, title: str, data_label: str, benchmark: str | None, miss
             f" · depth {cfg['depth']}</p>"
             f"{_data_warnings_html(result)}"
             f"<h2>Per method</h2><p class='meta'>{html.escape(NAMES_NOTE)}</p>{_few_questions(result.summary)}"
-            f"{_summary_html(result)}{charts[0]}{_tie_notes_html(result)}{_verdicts_html(result)}{paper}"
+            f"{_summary_html(result)}<p class='meta'>{html.escape(significance_note(result))}</p>{charts[0]}"
+            f"{_tie_notes_html(result)}{_verdicts_html(result)}{paper}"
             f"<h2>Questions missed by some method (top {k})</h2>{_misses_html(misses, pages, questions, k)}"
             f"{charts[2]}<h2>Per question type (Success@k, %)</h2>"
             f"{_table(per_type_table(result.per_type, methods), 'num')}{charts[1]}</body></html>")
