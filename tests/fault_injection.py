@@ -8,7 +8,8 @@ Each row is a real attempt made by this script; BENCHMARKS.md holds its output
 defects of issue 24 (signals, concurrent writers, full disks, odd text, out-of-range
 settings), each marked fixed or DEFECT; the rows "issue 33.N" attack the defects of issue 33 (plug-ins,
 hostile OpenAI-compatible servers, your own data, compare, time rules, `--param`/`--option` JSON), one or more
-attacks a defect, each marked held or FAILED; the last lines count them. Model servers are the scripted fake
+attacks a defect, each marked held or FAILED, and so do the rows "issue 52.N" (LoCoMo edge cases, a format given
+for the other kind of path, what a killed run leaves); the last lines count them. Model servers are the scripted fake
 of the test suite (`fake_ollama.py`, imported from this script's folder); caches live in a temporary
 TAGGRAPH_CACHE, so a user's caches are never touched.
 """
@@ -631,14 +632,19 @@ def issue24() -> None:
 ISSUE33: list[tuple[str, str, bool]] = []  # (defect, what happened, held)
 
 
-def attack33(defect: str, label: str, run) -> None:
-    """One attack on defect `defect` of issue 33: `run()` gives (what happened, held); anything it raises fails."""
+def attempt(issue: str, results: list, defect: str, label: str, run) -> None:
+    """One attack on defect `defect` of issue `issue`: `run()` gives (what happened, held), kept in `results`;
+    anything it raises fails."""
     try:
         what, held = run()
     except Exception as exc:  # noqa: BLE001 - an attack that raises is a defect, the table says which
         what, held = f"raised {type(exc).__name__}: `{str(exc)[:160]}`", False
-    ISSUE33.append((defect, what, held))
-    ROWS.append((f"issue 33.{defect}: {label}", f"{'held' if held else 'FAILED'}: {what}"))
+    results.append((defect, what, held))
+    ROWS.append((f"issue {issue}.{defect}: {label}", f"{'held' if held else 'FAILED'}: {what}"))
+
+
+def attack33(defect: str, label: str, run) -> None:
+    attempt("33", ISSUE33, defect, label, run)
 
 
 def _demo_runs(root: Path) -> tuple[Path, Path]:
@@ -976,6 +982,135 @@ def issue33() -> None:
     registry.METHODS._registered.update(saved_registry)
 
 
+# -- issue 52: LoCoMo edge cases, formats given for the other kind of path, what a killed run leaves ----------
+
+ISSUE52: list[tuple[str, str, bool]] = []  # (defect, what happened, held)
+LOCOMO_TINY = Path(__file__).parent / "fixtures" / "locomo" / "locomo_tiny.json"
+
+
+def attack52(defect: str, label: str, run) -> None:
+    attempt("52", ISSUE52, defect, label, run)
+
+
+def _locomo(folder: Path, spoil=None, name: str = "locomo.json") -> Path:
+    """The tiny LoCoMo fixture, passed through `spoil` (samples -> samples), written to `folder`/`name`."""
+    samples = json.loads(LOCOMO_TINY.read_text())
+    path = folder / name
+    path.write_text(json.dumps(spoil(samples) if spoil else samples))
+    return path
+
+
+def _bench_lines(data: Path, out: Path, tmp: str, *extra: str) -> tuple[int, list[str]]:
+    """(exit code, output lines) of `bench --methods BM25` over `data` into `out`."""
+    res = CliRunner().invoke(app, ["bench", "--data", str(data), "--methods", "BM25", "--out", str(out), *extra])
+    return res.exit_code, [shown(line, tmp) for line in res.output.strip().splitlines()]
+
+
+def _partials(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.glob(".*.partial"))
+
+
+def _killed_while_writing(data: Path, out: Path) -> bool:
+    """Start `taggraph bench --out out` and kill -9 it once its hidden .partial folder appears; whether it was
+    caught there (a few tries: the folder lives for the second the run takes to write its files)."""
+    for _ in range(5):
+        proc = subprocess.Popen([TAGGRAPH, "bench", "--data", str(data), "--methods", "BM25", "--out", str(out)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while proc.poll() is None and not _partials(out.parent):
+            time.sleep(0.002)
+        proc.kill()
+        proc.wait()
+        if _partials(out.parent):
+            return True
+        shutil.rmtree(out, ignore_errors=True)
+    return False
+
+
+def issue52() -> None:
+    from taggraph.atomic import ClaimedFolder
+    from taggraph.datasets.registry import detect_format
+
+    with tempfile.TemporaryDirectory() as tmp:
+        t = Path(tmp)
+
+        def merged_sessions():
+            outs = []
+            for key in ("session_1", "session_1_date_time"):
+                def spoil(samples, key=key):
+                    samples[0]["conversation"][key.replace("_1", "_01", 1)] = samples[0]["conversation"][key]
+                    return samples
+                data = _locomo(t, spoil, f"{key}.json")
+                what, ok = one_line_error(["bench", "--data", str(data), "--methods", "BM25", "--out",
+                                           str(t / f"m-{key}")], tmp)
+                named = key.replace("_1", "_01", 1)
+                outs.append((what, ok and f"keys '{key}' and '{named}' both name session 1" in what))
+            return "; ".join(w for w, _ in outs), all(ok for _, ok in outs)
+        attack52("2", "LoCoMo `session_01` beside `session_1` (and their `_date_time` keys)", merged_sessions)
+
+        def repeated_sample():
+            data = _locomo(t, lambda samples: samples + [dict(samples[0])], "repeated.json")
+            what, ok = one_line_error(["bench", "--data", str(data), "--methods", "BM25", "--out", str(t / "r")],
+                                      tmp)
+            return what, ok and "sample 2 (sample_id 'conv-t1'): duplicate sample_id, also sample 0" in what
+        attack52("3", "a LoCoMo `sample_id` repeated", repeated_sample)
+
+        def wrong_kind():
+            (t / "empty-folder").mkdir()
+            run = t / "run-demo"
+            CliRunner().invoke(app, ["bench", "--methods", "BM25", "--limit", "1", "--out", str(run)])
+            tries = [(["bench", "--format", "atant", "--data", str(LOCOMO_TINY), "--methods", "BM25"],
+                      "format atant expects a folder of ATANT .yaml stories"),
+                     (["extract", "--format", "atant", "--data", str(LOCOMO_TINY), "--extractor", "none"],
+                      "format atant expects a folder of ATANT .yaml stories"),
+                     (["bench", "--format", "longmemeval", "--data", str(t / "empty-folder"), "--methods", "BM25"],
+                      "format longmemeval expects a JSON list of LongMemEval question records"),
+                     (["score", str(run), "--format", "atant"], "not a folder of ATANT .yaml stories")]
+            outs = [one_line_error([*args, "--out", str(t / f"k{i}")], tmp) + (expected,)
+                    for i, (args, expected) in enumerate(tries)]
+            return "; ".join(w for w, _, _ in outs), all(ok and expected in w for w, ok, expected in outs)
+        attack52("7", "`--format atant` on a file (bench, extract), `--format longmemeval` on a folder, "
+                 "`score RUN --format atant`", wrong_kind)
+
+        def conversation_first():
+            def spoil(samples):
+                for sample in samples:  # 400 times the first session's turns, numbered on
+                    turns = sample["conversation"]["session_1"] * 400
+                    sample["conversation"]["session_1"] = [dict(turn, dia_id=f"D1:{i}") for i, turn in
+                                                           enumerate(turns, 1)]
+                return [{"conversation": s["conversation"], **{k: v for k, v in s.items() if k != "conversation"}}
+                        for s in samples]
+            data = _locomo(t, spoil, "conversation-first.json")
+            gz = t / "conversation-first.json.gz"
+            gz.write_bytes(gzip.compress(data.read_bytes()))
+            found = [detect_format(p).name for p in (data, gz)]
+            code, lines = _bench_lines(data, t / "c", tmp, "--limit", "2")
+            return (f"{data.stat().st_size:,} bytes, conversation first: detected {found}; bench exit {code}",
+                    found == ["locomo", "locomo"] and code == 0)
+        attack52("8", "a LoCoMo file whose samples open with a conversation past the 64 KB head", conversation_first)
+
+        def killed_run():
+            out = t / "killed"
+            caught = _killed_while_writing(LOCOMO_TINY, out)
+            left = _partials(t)
+            with ClaimedFolder(t / "killed", "partial") as writing:  # another run writing into the same folder
+                code, _ = _bench_lines(LOCOMO_TINY, out, tmp, "--force")
+                after = _partials(t)
+            return (f"kill -9 while writing: caught {caught}, left {len(left)} .partial folder(s); next run exit "
+                    f"{code}, left after it: {after} (one another run is writing: kept {writing.name in after})",
+                    caught and len(left) == 1 and code == 0 and after == [writing.name])
+        attack52("9a", "`kill -9` during `bench --out X`, then `bench --out X` again", killed_run)
+
+        def empty_turn():
+            def spoil(samples):
+                samples[0]["conversation"]["session_2"][2]["text"] = ""
+                return samples
+            code, lines = _bench_lines(_locomo(t, spoil, "empty-turn.json"), t / "e", tmp)
+            warned = [line for line in lines if "empty text" in line]
+            return f"exit {code}; `{warned[0] if warned else 'no warning'}`", \
+                code == 0 and bool(warned) and "conv-t1 session_2[2] (D2:3)" in warned[0]
+        attack52("9c", "a LoCoMo turn with an empty text", empty_turn)
+
+
 def _query_one(method: str) -> None:
     """Query method `method` over a two-note memory."""
     from taggraph.retrieval import make_retriever
@@ -1002,7 +1137,8 @@ def _children(pid: int) -> list[int]:
 
 
 if __name__ == "__main__":
-    sections = [datasets, options, store, store_files, extraction, servers, caches, queries, issue24, issue33]
+    sections = [datasets, options, store, store_files, extraction, servers, caches, queries, issue24, issue33,
+                issue52]
     chosen = [f for f in sections if f.__name__ in sys.argv[1:]] or sections  # e.g. `fault_injection.py issue33`
     with fresh_cache():
         for section in chosen:
@@ -1016,3 +1152,5 @@ if __name__ == "__main__":
     if ISSUE33:
         print(f"issue 33: {sum(held for _, _, held in ISSUE33)} of {len(ISSUE33)} attacks held (item 5, the graph "
               f"view's bounded work at 50,000 sessions, is measured apart)")
+    if ISSUE52:
+        print(f"issue 52: {sum(held for _, _, held in ISSUE52)} of {len(ISSUE52)} attacks held")

@@ -94,11 +94,15 @@ def test_tg_load_is_one_loader_for_every_format():
 
 
 def _big_locomo(first: str) -> list[dict]:
-    """The tiny LoCoMo file with `first` ('conversation' or 'qa') first in each sample and past the 64 KB head."""
+    """The tiny LoCoMo file with `first` ('conversation' or 'qa') first in each sample and past the 64 KB head (400
+    times its first session's turns, numbered on, or 400 times its questions)."""
     samples = json.loads((FIXTURES / "locomo" / "locomo_tiny.json").read_text())
     for sample in samples:
-        sample["conversation"]["session_1"] *= 400 if first == "conversation" else 1
-        sample["qa"] *= 400 if first == "qa" else 1
+        if first == "conversation":
+            turns = sample["conversation"]["session_1"] * 400
+            sample["conversation"]["session_1"] = [dict(turn, dia_id=f"D1:{i}") for i, turn in enumerate(turns, 1)]
+        else:
+            sample["qa"] *= 400
     return [{first: s[first], **{k: v for k, v in s.items() if k != first}} for s in samples]
 
 
@@ -108,7 +112,7 @@ def test_locomo_is_detected_by_structure_whichever_field_comes_first(tmp_path, f
     built that way) was an unknown format."""
     path = tmp_path / "samples.json"
     path.write_text(json.dumps(_big_locomo(first)))
-    assert path.stat().st_size > 1 << 17 and detect_format(path) == "locomo"
+    assert path.stat().st_size > 1 << 17 and detect_format(path) == "locomo" and load_any(path, limit=1)
     gz = tmp_path / "samples.json.gz"
     gz.write_bytes(gzip.compress(path.read_bytes()))
     assert detect_format(gz) == "locomo"
