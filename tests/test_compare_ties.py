@@ -145,3 +145,23 @@ def test_an_empty_ranking_has_tie_aware_rr_0_as_in_the_bench(tmp_path):
     bench = result.summary.iloc[0]["MRR_tieavg"]
     assert pair["MRR_tieavg_a"] == pytest.approx(bench) and pair["MRR_tieavg_b"] == pytest.approx(bench)
     assert pair["diff_tieavg"] == 0
+
+
+def test_a_side_that_scored_every_session_alike_has_no_evidence_and_no_win_or_loss(tmp_path):
+    """With the default extractor, TagGraph-TFIDF scores every session 0 on demo_q07, q08, q11, q12 and q13: its
+    places there are note order alone. Their tie-aware RR stays (0.167 -> 0.245 on q11), but the verdict says so
+    and the wins, losses and ties leave them out (they counted q12 a win and the other four losses)."""
+    both = save_bench(run_bench(load_dataset(DEMO_DATA), ["BM25", "TagGraph-TFIDF"], backend=None),
+                      tmp_path / "both", data_record(DEMO_DATA))
+    out = tmp_path / "cmp"
+    res = runner.invoke(app, ["compare", str(both), "--pair", "BM25=TagGraph-TFIDF", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    questions = pd.read_csv(out / "questions.csv", dtype={"question_id": str}).set_index("question_id")
+    assert questions.index[questions["no_evidence"]].tolist() == ["demo_q07", "demo_q08", "demo_q11", "demo_q12",
+                                                                  "demo_q13"]
+    q11 = questions.loc["demo_q11"]
+    assert q11["verdict"].startswith("no evidence: all scores 0 for TagGraph-TFIDF (no win, loss or tie); worse by RR")
+    assert q11["RR_tieavg_b"] > q11["RR_tieavg_a"] == pytest.approx(1 / 6)
+    pair = pd.read_csv(out / "pairs.csv").iloc[0]
+    assert (pair["wins"], pair["losses"], pair["ties"], pair["no_evidence"], pair["n"]) == (0, 0, 7, 5, 12)
+    assert "no_evidence" in res.output.splitlines()[0]

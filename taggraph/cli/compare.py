@@ -21,7 +21,8 @@ def compare(
     force: bool = typer.Option(False, help="Compare runs over different data, and replace a non-empty --out."),
 ) -> None:
     """Which methods got better or worse between runs: ΔMRR with CI, p and Holm/BH-adjusted p, its tie-aware
-    twin, wins/losses/ties, changed questions (and which places rest on tie order), per question type.
+    twin, wins/losses/ties (without the questions where a side has no evidence: every session scored alike),
+    changed questions (and which places rest on tie order), per question type.
 
     Every number is recomputed from the runs' rankings.
     Writes pairs.csv, per_type.csv, questions.csv (a row per pair and question),

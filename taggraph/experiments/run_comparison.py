@@ -13,9 +13,12 @@ the same for the tie-aware RR (`taggraph.evaluation.metrics.tie_averaged`: the e
 tied sessions are put in random order), and per-question wins, losses and ties. Holm- and
 Benjamini-Hochberg-adjusted p-values count every pair tested (`with_adjusted`); `per_type`
 repeats the paired test per question type. Per question, ``verdict`` says when a side's place rests
-on tie order ("TagGraph-TFIDF rank 3 only by tie order (score 0, ...)"). A question only one side
-ranks is left out of the pair and counted (``only_a``, ``only_b``), with a `RunMismatchWarning`; runs
-that share no judged question at all are an InputError.
+on tie order ("TagGraph-TFIDF rank 3 only by tie order (score 0, ...)"), and when a side scored every session
+it ranks alike ("no evidence: all scores 0 for TagGraph-TFIDF"): its place is tie order alone, so such a
+question (``no_evidence``) is left out of the wins, losses and ties (the pair's ``no_evidence`` counts
+them), though not out of the MRRs and tests, whose tie-aware twins average over the tie orders. A question
+only one side ranks is left out of the pair and counted (``only_a``, ``only_b``), with a
+`RunMismatchWarning`; runs that share no judged question at all are an InputError.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ PAIR_COLUMNS = ["run_a", "method_a", "run_b", "method_b"]
 # What `taggraph compare` prints of pairs.csv (the file has every column)
 PRINTED = [*PAIR_COLUMNS, "n", "MRR_a", "MRR_b", "diff", "ci_low", "ci_high", "p_value", "p_holm", "sig",
            "MRR_tieavg_a", "MRR_tieavg_b", "diff_tieavg", "p_holm_tieavg", "sig_tieavg", "wins", "losses", "ties",
-           "tie_order"]
+           "no_evidence", "tie_order"]
 DEFAULT_DEPTH = 40  # a run.json without a depth: bench's default
 # What a rankings.csv contributes; every metric beside these is recomputed, never read.
 RANKING_INPUTS = ["question_id", "question_type", "method", "ranked_session_ids", "gold_session_ids", "abstention",
@@ -370,18 +373,28 @@ def _tie_place(row: dict[str, Any]) -> str | None:
     return f"{place} only by tie order (score {score:.4g}, tied with {tied} other session(s))"
 
 
+def _uniform_score(row: dict[str, Any]) -> float | None:
+    """The one score every session of the row's ranking shares (two or more sessions, none told apart by its
+    score: their order is tie order alone), or None."""
+    scores = row.get("ranked_session_scores")
+    if not isinstance(scores, (list, tuple)) or len(scores) < 2 or not all(same_score(s, scores[0]) for s in scores):
+        return None
+    return scores[0]
+
+
 def _judged_rows(run: Run, method: str) -> pd.DataFrame:
     """The rankings of the judged questions (an RR, no abstention) `method` ranks in `run`."""
     return judged_rows(run.rankings[run.rankings["method"] == method])
 
 
 def _judged(run: Run, method: str) -> pd.DataFrame:
-    """question_id -> question_type, RR, RR_tieavg and the tie-order place (`_tie_place`) of the judged
-    questions `method` ranks in `run`."""
+    """question_id -> question_type, RR, RR_tieavg, the tie-order place (`_tie_place`) and the score all its
+    sessions share (`_uniform_score`) of the judged questions `method` ranks in `run`."""
     rows = _judged_rows(run, method)
-    places = [_tie_place(r) for r in rows.to_dict("records")]
-    return rows.assign(tie_place=places).set_index("question_id").reindex(
-        columns=["question_type", "RR", "RR_tieavg", "tie_place"])
+    records = rows.to_dict("records")
+    return rows.assign(tie_place=[_tie_place(r) for r in records],
+                       uniform_score=[_uniform_score(r) for r in records]).set_index("question_id").reindex(
+        columns=["question_type", "RR", "RR_tieavg", "tie_place", "uniform_score"])
 
 
 def _change(delta: pd.Series) -> np.ndarray:
@@ -389,14 +402,18 @@ def _change(delta: pd.Series) -> np.ndarray:
 
 
 def _verdict(row: dict[str, Any], name_a: str, name_b: str) -> str:
-    """The change by RR, and where a side's place rests on tie order, the tie-aware change and that place."""
+    """The change by RR, and where a side's place rests on tie order, the tie-aware change and that place;
+    first, where a side scored all its sessions alike, that it has no evidence."""
     places = [f"{name} {place}" for name, place in ((name_a, row["tie_place_a"]), (name_b, row["tie_place_b"]))
               if isinstance(place, str)]
+    blind = [f"all scores {score:.4g} for {name}"
+             for name, score in ((name_a, row["uniform_score_a"]), (name_b, row["uniform_score_b"])) if pd.notna(score)]
+    said = f"no evidence: {'; '.join(blind)} (no win, loss or tie); " if blind else ""
     if not places:
-        return row["change"]
+        return said + row["change"]
     tie_aware = (f", {row['change_tieavg']} tie-aware (RR_tieavg {row['RR_tieavg_a']:.3f} -> {row['RR_tieavg_b']:.3f})"
                  if row["change_tieavg"] else "")
-    return f"{row['change']} by RR{tie_aware}: {'; '.join(places)}"
+    return f"{said}{row['change']} by RR{tie_aware}: {'; '.join(places)}"
 
 
 def _paired(b: pd.Series, a: pd.Series, suffix: str = "") -> dict[str, float]:
@@ -412,8 +429,9 @@ def _paired(b: pd.Series, a: pd.Series, suffix: str = "") -> dict[str, float]:
 
 
 def compare_pair(run_a: Run, method_a: str, run_b: Run, method_b: str) -> tuple[dict[str, Any], pd.DataFrame]:
-    """One pair: its summary row (n, MRRs, ΔMRR b - a, CI, p, the same tie-aware, wins/losses/ties of b and
-    the questions whose place on either side rests on tie order) and its per-question rows."""
+    """One pair: its summary row (n, MRRs, ΔMRR b - a, CI, p, the same tie-aware, wins/losses/ties of b over
+    the questions where both sides have evidence, the questions where one has none, and those whose place on
+    either side rests on tie order) and its per-question rows."""
     a, b = _judged(run_a, method_a), _judged(run_b, method_b)
     both = a.add_suffix("_a").join(b.drop(columns="question_type").add_suffix("_b"), how="inner").rename(
         columns={"question_type_a": "question_type"})
@@ -428,17 +446,19 @@ def compare_pair(run_a: Run, method_a: str, run_b: Run, method_b: str) -> tuple[
     both["change"] = _change(both["delta"])
     both["change_tieavg"] = np.where(both["delta_tieavg"].isna(), "", _change(both["delta_tieavg"].fillna(0)))
     both["tie_order_a"], both["tie_order_b"] = both["tie_place_a"].notna(), both["tie_place_b"].notna()
+    both["no_evidence"] = both["uniform_score_a"].notna() | both["uniform_score_b"].notna()
+    counted = both.loc[~both["no_evidence"], "change"]
     names = (method_a, method_b) if method_a != method_b else (f"{run_a.label}:{method_a}", f"{run_b.label}:{method_b}")
     both["verdict"] = [_verdict(r, *names) for r in both.to_dict("records")]
     questions = both.reset_index().assign(**key)
     row = {**key, "n": len(both), "only_a": len(only_a), "only_b": len(only_b),
            **_paired(both["RR_b"], both["RR_a"]), **_paired(both["RR_tieavg_b"], both["RR_tieavg_a"], "_tieavg"),
-           "wins": int((both["change"] == "better").sum()), "losses": int((both["change"] == "worse").sum()),
-           "ties": int((both["change"] == "same").sum()),
+           "wins": int((counted == "better").sum()), "losses": int((counted == "worse").sum()),
+           "ties": int((counted == "same").sum()), "no_evidence": int(both["no_evidence"].sum()),
            "tie_order": int((both["tie_order_a"] | both["tie_order_b"]).sum())}
     return row, questions[[*PAIR_COLUMNS, "question_id", "question_type", "RR_a", "RR_b", "delta", "change",
                            "RR_tieavg_a", "RR_tieavg_b", "delta_tieavg", "change_tieavg", "tie_order_a",
-                           "tie_order_b", "verdict"]]
+                           "tie_order_b", "no_evidence", "verdict"]]
 
 
 def per_type(questions: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
