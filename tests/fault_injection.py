@@ -1027,7 +1027,6 @@ def _killed_while_writing(data: Path, out: Path) -> bool:
 
 
 def issue52() -> None:
-    from taggraph.atomic import ClaimedFolder
     from taggraph.datasets.registry import detect_format
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -1089,6 +1088,7 @@ def issue52() -> None:
         attack52("8", "a LoCoMo file whose samples open with a conversation past the 64 KB head", conversation_first)
 
         def killed_run():
+            from taggraph.atomic import ClaimedFolder
             out = t / "killed"
             caught = _killed_while_writing(LOCOMO_TINY, out)
             left = _partials(t)
