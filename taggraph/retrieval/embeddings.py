@@ -51,6 +51,10 @@ from taggraph.progress import quiet_tqdm_auto
 from taggraph.registry import Registry
 
 BATCH_SIZE = 64
+# texts the model reads in one forward pass: sentence-transformers sorts a call's texts by length and pads each pass
+# to its longest, so short passes of like lengths waste little padding (1.8x less CPU than one pass of 64 on
+# LongMemEval turns, vectors within 2e-7: BENCHMARKS.md 33)
+FORWARD_BATCH = 16
 EMBEDDERS = Registry("embedder", "taggraph.embedders")
 
 
@@ -205,7 +209,7 @@ class SentenceTransformerEmbedder(Embedder):
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         model = _sentence_transformer(self.model_path or _bundled_minilm_path(), self.device)
-        return model.encode(texts, batch_size=len(texts), normalize_embeddings=True,
+        return model.encode(texts, batch_size=FORWARD_BATCH, normalize_embeddings=True,
                             convert_to_numpy=True, show_progress_bar=False)
 
 
