@@ -362,3 +362,42 @@ def test_choosing_a_method_never_changes_the_drawing_s_room(run_miss_pages, tmp_
     for page in run_miss_pages:
         heights, _ = probe(tmp_path, page, state=ROOM)
         assert len(set(heights.values())) == 1, (page.name, heights)
+
+
+# Under each method, the thick edges and the nodes marked ✕, and every drawn node.
+DRAWN_WALKS = """var out = {drawn: nodes.getIds(), chosen: {}};
+DATA.methods.forEach(function (m) {
+  select.value = m; select.dispatchEvent(new Event("change"));
+  out.chosen[m] = {thick: edges.get({filter: function (e) { return e.width === 4; }}).map(function (e) { return e.id; }),
+                   stops: nodes.get({filter: function (n) { return n.label.indexOf("✕ ") === 0; }}).map(function (n) { return n.id; })};
+}); return out;"""
+WALKERS = ["TagGraph-Basic", "TagGraph-Stopwords", "TagGraph-TFIDF", "AdaptiveGraph"]
+
+
+def test_every_walked_edge_and_stop_the_explanations_name_is_drawn_under_their_method(run_miss_pages, tmp_path):
+    """On every demo miss page, under each method that walks the graph, an edge its explanation of a drawn note says
+    it walked is thick wherever both ends are drawn, and a concept where it says its walk stopped is marked ✕, as the
+    explain page says. demo_q12 before: TagGraph-Basic's explanation of demo_s45#0 and demo_s46#0 says 'trail' matches
+    place/location/trail, but that edge was thin; Stopwords and TFIDF left that concept unmarked."""
+    from taggraph.viz.graphview import file_explanations
+
+    cases = {c.case_id: c for c in load_dataset(DEMO_DATA)}
+    for page in run_miss_pages:
+        state, _ = probe(tmp_path, page, state=DRAWN_WALKS)
+        drawn = set(state["drawn"])
+        case = cases[page.name.split(".")[0]]
+        store = build_store(case, "offline-v2")
+        notes = [n.removeprefix("file:") for n in drawn if n.startswith("file:")]
+        explained = file_explanations(store, case.question, build_retrievers(store, WALKERS), notes, case.question_date)
+        for method in WALKERS:
+            thick, stops = set(state["chosen"][method]["thick"]), set(state["chosen"][method]["stops"])
+            for note, e in explained[method].items():
+                walked = {"|".join(sorted(edge)) for edge in e.details.get("walk") or [] if set(edge) <= drawn}
+                assert walked <= thick, (page.name, method, note, sorted(walked - thick))
+                stopped = {b["node"] for b in e.details.get("walk_breaks") or []
+                           if b["node"] in drawn and not b["node"].startswith("file:")}
+                assert stopped <= stops, (page.name, method, note, sorted(stopped - stops))
+        if case.case_id == "demo_q12":
+            assert "concept:place/location/trail|topic:8" in state["chosen"]["TagGraph-Basic"]["thick"]
+            for method in ("TagGraph-Stopwords", "TagGraph-TFIDF", "AdaptiveGraph"):
+                assert "concept:place/location/trail" in state["chosen"][method]["stops"], method

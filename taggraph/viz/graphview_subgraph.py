@@ -51,40 +51,34 @@ def explained_subgraph(store: MemoryStore, ug: nx.Graph, matched: Iterable[str],
                        givers: Mapping[str, str | None] | None = None, budget: int | None = None) -> Explained:
     """The nodes that explain why the methods that miss (`missed_by`; every method when none does) rank
     the gold notes where they do: the question's matched concepts, every gold note, the best note of each
-    of the first `k` sessions each such method ranks above its first gold session (what its rings mark), the edges each method says it walked (its
-    explanation's ``walk``: all of them to the gold notes, the first route to each of those other notes, whichever
-    method ranks them there: a drawn note a method reached is never shown as a path it did not take) and where its
-    walk to a gold note stopped (``walk_breaks``), and, for every one of these notes, a shortest path from
-    the matched concepts (the question's possible link, 'question concept -> tag -> topic -> note') or
-    else its topic. `givers`: method -> the note that gives its first gold session its rank (`rank_giver`),
-    walked like a gold note. `budget`: at most so many nodes searched for the question's links (every node when None)."""
+    of the first `k` sessions each such method ranks above its first gold session (what its rings mark), each
+    method's walk (its explanation's ``walk``: all of it to the gold notes; to each of those other notes, whichever
+    method ranks them there, its first route and every walked edge that leads on from a matched concept through no
+    other note) and where its walk to any of these notes stopped (``walk_breaks``), and, for every one of these
+    notes, a shortest path from the matched concepts (the question's possible link, 'question concept -> tag ->
+    topic -> note') or else its topic. Every edge a method walked to one of these notes between two drawn nodes is
+    its own (``paths``): a drawn edge a method walked is never shown as a path it did not take. `givers`: method ->
+    the note that gives its first gold session its rank (`rank_giver`), walked like a gold note. `budget`: at most
+    so many nodes searched for the question's links (every node when None)."""
     gold = [g for g in gold if g in store.by_id]
     methods = missed_by(store, rankings, gold, k) or list(rankings)
     matched = [c for c in matched if c in ug]
     nodes: list[str] = [*matched, *(file_node(g) for g in gold)]
-    paths: dict[tuple[str, str], list[str]] = {}
-    breaks: dict[str, dict[str, str]] = {}
-
-    def walk(edges: Iterable[tuple[str, str]], method: str) -> None:
-        for a, b in edges:
-            nodes.extend((a, b))
-            paths.setdefault(edge_key(a, b), []).append(method)
-
     gold_sessions = {store.by_id[g].session_id for g in gold}
     targets = {m: sessions_above(store, [n for n, _ in rankings[m]], gold_sessions, k) for m in methods}
+    ringed = list(dict.fromkeys(n for t in targets.values() for n in t))  # every ringed note, not only its own
     for m in rankings:
         by_note = (explanations or {}).get(m, {})
         giver = (givers or {}).get(m)
-        for note in dict.fromkeys([*gold, *([giver] if giver else [])]):
-            walk(walk_of(by_note.get(note)) or [], m)
-            for b in (by_note[note].details.get("walk_breaks") or []) if note in by_note else []:
-                if b["node"] in ug:
-                    nodes.append(b["node"])
-                    breaks.setdefault(b["node"], {}).setdefault(m, b["why"])
-        for note in dict.fromkeys(n for t in targets.values() for n in t):  # every ringed note, not only its own
-            walk(walk_of(by_note.get(note), file_node(note)) or [], m)
+        for note in dict.fromkeys([*gold, *([giver] if giver else []), *ringed]):
+            e = by_note.get(note)
+            walked = walk_of(e) or []
+            drawn = walked if note in gold or note == giver else [*(walk_of(e, file_node(note)) or []),
+                                                                   *_from_the_question(walked, note, matched)]
+            nodes.extend(n for edge in drawn for n in edge)
+            nodes.extend(b["node"] for b in (e.details.get("walk_breaks") or [] if e is not None else []))
     notes = list(dict.fromkeys([file_node(g) for g in gold] + [file_node(n) for n in (givers or {}).values() if n]
-                               + [file_node(n) for t in targets.values() for n in t]))
+                               + [file_node(n) for n in ringed]))
     linked = _question_links(ug, matched, notes, budget or len(ug))
     possible: set[tuple[str, str]] = set()
     for note in notes:
@@ -93,8 +87,43 @@ def explained_subgraph(store: MemoryStore, ug: nx.Graph, matched: Iterable[str],
             possible.update(edge_key(a, b) for a, b in zip(linked[note], linked[note][1:]))
         else:
             nodes.extend([note, *sorted(t for t in ug[note] if ug.nodes[t]["kind"] == "topic")])
-    return Explained(list(dict.fromkeys(nodes)), {e: list(dict.fromkeys(ms)) for e, ms in paths.items()},
+    nodes = [n for n in dict.fromkeys(nodes) if n in ug]
+    shown = set(nodes)
+    paths: dict[tuple[str, str], list[str]] = {}
+    breaks: dict[str, dict[str, str]] = {}
+    headed = {file_node(g) for g in gold} | {file_node(n) for n in (givers or {}).values() if n}
+    drawn_notes = dict.fromkeys([*notes, *(n for n in nodes if n.startswith("file:"))])
+    for m in rankings:  # what each method's explanation of a drawn note says, wherever the drawing shows it
+        by_note = (explanations or {}).get(m, {})
+        for note in drawn_notes:
+            e = by_note.get(note.removeprefix("file:"))
+            for a, b in walk_of(e) or []:
+                if a in shown and b in shown:
+                    paths.setdefault(edge_key(a, b), []).append(m)
+            for b in (e.details.get("walk_breaks") or []) if e is not None else []:
+                # a stop at a note itself ('no walk starts') is marked on the notes the header tells of, not on rings
+                if b["node"] in shown and (not b["node"].startswith("file:") or b["node"] in headed):
+                    breaks.setdefault(b["node"], {}).setdefault(m, b["why"])
+    return Explained(nodes, {e: list(dict.fromkeys(ms)) for e, ms in paths.items()},
                      methods, targets, possible, breaks)
+
+
+def _from_the_question(walked: Sequence[tuple[str, str]], note: str, matched: Sequence[str]) -> list[tuple[str, str]]:
+    """The edges of a walk to `note` that lead on from the question's `matched` concepts, through no other note."""
+    ahead: dict[str, list[str]] = {}
+    for a, b in walked:
+        ahead.setdefault(a, []).append(b)
+    reached = [c for c in matched if c in ahead]
+    seen, edges = set(reached), []
+    for a in reached:  # grows as it goes: breadth first
+        for b in ahead.get(a, []):
+            if b.startswith("file:") and b != file_node(note):
+                continue
+            edges.append((a, b))
+            if b not in seen:
+                seen.add(b)
+                reached.append(b)
+    return edges
 
 
 def sessions_above(store: MemoryStore, ranking: Sequence[str], gold_sessions: set[str], k: int) -> list[str]:
