@@ -75,7 +75,7 @@ def test_a_jsonl_of_another_shape_is_an_unknown_format_not_a_json_error(tmp_path
 
 def test_an_unknown_format_name_lists_the_known_ones():
     from taggraph.errors import ConfigError
-    with pytest.raises(ConfigError, match="unknown format 'csv'; known: longmemeval, locomo, atant, generic"):
+    with pytest.raises(ConfigError, match="unknown format 'csv'; known: longmemeval, locomo, realmem, atant, generic"):
         load_any(DEMO_DATA, fmt="csv")
 
 

@@ -25,7 +25,7 @@ from taggraph.evaluation.score import external_rankings
 from taggraph.errors import ServerError
 from taggraph.evaluation.significance import PAIRED_N, compare
 from taggraph.evaluation.verdicts import component_verdicts
-from taggraph.experiments.runner import MemoryRun, build_store, extractor_for, group_by_history, parallel_map
+from taggraph.experiments.runner import MemoryRun, build_store, extractor_for, group_by_growth, parallel_map
 from taggraph.experiments.vocabulary import store_stats
 from taggraph.extraction import Extractor, check_portable, extractor_spec
 from taggraph.retrieval import DEFAULT_DEPTH, PAPER_METHODS, check_methods
@@ -62,10 +62,42 @@ def run_memory(cases: list[Case], methods: list[str], extractor: str = DEFAULT_E
                extractor_options: dict[str, Any] | None = None,
                allow_failed_extractions: bool = False, pages: PageRecorder | None = None) -> MemoryResult:
     """Build the store the `cases` share once and ask each case's question with each method, then let `pages`
-    draw what it needs from the memory. A store with notes whose extraction failed is a ServerError before any
-    method runs, unless `allow_failed_extractions`."""
+    draw what it needs from the memory. Cases whose histories begin one another's (`runner.group_by_growth`, in
+    order of length) share one store that grows: each question is asked, and its pages drawn, when the store holds
+    its history. A store with notes whose extraction failed is a ServerError before any method runs, unless
+    `allow_failed_extractions`."""
     t0 = time.perf_counter()
     store = build_store(cases[0], extractor, extractor_options)
+    run = MemoryRun(store, methods, method_params)
+    rows, stats, drawn, held = [], [], {}, len(cases[0].interactions)
+    for step in _growth_steps(cases):
+        if len(step[0].interactions) > held:
+            store.remember_many(step[0].interactions[held:])
+            held = len(step[0].interactions)
+        _refuse_failed(store, step, extractor, allow_failed_extractions)
+        run.timings.append({"question_id": step[0].case_id, "stage": "extract+store", "method": "",
+                            "seconds": time.perf_counter() - t0})
+        step_rows = [row for case in step for row in run.ask(case, depth)]
+        rows += step_rows
+        step_stats = store_stats(store)
+        stats += [{"question_id": c.case_id, "memory": cases[0].case_id, **step_stats} for c in step]
+        drawn |= pages(run, step, step_rows, depth) if pages is not None else {}
+        t0 = time.perf_counter()
+    return MemoryResult(rows, run.timings, run.configs, stats, failed_extractions(store), drawn)
+
+
+def _growth_steps(cases: list[Case]) -> list[list[Case]]:
+    """The cases in runs of one history length (one run when they share one history)."""
+    steps: list[list[Case]] = []
+    for case in cases:
+        if steps and len(steps[-1][0].interactions) == len(case.interactions):
+            steps[-1].append(case)
+        else:
+            steps.append([case])
+    return steps
+
+
+def _refuse_failed(store: MemoryStore, cases: list[Case], extractor, allow_failed_extractions: bool) -> None:
     failed = failed_extractions(store)
     if failed and not allow_failed_extractions:
         shared = f" (and {len(cases) - 1} more questions that share it)" if len(cases) > 1 else ""
@@ -73,14 +105,6 @@ def run_memory(cases: list[Case], methods: list[str], extractor: str = DEFAULT_E
                           f"extraction with {extractor_spec(extractor)} (first: {failed[0]}); scores over untagged notes are "
                           f"wrong numbers: fix the extractor or its server and run again, or pass {ALLOW_FAILED} "
                           f"to score them anyway")
-    run = MemoryRun(store, methods, method_params)
-    run.timings.append({"question_id": cases[0].case_id, "stage": "extract+store", "method": "",
-                        "seconds": time.perf_counter() - t0})
-    rows = [row for case in cases for row in run.ask(case, depth)]
-    stats = store_stats(store)
-    drawn = pages(run, cases, rows, depth) if pages is not None else {}
-    return MemoryResult(rows, run.timings, run.configs,
-                        [{"question_id": c.case_id, "memory": cases[0].case_id, **stats} for c in cases], failed, drawn)
 
 
 @dataclass
@@ -120,7 +144,7 @@ def run_bench(cases: Sequence[Case], methods: list[str] | None = None, extractor
     methods = list(dict.fromkeys(check_methods(methods or PAPER_METHODS)))
     if workers != 1:
         check_portable(extractor)  # an extractor object must pickle to reach the workers
-    groups = group_by_history(cases, share_memories)
+    groups = group_by_growth(cases, share_memories)
     results = parallel_map(run_memory, groups, methods, extractor, depth, method_params, extractor_options,
                            allow_failed_extractions, pages, workers=workers, backend=backend)
     position = {c.case_id: i for i, c in enumerate(cases)}

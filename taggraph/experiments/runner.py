@@ -61,14 +61,28 @@ def build_store(case: Case, extractor: str | Extractor = DEFAULT_EXTRACTOR,
     return store
 
 
+def _hash_interaction(h, interaction) -> None:
+    for part in (interaction.session_id, interaction.user, interaction.assistant, interaction.timestamp,
+                 interaction.note_id or ""):
+        h.update(part.encode("utf-8", "surrogatepass") + b"\0")
+    h.update(b"\1")
+
+
 def history_checksum(case: Case) -> str:
     """sha256 over the case's interactions (session, texts, timestamp, note id), in order."""
     h = hashlib.sha256()
     for i in case.interactions:
-        for part in (i.session_id, i.user, i.assistant, i.timestamp, i.note_id or ""):
-            h.update(part.encode("utf-8", "surrogatepass") + b"\0")
-        h.update(b"\1")
+        _hash_interaction(h, i)
     return h.hexdigest()
+
+
+def prefix_checksums(case: Case) -> list[str]:
+    """`history_checksum` of each prefix of the case's history: [0] the empty one, [n] its first n interactions."""
+    h, sums = hashlib.sha256(), [hashlib.sha256().hexdigest()]
+    for i in case.interactions:
+        _hash_interaction(h, i)
+        sums.append(h.hexdigest())
+    return sums
 
 
 def group_by_history(cases: Sequence[Case], share: bool = True) -> list[list[Case]]:
@@ -79,6 +93,24 @@ def group_by_history(cases: Sequence[Case], share: bool = True) -> list[list[Cas
     for case in cases:
         groups.setdefault(history_checksum(case), []).append(case)
     return list(groups.values())
+
+
+def group_by_growth(cases: Sequence[Case], share: bool = True) -> list[list[Case]]:
+    """`group_by_history`, then each group whose history begins a longer one's joined to the longest such group,
+    its cases ordered by history length: one memory that grows, each question asked when it holds that question's
+    history (RealMem: a persona's queries, each asked of the sessions before it). Groups in first-seen order."""
+    groups = group_by_history(cases, share)
+    if not share or len(groups) < 2:
+        return groups
+    unowned = {history_checksum(group[0]): g for g, group in enumerate(groups)}
+    grown: dict[int, list[int]] = {}
+    for g in sorted(range(len(groups)), key=lambda g: -len(groups[g][0].interactions)):
+        if history_checksum(groups[g][0]) not in unowned:
+            continue  # joined to a longer history already
+        members = [unowned.pop(checksum) for checksum in prefix_checksums(groups[g][0]) if checksum in unowned]
+        grown[min(members)] = members
+    return [sorted((c for g in members for c in groups[g]), key=lambda c: len(c.interactions))
+            for _, members in sorted(grown.items())]
 
 
 def parallel_map(fn: Callable, items: Sequence, *args: Any, workers: int = 1, backend: str | None = "loky",
