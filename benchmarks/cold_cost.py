@@ -4,7 +4,7 @@
         --base 3c7aa44 --methods BM25,TagGraph-Fusion --out /tmp/cold_cost
 
 Both runs start from an empty cache (`TAGGRAPH_CACHE` of their own), one worker each, side by side on the same
-machine at the same time (one core each), so the load of the machine weighs on both alike. The earlier commit is
+machine at the same time (one core and one thread each), so the load of the machine weighs on both alike. The earlier commit is
 checked out with `git worktree` and imported ahead of this checkout (`PYTHONPATH`), in the same venv. Printed:
 wall and CPU seconds (user + system, from `os.wait4`) and peak RSS of each, their ratio, and whether the two runs
 rank every question alike (`taggraph compare` of the two run folders).
@@ -23,13 +23,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = "from taggraph.cli import app; app()"
+# one thread per run: two runs side by side on two cores, and no thread spinning at a barrier counted as work
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
 def start(name: str, source: Path, args: argparse.Namespace) -> tuple[subprocess.Popen, float]:
     """A cold bench run of the code at `source` into `args.out / name`."""
     cache = args.out / f"cache-{name}"
     shutil.rmtree(cache, ignore_errors=True)
-    env = {**os.environ, "TAGGRAPH_CACHE": str(cache), "PYTHONPATH": str(source), "TQDM_DISABLE": "1"}
+    env = {**os.environ, "TAGGRAPH_CACHE": str(cache), "PYTHONPATH": str(source), "TQDM_DISABLE": "1",
+           **{var: "1" for var in THREAD_VARIABLES}}
     command = [sys.executable, "-c", BENCH, "bench", "--data", str(args.data), "--methods", args.methods,
                "--workers", "1", "--miss-pages", "0", "--force", "--out", str(args.out / name)]
     if args.limit:
