@@ -364,6 +364,51 @@ def test_choosing_a_method_never_changes_the_drawing_s_room(run_miss_pages, tmp_
         assert len(set(heights.values())) == 1, (page.name, heights)
 
 
+
+# Under each method: the header's gold ranks and walk as the page opens them (lines cut, text scrolled out of its
+# box), then, after a click on the 'whole walk' switch when it shows, the same, where the box ends and the drawing's
+# room.
+WALK_READ = """var out = {};
+function read(box) {
+  var lines = box.querySelectorAll(".line");
+  return {inner: box.scrollHeight - box.clientHeight, bottom: box.getBoundingClientRect().bottom,
+          cut: Array.prototype.filter.call(lines, function (l) { return l.scrollWidth > l.clientWidth + 1; })
+                    .map(function (l) { return l.textContent; })};
+}
+DATA.methods.forEach(function (m) {
+  select.value = m; select.dispatchEvent(new Event("change"));
+  var box = document.getElementById("told"), sw = document.getElementById("open-walk");
+  var r = {room: document.getElementById("graph").clientHeight, shut: read(box), window: window.innerHeight,
+           expected: DATA.walkText[m], text: document.getElementById("walk").textContent,
+           switchShown: !!sw && getComputedStyle(sw.parentNode).visibility === "visible"};
+  if (r.switchShown) { sw.click(); }
+  r.open = read(box);
+  r.openRoom = document.getElementById("graph").clientHeight;
+  if (r.switchShown) { sw.click(); }
+  r.closedAgain = read(box);
+  out[m] = r;
+});
+return out;"""
+
+
+def test_the_reader_can_read_every_method_s_whole_walk_at_1280(run_miss_pages, tmp_path):
+    """At 1280 x 800 the header's walk used to sit in a 51 px box cut mid-arrow (demo_q12: AdaptiveGraph's 135 px of
+    text, Stopwords' 85, Basic's 68). Now each line is whole or ends in an ellipsis beside a 'whole walk' switch, which
+    opens every line, none cut nor scrolled, over the drawing and within the window, the drawing's room unchanged."""
+    for page in run_miss_pages:
+        state, _ = probe(tmp_path, page, state=WALK_READ)
+        for method, r in state.items():
+            where = (page.name, method)
+            if not r["switchShown"]:
+                assert r["shut"]["inner"] <= 1 and r["shut"]["cut"] == [], where
+            assert r["open"]["inner"] <= 1 and r["open"]["cut"] == [], where
+            assert r["open"]["bottom"] <= r["window"], where
+            assert r["openRoom"] == r["room"], where
+            assert r["closedAgain"] == r["shut"], where
+            assert all(line in r["text"] for line in r["expected"]), where  # every line, none dropped
+        if page.name.startswith("demo_q12."):
+            assert state["AdaptiveGraph"]["switchShown"], "AdaptiveGraph's walk does not fit three lines"
+
 # Under each method, the thick edges and the nodes marked ✕, and every drawn node.
 DRAWN_WALKS = """var out = {drawn: nodes.getIds(), chosen: {}};
 DATA.methods.forEach(function (m) {

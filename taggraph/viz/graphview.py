@@ -46,7 +46,7 @@ from taggraph.graph import file_node
 from taggraph.retrieval import DEFAULT_DEPTH, Retriever
 from taggraph.store import MemoryStore
 from taggraph.viz.explain import links_html
-from taggraph.viz.graphview_labels import (WRAP_CHARS, gold_text, tooltip, walk_text, why_by_method,
+from taggraph.viz.graphview_labels import (WRAP_CHARS, gold_text, tooltip, walk_lines, why_by_method,
                                            wrap_label)
 from taggraph.viz.graphview_layout import LABEL_PX, RING_GROWTH, columns_layout, spring_positions
 from taggraph.viz.graphview_ranks import (Ranking, file_explanations, gold_rank, missed_by, rank_giver,
@@ -254,7 +254,7 @@ def graph_page(store: MemoryStore, question: str | None = None,
     chosen = next((m for m in (explained.methods if explained else ()) if m in ranks), None)
     options_html = "".join(f"<option{' selected' if m == chosen else ''}>{html.escape(m)}</option>" for m in ranks)
     options_html += "<option value=''>(none)</option>"
-    walk_texts = {m: walk_text(store, names, m, (explanations or {}).get(m, {}).get(best[m]), best[m], gold_order,
+    walk_texts = {m: walk_lines(store, names, m, (explanations or {}).get(m, {}).get(best[m]), best[m], gold_order,
                                rankings[m], top_k, explained, depth) for m in rankings} if explained else {}
     payload = {"nodes": nodes, "edges": edges, "options": options, "hit": HIT_BORDER, "tie": TIE_BORDER,
                "path": PATH_COLOUR, "possibleColour": POSSIBLE_COLOUR, "brk": BREAK_BORDER, "bestGold": best,

@@ -82,14 +82,14 @@ def wrap_label(name: str, chars: int = WRAP_CHARS) -> str:
     return name
 
 
-def walk_text(store: MemoryStore, names: Mapping[str, str], method: str, e: Explanation | None, note: str | None,
+def walk_lines(store: MemoryStore, names: Mapping[str, str], method: str, e: Explanation | None, note: str | None,
               gold: Sequence[str], ranking: Ranking, k: int, explained: Explained, depth: int = DEFAULT_DEPTH,
-              shown: int = 4) -> str:
-    """The header's line for `method`: the note that gives its first gold session its rank (`rank_giver`) and
-    the session's other gold notes, then its own walk to that note (thick), where the walk stops (✕) and why,
-    or, for a method that does not walk the graph, its own evidence."""
+              shown: int = 8) -> list[str]:
+    """The header's lines for `method`: the note that gives its first gold session its rank (`rank_giver`) and
+    the session's other gold notes, then each route of its own walk to that note (thick), each place where the walk
+    stops (✕) and why, or, for a method that does not walk the graph, its own evidence."""
     if note is None:
-        return ""
+        return []
     same = [g for g in gold if g != note and store.by_id[g].session_id == store.by_id[note].session_id]
     head = (f"Under {method}, {'gold ' if note in gold else ''}note {note} gives gold session "
             f"{store.by_id[note].session_id} its rank ({gold_rank(store, ranking, note, k, depth)['text'].split(': ', 1)[1]})")
@@ -98,20 +98,23 @@ def walk_text(store: MemoryStore, names: Mapping[str, str], method: str, e: Expl
             f"{g} (note rank {gold_rank(store, ranking, g, k, depth)['note'] or '–'})" for g in same)
     walk = walk_of(e)
     if e is None:
-        return head + "."
+        return [head + "."]
     if walk is None:
-        return f"{head}. {method} does not walk the graph: no edge is its own. Its evidence: {evidence_text(e)}"
+        return [head + ".", f"{method} does not walk the graph: no edge is its own. Its evidence: {evidence_text(e)}"]
     routes = [" → ".join(names.get(n, n) for n in r) for r in walk_routes(walk)]
-    text = (f"{head}. Its own walk to it (thick): " + "; ".join(routes[:shown])
-            + (f"; … {len(routes) - shown} more route(s)" if len(routes) > shown else "")) if routes else \
-        f"{head}. {method} walked no edge to it"
+    lines = [head + "."] + [f"Its own walk to it (thick), route {i} of {len(routes)}: {route}"
+                            for i, route in enumerate(routes[:shown], 1)]
+    if len(routes) > shown:
+        lines.append(f"… {len(routes) - shown} more route(s), drawn thick")
+    if not routes:
+        lines.append(f"{method} walked no edge to it.")
     stops = [(b["node"], b["why"]) for b in e.details.get("walk_breaks") or []]
-    if stops:
-        text += ". ✕ " + "; ✕ ".join(f"{names.get(n, n)}: {why}" for n, why in stops[:shown]) + (
-            f"; … {len(stops) - shown} more stop(s)" if len(stops) > shown else "")
+    lines += [f"✕ {names.get(n, n)}: {why}" for n, why in stops[:shown]]
+    if len(stops) > shown:
+        lines.append(f"… {len(stops) - shown} more stop(s), marked ✕")
     if explained.possible - set(map(lambda ab: edge_key(*ab), walk)):
-        text += f". Dashed: the question's paths {method} did not take."
-    return text
+        lines.append(f"Dashed: the question's paths {method} did not take.")
+    return lines
 
 
 def gold_text(places: Sequence[dict], shown: int = 3) -> str:
