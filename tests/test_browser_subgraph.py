@@ -409,6 +409,28 @@ def test_the_reader_can_read_every_method_s_whole_walk_at_1280(run_miss_pages, t
         if page.name.startswith("demo_q12."):
             assert state["AdaptiveGraph"]["switchShown"], "AdaptiveGraph's walk does not fit three lines"
 
+
+# Under each method: the header's gold ranks and the side panel's verdict on the note it opens on (the one that gives
+# the first gold session its rank).
+TIE_TOLD = """var out = {}; DATA.methods.forEach(function (m) {
+  select.value = m; select.dispatchEvent(new Event("change"));
+  out[m] = [document.getElementById("gold-rank").textContent, document.getElementById("why-verdict").textContent];
+}); return out;"""
+TIE_WORDS = re.compile(r"tie-averaged RR [\d.]+, not [\d.]+|outside the top \d+ only by tie order|only by tie order")
+
+
+def test_the_header_tells_a_rank_that_rests_on_tie_order_as_the_side_panel_does(run_miss_pages, tmp_path):
+    """demo_q12: TagGraph-Basic's header said 'session rank 1' where the side panel (and the explain page) say the rank
+    rests on tie order, tie-averaged RR 0.750, not 1.000; so for every method on every demo miss page."""
+    told = {}
+    for page in run_miss_pages:
+        state, _ = probe(tmp_path, page, state=TIE_TOLD)
+        for method, (header, panel) in state.items():
+            for words in TIE_WORDS.findall(panel):
+                assert words in header, (page.name, method, words, header)
+            told[page.name, method] = header
+    assert "tie-averaged RR 0.750, not 1.000" in told["demo_q12.graph.html", "TagGraph-Basic"]
+
 # Under each method, the thick edges and the nodes marked ✕, and every drawn node.
 DRAWN_WALKS = """var out = {drawn: nodes.getIds(), chosen: {}};
 DATA.methods.forEach(function (m) {

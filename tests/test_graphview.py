@@ -227,8 +227,11 @@ def test_gold_rank_counts_notes_and_sessions_and_names_tie_order():
     # sessions s1 (0.5), then s2, s3, s4 tied at 0: s3 is 3rd, in the top 3 only by tie order
     assert gold_rank(store, ranking, "s3#0", 3) == {
         "note": 4, "session": 3, "tie": True, "text": "s3#0: note rank 4, session rank 3 only by tie order (score 0)"}
-    assert not gold_rank(store, ranking, "s3#0", 4)["tie"]  # every order of the three keeps it in the top 4
-    assert not gold_rank(store, ranking, "s3#0", 2)["tie"]  # outside the top 2: a miss, not a tie
+    in_top_4 = gold_rank(store, ranking, "s3#0", 4)  # every order of the three keeps it in the top 4, not its RR
+    assert not in_top_4["tie"] and in_top_4["text"].endswith(
+        "session rank 3 (it rests on tie order: tied with 2 other session(s), tie-averaged RR 0.361, not 0.333)")
+    outside = gold_rank(store, ranking, "s3#0", 2)  # outside the top 2: a miss, not a tie, as the side panel says
+    assert not outside["tie"] and outside["text"].endswith("session rank 3, outside the top 2 only by tie order (score 0)")
     assert gold_rank(store, ranking, "s1#1", 5)["text"] == "s1#1: note rank 2, session rank 1"
     assert gold_rank(store, ranking[:2], "s3#0", 5)["note"] is None
     # the run's depth, as the explain page and the metrics count: beyond it the session has no rank (the graph

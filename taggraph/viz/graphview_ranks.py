@@ -94,14 +94,23 @@ def gold_rank(store: MemoryStore, ranking: Ranking, note_id: str, k: int, depth:
     """One note's place in a ranking: ``note`` (its rank among notes), ``session`` (its session's rank,
     each session counted once where its best note ranks, as the metrics count: None when that note is
     beyond `depth`, the run's retrieval depth), ``tie`` (that session is in the top `k` only by tie order,
-    `tie_order_only`) and ``text``; ranks None when not ranked."""
+    `tie_order_only`) and ``text``, which also tells a rank that rests on tie order as the explain page's verdict
+    does (outside the top `k` only by tie order, or a tie-averaged RR other than its own); ranks None when not
+    ranked."""
     notes = [n for n, _ in ranking]
     if note_id not in notes:
         return {"note": None, "session": None, "tie": False,
                 "text": f"{note_id}: not among the {len(notes)} notes ranked"}
     place = ranking_place(store, ranking, {store.by_id[note_id].session_id}, k, depth)
-    tie = (" only by tie order" + (" (score 0)" if place.score == 0 else f" (score {place.score:.4g})")
-           if place.tie else "")
+    score = "" if place.score is None else " (score 0)" if place.score == 0 else f" (score {place.score:.4g})"
+    tie = ""
+    if place.tie:
+        tie = " only by tie order" + score
+    elif place.tie_outside:
+        tie = f", outside the top {k} only by tie order{score}"
+    elif place.rr_tieavg is not None:
+        tie = (f" (it rests on tie order: tied with {place.tied_with} other session(s), tie-averaged RR "
+               f"{place.rr_tieavg:.3f}, not {1 / place.rank:.3f})")
     session = (f"session rank {place.rank}" if place.rank is not None else
                f"session not ranked: its best note is beyond the depth of {depth} notes, as the metrics count")
     return {"note": notes.index(note_id) + 1, "session": place.rank, "tie": place.tie,
