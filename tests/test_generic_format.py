@@ -136,7 +136,7 @@ def test_unknown_format_names_the_known_formats(tmp_path):
     text = str(err.value)
     assert text.startswith(f"{other}: unknown format: expected ") and "got JSON Lines with fields ['speaker'," in text
     assert all(f"({name})" in text for name in format_names()) and "\n" not in text
-    with pytest.raises(ConfigError, match="unknown format 'csv'; known: longmemeval, locomo, atant, generic"):
+    with pytest.raises(ConfigError, match="unknown format 'csv'; known: longmemeval, locomo, realmem, atant, generic"):
         load_cases(FIXTURE, fmt="csv")
     res = runner.invoke(app, ["bench", "--data", str(other), "--out", str(tmp_path / "run")])
     assert res.exit_code == 2 and "unknown format" in res.output and "(generic)" in res.output
@@ -146,7 +146,7 @@ def test_format_help_lists_the_registered_formats():
     res = runner.invoke(app, ["bench", "--help"], terminal_width=200)
     assert res.exit_code == 0
     flat = " ".join(res.output.replace("│", " ").split())
-    assert "longmemeval | locomo | atant | generic" in flat
+    assert "longmemeval | locomo | realmem | atant | generic" in flat
 
 
 def test_data_warnings_reach_python_run_json_and_reports(tmp_path):

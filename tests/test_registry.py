@@ -268,7 +268,7 @@ def test_a_builtin_format_is_one_module_declaring_its_place_in_detection(tmp_pat
             "print(d.format_names()); print(detect_format('data.toy').name)")
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path,
                            env={**os.environ, "PYTHONPATH": str(tmp_path)}).stdout.splitlines()
-    assert shown == ["['longmemeval', 'toy', 'locomo', 'atant', 'generic-past', 'generic']", "toy"]
+    assert shown == ["['longmemeval', 'toy', 'locomo', 'realmem', 'atant', 'generic-past', 'generic']", "toy"]
 
 
 def test_every_module_defining_a_format_declares_its_place_in_detection():
@@ -277,6 +277,6 @@ def test_every_module_defining_a_format_declares_its_place_in_detection():
     defines = {m.name for m in pkgutil.iter_modules(package.__path__, "taggraph.datasets.")
                if any(isinstance(node, ast.Assign) and "DatasetFormat(" in ast.unparse(node.value)
                       for node in module_tree(m.name))}
-    assert defines == {"taggraph.datasets." + m for m in ("longmemeval", "locomo", "atant", "generic")}
+    assert defines == {"taggraph.datasets." + m for m in ("longmemeval", "locomo", "realmem", "atant", "generic")}
     assert all(datasets._detect_order(m) is not None for m in defines)
-    assert [f.name for f in datasets.builtin_formats()] == ["longmemeval", "locomo", "atant", "generic-past", "generic"]
+    assert [f.name for f in datasets.builtin_formats()] == ["longmemeval", "locomo", "realmem", "atant", "generic-past", "generic"]

@@ -1,6 +1,6 @@
 """The dataset formats, in one place, and loading a dataset once: `load_cases(path)` -> `Dataset`.
 
-Built in: longmemeval, locomo, atant and generic (your own JSON Lines; `taggraph.datasets.generic`).
+Built in: longmemeval, locomo, realmem, atant and generic (your own JSON Lines; `taggraph.datasets.generic`).
 Each lives in its own module as ``FORMAT``, a `DatasetFormat` (detection, loading, abstention rule and
 gold notes by its loader, own metrics), beside ``DETECT_ORDER``, the module's place in detection order:
 adding a built-in format is adding one module (`builtin_formats`). An installed package
