@@ -194,6 +194,34 @@ def test_compare_page_opens_offline_in_a_browser(runs, tmp_path):
     assert dom.count('class="main-svg"') >= 2 * 3  # plotly drew the intervals and each pair's differences, offline
 
 
+
+# The pairs' first table: its frame's scroll and client widths, each header's text and right edge; the table of every
+# column: whether it is folded away, its column count.
+PAIRS_READ = """var key = document.querySelector("table.summary"), all = document.querySelector("details.all");
+return {scroll: key.parentNode.scrollWidth, width: key.parentNode.clientWidth, window: window.innerWidth,
+        heads: Array.from(key.rows[0].cells).map(function (c) { return [c.textContent, c.getBoundingClientRect().right]; }),
+        folded: !!all && !all.open, allColumns: all ? all.querySelector("table").rows[0].cells.length : 0};"""
+
+
+@pytest.mark.slow
+def test_each_pair_s_key_columns_fit_a_1280_window_and_every_column_is_one_click_away(runs, tmp_path):
+    """compare.html's pairs table was 29 columns, about 1,500 px: at 1280 losses, ties and the tie-order count were
+    off-screen. Now the key columns fit without side-scrolling and 'All 29 columns' opens the rest."""
+    test_browser_subgraph = pytest.importorskip("test_browser_subgraph")
+    if test_browser_subgraph.CHROMIUM is None:
+        pytest.skip("no chromium binary on PATH (Debian: apt-get install -y chromium)")
+    base, tuned = runs
+    out = tmp_path / "cmp"
+    specs = ["1:BM25=2:BM25", "1:TagGraph-Basic=2:TagGraph-Basic", "1:BM25=1:TagGraph-Basic", "2:BM25=2:TagGraph-Basic"]
+    assert runner.invoke(app, ["compare", str(base), str(tuned), *[f"--pair={s}" for s in specs],
+                               "--out", str(out)]).exit_code == 0
+    state, _ = test_browser_subgraph.probe(tmp_path, out / "compare.html", state=PAIRS_READ)
+    assert state["scroll"] <= state["width"], "the pairs table scrolls sideways"
+    heads = dict(state["heads"])
+    for column in ("ΔMRR", "p Holm", "ΔMRR_tieavg", "wins", "losses", "ties", "tie-order places"):
+        assert heads[column] <= state["window"], column
+    assert state["folded"] and state["allColumns"] == 29
+
 def test_holm_and_bh_adjust_by_hand_and_a_missing_test_stays_out():
     p = [0.01, 0.04, 0.03, np.nan, 0.005]
     adjusted = adjusted_p_values(p)

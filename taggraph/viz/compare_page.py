@@ -178,6 +178,9 @@ PAIR_VIEW = {"run_a": "run a", "method_a": "method a", "run_b": "run b", "method
              "ci_high_tieavg": "CI high (tie)", "p_value_tieavg": "p (tie)", "p_holm_tieavg": "p Holm (tie)",
              "p_bh_tieavg": "p BH (tie)", "sig_tieavg": "sig (tie)", "wins": "wins", "losses": "losses",
              "ties": "ties", "tie_order": "tie-order places", "only_a": "only a", "only_b": "only b"}
+# The pairs' columns shown by default: all fit a 1280 px window; every column is one click away (`_pairs_html`).
+PAIR_KEY = ["pair", "n", "MRR a", "MRR b", "ΔMRR", "p Holm", "sig", "ΔMRR_tieavg", "p Holm (tie)", "sig (tie)", "wins",
+            "losses", "ties", "tie-order places"]
 TYPE_VIEW = {**{k: v for k, v in PAIR_VIEW.items() if k in PAIR_COLUMNS}, "question_type": "type", "n": "n",
              "MRR_a": "MRR a", "MRR_b": "MRR b", "diff": "ΔMRR", "ci_low": "CI low", "ci_high": "CI high",
              "p_value": "p", "p_holm": "p Holm", "p_bh": "p BH", "sig": "sig", "diff_tieavg": "ΔMRR_tieavg"}
@@ -193,6 +196,16 @@ def _view(table: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
     for column in [c for c in view if c.startswith(("p_value", "p_holm", "p_bh"))]:
         view[column] = table[column].map(_p_text)
     return view.rename(columns=names)
+
+
+def _pairs_html(pairs: pd.DataFrame) -> str:
+    """The pairs' key columns (`PAIR_KEY`, each pair named 'b − a'), then every column on demand."""
+    view = _view(pairs, PAIR_VIEW)
+    key = view.assign(pair=[_pair_name(p) for p in pairs.to_dict("records")])[PAIR_KEY]
+    return (_table(key, "num summary key")
+            + f"<details class='all'><summary>All {len(view.columns)} columns per pair (runs and methods apart, the "
+              f"95% intervals, p and p BH, each side's tie-aware MRR, only a / only b)</summary>"
+            + _table(view, "num summary") + "</details>")
 
 
 def _runs_html(comparison: Comparison) -> str:
@@ -230,8 +243,9 @@ def compare_html(comparison: Comparison, out: Path, title: str = "taggraph compa
             "has no scores to tie (a run read from ranking files by score or fuse). wins / losses / "
             "ties: questions whose reciprocal rank rose, fell or stayed; tie-order places: questions where either "
             "side's first gold rank rests on tie order. only a / only b: judged questions only one side ranks, "
-            f"left out.</p>{_few_questions(comparison.pairs)}"
-            f"{_table(_view(comparison.pairs, PAIR_VIEW), 'num summary')}"
+            "left out. The table gives each pair's key columns; 'All columns' opens every one.</p>"
+            f"{_few_questions(comparison.pairs)}"
+            f"{_pairs_html(comparison.pairs)}"
             f"{interval}<h2>Per question type</h2><p class='meta'>The same paired test within each question type; "
             "p Holm and p BH adjust over every pair and type tested (– : fewer than 2 questions).</p>"
             f"{_table(_view(comparison.per_type, TYPE_VIEW), 'num summary')}{body}</body></html>")
