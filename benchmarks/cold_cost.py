@@ -62,7 +62,7 @@ def main() -> None:
         if os.waitstatus_to_exitcode(status):
             sys.exit(f"the {name} run failed; see {args.out / f'{name}.log'}")
         rows[name] = (time.time() - runs[name][1], usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1e6)
-    print(f"| run | wall s | CPU s | peak RSS GB |\n|---|---|---|---|")
+    print("| run | wall s | CPU s | peak RSS GB |\n|---|---|---|---|")
     for name, (wall, cpu, rss) in rows.items():
         print(f"| {name} ({args.base if name == 'base' else 'this checkout'}) | {wall:.0f} | {cpu:.0f} | {rss:.2f} |")
     print(f"\nCPU now / base: {rows['now'][1] / rows['base'][1]:.3f}")

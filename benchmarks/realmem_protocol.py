@@ -49,7 +49,7 @@ from taggraph.datasets import load_dataset
 from taggraph.evaluation.significance import paired_test
 from taggraph.experiments.runner import build_store, group_by_growth
 from taggraph.retrieval import make_retriever
-from taggraph.retrieval.fusion import FusionWeights
+from taggraph.retrieval.fusion_signals import FusionWeights
 
 MODE = "zscore"
 FOLDS, SEED = 5, 0

@@ -21,9 +21,10 @@ from taggraph.retrieval import make_retriever
 from taggraph.retrieval.base import question_date
 from taggraph.retrieval.registry import ablations_of
 from taggraph.errors import ConfigError
-from taggraph.retrieval.fusion import (DENSE_CHARS, COMPONENTS, REQUEST_WEIGHTS, SESSION_FEATURES, FusionWeights, Signals,
-                                       TagGraphFusion, _evidence, dense_text, fuse, is_request, normalized, note_day,
-                                       request_text, session_turns, time_features, turn_texts)
+from taggraph.retrieval.fusion import TagGraphFusion
+from taggraph.retrieval.fusion_signals import (DENSE_CHARS, COMPONENTS, REQUEST_WEIGHTS, SESSION_FEATURES, FusionWeights,
+                                               Signals, _evidence, dense_text, fuse, is_request, normalized, note_day,
+                                               request_text, session_turns, time_features, turn_texts)
 from taggraph.text import parse_timestamp
 from taggraph.store import Interaction, MemoryStore
 

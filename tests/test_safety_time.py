@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from taggraph.errors import ConfigError
-from taggraph.retrieval.fusion import window_label
+from taggraph.retrieval.fusion_signals import window_label
 from taggraph.text import parse_datetime, parse_timestamp
 from taggraph.retrieval.time_expressions import EPOCH, question_windows
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from taggraph.datasets import load_dataset
 from taggraph.retrieval.embeddings import SentenceTransformerEmbedder
-from taggraph.retrieval.fusion import DENSE_CHARS
+from taggraph.retrieval.fusion_signals import DENSE_CHARS
 
 Encode = tuple[Callable[[list[str]], np.ndarray], Callable[[str], np.ndarray]]  # (passages, one query)
 
