@@ -119,6 +119,12 @@ def test_the_readme_stays_short():
     assert len(README.read_text(encoding="utf-8").splitlines()) <= 300
 
 
+def test_no_library_module_grows_past_600_lines():
+    long = {str(p.relative_to(REPO)): n for p in (REPO / "taggraph").rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 600}
+    assert not long, f"split these by concern: {long}"
+
+
 @pytest.mark.parametrize("page", [README, *sorted((REPO / "docs").glob("*.md"))], ids=lambda p: p.name)
 def test_no_page_cites_the_issue_tracker(page):
     assert not re.findall(r"\bissues? #?\d+", page.read_text(encoding="utf-8"), re.I)
