@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import typer
+from typer.testing import CliRunner
 
 import taggraph as tg
 from taggraph.cli import app
@@ -143,3 +144,16 @@ def test_benchmarks_readme_lists_every_script():
     scripts = [p.relative_to(REPO / "benchmarks").as_posix() for p in (REPO / "benchmarks").rglob("*.py")]
     unlisted = [s for s in scripts if f"`{s}`" not in listing]
     assert scripts and not unlisted, f"benchmarks/README.md: add a row for {unlisted} (what it reproduces, current or history)"
+
+
+def test_the_readme_demo_table_is_what_bench_prints(tmp_path):
+    block = re.search(r"^```\n( +method  n .*?)\n\nrun folder: runs/demo\n```", README.read_text(encoding="utf-8"),
+                      re.S | re.M)
+    assert block, "the README's `make demo` output block is gone"
+    result = CliRunner().invoke(app, ["bench", "--miss-pages", "0", "--out", str(tmp_path / "demo")])
+    assert result.exit_code == 0, result.output
+    printed = result.stdout.splitlines()
+    shown = [line.removesuffix(" ...") for line in block.group(1).splitlines()]
+    assert len(shown) == len(printed) - 2  # bench's rows, then a blank line and the run folder line
+    for readme_line, bench_line in zip(shown, printed):
+        assert bench_line.startswith(readme_line), f"README: {readme_line!r}\nbench:  {bench_line!r}"
