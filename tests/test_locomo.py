@@ -174,3 +174,18 @@ def test_a_turn_without_text_or_image_is_warned_of(tmp_path):
     [empty] = [w for w in loaded.warnings if w.kind == "empty_text"]
     assert empty.first == ("conv-t1 session_1[2] (D1:3)",)
     assert "locomo.json: 1 turns have an empty text and no image" in empty.message
+
+
+def test_a_repeated_dia_id_is_warned_of_and_evidence_counts_its_first_turn(tmp_path):
+    """A dia_id written on two turns mapped evidence to the later turn's note, silently."""
+    import taggraph as tg
+
+    data = json.loads(TINY.read_text())
+    data[0]["conversation"]["session_1"][4]["dia_id"] = "D1:2"  # Olu's reply to D1:4 repeats Olu's reply to D1:1
+    data[0]["qa"][0]["evidence"] = ["D1:2"]
+    with pytest.warns(UserWarning):
+        loaded = tg.load(_written(tmp_path, data))
+    assert loaded.cases[0].gold_note_ids == ["D1:1"]
+    [repeated] = [w for w in loaded.warnings if w.kind == "dia_id_repeated"]
+    assert repeated.first == ("conv-t1 session_1[4] (D1:2)",)
+    assert "locomo.json: 1 turns repeat a dia_id of their conversation" in repeated.message

@@ -53,6 +53,7 @@ class LocomoCase(Case):
     retyped_evidence: list[str] = field(default_factory=list)  # as written: 'D:<n>:<i>' read as D<n>:<i>
     unreadable_evidence: list[str] = field(default_factory=list)  # as written: no dia_id read from it
     empty_turns: list[str] = field(default_factory=list)  # its conversation's turns without text or image
+    repeated_dia_ids: list[str] = field(default_factory=list)  # its conversation's dia_ids written on two turns
 
 
 def dia_ids(text: str) -> list[str]:
@@ -94,12 +95,16 @@ def numbered_keys(conv: dict, pattern: re.Pattern, where: str) -> dict[int, str]
     return keys
 
 
-def conversation_notes(sample_id: str, conv: dict, where: str) -> tuple[list[Interaction], dict[str, str], list[str]]:
-    """(interactions in order, dia_id -> note id, the turns without text or image) of one conversation."""
+def conversation_notes(sample_id: str, conv: dict,
+                       where: str) -> tuple[list[Interaction], dict[str, str], list[str], list[str]]:
+    """(interactions in order, dia_id -> note id, the turns without text or image, the dia_ids written on more
+    than one turn) of one conversation; evidence naming a repeated dia_id counts its first turn."""
     dates = numbered_keys(conv, _SESSION_DATE, where)
     interactions: list[Interaction] = []
     note_of: dict[str, str] = {}
     empty: list[str] = []
+    seen: set[str] = set()
+    repeated: list[str] = []
     for n, key in sorted(numbered_keys(conv, _SESSION, where).items()):
         turns = conv[key]
         if not isinstance(turns, list):
@@ -112,23 +117,27 @@ def conversation_notes(sample_id: str, conv: dict, where: str) -> tuple[list[Int
             speaker, dia, text = _turn_text(turn, f"{where}: {key}[{i}]")
             if not turn["text"].strip() and not turn.get("blip_caption"):
                 empty.append(f"{sample_id} {key}[{i}] ({dia})")
+            if dia in seen:
+                repeated.append(f"{sample_id} {key}[{i}] ({dia})")
+            seen.add(dia)
             if pending is None:
                 pending = (speaker, dia, text)
                 continue
             if speaker == pending[0]:
                 interactions.append(Interaction(sid, pending[2], "", date, pending[1]))
-                note_of[pending[1]] = pending[1]
+                note_of.setdefault(pending[1], pending[1])
                 pending = (speaker, dia, text)
             else:
                 interactions.append(Interaction(sid, pending[2], text, date, pending[1]))
-                note_of[pending[1]] = note_of[dia] = pending[1]
+                note_of.setdefault(pending[1], pending[1])
+                note_of.setdefault(dia, pending[1])
                 pending = None
         if pending is not None:
             interactions.append(Interaction(sid, pending[2], "", date, pending[1]))
-            note_of[pending[1]] = pending[1]
+            note_of.setdefault(pending[1], pending[1])
     if not interactions:
         raise DatasetError(f"{where}: the conversation has no session_<n> turns")
-    return interactions, note_of, empty
+    return interactions, note_of, empty, repeated
 
 
 def asked_after(interactions: list[Interaction]) -> str:
@@ -149,7 +158,7 @@ def parse_sample(sample, where: str) -> list[LocomoCase]:
             raise DatasetError(f"{where}: missing or malformed field '{key}'")
     sample_id = str(sample["sample_id"])
     where = f"{where} (sample_id {sample_id!r})"
-    interactions, note_of, empty = conversation_notes(sample_id, sample["conversation"], where)
+    interactions, note_of, empty, repeated = conversation_notes(sample_id, sample["conversation"], where)
     session_of = {i.note_id: i.session_id for i in interactions}
     asked = asked_after(interactions)
     cases = []
@@ -174,7 +183,8 @@ def parse_sample(sample, where: str) -> list[LocomoCase]:
             adversarial_answer=str(qa.get("adversarial_answer", "")),
             unresolved_evidence=[d for d in found if d not in note_of],
             retyped_evidence=[e for e, (_, retyped, _) in read.items() if retyped],
-            unreadable_evidence=[e for e, (_, _, unread) in read.items() if unread], empty_turns=empty))
+            unreadable_evidence=[e for e, (_, _, unread) in read.items() if unread], empty_turns=empty,
+            repeated_dia_ids=repeated))
     return cases
 
 
@@ -199,8 +209,8 @@ def detect(path: Path) -> bool:
 
 def load(path: Path, limit: int | None = None) -> tuple[list[LocomoCase], list]:
     """`load_locomo`, with a DataWarning for questions whose evidence names no turn of their conversation,
-    one for evidence read from the 'D:<n>:<i>' typo, one for evidence with no readable dia_id and one for turns
-    without text or image."""
+    one for evidence read from the 'D:<n>:<i>' typo, one for evidence with no readable dia_id, one for turns
+    without text or image and one for dia_ids written on two turns."""
     cases = load_locomo(path, limit)
     unresolved = [c.case_id for c in cases if c.unresolved_evidence]
     retyped = [f"{c.case_id} ({e!r})" for c in cases for e in c.retyped_evidence]
@@ -208,6 +218,7 @@ def load(path: Path, limit: int | None = None) -> tuple[list[LocomoCase], list]:
     undated = [c.case_id for c in cases if c.asked_on is None]  # a conversation without a readable session date
     conversations = {c.sample_id: c.interactions for c in cases}.values()  # its questions share its turns
     empty = [turn for turns in {c.sample_id: c.empty_turns for c in cases}.values() for turn in turns]
+    repeated = [turn for turns in {c.sample_id: c.repeated_dia_ids for c in cases}.values() for turn in turns]
     unread = sorted({f"{i.session_id} ({i.timestamp[:30]!r})" for turns in conversations for i in turns
                      if i.timestamp.strip() and parse_note_date(i.timestamp) is None})
     return cases, (data_warning("evidence_not_found", "questions name evidence that is no turn of their "
@@ -221,7 +232,9 @@ def load(path: Path, limit: int | None = None) -> tuple[list[LocomoCase], list]:
                                   "May, 2023\", ISO 8601): their notes count as undated for the time rules", unread,
                                   path)
                    + data_warning("empty_text", "turns have an empty text and no image: their notes hold only the "
-                                  "speaker's name", empty, path))
+                                  "speaker's name", empty, path)
+                   + data_warning("dia_id_repeated", "turns repeat a dia_id of their conversation: evidence naming "
+                                  "it counts the first turn that has it", repeated, path))
 
 
 DETECT_ORDER = 20  # this module's place in format detection (after LongMemEval: a JSON list of LoCoMo conversations)
