@@ -259,3 +259,11 @@ def test_deeply_nested_json_values_are_one_line_errors():
     for depth in (40, 1000, 100_000):
         with pytest.raises(ConfigError, match="nested more than 32 levels"):
             parse_value("[" * depth + "]" * depth)
+
+
+@pytest.mark.parametrize("name", ["n", "k", "question_type", "question_id"])
+def test_register_method_refuses_a_report_column_name(broken, name):
+    """A method named "n" registered, then crashed bench's report ("cannot insert n, already exists")."""
+    cls = registry.method("BM25").cls()
+    with pytest.raises(ConfigError, match=f"cannot register method name '{name}': the report's tables have"):
+        tg.register_method(name, cls)

@@ -171,12 +171,18 @@ def register_method(name: str, cls: type | str | None = None, *, ablation_of: st
     return cls
 
 
+TABLE_COLUMNS = ("question_id", "question_type", "n", "k")  # the report's per-question and per-type rows
+
+
 def _check_name(name: Any) -> None:
-    """ConfigError unless `name` can be given to --methods and --param: not empty, no ',', '.', '=' or spaces
-    at its ends."""
+    """ConfigError unless `name` can be given to --methods and --param (not empty, no ',', '.', '=' or spaces
+    at its ends) and heads a column of the report's tables beside their own (`TABLE_COLUMNS`)."""
     if not isinstance(name, str) or not name.strip() or name != name.strip() or any(c in name for c in ",.="):
         raise ConfigError(f"cannot register method name {name!r}: use a non-empty name without ',', '.', '=' or "
                           f"spaces at its ends (it is written in --methods A,B and --param NAME.KEY=VALUE)")
+    if name in TABLE_COLUMNS:
+        raise ConfigError(f"cannot register method name {name!r}: the report's tables have a column of that name "
+                          f"beside one per method ({', '.join(TABLE_COLUMNS)}); pick another name")
 
 
 def _redefines(old: type | str, new: type | str) -> bool:
