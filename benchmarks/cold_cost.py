@@ -7,7 +7,8 @@ Both runs start from an empty cache (`TAGGRAPH_CACHE` of their own), one worker 
 machine at the same time (one core and one thread each), so the load of the machine weighs on both alike. The earlier commit is
 checked out with `git worktree` and imported ahead of this checkout (`PYTHONPATH`), in the same venv. Printed:
 wall and CPU seconds (user + system, from `os.wait4`) and peak RSS of each, their ratio, and whether the two runs
-rank every question alike (`taggraph compare` of the two run folders).
+rank every question alike (`taggraph compare` of the two run folders). `--param` sets a method parameter in this
+checkout's run only (a switch the earlier commit lacks).
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ def start(name: str, source: Path, args: argparse.Namespace) -> tuple[subprocess
                "--workers", "1", "--miss-pages", "0", "--force", "--out", str(args.out / name)]
     if args.limit:
         command += ["--limit", str(args.limit)]
+    if name == "now":
+        command += [arg for param in args.param for arg in ("--param", param)]
     log = open(args.out / f"{name}.log", "w")
     return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=source), time.time()
 
@@ -47,6 +50,8 @@ def main() -> None:
     parser.add_argument("--base", default="3c7aa44", help="the earlier commit")
     parser.add_argument("--methods", default="BM25,TagGraph-Fusion")
     parser.add_argument("--limit", type=int, default=0, help="the first N questions only (0: all)")
+    parser.add_argument("--param", action="append", default=[],
+                        help="METHOD.KEY=VALUE for this checkout's run only, e.g. TagGraph-Fusion.embedder=minilm-int8")
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "cold_cost")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
