@@ -174,6 +174,22 @@ def test_a_request_is_scored_by_meaning_over_every_note():
     assert "a request for suggestions" in reason
 
 
+def test_a_request_pool_embeds_whole_turns_only_for_the_notes_nearest_by_user_turn():
+    rows = HAND_ROWS + [(f"x{i}", f"Filler chat number {i} about rainy weather.", "Ok.", {}) for i in range(12)]
+    store = make_store(rows)
+    text = "Any tips for rainy weather?"
+    every = fusion(store, embedder=BagOfWords(), pool=1).score(text)
+    assert fusion(store, embedder=BagOfWords(), pool=1, request_pool=len(rows)).score(text) == pytest.approx(every)
+    emb = BagOfWords()
+    r = fusion(store, embedder=emb, pool=1, request_pool=3)
+    ev = r.signals(text)
+    assert ev.request and len(r.request_vectors) == 3  # whole turns embedded for 3 notes, not all 17
+    assert [dense_text(n) for n in store.notes] in emb.calls  # the first stage: every note's user turn
+    nearest = sorted(range(len(rows)), key=lambda i: -float(r.vectors[i] @ r._query_vector(text)))[:3]
+    assert set(r.request_vectors) == set(nearest)
+    assert np.isnan(ev.raw[[i for i in range(len(rows)) if i not in nearest], 2]).all()  # no cosine outside
+
+
 def test_incremental_add_equals_batch_build():
     batch = fusion(dated_store())
     store = MemoryStore("t")

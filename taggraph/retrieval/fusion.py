@@ -123,6 +123,9 @@ class TagGraphFusion(Retriever):
         # "minilm-static" (BENCHMARKS.md 22: the dense parts miss what no lexical list holds); None: as before
         pool_reader: str | Embedder | None = None
         reader_pool: Annotated[int, Field(ge=1)] = POOL
+        # a request's first stage (`_request_dense`): None, every note's whole turn is embedded (as OpenClaw reads
+        # them); N, only the N notes whose user turn is nearest the request (BENCHMARKS.md 36: a cheaper cold run)
+        request_pool: Annotated[int, Field(ge=1)] | None = None
 
     # components that act only through their weight: at weight 0 their ablation has nothing to remove (the dense
     # part, also at weight 0, still seeds the pool and PPR); read by the ablation verdicts
@@ -275,6 +278,16 @@ class TagGraphFusion(Retriever):
         out[pool] = [float(vectors[i] @ q) for i in pool]
         return out
 
+    def _request_dense(self, text: str) -> np.ndarray:
+        """A request's dense part: the cosine to every note's whole turn or, with `request_pool`, to the whole
+        turns of the `request_pool` notes whose user turn (the pool's vectors, reused) is nearest (NaN elsewhere)."""
+        every = list(range(len(self.store.notes)))
+        if self.params.request_pool is None:
+            return self._dense(text, every, request=True)
+        cosines = self._dense(text, every)
+        nearest = np.argsort(-np.nan_to_num(cosines, nan=-np.inf), kind="stable")[:self.params.request_pool]
+        return self._dense(text, sorted(int(i) for i in nearest), request=True)
+
     def _chunks(self, text: str, pool: list[int]) -> np.ndarray:
         """Best cosine of the query to each pool note's chunks (NaN outside the pool)."""
         out = np.full(len(self.store.notes), np.nan)
@@ -353,7 +366,7 @@ class TagGraphFusion(Retriever):
         pool_ids = sorted(pool)
         request = self.params.requests and self.embedder is not None and is_request(text)
         if self.embedder is not None:
-            put("dense", self._dense(text, list(range(n)), request=True) if request else self._dense(text, pool_ids))
+            put("dense", self._request_dense(text) if request else self._dense(text, pool_ids))
         if self.graph is not None and n:
             seed = np.zeros(n)
             seed[pool_ids] = lexical[pool_ids] + cols[pool_ids, 2]
