@@ -51,17 +51,22 @@ def realmem_tuning(folder: Path, out: Path) -> Path:
     return links
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--embedder", default="minilm-int8")
+def dev_sets(parser: argparse.ArgumentParser) -> tuple[argparse.Namespace, dict[str, Path]]:
+    """The parsed options, with the three dev sets' options added, and {name: data path} of the three."""
     parser.add_argument("--longmemeval", type=Path, required=True)
     parser.add_argument("--locomo", type=Path, required=True)
     parser.add_argument("--realmem", type=Path, required=True, help="the realmem folder (tuning personas read)")
     parser.add_argument("--out", type=Path, default=Path("/tmp/embedder_check"))
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    sets = {"LongMemEval-S dev": args.longmemeval, "LoCoMo dev": args.locomo,
-            "RealMem tuning": realmem_tuning(args.realmem, args.out)}
+    return args, {"LongMemEval-S dev": args.longmemeval, "LoCoMo dev": args.locomo,
+                  "RealMem tuning": realmem_tuning(args.realmem, args.out)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--embedder", default="minilm-int8")
+    args, sets = dev_sets(parser)
     rows, neutral = [], True
     for name, data in sets.items():
         key = name.split()[0].lower()

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from embedder_check import FUSION, TOLERANCE, bench, realmem_tuning
+from embedder_check import FUSION, TOLERANCE, bench, dev_sets
 from taggraph.retrieval.fusion_signals import is_request
 
 EMBEDDER = "minilm-int8"
@@ -39,14 +39,7 @@ def fusion_rows(run: Path) -> pd.DataFrame:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--request-pool", type=int, default=30)
-    parser.add_argument("--longmemeval", type=Path, required=True)
-    parser.add_argument("--locomo", type=Path, required=True)
-    parser.add_argument("--realmem", type=Path, required=True, help="the realmem folder (tuning personas read)")
-    parser.add_argument("--out", type=Path, default=Path("/tmp/embedder_check"))
-    args = parser.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
-    sets = {"LongMemEval-S dev": args.longmemeval, "LoCoMo dev": args.locomo,
-            "RealMem tuning": realmem_tuning(args.realmem, args.out)}
+    args, sets = dev_sets(parser)
     rows, requests, neutral = [], [], True
     for name, data in sets.items():
         key = name.split()[0].lower()
