@@ -26,7 +26,7 @@ Same spaCy pipeline, rules, disk cache and batching as ``offline``
 
 from __future__ import annotations
 
-from functools import cached_property
+from functools import cached_property, lru_cache
 from importlib.metadata import version
 
 from taggraph.extraction.lexicon import ANCHORS, LEXFILE_CATEGORY, lexicon
@@ -104,6 +104,13 @@ def _activity_word(tok) -> str | None:
     return f"{lexicon().prefix(word)}/{word}" if category in ACTIVITIES else None
 
 
+@lru_cache(maxsize=1 << 16)  # pure over the bundled WordNet: a word is looked up once per process
+def _head(word: str) -> str:
+    """The WordNet lemma of a unit's last word, singular (``poodles`` -> ``poodle``)."""
+    return lexicon().lemma(singular(word))
+
+
+@lru_cache(maxsize=1 << 16)
 def _species(unit: str) -> str | None:
     """``shiba_inu`` -> ``dog``; ``corgi`` -> ``dog`` (through WordNet); None if not a breed."""
     if unit in BREEDS:
@@ -115,15 +122,15 @@ def _species(unit: str) -> str | None:
 
 def _pets(toks: list, cand: _Candidates, used: set[int]) -> None:
     """Breeds and pet species with their names: "adopted a Shiba Inu named Miso"."""
+    lowers, alpha = [t.lower_ for t in toks], [t.is_alpha for t in toks]  # read once, not once per unit length
     i = 0
     while i < len(toks):
         found = None
         for n in range(MAX_UNIT, 0, -1):
-            span = toks[i:i + n]
-            if len(span) < n or not all(t.is_alpha for t in span):
+            if i + n > len(toks) or not all(alpha[i:i + n]):
                 continue
-            unit = "_".join([t.lower_ for t in span[:-1]] + [lexicon().lemma(singular(span[-1].lower_))])
-            species = SPECIES.get(unit) if n == 1 and span[0].pos_ == "NOUN" else None
+            unit = "_".join(lowers[i:i + n - 1] + [_head(lowers[i + n - 1])])
+            species = SPECIES.get(unit) if n == 1 and toks[i].pos_ == "NOUN" else None
             if species or (species := _species(unit)):
                 found = (n, unit, species)
                 break
