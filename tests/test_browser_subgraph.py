@@ -327,13 +327,21 @@ def test_a_drawing_that_changes_size_is_fitted_again_until_the_reader_zooms(run_
     # the reader clicks a note that is not the one the side panel opened on: a resize keeps it explained
     title = lambda: page.js('document.getElementById("why-title").textContent')  # noqa: E731
     opened = title()
-    node, x, y = json.loads(page.js("""JSON.stringify((function () {
-      var n = nodes.get({filter: function (n) { return n.kind === "file" && !n.goldRank[select.value]; }})[0];
-      var p = network.canvasToDOM(network.getPosition(n.id)), r = document.getElementById("graph").getBoundingClientRect();
-      return [n.id, r.left + p.x, r.top + p.y]; })())"""))
-    for kind in ("mousePressed", "mouseReleased"):
-        page.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
-    clicked = wait_for(lambda: (t := title()) != opened and t, 10, "the clicked note in the side panel")
+    def click_note() -> str:
+        """Click the first non-gold note where it is drawn now (a click is sent again on each poll: under load the
+        drawing may still be settling when the first one lands); its id."""
+        node, x, y = json.loads(page.js("""JSON.stringify((function () {
+          var n = nodes.get({filter: function (n) { return n.kind === "file" && !n.goldRank[select.value]; }})[0];
+          var p = network.canvasToDOM(network.getPosition(n.id)), r = document.getElementById("graph").getBoundingClientRect();
+          return [n.id, r.left + p.x, r.top + p.y]; })())"""))
+        for kind in ("mousePressed", "mouseReleased"):
+            page.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
+        return node
+
+    clicks = []
+    clicked = wait_for(lambda: (t := title()) != opened and t or clicks.append(click_note()), 30,
+                       "the clicked note in the side panel")
+    node = clicks[-1]
     assert clicked.startswith(node[len("file:"):] + " · ")
     viewport(900)
     wait_for(lambda: fit()["w"] < 700 and not fit()["out"], 10, "the drawing fitted again")
