@@ -318,6 +318,12 @@ def _minilm_tokenizer(path: str):
         return AutoTokenizer.from_pretrained(path, local_files_only=True)
 
 
+@lru_cache(maxsize=2)
+def _max_seq_length(path: str) -> int:
+    """The word pieces the sentence-transformers model at `path` reads (read once per process)."""
+    return json.loads((Path(path) / "sentence_bert_config.json").read_text())["max_seq_length"]
+
+
 @EMBEDDERS.builtin("minilm-int8")
 class Int8MiniLM(Embedder):
     """The bundled all-MiniLM-L6-v2 with 8-bit weights (one scale per output channel) run by onnxruntime: about
@@ -342,7 +348,7 @@ class Int8MiniLM(Embedder):
     def _embed(self, texts: list[str]) -> np.ndarray:
         source = _bundled_minilm_path()
         tokenizer, session = _minilm_tokenizer(source), _onnx_session(str(self.model_file()))
-        cut = json.loads((Path(source) / "sentence_bert_config.json").read_text())["max_seq_length"]
+        cut = _max_seq_length(source)
         out = np.zeros((len(texts), session.get_outputs()[0].shape[1]), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))  # like lengths in one pass: little padding
         for start in range(0, len(order), FORWARD_BATCH):

@@ -40,7 +40,7 @@ other words than the request's, so the lexical pool rarely holds it. The dense c
 scores every note's raw turn (`request_text`: user and assistant, as OpenClaw embeds it, not
 just the user turn), and the note's score is OpenClaw's mix (paper, appendix E), ``0.7 dense +
 0.3 raw-turn BM25`` (`REQUEST_WEIGHTS`, not fitted). This costs one MiniLM pass per note of the
-store for the first request asked of it.
+store for the first request asked of it (`request_pool` narrows it to the nearest notes by user turn).
 
 Switches ``graph``, ``dense``, ``raw_turns``, ``session``, ``time``, ``requests``, ``stems``,
 ``chunks``, ``coverage`` and ``agreement`` remove one component each (registry ablations).
@@ -72,11 +72,10 @@ from taggraph.retrieval.base import DEVICE, EMBEDDER, Component, Evidence, Retri
 from taggraph.retrieval.bm25 import BM25
 from taggraph.retrieval.bm25_stem import BM25Stem
 from taggraph.retrieval.embeddings import Embedder, get_embedder
-from taggraph.text import days
 from taggraph.retrieval.index import raw_term_index
 from taggraph.retrieval.registry import METHODS
 from taggraph.retrieval.time_expressions import SPAN_TOLERANCE, Window, as_of, question_anchors, question_windows
-from taggraph.text import MAX_QUERY_CHARS
+from taggraph.text import MAX_QUERY_CHARS, days
 from taggraph.retrieval.fusion_signals import (COMPONENTS, DENSE_CHARS, DENSE_LIKE, POOL, SESSION_FEATURES,
                                                SPEAKER_SHARE, TIME_FEATURES, TURN_COLUMNS, TURN_PARTS, _evidence, _top,
                                                dense_text, fuse, fused_parts, FusionWeights, is_request, normalized,

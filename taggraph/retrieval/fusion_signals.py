@@ -11,9 +11,8 @@ import numpy as np
 
 from taggraph.notes import Note
 from taggraph.retrieval.bm25_stem import BM25Stem
-from taggraph.text import chunk_text, days, parse_note_date
 from taggraph.retrieval.time_expressions import Window, as_of
-from taggraph.text import MAX_QUERY_CHARS
+from taggraph.text import MAX_QUERY_CHARS, chunk_text, days, parse_note_date
 
 
 COMPONENTS = ("note_bm25", "raw_bm25", "dense", "graph", "note_stem", "raw_stem", "chunks", "turns", "speaker")
@@ -94,7 +93,7 @@ class Signals:
     sessions: np.ndarray    # session code of each note
     components: np.ndarray  # (n, len(COMPONENTS)), each column normalized per query (`normalized`)
     time: np.ndarray        # (n, len(TIME_FEATURES)), each in [0, 1]
-    request: bool = False   # a request: dense over every note's raw turn, scored with REQUEST_WEIGHTS
+    request: bool = False   # a request: dense over the notes' raw turns, scored with REQUEST_WEIGHTS
     session_features: np.ndarray | None = None  # (n, len(SESSION_FEATURES)): the note's session's, in [0, 1]
     raw: np.ndarray | None = None  # (n, len(COMPONENTS)) before normalization; NaN: no evidence
 
