@@ -189,3 +189,26 @@ def test_a_repeated_dia_id_is_warned_of_and_evidence_counts_its_first_turn(tmp_p
     [repeated] = [w for w in loaded.warnings if w.kind == "dia_id_repeated"]
     assert repeated.first == ("conv-t1 session_1[4] (D1:2)",)
     assert "locomo.json: 1 turns repeat a dia_id of their conversation" in repeated.message
+
+
+def test_a_repeated_dia_id_opening_a_note_is_numbered_apart_and_benched(tmp_path):
+    """The warning said the repeat was handled, then the run died with "duplicate note id 'D1:1'"."""
+    import taggraph as tg
+
+    data = json.loads(TINY.read_text())
+    data[0]["conversation"]["session_1"][2]["dia_id"] = "D1:1"  # Mara's next note repeats her first note's dia_id
+    with pytest.warns(UserWarning, match="turns repeat a dia_id"):
+        loaded = tg.load(_written(tmp_path, data))
+    notes = [i.note_id for i in loaded.cases[0].interactions if i.session_id == "conv-t1:session_1"]
+    assert notes == ["D1:1", "D1:1#2", "D1:4"]
+    assert run_bench([c for c in loaded if c.sample_id == "conv-t1"], ["BM25"], extractor="none").rankings.shape[0] == 6
+
+
+@pytest.mark.parametrize("key", ["session_3 ", "Session_3", "session_3_date_time "])
+def test_a_session_key_in_no_form_read_is_refused_naming_it(tmp_path, key):
+    """'session_3 ' (a stray space) was dropped with its turns, without a word, when no question cited them."""
+    data = json.loads(TINY.read_text())
+    data[0]["conversation"][key] = data[0]["conversation"]["session_2"]
+    with pytest.raises(DatasetError) as err:
+        load_locomo(_written(tmp_path, data))
+    assert f"sample 0 (sample_id 'conv-t1'): field 'conversation': key {key!r} is neither" in str(err.value)

@@ -13,8 +13,9 @@ prefixed with its speaker); a turn followed by one of the same speaker is a note
 alone. A shared image adds ``[image: <blip_caption>]`` to its turn's text. Note
 id = dia_id of the note's first turn; session id = ``"<sample_id>:session_<n>"``.
 Sessions are read in numeric order, each dated by the ``session_<n>_date_time`` of its number; two keys
-naming one number (``session_01`` beside ``session_1``) are refused, as is a repeated ``sample_id``. A turn
-with neither text nor image is warned of.
+naming one number (``session_01`` beside ``session_1``) are refused, as is a key naming a session in another
+form (``"session_3 "``) and a repeated ``sample_id``. A turn with neither text nor image is warned of, and so is
+a dia_id written on two turns (a note the second opens is ``D<n>:<i>#2``).
 
 One `LocomoCase` per question. Relevant notes (``gold_note_ids``) are the notes
 holding an evidence dia_id; ``gold_session_ids`` their sessions. Evidence is
@@ -98,19 +99,32 @@ def numbered_keys(conv: dict, pattern: re.Pattern, where: str) -> dict[int, str]
 def conversation_notes(sample_id: str, conv: dict,
                        where: str) -> tuple[list[Interaction], dict[str, str], list[str], list[str]]:
     """(interactions in order, dia_id -> note id, the turns without text or image, the dia_ids written on more
-    than one turn) of one conversation; evidence naming a repeated dia_id counts its first turn."""
+    than one turn) of one conversation; evidence naming a repeated dia_id counts its first turn. A key naming a
+    session in no form read ('session_3 ', 'Session_3') is refused: its turns would be left out."""
+    stray = [k for k in conv if "session" in k.lower() and not (_SESSION.fullmatch(k) or _SESSION_DATE.fullmatch(k))]
+    if stray:
+        raise DatasetError(f"{where}: field 'conversation': key {stray[0]!r} is neither session_<n> nor "
+                           f"session_<n>_date_time; rename it (its session would be left out)")
     dates = numbered_keys(conv, _SESSION_DATE, where)
     interactions: list[Interaction] = []
     note_of: dict[str, str] = {}
     empty: list[str] = []
     seen: set[str] = set()
     repeated: list[str] = []
+    opened: dict[str, int] = {}  # dia_id -> the notes it opens so far
+
+    def note(speaker: str, dia: str, text: str) -> tuple[str, str, str, str]:
+        """A note opened by a turn: (speaker, dia_id, text, note id), the id `D<n>:<i>#<k>` for the k-th note a
+        repeated dia_id opens."""
+        opened[dia] = opened.get(dia, 0) + 1
+        return speaker, dia, text, dia if opened[dia] == 1 else f"{dia}#{opened[dia]}"
+
     for n, key in sorted(numbered_keys(conv, _SESSION, where).items()):
         turns = conv[key]
         if not isinstance(turns, list):
             raise DatasetError(f"{where}: field '{key}' must be a list of turns")
         sid, date = f"{sample_id}:session_{n}", str(conv.get(dates.get(n), ""))
-        pending: tuple[str, str, str] | None = None
+        pending: tuple[str, str, str, str] | None = None
         for i, turn in enumerate(turns):
             if not isinstance(turn, dict):
                 raise DatasetError(f"{where}: {key}[{i}] must be an object")
@@ -120,21 +134,17 @@ def conversation_notes(sample_id: str, conv: dict,
             if dia in seen:
                 repeated.append(f"{sample_id} {key}[{i}] ({dia})")
             seen.add(dia)
-            if pending is None:
-                pending = (speaker, dia, text)
-                continue
-            if speaker == pending[0]:
-                interactions.append(Interaction(sid, pending[2], "", date, pending[1]))
-                note_of.setdefault(pending[1], pending[1])
-                pending = (speaker, dia, text)
-            else:
-                interactions.append(Interaction(sid, pending[2], text, date, pending[1]))
-                note_of.setdefault(pending[1], pending[1])
-                note_of.setdefault(dia, pending[1])
+            if pending is not None and speaker != pending[0]:
+                interactions.append(Interaction(sid, pending[2], text, date, pending[3]))
+                note_of.setdefault(dia, pending[3])
                 pending = None
+                continue
+            if pending is not None:
+                interactions.append(Interaction(sid, pending[2], "", date, pending[3]))
+            pending = note(speaker, dia, text)
+            note_of.setdefault(dia, pending[3])
         if pending is not None:
-            interactions.append(Interaction(sid, pending[2], "", date, pending[1]))
-            note_of.setdefault(pending[1], pending[1])
+            interactions.append(Interaction(sid, pending[2], "", date, pending[3]))
     if not interactions:
         raise DatasetError(f"{where}: the conversation has no session_<n> turns")
     return interactions, note_of, empty, repeated
@@ -234,7 +244,8 @@ def load(path: Path, limit: int | None = None) -> tuple[list[LocomoCase], list]:
                    + data_warning("empty_text", "turns have an empty text and no image: their notes hold only the "
                                   "speaker's name", empty, path)
                    + data_warning("dia_id_repeated", "turns repeat a dia_id of their conversation: evidence naming "
-                                  "it counts the first turn that has it", repeated, path))
+                                  "it counts the first turn that has it (a note a later one opens is "
+                                  "'D<n>:<i>#2')", repeated, path))
 
 
 DETECT_ORDER = 20  # this module's place in format detection (after LongMemEval: a JSON list of LoCoMo conversations)
