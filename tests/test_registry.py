@@ -11,9 +11,12 @@ import pkgutil
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
 import pytest
+from pydantic import Field
 
 from taggraph.datasets import generic, get_format
 from taggraph.datasets import registry as datasets
@@ -23,8 +26,8 @@ from taggraph.extraction.llm import OllamaExtractor
 from taggraph.extraction.registry import EXTRACTORS, backend
 from taggraph.registry import Registry, load_attr, module_tree, with_registered
 from taggraph.retrieval.embeddings import EMBEDDERS, StaticEmbedder, get_embedder
-from taggraph.retrieval.base import Component
-from taggraph.retrieval.registry import METHODS, ablations_of, components
+from taggraph.retrieval.base import Component, Retriever
+from taggraph.retrieval.registry import METHODS, ablations_of, components, register_method
 
 REPO = Path(__file__).resolve().parent.parent
 GROUP = "taggraph.test_widgets"
@@ -280,3 +283,31 @@ def test_every_module_defining_a_format_declares_its_place_in_detection():
     assert defines == {"taggraph.datasets." + m for m in ("longmemeval", "locomo", "realmem", "atant", "generic")}
     assert all(datasets._detect_order(m) is not None for m in defines)
     assert [f.name for f in datasets.builtin_formats()] == ["longmemeval", "locomo", "realmem", "atant", "generic-past", "generic"]
+
+
+class Pooled(Retriever):
+    """A method with an optional bounded count."""
+
+    @dataclass(frozen=True)
+    class Params:
+        pool: Annotated[int, Field(ge=1)] | None = None
+        switch: bool | None = None
+
+    def add(self, note):
+        pass
+
+    def score(self, text, *, asked_on=None):
+        return {}
+
+
+def test_an_optional_number_refuses_a_switch_and_shows_its_type_and_range(monkeypatch):
+    monkeypatch.setattr(METHODS, "_registered", {})
+    register_method("Pooled", Pooled)
+    pooled = METHODS.get("Pooled")
+    with pytest.raises(ConfigError, match="parameter 'pool' must be int or None, got True"):
+        pooled.params(pool=True)
+    with pytest.raises(ConfigError, match="parameter 'switch' must be bool or None, got 1"):
+        pooled.params(switch=1)
+    assert pooled.params(pool=3).pool == 3 and pooled.params(pool=None).pool is None
+    assert [(p["name"], p["type"], p["rule"]) for p in pooled.parameters()] == [
+        ("pool", "int | None", ">= 1"), ("switch", "bool | None", "")]

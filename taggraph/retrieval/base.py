@@ -43,7 +43,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from functools import lru_cache
 from numbers import Integral, Real
-from typing import Any, ClassVar, Literal, get_type_hints
+from types import UnionType
+from typing import Any, ClassVar, Literal, Union, get_args, get_origin, get_type_hints
 
 import numpy as np
 from pydantic import ConfigDict, TypeAdapter, ValidationError
@@ -270,24 +271,34 @@ def make_params(method: str, params_class: type, values: dict[str, Any]) -> Any:
                               f"{', '.join(known) or 'none'}")
         field_ = known[key]
         default = field_.default_factory() if field_.default_factory is not dataclasses.MISSING else field_.default
-        _refuse_switch_for_number(method, key, value, default)
+        _refuse_switch_for_number(method, key, value, get_type_hints(params_class)[key], default)
     try:
         return adapter.validate_python(dict(values))
     except ValidationError as exc:
         raise ConfigError(f"method {method!r}: parameter {_first_error(exc)}") from None
 
 
-def _refuse_switch_for_number(method: str, key: str, value: Any, default: Any) -> None:
-    """ConfigError for a bool where the default is a number or the reverse, also inside a nested dataclass
-    given as a dict (TagGraph-Fusion's weights): pydantic's lax mode reads True as 1 and 1 as True."""
-    if dataclasses.is_dataclass(default) and isinstance(value, Mapping):
+def _refuse_switch_for_number(method: str, key: str, value: Any, hint: Any, default: Any) -> None:
+    """ConfigError for a bool where the declared type (`hint`, beside None or not) is a number or the reverse, also
+    inside a nested dataclass given as a dict (TagGraph-Fusion's weights): pydantic's lax mode reads True as 1."""
+    if dataclasses.is_dataclass(hint) and isinstance(value, Mapping):
+        hints = get_type_hints(hint)
         for name, inner in value.items():
-            if hasattr(default, str(name)):
-                _refuse_switch_for_number(method, f"{key}.{name}", inner, getattr(default, str(name)))
-    elif isinstance(value, bool) != isinstance(default, bool) and isinstance(default, (bool, int, float)) \
-            and isinstance(value, (bool, int, float)):
-        raise ConfigError(f"method {method!r}: parameter {key!r} must be {type(default).__name__} like its "
-                          f"default {default!r}, got {value!r}")
+            if name in hints:
+                _refuse_switch_for_number(method, f"{key}.{name}", inner, hints[name], getattr(default, name, None))
+        return
+    kind = _number_kind(hint)
+    if kind and isinstance(value, (bool, int, float)) and isinstance(value, bool) != (kind is bool):
+        like = "or None" if default is None else f"like its default {default!r}"
+        raise ConfigError(f"method {method!r}: parameter {key!r} must be {kind.__name__} {like}, got {value!r}")
+
+
+def _number_kind(hint: Any) -> type | None:
+    """bool, int or float when `hint` declares one (alone or beside None), else None."""
+    if get_origin(hint) in (Union, UnionType):
+        kinds = [a for a in get_args(hint) if a is not type(None)]
+        return _number_kind(kinds[0]) if len(kinds) == 1 else None
+    return hint if hint in (bool, int, float) else None
 
 
 def check_defaults(method: str, params_class: type) -> None:

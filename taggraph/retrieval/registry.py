@@ -27,7 +27,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any, get_args, get_type_hints
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
 from taggraph import plugins
 from taggraph.errors import ConfigError
@@ -82,12 +83,9 @@ class Method:
         params = self.params()
         out = []
         for f in dataclasses.fields(params):
-            hint = hints[f.name]
-            marks = getattr(hint, "__metadata__", ())
-            rules = [_rule(m) for m in marks for m in getattr(m, "metadata", [m]) if not isinstance(m, (Component, Role))]
-            base = get_args(hint)[0] if marks else hint
-            out.append({"name": f.name, "value": recorded(getattr(params, f.name)),
-                        "type": getattr(base, "__name__", str(base)), "rule": ", ".join(rules)})
+            shown, rules = _described(hints[f.name])
+            out.append({"name": f.name, "value": recorded(getattr(params, f.name)), "type": shown,
+                        "rule": ", ".join(rules)})
         return out
 
     def build(self, store: MemoryStore, **overrides: Any) -> Retriever:
@@ -106,6 +104,20 @@ def _shown(value: Any) -> str:
 
 
 _BOUNDS = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}
+
+
+def _described(hint: Any) -> tuple[str, list[str]]:
+    """A declared type in words and its declared bounds: ``Annotated[int, Field(ge=1)] | None`` -> ("int | None",
+    [">= 1"])."""
+    if get_origin(hint) is Annotated:
+        base, *marks = get_args(hint)
+        shown, rules = _described(base)
+        own = [_rule(m) for m in marks for m in getattr(m, "metadata", [m]) if not isinstance(m, (Component, Role))]
+        return shown, own + rules
+    if get_origin(hint) in (Union, UnionType):
+        parts = [_described(arg) for arg in get_args(hint)]
+        return " | ".join(shown for shown, _ in parts), [rule for _, rules in parts for rule in rules]
+    return ("None" if hint is type(None) else getattr(hint, "__name__", str(hint))), []
 
 
 def _rule(constraint: Any) -> str:
