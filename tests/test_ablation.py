@@ -17,8 +17,8 @@ def result():
 
 
 def test_table_shape_and_deltas(result):
-    assert list(result.table.columns) == ["dataset", "method", "n", "full", "-Diffusion", "-Diffusion p", "-Chronological",
-                                          "-Chronological p", "-File seeding", "-File seeding p"]
+    assert list(result.table.columns) == ["dataset", "method", "n", "full", *(f"{col}{p}" for col in ABLATION_COLUMNS.values()
+                                                                            for p in ("", " p", " p_holm", " p_bh"))]
     assert list(result.table["dataset"]) == ["demo", "atant"]
     for _, row in result.table.iterrows():
         mrr = result.summary[result.summary["dataset"] == row["dataset"]].set_index("method")["MRR"]
@@ -26,6 +26,7 @@ def test_table_shape_and_deltas(result):
         for method, column in ABLATION_COLUMNS.items():
             assert row[column] == pytest.approx(mrr[method] - mrr[FULL])
             assert 0 < row[f"{column} p"] <= 1 and (row[column] != 0 or row[f"{column} p"] == 1.0)
+            assert row[f"{column} p"] <= row[f"{column} p_bh"] <= row[f"{column} p_holm"] <= 1
 
 
 def test_question_counts_exclude_abstention_and_count_unmatched_as_misses(result):
@@ -63,17 +64,36 @@ def test_intervals_hold_the_mean_change_and_n(result):
             row = intervals.loc[(table["dataset"], col)]
             assert row["n"] == table["n"] and abs(row["MRR change"] - table[col]) < 1e-12
             assert row["CI low"] <= row["MRR change"] <= row["CI high"]
+            assert (row["p"], row["p_holm"], row["p_bh"]) == tuple(table[f"{col} {p}"] for p in ("p", "p_holm", "p_bh"))
 
 
 def test_verdicts_say_plainly_whether_a_component_earns_its_keep():
     from taggraph.evaluation.verdicts import verdict
-    assert verdict("-Graph", -0.012, -0.02, -0.004, 0.01).endswith("It earns its keep.")
-    assert "does not earn its keep" in verdict("-Graph", -0.012, -0.03, +0.004, 0.2)  # not significant
-    assert "does not earn its keep" in verdict("-Graph", -0.002, -0.004, -0.001, 0.01)  # significant, too small
-    assert "removing it helps" in verdict("-Diffusion", +0.03, +0.01, +0.05, 0.001)
-    assert verdict("-Requests", 0.0, 0.0, 0.0, 1.0) == ("Without the requests component: no question's reciprocal "
-                                                        "rank changes. It does not earn its keep here.")
-    assert verdict("-File seeding", -0.1, -0.2, -0.05, 0.001).startswith("Without the file seeding component: MRR -0.100")
+    assert verdict("-Graph", -0.012, -0.02, -0.004, 0.01, 0.02).endswith("It earns its keep.")
+    assert "does not earn its keep" in verdict("-Graph", -0.012, -0.03, +0.004, 0.2, 0.4)  # not significant
+    assert "does not earn its keep" in verdict("-Graph", -0.002, -0.004, -0.001, 0.01, 0.01)  # significant, too small
+    assert "removing it helps" in verdict("-Diffusion", +0.03, +0.01, +0.05, 0.001, 0.002)
+    assert verdict("-Requests", 0.0, 0.0, 0.0, 1.0, 1.0) == ("Without the requests component: no question's "
+                                                             "reciprocal rank changes. It does not earn its keep here.")
+    assert verdict("-File seeding", -0.1, -0.2, -0.05, 0.001, 0.001).startswith(
+        "Without the file seeding component: MRR -0.100")
+    held = verdict("-Graph", -0.05, -0.09, -0.01, 0.034, 0.374)  # significant alone, not among eleven ablations
+    assert "p = 0.034, p_holm = 0.374" in held and "does not earn its keep" in held
+
+
+def test_verdicts_rest_on_the_p_adjusted_over_the_ablations_compared():
+    import pandas as pd
+
+    from taggraph.evaluation.significance import compare
+    from taggraph.evaluation.verdicts import component_verdicts
+    rr = {FULL: [1.0] * 20, "AdaptiveGraph-noDiffusion": [0.5] * 6 + [1.0] * 14,
+          "AdaptiveGraph-noChronological": [1.0] * 20}
+    rankings = pd.DataFrame([{"question_id": f"q{i}", "method": m, "RR": r} for m, rrs in rr.items()
+                             for i, r in enumerate(rrs)])
+    tests = compare(rankings, FULL).set_index("method").loc["AdaptiveGraph-noDiffusion"]
+    assert tests["p_value"] < 0.05 < tests["p_holm"]
+    diffusion, _ = component_verdicts(rankings)[FULL]
+    assert f"p_holm = {tests['p_holm']:.3f}" in diffusion and "does not earn its keep" in diffusion
 
 
 def test_run_report_carries_a_verdict_per_ablation():

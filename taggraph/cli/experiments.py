@@ -77,7 +77,8 @@ def ablation(data: list[Path] = DATAS, limit: Optional[int] = LIMIT, extractor: 
              scheduler: Optional[str] = SCHEDULER,
              method: str = typer.Option("AdaptiveGraph", help="The method whose registered ablations "
                                                               "(<method>-no<Part>) to run.")) -> None:
-    """Component ablation: MRR change from removing each component, with its p-value (paper Table 3)."""
+    """Component ablation: MRR change from removing each component, with its p-value and Holm's and BH's
+    adjustments over the ablations (paper Table 3)."""
     from taggraph.experiments.ablation import component_ablation, declared_ablations
     declared_ablations(methods_option(method)[0])  # before the data is read
     folder = _folder("ablation", out, force, data)

@@ -7,7 +7,8 @@ on file nodes). Another method's ablations are its registry entries named
 ``<method>-no<Part>`` (one component off each; `retrieval.registry.ablations_of`).
 A table cell is MRR(ablation) - MRR(full) over the same questions: negative means
 the component was contributing; beside it, ``<cell> p`` is the paired randomization
-test's p-value over those questions (`evaluation.significance`). MRR is the
+test's p-value over those questions (`evaluation.significance`), and ``<cell> p_holm`` and ``<cell> p_bh`` adjust
+it over the ablations compared (Holm's decides the verdicts). MRR is the
 session-level mean reciprocal rank of `run_bench` over questions with gold
 sessions (abstention and, on ATANT, questions no note strictly matches are left out).
 
@@ -67,7 +68,8 @@ def component_ablation(cases: Sequence[Case] | Mapping[str, Sequence[Case]], ext
         row = {"dataset": name, "method": method, "n": int(run.summary["n"].iloc[0]), "full": mrr[method]}
         for m, col in columns.items():
             row[col] = mrr[m] - mrr[method]
-            row[f"{col} p"] = tests["p_value"].get(m, float("nan"))
+            for shown, column in (("p", "p_value"), ("p_holm", "p_holm"), ("p_bh", "p_bh")):
+                row[f"{col} {shown}"] = tests[column].get(m, float("nan"))
         rows.append(row)
         summaries.append(run.summary.assign(dataset=name))
     summary = pd.concat(summaries, ignore_index=True)
@@ -80,7 +82,8 @@ def component_ablation(cases: Sequence[Case] | Mapping[str, Sequence[Case]], ext
 
 def ablation_intervals(result: AblationResult) -> pd.DataFrame:
     """Per dataset and removed component: n, the MRR change, its bootstrap confidence interval and the
-    paired randomization p-value, over the per-question RR differences (`evaluation.significance.compare`)."""
+    paired randomization p-value, over the per-question RR differences (`evaluation.significance.compare`), with
+    its Holm and BH adjustments over the ablations compared."""
     method = result.config["method"]
     columns = ablation_columns(method)
     rows = []
@@ -89,5 +92,6 @@ def ablation_intervals(result: AblationResult) -> pd.DataFrame:
             if test["method"] in columns:
                 rows.append({"dataset": name, "removed": columns[test["method"]], "n": test["n"],
                              "MRR change": test["diff"], "CI low": test["ci_low"], "CI high": test["ci_high"],
-                             "p": test["p_value"]})
-    return pd.DataFrame(rows, columns=["dataset", "removed", "n", "MRR change", "CI low", "CI high", "p"])
+                             "p": test["p_value"], "p_holm": test["p_holm"], "p_bh": test["p_bh"]})
+    return pd.DataFrame(rows, columns=["dataset", "removed", "n", "MRR change", "CI low", "CI high", "p", "p_holm",
+                                       "p_bh"])
