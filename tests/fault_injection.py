@@ -1111,6 +1111,130 @@ def issue52() -> None:
         attack52("9c", "a LoCoMo turn with an empty text", empty_turn)
 
 
+# -- realmem_input: RealMem's dates, files, speakers, flags and detection; LoCoMo's stray keys and repeated ids --
+
+REALMEM_INPUT: list[bool] = []  # whether each attack held
+
+
+def input_attack(label: str, run) -> None:
+    """One attack on dataset input: `run()` gives (what happened, held); anything it raises fails."""
+    try:
+        what, held = run()
+    except Exception as exc:  # noqa: BLE001 - an attack that raises is a defect, the table says which
+        what, held = f"raised {type(exc).__name__}: `{str(exc)[:160]}`", False
+    REALMEM_INPUT.append(held)
+    ROWS.append((f"input: {label}", f"{'held' if held else 'FAILED'}: {what}"))
+
+
+def _persona(folder: Path, spoil=None, name: str = "Ada_dialogues.json") -> Path:
+    """A tiny RealMem persona (a session, then one with a query), passed through `spoil` (data -> data)."""
+    data = {"_metadata": {"person_name": "Ada"}, "dialogues": [
+        {"session_uuid": "a1", "current_time": "2025-12-01 (Monday)", "dialogue_turns": [
+            {"speaker": "User", "content": "I adopted a beagle named Pixel", "is_query": False},
+            {"speaker": "Assistant", "content": "Lovely name.", "is_query": False}]},
+        {"session_uuid": "b2", "current_time": "2025-12-05 (Friday)", "dialogue_turns": [
+            {"speaker": "User", "content": "What is my dog called?", "is_query": True, "query_id": "Q-1"},
+            {"speaker": "Assistant", "content": "Pixel", "is_query": False, "memory_session_uuids": ["a1"]}]}]}
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(json.dumps(spoil(data) if spoil else data))
+    return path
+
+
+def _set(session: int, key: str, value, turn: int | None = None):
+    """A spoil setting `key` of a session (of its turn `turn`, every turn when -1) to `value`."""
+    def spoil(data):
+        target = data["dialogues"][session]
+        for item in (target["dialogue_turns"] if turn == -1 else [target["dialogue_turns"][turn]]
+                     if turn is not None else [target]):
+            item[key] = value(item) if callable(value) else value
+        return data
+    return spoil
+
+
+def realmem_input() -> None:
+    import taggraph as tg
+    from taggraph.datasets.registry import detect_format
+
+    with tempfile.TemporaryDirectory() as tmp:
+        t = Path(tmp)
+
+        def dates():
+            outs = []
+            for i, when in enumerate(["yesterday", "", None, "2025-02-30 (Sunday)", "2025-12-05 (Monday)",
+                                      "01/05/2025", "2025-11-01"]):
+                code, lines = _bench_lines(_persona(t / f"d{i}", _set(1, "current_time", when)), t / f"d{i}-run",
+                                           tmp)
+                said = [line for line in lines if "have no date" in line or "dated on a later day" in line]
+                outs.append((f"{when!r}: exit {code}, warned {len(said)}", code == 0 and len(said) == 1))
+            return "; ".join(w for w, _ in outs), all(ok for _, ok in outs)
+        input_attack("RealMem `current_time` 'yesterday', empty, null, Feb 30, a wrong weekday, '01/05/2025'; a "
+                     "history session dated after its query", dates)
+
+        def files():
+            folder = t / "files"
+            _persona(folder, name="Bo_dialogues.json").rename(folder / "bo.json")
+            gz = _persona(folder)
+            gz.with_suffix(".json.gz").write_bytes(gzip.compress(gz.read_bytes()))
+            gz.unlink()
+            code, lines = _bench_lines(folder, t / "files-run", tmp)
+            named = [line for line in lines if "bo.json" in line]
+            _persona(folder / "mixed")
+            (folder / "mixed" / "turns.jsonl").write_text("{}\n")
+            what, ok = one_line_error(["bench", "--data", str(folder / "mixed"), "--methods", "BM25", "--out",
+                                       str(t / "mixed-run")], tmp)
+            return (f"a .json.gz persona and bo.json: exit {code}, `{named[0] if named else 'bo.json not named'}`; "
+                    f"persona beside turns.jsonl: {what}",
+                    code == 0 and bool(named) and ok and "the generic format's turns.jsonl" in what)
+        input_attack("a RealMem folder with a .json.gz persona and a persona not named *_dialogues*.json; one "
+                     "holding turns.jsonl beside a persona", files)
+
+        def speakers_and_flags():
+            lower = _persona(t / "lower", _set(1, "speaker", lambda turn: turn["speaker"].lower(), -1))
+            notes = [len(tg.load(p)[0].interactions) for p in (_persona(t / "upper"), lower)]
+            refused = [one_line_error(["bench", "--data", str(_persona(t / f"q{i}", _set(1, "is_query", flag, 0))),
+                                       "--methods", "BM25", "--out", str(t / f"q{i}-run")], tmp)
+                       for i, flag in enumerate((1, "true"))]
+            return (f"notes of the history, speakers capitalized vs lower case: {notes}; is_query 1, \"true\": "
+                    f"{'; '.join(w for w, _ in refused)}",
+                    notes[0] == notes[1] and all(ok and "field 'is_query'" in w for w, ok in refused))
+        input_attack("RealMem speakers `user`/`assistant` in lower case; `is_query` written 1 or \"true\"",
+                     speakers_and_flags)
+
+        def stray_key():
+            data = _locomo(t, lambda s: [dict(s[0], conversation={**s[0]["conversation"], "session_3 ": []})],
+                           "stray.json")
+            what, ok = one_line_error(["bench", "--data", str(data), "--methods", "BM25", "--out", str(t / "s3")], tmp)
+            return what, ok and "key 'session_3 '" in what
+        input_attack("a LoCoMo session key with a stray space (`\"session_3 \"`), cited by no question", stray_key)
+
+        def no_query():
+            empty = _persona(t / "empty", lambda data: dict(data, dialogues=[]))
+            tries = [["bench", "--data", str(empty), "--methods", "BM25"],
+                     ["extract", "--data", str(empty), "--extractor", "none", "--out", str(t / "x")]]
+            tries += [["bench", "--data", str(_persona(t / f"u{i}", _set(0, "session_uuid", uuid))), "--methods",
+                       "BM25"] for i, uuid in enumerate((["a1"], {"id": "a1"}))]
+            outs = [one_line_error([*args, *(["--out", str(t / f"n{i}")] if args[0] == "bench" else [])], tmp)
+                    for i, args in enumerate(tries)]
+            return "; ".join(w for w, _ in outs), all(ok for _, ok in outs)
+        input_attack("a RealMem persona without a query (bench, extract); a `session_uuid` that is a list or an "
+                     "object", no_query)
+
+        def repeated_opening():
+            def spoil(samples):
+                samples[0]["conversation"]["session_1"][2]["dia_id"] = "D1:1"
+                return samples
+            code, lines = _bench_lines(_locomo(t, spoil, "repeated-opening.json"), t / "ro", tmp)
+            return f"exit {code}; `{lines[-1] if lines else ''}`", code == 0
+        input_attack("a LoCoMo `dia_id` repeated on a turn that opens a note", repeated_opening)
+
+        def key_order():
+            path = _persona(t / "order", lambda data: {"dialogues": data["dialogues"], "_metadata": {}})
+            found = detect_format(path).name
+            return f"detected as {found}", found == "realmem"
+        input_attack("a RealMem file with `dialogues` before `_metadata`", key_order)
+
+
 def _query_one(method: str) -> None:
     """Query method `method` over a two-note memory."""
     from taggraph.retrieval import make_retriever
@@ -1138,7 +1262,7 @@ def _children(pid: int) -> list[int]:
 
 if __name__ == "__main__":
     sections = [datasets, options, store, store_files, extraction, servers, caches, queries, issue24, issue33,
-                issue52]
+                issue52, realmem_input]
     chosen = [f for f in sections if f.__name__ in sys.argv[1:]] or sections  # e.g. `fault_injection.py issue33`
     with fresh_cache():
         for section in chosen:
@@ -1154,3 +1278,5 @@ if __name__ == "__main__":
               f"view's bounded work at 50,000 sessions, is measured apart)")
     if ISSUE52:
         print(f"issue 52: {sum(held for _, _, held in ISSUE52)} of {len(ISSUE52)} attacks held")
+    if REALMEM_INPUT:
+        print(f"realmem_input: {sum(REALMEM_INPUT)} of {len(REALMEM_INPUT)} attacks held")
