@@ -5,7 +5,8 @@ is flushed to disk, gets the permissions the process umask gives a new file, and
 is renamed over the target. A crash can leave such a temporary file behind;
 `remove_leftovers` deletes those of named targets when a folder is opened for writing again.
 A folder written beside its target (`ClaimedFolder`) is locked while it is written, so one a stopped
-process left is told from one being written (`remove_abandoned`).
+process left is told from one being written (`remove_abandoned`, which also deletes a lock file a stopped process
+left without its folder: an flock dies with its owner, so a free lock is a stale one).
 """
 
 from __future__ import annotations
@@ -87,6 +88,7 @@ def hidden_prefix(target: Path) -> str:
 
 
 LOCK_SUFFIX = ".lock"
+CLAIM_TRIES = 100  # names tried by `ClaimedFolder`: `remove_abandoned` may hold a fresh lock for a moment
 
 
 class ClaimedFolder:
@@ -95,11 +97,18 @@ class ClaimedFolder:
     the folder is made: such a folder whose lock is free was left by a process that stopped (`remove_abandoned`)."""
 
     def __init__(self, target: Path, kind: str):
-        fd, name = tempfile.mkstemp(dir=Path(target).parent, prefix=hidden_prefix(target),
-                                    suffix=f".{kind}{LOCK_SUFFIX}")
-        os.close(fd)
-        self._lock = FileLock(name, timeout=0)
-        self._lock.acquire()
+        for _ in range(CLAIM_TRIES):
+            fd, name = tempfile.mkstemp(dir=Path(target).parent, prefix=hidden_prefix(target),
+                                        suffix=f".{kind}{LOCK_SUFFIX}")
+            os.close(fd)
+            self._lock = FileLock(name, timeout=0)
+            try:
+                self._lock.acquire()
+                break
+            except Timeout:  # taken by a sweep of stale locks before us, which deletes it: take another name
+                continue
+        else:
+            raise WriteError(f"cannot claim a folder beside {target}: its lock files are held by others")
         self.path = Path(name.removesuffix(LOCK_SUFFIX))
         try:
             self.path.mkdir(mode=0o700)
@@ -120,7 +129,8 @@ class ClaimedFolder:
 
 def remove_abandoned(target: Path, kind: str, keep: Callable[[Path], bool] = lambda folder: False) -> list[Path]:
     """Delete the `ClaimedFolder`s of `target` and `kind` that a stopped process left (their lock is free), except
-    those `keep` holds to, which are returned; one being written is never touched."""
+    those `keep` holds to, which are returned, and their lock files left without a folder; one being written is
+    never touched."""
     prefix = hidden_prefix(target)
     claimed = re.compile(re.escape(prefix) + r"[A-Za-z0-9_]+" + re.escape(f".{kind}"))
     kept = []
@@ -140,6 +150,16 @@ def remove_abandoned(target: Path, kind: str, keep: Callable[[Path], bool] = lam
         finally:
             lock.release()
             Path(lock.lock_file).unlink(missing_ok=True)
+    for path in Path(target).parent.glob(f"{glob.escape(prefix)}*.{kind}{LOCK_SUFFIX}"):
+        folder = Path(str(path).removesuffix(LOCK_SUFFIX))
+        if claimed.fullmatch(folder.name) and path.is_file() and not path.is_symlink() and not os.path.lexists(folder):
+            lock = FileLock(str(path), timeout=0)
+            try:
+                lock.acquire()
+            except Timeout:
+                continue  # its owner lives: the folder is about to be made
+            path.unlink(missing_ok=True)
+            lock.release()
     return kept
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -11,7 +13,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from filelock import FileLock
+
 from taggraph.atomic import ClaimedFolder
+from taggraph.errors import ConfigError, WriteError
 from taggraph.experiments import run_folders
 
 KILLED_WHILE_WRITING = textwrap.dedent("""
@@ -27,8 +32,27 @@ KILLED_WHILE_WRITING = textwrap.dedent("""
 """)
 
 
-def save_tiny_run(out: Path, label: str) -> Path:
-    return run_folders.save_run(out, {"summary": pd.DataFrame({"run": [label]})}, run_folders.run_record({}, {}))
+def save_tiny_run(out: Path, label: str, force: bool = False) -> Path:
+    return run_folders.save_run(out, {"summary": pd.DataFrame({"run": [label]})}, run_folders.run_record({}, {}),
+                                force=force)
+
+
+def ran(out: Path) -> list[str]:
+    return pd.read_csv(out / "summary.csv")["run"].tolist()
+
+
+def hidden(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.glob(".*"))
+
+
+def set_aside_by_a_killed_run(out: Path) -> Path:
+    """What `--force` killed while it replaced `out` left: the previous run in a hidden .old folder, whose lock file
+    no process holds."""
+    aside = out.parent / f".{out.name}.k1ll3d.old"
+    aside.mkdir()
+    os.rename(out, aside / "run")
+    (out.parent / f"{aside.name}.lock").touch()
+    return aside
 
 
 def leftovers(folder: Path) -> list[str]:
@@ -61,3 +85,56 @@ def test_a_finished_run_kept_beside_out_is_named_not_removed(tmp_path):
     with pytest.warns(UserWarning, match=f"{kept}: a finished run kept beside --out {out}"):
         save_tiny_run(out, "next")
     assert (kept / "run.json").exists() and leftovers(tmp_path) == [kept.name]
+
+
+def test_a_run_set_aside_by_a_killed_run_is_put_back_when_its_successor_never_landed(tmp_path):
+    """kill -9 between setting the old run aside and moving the new one in left --out missing, the old run
+    hidden in .old, until a later run."""
+    out = tmp_path / "X"
+    save_tiny_run(out, "previous")
+    set_aside_by_a_killed_run(out)
+    with pytest.warns(UserWarning, match="put back the run a stopped run had set aside"), \
+            pytest.raises(ConfigError, match="folder exists and is not empty"):
+        run_folders.check_run_folder(out)
+    assert ran(out) == ["previous"] and hidden(tmp_path) == []
+
+
+def test_a_run_set_aside_by_a_killed_run_is_removed_once_its_successor_landed(tmp_path):
+    """kill -9 after the new run landed left the previous one in .old and the lock files for good."""
+    out = tmp_path / "X"
+    save_tiny_run(out, "previous")
+    set_aside_by_a_killed_run(out)
+    save_tiny_run(tmp_path / "new", "new")
+    os.rename(tmp_path / "new", out)
+    (tmp_path / ".X.l4nd3d.partial.lock").touch()  # the claim of the run that landed
+    save_tiny_run(out, "next", force=True)
+    assert ran(out) == ["next"] and hidden(tmp_path) == []
+
+
+def test_what_a_live_run_holds_is_left_alone(tmp_path):
+    out = tmp_path / "X"
+    save_tiny_run(out, "previous")
+    writing = FileLock(str(tmp_path / ".X.l1v3.partial.lock"), timeout=0)
+    with writing, ClaimedFolder(out, "old") as aside:  # a live run replacing X: its old run set aside
+        os.rename(out, aside / "run")
+        run_folders.check_run_folder(out)
+        assert not out.exists() and ran(aside / "run") == ["previous"]
+        assert Path(writing.lock_file).exists()
+
+
+def test_a_run_that_fails_to_land_puts_the_previous_one_back(tmp_path, monkeypatch):
+    out = tmp_path / "X"
+    save_tiny_run(out, "previous")
+    real, tries = os.rename, []
+
+    def refused(src, dst):
+        if Path(dst) == out and ".partial" in str(src):
+            tries.append(src)
+            if len(tries) == 2:  # once the previous run is set aside
+                raise PermissionError(errno.EACCES, "Permission denied")
+        real(src, dst)
+
+    monkeypatch.setattr(os, "rename", refused)
+    with pytest.raises(WriteError, match="cannot move the finished run into place"):
+        save_tiny_run(out, "next", force=True)
+    assert ran(out) == ["previous"] and [p for p in hidden(tmp_path) if ".old" in p] == []

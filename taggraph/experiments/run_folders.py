@@ -9,12 +9,16 @@ run.json last, so a folder named like the run is always a finished run; a failed
 rename never deletes what it finds: a run that another process finished at the
 same name meanwhile is replaced only with `force`, and only a run folder (one
 with our run.json) ever is; otherwise the finished run is kept beside it and the
-error names where. The temporary folder a stopped run (kill -9) left is removed by the next run into the
-same folder, a finished run kept beside it named in a warning.
+error names where. A replaced run is set aside in a locked hidden sibling (``.<name>.<random>.old``) until the
+new one is in place. What a stopped run (kill -9) left is claimed by the next run into the same folder: before
+its work starts (`claim_leftovers`), a run it set aside is put back when nothing took its place (a warning says
+so) and removed when its successor landed; when it writes, its temporary folder is removed (a finished run kept
+there is named in a warning); and each time the lock files it left.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -22,7 +26,6 @@ import platform
 import shutil
 import subprocess
 import sys
-import tempfile
 import warnings
 from collections.abc import Sequence
 from datetime import datetime, timezone
@@ -32,8 +35,8 @@ from typing import Any
 
 import pandas as pd
 
-from taggraph.atomic import (ClaimedFolder, atomic_write, check_folder, folder_mode, hidden_prefix,
-                             refuse_input_as_output, remove_abandoned)
+from taggraph.atomic import (ClaimedFolder, atomic_write, check_folder, folder_mode, refuse_input_as_output,
+                             remove_abandoned)
 from taggraph.config import PACKAGE_DIR
 from taggraph.datasets import Case, Dataset, data_checksum, get_format
 from taggraph.datasets.registry import detect_format
@@ -110,9 +113,20 @@ def is_run_folder(path: Path) -> bool:
     return isinstance(record, dict) and all(key in record for key in RUN_KEYS)
 
 
-def _sibling(out: Path, kind: str) -> Path:
-    """A new hidden folder beside `out` (``.<out name>.<random>.<kind>``), its name kept under 255 bytes."""
-    return Path(tempfile.mkdtemp(dir=out.parent, prefix=hidden_prefix(out), suffix=f".{kind}"))
+def claim_leftovers(out: Path) -> None:
+    """Claim the previous run that a run into `out` which stopped (kill -9) set aside while replacing it, never one
+    a live run holds: put back at `out` when nothing is there (its successor never landed), else removed."""
+    try:
+        aside = remove_abandoned(out, "old", keep=lambda f: not os.path.lexists(out) and is_run_folder(f / "run"))
+        if aside:
+            os.rename(max(aside, key=lambda f: (f / "run" / "run.json").stat().st_mtime) / "run", out)
+            warnings.warn(f"--out {out}: put back the run a stopped run had set aside while replacing it (its own "
+                          f"run never landed)", UserWarning, stacklevel=3)
+        for folder in aside:
+            shutil.rmtree(folder, ignore_errors=True)
+    except OSError as exc:
+        raise WriteError(f"--out {out}: cannot tidy what a stopped run left in {out.parent}: "
+                         f"{exc.strerror or exc}") from None
 
 
 def check_run_folder(out: Path, force: bool = False, keep: Sequence[Path] = ()) -> Path:
@@ -124,6 +138,7 @@ def check_run_folder(out: Path, force: bool = False, keep: Sequence[Path] = ()) 
     out = check_folder(Path(out), "--out")
     if out.is_symlink():
         raise ConfigError(f"--out {out}: is a symbolic link (to {os.readlink(out)}); give the folder itself")
+    claim_leftovers(out)
     if out.is_dir() and any(out.iterdir()):
         if not force:
             raise ConfigError(f"--out {out}: folder exists and is not empty; pass --force to replace it")
@@ -136,12 +151,15 @@ def check_run_folder(out: Path, force: bool = False, keep: Sequence[Path] = ()) 
 def _move_into_place(tmp: Path, out: Path, force: bool) -> None:
     """Rename the finished run `tmp` to `out`. A run folder that appeared at `out` meanwhile (another run) is
     replaced only with `force`; otherwise, and over anything not a run folder, WriteError naming where the
-    finished run is kept (`tmp`). A replaced run stays in a hidden sibling until the new one is in place."""
-    old: list[Path] = []
+    finished run is kept (`tmp`). A replaced run stays in a locked hidden sibling until the new one is in place,
+    and is put back when the new one fails to land."""
+    old: list[ClaimedFolder] = []
+    landed = False
     try:
         for _ in range(100):  # each round another process won a race; bounded, never a silent loss
             try:
                 os.rename(tmp, out)  # atomic; fails on a non-empty folder instead of replacing it
+                landed = True
                 return
             except OSError as exc:
                 if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
@@ -151,16 +169,20 @@ def _move_into_place(tmp: Path, out: Path, force: bool) -> None:
                 why = "another run finished there meanwhile" if is_run_folder(out) else "something else is there now"
                 raise WriteError(f"--out {out}: {why}; this run is kept in {tmp} (rename it, or pass --force to "
                                  f"replace a run folder)")
-            aside = _sibling(out, "old")
+            aside = ClaimedFolder(out, "old")
+            old.append(aside)
             try:
-                os.rename(out, aside / "run")
+                os.rename(out, aside.path / "run")
             except FileNotFoundError:
                 pass  # gone meanwhile: try again
-            old.append(aside)
         raise WriteError(f"--out {out}: other runs keep writing there; this run is kept in {tmp}")
     finally:
-        for folder in old:
-            shutil.rmtree(folder, ignore_errors=True)
+        if not landed and old and not os.path.lexists(out) and (old[-1].path / "run").is_dir():
+            with contextlib.suppress(OSError):  # another run landed meanwhile: the previous one is replaced
+                os.rename(old[-1].path / "run", out)  # the previous run back in place
+        for aside in old:
+            shutil.rmtree(aside.path, ignore_errors=True)
+            aside.release()
 
 
 def write_csv(df: pd.DataFrame, path: Path) -> None:
