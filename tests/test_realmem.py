@@ -1,4 +1,5 @@
-"""RealMem format: detection, the protocol (history = the sessions before the query's own), gold, growth."""
+"""RealMem format: detection, the protocol (history = the sessions before the query's own), gold, growth, and bad
+input (dates, folders, speakers and flags, personas without a query)."""
 
 import gzip
 import json
@@ -13,6 +14,8 @@ from taggraph.datasets import DatasetError, load_dataset
 from taggraph.datasets.registry import detect_format
 from taggraph.experiments.bench import run_bench
 from taggraph.experiments.runner import group_by_growth
+
+from conftest import SHARED_DATA
 
 METHODS = ["BM25", "TagGraph-Basic", "AdaptiveGraph", "BM25-stem"]
 
@@ -249,3 +252,15 @@ def test_detected_whatever_the_order_of_its_keys(tmp_path):
     zipped.write_bytes(gzip.compress(path.read_bytes()))
     assert path.stat().st_size > 1 << 16  # _metadata past the head detection reads
     assert [detect_format(p).name for p in (path, zipped, zipped.parent)] == ["realmem"] * 3
+
+
+REALMEM = SHARED_DATA.parent / "realmem"
+
+
+@pytest.mark.skipif(not REALMEM.is_dir(), reason=f"real RealMem data not found at {REALMEM} (set TAGGRAPH_DATA to "
+                                                  f"the longmemeval folder beside it)")
+def test_the_real_personas_sessions_dated_after_their_query_are_counted():
+    later = warned(REALMEM)[1]["session_after_question"]
+    counts = {name: sum(item.startswith(f"{name}:") for item in later.items)
+              for name in ("Liam_O_Connor", "Sarah_Miller", "Kenta_Tanaka")}
+    assert counts == {"Liam_O_Connor": 61, "Sarah_Miller": 8, "Kenta_Tanaka": 0}
