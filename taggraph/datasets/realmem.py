@@ -187,6 +187,7 @@ def _unread_files(path: Path, files: list[Path]) -> list[str]:
 
 
 def _warnings(path: Path, suspect: Suspect, unread_files: list[str]) -> list:
+    """The DataWarnings of what `load` found suspect at `path`, one per kind found."""
     later = len({s for sessions in suspect.later.values() for s in sessions})
     return (data_warning("file_not_read", "JSON files in the folder are not read (a persona file is named "
                          "<Persona>_dialogues*.json or .json.gz)", unread_files, path)
