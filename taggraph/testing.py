@@ -19,6 +19,8 @@ the offline extractor; no network, no model). They are:
 - the method runs in a worker process (``bench(..., workers=2)``: its registration and parameters
   cloudpickled to a joblib worker) and scores there as here;
 - ``evidence`` answers for every note and question, reached or not (score 0);
+- a method that returns signals (``Evidence.signals``) names each once, and their contributions add up to
+  the note's score, so that its contrast with the notes above it explains the whole margin;
 - ``score`` and ``evidence`` take ``asked_on`` as every method gets it, a ``datetime`` or None: the dataset's
   date, an aware date-time, and the calendar's first and last days (a common "unknown" sentinel).
 
@@ -54,6 +56,7 @@ from taggraph.retrieval import (Evidence, Retriever, check_methods, make_retriev
 from taggraph.retrieval.base import MethodError, check_walk, checked_scores, json_plain, one_line
 from taggraph.retrieval.embeddings import Embedder
 from taggraph.retrieval.registry import method_origin
+from taggraph.retrieval.signals import Signal, adds_up, signals_total
 from taggraph.store import MemoryStore
 from taggraph.text import tokenize
 
@@ -174,6 +177,24 @@ class MethodContract:
             for note in retriever.store.notes:
                 score = scores[question].get(note.index, "unreached")
                 self.check_evidence(retriever, question, note, asked_on, f"scored {score}")
+
+    def test_signals_add_up_to_the_score(self) -> None:
+        """A method that returns signals (`Evidence.signals`): for every note and question, named parts whose
+        contributions add up to the note's score (0 for a note not reached), as the contrast pages assume."""
+        retriever, scores = self.reference()
+        _, asked_on = fixture_notes()
+        for question in self.questions:
+            for note in retriever.store.notes:
+                signals = retriever.evidence(question, note, asked_on=asked_on).signals
+                if not signals:
+                    continue
+                where = f"{self.name()}: evidence({question!r}, note {note.note_id!r}).signals"
+                assert all(isinstance(x, Signal) and isinstance(x.name, str) and math.isfinite(x.contribution)
+                           for x in signals), f"{where}: each a taggraph.Signal with a name and a finite contribution"
+                assert len({x.name for x in signals}) == len(signals), f"{where}: a signal named twice"
+                score = scores[question].get(note.index, 0.0)
+                assert adds_up(signals, score), (f"{where}: the contributions add up to "
+                                                 f"{signals_total(signals)!r}, the score is {score!r}")
 
     def test_asked_on_is_accepted(self) -> None:
         retriever, _ = self.reference()

@@ -12,7 +12,8 @@ from datetime import datetime
 
 import pytest
 
-from taggraph.retrieval import EMBEDDER, Evidence, Retriever, embeds, method, method_names, registered_methods
+from taggraph.retrieval import (EMBEDDER, Evidence, Retriever, Signal, embeds, method, method_names,
+                                registered_methods)
 from taggraph.testing import BagOfWordsEmbedder, MethodContract
 from taggraph.text import tokenize
 
@@ -59,6 +60,41 @@ class WordCount(Retriever):
 
 class TestWordCount(MethodContract):
     method = WordCount  # a class, registered under its own name
+
+
+class WordSignals(WordCount):
+    """WordCount that returns its score as signals, one per shared word: a method of one's own with signals."""
+
+    def evidence(self, text, note, *, asked_on=None):
+        words, counts = tokenize(text), self.counts[note.index]
+        return Evidence(signals=[Signal(w, float(words.count(w) * counts[w]), reads=f"{counts[w]} times in the note")
+                                 for w in dict.fromkeys(words) if counts[w]])
+
+
+class TestWordSignals(MethodContract):
+    method = WordSignals
+
+
+def test_a_method_of_ones_own_with_signals_is_contrasted_with_the_notes_above():
+    retriever = contract_for(WordSignals).reference()[0]
+    question = contract_for(WordSignals).questions[0]
+    ranking = retriever.ranking(question)
+    third = retriever.store.notes[ranking[2][0]]
+    contrast = retriever.explain(question, third.note_id).contrast
+    assert [r.rank for r in contrast.rivals] == [1, 2]
+    top = contrast.rivals[0]
+    assert top.margin == pytest.approx(ranking[0][1] - ranking[2][1])
+    assert sum(g.lead for g in top.gaps) == pytest.approx(top.margin)
+    assert top.decided_by == top.gaps[0].name and top.gaps[0].lead == max(g.lead for g in top.gaps) > 0
+    assert top.reads[top.decided_by].endswith("times in the note")
+    assert contrast.table()["rival"].unique().tolist() == [r.note_id for r in contrast.rivals]
+
+
+class SignalsWithoutAPart(WordSignals):
+    """Adds a point to every score that no signal names."""
+
+    def score(self, text, *, asked_on=None):
+        return {i: s + 1.0 for i, s in super().score(text, asked_on=asked_on).items()}
 
 
 class NotFinite(WordCount):
@@ -135,6 +171,7 @@ BROKEN = [(NotFinite, "test_scores_are_keyed_by_note_index_and_finite", "not fin
           (SizeInConfig, "test_parameters_round_trip_through_run_json", "no parameter 'notes'"),
           (EvidenceOfReachedNotesOnly, "test_evidence_for_every_note", "scored unreached.* raised KeyError"),
           (WalkOfTriples, "test_evidence_for_every_note", r"its detail cannot be shown: detail\['walk'\] must be"),
+          (SignalsWithoutAPart, "test_signals_add_up_to_the_score", r"the contributions add up to \d.*, the score is"),
           (NaiveDatesOnly, "test_asked_on_is_accepted", r"asked_on=datetime.datetime\(2023, 10, 1, 16, 40, tzinfo=.* raised TypeError")]
 
 

@@ -76,10 +76,10 @@ def test_strong_lexical_and_tag_evidence_ranks_first():
     r = fusion(store)
     res = r.query("What breed is my dog?")
     assert res[0].note_id == "s2#0"
-    details = r.explain("What breed is my dog?", "s2#0").details
+    values = {x.name: x.value for x in r.explain("What breed is my dog?", "s2#0").evidence.signals}
     ev = r.signals("What breed is my dog?")
     for part in ("note_bm25", "graph"):  # the gold note's z-score is the question's highest
-        assert details["components"][part] == pytest.approx(ev.components[:, COMPONENTS.index(part)].max(), abs=1e-4)
+        assert values[part] == pytest.approx(ev.components[:, COMPONENTS.index(part)].max(), abs=1e-4)
 
 
 EVERY = FusionWeights(note_stem=1.0, raw_stem=1.0, chunks=1.0, coverage=1.0, agreement=1.0, turns=1.0, speaker=1.0,
@@ -324,7 +324,7 @@ def test_explanation_names_the_weighted_evidence(hand_store):
     r = make_retriever("TagGraph-Fusion", hand_store, embedder=BagOfWords())
     top = r.query("dog beagle", k=1)[0]
     reason = r.explain("dog beagle", top.note_id).reason
-    assert reason.startswith("ranked 1 of") and "weighted evidence note_bm25" in reason
+    assert reason.startswith("ranked 1 of 5 notes: weighted evidence (turns 7.5 + ") and "note_bm25 1 + " in reason
 
 
 def test_views_ask_on_the_case_date_as_the_bench_does():
@@ -423,7 +423,7 @@ def test_each_turn_is_embedded_on_its_own_and_the_named_speaker_is_a_soft_signal
     unnamed = r.signals("Who ran a charity race?")
     assert not unnamed.components[:, speaker].any() and unnamed.components[:, turns].any()
     best = int(ev.components[:, speaker].argmax())
-    assert r.explain(question, r.store.notes[best].note_id).details["components"]["speaker"] == 1.0
+    assert {x.name: x.value for x in r.explain(question, r.store.notes[best].note_id).evidence.signals}["speaker"] == 1.0
 
 
 def test_turns_off_embeds_no_reply_and_leaves_the_defaults_alone():
@@ -551,11 +551,11 @@ def test_the_explanation_says_when_a_note_was_outside_the_dense_pool():
 @pytest.mark.parametrize("text", ["Which road bike did I buy in March?", "What bike did I buy most recently?",
                                   "road bike Trek Canyon"])
 def test_every_notes_listed_parts_add_up_to_its_score(text):
-    """(weighted evidence + session bonus) x time factor = the score, for every note: nothing of the score unlisted."""
+    """The signals of every note add up to its score: nothing of the score unlisted, the time rule's share too."""
     store = dated_store([*DATED, ("a", "I rode the Trek bike to work.", "Nice.", "2023/01/11 10:00")])
     method = fusion(store)
     for hit in method.query(text, k=len(store), asked_on=NOW):
-        d = method.explain(text, hit.note_id, asked_on=NOW).details
-        rebuilt = (sum(d["weighted"].values()) + d["session_bonus"]) * d["time_factor"]
-        assert rebuilt == pytest.approx(hit.score, rel=1e-3, abs=1e-3), hit.note_id
-    assert any(method.explain(text, h.note_id, asked_on=NOW).details["session_bonus"] for h in method.query(text))
+        signals = method.explain(text, hit.note_id, asked_on=NOW).evidence.signals
+        assert sum(x.contribution for x in signals) == pytest.approx(hit.score, rel=1e-9, abs=1e-12), hit.note_id
+    explained = [method.explain(text, h.note_id, asked_on=NOW).evidence.signals for h in method.query(text)]
+    assert any(x.name == "session" and x.contribution for signals in explained for x in signals)

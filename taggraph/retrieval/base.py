@@ -51,6 +51,7 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from taggraph.errors import ConfigError, TaggraphError
 from taggraph.notes import Note
+from taggraph.retrieval.signals import Contrast, Signal, contrast
 from taggraph.store import Interaction, MemoryStore
 from taggraph.text import parse_datetime, snippet
 
@@ -131,12 +132,15 @@ class Evidence:
     `missing`: what the note lacks, when the method has nothing for it ("shares no query term").
     `fallback`: a fallback the method took for this query ("PPR ran with a uniform teleport").
     `detail`: structured evidence (matched terms, graph paths, component scores, ...), shown as is.
+    `signals`: for a method that scores by signals, the note's score split into `Signal` parts that add up to
+    it (`taggraph.retrieval.signals`); the views then contrast the note with those ranked above it.
     """
 
     summary: str = ""
     missing: str | None = None
     fallback: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)
+    signals: list[Signal] = field(default_factory=list)
 
 
 def json_plain(value: Any) -> Any:
@@ -179,6 +183,8 @@ class Explanation:
     `outranked_by` lists the notes ranked just above this one (at most the cut-off k of them,
     best first), each with note_id, session_id, rank, score and margin over this note.
     `details` is the method's free-form evidence (`Evidence.detail`).
+    `contrast`: when the method returns signals (`Evidence.signals`), the note beside the notes above it, signal
+    by signal (`signals.Contrast`); None otherwise.
     """
 
     method: str
@@ -189,6 +195,7 @@ class Explanation:
     reason: str
     evidence: Evidence = field(default_factory=Evidence)
     outranked_by: list[dict[str, Any]] = field(default_factory=list)
+    contrast: Contrast | None = None
 
     @property
     def details(self) -> dict[str, Any]:
@@ -497,7 +504,21 @@ class Retriever:
         outranked = [{"note_id": self.store.notes[i].note_id, "session_id": self.store.notes[i].session_id,
                       "rank": start + j + 1, "score": float(s), "margin": float(s - score)}
                      for j, (i, s) in enumerate(full[start:(rank or 1) - 1])]
-        return Explanation(self.name, note.note_id, retrieved, rank, score, reason, ev, outranked)
+        return Explanation(self.name, note.note_id, retrieved, rank, score, reason, ev, outranked,
+                           self._contrast(text, note, rank, score, ev, full, asked_on))
+
+    def _contrast(self, text: str, note: Note, rank: int | None, score: float, ev: Evidence,
+                  full: list[tuple[int, float]], asked_on: datetime | None) -> Contrast | None:
+        """The note beside the notes above it, signal by signal, when the method returns signals; None when it
+        does not, or when a rival's evidence fails (the page then shows the rest)."""
+        if not ev.signals:
+            return None
+        try:
+            return contrast(note.note_id, rank, score, ev.signals, full,
+                            lambda i: self.evidence(text, self.store.notes[i], asked_on=asked_on).signals,
+                            lambda i: (self.store.notes[i].note_id, self.store.notes[i].session_id))
+        except Exception:  # noqa: BLE001 - a method's failing evidence never stops an explanation
+            return None
 
 
 def question_date(asked_on: str | date | None, strict: bool = False) -> datetime | None:

@@ -76,13 +76,13 @@ from taggraph.retrieval.index import raw_term_index
 from taggraph.retrieval.registry import METHODS
 from taggraph.retrieval.time_expressions import SPAN_TOLERANCE, Window, as_of, question_anchors, question_windows
 from taggraph.text import MAX_QUERY_CHARS, days
+from taggraph.retrieval.fusion_why import fusion_evidence
 from taggraph.retrieval.fusion_signals import (COMPONENTS, DENSE_CHARS, DENSE_LIKE, POOL, SESSION_FEATURES,
                                                SPEAKER_SHARE, TIME_FEATURES, TURN_COLUMNS, TURN_PARTS, _evidence, _top,
-                                               dense_text, fuse, fused_parts, FusionWeights, is_request, normalized,
+                                               dense_text, fuse, FusionWeights, is_request, normalized,
                                                normalized_all, note_chunks, note_day, RawTurnsStem, request_text,
                                                session_agreement, session_coverage, session_stem, session_turns,
-                                               shown_date, Signals, time_features, turn_speakers, turn_texts,
-                                               window_label)
+                                               Signals, time_features, turn_speakers, turn_texts)
 
 
 @METHODS.builtin("TagGraph-Fusion")  # beyond the paper; one component off each: its ablations
@@ -159,7 +159,8 @@ class TagGraphFusion(Retriever):
         self.turn_vectors: dict[int, np.ndarray] = {}  # note index -> (turns, dim): pool notes, for TURN_PARTS
         self.speaker_turns: dict[str, int] = {}  # "Name" -> turns it heads
         self.unnamed_turns = 0
-        self._memo: tuple[tuple, Signals, list[Window]] | None = None  # the last query's key, evidence, windows
+        # the last query's key, evidence, time windows and the graph part's teleport (what `evidence` reads)
+        self._memo: tuple[tuple, Signals, list[Window], np.ndarray | None] | None = None
         self._query_memo: tuple[str, np.ndarray] | None = None  # the last question and its vector
 
     def uses(self, part: str) -> bool:
@@ -235,20 +236,26 @@ class TagGraphFusion(Retriever):
             for i, lo, hi in zip(todo, bounds[:-1], bounds[1:]):
                 vectors[i] = flat[lo:hi]
 
-    def _ppr(self, text: str, file_seed: np.ndarray) -> np.ndarray:
-        """PPR mass per note (NaN where none): half the teleport on the query's matched concepts, half on
-        `file_seed`."""
-        P, dangling = self.graph.transition()
+    def _teleport(self, text: str, file_seed: np.ndarray) -> np.ndarray:
+        """PPR's teleport over the graph's nodes: half on the query's matched concepts, half on `file_seed`."""
+        P, _ = self.graph.transition()
         s = np.zeros(P.shape[0])
         concepts, _, _ = self.graph.seeds(text)
         total = sum(concepts.values())
         for path, mass in concepts.items():
             s[self.graph.node_index[concept_node(path)]] += mass / total
-        files = np.array([self.graph.node_index[file_node(n.note_id)] for n in self.store.notes])
         if file_seed.sum() > 0:
-            s[files] += file_seed / file_seed.sum()
+            s[self._file_nodes()] += file_seed / file_seed.sum()
+        return s
+
+    def _file_nodes(self) -> np.ndarray:
+        return np.array([self.graph.node_index[file_node(n.note_id)] for n in self.store.notes])
+
+    def _ppr(self, s: np.ndarray) -> np.ndarray:
+        """PPR mass per note (NaN where none) from the teleport `s` (`_teleport`)."""
+        P, dangling = self.graph.transition()
         x = personalized_pagerank(P, dangling, s, self.graph.params.alpha, self.graph.params.iterations)
-        mass = x[files]
+        mass = x[self._file_nodes()]
         return np.where(mass > 0, mass, np.nan)
 
     def _reader_cosines(self, text: str) -> np.ndarray:
@@ -358,7 +365,7 @@ class TagGraphFusion(Retriever):
         lexical = cols[:, 0] + cols[:, 1]
         pool = _top(cols[:, 0], self.params.pool) | _top(cols[:, 1], self.params.pool)
         if self.graph is not None and n:
-            first = self._ppr(text, lexical * np.isin(np.arange(n), list(pool)))
+            first = self._ppr(self._teleport(text, lexical * np.isin(np.arange(n), list(pool))))
             pool |= _top(normalized(first, "max", False), self.params.pool)
         if self.pool_reader is not None and n and text.strip():
             pool |= _top(self._reader_cosines(text), self.params.reader_pool)
@@ -366,10 +373,12 @@ class TagGraphFusion(Retriever):
         request = self.params.requests and self.embedder is not None and is_request(text)
         if self.embedder is not None:
             put("dense", self._request_dense(text) if request else self._dense(text, pool_ids))
+        teleport = None
         if self.graph is not None and n:
             seed = np.zeros(n)
             seed[pool_ids] = lexical[pool_ids] + cols[pool_ids, 2]
-            put("graph", self._ppr(text, seed))
+            teleport = self._teleport(text, seed)
+            put("graph", self._ppr(teleport))
         if self.uses("note_stem"):
             put("note_stem", _evidence(self.note_stem.score(text), n))
         if self.uses("raw_stem"):
@@ -397,7 +406,7 @@ class TagGraphFusion(Retriever):
         windows = self.windows(text, asked_on) if self.params.time else []
         times = time_features(text, windows, days) if self.params.time else np.zeros((len(notes), len(TIME_FEATURES)))
         ev = Signals(notes, codes[notes], components[notes], times, request, per_session[codes[notes]], raw[notes])
-        self._memo = (key, ev, windows)
+        self._memo = (key, ev, windows, teleport)
         return ev
 
     def _weights(self, ev: Signals) -> FusionWeights:
@@ -409,37 +418,5 @@ class TagGraphFusion(Retriever):
         return dict(zip(ev.notes.tolist(), fuse(ev, self._weights(ev)).tolist()))
 
     def evidence(self, text: str, note: Note, *, asked_on: datetime | None = None) -> Evidence:
-        ev = self.signals(text, asked_on)
-        i, w = note.index, self._weights(ev)
-        detail: dict[str, Any] = {
-            "components": {c: round(float(ev.components[i, j]), 4) for j, c in enumerate(COMPONENTS)},
-            "weighted": {c: round(float(ev.components[i, j] * getattr(w, c)), 4) for j, c in enumerate(COMPONENTS)},
-            "session": {c: round(float(ev.session_features[i, j]), 4) for j, c in enumerate(SESSION_FEATURES)},
-            "time": {t: round(float(ev.time[i, j]), 4) for j, t in enumerate(TIME_FEATURES)},
-            "time_windows": [window_label(x) for x in self._memo[2]],  # the windows `signals` just used
-            "question_date": shown_date(asked_on), "request": ev.request}
-        detail["weighted"].update({c: round(float(ev.session_features[i, j] * getattr(w, c)), 4)
-                                   for j, c in enumerate(SESSION_FEATURES)})
-        _, bonus, _, factor = fused_parts(ev, w)
-        detail["session_bonus"] = round(float(bonus[i]), 4) if bonus is not None else 0.0
-        detail["time_factor"] = round(float(factor[i]), 4)
-        out = Evidence(detail=detail)
-        parts = [f"{c} {v:.3g}" for c, v in detail["weighted"].items() if v]
-        if parts:
-            total = " + ".join(parts) + (f" + session bonus {detail['session_bonus']:.3g} (its session's other notes)"
-                                         if detail["session_bonus"] else "")
-            out.summary = "weighted evidence " + (
-                f"({total}), times {detail['time_factor']:.4g} by the time rules (question date {shown_date(asked_on)})"
-                if detail["time_factor"] != 1 else total) + (
-                " (a request for suggestions: dense over every note's raw turn, OpenClaw's 0.7 / 0.3)"
-                if ev.request else "")
-        if self.embedder is not None:
-            detail["in_dense_pool"] = bool(not np.isnan(ev.raw[i, COMPONENTS.index("dense")]))
-            if not detail["in_dense_pool"] and ev.components[i].any():
-                reader = f" and the {self.params.reader_pool} nearest by {self.pool_reader.name}" if self.pool_reader else ""
-                out.summary += (f"; outside the dense pool, so {self.embedder.name} never read it (the pool: the "
-                                f"{self.params.pool} best notes of each lexical list and of a first PPR{reader})")
-        if not ev.components[i].any():
-            out.missing = ("no lexical, dense or graph evidence: no positive BM25 term, outside the "
-                           "dense pool and unreached by PPR")
-        return out
+        """The note's signals, adding up to its score, and what each read (`fusion_why`)."""
+        return fusion_evidence(self, text, note, asked_on)

@@ -30,6 +30,7 @@ from taggraph.evaluation.metrics import session_scores, tie_averaged
 from taggraph.notes import Note
 from taggraph.retrieval import DEFAULT_DEPTH, Explanation, Result, Retriever, build_retrievers
 from taggraph.retrieval.base import same_score
+from taggraph.retrieval.signals import Contrast
 from taggraph.store import MemoryStore
 from taggraph.text import snippet
 from taggraph.viz.names import node_name
@@ -41,6 +42,7 @@ _KIND_COLOUR = {"concept": "#4c78a8", "topic": "#f58518", "file": "#2a8f87"}
 
 Methods = Sequence[str] | Mapping[str, Retriever]
 METRIC_K = 5  # verdicts use Success@5, the paper's headline recall@5
+SIGNALS_SHOWN = 5  # free choice: the largest signals named in a one-line summary
 
 
 def retrieve_all(store: MemoryStore, question: str, methods: Methods, k: int = DEFAULT_DEPTH,
@@ -114,18 +116,19 @@ def summarize(exp: Explanation, store: MemoryStore | None = None) -> str:
         parts.append("terms " + ", ".join(f"{t} {_number(v)}" for t, v in list(d["matched_terms"].items())[:4]))
     if "contributions" in d:
         parts.append(" + ".join(f"{k} {_number(v)}" for k, v in d["contributions"].items()))
-    if d.get("weighted"):  # TagGraph-Fusion: its weighted components, then what its session and time rules add
-        shown = " + ".join(f"{c} {_number(v)}" for c, v in d["weighted"].items() if v) or "no weighted evidence"
-        bonus, factor = d.get("session_bonus", 0.0), d.get("time_factor", 1.0)
-        total = f"{shown} + session bonus {_number(bonus)}" if bonus else shown
-        parts.append((f"({total}) × time {_number(factor)}" if factor != 1 else total) + f" = {_number(exp.score)}")
+    if exp.evidence.signals:  # a method that scores by signals: the largest parts of its score
+        shown = [x for x in sorted(exp.evidence.signals, key=lambda x: -abs(x.contribution)) if x.contribution]
+        parts.append(" + ".join(f"{x.name} {_number(x.contribution)}" for x in shown[:SIGNALS_SHOWN])
+                     + (" + …" if len(shown) > SIGNALS_SHOWN else "") + f" = {_number(exp.score)}")
     if "tfidf_overlap" in d:
         parts.append(f"tf-idf overlap {_number(d['tfidf_overlap'])}")
     if d.get("dropped_as_stopwords"):
         parts.append(f"dropped as stopwords: {', '.join(d['dropped_as_stopwords'])}")
     if not parts and exp.evidence.summary:  # a method the views know nothing of speaks for itself
         parts.append(exp.evidence.summary)
-    if exp.outranked_by:
+    if exp.contrast is not None and exp.contrast.rivals:
+        parts.append("; ".join(exp.contrast.lines()[:1]))
+    elif exp.outranked_by:
         o = exp.outranked_by[-1]
         margin = "tie: above it by note order" if same_score(o["score"], exp.score) else f"+{_number(o['margin'])}"
         parts.append(f"just above it: note {o['note_id']} (rank {o['rank']}) scores {_number(o['score'])} ({margin})")
@@ -366,6 +369,45 @@ def _outranked_html(ranking: Sequence[tuple[int, float]], store: MemoryStore, e:
             f"<th>session</th><th>text</th><th>score</th><th>margin</th></tr>{''.join(rows)}</table></dd>")
 
 
+def contrast_html(contrast: Contrast | None) -> str:
+    """The note's signals beside those of the notes above it (rank 1 first), each cell the signal's part of the
+    score and what it read; the row of the signal that decided against each rival marked; signals that add nothing
+    to any of them left out."""
+    if contrast is None or not contrast.rivals:
+        return ""
+    rivals = contrast.rivals
+    names = [x.name for x in contrast.signals] + [g.name for r in rivals for g in r.gaps]
+    mine = {x.name: x for x in contrast.signals}
+    names = [n for n in dict.fromkeys(names) if (n in mine and mine[n].contribution)
+             or any(g.name == n and g.rival for r in rivals for g in r.gaps)]
+
+    def cell(value: float, reads: str, decided: bool = False, lead: float | None = None) -> str:
+        led = (f" <span class='{'lead' if lead > 0 else 'behind'}'>({'+' if lead >= 0 else ''}{_number(lead)})</span>"
+               if lead is not None else "")
+        return (f"<td class='v{' decided' if decided else ''}'>{_number(value)}{led}"
+                + (f"<div class='reads'>{html.escape(reads)}</div>" if reads else "") + "</td>")
+
+    head = "".join(f"<th>rank {r.rank}: <code>{html.escape(r.note_id)}</code></th>" for r in rivals)
+    rows = []
+    for n in names:
+        own = mine.get(n)
+        row = f"<tr><th>{html.escape(n)}</th>" + cell(own.contribution if own else 0.0, own.reads if own else "")
+        for r in rivals:
+            gap = next((g for g in r.gaps if g.name == n), None)
+            row += cell(gap.rival if gap else 0.0, r.reads.get(n, ""), r.decided_by == n, gap.lead if gap else None)
+        rows.append(row + "</tr>")
+    totals = (f"<tr class='total'><th>score</th><td class='v'>{_number(contrast.score)}</td>"
+              + "".join(f"<td class='v'>{_number(r.score)} (+{_number(r.margin)})</td>" for r in rivals) + "</tr>")
+    decided = "".join(f"<li>rank {r.rank} <code>{html.escape(r.note_id)}</code>: "
+                      + (f"decided by <b>{html.escape(r.decided_by)}</b> (+{_number(r.gaps[0].lead)} of the "
+                         f"+{_number(r.margin)})" if r.decided_by else "a tie, above it by note order") + "</li>"
+                      for r in rivals)
+    return (f"<div class='contrast'><h3>Signal by signal, beside the notes above it</h3><ul>{decided}</ul>"
+            f"<table class='contrast'><tr><th>signal</th><th>this note</th>{head}</tr>{''.join(rows)}{totals}</table>"
+            "<p class='scale'>Each cell: the signal's part of the score (the parts add up to it), the rival's lead in "
+            "brackets, and what the signal read.</p></div>")
+
+
 def ranking_place(ranking: Sequence[tuple[int, float]], store: MemoryStore, sessions: set[str], k: int,
                   depth: int = DEFAULT_DEPTH) -> SessionPlace:
     """`session_place` of the first of `sessions` in `ranking` ((note index, score) in rank order, every note)."""
@@ -460,7 +502,7 @@ def explain_html(store: MemoryStore, question: str, note_id: str, methods: Metho
         sections.append(f"<section class='{cls}'><h2>{html.escape(m)}: {html.escape(words)}</h2>"
                         f"<p class='ranks'>note rank {e.rank or '–'} · session rank {sessions}</p>{giver_html}"
                         f"<p><b>{'Evidence' if e.evidence.summary else 'Why'}:</b> "
-                        f"{html.escape(evidence_text(e))}</p>{fb_html}"
+                        f"{html.escape(evidence_text(e))}</p>{fb_html}{contrast_html(e.contrast)}"
                         f"<details{'' if cls == 'hit' else ' open'}><summary>all details</summary>"
                         f"<dl>{details}</dl></details></section>")
     title = f"Why note {note_id} for: {question}"
@@ -486,8 +528,8 @@ def explain_html(store: MemoryStore, question: str, note_id: str, methods: Metho
             f"<h1>Why (not) note <code>{html.escape(note_id)}</code>?</h1>{links_html(links)}{context}"
             "<table class='summary'><tr><th>method</th><th>verdict</th><th>note rank</th><th>session rank</th>"
             "<th>score</th><th>evidence</th></tr>"
-            f"{''.join(rows)}</table>{''.join(sections)}"
-            f"<section><h2>The note</h2>{_note_html(note)}</section></body></html>")
+            f"{''.join(rows)}</table><section class='note'><h2>The note</h2>{_note_html(note)}</section>"
+            f"{''.join(sections)}</body></html>")
 
 
 _CSS = """
@@ -506,6 +548,8 @@ summary { cursor: pointer; color: #555; }
 dt { font-weight: bold; margin-top: .4em; } dd { margin-left: 1.5em; }
 .node { border: 2px solid; border-radius: 4px; padding: 0 4px; white-space: nowrap; }
 pre, td.v { white-space: pre-wrap; } pre { background: #f6f6f6; padding: .5em; }
+table.contrast td { max-width: 22em; } .reads { color: #555; font-size: 12px; } td.decided { background: #fdecea; }
+.lead { color: #c0392b; } .behind { color: #1a7f37; } tr.total { font-weight: bold; }
 """
 
 
@@ -531,6 +575,8 @@ def explain_text(opened: OpenQuestion, note_id: str, depth: int = DEFAULT_DEPTH,
         if shown_id != note_id:
             lines.append(f"    explains {shown_id}, the best-ranked note of gold session {store.by_id[note_id].session_id}"
                          + "; the session's gold notes: " + ", ".join(f"{o} (note rank {r or '–'})" for o, r in others))
-        if summarize(e, store):
+        if e.contrast is not None and e.contrast.rivals:
+            lines += [f"    {line}" for line in e.contrast.lines()]
+        elif summarize(e, store):
             lines.append(f"    {summarize(e, store)}")
     return "\n".join(lines)

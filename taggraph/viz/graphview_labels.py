@@ -58,8 +58,10 @@ def why_by_method(store: MemoryStore, explanations: Mapping[str, Mapping[str, Ex
             place = ranking_place(store, ranking, {store.by_id[note_id].session_id}, k, depth)
             words, cls = verdict(e, place, k, depth, len(store))
             fallback = e.evidence.fallback
+            contrast = e.contrast.lines()[:1] if e.contrast is not None else []
             out[method] = {"verdict": words, "cls": cls,
-                           "text": evidence_text(e) + (f" (fallback: {fallback})" if fallback else "")}
+                           "text": evidence_text(e) + (f" (fallback: {fallback})" if fallback else "")
+                           + "".join(f"; {line}" for line in contrast)}
     return out
 
 
@@ -99,11 +101,14 @@ def walk_lines(store: MemoryStore, names: Mapping[str, str], method: str, e: Exp
     walk = walk_of(e)
     if e is None:
         return [head + "."]
+    contrast = e.contrast.lines() if e.contrast is not None else []
     if walk is None:
-        return [head + ".", f"{method} does not walk the graph: no edge is its own. Its evidence: {evidence_text(e)}"]
+        return [head + ".", f"{method} does not walk the graph: no edge is its own. Its evidence: {evidence_text(e)}",
+                *contrast]
     routes = [" → ".join(names.get(n, n) for n in r) for r in walk_routes(walk)]
-    lines = [head + "."] + [f"Its own walk to it (thick), route {i} of {len(routes)}: {route}"
-                            for i, route in enumerate(routes[:shown], 1)]
+    own = "its graph signal's routes (its score's other signals are not drawn)" if e.evidence.signals else "Its own walk"
+    lines = [head + "."] + contrast + [f"{own[0].upper() + own[1:]} to it (thick), route {i} of {len(routes)}: {route}"
+                                       for i, route in enumerate(routes[:shown], 1)]
     if len(routes) > shown:
         lines.append(f"… {len(routes) - shown} more route(s), drawn thick")
     if not routes:
