@@ -19,6 +19,7 @@ from taggraph.errors import ConfigError, InputError
 from taggraph.evaluation.fuse import FUSION_METHODS, NORMALIZATIONS, fuse
 from taggraph.evaluation.score import trec_order, trec_scores_of
 from taggraph.experiments.bench import score_external
+from taggraph.experiments.fuse import TiedGoldWarning
 
 runner = CliRunner()
 
@@ -311,3 +312,24 @@ def test_an_input_s_error_names_the_input_not_a_scratch_file(hand_runs, tmp_path
     res = runner.invoke(app, ["fuse", str(bad), hand_runs[1], "--data", str(DEMO_DATA), "--out", str(tmp_path / "f")])
     assert res.exit_code == 2
     assert res.output == f"error: {bad}: run 'a' ranks question(s) not in the dataset: ['demo_q99']\n"
+
+
+@pytest.mark.parametrize("other, trec_mrr", [("demo_s09", 0.5), ("demo_s01", 1.0)])
+def test_a_fused_tie_with_the_gold_is_scored_tie_aware_and_warned_of(tmp_path, other, trec_mrr):
+    """Two runs that swap the gold and another session fuse to a tie, which trec_eval breaks by docid: the MRR
+    follows how the other session is spelled; the tie-aware MRR is 0.75 either way."""
+    (tmp_path / "a.run").write_text(f"demo_q01 Q0 demo_s07 1 2.0 a\ndemo_q01 Q0 {other} 2 1.0 a\n")
+    (tmp_path / "b.run").write_text(f"demo_q01 Q0 {other} 1 2.0 b\ndemo_q01 Q0 demo_s07 2 1.0 b\n")
+    with pytest.warns(TiedGoldWarning, match=f"fused-rrf: in 1 of 1 questions the first gold session ties with "
+                                             f"another session.*MRR {trec_mrr:.3f}.*MRR_tieavg, over all orders, "
+                                             f"is 0.750"):
+        fused = tg.fuse_runs([str(tmp_path / "a.run"), str(tmp_path / "b.run")], data=DEMO_DATA,
+                             out=tmp_path / "out")
+    summary = fused.summary.set_index("method")
+    assert summary.loc["fused-rrf", "MRR"] == trec_mrr and summary.loc["fused-rrf", "MRR_tieavg"] == 0.75
+    assert summary.loc[["a", "b"], "MRR_tieavg"].tolist() == summary.loc[["a", "b"], "MRR"].tolist()  # no ties
+    assert fused.config["fusion"]["first_gold_tied"] == {"a": 0, "b": 0, "fused-rrf": 1}
+    written = pd.read_csv(tmp_path / "out" / "rankings.csv").set_index("method")
+    assert written.loc["fused-rrf", "RR_tieavg"] == 0.75 and bool(written.loc["fused-rrf", "first_gold_tied"])
+    per_type = pd.read_csv(tmp_path / "out" / "per_type.csv").set_index("method")
+    assert per_type.loc["fused-rrf", "MRR_tieavg"] == 0.75

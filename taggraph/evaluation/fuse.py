@@ -19,6 +19,11 @@ test dependency). What ranx leaves open is fixed here as trec_eval does it: RRF 
 trec_eval's order (score descending, ties by docid descending; ranx takes the order it was given); a question
 some runs do not rank counts as an empty ranking there (ranx requires the same questions in every run); and
 the fused scores are ordered and written as trec_eval reads them (`taggraph.evaluation.score.trec_lines`).
+
+Fusion ties often (RRF gives a docid ranked 1st and 2nd the same score as one ranked 2nd and 1st), and
+trec_eval then orders the tied docids by their spelling. `run_ties` gives a run's tie-aware figures as
+`bench` gives them for its methods (`taggraph.evaluation.metrics.tie_metrics`: RR_tieavg, Success@k_tieavg,
+first_gold_tied), from its scores as trec_eval holds them (single precision).
 """
 
 from __future__ import annotations
@@ -29,7 +34,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from taggraph.errors import ConfigError
-from taggraph.evaluation.score import trec_lines, trec_order
+from taggraph.evaluation.metrics import session_scores, tie_metrics
+from taggraph.evaluation.score import single, trec_lines, trec_order
+from taggraph.retrieval.base import same_score
 
 Run = Mapping[str, Mapping[str, float]]  # question id -> docid -> score
 
@@ -117,3 +124,16 @@ def run_trec(run: Run, name: str) -> str:
     lines = [line for q, scored in run.items() for line in trec_lines(q, trec_order(dict(scored)),
                                                                        sorted(scored.values(), reverse=True), name)]
     return "".join(line + "\n" for line in lines)
+
+
+def run_ties(scored: Mapping[str, float], sessions: Mapping[str, str], gold: Sequence[str],
+             depth: int) -> dict[str, float | bool]:
+    """`tie_metrics` of one question's `scored` docids (`sessions`: each docid's session; a docid it lacks is its
+    own) against `gold`, ranked as trec_eval ranks them through `depth`, their scores in single precision:
+    docids beyond `depth` tied with the last one join its tie group."""
+    order = trec_order(dict(scored))
+    values = [float(single(scored[doc])) for doc in order]
+    ranked = session_scores([sessions.get(doc, doc) for doc in order], values, depth)
+    cut = values[depth - 1] if len(order) > depth else None
+    beyond = [sessions.get(doc, doc) for doc, v in zip(order[depth:], values[depth:]) if same_score(v, cut)]
+    return tie_metrics([sid for sid, _ in ranked], [v for _, v in ranked], gold, beyond, cut)

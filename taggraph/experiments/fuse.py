@@ -14,7 +14,10 @@ from a file without them, or written by an older taggraph) holds ranks counted d
 `fuse_runs` fuses the runs (`taggraph.evaluation.fuse`, ranx's formulas), then scores the fused run and each input
 with `score_external`: the rankings, summary and per-type tables `taggraph score` gives, each input's
 metrics as its own report's, and every method's MRR compared with the first input's (paired
-randomization test). With `out` (never one of the inputs, nor inside or around one) it writes them as a
+randomization test). Fused scores tie often, and trec_eval orders tied docids by their spelling: every run
+also gets the tie-aware columns `bench` gives (`run_ties`: RR_tieavg and first_gold_tied per question,
+MRR_tieavg and MRR_from_tie_order in the summary), and a warning (`TiedGoldWarning`) counts the questions
+whose first gold session ties with another session; run.json's ``fusion`` records those counts. With `out` (never one of the inputs, nor inside or around one) it writes them as a
 run folder that `taggraph score` and `compare` read: run.json's ``fusion`` records the method, the
 normalization, weights, k and the inputs.
 """
@@ -34,10 +37,12 @@ import pandas as pd
 
 from taggraph.datasets import Dataset
 from taggraph.errors import ConfigError, InputError
-from taggraph.evaluation.fuse import RRF_K, check_fusion, fuse, run_trec
+from taggraph.evaluation.fuse import RRF_K, check_fusion, fuse, run_ties, run_trec
+from taggraph.evaluation.metrics import TIE_METRICS, per_type, summarize
 from taggraph.evaluation.score import (TREC_LEVELS, NoteIdsWarning, read_rankings_csv, run_lines, scores_of, trec_name,
                                        trec_scores_of)
-from taggraph.experiments.bench import BenchResult, add_benchmark_metrics, add_significance, score_external
+from taggraph.experiments.bench import (BenchResult, add_benchmark_metrics, add_significance, history_ids,
+                                        score_external)
 from taggraph.atomic import refuse_input_as_output
 from taggraph.experiments.run_comparison import data_options, read_record, recorded_data, recorded_dataset
 from taggraph.experiments.run_folders import check_run_folder, save_bench
@@ -46,6 +51,11 @@ from taggraph.retrieval import DEFAULT_DEPTH
 QRELS = Path("trec") / "qrels.sessions.txt"
 NOTE_QRELS = Path("trec") / "qrels.notes.txt"
 SUFFIX = {"sessions": ".run", "notes": ".notes.run"}  # a method's TREC run in a run folder, per level
+
+
+class TiedGoldWarning(UserWarning):
+    """A run whose first gold session ties with another session in some questions: trec_eval's order, and so
+    MRR, rests there on how the session ids are spelled."""
 
 
 @dataclass
@@ -176,6 +186,30 @@ def _same_judgements(folders: Sequence[Path], level: str) -> dict[str, Any]:
     return records[0]
 
 
+def _add_ties(result: BenchResult, runs: dict[str, dict[str, dict[str, float]]], cases: Sequence[Any],
+              depth: int) -> dict[str, int]:
+    """Add the tie-aware columns of each run in `runs` (label -> its scores) to `result`'s tables (`run_ties`);
+    warn of the runs whose first gold session ties with another (`TiedGoldWarning`); their counts."""
+    sessions = {c.case_id: history_ids(c) for c in cases}
+    rows = {i: run_ties(runs[row["method"]].get(row["question_id"], {}), sessions[row["question_id"]],
+                        row["gold_session_ids"], depth)
+            for i, row in zip(result.rankings.index, result.rankings.to_dict("records")) if not pd.isna(row["RR"])}
+    columns = [*TIE_METRICS, "first_gold_tied"]
+    result.rankings = result.rankings.join(pd.DataFrame.from_dict(rows, orient="index", columns=columns))
+    means = summarize(result.rankings, order=list(result.summary["method"]))
+    added = [c for c in means.columns if c not in result.summary.columns]
+    result.summary = result.summary.merge(means[["method", *added]], on="method", how="left")
+    result.per_type = per_type(result.rankings)
+    tied = result.rankings["first_gold_tied"].eq(True).groupby(result.rankings["method"], sort=False).sum()
+    for method, count in tied[tied > 0].items():
+        row = result.summary.set_index("method").loc[method]
+        warnings.warn(f"{method}: in {count} of {int(row['n'])} questions the first gold session ties with another "
+                      f"session, and trec_eval orders ties by session id: MRR {row['MRR']:.3f} rests on that order; "
+                      f"the tie-aware MRR_tieavg, over all orders, is {row['MRR_tieavg']:.3f}", TiedGoldWarning,
+                      stacklevel=3)
+    return {method: int(count) for method, count in tied.items()}
+
+
 def fuse_runs(inputs: Sequence[str | Path], out: str | Path | None = None, method: str = "rrf",
               norm: str = "min-max", weights: Sequence[float] | None = None, k: float = RRF_K,
               name: str | None = None, data: str | Path | None = None, baseline: str | None = None,
@@ -223,12 +257,13 @@ def fuse_runs(inputs: Sequence[str | Path], out: str | Path | None = None, metho
     for w in caught:
         if not (level == "notes" and w.category is NoteIdsWarning):  # notes fused at their level, as asked
             warnings.warn(_said_of_inputs(str(w.message), paths), w.category, stacklevel=2)
+    tied = _add_ties(result, {label: run for label, run, _ in scored}, cases, depth)
     for item in items:
         result.config["external_runs"][item.label].update(path=str(item.file), name=item.name)
     del result.config["external_runs"][name]
     result.config["fusion"] = {
         "method": method, "level": level, "norm": None if method == "rrf" else norm, "weights": list(weights) if weights else None,
-        "k": k if method == "rrf" else None, "name": name,
+        "k": k if method == "rrf" else None, "name": name, "first_gold_tied": tied,
         "inputs": [{"spec": i.spec, "label": i.label, "file": str(i.file), "run": i.name} for i in items]}
     add_benchmark_metrics(result, cases)
     add_significance(result, baseline or items[0].label)
