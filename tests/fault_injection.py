@@ -1116,14 +1116,20 @@ def issue52() -> None:
 REALMEM_INPUT: list[bool] = []  # whether each attack held
 
 
-def input_attack(label: str, run) -> None:
-    """One attack on dataset input: `run()` gives (what happened, held); anything it raises fails."""
+def topic_attack(topic: str, results: list[bool], label: str, run) -> None:
+    """One attack of a section named by `topic`: `run()` gives (what happened, held), kept in `results`; anything
+    it raises fails."""
     try:
         what, held = run()
     except Exception as exc:  # noqa: BLE001 - an attack that raises is a defect, the table says which
         what, held = f"raised {type(exc).__name__}: `{str(exc)[:160]}`", False
-    REALMEM_INPUT.append(held)
-    ROWS.append((f"input: {label}", f"{'held' if held else 'FAILED'}: {what}"))
+    results.append(held)
+    ROWS.append((f"{topic}: {label}", f"{'held' if held else 'FAILED'}: {what}"))
+
+
+def input_attack(label: str, run) -> None:
+    """One attack on dataset input (`topic_attack`)."""
+    topic_attack("input", REALMEM_INPUT, label, run)
 
 
 def _persona(folder: Path, spoil=None, name: str = "Ada_dialogues.json") -> Path:
@@ -1235,6 +1241,174 @@ def realmem_input() -> None:
         input_attack("a RealMem file with `dialogues` before `_metadata`", key_order)
 
 
+# -- ties_and_kills: fused ties, ablation verdicts over many tests, optional numbers, a --force run killed --------
+
+TIES_AND_KILLS: list[bool] = []  # whether each attack held
+
+
+def ties_attack(label: str, run) -> None:
+    topic_attack("ties and kills", TIES_AND_KILLS, label, run)
+
+
+@dataclasses.dataclass(frozen=True)
+class _OptionalPoolParams:
+    pool: Annotated[int, Field(ge=1)] | None = None
+
+
+def ties_and_kills() -> None:
+    import taggraph as tg
+    from taggraph.evaluation.verdicts import verdict
+
+    with tempfile.TemporaryDirectory() as tmp:
+        t = Path(tmp)
+
+        def fused_tie():
+            (t / "a.run").write_text("demo_q01 Q0 demo_s07 1 2.0 a\ndemo_q01 Q0 demo_s09 2 1.0 a\n")
+            (t / "b.run").write_text("demo_q01 Q0 demo_s09 1 2.0 b\ndemo_q01 Q0 demo_s07 2 1.0 b\n")
+            res = CliRunner().invoke(app, ["fuse", str(t / "a.run"), str(t / "b.run"), "--data", str(DEMO_DATA),
+                                           "--out", str(t / "fused")])
+            said = [line for line in res.output.splitlines() if "ties with another session" in line]
+            tieavg = pd.read_csv(t / "fused" / "summary.csv").set_index("method").loc["fused-rrf", "MRR_tieavg"]
+            return (f"exit {res.exit_code}; MRR_tieavg {tieavg}; `{shown(said[0], tmp) if said else 'no warning'}`",
+                    res.exit_code == 0 and tieavg == 0.75 and bool(said))
+        ties_attack("`fuse` of two runs that swap the gold and another session (a tie trec_eval breaks by docid)",
+                    fused_tie)
+
+        def adjusted_verdict():
+            line = verdict("-Graph", -0.05, -0.09, -0.01, 0.034, 0.374)
+            res = CliRunner().invoke(app, ["ablation", "--data", str(DEMO_DATA), "--extractor", "none", "--out",
+                                           str(t / "ablation")])
+            header = next((line for line in res.output.splitlines() if "p_bh" in line), "")
+            return (f"`{line}`; `taggraph ablation` exit {res.exit_code}, prints p_holm and p_bh: {bool(header)}",
+                    "does not earn its keep" in line and res.exit_code == 0 and "-Diffusion p_holm" in header)
+        ties_attack("an ablation at raw p 0.034, Holm-adjusted 0.374; the columns `taggraph ablation` prints",
+                    adjusted_verdict)
+
+        def optional_number():
+            cls = _spoilt(lambda s: s)
+            cls.Params = _OptionalPoolParams
+            tg.register_method("OptionalPool", cls)
+            shown_type = CliRunner().invoke(app, ["methods", "OptionalPool"]).output.strip()
+            what, ok = one_line_error(["bench", "--methods", "OptionalPool", "--param", "OptionalPool.pool=true",
+                                       "--out", str(t / "pool")], tmp)
+            return f"`methods`: `{shown_type}`; `--param pool=true`: {what}", \
+                ok and "must be int or None" in what and shown_type == "pool = None  (int | None, >= 1)"
+        ties_attack("`--param` true for an `Annotated[int, Field(ge=1)] | None` field; `taggraph methods` of it",
+                    optional_number)
+
+        def killed_force():
+            from taggraph.experiments.run_folders import save_run
+            outs = []
+            for landed in (False, True):
+                out = t / f"killed-{landed}"
+                code, _ = _bench_lines(LOCOMO_TINY, out, tmp)
+                aside = t / f".{out.name}.k1ll3d.old"  # what kill -9 between the two renames of --force leaves
+                aside.mkdir()
+                os.rename(out, aside / "run")
+                (t / f"{aside.name}.lock").touch()
+                if landed:  # killed after the new run landed: its claim's lock file is left too
+                    save_run(t / "new", {"summary": _frame("new")}, {"created": "-", "git_commit": "-", "config": {}})
+                    os.rename(t / "new", out)
+                    (t / f".{out.name}.l4nd3d.partial.lock").touch()
+                code, lines = _bench_lines(LOCOMO_TINY, out, tmp, *(["--force"] if landed else []))
+                left = sorted(p.name for p in t.glob(f".{out.name}.*"))
+                back = any("put back the run" in line for line in lines)
+                outs.append((f"{'landed' if landed else 'never landed'}: exit {code}, put back {back}, left {left}",
+                             left == [] and (code == 0 if landed else code == 2 and back and (out / "run.json")
+                                             .is_file())))
+            return "; ".join(w for w, _ in outs), all(ok for _, ok in outs)
+        ties_attack("`bench --out X --force` killed after setting the old run aside, before and after the new one "
+                    "landed; then `bench --out X` again", killed_force)
+
+
+# -- int8_embedder: minilm-int8's vector whatever its batch, its cached model damaged, its build killed, no onnxruntime
+
+INT8_EMBEDDER: list[bool] = []  # whether each attack held
+
+
+def int8_attack(label: str, run) -> None:
+    """One attack on the minilm-int8 embedder: `run()` gives (what happened, held); a raise is a failure."""
+    try:
+        what, held = run()
+    except Exception as exc:  # noqa: BLE001 - the table says what was raised
+        what, held = f"{type(exc).__name__}: `{str(exc)[:160]}`", False
+    INT8_EMBEDDER.append(held)
+    ROWS.append((f"int8 embedder: {label}", f"{'held' if held else 'FAILED'}: {what}"))
+
+
+def _demo_mrr(out: Path, tmp: str, *first: list[str]) -> str:
+    """OpenClaw's MRR with minilm-int8 on the demo in the current cache, after running the commands `first`."""
+    for args in first:
+        invoke(args, tmp)
+    invoke(["bench", "--methods", "OpenClaw", "--embedder", "minilm-int8", "--extractor", "none", "--out", str(out)],
+           tmp)
+    return str(pd.read_csv(out / "summary.csv").set_index("method").loc["OpenClaw", "MRR"])
+
+
+def int8_embedder() -> None:
+    import numpy as np
+
+    from taggraph.retrieval.embeddings import get_embedder
+
+    models = Path(os.environ["TAGGRAPH_CACHE"]) / "models"
+    with tempfile.TemporaryDirectory() as tmp:
+        t = Path(tmp)
+
+        def batch_mates():
+            texts = ["ok", "my dog", "The meeting with Sarah moved to Thursday at 3pm.", "I walked my dog. " * 80]
+            emb = get_embedder("minilm-int8")
+            emb.cache = False
+            alone = np.concatenate([emb.embed([text]) for text in texts])
+            moved = max(float(np.abs(emb.embed(texts[::k]) - alone[::k]).max()) for k in (1, -1))
+            return f"largest difference to the text read alone: {moved:.1e}", moved <= 1e-6
+        int8_attack("texts of 1 to 250 word pieces embedded alone, then in one batch in two orders", batch_mates)
+
+        def cache_history():
+            mrr = []
+            for i, first in enumerate(([], [["embed", "--embedder", "minilm-int8", "--extractor", "none"]])):
+                with fresh_cache() as cache:
+                    (cache / "models").symlink_to(models)
+                    mrr.append(_demo_mrr(t / f"history{i}", tmp, *first))
+            return f"MRR on a fresh cache {mrr[0]}, after `taggraph embed` {mrr[1]}", mrr[0] == mrr[1]
+        int8_attack("`bench --methods OpenClaw --embedder minilm-int8` on the demo, fresh cache vs filled by `embed`",
+                    cache_history)
+
+        def damaged():
+            (model,) = models.glob("minilm-int8-*/model.onnx")
+            good = model.read_bytes()
+            model.write_bytes(good[:len(good) // 2])
+            run = taggraph_process(["embed", "--embedder", "minilm-int8", "--extractor", "none", "--limit", "1"], tmp)
+            return (f"exit {run.returncode}; `{last_line(run.stdout + run.stderr, tmp)}`; model restored: "
+                    f"{model.read_bytes() == good}", run.returncode == 0 and model.read_bytes() == good)
+        int8_attack("the cached int8 model file cut in half, then `taggraph embed`", damaged)
+
+        def killed_build():
+            with fresh_cache() as cache:
+                args = [TAGGRAPH, "embed", "--embedder", "minilm-int8", "--extractor", "none", "--limit", "1"]
+                process = subprocess.Popen(args, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                deadline = time.time() + 120
+                while not list(cache.glob("models/.building-*/*")) and time.time() < deadline:
+                    time.sleep(0.05)
+                process.kill()
+                process.wait()
+                left = [p.name for p in cache.glob("models/.building-*")]
+                run = taggraph_process(args[1:], tmp)
+                after = [p.name for p in cache.glob("models/.building-*")]
+            return (f"left by kill -9 mid-build: {left}; then exit {run.returncode}, left: {after}",
+                    bool(left) and run.returncode == 0 and not after)
+        int8_attack("`taggraph embed` killed (-9) while it builds the int8 model, then run again", killed_build)
+
+        def no_onnxruntime():
+            with mock.patch.dict(sys.modules, {"onnxruntime": None}):
+                outs = [one_line_error(args, tmp) for args in (
+                    ["explain", "--question", "demo_q01", "--extractor", "none", "--param",
+                     "OpenClaw.embedder=minilm-int8"],
+                    ["bench", "--methods", "OpenClaw", "--embedder", "minilm-int8", "--out", str(t / "none")])]
+            return "; ".join(w for w, _ in outs), all(ok and "taggraph[int8]" in w for w, ok in outs)
+        int8_attack("`explain --param OpenClaw.embedder=minilm-int8` and `bench --embedder minilm-int8` without "
+                    "onnxruntime", no_onnxruntime)
+
+
 def _query_one(method: str) -> None:
     """Query method `method` over a two-note memory."""
     from taggraph.retrieval import make_retriever
@@ -1262,7 +1436,7 @@ def _children(pid: int) -> list[int]:
 
 if __name__ == "__main__":
     sections = [datasets, options, store, store_files, extraction, servers, caches, queries, issue24, issue33,
-                issue52, realmem_input]
+                issue52, realmem_input, ties_and_kills, int8_embedder]
     chosen = [f for f in sections if f.__name__ in sys.argv[1:]] or sections  # e.g. `fault_injection.py issue33`
     with fresh_cache():
         for section in chosen:
@@ -1280,3 +1454,7 @@ if __name__ == "__main__":
         print(f"issue 52: {sum(held for _, _, held in ISSUE52)} of {len(ISSUE52)} attacks held")
     if REALMEM_INPUT:
         print(f"realmem_input: {sum(REALMEM_INPUT)} of {len(REALMEM_INPUT)} attacks held")
+    if TIES_AND_KILLS:
+        print(f"ties_and_kills: {sum(TIES_AND_KILLS)} of {len(TIES_AND_KILLS)} attacks held")
+    if INT8_EMBEDDER:
+        print(f"int8_embedder: {sum(INT8_EMBEDDER)} of {len(INT8_EMBEDDER)} attacks held")
