@@ -1327,13 +1327,8 @@ INT8_EMBEDDER: list[bool] = []  # whether each attack held
 
 
 def int8_attack(label: str, run) -> None:
-    """One attack on the minilm-int8 embedder: `run()` gives (what happened, held); a raise is a failure."""
-    try:
-        what, held = run()
-    except Exception as exc:  # noqa: BLE001 - the table says what was raised
-        what, held = f"{type(exc).__name__}: `{str(exc)[:160]}`", False
-    INT8_EMBEDDER.append(held)
-    ROWS.append((f"int8 embedder: {label}", f"{'held' if held else 'FAILED'}: {what}"))
+    """One attack on the minilm-int8 embedder (`topic_attack`)."""
+    topic_attack("int8 embedder", INT8_EMBEDDER, label, run)
 
 
 def _demo_mrr(out: Path, tmp: str, *first: list[str]) -> str:
