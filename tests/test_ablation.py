@@ -17,8 +17,8 @@ def result():
 
 
 def test_table_shape_and_deltas(result):
-    assert list(result.table.columns) == ["dataset", "method", "n", "full", *(f"{col}{p}" for col in ABLATION_COLUMNS.values()
-                                                                            for p in ("", " p", " p_holm", " p_bh"))]
+    cells = [f"{col}{p}" for col in ABLATION_COLUMNS.values() for p in ("", " p", " p_holm", " p_bh")]
+    assert list(result.table.columns) == ["dataset", "method", "n", "full", *cells]
     assert list(result.table["dataset"]) == ["demo", "atant"]
     for _, row in result.table.iterrows():
         mrr = result.summary[result.summary["dataset"] == row["dataset"]].set_index("method")["MRR"]

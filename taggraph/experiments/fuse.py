@@ -17,9 +17,9 @@ metrics as its own report's, and every method's MRR compared with the first inpu
 randomization test). Fused scores tie often, and trec_eval orders tied docids by their spelling: every run
 also gets the tie-aware columns `bench` gives (`run_ties`: RR_tieavg and first_gold_tied per question,
 MRR_tieavg and MRR_from_tie_order in the summary), and a warning (`TiedGoldWarning`) counts the questions
-whose first gold session ties with another session; run.json's ``fusion`` records those counts. With `out` (never one of the inputs, nor inside or around one) it writes them as a
-run folder that `taggraph score` and `compare` read: run.json's ``fusion`` records the method, the
-normalization, weights, k and the inputs.
+whose first gold session ties with another session; run.json's ``fusion`` records those counts. With `out`
+(never one of the inputs, nor inside or around one) it writes them as a run folder that `taggraph score` and
+`compare` read: run.json's ``fusion`` records the method, the normalization, weights, k and the inputs.
 """
 
 from __future__ import annotations
@@ -204,9 +204,9 @@ def _add_ties(result: BenchResult, runs: dict[str, dict[str, dict[str, float]]],
     for method, count in tied[tied > 0].items():
         row = result.summary.set_index("method").loc[method]
         warnings.warn(f"{method}: in {count} of {int(row['n'])} questions the first gold session ties with another "
-                      f"session, and trec_eval orders ties by session id: MRR {row['MRR']:.3f} rests on that order; "
-                      f"the tie-aware MRR_tieavg, over all orders, is {row['MRR_tieavg']:.3f}", TiedGoldWarning,
-                      stacklevel=3)
+                      f"session, and trec_eval orders tied ids by their spelling: MRR {row['MRR']:.3f} rests on that "
+                      f"order; the tie-aware MRR_tieavg, over all orders, is {row['MRR_tieavg']:.3f}",
+                      TiedGoldWarning, stacklevel=3)
     return {method: int(count) for method, count in tied.items()}
 
 
