@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-demo: install  ## run every method on the bundled demo data
+demo: install  ## the paper's seven methods and TagGraph-Fusion on the bundled demo data
 	$(VENV)/bin/taggraph bench --out runs/demo
 
 test: install  ## the layering contract, the whole test suite, notebooks included

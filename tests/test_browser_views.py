@@ -79,3 +79,22 @@ def test_a_long_wide_table_keeps_its_sideways_scrollbar_in_view(tmp_path, chromi
     finally:
         stop()
     assert box["scrolls"] and box["bottom"] <= box["window"], box
+
+
+def test_fusions_contrast_reads_the_same_on_the_explain_and_graph_pages(tmp_path):
+    """The flagship's why, as a reader meets it: the note at rank 1 and the signal that decided, in the explain
+    page's contrast table and in the graph page's walk text, from the same explanation."""
+    from typer.testing import CliRunner
+
+    from taggraph.cli import app
+
+    for command, out in (("explain", tmp_path / "e.html"), ("graph", tmp_path / "g.html")):
+        result = CliRunner().invoke(app, [command, "--question", "demo_q01", "--methods", "TagGraph-Fusion",
+                                          "--out", str(out)])
+        assert result.exit_code == 0, result.output
+    explain = dump_dom(tmp_path, tmp_path / "e.html")
+    decided = re.search(r"rank 1 <code>(\S+)</code>: decided by <b>(\w+)</b>", explain)
+    assert decided, "the explain page names the note at rank 1 and the deciding signal"
+    graph = dump_dom(tmp_path, tmp_path / "g.html")
+    walk = re.search(r'<div id="walk">(.*?)</div></div>', graph, re.S).group(1)
+    assert f"note {decided.group(1)} (rank 1) scores" in walk and f"decided by {decided.group(2)}" in walk

@@ -192,13 +192,15 @@ def test_explain_misses_counts_a_tie_order_placement_as_a_miss(hand_store):
     assert missed["method"] == "TagGraph-Basic" and missed["rank"] == 2 and "only by tie order" in missed["reason"]
 
 
-def test_fusion_key_details_add_its_components_up_to_the_score(hand_store):
+def test_fusion_key_details_name_its_largest_signals_and_the_note_above(hand_store):
     hand_store.remember(Interaction("s2", "Max chewed my dog bed.", "Beagles chew."), Extraction(what=["pet/dog"]))
-    row = explain_table(hand_store, "my dog beagle", "s2#0", ["TagGraph-Fusion-noDense"],
+    row = explain_table(hand_store, "my dog beagle", "s2#1", ["TagGraph-Fusion-noDense"],
                         asked_on="2023/05/01 (Mon) 10:00").iloc[0]
-    details = row["key details"].split("; just above")[0]
-    assert details.startswith("note_bm25 ") and "note_stem " in details and details.endswith(f"= {row['score']:.4g}")
-    assert "+ session bonus " in details  # the session's second note adds to the first's score
+    signals, above = row["key details"].split("; ", 1)
+    parts = re.findall(r"(\w+) (-?[\d.e+-]+)", signals.split(" = ")[0])
+    assert signals.endswith(f"= {row['score']:.4g}") and len(parts) >= 2 and "session" in dict(parts)
+    assert [abs(float(v)) for _, v in parts] == sorted((abs(float(v)) for _, v in parts), reverse=True)
+    assert re.match(r"note s2#0 \(rank 1\) scores [\d.]+ \(\+[\d.]+\): decided by \w+", above), above
 
 
 def session_store():

@@ -121,10 +121,10 @@ def whole_numbers(spec: str, option: str) -> list[int]:
 def methods_option(spec: Optional[str]) -> list[str]:
     """Comma-separated method names or package.module:Class specs (default: the paper's), resolved by
     the registry."""
-    from taggraph.retrieval import PAPER_METHODS, check_methods
+    from taggraph.retrieval import DEFAULT_METHODS, check_methods
     if spec is not None and not names(spec):
         raise ConfigError(f"--methods names no method ({spec!r}); leave it out for the default ones")
-    return check_methods(names(spec) or PAPER_METHODS)
+    return check_methods(names(spec) or DEFAULT_METHODS)
 
 
 def positive(value: Optional[int], option: str) -> Optional[int]:

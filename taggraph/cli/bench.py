@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
@@ -46,11 +46,15 @@ def default_out(data: Path, command_name: str = "") -> Path:
 def save_with_reports(result, out: Path, dataset, force: bool, miss_pages: int = 10, command: str = "bench") -> Path:
     """Write `result` as a run folder with its report pages (titled by the `command` that made it) and the
     explain/graph pages of its first `miss_pages` missed questions that the run drew (`viz.report.MissPages`)."""
-    from taggraph.experiments.run_folders import save_bench
+    from taggraph.experiments.provenance import command_line
+    from taggraph.experiments.run_folders import git_commit, save_bench
     from taggraph.viz.report import report_pages
     data = dataset.path
+    result.config["command"] = command_line()
+    record = {"created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "git_commit": git_commit(),
+              "data": dataset.record()}
     pages = report_pages(result, f"taggraph {command}: {data.name or data}", str(data), dataset.benchmark,
-                         dataset.cases, miss_pages)
+                         dataset.cases, miss_pages, record=record)
     return save_bench(result, out, dataset.record(), pages, force=force)
 
 
@@ -60,7 +64,8 @@ def bench(
     fmt: Optional[str] = format_option(),
     out: Optional[Path] = typer.Option(None, help="Run folder; default runs/<time>-<data name>."),
     force: bool = typer.Option(False, help="Replace an existing, non-empty run folder."),
-    methods: Optional[str] = typer.Option(None, help="Comma-separated method names; default: the paper's seven."),
+    methods: Optional[str] = typer.Option(None, help="Comma-separated method names; default: the paper's seven and "
+                                                     "TagGraph-Fusion."),
     limit: Optional[int] = typer.Option(None, help="Only the first N questions."),
     per_type: Optional[int] = typer.Option(None, help="Only the first N questions of each question type."),
     extractor: str = typer.Option(DEFAULT_EXTRACTOR, help=EXTRACTOR_HELP),

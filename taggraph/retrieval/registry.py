@@ -242,6 +242,8 @@ def components(target: type | str) -> dict[str, Component]:
 METHODS = Registry("method", ENTRY_POINT_GROUP, package=__package__, adopt=_adopt, declare=_declare)
 PAPER_METHODS = ["BM25", "TagGraph-Basic", "TagGraph-Stopwords", "TagGraph-TFIDF", "AdaptiveGraph", "OpenClaw",
                  "OC-notes"]
+# what bench, the CLI and the pages run when no method is named: the paper's seven and our flagship
+DEFAULT_METHODS = [*PAPER_METHODS, "TagGraph-Fusion"]
 
 
 def method_names(ablations: bool = True) -> list[str]:

@@ -25,6 +25,7 @@ import plotly.graph_objects as go
 from taggraph.evaluation.paper import paper_table1
 from taggraph.evaluation.metrics import judged_rows, score_rankings
 from taggraph.evaluation.significance import ALPHA, PAIRED_N, RESAMPLES
+from taggraph.experiments.provenance import method_times
 
 
 def mrr_chart(summary: pd.DataFrame) -> go.Figure:
@@ -165,6 +166,60 @@ def _summary_html(result) -> str:
             + _table(view, "num summary") + "</details>")
 
 
+def provenance_table(result) -> pd.DataFrame:
+    """Per method: its parameters as run.json records them, its embedder, its index seconds and query p50/p95
+    (`provenance.method_times`)."""
+    times = method_times(result.timings).set_index("method")
+    rows = []
+    for method, cfg in result.config.get("methods", {}).items():
+        params = {k: v for k, v in cfg.items() if k not in ("method", "embedder", "device", "origin", "provenance")}
+        row = {"method": method, "embedder": cfg.get("embedder") or "–",
+               "parameters": ", ".join(f"{k}={v}" for k, v in params.items()) or "–"}
+        if method in times.index:
+            row.update(times.loc[method].to_dict())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def provenance_lines(result, record: dict | None) -> list[str]:
+    """Where the run came from, one fact a line: commit (dirty or not), date, command, data file and sha256,
+    machine, resources and caches (`record`: what run.json holds of them; None: from the result alone)."""
+    cfg, record = result.config, record or {}
+    data = record.get("data") or {}
+    lines = [f"commit {record.get('git_commit', 'unknown')}"
+             + (" (the work tree had uncommitted changes)" if str(record.get("git_commit", "")).endswith("+dirty")
+                else ""),
+             f"date {record.get('created', 'unknown')}",
+             f"command {cfg.get('command') or 'not run from the command line (tg.bench)'}"]
+    if data:
+        lines.append(f"data {data.get('path')} ({data.get('format')}), sha256 {data.get('sha256')}")
+    m, r = cfg.get("machine") or {}, cfg.get("resources") or {}
+    if m:
+        lines.append(f"machine {m.get('cpu')}, {m.get('isa')}, {m.get('cores')} cores")
+    if r:
+        caches = ", ".join(f"{n} {c['state']} ({c['before']} → {c['after']} entries)"
+                           for n, c in (r.get("caches") or {}).items())
+        lines.append(f"resources {r.get('wall_seconds')} s wall, {r.get('cpu_seconds')} CPU s, peak "
+                     f"{r.get('peak_memory_mb')} MB; caches: {caches}")
+    return lines
+
+
+def _provenance_html(result, record: dict | None) -> str:
+    """The provenance on the first screen (commit, date, command, data and sha256), the machine, resources and
+    each method's parameters, embedder and times one click away."""
+    lines = provenance_lines(result, record)
+    first = "".join(f"<li>{html.escape(line)}</li>" for line in lines[:4])
+    rest = "".join(f"<li>{html.escape(line)}</li>" for line in lines[4:])
+    return (f"<ul class='meta provenance'>{first}</ul><details class='all'><summary>Machine, resources and each "
+            f"method's parameters, embedder, index and query times</summary><ul class='meta'>{rest}</ul>"
+            f"{_table(provenance_table(result), 'num')}</details>")
+
+
+def _provenance_md(result, record: dict | None) -> list[str]:
+    return ["## Provenance", "", *[f"- {_markdown_text(line)}" for line in provenance_lines(result, record)], "",
+            markdown_table(provenance_table(result), index=False), ""]
+
+
 def _markdown_text(value):
     """A text value with the characters Markdown or HTML would read as markup (``& < > |``) escaped."""
     if not isinstance(value, str):
@@ -182,7 +237,7 @@ def markdown_table(table: pd.DataFrame, index: bool = True, decimals: int = 3) -
     return shown.to_markdown(index=index, floatfmt=f".{decimals}f")
 
 
-def markdown_report(result, title: str, data_label: str, benchmark: str | None) -> str:
+def markdown_report(result, title: str, data_label: str, benchmark: str | None, record: dict | None = None) -> str:
     cfg = result.config
     readers: dict[str, list[str]] = {}  # embedder -> the methods that read with it
     for name, c in cfg["methods"].items():
@@ -207,7 +262,7 @@ def markdown_report(result, title: str, data_label: str, benchmark: str | None) 
         parts += [f"## Does each component of {method} earn its keep?", "", *[f"- {line}" for line in lines], ""]
     parts += ["## Success@k per question type (the paper's appendix G recall@k; %)", "",
               markdown_table(per_type_table(result.per_type, list(result.summary["method"])), index=False,
-                             decimals=1), ""]
+                             decimals=1), "", *_provenance_md(result, record)]
     return "\n".join(parts)
 
 
@@ -338,15 +393,16 @@ def miss_pages(result, misses: pd.DataFrame, n: int) -> dict[str, str]:
 
 
 def report_pages(result, title: str, data_label: str, benchmark: str | None, cases: Sequence = (),
-                 n_miss_pages: int = 10, k: int = 5) -> dict[str, str]:
+                 n_miss_pages: int = 10, k: int = 5, record: dict | None = None) -> dict[str, str]:
     """The run folder's pages: report.md, report.html and the explain and graph pages of the first
-    `n_miss_pages` missed questions, as recorded during the run (`MissPages`)."""
-    md = markdown_report(result, title, data_label, benchmark)
+    `n_miss_pages` missed questions, as recorded during the run (`MissPages`); `record`: run.json's created,
+    git_commit and data, shown as the report's provenance."""
+    md = markdown_report(result, title, data_label, benchmark, record)
     misses = misses_table(result.rankings, k)
     extra = miss_pages(result, misses, n_miss_pages)
     questions = {c.case_id: c.question for c in cases}
     return {"report.md": md, "report.html": html_report(result, title, data_label, benchmark, misses, extra,
-                                                        questions, k), **extra}
+                                                        questions, k, record), **extra}
 
 
 def _table(df: pd.DataFrame, cls: str = "") -> str:
@@ -412,7 +468,7 @@ def _few_questions(summary: pd.DataFrame, below: int = 30) -> str:
 
 
 def html_report(result, title: str, data_label: str, benchmark: str | None, misses: pd.DataFrame,
-                pages: dict[str, str], questions: dict[str, str], k: int = 5) -> str:
+                pages: dict[str, str], questions: dict[str, str], k: int = 5, record: dict | None = None) -> str:
     """The run report as one self-contained page (see the module docstring)."""
     cfg = result.config
     methods = list(result.summary["method"])
@@ -431,7 +487,7 @@ def html_report(result, title: str, data_label: str, benchmark: str | None, miss
             f"<h1>{html.escape(title)}</h1>"
             f"<p class='meta'>Data <code>{html.escape(data_label)}</code> · {cfg['n_cases']} questions, "
             f"{cfg['n_abstention']} abstention excluded · extractor <code>{html.escape(str(cfg['extractor']))}</code>"
-            f" · depth {cfg['depth']}</p>"
+            f" · depth {cfg['depth']}</p>{_provenance_html(result, record)}"
             f"{_data_warnings_html(result)}"
             f"<h2>Per method</h2><p class='meta'>{html.escape(NAMES_NOTE)}</p>{_few_questions(result.summary)}"
             f"{_summary_html(result)}<p class='meta'>{html.escape(significance_note(result))}</p>{charts[0]}"
@@ -454,5 +510,6 @@ p.meta, ul.meta { color: #444; max-width: 60em; } div.wide { overflow-x: auto; }
 table.summary { font-size: 12px; } table.summary th, table.summary td { padding: 3px 6px; }
 details.all > summary { cursor: pointer; color: #345; margin-bottom: .3em; }
 p.caveat { background: #fff6e0; padding: .4em .6em; color: #8a5a00; }
+ul.provenance { font-size: 12px; margin: .2em 0; padding-left: 1.2em; word-break: break-all; }
 ul.caveat { background: #fff6e0; padding: .4em .6em .4em 2em; color: #8a5a00; }
 """
