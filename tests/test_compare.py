@@ -71,20 +71,39 @@ def test_same_name_pairs_carry_the_runs_numbers_and_the_paired_test(runs):
     assert len(comparison.questions) == 2 * 12  # tidy: one row per pair and judged question
 
 
-def test_runs_over_other_data_are_refused_unless_forced(runs, tmp_path):
-    base, tuned = runs
+def over_other_data(run: Path, tmp_path: Path) -> Path:
+    """A copy of `run` whose run.json records another data sha256."""
     other = tmp_path / "other"
-    shutil.copytree(tuned, other)
+    shutil.copytree(run, other)
     record = json.loads((other / "run.json").read_text())
     record["data"]["sha256"] = "f" * 64
     (other / "run.json").write_text(json.dumps(record))
+    return other
+
+
+def test_runs_over_other_data_are_refused_unless_asked_for(runs, tmp_path):
+    base, tuned = runs
+    other = over_other_data(tuned, tmp_path)
     with pytest.raises(ConfigError) as err:
         compare_runs([base, other])
     message = str(err.value)
-    assert "\n" not in message and "different data" in message and "--force" in message
+    assert "\n" not in message and "different data" in message and "--other-data" in message
     assert json.loads((base / "run.json").read_text())["data"]["sha256"][:12] in message and "f" * 12 in message
     with pytest.warns(RunMismatchWarning, match="compared anyway"):
-        assert len(compare_runs([base, other], force=True).pairs) == 2
+        assert len(compare_runs([base, other], other_data=True).pairs) == 2
+
+
+def test_force_replaces_the_output_and_other_data_allows_other_data_each_alone(runs, tmp_path):
+    base, tuned = runs
+    other = over_other_data(tuned, tmp_path)
+    out = tmp_path / "cmp"
+    res = runner.invoke(app, ["compare", str(base), str(other), "--out", str(out), "--force"])
+    assert res.exit_code != 0 and "--other-data" in res.output
+    assert runner.invoke(app, ["compare", str(base), str(other), "--out", str(out), "--other-data"]).exit_code == 0
+    res = runner.invoke(app, ["compare", str(base), str(other), "--out", str(out), "--other-data"])
+    assert res.exit_code == 2 and "not empty" in res.output
+    assert runner.invoke(app, ["compare", str(base), str(other), "--out", str(out), "--other-data",
+                               "--force"]).exit_code == 0
 
 
 def test_explicit_pairs_and_a_run_that_lacks_questions(runs, tmp_path):

@@ -200,7 +200,7 @@ def test_results_in_memory_are_checked_for_their_data_like_run_folders(tmp_path)
     lines = (generic / "questions.jsonl").read_text().splitlines()
     (generic / "questions.jsonl").write_text("\n".join(lines[:-1]) + "\n")  # other data now
     other = tg.bench(tg.load(generic), ["BM25"], extractor="none")
-    with pytest.raises(ConfigError, match=r"ran on different data: .*pass --force \(in Python force=True\)"):
+    with pytest.raises(ConfigError, match=r"ran on different data: .*pass --other-data \(in Python other_data=True\)"):
         tg.compare([first, other])
     plain = run_bench(list(data), ["BM25"], extractor="none", backend=None)
     with pytest.warns(RunMismatchWarning, match="result2: no data recorded"):
@@ -238,7 +238,7 @@ def test_a_gold_edited_in_one_row_or_one_run_is_refused_not_scored(runs, tmp_pat
     rows.to_csv(two / "rankings.csv", index=False)
     res = runner.invoke(app, ["compare", str(a), str(two), "--out", str(tmp_path / "c1")])
     one_line_error(res, "different gold_session_ids", rows.loc[first, "question_id"], "TagGraph-Basic: none")
-    # every row of run b's question edited alike: the two runs disagree, and say so unless --force
+    # every row of run b's question edited alike: the two runs disagree, and say so unless --other-data
     edited = tmp_path / "b-edited"
     shutil.copytree(b, edited)
     rows = pd.read_csv(edited / "rankings.csv", dtype=str, keep_default_na=False)
@@ -248,8 +248,9 @@ def test_a_gold_edited_in_one_row_or_one_run_is_refused_not_scored(runs, tmp_pat
     res = runner.invoke(app, ["compare", str(a), str(edited), "--out", str(tmp_path / "c2")])
     assert res.exit_code == 2 and "Traceback" not in res.output  # after the warning of the RR the edit changed
     last = res.output.strip().splitlines()[-1]
-    assert last.startswith("error: ") and all(w in last for w in (f"question {question!r} different gold", "--force"))
-    res = runner.invoke(app, ["compare", str(a), str(edited), "--force", "--out", str(tmp_path / "c3")])
+    assert last.startswith("error: ")
+    assert all(w in last for w in (f"question {question!r} different gold", "--other-data"))
+    res = runner.invoke(app, ["compare", str(a), str(edited), "--other-data", "--out", str(tmp_path / "c3")])
     assert res.exit_code == 0, res.output
 
 

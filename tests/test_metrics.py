@@ -58,3 +58,15 @@ def test_an_abstention_row_gets_no_metric_even_with_gold_sessions():
     scored = score_rankings(rankings)
     assert scored["RR"].isna().tolist() == [False, True, False]
     assert scored["RR"].mean() == summarize(scored)["MRR"].iloc[0] == pytest.approx(0.75)
+
+
+def test_the_docs_name_every_cache_folder_and_zscore_as_ranx_zmuv():
+    from pathlib import Path
+
+    docs = Path(__file__).parent.parent / "docs"
+    running, metrics = ((docs / name).read_text(encoding="utf-8") for name in ("running.md", "metrics.md"))
+    for folder in ("~/.cache/taggraph", "TAGGRAPH_CACHE", "embeddings/", "offline_extractions/", "extractions/",
+                   "models/"):
+        assert f"`{folder}`" in running, folder
+    assert "`--norm zscore` is what ranx calls `zmuv`" in metrics
+    assert "`--other-data`" in metrics

@@ -18,7 +18,10 @@ def compare(
                                             "name), e.g. 1:BM25=2:BM25; repeatable. Default: same method names."),
     out: Optional[Path] = typer.Option(None, help="Output folder (never one of the runs, nor inside one); "
                                                   "default runs/<time>-compare."),
-    force: bool = typer.Option(False, help="Compare runs over different data, and replace a non-empty --out."),
+    force: bool = typer.Option(False, help="Replace a non-empty --out (a comparison or run folder)."),
+    other_data: bool = typer.Option(False, "--other-data", help="Compare runs over different data (another "
+                                                                "sha256, or other gold sessions), pairing questions "
+                                                                "by id."),
 ) -> None:
     """Which methods got better or worse between runs: ΔMRR with CI, p and Holm/BH-adjusted p, its tie-aware
     twin, wins/losses/ties (without the questions where a side has no evidence: every session scored alike),
@@ -38,7 +41,7 @@ def compare(
     refuse_input_as_output(folder, [*runs, *recorded_data(runs)], "compare")
     check_run_folder(folder, force)
     with warnings_as_lines():
-        comparison = compare_runs(runs, pair, force)
+        comparison = compare_runs(runs, pair, other_data)
     title = "taggraph compare: " + " vs ".join(r.label for r in comparison.runs)
     save_comparison(comparison, folder, {"compare.html": compare_html(comparison, folder, title)}, force)
     typer.echo(comparison.pairs[PRINTED].round(3).to_string(index=False, na_rep="–"))  # as compare.html

@@ -3,7 +3,7 @@
 `compare_runs` reads each run's run.json and rankings.csv and recomputes every number from the
 rankings (`rescored`: ranked sessions, gold sessions and the scores the run ranked them by); the
 RR a run recorded is never read back, only checked (a tampered or stale one is warned about).
-Runs over different data (the sha256 in run.json) are refused unless ``force``. Each method of the
+Runs over different data (the sha256 in run.json) are refused unless ``other_data``. Each method of the
 first run is paired with the method of the same name in every later run, or explicit pairs name
 both sides (``"A:BM25=B:BM25-tuned"``, `parse_pair`; with explicit pairs one run folder is enough).
 In Python (`tg.compare`) a run may also be a `BenchResult` not saved yet (`result_of`).
@@ -58,7 +58,7 @@ RANKING_INPUTS = ["question_id", "question_type", "method", "ranked_session_ids"
 
 
 class RunMismatchWarning(UserWarning):
-    """Runs compared that do not rank the same questions, or (with force) ran on different data."""
+    """Runs compared that do not rank the same questions, or (with other_data) ran on different data."""
 
 
 class NoTieScoresWarning(UserWarning):
@@ -231,14 +231,14 @@ def _one_gold_per_question(path: Path, rows: pd.DataFrame) -> None:
 
 def _same_gold(ra: Run, rb: Run) -> None:
     """InputError when two runs give a question they both rank different gold sessions (compare judges each
-    side by its own rows' gold; `--force` takes runs over other data, where that is meant)."""
+    side by its own rows' gold; `--other-data` takes runs over other data, where that is meant)."""
     gold = [dict(zip(r.rankings["question_id"], map(tuple, r.rankings["gold_session_ids"]))) for r in (ra, rb)]
     differ = [q for q in gold[0] if q in gold[1] and gold[0][q] != gold[1][q]]
     if differ:
         q = differ[0]
         raise InputError(f"{ra.label} and {rb.label} give question {q!r} different gold sessions "
                          f"({' '.join(gold[0][q]) or 'none'} / {' '.join(gold[1][q]) or 'none'}; {len(differ)} "
-                         f"question(s) in all): runs over other data or edited rankings (--force compares them "
+                         f"question(s) in all): runs over other data or edited rankings (--other-data compares them "
                          f"anyway, each by its own gold)")
 
 
@@ -274,10 +274,10 @@ def result_of(result: Any, position: int) -> Run:
     return Run(Path(label), label, {"config": result.config, "data": result.data}, result.rankings)
 
 
-def load_runs(folders: Sequence[Any], force: bool = False, pairs: bool = False) -> list[Run]:
+def load_runs(folders: Sequence[Any], other_data: bool = False, pairs: bool = False) -> list[Run]:
     """Each folder as a `Run`, labelled by its name (by its path when two share a name), each `BenchResult`
     by its position (`result_of`); ConfigError when a run's data checksum differs from the first run's,
-    unless `force` (then a RunMismatchWarning). One folder is enough when the caller names `pairs` (methods
+    unless `other_data` (then a RunMismatchWarning). One folder is enough when the caller names `pairs` (methods
     of one run)."""
     if len(folders) < (1 if pairs else 2):
         raise ConfigError(f"compare needs at least two run folders, or one with --pair naming two of its methods; "
@@ -296,9 +296,9 @@ def load_runs(folders: Sequence[Any], force: bool = False, pairs: bool = False) 
             message = (f"{first.path} and {run.path} ran on different data: sha256 "
                        f"{','.join(c[:12] for c in first.checksums)} ({_data_paths(first)}) vs "
                        f"{','.join(c[:12] for c in run.checksums)} ({_data_paths(run)})")
-            if not force:
-                raise ConfigError(f"{message}; pass --force (in Python force=True) to compare them anyway")
-            warnings.warn(f"{message}; compared anyway (--force), questions paired by id", RunMismatchWarning,
+            if not other_data:
+                raise ConfigError(f"{message}; pass --other-data (in Python other_data=True) to compare them anyway")
+            warnings.warn(f"{message}; compared anyway (--other-data), questions paired by id", RunMismatchWarning,
                           stacklevel=2)
     return runs
 
@@ -472,17 +472,17 @@ def per_type(questions: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
     return with_adjusted(pd.DataFrame(rows), alpha) if rows else pd.DataFrame()
 
 
-def compare_runs(folders: Sequence[Path | Any], pairs: Sequence[str] = (), force: bool = False,
+def compare_runs(folders: Sequence[Path | Any], pairs: Sequence[str] = (), other_data: bool = False,
                  alpha: float = ALPHA) -> Comparison:
     """Compare the runs in `folders` (run folders or `BenchResult`s; module docstring), what `taggraph compare`
     and `tg.compare` do: `pairs` as `parse_pair` specs, else
     `same_name_pairs`. ``diff`` is MRR_b - MRR_a; a "win" is a question whose RR is higher in b."""
-    runs = load_runs(folders, force, pairs=bool(pairs))
+    runs = load_runs(folders, other_data, pairs=bool(pairs))
     chosen = [parse_pair(p, runs) for p in pairs] if pairs else same_name_pairs(runs)
     unique: dict[tuple, tuple[Run, str, Run, str]] = {}
     for ra, ma, rb, mb in chosen:  # a pair named twice is tested once, and counted once by Holm/BH
         unique.setdefault((id(ra), ma, id(rb), mb), (ra, ma, rb, mb))
-        if not force:
+        if not other_data:
             _same_gold(ra, rb)
     if not any(set(_judged_rows(ra, ma)["question_id"]) & set(_judged_rows(rb, mb)["question_id"])
                for ra, ma, rb, mb in unique.values()):
@@ -497,7 +497,7 @@ def compare_runs(folders: Sequence[Path | Any], pairs: Sequence[str] = (), force
             warnings.warn(f"{run.path}: {method!r} has no scores to tie (a run read from ranking files by score or "
                           f"fuse; taggraph's own TREC files break ties in their scores so that trec_eval gives the "
                           f"report's order): its tie-aware columns are empty (–)", NoTieScoresWarning, stacklevel=2)
-    config = {"experiment": "compare", "forced": force, "alpha": alpha, "pairs": list(pairs) or "same names",
+    config = {"experiment": "compare", "other_data": other_data, "alpha": alpha, "pairs": list(pairs) or "same names",
               "runs": [{"label": r.label, "path": str(r.path), "created": r.record.get("created"),
                         "git_commit": r.record.get("git_commit"), "data": r.record.get("data")} for r in runs]}
     pairs = with_adjusted(pd.DataFrame([row for row, _ in results]), alpha, ("", "_tieavg"))
