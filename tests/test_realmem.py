@@ -264,3 +264,20 @@ def test_the_real_personas_sessions_dated_after_their_query_are_counted():
     counts = {name: sum(item.startswith(f"{name}:") for item in later.items)
               for name in ("Liam_O_Connor", "Sarah_Miller", "Kenta_Tanaka")}
     assert counts == {"Liam_O_Connor": 61, "Sarah_Miller": 8, "Kenta_Tanaka": 0}
+
+
+def test_bench_reports_realmem_s_own_cut_off_20_as_its_evaluation_computes_it(tmp_path):
+    import pandas as pd
+
+    from taggraph.evaluation.benchmark_metrics import realmem_metrics
+
+    cases = list(load_dataset(persona(tmp_path)))
+    summary = tg.bench(cases, ["BM25"], extractor="none").summary
+    assert {"recall_any@20", "recall_all@20", "ndcg_any@20"} <= set(summary.columns)
+    # RealMemBench's recall_any@k, recall_all@k and ndcg_any@k, worked by hand: a gold session at rank 15
+    filler = [f"Ada_Lovelace:x{i}" for i in range(14)]
+    rankings = pd.DataFrame([{"question_id": "Ada_Lovelace:Q-1", "method": "m",
+                              "ranked_session_ids": [*filler, "Ada_Lovelace:a1"]}])
+    [row] = realmem_metrics(rankings, cases).query("category == 'all'").to_dict("records")
+    assert (row["recall_any@10"], row["recall_any@20"], row["recall_all@20"]) == (0.0, 1.0, 1.0)
+    assert row["ndcg_any@20"] == pytest.approx(1 / __import__("math").log2(15))

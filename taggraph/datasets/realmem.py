@@ -20,6 +20,9 @@ Dates: a ``current_time`` in no form `taggraph.text.parse_datetime` reads (a wro
 without one, are warned of, and so are history sessions dated on a later day than their query (kept: the
 history is the sessions listed before).
 
+Beside the session metrics, bench reports RealMemBench's own evaluation at its cut-off 20 (recall_any@20,
+recall_all@20, ndcg_any@20; `taggraph.evaluation.benchmark_metrics.realmem_metrics` has 5, 10 and 20 per category).
+
 Never read: ``extracted_memory`` and the answer turn's ``memory_used`` (the dataset authors' LLM-written memory
 points and the gold memory's text: building notes from them would be an oracle).
 """
@@ -31,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from taggraph.datasets import generic
-from taggraph.datasets.base import (UNDATED_QUESTIONS, Case, DatasetError, DatasetFormat, data_warning,
+from taggraph.datasets.base import (UNDATED_QUESTIONS, Case, DatasetError, DatasetFormat, OwnMetrics, data_warning,
                                     first_record_fields, head, refuse_repeated, require, session_notes)
 from taggraph.datasets.longmemeval import read_json
 from taggraph.store import Interaction
@@ -237,4 +240,6 @@ def detect(path: Path) -> bool:
 DETECT_ORDER = 25  # after LoCoMo (a JSON list); an object, so no other JSON format claims it
 FORMAT = DatasetFormat(
     name="realmem", expects="a RealMem persona file ({'_metadata', 'dialogues'}) or a folder of them",
-    detect=detect, load=load, title="RealMem", case_type=RealMemCase, reads=persona_files)
+    detect=detect, load=load, title="RealMem", case_type=RealMemCase, reads=persona_files,
+    metrics=OwnMetrics("taggraph.evaluation.benchmark_metrics:realmem_metrics",  # its own evaluation's @20 columns
+                       ("recall_any@20", "recall_all@20", "ndcg_any@20"), where=(("category", "all"),)))

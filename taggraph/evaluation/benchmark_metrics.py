@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from taggraph.evaluation.metrics import question_metrics
+from taggraph.evaluation.metrics import ndcg_any, question_metrics, recall_all
 
 
 def _per_question(rankings: pd.DataFrame, golds: dict[str, Sequence[str]], ranked: str,
@@ -78,3 +78,27 @@ def locomo_metrics(rankings: pd.DataFrame, cases: Sequence, ks: Sequence[int] = 
     per_q = pd.concat([per_q.assign(category="all"), per_q])
     return (per_q.groupby(["level", "category", "method"], sort=False)
             .agg(n=("RR", "size"), MRR=("RR", "mean"), **{m: (m, "mean") for m in metrics[1:]}).reset_index())
+
+
+REALMEM_KS = (5, 10, 20)  # the cut-offs of RealMemBench's eval/compute_auto_metrics_for_realmem.py
+
+
+def realmem_metrics(rankings: pd.DataFrame, cases: Sequence, ks: Sequence[int] = REALMEM_KS) -> pd.DataFrame:
+    """recall_any@k, recall_all@k and ndcg_any@k (k in `ks`) per category (and "all") and method, as RealMemBench's
+    own evaluation computes them over the de-duplicated ``ranked_session_ids`` (ndcg_any: LongMemEval's, every
+    gold session in the corpus); questions without gold sessions are left out."""
+    by_id = {c.case_id: c for c in cases if c.gold_session_ids and not c.is_abstention}
+    rows = []
+    for r in rankings.itertuples(index=False):
+        if r.question_id not in by_id:
+            continue
+        gold, ranked = set(by_id[r.question_id].gold_session_ids), list(r.ranked_session_ids)
+        rows.append({"category": by_id[r.question_id].question_type, "method": r.method,
+                     **{f"recall_any@{k}": float(bool(gold & set(ranked[:k]))) for k in ks},
+                     **{f"recall_all@{k}": recall_all(ranked, gold, k) for k in ks},
+                     **{f"ndcg_any@{k}": ndcg_any(ranked, gold, k) for k in ks}})
+    metrics = [f"{name}@{k}" for name in ("recall_any", "recall_all", "ndcg_any") for k in ks]
+    per_q = pd.DataFrame(rows, columns=["category", "method", *metrics])
+    per_q = pd.concat([per_q.assign(category="all"), per_q])
+    return (per_q.groupby(["category", "method"], sort=False)
+            .agg(questions=("method", "size"), **{m: (m, "mean") for m in metrics}).reset_index())
