@@ -78,24 +78,41 @@ def table_after(text: str, marker: str) -> list[str]:
     return list(itertools.takewhile(lambda line: line.startswith("|"), lines[start:]))
 
 
+def commands_after(text: str, marker: str) -> list[str]:
+    """The numbered list of commands under the first table after `marker`, in its order."""
+    after = text.split(marker, 1)[1].split("\n|", 1)[1].split("\n\n#", 1)[0]
+    listed = re.findall(r"^(\d+)\. `([^`]+)`$", after, re.M)
+    assert [int(n) for n, _ in listed] == list(range(1, len(listed) + 1)), listed
+    return [command for _, command in listed]
+
+
 def results_table() -> list[str]:
     return table_after(README.read_text(encoding="utf-8"), "## Results")
 
 
-def test_the_readme_results_table_is_the_table_opening_benchmarks():
-    benchmarks = table_after((REPO / "BENCHMARKS.md").read_text(encoding="utf-8"), "# Benchmarks")
-    assert results_table() == benchmarks
-
-
 def table_commands() -> list[str]:
-    """Every command in the last column of the README's results table."""
-    rows = results_table()[2:]
-    return sorted({command for row in rows for command in re.findall(r"`([^`]+)`", row.rstrip(" |").rsplit("|", 1)[1])})
+    """The commands listed under the README's results table, numbered from 1."""
+    return commands_after(README.read_text(encoding="utf-8"), "## Results")
 
 
-def test_the_results_table_has_a_command_on_every_row():
-    rows = results_table()[2:]
-    assert rows and all(re.search(r"`(python benchmarks/|taggraph )", row.rstrip(" |").rsplit("|", 1)[1]) for row in rows)
+def test_the_readme_results_table_is_the_table_opening_benchmarks():
+    benchmarks = (REPO / "BENCHMARKS.md").read_text(encoding="utf-8")
+    assert results_table() == table_after(benchmarks, "# Benchmarks")
+    assert table_commands() == commands_after(benchmarks, "# Benchmarks")
+
+
+def test_the_results_table_names_a_listed_command_on_every_row():
+    rows, commands = results_table()[2:], table_commands()
+    numbers = [row.rstrip(" |").rsplit("|", 1)[1].strip() for row in rows]
+    assert rows and all(n.isdigit() and 1 <= int(n) <= len(commands) for n in numbers), numbers
+    assert all(re.match(r"(python benchmarks/|taggraph )", c) for c in commands)
+
+
+def test_the_results_table_reads_without_commands_in_its_cells():
+    """Its commands are listed under it, so no cell holds one and no line runs past 240 characters (316 before)."""
+    table = results_table()
+    assert not [line for line in table if re.search(r"`(python |taggraph )", line)]
+    assert max(map(len, table)) <= 240
 
 
 @pytest.mark.parametrize("command", [c for c in table_commands() if c.startswith("taggraph ")])
@@ -157,3 +174,37 @@ def test_the_readme_demo_table_is_what_bench_prints(tmp_path):
     assert len(shown) == len(printed) - 2  # bench's rows, then a blank line and the run folder line
     for readme_line, bench_line in zip(shown, printed):
         assert bench_line.startswith(readme_line), f"README: {readme_line!r}\nbench:  {bench_line!r}"
+
+
+def test_bench_data_help_sends_your_own_data_to_the_page_that_describes_its_format():
+    """It said 'see the README', which does not describe turns.jsonl and questions.jsonl."""
+    from taggraph.cli.app import DATA_HELP
+
+    page = re.search(r"your own data, see (\S+?);", DATA_HELP).group(1)
+    assert "turns.jsonl" in (REPO / page).read_text(encoding="utf-8")
+
+
+def test_the_results_pages_give_the_readme_s_current_fusion_figure():
+    """docs/results.md gave Fusion 0.968 out of fold on LongMemEval-S dev (an earlier version) where the README gives
+    0.960: it gives the README's figure as the current one and says what 0.968 was."""
+    fusion = next(row for row in results_table() if row.startswith("| **TagGraph-Fusion**"))
+    current = fusion.split(" | ")[5].split(" / ")[0]
+    results = (REPO / "docs" / "results.md").read_text(encoding="utf-8")
+    row = next(line for line in results.splitlines() if line.startswith("| **TagGraph-Fusion**"))
+    assert f"**{current} out of fold**" in row and "current" in row
+    assert all("earlier version" in line for line in results.splitlines() if "0.968" in line)
+
+
+def test_the_readme_gives_the_notebooks_default_question_limit(monkeypatch):
+    """The notebooks run fewer demo questions than the report, so their figures differ: the README says how many."""
+    from taggraph.datasets import load_dataset
+    from taggraph.views import notebook_settings
+
+    monkeypatch.delenv("TAGGRAPH_NOTEBOOK_LIMIT", raising=False)
+    monkeypatch.delenv("TAGGRAPH_NOTEBOOK_DATA", raising=False)
+    data, limit, _ = notebook_settings()
+    cases = load_dataset(data)
+    judged = sum(not c.is_abstention for c in cases[:limit])
+    assert (f"first {limit} of the bundled demo's {len(cases)} questions ({judged} of them judged"
+            in " ".join(README.read_text(encoding="utf-8").split()))
+    assert "seven notebooks there were" not in (REPO / "docs" / "notebooks.md").read_text(encoding="utf-8")

@@ -279,5 +279,5 @@ PAST_FORMAT = DatasetFormat(
                                  "after it", detect=lambda path: False, load=load_past, reads=files,
     metrics=NOTE_METRICS)
 FORMAT = DatasetFormat(
-    name="generic", expects=f"a folder with turns.jsonl and questions.jsonl (your own data, see the README; dates "
-                            f"{DATE_FORMATS})", detect=detect, load=load, reads=files, metrics=NOTE_METRICS)
+    name="generic", expects=f"a folder with turns.jsonl and questions.jsonl (your own data, see "
+                            f"docs/data-formats.md; dates {DATE_FORMATS})", detect=detect, load=load, reads=files, metrics=NOTE_METRICS)
