@@ -7,8 +7,9 @@
   (``pip install "taggraph[dense]"``).
 - ``"minilm-bf16"``: the same MiniLM under bfloat16 autocast, about 2x faster on a CPU with native
   bfloat16 (AVX512-BF16 or AMX; refused on others), vectors at cosine >= 0.9999 to minilm's.
-- ``"minilm-int8"``: the same MiniLM with int8 weights run by onnxruntime, about 1.9x faster on a CPU,
-  vectors at mean cosine 0.995 to minilm's (``pip install "taggraph[int8]"``).
+- ``"minilm-int8"``: the same MiniLM with int8 weights run by onnxruntime, each text read alone: 0.44 of
+  minilm's CPU time on LongMemEval turns (one thread, AVX-512 VNNI), vectors at mean cosine 0.995 to minilm's
+  (``pip install "taggraph[int8]"``).
 - ``"minilm-static"``: the same MiniLM distilled into static token vectors with
   model2vec (256 dims, mean of token vectors): about 100x faster on CPU (2,423 vs
   24.9 chunks/s on 2 cores), at a cost in quality (BENCHMARKS.md); a free choice
@@ -351,15 +352,17 @@ def _int8_sound(folder: Path) -> bool:
 
 @EMBEDDERS.builtin("minilm-int8")
 class Int8MiniLM(Embedder):
-    """The bundled all-MiniLM-L6-v2 with 8-bit weights (one scale per output channel) run by onnxruntime: about
-    1.9x minilm's speed on a CPU, vectors at mean cosine 0.995 to minilm's (BENCHMARKS 34); a free choice of ours
-    for speed, cached apart from minilm's vectors (``pip install 'taggraph[int8]'``).
+    """The bundled all-MiniLM-L6-v2 with 8-bit weights (one scale per output channel) run by onnxruntime: 0.44 of
+    minilm's CPU time on LongMemEval turns (one thread, AVX-512 VNNI), vectors at mean cosine 0.995 to minilm's
+    (BENCHMARKS 34, 37); a free choice of ours for speed, cached apart from minilm's vectors (``pip install
+    'taggraph[int8]'``).
 
     On first use the model is exported to ONNX from the bundled weights and quantized (``onnxruntime.quantization.
     quantize_dynamic``, ~10 s, offline) into ``<TAGGRAPH_CACHE>/models/<cache_key>`` with its sha256; a model
     whose bytes no longer match is built again. The same mean pooling and 256-word-piece cut as minilm. Each text
     is read alone, unpadded: the activations are quantized with one scale per forward pass, so padding and
-    batch-mates would change a text's vector (to cosine 0.95); alone it depends on the text only."""
+    batch-mates would change a text's vector (to cosine 0.95); alone it depends on the text only, and costs less
+    CPU than padded batches of 16 did."""
 
     name = "minilm-int8"
     needs = ("onnxruntime", "pip install 'taggraph[int8]'")
