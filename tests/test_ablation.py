@@ -111,27 +111,6 @@ def test_run_report_carries_a_verdict_per_ablation():
     assert "## Does each component of AdaptiveGraph earn its keep?" in report and verdicts["AdaptiveGraph"][0] in report
 
 
-def test_a_component_off_by_default_is_said_to_be_off_not_to_fail():
-    import pandas as pd
-
-    from taggraph.config import DEMO_DATA
-    from taggraph.datasets import load_dataset
-    from taggraph.evaluation.verdicts import component_verdicts
-    from taggraph.experiments.bench import run_bench
-    bm25 = run_bench(load_dataset(DEMO_DATA), ["BM25"], extractor="none", backend=None).rankings
-    # the same rankings under Fusion and two ablations: no question's RR changes
-    names = ["TagGraph-Fusion", "TagGraph-Fusion-noChunks", "TagGraph-Fusion-noGraph"]
-    rankings = pd.concat([bm25.assign(method=name) for name in names], ignore_index=True)
-    chunks, graph = component_verdicts(rankings)["TagGraph-Fusion"]
-    assert chunks == ("Without the chunks component: no question's reciprocal rank changes; its default weight is 0, "
-                      "so under the defaults there is nothing to remove. Give it a weight to test it.")
-    assert graph.endswith("It does not earn its keep here.")  # weight 0.3: a real no-change
-    e5 = ["TagGraph-Fusion-e5", "TagGraph-Fusion-e5-noCoverage", "TagGraph-Fusion-e5-noGraph"]
-    rankings = pd.concat([bm25.assign(method=name) for name in e5], ignore_index=True)
-    coverage, graph = component_verdicts(rankings)["TagGraph-Fusion-e5"]  # a variant with its own weights
-    assert "its default weight is 0" in coverage and graph.endswith("It does not earn its keep here.")
-
-
 def test_a_method_without_ablations_is_refused_up_front():
     """05 with METHOD="BM25" once ran BM25 alone and failed cells later on a NaN n; now one line names the
     methods that declare ablations, before any question runs."""

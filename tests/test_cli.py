@@ -102,7 +102,7 @@ def test_bench_detects_atant_and_locomo(tmp_path):
 def test_embedder_option_reaches_every_method_that_embeds_only():
     from taggraph.cli.app import method_params
     params = method_params(["OpenClaw.embedder=ollama:nomic-embed-text", "BM25.k1=1.2"], "minilm-static")
-    parts = ("Graph", "Raw", "Session", "Time", "Requests", "Stems", "Chunks", "Coverage", "Agreement", "Turns")
+    parts = ("Graph", "Raw", "Session", "Time", "Requests", "Stems", "Turns")
     fusion = ["TagGraph-Fusion", *(f"TagGraph-Fusion-no{p}" for p in parts)]
     assert params == {"OpenClaw": {"embedder": "ollama:nomic-embed-text"}, "OC-notes": {"embedder": "minilm-static"},
                       **{m: {"embedder": "minilm-static"} for m in fusion}, "BM25": {"k1": 1.2}}
@@ -204,7 +204,7 @@ def test_a_bug_is_not_dressed_as_a_user_error(monkeypatch):
      "method 'AdaptiveGraph-noDiffusion' fixes iterations=0, which is what it is; got iterations=20; set it on "
      "AdaptiveGraph"),
     (["bench", "--methods", "TagGraph-Fusion", "--param", 'TagGraph-Fusion.weights={"note_bm25": true}'],
-     "parameter 'weights.note_bm25' must be float like its default 1.0, got True"),
+     "parameter weights.note_bm25 = True: Value error, a weight is a number, not true or false"),
     (["bench", "--methods", ""], "--methods names no method (''); leave it out for the default ones"),
     (["explain", "--question", "demo_q01", "--methods", " , "], "--methods names no method"),
     (["sweep-distractors", "--limit", "1", "--counts", "a,b"], "--counts expects comma-separated whole numbers"),

@@ -19,10 +19,10 @@ from taggraph.experiments.runner import build_store
 from taggraph.extraction.base import Extraction
 from taggraph.retrieval import make_retriever
 from taggraph.retrieval.base import question_date
-from taggraph.retrieval.registry import ablations_of
 from taggraph.errors import ConfigError
+from taggraph.retrieval.registry import ablations_of, method
 from taggraph.retrieval.fusion import TagGraphFusion
-from taggraph.retrieval.fusion_signals import (DENSE_CHARS, COMPONENTS, REQUEST_WEIGHTS, SESSION_FEATURES, FusionWeights,
+from taggraph.retrieval.fusion_signals import (COMPONENTS, REQUEST_WEIGHTS, SESSION_FEATURES, FusionWeights,
                                                Signals, _evidence, dense_text, fuse, is_request, normalized, note_day,
                                                request_text, session_turns, time_features, turn_texts)
 from taggraph.text import parse_timestamp
@@ -63,7 +63,7 @@ def test_each_ablation_switches_one_component_off():
     store = make_store(HAND_ROWS)
     full = make_retriever("TagGraph-Fusion", store, embedder=BagOfWords()).config()
     ablations = ablations_of("TagGraph-Fusion")
-    assert len(ablations) == 11
+    assert len(ablations) == 8
     switches = [k for k, v in full.items() if v is True]
     for name in ablations:
         config = make_retriever(name, store, embedder=BagOfWords()).config()
@@ -93,14 +93,13 @@ def test_switches_change_the_evidence():
     speaker = COMPONENTS.index("speaker")  # no turn here is headed by a name (see test_named_speaker_...)
     assert (full.components > 0).any(axis=0).tolist() == [j != speaker for j in range(len(COMPONENTS))]
     assert (full.session_features > 0).any(axis=0).all()
-    for switch, column in [("raw_turns", 1), ("dense", 2), ("graph", 3), ("stems", 4), ("stems", 5), ("chunks", 6),
+    for switch, column in [("raw_turns", 1), ("dense", 2), ("graph", 3), ("stems", 4), ("stems", 5), ("dense", 6),
                            ("dense", 7)]:
         ev = fusion(store, weights=EVERY, **{switch: False}).signals(text)
         assert not ev.components[:, column].any(), switch
-    for switch, column in [("coverage", 0), ("agreement", 1), ("stems", 4)]:
-        assert not fusion(store, weights=EVERY, **{switch: False}).signals(text).session_features[:, column].any()
-    assert not fusion(store).signals(text).components[:, 6].any()  # chunks, weight 0: not computed
-    assert not fusion(store).signals(text).session_features[:, 4].any()  # session_stem, weight 0: the same
+    assert not fusion(store, weights=EVERY, stems=False).signals(text).session_features[:, 4].any()
+    defaults = fusion(store).signals(text)  # chunks, coverage, agreement, session_stem: weight 0, not computed
+    assert not defaults.components[:, 6].any() and not defaults.session_features[:, [0, 1, 4]].any()
     assert full.session_features[:, 4].max() == 1.0  # over the query's best session
     no_dense = BagOfWords()
     fusion(store, embedder=no_dense, dense=False).query(text)
@@ -116,27 +115,25 @@ def test_dense_only_embeds_the_candidate_pool():
     r.query("dog beagle")
     embedded = [t for call in emb.calls for t in call]
     assert 1 < len(embedded) <= 3 * 2 + 1  # at most `pool` notes from each of three lists, plus the query
-    assert (dense_text if r.params.dense_reads == "user" else request_text)(store.by_id["s2#0"]) in embedded
+    assert dense_text(store.by_id["s2#0"]) in embedded
     assert not any("weather" in t for t in embedded)  # notes without any evidence are never embedded
     calls = len(emb.calls)
     r.query("dog beagle?")  # same tokens, so the same pool
     assert emb.calls[calls:] == [["dog beagle?"]]  # note vectors are kept: a new query embeds only itself
 
 
-@pytest.mark.parametrize("reads", ["user", "turn"])
-def test_embed_on_add_embeds_at_index_time_and_ranks_the_same(reads):
+def test_embed_on_add_embeds_at_index_time_and_ranks_the_same():
     store = make_store(HAND_ROWS)
-    lazy, eager_emb = fusion(store, dense_reads=reads), BagOfWords()
-    eager = fusion(store, embedder=eager_emb, embed_on_add=True, dense_reads=reads)
+    lazy, eager_emb = fusion(store), BagOfWords()
+    eager = fusion(store, embedder=eager_emb, embed_on_add=True)
     raw_turns = [request_text(n) for n in store.notes]
     each_turn = [t for n in store.notes for t in turn_texts(n)]
     # one batch per kind at index time: user turns (the pool, when it reads them), raw turns (requests), each turn
-    assert eager_emb.calls == ([[dense_text(n) for n in store.notes]] if reads == "user" else []) + [
-        raw_turns, each_turn]
+    assert eager_emb.calls == [[dense_text(n) for n in store.notes], raw_turns, each_turn]
     store.remember(Interaction("s6", "My puppy chews shoes.", "Try chew toys."), Extraction(what=["pet/dog"]))
     new_turn = ["User: My puppy chews shoes.\nAssistant: Try chew toys."]
     new_turns = ["My puppy chews shoes.", "Try chew toys."]
-    expected = [["My puppy chews shoes."], new_turn, new_turns] if reads == "user" else [new_turn, new_turns]
+    expected = [["My puppy chews shoes."], new_turn, new_turns]
     assert eager_emb.calls[-len(expected):] == expected
     calls = len(eager_emb.calls)
     queries = ["What breed is my dog?", "dog yoga morning", "puppy shoes", "Any tips for my puppy?"]
@@ -160,34 +157,18 @@ def test_a_request_is_scored_by_meaning_over_every_note():
     rows = HAND_ROWS + [(f"x{i}", f"Filler chat number {i} about rainy weather.", "Ok.", {}) for i in range(12)]
     store = make_store(rows)
     emb = BagOfWords()
-    r = fusion(store, embedder=emb, pool=1, normalize="max")  # max scale: every cosine of 1 reads 1
+    r = fusion(store, embedder=emb, pool=1)
     text = "Any tips for rainy weather?"
     ev = r.signals(text)
-    assert ev.request and (ev.components[len(HAND_ROWS):, 2] == 1.0).all()  # every filler, beyond the 1-note pools
+    assert ev.request and not np.isnan(ev.raw[:, 2]).any()  # a cosine for every note, beyond the 1-note pools
     assert [request_text(n) for n in store.notes] in emb.calls  # raw turns, every note, in one batch
     expected = REQUEST_WEIGHTS.dense * ev.components[:, 2] + REQUEST_WEIGHTS.raw_bm25 * ev.components[:, 1]
     assert list(r.score(text).values()) == pytest.approx(expected.tolist())  # OpenClaw's 0.7 / 0.3, nothing else
-    routed_off = fusion(store, pool=1, requests=False, normalize="max").signals(text)
-    assert not routed_off.request and (routed_off.components[:, 2] > 0).sum() <= 3  # the pool only
+    routed_off = fusion(store, pool=1, requests=False).signals(text)
+    assert not routed_off.request and (~np.isnan(routed_off.raw[:, 2])).sum() <= 3  # the pool only
     top = r.query(text, k=1)[0]
     reason = r.explain(text, top.note_id).reason
     assert "a request for suggestions" in reason
-
-
-def test_a_request_pool_embeds_whole_turns_only_for_the_notes_nearest_by_user_turn():
-    rows = HAND_ROWS + [(f"x{i}", f"Filler chat number {i} about rainy weather.", "Ok.", {}) for i in range(12)]
-    store = make_store(rows)
-    text = "Any tips for rainy weather?"
-    every = fusion(store, embedder=BagOfWords(), pool=1).score(text)
-    assert fusion(store, embedder=BagOfWords(), pool=1, request_pool=len(rows)).score(text) == pytest.approx(every)
-    emb = BagOfWords()
-    r = fusion(store, embedder=emb, pool=1, request_pool=3)
-    ev = r.signals(text)
-    assert ev.request and len(r.request_vectors) == 3  # whole turns embedded for 3 notes, not all 17
-    assert [dense_text(n) for n in store.notes] in emb.calls  # the first stage: every note's user turn
-    nearest = sorted(range(len(rows)), key=lambda i: -float(r.vectors[i] @ r._query_vector(text)))[:3]
-    assert set(r.request_vectors) == set(nearest)
-    assert np.isnan(ev.raw[[i for i in range(len(rows)) if i not in nearest], 2]).all()  # no cosine outside
 
 
 def test_incremental_add_equals_batch_build():
@@ -248,9 +229,9 @@ def test_chunks_cover_the_reply_and_only_the_pool_is_embedded():
     rows = [("t1", "Tell me about pasta.", "Carbonara uses guanciale, eggs and pecorino.", {}),
             *[(f"x{i}", f"Filler chat number {i} about weather.", "Ok.", {}) for i in range(8)]]
     emb = BagOfWords()
-    r = fusion(make_store(rows), embedder=emb, weights=EVERY, pool=1, normalize="max")
+    r = fusion(make_store(rows), embedder=emb, weights=EVERY, pool=1)
     ev = r.signals("guanciale")
-    assert ev.components[0, 6] == 1.0  # the word is in the reply only: the user turn's vector misses it
+    assert ev.components[0, 6] == ev.components[:, 6].max() > 0  # in the reply only: the user turn's vector misses it
     embedded = [t for call in emb.calls for t in call]
     assert "User: Tell me about pasta.\nAssistant: Carbonara uses guanciale, eggs and pecorino." in embedded
     assert not any(f"number {i} " in t for t in embedded for i in range(1, 8))  # outside the 1-note lists
@@ -370,18 +351,6 @@ def test_bagged_fit_averages_fits_on_bootstrap_resamples():
     assert bagged.note_stem == bagged.chunks == 0.0  # outside the choice
 
 
-def test_dense_reads_the_whole_turn_when_asked():
-    rows = [("t1", "Caroline: I spent the weekend at home.", "Melanie: I painted a sunrise over the lake.", {}),
-            ("t2", "Caroline: The lake was cold.", "Melanie: Brr.", {}),
-            *[(f"x{i}", f"Filler chat number {i} about weather.", "Ok.", {}) for i in range(8)]]
-    for reads, reply_seen in (("user", False), ("turn", True)):
-        emb = BagOfWords()
-        r = fusion(make_store(rows), embedder=emb, dense_reads=reads)
-        ev = r.signals("Melanie painted a sunrise")
-        assert bool(ev.components[0, 2] > ev.components[1, 2]) is reply_seen  # the words are in t1's reply only
-        assert (request_text(r.store.notes[0]) in [t for call in emb.calls for t in call]) is reply_seen
-
-
 def test_the_request_route_weighs_only_raw_bm25_and_dense():
     weights = asdict(REQUEST_WEIGHTS)
     assert {k: v for k, v in weights.items() if v} == {"raw_bm25": 0.3, "dense": 0.7}
@@ -406,7 +375,7 @@ TURNS = FusionWeights(turns=1.0, speaker=1.0, best_turn=1.0, top2_turns=1.0)
 
 def test_each_turn_is_embedded_on_its_own_and_the_named_speaker_is_a_soft_signal():
     emb = BagOfWords()
-    r = fusion(dated_store(TALK), embedder=emb, weights=TURNS, normalize="max")
+    r = fusion(dated_store(TALK), embedder=emb, weights=TURNS)
     assert r.speakers() == {"Caroline", "Melanie"}  # "Note:" heads one turn in twelve: not a speaker
     question = "What did Melanie say about the charity race?"
     ev = r.signals(question)
@@ -419,11 +388,12 @@ def test_each_turn_is_embedded_on_its_own_and_the_named_speaker_is_a_soft_signal
         assert ev.raw[i, turns] == pytest.approx(max(cos[opening], cos[reply]))  # max-sim over the note's turns
         by_melanie = [cos[t] for t in (opening, reply) if t.startswith("Melanie:")]
         assert (ev.raw[i, speaker] == pytest.approx(max(by_melanie))) if by_melanie else np.isnan(ev.raw[i, speaker])
-    assert ev.components[:, speaker].max() == 1.0
+    assert ev.components[:, speaker].max() > 0
     unnamed = r.signals("Who ran a charity race?")
     assert not unnamed.components[:, speaker].any() and unnamed.components[:, turns].any()
     best = int(ev.components[:, speaker].argmax())
-    assert {x.name: x.value for x in r.explain(question, r.store.notes[best].note_id).evidence.signals}["speaker"] == 1.0
+    explained = {x.name: x.value for x in r.explain(question, r.store.notes[best].note_id).evidence.signals}
+    assert explained["speaker"] == ev.components[best, speaker]
 
 
 def test_turns_off_embeds_no_reply_and_leaves_the_defaults_alone():
@@ -467,71 +437,6 @@ def test_normalizations():
     assert normalized(_evidence(scores, 4), "max", dense_like=False).tolist() == [1.0, 0.0, 0.0, 0.5]
 
 
-def test_rrf_normalization_is_weighted_reciprocal_rank_fusion():
-    store = make_store(HAND_ROWS)
-    r = fusion(store, normalize="rrf", graph=False, dense=False, stems=False, weights=replace(
-        FusionWeights(), raw_bm25=0.5, session=0.0, target=0.0, recent=0.0, early=0.0))
-    text = "dog yoga morning"
-    got = r.score(text)
-    lists = [r.note_bm25.score(text), r.raw_bm25.score(text)]
-    expected = {i: 0.0 for i in got}
-    for w, scores in zip((1.0, 0.5), lists):
-        ranked = sorted((i for i, v in scores.items() if v > 0), key=lambda i: (-scores[i], i))
-        for rank, i in enumerate(ranked, 1):
-            expected[i] += w * 60 / (60 + rank)
-    assert got == pytest.approx(expected)
-
-
-def test_reply_chars_cuts_only_the_reply_embedded_for_the_turn_parts():
-    long_reply = "Beagles need long walks. " * 60  # 1,500 characters
-    store = make_store([("s1", "My dog is a beagle. " * 60, long_reply, {"what": ["pet/dog"]}),
-                        ("s2", "I ride my bike.", "Nice.", {"what": ["sport/cycling"]})])
-    emb = BagOfWords()
-    fusion(store, embedder=emb, embed_on_add=True, reply_chars=100)
-    turns = emb.calls[-1]
-    assert turns[:2] == [store.notes[0].user[:DENSE_CHARS], long_reply[:100]]  # the user turn stays dense's text
-    assert turn_texts(store.notes[0]) == [store.notes[0].user[:DENSE_CHARS], long_reply[:DENSE_CHARS]]
-    with pytest.raises(ConfigError, match="reply_chars"):
-        fusion(store, reply_chars=DENSE_CHARS + 1)
-
-
-class PuppyReader(BagOfWords):
-    """A reader of every note that knows a puppy is a dog (and a puppy more so): what no lexical list knows."""
-
-    name = "test-puppy-reader"
-    asymmetric = True  # questions through `_embed_queries`
-
-    def _embed(self, texts: list[str]) -> np.ndarray:  # the notes
-        self.calls.append(list(texts))
-        return np.array([[1.0, 0.0] if "puppy" in t else [1.0, 1.0] if "dog" in t else [0.0, 1.0] for t in texts])
-
-    def _embed_queries(self, texts: list[str]) -> np.ndarray:
-        self.calls.append(["query"])
-        return np.array([[1.0, 0.0] for _ in texts])
-
-
-def test_a_pool_reader_adds_the_notes_no_lexical_list_holds():
-    rows = [("a", "My dog chews shoes.", "Train him."), ("b", "Tell me about cats.", "Cats purr."),
-            *[(f"f{i}", f"The weather is nice today, number {i}.", "Indeed.") for i in range(6)],
-            ("z", "I adopted a puppy last week.", "Congratulations!")]
-    store = MemoryStore("t")
-    for sid, user, assistant in rows:  # no shared tags: PPR keeps its mass on the lexical pool
-        store.remember(Interaction(sid, user, assistant), Extraction(what=[f"thing/{sid}"]))
-    question, dense, z = "What did I say about my dog?", COMPONENTS.index("dense"), store.by_id["z#0"].index
-    assert np.isnan(fusion(store, pool=1).signals(question).raw[z, dense])  # outside the pool: no dense evidence
-    reader = PuppyReader()
-    with_reader = fusion(store, pool=1, pool_reader=reader, reader_pool=1)
-    pooled = ~np.isnan(with_reader.signals(question).raw[:, dense])
-    assert pooled.nonzero()[0].tolist() == [store.by_id["a#0"].index, z]  # BM25's best and the reader's best
-    assert reader.calls == [[request_text(n) for n in store.notes], ["query"]]  # every note read once, whole
-    store.remember(Interaction("y", "Another puppy arrived.", "Two now!"), Extraction(what=["thing/y"]))
-    with_reader.signals("Any news about my dog?")
-    assert reader.calls[2:] == [[request_text(store.by_id["y#0"])], ["query"]]  # then only the new note
-    assert with_reader.config()["pool_reader"] == "test-puppy-reader"
-    with pytest.raises(ConfigError, match="unknown embedder 'no-such-reader'"):
-        fusion(store, pool_reader="no-such-reader")
-
-
 def test_the_explanation_says_when_a_note_was_outside_the_dense_pool():
     store = MemoryStore("t")
     for sid, user in [("a", "Dog walk, dog walk: the dog loves its walk."), ("c", "I walk every morning."),
@@ -544,8 +449,6 @@ def test_the_explanation_says_when_a_note_was_outside_the_dense_pool():
     assert not outside.detail["in_dense_pool"] and outside.summary.startswith("weighted evidence")
     assert outside.summary.endswith("; outside the dense pool, so test-bow never read it (the pool: the 1 best "
                                     "notes of each lexical list and of a first PPR)")
-    read = fusion(store, pool=1, pool_reader=BagOfWords(), reader_pool=2).evidence(question, store.by_id["c#0"])
-    assert read.detail["in_dense_pool"]  # the reader's nearest notes join the pool
 
 
 @pytest.mark.parametrize("text", ["Which road bike did I buy in March?", "What bike did I buy most recently?",
@@ -559,3 +462,17 @@ def test_every_notes_listed_parts_add_up_to_its_score(text):
         assert sum(x.contribution for x in signals) == pytest.approx(hit.score, rel=1e-9, abs=1e-12), hit.note_id
     explained = [method.explain(text, h.note_id, asked_on=NOW).evidence.signals for h in method.query(text)]
     assert any(x.name == "session" and x.contribution for signals in explained for x in signals)
+
+
+def test_the_weights_parameter_lists_only_the_signals_it_weighs_and_reads_a_dict_over_them():
+    params = method("TagGraph-Fusion").parameters()
+    weights = params[0]["value"]
+    assert params[0]["name"] == "weights" and all(v > 0 for v in weights.values()) and len(weights) == 12
+    assert all(p["description"] for p in params), [p["name"] for p in params if not p["description"]]
+    tuned = method("TagGraph-Fusion").params(weights={"graph": 0.0, "dense": 0.5}).weights
+    assert tuned == {**weights, "graph": 0.0, "dense": 0.5}  # a default switched off stays listed, at 0
+    assert method("TagGraph-Fusion").params(weights={"dense": 0.0}).weights == weights
+    assert method("TagGraph-Fusion-e5").params().weights["dense"] == 0.5
+    for bad, says in (({"graph": True}, "a weight is a number"), ({"grpah": 1.0}, "grpah"), ({"graph": -1}, "greater than or equal to 0")):
+        with pytest.raises(ConfigError, match=says):
+            method("TagGraph-Fusion").params(weights=bad)

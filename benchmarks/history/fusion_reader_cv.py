@@ -1,4 +1,6 @@
 # History: BENCHMARKS.md section 23 (protocol version 5, not adopted); commit 7b7d213. fusion_encoder_cv.py reuses its checks.
+
+# A record: `pool_reader` left TagGraph-Fusion after it was not adopted; this runs at commit 33c39a6.
 """A reader of every note picking extra pool notes (`pool_reader`): issue 29's protocol, version 5, fixed before its run.
 
     TAGGRAPH_CACHE=... python benchmarks/history/fusion_reader_cv.py \

@@ -1,4 +1,6 @@
 # History: BENCHMARKS.md section 22 (two LoCoMo screens); commit d9e4264.
+
+# A record: `pool_reader` and `reader_pool` left TagGraph-Fusion after it was not adopted; this runs at commit 33c39a6.
 """Two screens on LoCoMo dev after protocol version 3: a learned ranker, and a dense pool that holds every note.
 
     python benchmarks/history/locomo_screens.py --locomo ../shared/data/locomo/locomo_dev.json --evidence /tmp/screens \

@@ -286,7 +286,8 @@ def list_methods(name: Optional[str] = typer.Argument(None, help="A method: show
     from taggraph.retrieval.registry import METHODS
     if name:
         for p in method(name).parameters():
-            typer.echo(f"{p['name']} = {p['value']!r}  ({p['type']}{', ' + p['rule'] if p['rule'] else ''})")
+            typer.echo(f"{p['name']} = {p['value']!r}  ({p['type']}{', ' + p['rule'] if p['rule'] else ''})"
+                       + (f"\n    {p['description']}" if p["description"] else ""))
         return
     for n in method_names():
         try:

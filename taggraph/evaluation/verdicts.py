@@ -30,25 +30,11 @@ def ablation_columns(method: str = FULL) -> dict[str, str]:
     return {name: "-" + registered(name).component for name in ablations_of(method)}
 
 
-def off_by_default(ablation: str) -> bool:
-    """Whether registered ablation `ablation` switches off a part its method's class declares `weight_only`
-    (TagGraph-Fusion's chunks, coverage, agreement) whose weight is 0 in the method it ablates."""
-    ablated = registered(ablation)
-    full = ablated.ablation_of
-    switched = [f for f in ablated.defaults if f in getattr(ablated.cls(), "weight_only", ())]
-    return bool(switched) and getattr(registered(full).params().weights, switched[0]) == 0
-
-
-def verdict(removed: str, change: float, ci_low: float, ci_high: float, p: float, p_holm: float,
-            idle: bool = False) -> str:
+def verdict(removed: str, change: float, ci_low: float, ci_high: float, p: float, p_holm: float) -> str:
     """One plain sentence on a removed component (`removed`: its column, "-Graph"), from the paired test: its
-    raw `p`, shown, and `p_holm`, adjusted over the ablations compared, which decides; `idle`: the component is
-    off by default (`off_by_default`)."""
+    raw `p`, shown, and `p_holm`, adjusted over the ablations compared, which decides."""
     part = f"the {removed.lstrip('-').lower()} component"
     if change == ci_low == ci_high == 0:  # every paired difference is 0
-        if idle:
-            return (f"Without {part}: no question's reciprocal rank changes; its default weight is 0, so under "
-                    f"the defaults there is nothing to remove. Give it a weight to test it.")
         return f"Without {part}: no question's reciprocal rank changes. It does not earn its keep here."
     stats = f"MRR {change:+.3f} (95% CI [{ci_low:+.3f}, {ci_high:+.3f}], p = {p:.3f}, p_holm = {p_holm:.3f})"
     if change <= -EARNS_KEEP and p_holm < ALPHA:
@@ -70,5 +56,5 @@ def component_verdicts(rankings: pd.DataFrame) -> dict[str, list[str]]:
             continue
         tests = compare(rankings[rankings["method"].isin([method, *columns])], method)
         out[method] = [verdict(columns[t["method"]], t["diff"], t["ci_low"], t["ci_high"], t["p_value"],
-                               t["p_holm"], off_by_default(t["method"])) for t in tests.to_dict("records")]
+                               t["p_holm"]) for t in tests.to_dict("records")]
     return out

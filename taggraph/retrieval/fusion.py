@@ -3,36 +3,27 @@
 For a query (and optionally the date it is asked, ``asked_on``):
 
 1. lexical: Okapi BM25 over the notes (`BM25` on the shared TermIndex) and over
-   the raw turns (`BM25` on a TermIndex of `Note.raw_text`, no tag line);
+   the raw turns (`BM25` on a TermIndex of `Note.raw_text`, no tag line), and BM25-stem over both;
 2. candidate pool: the `pool` best notes of each lexical list and of a first PPR
    (seeded by tags and lexical scores); only pool notes are embedded (MiniLM
    through the project's embedder and its disk cache), never the whole haystack;
-3. dense: cosine of the query to each pool note's user turn (`dense_text`; with ``dense_reads="turn"``
-   its whole turn, both speakers, `request_text`);
+3. dense: cosine of the query to each pool note's user turn (`dense_text`), and to each of its turns on its own
+   (`turns`: the best turn; `speaker`: the best turn of a speaker the question names);
 4. graph: Personalized PageRank over AdaptiveGraph's matrix, teleporting half to
    the concepts the query's tokens match (as AdaptiveGraph seeds them) and half to
    the pool notes by their lexical + dense evidence;
-5. each component is scaled to [0, 1] per query (BM25 and PPR by their maximum,
-   cosine min-max over the pool) and summed with weights: relevance r;
+5. each signal is scaled per query (z-score over its evidence, shifted so the weakest is 0) and summed with
+   `weights` (`DEFAULT_WEIGHTS`, fitted on LongMemEval-S and LoCoMo dev by benchmarks/fusion_joint_cv.py):
+   relevance r, plus each session's best turn and the mean of its two best;
 6. session aggregation: every note of a session gets ``session * sum_i gamma^i r_(i)``
    over the session's other notes in decreasing r (i = 1, 2, ...): more notes add
    evidence, each less (diminishing returns);
-7. time: r is multiplied by ``1 + target * closeness to a date the question names
+7. time: the sum is multiplied by ``1 + target * closeness to a date the question names
    ("two weeks ago", "last Saturday", "in March", "the first week of June", read by dateparser
    against ``asked_on`` into windows, `time_expressions`; "before I moved": the window before the
    date of the note that best matches "I moved") + recent * recency (on "most recent",
    "currently", "now", ...) + early * earliness (on "first", "originally", ...)``, dates from
    `Note.timestamp`.
-
-Further components, each behind a switch (a component with weight 0 is not computed; `FusionWeights` says which are on
-by default): ``note_stem`` and ``raw_stem``, BM25-stem's lists over
-the notes and the raw turns; ``chunks``, the best MiniLM cosine over a pool note's raw turn cut
-into chunks (`note_chunks`: the reply too, not only the user turn); and per session, added once
-to each of its notes, ``coverage`` (the share of the query's stems the session holds) and
-``agreement`` (the share of the lexical and dense lists that rank the session among their 3 best).
-Per session too, ``session_stem``: BM25-stem over the session's raw turns read as one
-document, over the query's best session (`session_stem`, switched with ``stems``); weight 0 by default: its
-protocol found no gain out of fold (BENCHMARKS.md, section 21).
 
 A request for suggestions ("Can you recommend a show for tonight?", "Any tips?"; `is_request`)
 takes another route: its gold session is where the user said something about the topic, in
@@ -40,30 +31,26 @@ other words than the request's, so the lexical pool rarely holds it. The dense c
 scores every note's raw turn (`request_text`: user and assistant, as OpenClaw embeds it, not
 just the user turn), and the note's score is OpenClaw's mix (paper, appendix E), ``0.7 dense +
 0.3 raw-turn BM25`` (`REQUEST_WEIGHTS`, not fitted). This costs one MiniLM pass per note of the
-store for the first request asked of it (`request_pool` narrows it to the nearest notes by user turn).
+store for the first request asked of it.
 
-Switches ``graph``, ``dense``, ``raw_turns``, ``session``, ``time``, ``requests``, ``stems``,
-``chunks``, ``coverage`` and ``agreement`` remove one component each (registry ablations).
-``embed_on_add`` embeds every note when it is added instead of when a pool first holds it: the same
-rankings, a costlier index (every note's raw turn through MiniLM, and its user turn unless
-``dense_reads="turn"``) and no model pass
-for notes at query time, for a long-lived memory that must answer new questions fast.
-Without ``asked_on`` (``query(text, k, asked_on=...)``) the date-relative rules stay off
-(order cues still apply). ``dense_reads="turn"`` is for histories where both sides of a turn are people
-(LoCoMo: the user turn holds half the facts); on S dev the two are within noise, but whole turns cost 1.55
-times the MiniLM work (BENCHMARKS.md, section 17), so the default stays the user turn.
+Each switch (``graph``, ``dense``, ``raw_turns``, ``session``, ``time``, ``requests``, ``stems``, ``turns``) removes
+one part (registry ablations). Signals no protocol adopted weigh 0 and are not computed unless a weight names them
+(``chunks``, ``coverage``, ``agreement``, ``session_stem``, ``raw_bm25``, ``dense``: candidates of the fitting
+protocols, `fusion_signals`). ``embed_on_add`` embeds every note when it is added instead of when a pool first
+holds it: the same rankings, a costlier index and no model pass for notes at query time, for a long-lived memory
+that must answer new questions fast. Without ``asked_on`` (``query(text, k, asked_on=...)``) the date-relative rules
+stay off (order cues still apply). `evidence` splits a note's score into its signals (`fusion_why`).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
-from functools import partial
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import numpy as np
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from taggraph.graph import concept_node, file_node
 from taggraph.notes import Note
@@ -77,7 +64,8 @@ from taggraph.retrieval.registry import METHODS
 from taggraph.retrieval.time_expressions import SPAN_TOLERANCE, Window, as_of, question_anchors, question_windows
 from taggraph.text import MAX_QUERY_CHARS, days
 from taggraph.retrieval.fusion_why import fusion_evidence
-from taggraph.retrieval.fusion_signals import (COMPONENTS, DENSE_CHARS, DENSE_LIKE, POOL, SESSION_FEATURES,
+from taggraph.retrieval.fusion_signals import (COMPONENTS, DEFAULT_WEIGHTS, DENSE_LIKE, NORMALIZE, POOL, SWITCHED_BY,
+                                               SignalName, Weight, weights_dict, SESSION_FEATURES,
                                                SPEAKER_SHARE, TIME_FEATURES, TURN_COLUMNS, TURN_PARTS, _evidence, _top,
                                                dense_text, fuse, FusionWeights, is_request, normalized,
                                                normalized_all, note_chunks, note_day, RawTurnsStem, request_text,
@@ -96,39 +84,38 @@ from taggraph.retrieval.fusion_signals import (COMPONENTS, DENSE_CHARS, DENSE_LI
 class TagGraphFusion(Retriever):
     @dataclass(frozen=True)
     class Params:
-        weights: FusionWeights = field(default_factory=FusionWeights)
-        graph: Annotated[bool, Component("Graph")] = True
-        dense: Annotated[bool, Component("Dense")] = True
-        raw_turns: Annotated[bool, Component("Raw")] = True
-        session: Annotated[bool, Component("Session")] = True
-        time: Annotated[bool, Component("Time")] = True
-        requests: Annotated[bool, Component("Requests")] = True
-        stems: Annotated[bool, Component("Stems")] = True  # stems to agreement: BENCHMARKS.md section 16
-        chunks: Annotated[bool, Component("Chunks")] = True
-        coverage: Annotated[bool, Component("Coverage")] = True
-        agreement: Annotated[bool, Component("Agreement")] = True
-        turns: Annotated[bool, Component("Turns")] = True  # the turn parts, for conversations (section 18)
-        pool: Annotated[int, Field(ge=1)] = POOL
-        embedder: Annotated[str | Embedder, EMBEDDER] = "minilm"
-        device: Annotated[str, DEVICE] = "auto"
-        embed_on_add: bool = False
-        # the pool's text: "user" `dense_text`, or "turn" `request_text` (both speakers; a costlier cold run)
-        dense_reads: Literal["user", "turn"] = "user"
-        # how each component is scaled per query before the weighted sum (`normalized`; "rrf": weighted RRF)
-        normalize: Literal["max", "minmax", "zscore", "rrf"] = "zscore"
-        # where a reply is cut before it is embedded on its own for the turn parts (`turn_texts`): their cost
-        reply_chars: Annotated[int, Field(ge=1, le=DENSE_CHARS)] = DENSE_CHARS
-        # an embedder that reads every note's whole turn and adds its `reader_pool` nearest notes to the pool, e.g.
-        # "minilm-static" (BENCHMARKS.md 22: the dense parts miss what no lexical list holds); None: as before
-        pool_reader: str | Embedder | None = None
-        reader_pool: Annotated[int, Field(ge=1)] = POOL
-        # a request's first stage (`_request_dense`): None, every note's whole turn is embedded (as OpenClaw reads
-        # them); N, only the N notes whose user turn is nearest the request (BENCHMARKS.md 36: a cheaper cold run)
-        request_pool: Annotated[int, Field(ge=1)] | None = None
+        weights: Annotated[dict[SignalName, Weight], BeforeValidator(weights_dict), Field(description=(
+            "each signal's weight in the sum (docs/methods.md); a dict given is read over these, a signal at 0 or "
+            "not listed is off"))] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+        graph: Annotated[bool, Component("Graph"), Field(description=(
+            "the graph signal: PPR over the tag graph from the question's concepts and the pool's notes"))] = True
+        dense: Annotated[bool, Component("Dense"), Field(description=(
+            "the embedder over the pool: it seeds the pool and PPR and feeds the turn signals (weight 0 itself)"))] = True
+        raw_turns: Annotated[bool, Component("Raw"), Field(description=(
+            "BM25 over the raw turns, no tag line: it fills the pool and scores requests"))] = True
+        session: Annotated[bool, Component("Session"), Field(description=(
+            "a note gains its session's other notes' relevance, each further one halved"))] = True
+        time: Annotated[bool, Component("Time"), Field(description=(
+            "the dates a question names, and its recency and order cues, multiply the score"))] = True
+        requests: Annotated[bool, Component("Requests"), Field(description=(
+            "a request for suggestions takes OpenClaw's route: 0.7 dense + 0.3 raw-turn BM25 over every note"))] = True
+        stems: Annotated[bool, Component("Stems"), Field(description=(
+            "BM25-stem over the notes and over the raw turns"))] = True
+        turns: Annotated[bool, Component("Turns"), Field(description=(
+            "each turn embedded on its own: the best turn, the named speaker's, its session's best and top two"))] = True
+        pool: Annotated[int, Field(ge=1, description=(
+            "notes taken from each lexical list and from a first PPR into the pool the embedder reads"))] = POOL
+        embedder: Annotated[str | Embedder, EMBEDDER, Field(description=(
+            "the sentence embedder of the dense and turn signals"))] = "minilm"
+        device: Annotated[str, DEVICE, Field(description="where the embedder runs: auto, cpu or cuda")] = "auto"
+        embed_on_add: Annotated[bool, Field(description=(
+            "embed each note as it is added: the same rankings, a costlier index, no model pass at query time"))] = False
 
-    # components that act only through their weight: at weight 0 their ablation has nothing to remove (the dense
-    # part, also at weight 0, still seeds the pool and PPR); read by the ablation verdicts
-    weight_only = ("chunks", "coverage", "agreement")
+        def __post_init__(self) -> None:
+            """`weights` read over `DEFAULT_WEIGHTS`; a signal no default weighs is listed only when weighed (a
+            default's 0 stays listed, so that the record reads back as it was)."""
+            merged = {**DEFAULT_WEIGHTS, **self.weights}
+            object.__setattr__(self, "weights", {n: v for n, v in merged.items() if v or n in DEFAULT_WEIGHTS})
 
     @classmethod
     def embeds(cls, params: Params) -> bool:
@@ -137,7 +124,7 @@ class TagGraphFusion(Retriever):
     def __init__(self, store, params: Params | None = None) -> None:
         super().__init__(store, params)
         p = self.params
-        self.weights = p.weights
+        self.weights = FusionWeights.of(p.weights)
         self.note_bm25 = BM25(store)
         self.raw_bm25 = BM25(store, terms=raw_term_index(store)) if p.raw_turns else None
         self.graph = AdaptiveGraph(store, AdaptiveGraph.Params(file_seeding=False)) if p.graph else None
@@ -147,9 +134,6 @@ class TagGraphFusion(Retriever):
             if part is not None:
                 part.sync()
         self.embedder = get_embedder(p.embedder, p.device) if self.embeds(p) else None
-        has_reader = self.embedder is not None and p.pool_reader is not None
-        self.pool_reader = get_embedder(p.pool_reader, p.device) if has_reader else None
-        self.reader_vectors = np.zeros((0, 0))  # one row per note: its whole turn read by `pool_reader`
         self.sessions: dict[str, int] = {}
         self.session_code: list[int] = []
         self.days: list[float] = []
@@ -164,11 +148,11 @@ class TagGraphFusion(Retriever):
         self._query_memo: tuple[str, np.ndarray] | None = None  # the last question and its vector
 
     def uses(self, part: str) -> bool:
-        """Whether the component or session feature `part` is computed: its switch on and its weight not 0."""
-        p, switch = self.params, {"note_stem": "stems", "raw_stem": "stems", "session_stem": "stems"}.get(part, part)
+        """Whether the component or session feature `part` is computed: its switch on (`SWITCHED_BY`; the
+        signals no default weighs have none) and its weight not 0."""
+        p, switch = self.params, SWITCHED_BY.get(part, part)
         needs_embedder = part == "chunks" or part in TURN_PARTS
-        switch = "turns" if part in TURN_PARTS else switch
-        return getattr(p, switch) and getattr(self.weights, part) != 0 and (
+        return (switch is None or getattr(p, switch)) and getattr(self.weights, part) != 0 and (
             not needs_embedder or self.embeds(p))
 
     def config(self) -> dict[str, Any]:
@@ -206,9 +190,8 @@ class TagGraphFusion(Retriever):
             self._embed_turns(indexes)
 
     def _vectors_of(self, request: bool) -> tuple[dict[int, np.ndarray], Any]:
-        """(the vectors, the text they embed) for a request's dense part or for the pool's."""
-        raw = request or self.params.dense_reads == "turn"
-        return (self.request_vectors, request_text) if raw else (self.vectors, dense_text)
+        """(the vectors, the text they embed) for a request's dense part (whole turns) or for the pool's (user turns)."""
+        return (self.request_vectors, request_text) if request else (self.vectors, dense_text)
 
     def _embed(self, indexes, request: bool) -> None:
         """Embed the notes at `indexes` that have no vector of this kind yet (one batch)."""
@@ -224,7 +207,7 @@ class TagGraphFusion(Retriever):
 
     def _embed_turns(self, indexes) -> None:
         """Embed each turn of the notes at `indexes` on its own (`turn_texts`), for those that have none yet."""
-        self._embed_pieces(indexes, self.turn_vectors, partial(turn_texts, reply_chars=self.params.reply_chars))
+        self._embed_pieces(indexes, self.turn_vectors, turn_texts)
 
     def _embed_pieces(self, indexes, vectors: dict[int, np.ndarray], pieces_of) -> None:
         """Embed `pieces_of(note)` for the notes at `indexes` missing from `vectors` (one batch): (pieces, dim)."""
@@ -258,14 +241,6 @@ class TagGraphFusion(Retriever):
         mass = x[self._file_nodes()]
         return np.where(mass > 0, mass, np.nan)
 
-    def _reader_cosines(self, text: str) -> np.ndarray:
-        """Cosine of the question to every note's whole turn under `pool_reader` (each note read once)."""
-        new = self.store.notes[len(self.reader_vectors):]
-        if new:
-            rows = self.pool_reader.embed([request_text(note) for note in new])
-            self.reader_vectors = np.vstack([self.reader_vectors, rows]) if len(self.reader_vectors) else rows
-        return self.reader_vectors @ self.pool_reader.embed_queries([text[:MAX_QUERY_CHARS]])[0]
-
     def _query_vector(self, text: str) -> np.ndarray:
         """The question's vector, computed once per question (dense, chunks and turns all read it)."""
         if self._query_memo is None or self._query_memo[0] != text:
@@ -283,16 +258,6 @@ class TagGraphFusion(Retriever):
         q = self._query_vector(text)
         out[pool] = [float(vectors[i] @ q) for i in pool]
         return out
-
-    def _request_dense(self, text: str) -> np.ndarray:
-        """A request's dense part: the cosine to every note's whole turn or, with `request_pool`, to the whole
-        turns of the `request_pool` notes whose user turn (the pool's vectors, reused) is nearest (NaN elsewhere)."""
-        every = list(range(len(self.store.notes)))
-        if self.params.request_pool is None:
-            return self._dense(text, every, request=True)
-        cosines = self._dense(text, every)
-        nearest = np.argsort(-np.nan_to_num(cosines, nan=-np.inf), kind="stable")[:self.params.request_pool]
-        return self._dense(text, sorted(int(i) for i in nearest), request=True)
 
     def _chunks(self, text: str, pool: list[int]) -> np.ndarray:
         """Best cosine of the query to each pool note's chunks (NaN outside the pool)."""
@@ -367,12 +332,10 @@ class TagGraphFusion(Retriever):
         if self.graph is not None and n:
             first = self._ppr(self._teleport(text, lexical * np.isin(np.arange(n), list(pool))))
             pool |= _top(normalized(first, "max", False), self.params.pool)
-        if self.pool_reader is not None and n and text.strip():
-            pool |= _top(self._reader_cosines(text), self.params.reader_pool)
         pool_ids = sorted(pool)
         request = self.params.requests and self.embedder is not None and is_request(text)
         if self.embedder is not None:
-            put("dense", self._request_dense(text) if request else self._dense(text, pool_ids))
+            put("dense", self._dense(text, list(range(n)), request=True) if request else self._dense(text, pool_ids))
         teleport = None
         if self.graph is not None and n:
             seed = np.zeros(n)
@@ -389,7 +352,7 @@ class TagGraphFusion(Retriever):
             best, named = self._turns(text, pool_ids)
             put("turns", best)
             put("speaker", named)
-        components = cols if self.params.normalize == "max" else normalized_all(raw, self.params.normalize)
+        components = normalized_all(raw, NORMALIZE)
         codes = np.asarray(self.session_code, dtype=np.int64)
         per_session = np.zeros((len(self.sessions), len(SESSION_FEATURES)))
         if self.uses("coverage"):

@@ -6,8 +6,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Annotated, Any, Literal
 
 import numpy as np
+from pydantic import BeforeValidator, Field
 
 from taggraph.notes import Note
 from taggraph.retrieval.bm25_stem import BM25Stem
@@ -63,6 +65,11 @@ class FusionWeights:
     top2_turns: float = 1.0
     session_stem: float = 0.0  # protocol version 3: not chosen (BENCHMARKS.md, section 21)
 
+    @classmethod
+    def of(cls, weights: dict[str, float]) -> FusionWeights:
+        """The weights a method's sparse `weights` parameter names; a signal not named weighs 0."""
+        return cls(**{f: float(weights.get(f, 0.0)) for f in cls.__dataclass_fields__})
+
     def components(self) -> np.ndarray:
         return np.array([getattr(self, c) for c in COMPONENTS])
 
@@ -72,6 +79,29 @@ class FusionWeights:
     def time(self) -> np.ndarray:
         return np.array([getattr(self, t) for t in TIME_FEATURES])
 
+
+# TagGraph-Fusion's `weights` parameter: the adopted weights, every one above 0 (a signal at 0 is not listed)
+DEFAULT_WEIGHTS = {name: value for name, value in vars(FusionWeights()).items() if value}
+SignalName = Literal[tuple(FusionWeights.__dataclass_fields__)]  # the signals a weight can name
+
+
+def _weight(value: Any) -> Any:
+    """A weight as given: a switch (True) is no weight, though pydantic would read it as 1."""
+    if isinstance(value, bool):
+        raise ValueError("a weight is a number, not true or false")
+    return value
+
+
+Weight = Annotated[float, BeforeValidator(_weight), Field(ge=0)]
+
+
+def weights_dict(value: Any) -> Any:
+    """A `FusionWeights` (the fitting protocols' type) given for the `weights` parameter, as its dict."""
+    return dict(vars(value)) if isinstance(value, FusionWeights) else value
+# the switch that turns each signal's computation off (None: no switch, computed only when weighted)
+SWITCHED_BY = {"note_stem": "stems", "raw_stem": "stems", "session_stem": "stems", "chunks": None, "coverage": None,
+               "agreement": None, **{part: "turns" for part in ("turns", "speaker", "best_turn", "top2_turns")}}
+NORMALIZE = "zscore"  # how each signal is scaled per query before the sum (`normalized`; fitted with it)
 
 # OpenClaw's 0.7 dense + 0.3 keyword (paper, appendix E) for requests; chosen, not fitted
 # (every other weight 0, a weight added later too: the defaults must not leak into the route)
@@ -263,12 +293,11 @@ def session_agreement(lists: list[np.ndarray], session_code: np.ndarray, n_sessi
     return out / len(lists) if lists else out
 
 
-def turn_texts(note: Note, reply_chars: int = DENSE_CHARS) -> list[str]:
+def turn_texts(note: Note) -> list[str]:
     """Each turn of a note on its own, as the dataset wrote it (LoCoMo's "Speaker: text"; LongMemEval's turns
-    carry no name, the roles being user and assistant): the user turn cut at DENSE_CHARS (the text `dense`
-    embeds, so its vector comes from the embedder's cache), the reply at `reply_chars` (at most DENSE_CHARS)."""
-    cuts = ((note.user, DENSE_CHARS), (note.assistant, min(reply_chars, DENSE_CHARS)))
-    return [t[:cut] for t, cut in cuts if t.strip()] or [note.raw_text[:DENSE_CHARS]]
+    carry no name, the roles being user and assistant), each cut at DENSE_CHARS (the user turn is the text
+    `dense` embeds, so its vector comes from the embedder's cache)."""
+    return [t[:DENSE_CHARS] for t in (note.user, note.assistant) if t.strip()] or [note.raw_text[:DENSE_CHARS]]
 
 
 def turn_speakers(note: Note) -> list[str | None]:

@@ -59,10 +59,8 @@ def fusion_evidence(fusion: Any, text: str, note: Note, asked_on: datetime | Non
     if fusion.embedder is not None:
         detail["in_dense_pool"] = bool(not np.isnan(ev.raw[i, COMPONENTS.index("dense")]))
         if not detail["in_dense_pool"] and ev.components[i].any():
-            reader = (f" and the {fusion.params.reader_pool} nearest by {fusion.pool_reader.name}"
-                      if fusion.pool_reader else "")
             out.summary += (f"; outside the dense pool, so {fusion.embedder.name} never read it (the pool: the "
-                            f"{fusion.params.pool} best notes of each lexical list and of a first PPR{reader})")
+                            f"{fusion.params.pool} best notes of each lexical list and of a first PPR)")
     if not ev.components[i].any():
         out.missing = ("no lexical, dense or graph evidence: no positive BM25 term, outside the "
                        "dense pool and unreached by PPR")
@@ -98,12 +96,12 @@ def _reads(fusion: Any, component: str, text: str, note: Note, ev: Any) -> str:
             route.append(b)
         return f"PPR mass {raw:.3g}" + (", most of it over " + " → ".join(map(_node, route)) if route else "")
     if component == "dense":
-        read = request_text(note) if ev.request or fusion.params.dense_reads == "turn" else dense_text(note)
+        read = request_text(note) if ev.request else dense_text(note)
         return f"'{snippet(' '.join(read.split()), EXCERPT)}' cosine {raw:.3f}"
     if component in ("turns", "speaker"):
         q = fusion._query_vector(text)
         cos = fusion.turn_vectors[i] @ q
-        turns = turn_texts(note, fusion.params.reply_chars)
+        turns = turn_texts(note)
         if component == "speaker":
             names = fusion.named_speakers(text)
             cos = np.array([c if who in names else -np.inf for c, who in zip(cos, turn_speakers(note))])

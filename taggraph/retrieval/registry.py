@@ -59,7 +59,10 @@ class Method:
     def params(self, **overrides: Any) -> Any:
         """The method's `Params`, registered values and `overrides` over the defaults, checked; an override
         of a registered value with another value is a ConfigError (the variant would no longer be itself)."""
-        changed = [k for k, v in overrides.items() if k in self.defaults and v != self.defaults[k]]
+        fixed = make_params(self.name, self.cls().Params, self.defaults) if self.defaults else None
+        read = make_params(self.name, self.cls().Params, overrides) if fixed is not None and overrides else None
+        # compared as the method reads them (a value its Params normalizes, e.g. sparse weights, read alike)
+        changed = [k for k in overrides if k in self.defaults and getattr(read, k) != getattr(fixed, k)]
         if changed:
             key = changed[0]
             of = METHODS.get(self.ablation_of) if self.ablation_of else None
@@ -78,14 +81,14 @@ class Method:
         return role_field(self.cls().Params, role)
 
     def parameters(self) -> list[dict[str, Any]]:
-        """Each parameter: name, value as registered, type, and its declared rule (">= 0, < 1")."""
+        """Each parameter: name, value as registered, type, its declared rule (">= 0, < 1") and description."""
         hints = get_type_hints(self.cls().Params, include_extras=True)
         params = self.params()
         out = []
         for f in dataclasses.fields(params):
             shown, rules = _described(hints[f.name])
             out.append({"name": f.name, "value": recorded(getattr(params, f.name)), "type": shown,
-                        "rule": ", ".join(rules)})
+                        "rule": ", ".join(rules), "description": _description(hints[f.name])})
         return out
 
     def build(self, store: MemoryStore, **overrides: Any) -> Retriever:
@@ -118,6 +121,12 @@ def _described(hint: Any) -> tuple[str, list[str]]:
         parts = [_described(arg) for arg in get_args(hint)]
         return " | ".join(shown for shown, _ in parts), [rule for _, rules in parts for rule in rules]
     return ("None" if hint is type(None) else getattr(hint, "__name__", str(hint))), []
+
+
+def _description(hint: Any) -> str:
+    """The one-line description a field declares (``Annotated[int, Field(description=...)]``), else ''."""
+    marks = get_args(hint)[1:] if get_origin(hint) is Annotated else ()
+    return next((m.description for m in marks if getattr(m, "description", None)), "")
 
 
 def _rule(constraint: Any) -> str:

@@ -1,5 +1,8 @@
 """Does a first stage for requests cost TagGraph-Fusion quality? `request_pool` beside every note's whole turn.
 
+A record: the check failed, and `request_pool` has left TagGraph-Fusion since. It runs at commit 33c39a6, where it
+is benchmarks/request_pool_check.py (`git worktree add /tmp/tg-33c39a6 33c39a6`):
+
     python benchmarks/request_pool_check.py --request-pool 30 \
         --longmemeval ../shared/data/longmemeval/longmemeval_s_dev.json.gz \
         --locomo ../shared/data/locomo/locomo_dev.json --realmem ../shared/data/realmem --out /tmp/embedder_check
