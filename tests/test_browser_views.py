@@ -98,3 +98,23 @@ def test_fusions_contrast_reads_the_same_on_the_explain_and_graph_pages(tmp_path
     graph = dump_dom(tmp_path, tmp_path / "g.html")
     walk = re.search(r'<div id="walk">(.*?)</div></div>', graph, re.S).group(1)
     assert f"note {decided.group(1)} (rank 1) scores" in walk and f"decided by {decided.group(2)}" in walk
+
+
+def test_the_explain_page_shows_the_note_under_its_summary(tmp_path):
+    """demo_q12's explain page put the note's text and tags about 3,900 px down a 4,390 px page, under every verdict
+    that rests on them; at 1280 px it now starts within the first 1,300 px, right after the summary table."""
+    from typer.testing import CliRunner
+
+    from taggraph.cli import app
+    from test_browser_subgraph import probe
+
+    page = tmp_path / "e.html"
+    result = CliRunner().invoke(app, ["explain", "--question", "demo_q12", "--out", str(page)])
+    assert result.exit_code == 0, result.output
+    state, _ = probe(tmp_path, page, window="1280,900", state="""
+      var note = document.querySelector("section.note"), summary = document.querySelector("table.summary");
+      return {note: note.getBoundingClientRect().top + window.scrollY, text: note.textContent,
+              summaryEnd: summary.getBoundingClientRect().bottom + window.scrollY,
+              height: document.documentElement.scrollHeight};""")
+    assert state["summaryEnd"] <= state["note"] <= 1300, state
+    assert "Stream Trail" in state["text"] or "stream_trail" in state["text"]

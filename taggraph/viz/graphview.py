@@ -9,9 +9,10 @@ question's tokens match get a black ring. Every node is named by `taggraph.viz.n
 explain page). With a question and gold notes the page opens on `explained_subgraph` (the question's
 concepts, the gold notes, the notes the missing methods rank above them, each method's own walk and
 the question's possible paths), laid out left to right by `columns_layout`; a check box shows the
-whole drawing. Under the chosen method only its own walk is thick (the edges its evidence names,
-``detail['walk']``), the question's paths it did not take are dashed and lighter, and where its walk
-stopped (``detail['walk_breaks']``) is marked ✕ and told in the header; a method that walks no graph
+whole drawing. Under the chosen method its own walk to the note the header tells of is thick (the edges its
+evidence names, ``detail['walk']``, each route told in the header), its walks to the other drawn notes thin in
+the same colour, the question's paths it did not take dashed and lighter, and where its walks stopped
+(``detail['walk_breaks']``) is marked ✕, each mark told in the header; a method that walks no graph
 (BM25, dense, Fusion) draws nothing thick and the header gives its own evidence. Hovering a node shows its
 details; for a file node its tag line and a snippet of the conversation; clicking a file node (or opening the page
 as ``page.html#note=ID``, which also centres and zooms on it) shows, in the side panel, why the
@@ -214,7 +215,7 @@ def graph_page(store: MemoryStore, question: str | None = None,
                      if kind == "file" else {},
                      id=node, label=" " if quiet else names[node], shape=shape))  # pyvis's node keys, in its order
     whole_edges = {tuple(sorted(e)) for e in ug.subgraph(keep).edges}
-    sub_edges = {tuple(sorted(e)) for e in ug.subgraph(sub).edges} | set(explained.paths if explained else ())
+    sub_edges = {tuple(sorted(e)) for e in ug.subgraph(sub).edges} | set(explained.walked if explained else ())
     edges: list[dict] = []
     for a, b in sorted(whole_edges | sub_edges):
         kind = ug.edges[a, b]["kind"] if ug.has_edge(a, b) else "chronological"  # AdaptiveGraph walks those too
@@ -222,11 +223,13 @@ def graph_page(store: MemoryStore, question: str | None = None,
         edges.append(dict(id=f"{a}|{b}", color=colour, base=colour, dashes=dashes, title=kind, width=1,
                           whole=(a, b) in whole_edges, sub=(a, b) in sub_edges,
                           walk=explained.paths.get((a, b), []) if explained else [],
+                          walked=explained.walked.get((a, b), []) if explained else [],
                           walkOnly=not ug.has_edge(a, b),  # drawn only under the method that walked it
                           possible=bool(explained) and (a, b) in explained.possible, **{"from": a, "to": b}))
     options = {"physics": {"enabled": False}, "edges": {"smooth": False},
                "interaction": {"hover": True, "tooltipDelay": 120},
-               "nodes": {"font": {"size": LABEL_PX, "strokeWidth": 4, "strokeColor": "#ffffff"},
+               "nodes": {"font": {"size": LABEL_PX, "strokeWidth": 4, "strokeColor": "#ffffff",
+                                  "background": "rgba(255, 255, 255, 0.8)"},  # an edge passes under a label
                          "scaling": {"label": {"drawThreshold": 3}}}}
 
     heading = title or (f"TagGraph base graph · question {question_id}" if question_id
@@ -249,7 +252,8 @@ def graph_page(store: MemoryStore, question: str | None = None,
                                                                        k.replace("_", "–")))
                              for k, (c, d) in EDGE_STYLE.items() if k != "chronological" or chronological
                              or any(not ug.has_edge(a, b) for a, b in whole_edges | sub_edges)),
-                    line(4, "solid", PATH_COLOUR, "the chosen method's own walk (the edges its explanation names)"),
+                    line(4, "solid", PATH_COLOUR, "the chosen method's own walk to the note the header tells of"),
+                    line(1, "solid", PATH_COLOUR, "its walks to the other drawn notes"),
                     line(2, "dashed", POSSIBLE_COLOUR, "a path from the question the chosen method did not take")]
     chosen = next((m for m in (explained.methods if explained else ()) if m in ranks), None)
     options_html = "".join(f"<option{' selected' if m == chosen else ''}>{html.escape(m)}</option>" for m in ranks)

@@ -87,36 +87,47 @@ def wrap_label(name: str, chars: int = WRAP_CHARS) -> str:
 def walk_lines(store: MemoryStore, names: Mapping[str, str], method: str, e: Explanation | None, note: str | None,
               gold: Sequence[str], ranking: Ranking, k: int, explained: Explained, depth: int = DEFAULT_DEPTH,
               shown: int = 8) -> list[str]:
-    """The header's lines for `method`: the note that gives its first gold session its rank (`rank_giver`) and
-    the session's other gold notes, then each route of its own walk to that note (thick), each place where the walk
-    stops (✕) and why, or, for a method that does not walk the graph, its own evidence."""
+    """The header's lines for `method` under its line of gold ranks: the note that gives its first gold session its
+    rank (`rank_giver`) and the session's other gold notes where that line does not say it, then each route of its
+    own walk to that note (thick), each place marked ✕ under it and why, or, for a method that does not walk the
+    graph, its own evidence."""
     if note is None:
         return []
     same = [g for g in gold if g != note and store.by_id[g].session_id == store.by_id[note].session_id]
-    head = (f"Under {method}, {'gold ' if note in gold else ''}note {note} gives gold session "
-            f"{store.by_id[note].session_id} its rank ({gold_rank(store, ranking, note, k, depth)['text'].split(': ', 1)[1]})")
-    if same:
-        head += f"; the session's {'other ' if note in gold else ''}gold notes: " + ", ".join(
-            f"{g} (note rank {gold_rank(store, ranking, g, k, depth)['note'] or '–'})" for g in same)
+    head = []
+    if same or note not in gold:
+        place = gold_rank(store, ranking, note, k, depth)['text'].split(': ', 1)[1]
+        head = [f"Note {note} gives gold session {store.by_id[note].session_id} its rank ({place})"
+                + ("; the session's " + ("other " if note in gold else "") + "gold notes: " + ", ".join(
+                    f"{g} (note rank {gold_rank(store, ranking, g, k, depth)['note'] or '–'})" for g in same)
+                   if same else "") + "."]
     walk = walk_of(e)
     if e is None:
-        return [head + "."]
+        return head
     contrast = e.contrast.lines() if e.contrast is not None else []
     if walk is None:
-        return [head + ".", f"{method} does not walk the graph: no edge is its own. Its evidence: {evidence_text(e)}",
+        return [*head, f"{method} does not walk the graph: no edge is its own. Its evidence: {evidence_text(e)}",
                 *contrast]
     routes = [" → ".join(names.get(n, n) for n in r) for r in walk_routes(walk)]
-    own = "its graph signal's routes (its score's other signals are not drawn)" if e.evidence.signals else "Its own walk"
-    lines = [head + "."] + contrast + [f"{own[0].upper() + own[1:]} to it (thick), route {i} of {len(routes)}: {route}"
-                                       for i, route in enumerate(routes[:shown], 1)]
+    own = "Its graph signal's route" if e.evidence.signals else "Its own walk (thick), route"
+    lines = head + contrast + [f"{own} {i} of {len(routes)}: {route}" for i, route in enumerate(routes[:shown], 1)]
+    if e.evidence.signals and routes:
+        lines.append("(thick; its score's other signals are not drawn)")
     if len(routes) > shown:
         lines.append(f"… {len(routes) - shown} more route(s), drawn thick")
     if not routes:
         lines.append(f"{method} walked no edge to it.")
-    stops = [(b["node"], b["why"]) for b in e.details.get("walk_breaks") or []]
-    lines += [f"✕ {names.get(n, n)}: {why}" for n, why in stops[:shown]]
-    if len(stops) > shown:
-        lines.append(f"… {len(stops) - shown} more stop(s), marked ✕")
+    stops = {b["node"]: b["why"] for b in e.details.get("walk_breaks") or []}
+    passed = {a for a, _ in walk}
+    told = [f"✕ {names.get(n, n)}: {why}" + (" (its walk passes through it from another node)" if n in passed else "")
+            for n, why in stops.items()]
+    told += [f"✕ {names.get(n, n)}, on its walk to another drawn note: {by[method]}"
+             for n, by in explained.breaks.items() if method in by and n not in stops]
+    lines += told[:shown]
+    if len(told) > shown:
+        lines.append(f"… {len(told) - shown} more stop(s), marked ✕")
+    if any(method in ms and method not in explained.paths.get(edge, []) for edge, ms in explained.walked.items()):
+        lines.append(f"Thin solid: {method}'s walks to the other drawn notes.")
     if explained.possible - set(map(lambda ab: edge_key(*ab), walk)):
         lines.append(f"Dashed: the question's paths {method} did not take.")
     return lines

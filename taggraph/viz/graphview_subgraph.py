@@ -38,11 +38,12 @@ class Explained:
     """The subgraph that explains a question's misses (`explained_subgraph`)."""
 
     nodes: list[str]  # matched concepts, then the gold notes and the notes above them with the nodes linking them
-    paths: dict[tuple[str, str], list[str]]  # edge (sorted pair) -> the methods whose own walk uses it
+    paths: dict[tuple[str, str], list[str]]  # edge (sorted pair) -> the methods whose walk to the told note uses it
     methods: list[str]  # the methods explained: those that miss, else every method
     targets: dict[str, list[str]]  # method -> the notes it ranks above its first gold note, top k of them
     possible: set[tuple[str, str]] = field(default_factory=set)  # the question's links to those notes
     breaks: dict[str, dict[str, str]] = field(default_factory=dict)  # node -> method -> why its walk stops there
+    walked: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # edge -> methods walking it to any note
 
 
 def explained_subgraph(store: MemoryStore, ug: nx.Graph, matched: Iterable[str], gold: Sequence[str],
@@ -56,10 +57,11 @@ def explained_subgraph(store: MemoryStore, ug: nx.Graph, matched: Iterable[str],
     method ranks them there, its first route and every walked edge that leads on from a matched concept through no
     other note) and where its walk to any of these notes stopped (``walk_breaks``), and, for every one of these
     notes, a shortest path from the matched concepts (the question's possible link, 'question concept -> tag ->
-    topic -> note') or else its topic. Every edge a method walked to one of these notes between two drawn nodes is
-    its own (``paths``): a drawn edge a method walked is never shown as a path it did not take. `givers`: method ->
-    the note that gives its first gold session its rank (`rank_giver`), walked like a gold note. `budget`: at most
-    so many nodes searched for the question's links (every node when None)."""
+    topic -> note') or else its topic. The edges of a method's walk to the note the header tells of (its giver, else
+    the gold notes) are ``paths``; every edge it walked to any drawn note is in ``walked``, so a drawn edge a method
+    walked is never shown as a path it did not take. `givers`: method -> the note that gives its first gold session
+    its rank (`rank_giver`), walked like a gold note. `budget`: at most so many nodes searched for the question's
+    links (every node when None)."""
     gold = [g for g in gold if g in store.by_id]
     methods = missed_by(store, rankings, gold, k) or list(rankings)
     matched = [c for c in matched if c in ug]
@@ -90,22 +92,28 @@ def explained_subgraph(store: MemoryStore, ug: nx.Graph, matched: Iterable[str],
     nodes = [n for n in dict.fromkeys(nodes) if n in ug]
     shown = set(nodes)
     paths: dict[tuple[str, str], list[str]] = {}
+    walked: dict[tuple[str, str], list[str]] = {}
     breaks: dict[str, dict[str, str]] = {}
     headed = {file_node(g) for g in gold} | {file_node(n) for n in (givers or {}).values() if n}
     drawn_notes = dict.fromkeys([*notes, *(n for n in nodes if n.startswith("file:"))])
     for m in rankings:  # what each method's explanation of a drawn note says, wherever the drawing shows it
         by_note = (explanations or {}).get(m, {})
+        told = {file_node((givers or {})[m])} if (givers or {}).get(m) else {file_node(g) for g in gold}
         for note in drawn_notes:
             e = by_note.get(note.removeprefix("file:"))
             for a, b in walk_of(e) or []:
                 if a in shown and b in shown:
-                    paths.setdefault(edge_key(a, b), []).append(m)
+                    for edges in ([walked, paths] if note in told else [walked]):
+                        edges.setdefault(edge_key(a, b), []).append(m)
             for b in (e.details.get("walk_breaks") or []) if e is not None else []:
                 # a stop at a note itself ('no walk starts') is marked on the notes the header tells of, not on rings
                 if b["node"] in shown and (not b["node"].startswith("file:") or b["node"] in headed):
                     breaks.setdefault(b["node"], {}).setdefault(m, b["why"])
-    return Explained(nodes, {e: list(dict.fromkeys(ms)) for e, ms in paths.items()},
-                     methods, targets, possible, breaks)
+    return Explained(nodes, _deduplicated(paths), methods, targets, possible, breaks, _deduplicated(walked))
+
+
+def _deduplicated(edges: dict[tuple[str, str], list[str]]) -> dict[tuple[str, str], list[str]]:
+    return {e: list(dict.fromkeys(ms)) for e, ms in edges.items()}
 
 
 def _from_the_question(walked: Sequence[tuple[str, str]], note: str, matched: Sequence[str]) -> list[tuple[str, str]]:

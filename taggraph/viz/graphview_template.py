@@ -22,14 +22,9 @@ header h1 { font-size: 15px; margin: 0 0 4px 0; }
 .ring { display: inline-block; width: 9px; height: 9px; border: 3px solid; border-radius: 50%; vertical-align: middle; }
 .edge { display: inline-block; width: 22px; vertical-align: middle; }
 #gold-rank { color: #8a6d00; } #walk { color: #7a1040; }
-/* as tall under every method: choosing one never shrinks the drawing; the whole walk opens over the drawing */
-#told-room { position: relative; line-height: 1.3em; height: 3.9em; }
-#told { position: absolute; left: 0; right: 0; top: 0; height: 100%; overflow: hidden; background: #fff; }
-#told .line { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
-#told.open { height: auto; max-height: 70vh; overflow-y: auto; z-index: 10; padding-bottom: 6px;
-             border-bottom: 1px solid #ddd; box-shadow: 0 6px 8px rgba(0, 0, 0, 0.12); }
-#told.open .line { white-space: normal; } #told.open #walk .line { margin-top: 2px; }
-#walk-all.unneeded { visibility: hidden; }
+/* as tall under every method: choosing one never shrinks the drawing; a longer walk scrolls inside it */
+#told { line-height: 1.3em; height: 6.5em; overflow-y: auto; }
+#told .line + .line, #walk .line { margin-top: 1px; }
 h1 nav.links { float: right; font-size: 13px; font-weight: normal; } #note-msg { color: #c0392b; font-weight: bold; }
 main { flex: 1; display: flex; min-height: 300px; }
 #graph { flex: 1; }
@@ -42,11 +37,9 @@ div.vis-tooltip { max-width: 460px; white-space: normal; font-size: 12px; }
 <body>
 <header>
 <h1>__HEADING__ __LINKS__</h1>
-<div><b>Question:</b> <span id="question">__QUESTION__</span></div>
-<div>Highlight <select id="method">__OPTIONS__</select>
-<label__WHOLE__>· <input type="checkbox" id="whole"__CHECKED__> whole graph</label>
-<label id="walk-all" class="unneeded"__WHOLE__>· <input type="checkbox" id="open-walk"> whole walk<span id="walk-count"></span></label></div>
-<div id="told-room"__WHOLE__><div id="told"><div id="gold-rank" class="line"></div><div id="walk"></div></div></div>
+<div><b>Question:</b> <span id="question">__QUESTION__</span> · Highlight <select id="method">__OPTIONS__</select>
+<label__WHOLE__>· <input type="checkbox" id="whole"__CHECKED__> whole graph</label></div>
+<div id="told"__WHOLE__><div id="gold-rank" class="line"></div><div id="walk"></div></div>
 <div id="note-msg" hidden></div>
 </header>
 <main><div id="graph"></div>
@@ -81,11 +74,13 @@ function highlight(method) {
             shapeProperties: {borderDashes: brk ? [5, 3] : false}};
   }));
   edges.update(edges.get().map(function (e) {
-    var on = e.walk.indexOf(method) >= 0, maybe = !on && e.possible && !!method;
-    return {id: e.id, hidden: e.walkOnly && !on, width: on ? 4 : maybe ? 2 : 1,
-            color: on ? DATA.path : maybe ? DATA.possibleColour : e.base,
-            dashes: on ? false : maybe ? [6, 4] : e.baseDashes,
-            title: on ? method + "'s own walk" : maybe ? "a path from the question " + method + " did not take" : e.kind};
+    var on = e.walk.indexOf(method) >= 0, other = !on && e.walked.indexOf(method) >= 0;
+    var maybe = !on && !other && e.possible && !!method;
+    return {id: e.id, hidden: e.walkOnly && !on && !other, width: on ? 4 : maybe ? 2 : 1,
+            color: on || other ? DATA.path : maybe ? DATA.possibleColour : e.base,
+            dashes: on || other ? false : maybe ? [6, 4] : e.baseDashes,
+            title: on ? method + "'s own walk" : other ? method + "'s walk to another drawn note"
+              : maybe ? "a path from the question " + method + " did not take" : e.kind};
   }));
   var gold = DATA.goldText[method];
   document.getElementById("gold-rank").textContent = gold ? "Gold under " + method + ": " + gold : "";
@@ -96,19 +91,7 @@ function highlight(method) {
     line.textContent = text;
     return line;
   }));
-  fitWalk();
 }
-var told = document.getElementById("told"), openWalk = document.getElementById("open-walk");
-function fitWalk() {  /* the whole-walk switch shows while a line of the header is cut or more wait below */
-  told.classList.remove("open");
-  var cut = told.scrollHeight > told.clientHeight + 1 || Array.prototype.some.call(
-    told.querySelectorAll(".line"), function (line) { return line.scrollWidth > line.clientWidth + 1; });
-  told.classList.toggle("open", openWalk.checked);
-  document.getElementById("walk-count").textContent = " (" + told.querySelectorAll(".line").length + " lines)";
-  document.getElementById("walk-all").classList.toggle("unneeded", !cut && !openWalk.checked);
-}
-openWalk.addEventListener("change", fitWalk);
-window.addEventListener("resize", fitWalk);
 function view() {  /* the subgraph that explains the miss, or the whole drawing */
   var all = whole.checked || !DATA.sub;
   nodes.clear(); edges.clear();
