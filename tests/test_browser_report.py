@@ -22,7 +22,7 @@ STATE = """
 var first = document.querySelector("table.summary") || document.createElement("table"), heads = {};
 Array.from(first.querySelectorAll("th")).forEach(function (th) {
   var r = th.getBoundingClientRect(); heads[th.textContent] = [r.left, r.top, r.right, r.bottom]; });
-var all = document.querySelector("details.all");
+var all = document.querySelector("div.wide + details.all");  // the one after the summary table
 return {heads: heads, width: window.innerWidth, height: window.innerHeight,
         overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
         inDetails: all ? Array.from(all.querySelectorAll("th")).map(function (th) { return th.textContent; }) : [],
@@ -33,11 +33,12 @@ return {heads: heads, width: window.innerWidth, height: window.innerHeight,
 """
 
 
-def probe_report(tmp_path, page, size: str = "1280,800", scrollbars: bool = False) -> dict:
+def probe_report(tmp_path, page, size: str = "1280,800", scrollbars: bool = False, state: str = STATE) -> dict:
+    """What the script `state` returns once the page has loaded, in Chromium at `size`, with the network off."""
     copy = tmp_path / f"probed-{page.name}"
     copy.write_text(page.read_text(encoding="utf-8").replace(
         "</body>", "<script>window.addEventListener('load', function () { setTimeout(function () {"
-                   "document.body.dataset.probe = JSON.stringify((function () {" + STATE + "})()); }, 1000); });"
+                   "document.body.dataset.probe = JSON.stringify((function () {" + state + "})()); }, 1000); });"
                    "</script></body>"), encoding="utf-8")
     netlog = tmp_path / "netlog.json"
     cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -66,7 +67,7 @@ def test_a_reader_at_1280_px_sees_mrr_and_its_tie_aware_twin_first(report, tmp_p
     for column in ("MRR", "MRR_tieavg"):
         left, top, right, bottom = state["heads"][column]
         assert 0 <= left and right <= state["width"] and 0 <= top and bottom <= state["height"], (column, state)
-    assert list(state["heads"])[:4] == ["method", "n", "MRR", "MRR_tieavg"]
+    assert list(state["heads"])[:5] == ["method", "n", "MRR", "MRR 95% CI", "MRR_tieavg"]
     assert not state["open"] and {"R@10", "nDCG@10", "recall_all@5", "Success@1_tieavg"} <= set(state["inDetails"])
     assert len(state["heads"]) <= 8  # the rest is one click away
 
@@ -104,3 +105,23 @@ def test_the_gold_rank_chart_title_is_not_cut_in_a_notebook_wide_frame(tmp_path)
     state = probe_report(tmp_path, page, size="900,700")
     [(text, left, right, width)] = state["titles"]
     assert "tie order" in text and 0 <= left and right <= width, (text, left, right, width)
+
+
+# Clicks the per-question table's BM25 header once, then again: the BM25 column top-down after each click.
+SORTED = """
+var table = document.querySelector("table.sortable"), heads = Array.from(table.querySelectorAll("thead th"));
+var col = heads.findIndex(function (th) { return th.textContent === "BM25"; });
+var column = function () { return Array.from(table.tBodies[0].rows).map(function (r) {
+  return parseFloat(r.cells[col].textContent); }); };
+heads[col].click(); var first = column(); heads[col].click();
+return {first: first, second: column(), matrix: document.querySelectorAll("table.matrix td.num").length,
+        perType: Array.from(document.querySelectorAll("table.nowrap td")).map(function (td) {
+          return td.textContent; })};
+"""
+
+
+def test_a_reader_sorts_the_questions_and_reads_intervals_and_every_pair(report, tmp_path):
+    state = probe_report(tmp_path, report, state=SORTED)
+    assert state["first"] == sorted(state["first"], reverse=True) and state["second"] == sorted(state["first"])
+    assert len(state["first"]) == 12 and state["matrix"] == 3 * 3
+    assert any(re.fullmatch(r"\d+\.\d \(\d+–\d+\)", cell) for cell in state["perType"]), state["perType"]

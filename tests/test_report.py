@@ -101,7 +101,7 @@ def test_baseline_row_reads_as_the_baseline_and_charts_keep_the_tables_method_or
     result = add_significance(run_bench(load_dataset(DEMO_DATA), methods, extractor="none", backend=None), "BM25")
     view = summary_view(result)
     compared = ["ΔMRR vs BM25", "p", "p_holm", "p_bh", "sig"]
-    assert list(view.columns[:9]) == ["method", "n", "MRR", "MRR_tieavg", *compared]
+    assert list(view.columns[:10]) == ["method", "n", "MRR", "MRR 95% CI", "MRR_tieavg", *compared]
     assert view.set_index("method").loc["BM25", compared].tolist() == ["— (baseline)", "—", "—", "—", "—"]
     pages = report_pages(result, "demo", "demo", None)
     assert not re.search(r"\bnan\b", pages["report.md"], re.I) and "— (baseline)" in pages["report.md"]
@@ -111,7 +111,8 @@ def test_baseline_row_reads_as_the_baseline_and_charts_keep_the_tables_method_or
     cells = re.findall(r"\|\s+(-?\d[\d.]*)\s+\|\s+(-?\d[\d.]*)\s+\|\n", tie_rows)
     assert cells and all(re.fullmatch(r"-?\d\.\d{3}", c) for row in cells for c in row)  # 0.000, never 0
     head = re.search(r"<table[^>]*summary[^>]*>.*?</tr>", pages["report.html"], re.S).group(0)
-    assert re.findall(r"<th>(.*?)</th>", head)[:5] == ["method", "n", "MRR", "MRR_tieavg", "ΔMRR vs BM25"]
+    assert re.findall(r"<th>(.*?)</th>", head)[:6] == ["method", "n", "MRR", "MRR 95% CI", "MRR_tieavg",
+                                                       "ΔMRR vs BM25"]
     assert recall_chart(result.per_type, methods).layout.xaxis.categoryarray == tuple(methods)
 
 

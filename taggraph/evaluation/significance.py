@@ -51,13 +51,22 @@ def paired_test(a, b, confidence: float = 0.95, resamples: int = RESAMPLES, seed
         return PairedTest(0.0, 0.0, 0.0, 1.0)
     perm = stats.permutation_test((a, b), _mean_diff, permutation_type="samples", vectorized=True,
                                   n_resamples=resamples, alternative="two-sided", random_state=seed)
-    if np.ptp(diff) == 0:  # every question moved by the same amount: the interval is that amount
-        low = high = float(diff[0])
-    else:
-        ci = stats.bootstrap((diff,), np.mean, confidence_level=confidence, n_resamples=resamples,
-                             method="percentile", random_state=seed).confidence_interval
-        low, high = float(ci.low), float(ci.high)
+    low, high = mean_interval(diff, confidence, resamples, seed)
     return PairedTest(float(diff.mean()), low, high, float(perm.pvalue))
+
+
+def mean_interval(values, confidence: float = 0.95, resamples: int = RESAMPLES,
+                  seed: int = SEED) -> tuple[float, float]:
+    """The percentile bootstrap interval of the mean of `values` over questions (the value itself when all are
+    equal; NaN for fewer than 2)."""
+    x = np.asarray(values, dtype=float)
+    if len(x) < 2:
+        return float("nan"), float("nan")
+    if np.ptp(x) == 0:  # every question alike: the interval is that value
+        return float(x[0]), float(x[0])
+    ci = stats.bootstrap((x,), np.mean, confidence_level=confidence, n_resamples=resamples, method="percentile",
+                         random_state=seed).confidence_interval
+    return float(ci.low), float(ci.high)
 
 
 def holm(p_values) -> np.ndarray:

@@ -28,7 +28,7 @@ from taggraph.experiments.run_comparison import PAIR_COLUMNS, Comparison, Run, d
 from taggraph.retrieval import method_names, registered_methods
 from taggraph.viz.report import _CSS, _few_questions, _page_name, _table
 
-_CMP_CSS = "td.better { color: #1a7f37; } td.worse { color: #c0392b; } pre { white-space: pre-wrap; margin: 0; }"
+_CMP_CSS = "pre { white-space: pre-wrap; margin: 0; }"
 
 
 def method_spec(run: Run, method: str) -> str | None:

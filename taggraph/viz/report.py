@@ -25,17 +25,30 @@ import plotly.graph_objects as go
 from taggraph.evaluation.paper import paper_table1
 from taggraph.evaluation.metrics import judged_rows, score_rankings
 from taggraph.evaluation.significance import ALPHA, PAIRED_N, RESAMPLES
+from taggraph.evaluation.tables import significance_matrix, summary_latex, with_intervals
 from taggraph.experiments.provenance import method_times
 
 
-def mrr_chart(summary: pd.DataFrame) -> go.Figure:
-    """MRR per method, beside its tie-aware twin MRR_tieavg when the run has it."""
-    values = [c for c in ("MRR", "MRR_tieavg") if c in summary]
-    long = summary.melt(id_vars=["method"], value_vars=values, var_name="metric", value_name="value")
-    fig = px.bar(long, x="method", y="value", color="metric", barmode="group", text_auto=".3f",
-                 category_orders={"method": list(summary["method"]), "metric": values},
-                 title="MRR per method" + (" and MRR_tieavg (ties in random order)" if len(values) > 1 else ""))
-    return fig.update_layout(yaxis_range=[0, 1], yaxis_title="MRR", title_automargin=True)
+def mrr_chart(intervals: pd.DataFrame) -> go.Figure:
+    """MRR per method with its 95% bootstrap interval, beside its tie-aware twin MRR_tieavg when the run has it
+    (`tables.with_intervals`); the axis spans the intervals, not 0-1, so close methods stay apart."""
+    fig = go.Figure()
+    shown = [c for c in ("MRR", "MRR_tieavg") if c in intervals]
+    for column, colour in zip(shown, ("#4c78a8", "#6f42c1")):
+        mean = intervals[column]
+        fig.add_trace(go.Scatter(
+            x=intervals["method"], y=mean, mode="markers+text", name=column, offsetgroup=column,
+            text=mean.map("{:.3f}".format), textposition="middle right", marker={"color": colour, "size": 10},
+            error_y={"type": "data", "array": intervals[f"{column}_ci_high"] - mean,
+                     "arrayminus": mean - intervals[f"{column}_ci_low"]}))
+    title = "MRR per method" + (" and MRR_tieavg (ties in random order)" if len(shown) > 1 else "")
+    fig.update_layout(title=f"{title}, 95% bootstrap interval", yaxis_title="MRR", title_automargin=True,
+                      scattermode="group", xaxis={"type": "category"})
+    drawn = intervals[[f"{c}{end}" for c in shown for end in ("", "_ci_low", "_ci_high")]].stack()  # NaN left out
+    if len(drawn):
+        pad = 0.05 * max(drawn.max() - drawn.min(), 0.1)
+        fig.update_layout(yaxis_range=[max(drawn.min() - pad, 0), min(drawn.max() + pad, 1)])
+    return fig
 
 
 SUCCESS_COLUMNS = ["Success@1", "Success@3", "Success@5"]
@@ -111,12 +124,27 @@ def comparison_table(summary: pd.DataFrame, benchmark: str, label: str) -> pd.Da
     return pd.concat([ours, table]).reindex(columns=list(summary["method"])).rename_axis("MRR of")
 
 
-def per_type_table(per_type: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
-    """Rows (question type, n, k), one column per method, Success@k in percent."""
-    long = per_type.melt(id_vars=["question_type", "method", "n"], value_vars=SUCCESS_COLUMNS,
-                         var_name="k", value_name="recall")
-    long["recall"] = (100 * long["recall"]).round(1)
-    table = long.pivot_table(index=["question_type", "n", "k"], columns="method", values="recall", sort=False)
+def _interval(low: float, high: float, decimals: int = 3) -> str:
+    return f"{low:.{decimals}f}–{high:.{decimals}f}" if pd.notna(low) else "–"
+
+
+def _interval_cell(row: dict, column: str, scale: float = 1, decimals: int = 3) -> str:
+    """A mean and its 95% interval as one cell, '83.3 (58–100)' (the interval to `decimals` - 1 places; none where
+    every question scored alike)."""
+    mean, low, high = (scale * row[c] for c in (column, f"{column}_ci_low", f"{column}_ci_high"))
+    spread = pd.notna(low) and low < high
+    return f"{mean:.{decimals}f}" + (f" ({_interval(low, high, max(decimals - 1, 0))})" if spread else "")
+
+
+def per_type_table(rankings: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
+    """Rows (question type, n, k), one column per method: Success@k in percent with its 95% bootstrap interval,
+    '83.3 (58–100)'."""
+    intervals = with_intervals(rankings, SUCCESS_COLUMNS, by=["question_type"])
+    records = intervals.to_dict("records")
+    long = pd.concat([intervals.assign(k=k, cell=[_interval_cell(r, k, 100, 1) for r in records])
+                      for k in SUCCESS_COLUMNS]).sort_values(["question_type", "k"], kind="stable")
+    table = long.pivot_table(index=["question_type", "n", "k"], columns="method", values="cell", aggfunc="first",
+                             sort=False)
     return table.reindex(columns=methods).reset_index().rename_axis(columns=None)
 
 
@@ -124,15 +152,20 @@ def summary_view(result) -> pd.DataFrame:
     """The summary as the terminal and the reports show it: rounded to 3 decimals, with the comparison to
     the baseline (ΔMRR, p, p_holm, p_bh, sig) right after MRR, and the baseline's own cells there (NaN in
     summary.csv: it is not compared with itself) as '— (baseline)', '—', ...; MRR_tieavg (when the run has it)
-    right after MRR. The report page shows the `KEY_COLUMNS` first and the whole table one click away."""
+    right after MRR, and MRR's 95% bootstrap interval (`MRR_CI`) beside MRR. The report page shows the
+    `KEY_COLUMNS` first and the whole table one click away."""
     table = result.summary.round(3)
+    intervals = with_intervals(result.rankings).set_index("method")
+    table.insert(list(table.columns).index("MRR") + 1, MRR_CI, table["method"].map(
+        lambda m: _interval(intervals.at[m, "MRR_ci_low"], intervals.at[m, "MRR_ci_high"]) if m in intervals.index
+        else "–"))
     baseline = result.config.get("baseline")
     if not baseline:
-        first = ["method", "n", "MRR", "MRR_tieavg"]
+        first = ["method", "n", "MRR", MRR_CI, "MRR_tieavg"]
         return table[[c for c in first if c in table] + [c for c in table if c not in first]]
     numbers = [c for c in (f"ΔMRR vs {baseline}", "p", "p_holm", "p_bh") if c in table]
     compared = [*numbers, "sig", *[c for c in (PAIRED_N,) if c in table]]
-    first = ["method", "n", "MRR", "MRR_tieavg", *compared]
+    first = ["method", "n", "MRR", MRR_CI, "MRR_tieavg", *compared]
     table = table[[c for c in first if c in table] + [c for c in table if c not in first]]
     table[numbers] = table[numbers].map(lambda v: "—" if pd.isna(v) else f"{v:.3f}")
     if PAIRED_N in table:  # the questions the difference is paired over, where a method left some out
@@ -141,7 +174,9 @@ def summary_view(result) -> pd.DataFrame:
     return table
 
 
-KEY_COLUMNS = ["method", "n", "MRR", "MRR_tieavg", "p", "p_holm", "sig", "Success@5", "Success@5_tieavg"]  # and ΔMRR
+MRR_CI = "MRR 95% CI"
+KEY_COLUMNS = ["method", "n", "MRR", MRR_CI, "MRR_tieavg", "p", "p_holm", "sig", "Success@5",
+               "Success@5_tieavg"]  # and ΔMRR
 
 
 def significance_note(result) -> str:
@@ -261,8 +296,8 @@ def markdown_report(result, title: str, data_label: str, benchmark: str | None, 
     for method, lines in result.verdicts.items():
         parts += [f"## Does each component of {method} earn its keep?", "", *[f"- {line}" for line in lines], ""]
     parts += ["## Success@k per question type (the paper's appendix G recall@k; %)", "",
-              markdown_table(per_type_table(result.per_type, list(result.summary["method"])), index=False,
-                             decimals=1), "", *_provenance_md(result, record)]
+              markdown_table(per_type_table(result.rankings, list(result.summary["method"])), index=False),
+              "", *_provenance_md(result, record)]
     return "\n".join(parts)
 
 
@@ -401,12 +436,72 @@ def report_pages(result, title: str, data_label: str, benchmark: str | None, cas
     misses = misses_table(result.rankings, k)
     extra = miss_pages(result, misses, n_miss_pages)
     questions = {c.case_id: c.question for c in cases}
+    matrix = significance_matrix(result.rankings)
     return {"report.md": md, "report.html": html_report(result, title, data_label, benchmark, misses, extra,
-                                                        questions, k, record), **extra}
+                                                        questions, k, record, matrix),
+            "summary.tex": summary_latex(result.summary, result.config.get("baseline")),
+            "significance_matrix.csv": matrix.to_csv(index=False), **extra}
 
 
-def _table(df: pd.DataFrame, cls: str = "") -> str:
-    return f"<div class='wide'>{df.to_html(index=False, escape=True, na_rep='–', classes=cls or None, border=0)}</div>"
+def _table(df: pd.DataFrame, cls: str = "", decimals: int | None = None) -> str:
+    """`df` as an HTML table (text escaped); every float with `decimals` places when given (0 as 0.000)."""
+    formats = {"float_format": f"{{:.{decimals}f}}".format} if decimals is not None else {}
+    table = df.to_html(index=False, escape=True, na_rep="–", classes=cls or None, border=0, **formats)
+    return f"<div class='wide'>{table}</div>"
+
+
+def _matrix_html(matrix: pd.DataFrame | None, methods: list[str]) -> str:
+    """Every pair of methods as a square: row minus column MRR and its Holm-adjusted p (`significance_matrix`),
+    green or red where p Holm < ALPHA; empty without a matrix."""
+    if matrix is None or matrix.empty:
+        return ""
+    cells = {}
+    for pair in matrix.to_dict("records"):
+        for row, column, sign in ((pair["method_b"], pair["method_a"], 1), (pair["method_a"], pair["method_b"], -1)):
+            diff = round(sign * pair["diff"], 3) + 0.0  # never -0.000
+            cls = "" if not pair["p_holm"] < ALPHA else " better" if diff > 0 else " worse"
+            text = "–" if pd.isna(diff) else f"{diff:+.3f}<br><small>p Holm {pair['p_holm']:.3f}</small>"
+            cells[row, column] = f"<td class='num{cls}'>{text}{'*' if cls else ''}</td>"
+    head = "".join(f"<th>{html.escape(m)}</th>" for m in ["row − column", *methods])
+    rows = "".join(f"<tr><th>{html.escape(r)}</th>"
+                   + "".join(cells.get((r, c), "<td class='num'>—</td>") for c in methods) + "</tr>" for r in methods)
+    return (f"<h2>Every pair of methods (MRR)</h2><p class='meta'>Each cell: the row's MRR minus the column's over the "
+            f"questions both judge, and its paired randomization p adjusted by Holm over all {len(matrix)} pairs "
+            f"(also in significance_matrix.csv, with the 95% intervals and BH); * and colour: p Holm &lt; {ALPHA}."
+            f"</p><div class='wide'><table class='num matrix'><tr>{head}</tr>{rows}</table></div>")
+
+
+def _questions_html(rankings: pd.DataFrame, methods: list[str]) -> str:
+    """Every judged question's RR under each method, a table sorted by any column with a click on its header."""
+    judged = judged_rows(rankings)
+    table = (judged.pivot_table(index=["question_id", "question_type"], columns="method", values="RR", sort=False)
+             .reindex(columns=methods).reset_index().rename_axis(columns=None))
+    return (f"<h2>Per question (RR)</h2><details class='all'><summary>{len(table)} judged questions, the reciprocal "
+            f"rank of the first gold session under each method; click a header to sort</summary>"
+            f"{_table(table, 'num sortable', decimals=3)}</details>")
+
+
+# Sorts a table.sortable by the column of a clicked header: numbers as numbers, else as text; a second click reverses.
+SORTABLE_JS = """
+document.querySelectorAll("table.sortable").forEach(function (table) {
+  var body = table.tBodies[0];
+  table.querySelectorAll("thead th").forEach(function (th, col) {
+    th.style.cursor = "pointer";
+    th.addEventListener("click", function () {
+      var down = th.dataset.sorted !== "down";
+      table.querySelectorAll("thead th").forEach(function (h) { delete h.dataset.sorted; });
+      th.dataset.sorted = down ? "down" : "up";
+      var key = function (row) { var t = row.cells[col].textContent.trim(), n = parseFloat(t);
+                                 return isNaN(n) ? t : n; };
+      Array.from(body.rows).sort(function (a, b) {
+        var x = key(a), y = key(b), c = (typeof x === typeof y) ? (x < y ? -1 : x > y ? 1 : 0)
+                                                               : (typeof x === "number" ? -1 : 1);
+        return down ? -c : c;
+      }).forEach(function (row) { body.appendChild(row); });
+    });
+  });
+});
+"""
 
 
 def _misses_html(misses: pd.DataFrame, pages: dict[str, str], questions: dict[str, str], k: int) -> str:
@@ -449,7 +544,7 @@ def _tie_notes_html(result) -> str:
         return ""
     items = "".join(f"<li>{html.escape(line)}</li>" for line in TIE_NOTES)
     return (f"<ul class='meta'>{items}</ul><p class='meta'>MRR_from_tie_order per question type:</p>"
-            + _table(tie_share_table(result.per_type, list(result.summary["method"])), "num"))
+            + _table(tie_share_table(result.per_type, list(result.summary["method"])), "num", decimals=3))
 
 
 def _verdicts_html(result) -> str:
@@ -468,11 +563,14 @@ def _few_questions(summary: pd.DataFrame, below: int = 30) -> str:
 
 
 def html_report(result, title: str, data_label: str, benchmark: str | None, misses: pd.DataFrame,
-                pages: dict[str, str], questions: dict[str, str], k: int = 5, record: dict | None = None) -> str:
+                pages: dict[str, str], questions: dict[str, str], k: int = 5, record: dict | None = None,
+                matrix: pd.DataFrame | None = None) -> str:
     """The run report as one self-contained page (see the module docstring)."""
     cfg = result.config
     methods = list(result.summary["method"])
-    figs = [mrr_chart(result.summary), recall_chart(result.per_type, methods), rank_chart(result.rankings, k)]
+    tie_aware = ["RR_tieavg"] if "RR_tieavg" in result.rankings else []
+    figs = [mrr_chart(with_intervals(result.rankings, ["RR", *tie_aware])), recall_chart(result.per_type, methods),
+            rank_chart(result.rankings, k)]
     charts = [f.to_html(full_html=False, include_plotlyjs=(i == 0), config={"displaylogo": False})  # no link out
               for i, f in enumerate(figs)]
     paper = ""
@@ -493,8 +591,10 @@ def html_report(result, title: str, data_label: str, benchmark: str | None, miss
             f"{_summary_html(result)}<p class='meta'>{html.escape(significance_note(result))}</p>{charts[0]}"
             f"{_tie_notes_html(result)}{_verdicts_html(result)}{paper}"
             f"<h2>Questions missed by some method (top {k})</h2>{_misses_html(misses, pages, questions, k)}"
-            f"{charts[2]}<h2>Per question type (Success@k, %)</h2>"
-            f"{_table(per_type_table(result.per_type, methods), 'num')}{charts[1]}</body></html>")
+            f"{charts[2]}<h2>Per question type (Success@k, %, with its 95% bootstrap interval)</h2>"
+            f"{_table(per_type_table(result.rankings, methods), 'num nowrap')}{charts[1]}"
+            f"{_matrix_html(matrix, methods)}{_questions_html(result.rankings, methods)}"
+            f"<script>{SORTABLE_JS}</script></body></html>")
 
 
 _CSS = """
@@ -506,6 +606,7 @@ th { background: #f3f3f3; } tr:hover td { background: #fafafa; }
 table.num td { font-variant-numeric: tabular-nums; } td.num { text-align: right; }
 td.bad { color: #c0392b; font-weight: bold; } td.ok { color: #1a7f37; }
 td.tie, span.tie { color: #6f42c1; font-weight: bold; }
+td.better { color: #1a7f37; } td.worse { color: #c0392b; } table.nowrap td { white-space: nowrap; }
 p.meta, ul.meta { color: #444; max-width: 60em; } div.wide { overflow-x: auto; }
 table.summary { font-size: 12px; } table.summary th, table.summary td { padding: 3px 6px; }
 details.all > summary { cursor: pointer; color: #345; margin-bottom: .3em; }
