@@ -149,5 +149,26 @@ def _(answer, asked, asked_on, gold, k, note, retrievers, store, tg):
     return
 
 
+@app.cell
+def _(mo):
+    mo.md(r"""
+    ## TagGraph-Fusion, signal by signal
+
+    The note beside the note at rank 1 and the one just above it: each signal's part of the score (the parts add
+    up to it), the rival's lead, the signal that decided, and what each signal read (the query terms and their
+    BM25 weights, the turn the embedder matched best, the graph route, the time rule with both dates).
+    """)
+    return
+
+
+@app.cell
+def _(asked, asked_on, mo, note, retrievers, store, tg):
+    _table = (tg.views.contrast_table(store, asked, note.value, retrievers, asked_on=asked_on)
+              if "TagGraph-Fusion" in retrievers else None)
+    (tg.views.table_view(_table) if _table is not None and len(_table)
+     else mo.md("TagGraph-Fusion ranks this note first, or does not run here: nothing above it to contrast."))
+    return
+
+
 if __name__ == "__main__":
     app.run()

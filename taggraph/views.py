@@ -44,7 +44,7 @@ from taggraph.viz.widgets import (chart_view, gold_line, graph_panel, note_panel
                                   table_view)
 
 __all__ = ["OpenQuestions", "answer_caveat", "answer_chart", "available_methods", "build_retrievers",
-           "chart_view", "check_parameters", "distractor_note", "explain", "explain_html", "explain_misses", "explain_table",
+           "chart_view", "check_parameters", "contrast_table", "distractor_note", "explain", "explain_html", "explain_misses", "explain_table",
            "gold_notes", "gold_rank_chart", "graph_html", "graph_panel", "histories", "history_stores",
            "interval_chart", "llm_prompt", "method_misses", "misses_chart", "near_duplicates", "no_misses_text",
            "note_panel", "note_tags", "notebook_settings", "ontology_sunburst", "open_question", "page_frame",
@@ -177,6 +177,16 @@ def method_misses(rankings: pd.DataFrame, method: str, k: int) -> tuple[pd.DataF
     else:
         text += f" (a tie-aware count needs k in 1, 3, 5, got {k})."
     return table[[c for c in ["question_id", "RR", "RR_tieavg", tie_column, "miss"] if c in table]], text
+
+
+def contrast_table(store, question: str, note_id: str, retrievers: Mapping[str, Any] | Sequence[str],
+                   method: str = "TagGraph-Fusion", asked_on=None) -> pd.DataFrame:
+    """`method`'s note `note_id` beside the notes ranked above it, signal by signal, with what each signal read
+    (`Explanation.contrast`, as the explain and graph pages show it); empty for a method without signals or a
+    note ranked first."""
+    retriever = build_retrievers(store, retrievers)[method]
+    contrast = retriever.explain(question, note_id, asked_on=asked_on).contrast
+    return contrast.table() if contrast is not None else pd.DataFrame()
 
 
 def llm_prompt(user: str, assistant: str, existing_tags: Sequence[str]) -> str:
