@@ -245,6 +245,23 @@ class BFloat16MiniLM(SentenceTransformerEmbedder):
             return super()._embed(texts)
 
 
+@EMBEDDERS.builtin("tuned", arg="NAME")
+class TunedEmbedder(SentenceTransformerEmbedder):
+    """A model ``taggraph tune-embedder --name NAME`` wrote into the cache (`taggraph.retrieval.tuned_embedder`);
+    its vectors are cached under the sha256 of its weights, so two tunings never share them."""
+
+    def __init__(self, model: str, device: str = "auto", **kw) -> None:
+        from taggraph.retrieval.tuned_embedder import tuned_model
+        folder, card = tuned_model(model)
+        super().__init__(str(folder), device, **kw)
+        self.name = f"tuned:{model}"
+        self.weights_sha256 = card["weights_sha256"]
+
+    @property
+    def cache_key(self) -> str:
+        return f"{self.name}-{self.weights_sha256}"
+
+
 def _built_once(key: str, marker: str, build, sound=None) -> Path:
     """``<TAGGRAPH_CACHE>/models/<key>``, written by ``build(folder)`` on first use: into ``.building-<key>``
     renamed into place once `marker` is in it, under a file lock, so parallel workers build it once and a
@@ -413,14 +430,20 @@ def _int8_session(key: str, cache: str):
 
 
 def _export_int8(folder: Path) -> None:
-    """The bundled MiniLM with mean pooling as ONNX, its weights quantized to int8 per channel, in `folder`."""
+    """The bundled MiniLM's int8 export in `folder` (`export_int8`)."""
+    export_int8(folder, _bundled_minilm_path())
+
+
+def export_int8(folder: Path, source: str) -> None:
+    """The BERT sentence-transformers model at `source` with mean pooling as ONNX, its weights quantized to int8
+    per channel, as INT8_MODEL in `folder`."""
     import logging
     import warnings
 
     import torch
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    bert = _sentence_transformer(_bundled_minilm_path(), "cpu")[0].auto_model.eval()
+    bert = _sentence_transformer(source, "cpu")[0].auto_model.eval()
 
     class MeanPooled(torch.nn.Module):
         def __init__(self) -> None:
@@ -434,8 +457,7 @@ def _export_int8(folder: Path) -> None:
             return (tokens * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
 
     names = ["input_ids", "attention_mask", "token_type_ids"]
-    example = _minilm_tokenizer(_bundled_minilm_path())(["an example", "a longer example text"], padding=True,
-                                                        return_tensors="pt")
+    example = _minilm_tokenizer(source)(["an example", "a longer example text"], padding=True, return_tensors="pt")
     axes = {**{n: {0: "batch", 1: "tokens"} for n in names}, "vector": {0: "batch"}}
     root = logging.getLogger()
     level = root.level
