@@ -237,7 +237,7 @@ def test_each_pair_s_key_columns_fit_a_1280_window_and_every_column_is_one_click
     state, _ = test_browser_subgraph.probe(tmp_path, out / "compare.html", state=PAIRS_READ)
     assert state["scroll"] <= state["width"], "the pairs table scrolls sideways"
     heads = dict(state["heads"])
-    for column in ("ΔMRR", "p Holm", "ΔMRR_tieavg", "wins", "losses", "ties", "tie-order places"):
+    for column in ("ΔMRR (b − a)", "p Holm", "ΔMRR_tieavg", "wins", "losses", "ties", "tie-order places"):
         assert heads[column] <= state["window"], column
     assert state["folded"] and state["allColumns"] == 29
 
@@ -303,3 +303,52 @@ def test_tg_compare_takes_bench_results_as_their_saved_run_folders(runs):
     numbers = ["n", "MRR_a", "MRR_b", "diff", "ci_low", "ci_high", "p_value", "wins", "losses", "ties", "tie_order"]
     assert list(in_memory.pairs["run_a"]) == ["result1", "result1"]
     pd.testing.assert_frame_equal(in_memory.pairs[numbers], compare_runs([base, tuned]).pairs[numbers])
+
+
+def only_bm25(run: Path, tmp_path: Path) -> Path:
+    """A copy of `run` holding BM25 alone, with the run's report beside it."""
+    copy = tmp_path / "only-bm25"
+    shutil.copytree(run, copy)
+    rows = pd.read_csv(copy / "rankings.csv", dtype=str, keep_default_na=False)
+    rows[rows["method"] == "BM25"].to_csv(copy / "rankings.csv", index=False)
+    (copy / "report.html").write_text("<html><body>report</body></html>")
+    return copy
+
+
+def test_the_page_reads_a_to_b_links_each_report_and_names_what_it_left_out(runs, tmp_path):
+    base, tuned = runs
+    other, out = only_bm25(tuned, tmp_path), tmp_path / "cmp"
+    res = runner.invoke(app, ["compare", str(base), str(other), "--out", str(out)])
+    assert res.exit_code == 0 and "TagGraph-Basic not in only-bm25" in res.output, res.output
+    page = (out / "compare.html").read_text()
+    assert "<td>base:BM25 → only-bm25:BM25</td>" in page and "<th>MRR a</th>\n      <th>MRR b</th>\n      " \
+                                                                "<th>ΔMRR (b − a)</th>" in page
+    assert "<h2>base: BM25 → only-bm25: BM25</h2>" in page
+    assert "<a href='../only-bm25/report.html'>report</a>" in page  # the base run has no report: no link
+    assert "Not compared: 1 method(s)" in page and "--pair 1:TagGraph-Basic=2:BM25" in page
+
+
+def test_a_pair_that_moved_no_question_says_so(runs, tmp_path):
+    base, _ = runs
+    out = tmp_path / "same"
+    assert runner.invoke(app, ["compare", str(base), str(base), "--out", str(out)]).exit_code == 0
+    assert (out / "compare.html").read_text().count("so this pair says nothing") == 2
+
+
+# Where plotly drew the interval chart's markers: per trace, each point's (x, y) on the page.
+MARKERS = """var plot = document.querySelector(".js-plotly-plot");
+return Array.from(plot.querySelectorAll(".scatterlayer .trace")).map(function (trace) {
+  return Array.from(trace.querySelectorAll(".points path")).map(function (p) {
+    var r = p.getBoundingClientRect(); return [Math.round(r.x + r.width / 2), Math.round(r.y + r.height / 2)]; }); });"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="no chromium binary on PATH")
+def test_the_interval_chart_draws_both_markers_of_a_pair_apart(runs, tmp_path):
+    """Both differences of a pair were drawn on one line: the tie-aware marker hid the other where they agree."""
+    test_browser = pytest.importorskip("test_browser_report")
+    out = tmp_path / "cmp"
+    assert runner.invoke(app, ["compare", *map(str, runs), "--out", str(out)]).exit_code == 0
+    plain, tie_aware = test_browser.probe_report(tmp_path, out / "compare.html", state=MARKERS)
+    assert len(plain) == len(tie_aware) == 2
+    assert all(p[1] != t[1] for p, t in zip(plain, tie_aware)), (plain, tie_aware)  # each on its own line

@@ -28,7 +28,8 @@ from taggraph.experiments.run_comparison import PAIR_COLUMNS, Comparison, Run, d
 from taggraph.retrieval import method_names, registered_methods
 from taggraph.viz.report import _CSS, _few_questions, _page_name, _table
 
-_CMP_CSS = "pre { white-space: pre-wrap; margin: 0; }"
+_CMP_CSS = ("pre { white-space: pre; overflow-x: auto; max-width: 40em; margin: 0; }"
+            " div.caveat { background: #fff6e0; padding: .2em .6em; color: #8a5a00; }")
 
 
 def method_spec(run: Run, method: str) -> str | None:
@@ -108,8 +109,9 @@ def moved(questions: pd.DataFrame) -> pd.DataFrame:
 
 
 def _pair_name(pair: dict) -> str:
-    return (f"{pair['method_b']} − {pair['method_a']}" if pair["run_a"] == pair["run_b"]
-            else f"{pair['run_b']}:{pair['method_b']} − {pair['run_a']}:{pair['method_a']}")
+    """'a → b', in the order of the columns (MRR a, MRR b) and of ΔMRR = b − a."""
+    return (f"{pair['method_a']} → {pair['method_b']}" if pair["run_a"] == pair["run_b"]
+            else f"{pair['run_a']}:{pair['method_a']} → {pair['run_b']}:{pair['method_b']}")
 
 
 def _number(value: float) -> str:
@@ -119,11 +121,14 @@ def _number(value: float) -> str:
 def _pair_html(pair: dict, questions: pd.DataFrame, runs: dict[str, Run], out: Path) -> tuple[str, go.Figure | None]:
     """The pair's section and its per-question difference chart (None when no question is judged)."""
     a, b = runs[pair["run_a"]], runs[pair["run_b"]]
-    title = f"{pair['run_b']}: {pair['method_b']} against {pair['run_a']}: {pair['method_a']}"
+    title = f"{pair['run_a']}: {pair['method_a']} → {pair['run_b']}: {pair['method_b']}"
     rows_moved = moved(questions)
+    unmoved = len(questions) and questions["delta"].eq(0).all() and questions["delta_tieavg"].fillna(0).eq(0).all()
     head = (f"<h2>{html.escape(title)}</h2><p>{pair['wins']} better, {pair['losses']} worse, {pair['ties']} the same "
             f"of {pair['n']} questions both rank (by reciprocal rank of the first gold session); "
-            f"{pair['tie_order']} rest on tie order on either side (<span class='tie'>purple</span>).</p>")
+            f"{pair['tie_order']} rest on tie order on either side (<span class='tie'>purple</span>).</p>"
+            + ("<p class='caveat'>ΔRR and Δ tie-aware RR are 0 on every question: both sides rank the gold alike "
+               "(the same method, data and parameters do), so this pair says nothing.</p>" if unmoved else ""))
     chart = difference_chart(questions, _pair_name(pair)) if len(questions) else None
     if rows_moved.empty:
         return head, chart
@@ -164,23 +169,25 @@ def interval_chart(pairs: pd.DataFrame) -> go.Figure:
     for suffix, label, colour in (("", "ΔMRR", "#4c78a8"), ("_tieavg", "Δ tie-aware MRR", "#6f42c1")):
         diff = pairs[f"diff{suffix}"]
         fig.add_trace(go.Scatter(x=diff, y=names, mode="markers", name=label, marker={"color": colour, "size": 10},
+                                 offsetgroup=label, orientation="h",
                                  error_x={"type": "data", "array": pairs[f"ci_high{suffix}"] - diff,
                                           "arrayminus": diff - pairs[f"ci_low{suffix}"]}))
     fig.add_vline(x=0, line_color="#999")
     return fig.update_layout(title="Each pair's MRR difference (b − a), 95% bootstrap interval",
-                             xaxis_title="MRR difference", height=180 + 50 * len(pairs), yaxis={"automargin": True})
+                             xaxis_title="MRR difference", height=180 + 50 * len(pairs), scattermode="group",
+                             yaxis={"automargin": True, "type": "category"})
 
 
 PAIR_VIEW = {"run_a": "run a", "method_a": "method a", "run_b": "run b", "method_b": "method b", "n": "n",
-             "MRR_a": "MRR a", "MRR_b": "MRR b", "diff": "ΔMRR", "ci_low": "CI low", "ci_high": "CI high",
+             "MRR_a": "MRR a", "MRR_b": "MRR b", "diff": "ΔMRR (b − a)", "ci_low": "CI low", "ci_high": "CI high",
              "p_value": "p", "p_holm": "p Holm", "p_bh": "p BH", "sig": "sig", "MRR_tieavg_a": "MRR_tieavg a",
              "MRR_tieavg_b": "MRR_tieavg b", "diff_tieavg": "ΔMRR_tieavg", "ci_low_tieavg": "CI low (tie)",
              "ci_high_tieavg": "CI high (tie)", "p_value_tieavg": "p (tie)", "p_holm_tieavg": "p Holm (tie)",
              "p_bh_tieavg": "p BH (tie)", "sig_tieavg": "sig (tie)", "wins": "wins", "losses": "losses",
              "ties": "ties", "tie_order": "tie-order places", "only_a": "only a", "only_b": "only b"}
 # The pairs' columns shown by default: all fit a 1280 px window; every column is one click away (`_pairs_html`).
-PAIR_KEY = ["pair", "n", "MRR a", "MRR b", "ΔMRR", "p Holm", "sig", "ΔMRR_tieavg", "p Holm (tie)", "sig (tie)", "wins",
-            "losses", "ties", "tie-order places"]
+PAIR_KEY = ["pair", "n", "MRR a", "MRR b", "ΔMRR (b − a)", "p Holm", "sig", "ΔMRR_tieavg", "p Holm (tie)", "sig (tie)",
+            "wins", "losses", "ties", "tie-order places"]
 TYPE_VIEW = {**{k: v for k, v in PAIR_VIEW.items() if k in PAIR_COLUMNS}, "question_type": "type", "n": "n",
              "MRR_a": "MRR a", "MRR_b": "MRR b", "diff": "ΔMRR", "ci_low": "CI low", "ci_high": "CI high",
              "p_value": "p", "p_holm": "p Holm", "p_bh": "p BH", "sig": "sig", "diff_tieavg": "ΔMRR_tieavg"}
@@ -202,21 +209,44 @@ def _pairs_html(pairs: pd.DataFrame) -> str:
     """The pairs' key columns (`PAIR_KEY`, each pair named 'b − a'), then every column on demand."""
     view = _view(pairs, PAIR_VIEW)
     key = view.assign(pair=[_pair_name(p) for p in pairs.to_dict("records")])[PAIR_KEY]
-    return (_table(key, "num summary key")
+    return (_table(key, "num summary key", decimals=3)
             + f"<details class='all'><summary>All {len(view.columns)} columns per pair (runs and methods apart, the "
               f"95% intervals, p and p BH, each side's tie-aware MRR, only a / only b)</summary>"
-            + _table(view, "num summary") + "</details>")
+            + _table(view, "num summary", decimals=3) + "</details>")
 
 
-def _runs_html(comparison: Comparison) -> str:
+def _runs_html(comparison: Comparison, out: Path) -> str:
+    """The runs compared, each with a link to its report (relative to the output folder `out`) when it has one."""
     rows = []
     for run in comparison.runs:
-        cfg = run.record.get("config", {})
-        rows.append({"run": run.label, "folder": str(run.path), "created": run.record.get("created"),
-                     "commit": str(run.record.get("git_commit", ""))[:12],
-                     "data sha256": ", ".join(c[:12] for c in run.checksums), "extractor": cfg.get("extractor"),
-                     "depth": cfg.get("depth"), "questions": cfg.get("n_cases")})
-    return _table(pd.DataFrame(rows))
+        cfg, report = run.record.get("config", {}), run.path.resolve() / "report.html"
+        link = (f"<a href='{html.escape(Path(os.path.relpath(report, out)).as_posix())}'>report</a>"
+                if report.is_file() else "–")
+        cells = [run.label, str(run.path), run.record.get("created"), str(run.record.get("git_commit", ""))[:12],
+                 ", ".join(c[:12] for c in run.checksums), cfg.get("extractor"), cfg.get("depth"), cfg.get("n_cases")]
+        rows.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + f"<td>{link}</td></tr>")
+    head = ["run", "folder", "created", "commit", "data sha256", "extractor", "depth", "questions", "report"]
+    return (f"<div class='wide'><table class='runs'><tr>{''.join(f'<th>{h}</th>' for h in head)}</tr>"
+            f"{''.join(rows)}</table></div>")
+
+
+def _unpaired_html(comparison: Comparison) -> str:
+    """A caveat naming each run's methods no pair compares, with the --pair that would compare each with the
+    first run's first method; empty when every method is paired."""
+    paired = {(r, m) for p in comparison.pairs.to_dict("records") for r, m in ((p["run_a"], p["method_a"]),
+                                                                               (p["run_b"], p["method_b"]))}
+    first = comparison.runs[0]
+    left = [(i, run, m) for i, run in enumerate(comparison.runs, 1) for m in run.methods
+            if (run.label, m) not in paired]
+    if not left:
+        return ""
+    other = comparison.runs[1] if len(comparison.runs) > 1 else first
+    specs = [f"1:{m}=2:{other.methods[0]}" if run is first else f"1:{first.methods[0]}={i}:{m}" for i, run, m in left]
+    items = "".join(f"<li>{html.escape(run.label)}: {html.escape(m)} — e.g. <code>--pair "
+                    f"{html.escape(shlex.quote(spec))}</code></li>" for (_, run, m), spec in zip(left, specs))
+    return (f"<div class='caveat'><p>Not compared: {len(left)} method(s) with no namesake in the other run(s). "
+            f"Only the methods both runs ran are paired by default; name other pairs with --pair.</p><ul>{items}</ul>"
+            f"</div>")
 
 
 def compare_html(comparison: Comparison, out: Path, title: str = "taggraph compare") -> str:
@@ -233,7 +263,7 @@ def compare_html(comparison: Comparison, out: Path, title: str = "taggraph compa
     body = "".join(text + (next(charts) if chart is not None else "") for text, chart in sections)
     return ("<!doctype html><html><head><meta charset='utf-8'>"
             f"<title>{html.escape(title)}</title><style>{_CSS}{_CMP_CSS}</style></head><body>"
-            f"<h1>{html.escape(title)}</h1><h2>Runs</h2>{_runs_html(comparison)}"
+            f"<h1>{html.escape(title)}</h1><h2>Runs</h2>{_runs_html(comparison, out)}{_unpaired_html(comparison)}"
             "<h2>Pairs</h2><p class='meta'>Every number is recomputed from the runs' rankings. Per pair, over the "
             "judged questions both runs rank: MRR of each side, ΔMRR = MRR_b - MRR_a with its 95% bootstrap interval "
             "and paired randomization p-value; p Holm and p BH adjust p for the pairs tested together (Holm: "
@@ -248,4 +278,4 @@ def compare_html(comparison: Comparison, out: Path, title: str = "taggraph compa
             f"{_pairs_html(comparison.pairs)}"
             f"{interval}<h2>Per question type</h2><p class='meta'>The same paired test within each question type; "
             "p Holm and p BH adjust over every pair and type tested (– : fewer than 2 questions).</p>"
-            f"{_table(_view(comparison.per_type, TYPE_VIEW), 'num summary')}{body}</body></html>")
+            f"{_table(_view(comparison.per_type, TYPE_VIEW), 'num summary', decimals=3)}{body}</body></html>")
