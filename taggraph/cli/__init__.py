@@ -5,7 +5,7 @@ register themselves on import: `bench` (bench, embed, extract, score, methods),
 `experiments` (ablation, sweeps, vocab, diagnose, answers), `views` (explain, graph), `compare`, `fuse`.
 """
 
-from taggraph.cli import bench, compare, experiments, fuse, views  # noqa: F401  (registers the commands)
+from taggraph.cli import bench, compare, experiments, fuse, runs, views  # noqa: F401  (registers the commands)
 from taggraph.cli.app import app
 
 __all__ = ["app"]

@@ -481,7 +481,8 @@ def _questions_html(rankings: pd.DataFrame, methods: list[str]) -> str:
             f"{_table(table, 'num sortable', decimals=3)}</details>")
 
 
-# Sorts a table.sortable by the column of a clicked header: numbers as numbers, else as text; a second click reverses.
+# Sorts a table.sortable by the column of a clicked header: cells that are numbers as numbers, others as text; a
+# second click reverses.
 SORTABLE_JS = """
 document.querySelectorAll("table.sortable").forEach(function (table) {
   var body = table.tBodies[0];
@@ -491,7 +492,7 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
       var down = th.dataset.sorted !== "down";
       table.querySelectorAll("thead th").forEach(function (h) { delete h.dataset.sorted; });
       th.dataset.sorted = down ? "down" : "up";
-      var key = function (row) { var t = row.cells[col].textContent.trim(), n = parseFloat(t);
+      var key = function (row) { var t = row.cells[col].textContent.trim(), n = t === "" ? NaN : Number(t);
                                  return isNaN(n) ? t : n; };
       Array.from(body.rows).sort(function (a, b) {
         var x = key(a), y = key(b), c = (typeof x === typeof y) ? (x < y ? -1 : x > y ? 1 : 0)

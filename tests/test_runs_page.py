@@ -1,0 +1,92 @@
+"""`taggraph runs`: the runs index over a folder of run folders, its compare pages, and the page in Chromium with
+the network off (filter, sort, a compare page for two runs ticked, the per-type overlay)."""
+
+import json
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+from taggraph.cli import app
+from taggraph.config import DEMO_DATA
+from taggraph.datasets import load_dataset
+from taggraph.experiments.bench import run_bench
+from taggraph.experiments.run_folders import data_record, save_bench
+
+runner = CliRunner()
+HOSTILE = "<img src=x onerror=\"document.title='pwned'\">"
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    """Runs under one folder: `base` (BM25, TagGraph-Basic), `nested/tuned` (the same with BM25's k1 = 5) and
+    `other` (BM25 over data with another sha256), each with a report page."""
+    root = tmp_path_factory.mktemp("runs")
+    cases = load_dataset(DEMO_DATA)
+    report = {"report.html": "<html><body>report</body></html>"}
+    save_bench(run_bench(cases, ["BM25", "TagGraph-Basic"], extractor="none", backend=None), root / "base",
+               data_record(DEMO_DATA), report)
+    save_bench(run_bench(cases, ["BM25", "TagGraph-Basic"], extractor="none", backend=None,
+                         method_params={"BM25": {"k1": 5.0}}), root / "nested" / "tuned", data_record(DEMO_DATA), report)
+    other = save_bench(run_bench(cases, ["BM25"], extractor="none", backend=None), root / "other",
+                       data_record(DEMO_DATA), report)
+    record = json.loads((other / "run.json").read_text())
+    record["data"]["sha256"], record["created"] = "f" * 64, "2999-01-01T00:00:00+00:00"
+    record["config"]["extractor"] = HOSTILE
+    (other / "run.json").write_text(json.dumps(record))
+    result = runner.invoke(app, ["runs", str(root)])
+    assert result.exit_code == 0, result.output
+    assert "3 run(s), 1 compare page(s)" in result.output
+    return root
+
+
+def test_the_index_lists_every_run_and_compares_the_runs_over_the_same_data(folder):
+    page = (folder / "runs.html").read_text()
+    for name in ("base", "nested/tuned", "other"):
+        assert f"<td>{name}</td>" in page
+    assert (folder / "compare" / "base-vs-nested_tuned" / "compare.html").is_file()
+    assert not (folder / "compare" / "base-vs-other").exists()  # other data: the page shows the command
+    assert "<a href='base/report.html'>report</a>" in page and "<a href='nested/tuned/report.html'>" in page
+    assert HOSTILE not in page and "<script src=" not in page
+
+
+def test_an_empty_folder_is_one_line(tmp_path):
+    result = runner.invoke(app, ["runs", str(tmp_path)])
+    assert result.exit_code != 0 and "no run folder" in result.output and "Traceback" not in result.output
+
+
+# Types a filter, sorts by run name twice, ticks two runs, then reports the rows shown, the compare link and the
+# overlay's traces.
+READER = """
+var rows = function () { return Array.from(document.querySelectorAll("table.runs tbody tr"))
+  .filter(function (r) { return r.style.display !== "none"; }).map(function (r) { return r.cells[1].textContent; }); };
+var filter = document.getElementById("filter");
+filter.value = "TUNED"; filter.dispatchEvent(new Event("input")); var filtered = rows();
+filter.value = ""; filter.dispatchEvent(new Event("input"));
+var head = document.querySelectorAll("table.runs thead th")[1]; head.click(); var down = rows(); head.click();
+var up = rows();
+var boxes = {}; document.querySelectorAll("input.pick").forEach(function (b) {
+  boxes[b.closest("tr").cells[1].textContent] = b; });
+boxes["base"].click(); var one = document.getElementById("overlay").data.length;
+boxes["nested/tuned"].click();
+var link = document.querySelector("#picked a");
+var two = {link: link ? link.getAttribute("href") : null, traces: document.getElementById("overlay").data.length};
+boxes["nested/tuned"].click(); boxes["other"].click();
+return {filtered: filtered, down: down, up: up, one: one, two: two, command: document.getElementById("picked").textContent,
+        title: document.title};
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="no chromium binary on PATH")
+def test_a_reader_filters_sorts_ticks_two_runs_and_overlays_them_offline(folder, tmp_path):
+    from test_browser_report import probe_report
+
+    state = probe_report(tmp_path, folder / "runs.html", size="1280,900", state=READER)
+    assert state["filtered"] == ["nested/tuned"]
+    assert state["down"] == ["other", "nested/tuned", "base"] and state["up"] == ["base", "nested/tuned", "other"]
+    assert state["one"] == 0 and state["two"]["traces"] == 4  # two runs of two methods each
+    assert state["two"]["link"] == "compare/base-vs-nested_tuned/compare.html"
+    assert (folder / state["two"]["link"]).is_file()
+    assert "taggraph compare" in state["command"] and "--other-data" in state["command"]
+    assert state["title"] != "pwned"
