@@ -15,7 +15,11 @@ from test_browser import dump_dom, pytestmark  # noqa: F401  (slow, needs chromi
 from test_jupyterlab_widgets import chromium, wait_for  # noqa: F401  (chromium: a fixture)
 
 
-def test_side_panel_names_a_note_whose_label_is_hidden(tmp_path):
+def test_side_panel_names_a_note_whose_label_is_hidden(tmp_path, monkeypatch):
+    """On a drawing laid out by the spring layout (larger than COLUMNS_DRAWN), where only telling nodes keep a label."""
+    from taggraph.viz import graphview
+
+    monkeypatch.setattr(graphview, "COLUMNS_DRAWN", graphview.DENSE_LABELS)
     store = build_store(load_dataset(DEMO_DATA, limit=1)[0], "offline")
     retrievers = {"BM25": make_retriever("BM25", store)}
     question = "what breed is my dog"

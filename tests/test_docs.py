@@ -216,3 +216,13 @@ def test_the_views_page_reads_in_short_paragraphs_under_headings():
     paragraphs = [p for p in re.split(r"\n\s*\n", text) if p.strip()]
     assert max(len(p.splitlines()) for p in paragraphs) <= 12
     assert len(re.findall(r"^##+ ", text, re.M)) >= 6
+
+
+def test_the_graph_view_screenshot_is_a_demo_miss_at_1280_px():
+    """docs/graph_view.png showed the old header on demo_q03, which no default method misses."""
+    import struct
+
+    png = (REPO / "docs" / "graph_view.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">I", png[16:20])[0] == 1280
+    alt = re.search(r"!\[([^\]]*)\]\(graph_view\.png\)", (REPO / "docs" / "views.md").read_text(encoding="utf-8"))
+    assert alt and "demo_q12, a demo miss" in alt.group(1)

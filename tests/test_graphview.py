@@ -128,17 +128,23 @@ def test_gold_keeps_its_colour_on_hover_and_file_nodes_carry_their_explanation(h
     assert "Edges:" in page and "topic–file" in page
 
 
-def test_dense_graphs_label_only_matched_concepts_and_the_notes_and_topics_that_matter():
+def test_dense_graphs_label_only_matched_concepts_and_the_notes_and_topics_that_matter(monkeypatch):
+    """A whole drawing laid out in columns labels every node; a larger one, laid out by the spring layout, only the
+    telling ones."""
     from taggraph.config import DEMO_DATA
     from taggraph.datasets import load_dataset
     from taggraph.experiments.runner import build_store
+    from taggraph.viz import graphview
     from taggraph.viz.graphview import DENSE_LABELS
 
     store = build_store(load_dataset(DEMO_DATA, limit=1)[0], "offline")
     question = "what breed is my dog"
     ranked = make_retriever("BM25", store).query(question)
-    nodes = page_data(graph_html(store, question=question, results_by_method={"BM25": ranked},
-                                 gold_note_ids=["demo_s23#0"]))["nodes"]
+    page = dict(question=question, results_by_method={"BM25": ranked}, gold_note_ids=["demo_s23#0"])
+    in_columns = page_data(graph_html(store, **page))["nodes"]
+    assert DENSE_LABELS < len(in_columns) <= graphview.COLUMNS_DRAWN and all(n["label"].strip() for n in in_columns)
+    monkeypatch.setattr(graphview, "COLUMNS_DRAWN", DENSE_LABELS)
+    nodes = page_data(graph_html(store, **page))["nodes"]
     assert len(nodes) > DENSE_LABELS
     labelled = {n["id"] for n in nodes if n["label"].strip()}
     concepts = [n for n in nodes if n["kind"] in ("tag", "ontology")]

@@ -89,6 +89,10 @@ EDGE_STYLE = {  # kind -> (colour, dashes)
 # topics and notes on the kept paths from the question to them. Other tag, ontology, topic and file nodes
 # are drawn without one.
 DENSE_LABELS = 60
+# Free choice: a whole drawing of up to this many nodes is laid out in columns like the subgraph (labels measured, none
+# overlapping: 70 nodes of demo_q12 read at 8.3 px with 57 overlapping label boxes by the spring layout); a larger
+# one by the spring layout, which stays fast up to MAX_DRAWN.
+COLUMNS_DRAWN = 150
 
 
 @dataclass(frozen=True)
@@ -150,8 +154,11 @@ def graph_page(store: MemoryStore, question: str | None = None,
     gold = set(gold_order)
     matched = set(matched_concepts(store, question)) if question else set()
     by_session = {m: session_ranks(store, r, top_k) for m, r in rankings.items()}
-    highlighted = {file_node(n) for n in gold} | {
-        file_node(n) for r, _ in by_session.values() for n, k in r.items() if k <= top_k}
+    highlighted = {file_node(n) for n in gold} | {  # each method's top-k sessions' best notes, top-k notes, and
+        # the note just above each gold note: every note the explain page lists
+        file_node(n) for r, _ in by_session.values() for n, k in r.items() if k <= top_k} | {
+        file_node(n) for r in rankings.values() for n, _ in r[:top_k]} | {
+        file_node(r[i - 1][0]) for r in rankings.values() for i, (n, _) in enumerate(r) if n in gold and i}
     seeds = None
     if neighbourhood_of is not None:
         seeds = set(matched_concepts(store, neighbourhood_of)) | highlighted
@@ -175,18 +182,22 @@ def graph_page(store: MemoryStore, question: str | None = None,
     short = {m: {n: "not ranked" if p["note"] is None else f"note {p['note']} · session {p['session'] or '–'}"
                  + ("\n(tie order)" if p["tie"] else "") for n, p in by.items()} for m, by in places.items()}
     tied = set().union(*ties.values())
-    wrapped = {n: names[n] if ug.nodes[n]["kind"] == "file" else wrap_label(names[n]) for n in sub}  # ids whole
+    drawn = list(dict.fromkeys([*keep, *sub]))
+    wrapped = {n: names[n] if ug.nodes[n]["kind"] == "file" else wrap_label(names[n]) for n in drawn}  # ids whole
     widest = {n: ("✕ " if explained and n in explained.breaks else "") + wrapped[n]  # with a rank and gold's ranks
               + ("\nsession #00" if ug.nodes[n]["kind"] == "file" else "")
               + (" tie order" if ug.nodes[n].get("note_id") in tied else "")
               + (max(("\n★ " + s[ug.nodes[n]["note_id"]] for s in short.values()), key=len, default="")
-                 if ug.nodes[n].get("note_id") in gold else "") for n in sub}
-    sizes = {n: _size(ug.nodes[n], n in matched, gold) for n in dict.fromkeys([*keep, *sub])}
-    sub_pos = columns_layout(ug.subgraph(sub), {n: ug.nodes[n]["kind"] for n in sub}, matched, widest, sizes)
-    pos = spring_positions(ug.subgraph(keep))
+                 if ug.nodes[n].get("note_id") in gold else "") for n in drawn}
+    sizes = {n: _size(ug.nodes[n], n in matched, gold) for n in drawn}
+    kinds = {n: ug.nodes[n]["kind"] for n in drawn}
+    sub_pos = columns_layout(ug.subgraph(sub), kinds, matched, widest, sizes)
+    columns = len(keep) <= COLUMNS_DRAWN  # the whole drawing in columns too, every node labelled, none overlapping
+    pos = columns_layout(ug.subgraph(keep), kinds, matched, widest, sizes) if columns else spring_positions(
+        ug.subgraph(keep))
 
     nodes: list[dict] = []
-    dense, on_path = len(keep) > DENSE_LABELS, set(paths)
+    dense, on_path = len(keep) > DENSE_LABELS and not columns, set(paths)
     for node in dict.fromkeys([*keep, *sub]):
         data = ug.nodes[node]
         kind = data["kind"]
@@ -198,6 +209,7 @@ def graph_page(store: MemoryStore, question: str | None = None,
         fixed = {"background": colour, "border": border}  # the same on hover and selection: gold stays gold
         told = node in matched or (kind in ("topic", "file") and (node in highlighted or node in on_path))
         quiet = dense and not told  # its name is in the tooltip; " ": pyvis turns "" into the id
+        label = " " if quiet else wrapped[node] if columns else names[node]
         x, y = pos.get(node, (None, None))
         sx, sy = sub_pos.get(node, (None, None))
         nodes.append(dict(color={**fixed, "hover": fixed, "highlight": fixed}, full=names[node],
@@ -213,7 +225,7 @@ def graph_page(store: MemoryStore, question: str | None = None,
                      goldRank={m: s[data["note_id"]] for m, s in short.items()} if data.get("note_id") in gold else {},
                      why=why_by_method(store, explanations, rankings, data.get("note_id"), top_k, depth)
                      if kind == "file" else {},
-                     id=node, label=" " if quiet else names[node], shape=shape))  # pyvis's node keys, in its order
+                     id=node, label=label, shape=shape))  # pyvis's node keys, in its order
     whole_edges = {tuple(sorted(e)) for e in ug.subgraph(keep).edges}
     sub_edges = {tuple(sorted(e)) for e in ug.subgraph(sub).edges} | set(explained.walked if explained else ())
     edges: list[dict] = []
