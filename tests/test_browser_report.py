@@ -125,3 +125,25 @@ def test_a_reader_sorts_the_questions_and_reads_intervals_and_every_pair(report,
     assert state["first"] == sorted(state["first"], reverse=True) and state["second"] == sorted(state["first"])
     assert len(state["first"]) == 12 and state["matrix"] == 3 * 3
     assert any(re.fullmatch(r"\d+\.\d \(\d+–\d+\)", cell) for cell in state["perType"]), state["perType"]
+
+
+# Each bar label of the gold-rank chart: its text, and whether the drawn top-k line crosses its box, drawn above it.
+LABELS_STRUCK = """
+var line = document.querySelector(".shapelayer path"), box = line.getBoundingClientRect();
+var above = !line.closest(".layer-below");
+return Array.from(document.querySelectorAll(".bars .bartext")).map(function (t) {
+  var r = t.getBoundingClientRect();
+  return [t.textContent, above && r.top < box.bottom && box.top < r.bottom]; });
+"""
+
+
+def test_the_top_k_line_strikes_no_bar_label(tmp_path):
+    """Drawn over the bars, the dashed top-5 line at 5.5 ran through the label of a rank-6 bar: '6' read '5'."""
+    from taggraph.retrieval import Result
+    from taggraph.viz.charts import gold_rank_chart
+
+    results = {m: [Result(f"n{r}", 50.0 - r, f"s{r}", r) for r in range(1, 41)] for m in ("A", "B")}
+    page = tmp_path / "ranks.html"
+    atomic_write(page, gold_rank_chart(results, ["n6", "n5", "n99"]).to_html(include_plotlyjs=True))  # n99: a miss
+    labels = probe_report(tmp_path, page, size="900,700", state=LABELS_STRUCK)
+    assert {text for text, _ in labels} == {"6", "5", "miss"} and not any(struck for _, struck in labels), labels

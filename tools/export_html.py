@@ -15,6 +15,7 @@ Usage: python tools/export_html.py OUT_DIR notebooks/04_retrieval.ipynb [...]  (
 import os
 import re
 import sys
+import tempfile
 from pathlib import Path
 from unittest.mock import patch
 
@@ -43,11 +44,15 @@ def export_html(twin: Path, out_dir: Path) -> Path:
     import nbformat
     from nbconvert import HTMLExporter
     from nbconvert.preprocessors import ExecutePreprocessor
+    from traitlets.config import Config
 
     nb = nbformat.read(twin, as_version=4)
     # the kernel inherits it (plotly.js inline, not from a CDN); later kernels get the caller's value back
-    with patch.dict(os.environ, {"PLOTLY_RENDERER": "notebook"}):
-        ExecutePreprocessor(timeout=600).preprocess(nb, {"metadata": {"path": str(twin.parent)}})
+    local = Config()
+    local.KernelManager.transport = "ipc"  # the kernel talks over local sockets, not unencrypted TCP
+    with patch.dict(os.environ, {"PLOTLY_RENDERER": "notebook"}), tempfile.TemporaryDirectory() as sockets:
+        local.KernelManager.ip = str(Path(sockets) / "kernel")  # its socket files, removed with the folder
+        ExecutePreprocessor(timeout=600, config=local).preprocess(nb, {"metadata": {"path": str(twin.parent)}})
     say_what_widgets_were(nb)
     exporter = HTMLExporter(template_name="offline_html", extra_template_basedirs=[str(TOOLS)])
     body = PLOTLY_MATHJAX.sub("", exporter.from_notebook_node(nb)[0])

@@ -55,7 +55,8 @@ def gold_rank_chart(results_by_method: Mapping[str, Sequence[Result]], gold: Seq
     if not gold:  # an abstention or free-text question: nothing to draw, and the chart says so
         return fig.add_annotation(text="No gold notes for this question: no rank to show", showarrow=False,
                                   xref="paper", yref="paper", x=0.5, y=0.5, font={"size": 16})
-    return fig.add_hline(y=k + 0.5, line_dash="dash", annotation_text=f"top {k}")
+    # beneath the bars: it would strike a rank-6 bar's label, which then reads like a 5
+    return fig.add_hline(y=k + 0.5, line_dash="dash", annotation_text=f"top {k}", layer="below")
 
 
 def misses_chart(units: pd.DataFrame, cases_by_id: Mapping | None = None) -> go.Figure:
