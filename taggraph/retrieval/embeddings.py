@@ -281,13 +281,19 @@ def _built_once(key: str, marker: str, build, sound=None) -> Path:
             if folder.exists():  # damaged: moved aside at once, so no reader sees it half removed
                 os.replace(folder, tmp)
                 shutil.rmtree(tmp)
-            tmp.mkdir()
-            try:
-                build(tmp)
-                os.replace(tmp, folder)
-            finally:
-                shutil.rmtree(tmp, ignore_errors=True)
+            build_then_rename(tmp, folder, build)
     return folder
+
+
+def build_then_rename(tmp: Path, folder: Path, build) -> None:
+    """``build(tmp)`` into the new folder `tmp`, then `tmp` renamed to `folder`; `tmp` is removed when the build
+    fails, so no half-built `folder` is ever seen."""
+    tmp.mkdir()
+    try:
+        build(tmp)
+        os.replace(tmp, folder)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _claim_dead_builds(own: Path) -> None:
