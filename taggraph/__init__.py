@@ -11,7 +11,8 @@ The public face::
                                                # "package.module:Class"; tg.Memory(extractor=obj) takes any
                                                # tg.Extractor object; tg.register_extractor names one
     data = tg.load("tests/fixtures/generic")    # any registered format (a tg.DatasetFormat), detected
-    result = tg.bench(data, ["BM25", "AdaptiveGraph"])  # taggraph bench: result.summary, .rankings
+    result = tg.bench(data, ["BM25", "AdaptiveGraph"], out="runs/a")  # taggraph bench: result.summary, .rankings
+    tg.score(["runs/a", "other.trec"], data)     # taggraph score: another system's rankings beside ours
     tg.compare([result], ["BM25=AdaptiveGraph"])  # taggraph compare: run folders or bench results
     print(tg.explain("data.json", "q1"))        # taggraph explain: why each method (did not) rank a note
     tg.fuse_runs(["runs/a:BM25", "runs/b:TagGraph-TFIDF"], "runs/fused", method="rrf")  # taggraph fuse
@@ -42,7 +43,9 @@ __all__ += ["Case", "Dataset", "DatasetFormat", "load", "register_format"]  # on
 
 # Imported when first used: they bring the experiments and viz rooms, seconds to import.
 _LAZY = {
-    "bench": "taggraph.experiments.bench:bench",
+    "bench": "taggraph.views:bench",  # with out=: the run folder and reports, as taggraph bench
+    "score": "taggraph.views:score",
+    "BenchResult": "taggraph.experiments.bench:BenchResult",
     "compare": "taggraph.experiments.run_comparison:compare_runs",
     "explain": "taggraph.views:explain",
     "open_question": "taggraph.experiments.question:open_question",  # a question's store and methods, for the views

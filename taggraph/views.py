@@ -25,11 +25,13 @@ import pandas as pd
 
 from taggraph.atomic import atomic_write, refuse_input_as_output
 from taggraph.config import DEFAULT_EXTRACTOR, DEMO_DATA
-from taggraph.datasets import Case
+from taggraph.datasets import Case, Dataset
 from taggraph.datasets.registry import input_paths
 from taggraph.errors import ConfigError
 from taggraph.evaluation.metrics import without_abstention
+from taggraph.experiments.bench import BenchResult
 from taggraph.experiments.question import OpenQuestions, available_methods, find_case, open_question
+from taggraph.experiments.run_folders import check_run_folder
 from taggraph.experiments.runner import build_store, group_by_history
 from taggraph.experiments.sweeps import plot_depth_sweep, plot_diffusion_contribution, plot_distractor_sweep
 from taggraph.extraction.prompt import TEMPLATE, render
@@ -39,11 +41,12 @@ from taggraph.viz.explain import (METRIC_K, explain_html, explain_misses, explai
                                   rank_table, retrieve_all, top_table)
 from taggraph.viz.graphview import graph_html
 from taggraph.viz.ontology_view import near_duplicates, note_tags, ontology_sunburst, top_level_shares, top_tags
-from taggraph.viz.report import summary_view
+from taggraph.viz.report import MissPages, summary_view
+from taggraph.viz.run_folder import write_run
 from taggraph.viz.widgets import (chart_view, gold_line, graph_panel, note_panel, page_frame, question_header, retrieval_panel, slider_max,
                                   table_view)
 
-__all__ = ["OpenQuestions", "answer_caveat", "answer_chart", "available_methods", "build_retrievers",
+__all__ = ["OpenQuestions", "answer_caveat", "answer_chart", "available_methods", "bench", "build_retrievers", "score",
            "chart_view", "check_parameters", "contrast_table", "distractor_note", "explain", "explain_html", "explain_misses", "explain_table",
            "gold_notes", "gold_rank_chart", "graph_html", "graph_panel", "histories", "history_stores",
            "interval_chart", "llm_prompt", "method_misses", "misses_chart", "near_duplicates", "no_misses_text",
@@ -177,6 +180,53 @@ def method_misses(rankings: pd.DataFrame, method: str, k: int) -> tuple[pd.DataF
     else:
         text += f" (a tie-aware count needs k in 1, 3, 5, got {k})."
     return table[[c for c in ["question_id", "RR", "RR_tieavg", tie_column, "miss"] if c in table]], text
+
+
+def bench(cases: Dataset | Sequence[Case], methods: Sequence[str] | None = None, baseline: str | None = "BM25",
+          out: str | Path | None = None, force: bool = False, miss_pages: int = 10, **options: Any) -> BenchResult:
+    """`taggraph bench` from Python (`tg.bench`): `experiments.bench.bench(cases, methods, baseline, **options)`,
+    a `BenchResult`; with `out`, also the run folder the command writes (its tables, TREC files, run.json, and
+    report.md and report.html with the explain and graph pages of the first `miss_pages` missed questions),
+    which `tg.compare`, `tg.score` and `taggraph fuse` read. `cases` is then what `tg.load` returned: its path
+    and sha256 go into run.json. `out` is checked before the run; `force` replaces a run there."""
+    from taggraph.experiments.bench import bench as run
+
+    if out is not None:
+        _check_out(Path(out), cases, force)
+        options.setdefault("pages", MissPages(miss_pages))
+    result = run(cases, list(methods) if methods else None, baseline, **options)
+    if out is not None:
+        write_run(result, Path(out), cases, force, miss_pages)
+    return result
+
+
+def score(runs: Sequence[str | Path], cases: Dataset, methods: Sequence[str] | None = None,
+          baseline: str | None = None, out: str | Path | None = None, force: bool = False,
+          depth: int = DEFAULT_DEPTH, **options: Any) -> BenchResult:
+    """`taggraph score` from Python (`tg.score`): other systems' rankings (`runs`: run folders, rankings.csv, TREC or
+    JSONL files) scored with exactly bench's metrics on `cases` (from `tg.load`), beside our `methods` run on them
+    (`options` go to their run, as `tg.bench`'s), each compared with `baseline` when given; with `out`, its run
+    folder, as the command writes it."""
+    from taggraph.experiments.bench import add_benchmark_metrics, add_significance, run_bench, score_external
+
+    if out is not None:
+        _check_out(Path(out), cases, force, keep=[Path(r) for r in runs])
+    base = run_bench(cases, list(methods), depth=depth, pages=MissPages() if out is not None else None,
+                     **options) if methods else None
+    result = score_external([Path(r) for r in runs], cases, depth, base)
+    add_benchmark_metrics(result, cases)
+    add_significance(result, baseline)
+    if out is not None:
+        write_run(result, Path(out), cases, force, command="score")
+    return result
+
+
+def _check_out(out: Path, cases: Any, force: bool, keep: Sequence[Path] = ()) -> None:
+    """ConfigError before any run when `out` cannot take a run folder or `cases` cannot be recorded in one."""
+    if not isinstance(cases, Dataset):
+        raise ConfigError(f"out={str(out)!r}: a run folder records its data's path and sha256: pass the dataset "
+                          f"tg.load returned, not {type(cases).__name__}")
+    check_run_folder(out, force, keep=[*input_paths(cases.path, cases.format.name), *keep])
 
 
 def contrast_table(store, question: str, note_id: str, retrievers: Mapping[str, Any] | Sequence[str],

@@ -96,3 +96,22 @@ def test_the_report_says_where_it_came_from(tmp_path, monkeypatch):
     assert "bench --methods BM25 --limit 2" in first_screen
     assert "query_p50_ms" in report and "query_p95_ms" in report and "index_s" in report
     assert record["data"]["sha256"] in (out / "report.md").read_text()
+
+
+def test_python_bench_writes_the_run_folder_the_command_writes_and_score_reads_it(tmp_path):
+    import taggraph as tg
+    from taggraph.errors import ConfigError
+
+    data = tg.load(DEMO_DATA, limit=3)
+    result = tg.bench(data, ["BM25", "TagGraph-Basic"], extractor="none", out=tmp_path / "a")
+    assert isinstance(result, tg.BenchResult)
+    written = {p.name for p in (tmp_path / "a").iterdir()}
+    assert {"summary.csv", "rankings.csv", "run.json", "report.html", "report.md", "trec"} <= written
+    assert json.loads((tmp_path / "a" / "run.json").read_text())["data"]["sha256"] == data.checksum
+    scored = tg.score([tmp_path / "a"], data, out=tmp_path / "b")
+    assert scored.summary["MRR"].tolist() == pytest.approx(result.summary["MRR"].tolist())
+    assert (tmp_path / "b" / "report.html").is_file()
+    with pytest.raises(ConfigError, match="not empty|exists|--force|force"):
+        tg.bench(data, ["BM25"], extractor="none", out=tmp_path / "a")  # refused before any run
+    with pytest.raises(ConfigError, match="pass the dataset tg.load returned"):
+        tg.bench(list(data), ["BM25"], extractor="none", out=tmp_path / "c")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Optional
 
@@ -43,21 +43,6 @@ def default_out(data: Path, command_name: str = "") -> Path:
     return Path("runs") / f"{stamp}-{name}"
 
 
-def save_with_reports(result, out: Path, dataset, force: bool, miss_pages: int = 10, command: str = "bench") -> Path:
-    """Write `result` as a run folder with its report pages (titled by the `command` that made it) and the
-    explain/graph pages of its first `miss_pages` missed questions that the run drew (`viz.report.MissPages`)."""
-    from taggraph.experiments.provenance import command_line
-    from taggraph.experiments.run_folders import git_commit, save_bench
-    from taggraph.viz.report import report_pages
-    data = dataset.path
-    result.config["command"] = command_line()
-    record = {"created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "git_commit": git_commit(),
-              "data": dataset.record()}
-    pages = report_pages(result, f"taggraph {command}: {data.name or data}", str(data), dataset.benchmark,
-                         dataset.cases, miss_pages, record=record)
-    return save_bench(result, out, dataset.record(), pages, force=force)
-
-
 @command()
 def bench(
     data: Path = typer.Option(DEFAULT_DATA, help=DATA_HELP),
@@ -91,6 +76,7 @@ def bench(
     from taggraph.datasets.registry import input_paths
     from taggraph.experiments.run_folders import check_run_folder
     from taggraph.viz.report import MissPages
+    from taggraph.viz.run_folder import write_run
 
     folder = check_run_folder(out or default_out(data), force, keep=input_paths(data, fmt))
     names_ = methods_option(methods)
@@ -106,7 +92,7 @@ def bench(
                      depth=depth, workers=workers, method_params=params, backend=backend,
                      extractor_options=options, allow_failed_extractions=allow_failed_extractions,
                      pages=MissPages(miss_pages))
-    save_with_reports(result, folder, cases, force, miss_pages)
+    write_run(result, folder, cases, force, miss_pages)
     print_result(result, folder)
 
 
@@ -212,6 +198,7 @@ def score(
     from taggraph.experiments.run_comparison import recorded_data
     from taggraph.experiments.run_folders import check_run_folder
     from taggraph.viz.report import MissPages
+    from taggraph.viz.run_folder import write_run
 
     folders = [p for p in runfile if (p / "run.json").is_file()]
     if data is None and not folders:
@@ -226,7 +213,7 @@ def score(
         result = score_external(runfile, cases, depth, base)
     add_benchmark_metrics(result, cases)
     add_significance(result, baseline)
-    save_with_reports(result, folder, cases, force, command="score")
+    write_run(result, folder, cases, force, command="score")
     print_result(result, folder)
 
 

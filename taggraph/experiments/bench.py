@@ -113,6 +113,22 @@ def _refuse_failed(store: MemoryStore, cases: list[Case], extractor, allow_faile
 
 @dataclass
 class BenchResult:
+    """What `tg.bench` (and `taggraph bench`) returns; `tg.score` returns one too, its external runs as methods.
+
+    rankings: one row per question and method: question_id, question_type, method, ranked_session_ids and
+        gold_session_ids (lists), RR, ranked_note_ids, ranked_scores, every metric of the question (Success@k,
+        R@k, nDCG@k, their tie-aware twins `*_tieavg`) and abstention (excluded from every metric).
+    summary: one row per method, in the order run: n (judged questions), MRR, MRR_tieavg and every metric's mean;
+        with a baseline, ΔMRR vs it, p (paired randomization test), p_holm, p_bh and sig.
+    per_type: the summary's metrics per method and question type.
+    timings: one row per stage: question_id, stage ("extract+store", "index", "query"), method, seconds.
+    stores: each question's store at the time it was asked: notes, tags, concepts, edges.
+    config: what run.json records as "config": methods (each one's parameters and origin), extractor, depth,
+        workers, counts, input warnings, machine, resources (CPU seconds, peak memory, caches) and, from the
+        command line, the command.
+    extra: a benchmark's own tables (LongMemEval's recall_all@k, LoCoMo's categories, "significance", ...).
+    """
+
     rankings: pd.DataFrame
     summary: pd.DataFrame
     per_type: pd.DataFrame

@@ -26,7 +26,7 @@ from taggraph.evaluation.paper import paper_table1
 from taggraph.evaluation.metrics import judged_rows, score_rankings
 from taggraph.evaluation.significance import ALPHA, PAIRED_N, RESAMPLES
 from taggraph.evaluation.tables import significance_matrix, summary_latex, with_intervals
-from taggraph.experiments.provenance import method_times
+from taggraph.viz.provenance_view import provenance_lines, provenance_table
 
 
 def mrr_chart(intervals: pd.DataFrame) -> go.Figure:
@@ -199,44 +199,6 @@ def _summary_html(result) -> str:
             + f"<details class='all'><summary>All {len(view.columns) - 1} metrics per method (R@k, nDCG@k, "
               f"LongMemEval's recall_all@k and ndcg_any@k, every tie-aware column)</summary>"
             + _table(view, "num summary") + "</details>")
-
-
-def provenance_table(result) -> pd.DataFrame:
-    """Per method: its parameters as run.json records them, its embedder, its index seconds and query p50/p95
-    (`provenance.method_times`)."""
-    times = method_times(result.timings).set_index("method")
-    rows = []
-    for method, cfg in result.config.get("methods", {}).items():
-        params = {k: v for k, v in cfg.items() if k not in ("method", "embedder", "device", "origin", "provenance")}
-        row = {"method": method, "embedder": cfg.get("embedder") or "–",
-               "parameters": ", ".join(f"{k}={v}" for k, v in params.items()) or "–"}
-        if method in times.index:
-            row.update(times.loc[method].to_dict())
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def provenance_lines(result, record: dict | None) -> list[str]:
-    """Where the run came from, one fact a line: commit (dirty or not), date, command, data file and sha256,
-    machine, resources and caches (`record`: what run.json holds of them; None: from the result alone)."""
-    cfg, record = result.config, record or {}
-    data = record.get("data") or {}
-    lines = [f"commit {record.get('git_commit', 'unknown')}"
-             + (" (the work tree had uncommitted changes)" if str(record.get("git_commit", "")).endswith("+dirty")
-                else ""),
-             f"date {record.get('created', 'unknown')}",
-             f"command {cfg.get('command') or 'not run from the command line (tg.bench)'}"]
-    if data:
-        lines.append(f"data {data.get('path')} ({data.get('format')}), sha256 {data.get('sha256')}")
-    m, r = cfg.get("machine") or {}, cfg.get("resources") or {}
-    if m:
-        lines.append(f"machine {m.get('cpu')}, {m.get('isa')}, {m.get('cores')} cores")
-    if r:
-        caches = ", ".join(f"{n} {c['state']} ({c['before']} → {c['after']} entries)"
-                           for n, c in (r.get("caches") or {}).items())
-        lines.append(f"resources {r.get('wall_seconds')} s wall, {r.get('cpu_seconds')} CPU s, peak "
-                     f"{r.get('peak_memory_mb')} MB; caches: {caches}")
-    return lines
 
 
 def _provenance_html(result, record: dict | None) -> str:
