@@ -160,7 +160,8 @@ class Cells(HTMLParser):
 def test_cli_writes_the_folder_and_a_page_that_links_or_names_each_changed_question(runs, tmp_path):
     base, tuned = runs
     out = tmp_path / "cmp"
-    res = runner.invoke(app, ["compare", str(base), str(tuned), "--out", str(out)])
+    res = runner.invoke(app, ["compare", "--explain-pages=0",
+                              str(base), str(tuned), "--out", str(out)])
     assert res.exit_code == 0, res.output
     assert {p.name for p in out.iterdir()} == {"pairs.csv", "per_type.csv", "questions.csv", "compare.html", "run.json"}
     questions = pd.read_csv(out / "questions.csv")
@@ -186,7 +187,8 @@ def test_cli_writes_the_folder_and_a_page_that_links_or_names_each_changed_quest
     assert q08["pre"][0].endswith("--out base-demo_q08.explain.html")
     assert "--param BM25.k1=5.0" in q08["pre"][1] and q08["pre"][1].endswith("--out tuned-demo_q08.explain.html")
     # a pair within one run: one command with both methods
-    res = runner.invoke(app, ["compare", str(base), str(tuned), "--pair", "1:BM25=1:TagGraph-Basic",
+    res = runner.invoke(app, ["compare", "--explain-pages=0",
+                              str(base), str(tuned), "--pair", "1:BM25=1:TagGraph-Basic",
                               "--out", str(tmp_path / "within")])
     assert res.exit_code == 0, res.output
     parser = Cells()
@@ -339,7 +341,8 @@ def test_a_pair_that_moved_no_question_says_so(runs, tmp_path):
 MARKERS = """var plot = document.querySelector(".js-plotly-plot");
 return Array.from(plot.querySelectorAll(".scatterlayer .trace")).map(function (trace) {
   return Array.from(trace.querySelectorAll(".points path")).map(function (p) {
-    var r = p.getBoundingClientRect(); return [Math.round(r.x + r.width / 2), Math.round(r.y + r.height / 2)]; }); });"""
+    var r = p.getBoundingClientRect();
+    return [Math.round(r.x + r.width / 2), Math.round(r.y + r.height / 2)]; }); });"""
 
 
 @pytest.mark.slow
@@ -352,3 +355,19 @@ def test_the_interval_chart_draws_both_markers_of_a_pair_apart(runs, tmp_path):
     plain, tie_aware = test_browser.probe_report(tmp_path, out / "compare.html", state=MARKERS)
     assert len(plain) == len(tie_aware) == 2
     assert all(p[1] != t[1] for p, t in zip(plain, tie_aware)), (plain, tie_aware)  # each on its own line
+
+
+def test_the_worst_regressions_get_their_explain_pages_linked(runs, tmp_path):
+    base, tuned = runs
+    out = tmp_path / "cmp"
+    assert runner.invoke(app, ["compare", str(base), str(tuned), "--out", str(out)]).exit_code == 0
+    page, written = (out / "compare.html").read_text(), sorted(p.name for p in (out / "explain").iterdir())
+    assert written and all(f"<a href='explain/{name}'>" in page for name in written)
+    questions = pd.read_csv(out / "questions.csv")
+    worst = questions[questions["delta"] < 0].sort_values(["delta", "question_id"]).iloc[0]["question_id"]
+    for run in (base, tuned):  # the worst regression's page: in the run folder, else written beside compare.html
+        assert (run / "misses" / f"{worst}.explain.html").is_file() or f"{run.name}-{worst}.explain.html" in written
+    none = tmp_path / "none"
+    assert runner.invoke(app, ["compare", str(base), str(tuned), "--explain-pages", "0", "--out",
+                               str(none)]).exit_code == 0
+    assert not (none / "explain").exists()

@@ -48,6 +48,9 @@ class Commands(HTMLParser):
             self.commands[-1] += data
 
 
+COMPARE = ["compare", "--explain-pages=0"]  # every changed question shows its command, none gets a page
+
+
 def page_commands(out: Path) -> list[str]:
     parser = Commands()
     parser.feed((out / "compare.html").read_text())
@@ -102,7 +105,7 @@ def test_every_printed_command_runs_as_printed(user_runs, tmp_path):
     for run in (base, tuned):
         with_origin(run, "RecencyTfidf", "recency_methods:RecencyTfidf")
     out = tmp_path / "cmp"
-    res = runner.invoke(app, ["compare", str(base), str(tuned), "--out", str(out)])
+    res = runner.invoke(app, [*COMPARE, str(base), str(tuned), "--out", str(out)])
     assert res.exit_code == 0, res.output
     commands = page_commands(out)
     assert any("--methods recency_methods:RecencyTfidf " in c for c in commands)
@@ -121,7 +124,7 @@ def test_a_method_known_only_by_its_class_name_gets_no_command_that_fails(user_r
         record["config"]["methods"]["RecencyTfidf"].pop("origin", None)
         (run / "run.json").write_text(json.dumps(record))
     out = tmp_path / "cmp"
-    res = runner.invoke(app, ["compare", str(base), str(tuned), "--pair", "RecencyTfidf=RecencyTfidf",
+    res = runner.invoke(app, [*COMPARE, str(base), str(tuned), "--pair", "RecencyTfidf=RecencyTfidf",
                               "--out", str(out)])
     assert res.exit_code == 0, res.output
     assert page_commands(out) == []  # no `--methods RecencyTfidf`, which fails with "unknown method"
@@ -136,7 +139,7 @@ def test_a_changed_question_with_a_page_in_one_run_gets_the_command_for_the_othe
 
     home, base, tuned = user_runs
     first = tmp_path / "first"
-    assert runner.invoke(app, ["compare", str(base), str(tuned), "--pair", "BM25=BM25", "--out", str(first)]).exit_code == 0
+    assert runner.invoke(app, [*COMPARE, str(base), str(tuned), "--pair", "BM25=BM25", "--out", str(first)]).exit_code == 0
     questions = pd.read_csv(first / "questions.csv")
     changed = questions[questions["RR_a"] != questions["RR_b"]]["question_id"].iloc[0]
     page = base / "misses" / f"{changed}.explain.html"
@@ -144,7 +147,7 @@ def test_a_changed_question_with_a_page_in_one_run_gets_the_command_for_the_othe
     page.write_text("<html><body>base's page</body></html>")
     try:
         out = tmp_path / "cmp"
-        res = runner.invoke(app, ["compare", str(base), str(tuned), "--pair", "BM25=BM25", "--out", str(out)])
+        res = runner.invoke(app, [*COMPARE, str(base), str(tuned), "--pair", "BM25=BM25", "--out", str(out)])
         assert res.exit_code == 0, res.output
         html_page = (out / "compare.html").read_text()
         row = next(r for r in html_page.split("<tr>") if f"<code>{changed}</code>" in r)
@@ -179,7 +182,7 @@ def test_a_generic_past_run_gets_commands_that_explain_the_history_it_ran_over(t
     res = runner.invoke(app, ["bench", "--data", str(data), "--format", "generic-past", "--methods",
                               "BM25,AdaptiveGraph", "--extractor", "none", "--miss-pages", "0", "--out", str(run)])
     assert res.exit_code == 0, res.output
-    res = runner.invoke(app, ["compare", str(run), "--pair", "BM25=AdaptiveGraph", "--out", str(out)])
+    res = runner.invoke(app, [*COMPARE, str(run), "--pair", "BM25=AdaptiveGraph", "--out", str(out)])
     assert res.exit_code == 0, res.output
     rankings = pd.read_csv(run / "rankings.csv").set_index(["question_id", "method"])["RR"]
     commands = page_commands(out)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import html
 import os
 import shlex
+from collections.abc import Collection
 from pathlib import Path
 
 import pandas as pd
@@ -78,11 +79,35 @@ def _rank(rr: float, tie: bool) -> str:
     return f"<td class='num tie'>{rank} (tie)</td>" if tie else f"<td class='num'>{rank}</td>"
 
 
-def _pages_cell(question_id: str, sides: list[tuple[Run, str]], out: Path) -> str:
-    """Links to the explain pages the runs have for the question and, for each run without one, the command
-    that writes it (one command for runs whose data, extractor, depth and parameters agree)."""
+def written_page(run: Run, question_id: str) -> str:
+    """Where compare writes `run`'s explain page of `question_id` in its output folder."""
+    return f"explain/{Path(run.label).name}-{Path(_page_name(question_id, 'explain')).name}"
+
+
+def regressions(comparison: Comparison, n: int) -> dict[str, tuple[Run, str, list[str]]]:
+    """The explain pages compare writes: for each pair's `n` worst regressions (ΔRR < 0), each side's run that has
+    no page for the question in its folder, as {`written_page`: (run, question id, the pair's methods of it)}."""
+    runs = {r.label: r for r in comparison.runs}
+    wanted: dict[str, tuple[Run, str, list[str]]] = {}
+    for pair in comparison.pairs.to_dict("records"):
+        key = tuple(pair[c] for c in PAIR_COLUMNS)
+        rows = comparison.questions[(comparison.questions[PAIR_COLUMNS] == key).all(axis=1)]
+        for qid in rows[rows["delta"] < 0].sort_values(["delta", "question_id"])["question_id"].head(n):
+            for run, method in ((runs[pair["run_a"]], pair["method_a"]), (runs[pair["run_b"]], pair["method_b"])):
+                if not (run.path / _page_name(qid, "explain")).is_file():
+                    methods = wanted.setdefault(written_page(run, qid), (run, qid, []))[2]
+                    methods += [method] if method not in methods else []
+    return wanted
+
+
+def _pages_cell(question_id: str, sides: list[tuple[Run, str]], out: Path, written: Collection[str] = ()) -> str:
+    """Links to the explain pages the runs have for the question, or compare wrote (`written`), and, for each run
+    without one, the command that writes it (one command for runs whose data, extractor, depth and parameters
+    agree)."""
     runs = list({id(run): run for run, _ in sides}.values())
     pages = {id(run): page for run in runs if (page := run.path.resolve() / _page_name(question_id, "explain")).is_file()}
+    pages.update({id(run): out / written_page(run, question_id) for run in runs
+                  if id(run) not in pages and written_page(run, question_id) in written})
     links = [f"<a href='{html.escape(Path(os.path.relpath(pages[id(run)], out)).as_posix())}'>explain "
              f"({html.escape(run.label)})</a>" for run in runs if id(run) in pages]
     pageless = [run for run in runs if id(run) not in pages]
@@ -118,7 +143,8 @@ def _number(value: float) -> str:
     return "–" if pd.isna(value) else f"{value:.3f}"
 
 
-def _pair_html(pair: dict, questions: pd.DataFrame, runs: dict[str, Run], out: Path) -> tuple[str, go.Figure | None]:
+def _pair_html(pair: dict, questions: pd.DataFrame, runs: dict[str, Run], out: Path,
+               written: Collection[str] = ()) -> tuple[str, go.Figure | None]:
     """The pair's section and its per-question difference chart (None when no question is judged)."""
     a, b = runs[pair["run_a"]], runs[pair["run_b"]]
     title = f"{pair['run_a']}: {pair['method_a']} → {pair['run_b']}: {pair['method_b']}"
@@ -142,7 +168,7 @@ def _pair_html(pair: dict, questions: pd.DataFrame, runs: dict[str, Run], out: P
                     f"<td class='num'>{_number(q['RR_tieavg_a'])} → {_number(q['RR_tieavg_b'])}</td>"
                     f"<td class='num {html.escape(str(q['change_tieavg']))}'>{_number(q['delta_tieavg'])}</td>"
                     f"<td class='{verdict_class}'>{html.escape(str(q['verdict']))}</td>"
-                    f"<td>{_pages_cell(str(q['question_id']), sides, out)}</td></tr>")
+                    f"<td>{_pages_cell(str(q['question_id']), sides, out, written)}</td></tr>")
     side_a, side_b = ((pair["method_a"], pair["method_b"]) if pair["run_a"] == pair["run_b"]
                       else (pair["run_a"], pair["run_b"]))
     cols = ["question", "type", f"rank in {side_a}", f"rank in {side_b}", "ΔRR", "tie-aware RR",
@@ -249,13 +275,15 @@ def _unpaired_html(comparison: Comparison) -> str:
             f"</div>")
 
 
-def compare_html(comparison: Comparison, out: Path, title: str = "taggraph compare") -> str:
-    """The page for `comparison`, its links relative to the output folder `out` (see the module docstring)."""
+def compare_html(comparison: Comparison, out: Path, title: str = "taggraph compare",
+                 written: Collection[str] = ()) -> str:
+    """The page for `comparison`, its links relative to the output folder `out` (see the module docstring), to the
+    explain pages compare writes there too (`written`, `regressions`)."""
     out = Path(out).resolve()
     runs = {r.label: r for r in comparison.runs}
     by_pair = dict(list(comparison.questions.groupby(PAIR_COLUMNS, sort=False)))
     sections = [_pair_html(pair, by_pair.get(tuple(pair[c] for c in PAIR_COLUMNS), comparison.questions.iloc[:0]),
-                           runs, out) for pair in comparison.pairs.to_dict("records")]
+                           runs, out, written) for pair in comparison.pairs.to_dict("records")]
     figs = [interval_chart(comparison.pairs), *(chart for _, chart in sections if chart is not None)]
     charts = iter([f.to_html(full_html=False, include_plotlyjs=(i == 0), config={"displaylogo": False})  # no link out
                    for i, f in enumerate(figs)])
