@@ -75,3 +75,27 @@ def test_bench_writes_summary_tex_and_the_matrix_into_the_run_folder(tmp_path):
     assert "\\toprule" in (out / "summary.tex").read_text() and "TagGraph-Basic" in (out / "summary.tex").read_text()
     assert pd.read_csv(out / "significance_matrix.csv")[["method_a", "method_b"]].values.tolist() == [
         ["BM25", "TagGraph-Basic"]]
+
+
+def test_results_table_rebuilds_the_table_between_the_markers_of_a_readme(tmp_path):
+    from typer.testing import CliRunner
+
+    from taggraph.cli import app
+
+    for name, mrr in (("dev", [0.7, 0.8]), ("heldout", [0.75, 0.6])):
+        (tmp_path / name).mkdir()
+        pd.DataFrame({"method": ["BM25", "Fusion"], "n": [10, 10], "MRR": mrr}).to_csv(tmp_path / name / "summary.csv")
+    readme = tmp_path / "README.md"
+    readme.write_text("# x\n\n<!-- results-table:start -->\nold\n<!-- results-table:end -->\n\nafter\n")
+    runs = [str(tmp_path / "dev"), str(tmp_path / "heldout")]
+    result = CliRunner().invoke(app, ["results-table", *runs, "--into", str(readme)])
+    assert result.exit_code == 0, result.output
+    text = readme.read_text()
+    assert "old" not in text and text.endswith("<!-- results-table:end -->\n\nafter\n")
+    rows = [line for line in text.splitlines() if line.startswith("|")]
+    assert "dev (n = 10)" in rows[0] and "heldout (n = 10)" in rows[0]
+    assert [c.strip() for c in rows[2].strip("|").split("|")] == ["BM25", "0.700", "**0.750**"]
+    assert [c.strip() for c in rows[3].strip("|").split("|")] == ["Fusion", "**0.800**", "0.600"]
+    (tmp_path / "plain.md").write_text("no markers")
+    result = CliRunner().invoke(app, ["results-table", *runs, "--into", str(tmp_path / "plain.md")])
+    assert result.exit_code != 0 and "results-table:start" in result.output

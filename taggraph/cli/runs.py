@@ -52,3 +52,41 @@ def runs(
         pages[i, j] = target / "compare.html"
     atomic_write(page, runs_html(found, page, pages, f"taggraph runs: {folder.resolve().name}"))
     typer.echo(f"{len(found)} run(s), {len(pages)} compare page(s)\nruns page: {page}")
+
+
+START, END = "<!-- results-table:start -->", "<!-- results-table:end -->"
+
+
+@command("results-table")
+def results_table(
+    runs: list[Path] = typer.Argument(..., help="Run folders, one column each, in this order."),
+    into: Optional[Path] = typer.Option(None, help=f"Replace the table between {START} and {END} in this file "
+                                                   "(a README); default: print it."),
+    metric: str = typer.Option("MRR", help="The summary.csv column shown."),
+) -> None:
+    """The results table of run folders in Markdown: a row per method, a column per run (its name and judged n),
+    the best of each column in bold; printed, or written into a file between its markers."""
+    import pandas as pd
+
+    from taggraph.atomic import atomic_write
+    from taggraph.errors import InputError
+    from taggraph.evaluation.tables import results_markdown
+
+    summaries = {}
+    for run in runs:
+        if not (run / "summary.csv").is_file():
+            raise InputError(f"{run}: no summary.csv (not a bench, score or fuse run folder)")
+        summary = pd.read_csv(run / "summary.csv")
+        if metric not in summary:
+            raise InputError(f"{run}/summary.csv: no column {metric!r}")
+        summaries[run.resolve().name] = summary
+    table = results_markdown(summaries, metric)
+    if into is None:
+        typer.echo(table)
+        return
+    text = into.read_text(encoding="utf-8")
+    if text.count(START) != 1 or text.count(END) != 1 or text.index(START) > text.index(END):
+        raise InputError(f"{into}: needs one {START} line and one {END} line after it, around the table")
+    head, rest = text.split(START)
+    atomic_write(into, f"{head}{START}\n{table}\n{END}{rest.split(END, 1)[1]}")
+    typer.echo(f"results table of {len(runs)} run(s) written into {into}")

@@ -67,3 +67,18 @@ def summary_latex(summary: pd.DataFrame, baseline: str | None = None, alpha: flo
     styler = styler.format_index(escape="latex", axis=0).format_index(escape="latex", axis=1)
     return styler.to_latex(hrules=True, column_format="l" + "r" * len(columns), caption=caption.replace("_", "\\_"),
                            position_float="centering")
+
+
+def results_markdown(summaries: dict[str, pd.DataFrame], metric: str = "MRR") -> str:
+    """A Markdown table of `metric` with one row per method (in the first run's order, then the others') and one
+    column per run (`summaries`: its label -> summary.csv, the label with its judged n), the best of each column
+    in bold, '–' where a run lacks the method."""
+    methods = list(dict.fromkeys(m for s in summaries.values() for m in s["method"]))
+    columns = {}
+    for label, summary in summaries.items():
+        values = summary.set_index("method")[metric].reindex(methods)
+        best = values.max()
+        columns[f"{label} (n = {int(summary['n'].max())})"] = [
+            "–" if pd.isna(v) else f"**{v:.3f}**" if np.isclose(v, best) else f"{v:.3f}" for v in values]
+    return pd.DataFrame({"method": methods, **columns}).to_markdown(index=False, colalign=["left"] + [
+        "right"] * len(columns))
