@@ -78,6 +78,18 @@ def test_gold_after_the_query_is_left_out_and_warned(tmp_path):
     assert cases[0].gold_session_ids == ["Ada_Lovelace:a1"]
 
 
+def test_a_query_without_gold_is_warned_of_once_as_such_not_as_gold_after_it(tmp_path):
+    path = persona(tmp_path)
+    data = json.loads(path.read_text())
+    data["dialogues"][2]["dialogue_turns"][1]["memory_session_uuids"] = "[]"
+    path.write_text(json.dumps(data))
+    with pytest.warns(UserWarning) as caught:
+        load_dataset(path)
+    said = [str(w.message) for w in caught]
+    assert any("have no answer sessions" in m and "Ada_Lovelace:Q-1" in m for m in said), said
+    assert not any("not before their own session" in m for m in said), said
+
+
 def test_a_malformed_turn_names_the_file_session_and_field(tmp_path):
     path = persona(tmp_path)
     data = json.loads(path.read_text())
