@@ -338,3 +338,13 @@ def test_limit_keeps_the_warnings_of_the_questions_it_loads_and_per_type_is_chec
     for bad in (0, -1, 1.5, True):
         with pytest.raises(ConfigError, match="per_type must be a whole number"):
             tg.load(folder, per_type=bad)
+
+
+def test_files_the_generic_format_does_not_read_are_named(tmp_path):
+    from taggraph.datasets import load
+
+    folder = tmp_path / "mixed"
+    shutil.copytree(FIXTURE, folder)
+    (folder / "Ada_Lovelace_dialogues_256k.json").write_text('{"_metadata": {}, "dialogues": []}')
+    with pytest.warns(UserWarning, match=r"data files in the folder are not read .*Ada_Lovelace_dialogues_256k.json"):
+        load(folder, fmt="generic")

@@ -246,7 +246,12 @@ def load(path: Path, limit: int | None = None, future_sessions: str = "keep") ->
     for file in found:
         if not file.is_file():
             raise DatasetError(f"{file}: no such file (your own data is {TURNS} and {QUESTIONS} in one folder)")
-    return load_generic(*found, limit=limit, future_sessions=future_sessions)
+    cases, warnings = load_generic(*found, limit=limit, future_sessions=future_sessions)
+    other = sorted(p.name for p in found[0].parent.iterdir() if p.is_file() and p not in found
+                   and p.name.endswith((".json", ".json.gz", ".jsonl", ".jsonl.gz")))
+    return cases, warnings + data_warning("file_not_read", f"data files in the folder are not read (your own data "
+                                                           f"is {TURNS} and {QUESTIONS}; another format's files "
+                                                           f"want a folder of their own)", other, found[0].parent)
 
 
 def load_past(path: Path, limit: int | None = None) -> tuple[list[Case], list]:
