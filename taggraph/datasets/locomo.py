@@ -153,7 +153,7 @@ def conversation_notes(sample_id: str, conv: dict,
 def asked_after(interactions: list[Interaction]) -> str:
     """The day a conversation's questions are asked: its last session's (ISO), or "" when no session date reads.
 
-    Our choice (protocol 6, BENCHMARKS.md 28): LoCoMo records no date for its questions, which are asked over
+    Our choice (docs/methods.md): LoCoMo records no date for its questions, which are asked over
     the whole conversation, so they are dated by its last session; TagGraph-Fusion's date windows ("in June")
     then read against that day."""
     moments = [m for m in map(parse_note_date, {i.timestamp for i in interactions}) if m is not None]

@@ -48,7 +48,7 @@ def make_tokenizer(stem: bool = True, stopwords: bool = True) -> Tokenizer:
 class BM25Stem(Retriever):
     @dataclass(frozen=True)
     class Params:
-        variant: Variant = "robertson"  # chosen on S dev (BENCHMARKS.md, section 15)
+        variant: Variant = "robertson"  # chosen on LongMemEval-S dev (docs/methods.md)
         k1: Annotated[float, Field(gt=0)] = 1.5  # > 0: with k1 = 0 and delta = 0, BM25L's floor is 0/0
         b: Annotated[float, Field(ge=0, le=1)] = 0.75
         delta: Annotated[float, Field(ge=0)] = 0.5  # BM25L and BM25+ only, as in bm25s

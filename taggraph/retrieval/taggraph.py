@@ -17,7 +17,7 @@ score 0 in note order, as AdaptiveGraph does. It is the reading that reproduces 
 on the LongMemEval oracle, where every note is gold, the paper reports 0.996-1.000 for all
 three variants; ranking only the traversal's candidates gives 0.251 for Stopwords/TFIDF
 (the 15% rule empties most queries on ~11-note stores), ranking every file gives 1.000, and
-on S dev the two differ by at most 0.001 MRR (BENCHMARKS.md, section 10).
+on LongMemEval-S dev the two differ by at most 0.001 MRR.
 ``rank_all_files=False`` ranks the candidates only, as this workbench did before.
 
 A trail that climbs to a top-level node and back down (``food/pizza -> food -> food/sushi``)
