@@ -246,20 +246,13 @@ class BFloat16MiniLM(SentenceTransformerEmbedder):
 
 
 @EMBEDDERS.builtin("tuned", arg="NAME")
-class TunedEmbedder(SentenceTransformerEmbedder):
-    """A model ``taggraph tune-embedder --name NAME`` wrote into the cache (`taggraph.retrieval.tuned_embedder`);
-    its vectors are cached under the sha256 of its weights, so two tunings never share them."""
+def tuned_embedder(model: str, device: str = "auto", **kw) -> Embedder:
+    """The model ``taggraph tune-embedder --name NAME`` wrote into the cache (`taggraph.retrieval.tuned_embedder`)."""
+    from taggraph.retrieval.tuned_embedder import TunedEmbedder
+    return TunedEmbedder(model, device, **kw)
 
-    def __init__(self, model: str, device: str = "auto", **kw) -> None:
-        from taggraph.retrieval.tuned_embedder import tuned_model
-        folder, card = tuned_model(model)
-        super().__init__(str(folder), device, **kw)
-        self.name = f"tuned:{model}"
-        self.weights_sha256 = card["weights_sha256"]
 
-    @property
-    def cache_key(self) -> str:
-        return f"{self.name}-{self.weights_sha256}"
+tuned_embedder.takes_device, tuned_embedder.needs = True, SentenceTransformerEmbedder.needs
 
 
 def _built_once(key: str, marker: str, build, sound=None) -> Path:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from taggraph.config import cache_dir
 from taggraph.errors import ConfigError
+from taggraph.retrieval.embeddings import SentenceTransformerEmbedder
 
 CARD = "model_card.json"
 MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -38,3 +39,18 @@ def tuned_model(name: str) -> tuple[Path, dict]:
         raise ConfigError(f"embedder 'tuned:{name}': no tuned model in {folder}; make it with: "
                           f"taggraph tune-embedder --data PATH --name {name}") from None
     return folder, card
+
+
+class TunedEmbedder(SentenceTransformerEmbedder):
+    """The tuned model `model` (``tuned:NAME``); its vectors are cached under the sha256 of its weights, so two
+    tunings never share them."""
+
+    def __init__(self, model: str, device: str = "auto", **kw) -> None:
+        folder, card = tuned_model(model)
+        super().__init__(str(folder), device, **kw)
+        self.name = f"tuned:{model}"
+        self.weights_sha256 = card["weights_sha256"]
+
+    @property
+    def cache_key(self) -> str:
+        return f"{self.name}-{self.weights_sha256}"
