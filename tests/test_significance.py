@@ -92,7 +92,7 @@ def test_bench_s_summary_gives_the_adjusted_p_and_says_which_the_star_uses():
     result = add_significance(BenchResult(rankings, summary, pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), {}),
                               "base")
     shown = summary_view(result).set_index("method")
-    assert shown.columns[2:7].tolist() == ["ΔMRR vs base", "p", "p_holm", "p_bh", "sig"]
+    assert shown.columns[2:8].tolist() == ["MRR 95% CI", "ΔMRR vs base", "p", "p_holm", "p_bh", "sig"]
     assert (result.summary.set_index("method").loc[["a", "b", "c"], "sig"] == "").all()
     assert result.extra["significance"][["p_holm", "p_bh"]].notna().all().all()
     assert significance_note(result).endswith(
