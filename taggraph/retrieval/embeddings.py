@@ -17,6 +17,7 @@
   the bundled MiniLM (~15 s, offline) and kept under ``<TAGGRAPH_CACHE>/models``.
 - ``"ollama:MODEL"``, e.g. ``"ollama:nomic-embed-text"`` (the paper's model): the
   Ollama server at ``$OLLAMA_HOST`` (default http://127.0.0.1:11434), ``/api/embed``.
+- ``"tuned:NAME"``: the model ``taggraph tune-embedder --name NAME`` wrote (`taggraph.retrieval.tuned_embedder`).
 
 Each built-in declares its name in this file (``@EMBEDDERS.builtin``); `EMBEDDERS` (a
 `taggraph.registry.Registry`) also knows the names given to ``EMBEDDERS.register`` in this process
