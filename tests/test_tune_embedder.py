@@ -128,3 +128,10 @@ def test_an_unknown_tuned_name_is_one_line_naming_the_folder_and_the_command(mon
     assert "taggraph tune-embedder --data PATH --name nope" in res.output
     res = runner.invoke(app, ["tune-embedder", "--data", str(DEMO_DATA), "--name", "../elsewhere"])
     assert res.exit_code == 2 and "use letters, digits" in res.output
+
+
+def test_a_missing_training_package_is_refused_before_any_work(monkeypatch):
+    found = tuning.importlib.util.find_spec
+    monkeypatch.setattr(tuning.importlib.util, "find_spec", lambda name: None if name == "accelerate" else found(name))
+    with pytest.raises(ConfigError, match=r"needs accelerate, not installed: pip install 'taggraph\[dense,int8\]'"):
+        tune_embedder(tg.load(DEMO_DATA, limit=1), "never")

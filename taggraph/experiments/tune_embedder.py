@@ -14,6 +14,7 @@ last written, so a killed run leaves no folder ``tuned:NAME`` would read; the ne
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -43,6 +44,7 @@ BATCH_SIZE = 16
 LEARNING_RATE = 2e-5
 WARMUP_RATIO = 0.1  # of the steps (transformers 5 reads a float warmup_steps as a ratio)
 WEIGHTS = "model.safetensors"
+NEEDS = ("sentence_transformers", "datasets", "accelerate", "onnxruntime", "onnx")  # the trainer and the int8 export
 LICENCE_FILE = re.compile(r"(LICEN[CS]E|COPYING)(\.\w+)?", re.IGNORECASE)
 
 
@@ -101,6 +103,8 @@ def tune_embedder(dataset: Dataset, name: str, base: str = "minilm", epochs: int
     returned): the model, its int8 export, model_card.json and README.md. A name taken is refused."""
     if base not in BASES:
         raise ConfigError(f"unknown base model {base!r}; known: {', '.join(BASES)}")
+    if absent := [m for m in NEEDS if importlib.util.find_spec(m) is None]:
+        raise ConfigError(f"tune-embedder needs {', '.join(absent)}, not installed: pip install 'taggraph[dense,int8]'")
     if epochs < 1 or max_steps is not None and max_steps < 1:
         raise ConfigError(f"epochs and max_steps must be at least 1, got {epochs} and {max_steps}")
     folder = tuned_models_dir() / check_model_name(name)
