@@ -5,8 +5,10 @@ pair (ΔMRR with CI, p and Holm/BH-adjusted p, the same for the tie-aware RR, wi
 a chart of each pair's interval, a per-question-type table, then per pair a chart of every
 question's RR difference and the questions whose RR or tie-aware RR changed, worst first, with
 the first gold rank in each run and a verdict naming a place that rests on tie order (purple).
-Each question links the explain page of either run folder (``misses/<id>.explain.html``, written
-for a run's first missed questions) by a relative path; for a question neither run has a page for,
+Each pair reads ``a → b``, as its columns do (MRR a, MRR b, ΔMRR = b − a); the runs link their reports, and the
+methods no pair compares are listed with a ``--pair`` that would. Each question links the explain page of either
+run folder (``misses/<id>.explain.html``, written for a run's first missed questions) or the one compare wrote
+for a pair's worst regressions (``explain/``, `regressions`) by a relative path; for a question without a page,
 the page shows the ``taggraph explain`` command that writes one with that run's data (``--format`` when
 the format its run.json records is not the one detected), extractor, depth and recorded method
 parameters (a method known by name only in the Python session that ran it is given as the
