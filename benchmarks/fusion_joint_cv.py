@@ -1,11 +1,11 @@
-"""One set of TagGraph-Fusion defaults for LongMemEval-S and LoCoMo: issue 29's protocol, fixed before its run.
+"""One set of TagGraph-Fusion defaults for LongMemEval-S and LoCoMo: the joint protocol, fixed before its run.
 
     python benchmarks/fusion_joint_cv.py \
         --longmemeval ../shared/data/longmemeval/longmemeval_s_dev.json.gz \
         --locomo ../shared/data/locomo/locomo_dev.json --evidence /tmp/fusion_joint --workers 2
 
 Evidence: each judged question's `TagGraphFusion.signals` with every component on (chunks off: its MiniLM
-time for a component that `turns` subsumes; weight 0 since issue 22) and the raw, unnormalized values kept,
+time for a component that `turns` subsumes; weight 0 since the first protocol) and the raw, unnormalized values kept,
 asked at the question date (LoCoMo's questions have none), one memory per history (a LoCoMo conversation is
 built once for its ~200 questions). Cached per dataset in `--evidence`.
 
@@ -14,32 +14,32 @@ The protocol (fixed before any result of this script was seen; version 2, see be
   (its 5 dev conversations). Outer fold k = LongMemEval fold k + LoCoMo conversation k.
 - `fit` (run on training questions only): coordinate ascent over `GRID` from `START` under one normalization;
   the weights that move are the lexical, dense, graph and session weights, the stemmed lists, the turns, the named
-  speaker and the sessions' max-sim and top-2 mean. The time weights stay at the defaults of issue 22 (LoCoMo's
+  speaker and the sessions' max-sim and top-2 mean. The time weights stay at the first protocol's defaults (LoCoMo's
   questions carry no date, so only LongMemEval could move them) and coverage / agreement at 0 (not chosen in issue
   22): they are not in `GRID`.
 - Objective: the mean of the two benchmarks' session MRR at depth 40 (each benchmark counts equally, though
   LoCoMo has 4x the questions).
-- The normalizations side by side: for each of `NORMALIZATIONS` ("max", the one before issue 29; "minmax";
+- The normalizations side by side: for each of `NORMALIZATIONS` ("max", the one before this protocol; "minmax";
   "zscore"; "rrf", i.e. weighted reciprocal rank fusion) the whole outer cross-validation, each benchmark
   reported separately and out of fold (MRR, Success@1, per type / category, paired against BM25 and BM25-stem over
   notes: `note_bm25` / `note_stem` alone on the same evidence).
 - The default normalization is the one with the best out-of-fold objective (a choice among 4 made on the outer
   folds: its figure carries that selection's small optimism, which the halves check bounds). Then the halves check
-  of BENCHMARKS 17 on both benchmarks under it (fit on half A = LongMemEval half A + 3 conversations, score both
+  of lab study 17 on both benchmarks under it (fit on half A = LongMemEval half A + 3 conversations, score both
   halves; and the other way round), then `fit` on everything: the code's defaults.
 - Adoption rule: the fitted weights become TagGraph-Fusion's defaults if, out of fold, LoCoMo MRR exceeds
   BM25-stem's and LongMemEval MRR is at least the current defaults' nested-CV mean (0.957) minus 0.005. Otherwise
   the defaults stay and the result is reported.
 - Cost clause (added after a second look at LoCoMo evidence with hand-set weights, where the turns added ~0.002,
   and before any result of this script): the turn vectors cost LongMemEval about 1.5-2.6 times MiniLM's work
-  (each pool note's reply embedded apart; BENCHMARKS 17 put whole turns at 1.55x), over the 15 min cold target.
+  (each pool note's reply embedded apart; lab study 17 put whole turns at 1.55x), over the 15 min cold target.
   So the chosen normalization's outer CV is run again with the turn parts held at 0 (`TURN_PARTS`); if that loses
   at most 0.005 out of fold on each benchmark, the defaults are the fit without them.
 
 Version 1 of this protocol chose the normalization by an inner cross-validation inside each outer fold. Before it
 produced a result it was cut to version 2 for its cost: an evaluation of one set of weights over LoCoMo's rows
 takes 1.4-2 s on this loaded machine, and version 1 needed ~100 fits of ~150 evaluations. Between the two, hand-set
-weights were tried on LoCoMo's evidence only (BM25, BM25-stem, dense, turns alone and 3 mixes; BENCHMARKS 18 lists
+weights were tried on LoCoMo's evidence only (BM25, BM25-stem, dense, turns alone and 3 mixes; lab study 18 lists
 them); that look is the one choice made after seeing LoCoMo dev numbers, and it set nothing in `GRID` or `START`.
 """
 
@@ -64,13 +64,13 @@ from taggraph.retrieval import make_retriever
 from taggraph.retrieval.fusion_signals import (COMPONENTS, NORMALIZATIONS, SESSION_FEATURES, TURN_COLUMNS, TURN_PARTS,
                                                FusionWeights, Signals, normalized_all, session_turns)
 
-# Issue 22's defaults, written out: the code's defaults have moved since (sections 18 and 21), and a start taken
+# The first protocol's defaults, written out: the code's defaults have moved since (lab studies 18 and 21), and a start taken
 # from them would carry a fit on every question, test folds included, into the folds. Until 2026-12-03 `START`
-# was derived from `FusionWeights()`, so reruns after section 18 started from its adopted weights (section 21).
-ISSUE_22 = FusionWeights(note_bm25=1.0, raw_bm25=0.285, dense=0.625, graph=0.3, session=0.11, target=0.625, recent=0.05,
+# was derived from `FusionWeights()`, so reruns after lab study 18 started from its adopted weights (lab study 21).
+FIRST_WEIGHTS = FusionWeights(note_bm25=1.0, raw_bm25=0.285, dense=0.625, graph=0.3, session=0.11, target=0.625, recent=0.05,
                          early=0.05, note_stem=0.0, raw_stem=0.0, chunks=0.0, coverage=0.0, agreement=0.0, turns=0.0,
                          speaker=0.0, best_turn=0.0, top2_turns=0.0, session_stem=0.0)
-EVERY = replace(ISSUE_22, note_stem=1.0, raw_stem=1.0, coverage=1.0, agreement=1.0, turns=1.0, speaker=1.0,
+EVERY = replace(FIRST_WEIGHTS, note_stem=1.0, raw_stem=1.0, coverage=1.0, agreement=1.0, turns=1.0, speaker=1.0,
                 best_turn=1.0, top2_turns=1.0, session_stem=1.0)  # chunks stays 0: not computed
 GRID = {  # free choice: a coarse grid per weight; note_bm25 is fixed at 1 (the scale)
     "raw_bm25": [0, 0.1, 0.25, 0.5, 1.0],
@@ -85,7 +85,7 @@ GRID = {  # free choice: a coarse grid per weight; note_bm25 is fixed at 1 (the 
     "top2_turns": [0, 0.1, 0.25, 0.5, 1.0],
 }
 # free choice, made before any fit: the current defaults, and every new weight moderately on
-START = replace(ISSUE_22, note_stem=0.25, raw_stem=0.25, turns=0.5, speaker=0.1, best_turn=0.1)
+START = replace(FIRST_WEIGHTS, note_stem=0.25, raw_stem=0.25, turns=0.5, speaker=0.1, best_turn=0.1)
 PASSES = 2  # coordinate-ascent sweeps over GRID
 FOLDS = 5
 SEED = 0
@@ -120,7 +120,7 @@ def evidence(path: str, cache: Path, workers: int, **params) -> list[tuple]:
 def renormalized(ev: Signals, mode: str) -> Signals:
     """`ev` with its components normalized by `mode` from the raw values (and the turn session features with them).
     Every mode, "max" too: the evidence's own components follow the code's default normalization (zscore since
-    issue 29), so returning them for "max" scored zscore twice (BENCHMARKS 30)."""
+    this protocol), so returning them for "max" scored zscore twice (lab study 30)."""
     comps = normalized_all(ev.raw, mode)
     feats = ev.session_features.copy()
     n_sessions = int(ev.sessions.max()) + 1 if len(ev.sessions) else 0

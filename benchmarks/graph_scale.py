@@ -1,4 +1,4 @@
-"""The graph view's cost on a long history (issue 33, defect 5): wall time and peak memory.
+"""The graph view's cost on a long history: wall time and peak memory.
 
     python benchmarks/graph_scale.py --sessions 50000 --dir /tmp/graphscale [--code /work/main] \
         [--methods BM25,TagGraph-TFIDF,AdaptiveGraph] [--cap-gb 8] [--timeout 1200]

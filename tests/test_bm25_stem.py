@@ -1,4 +1,4 @@
-"""BM25-stem (issue 22): scores equal bm25s's own BM25 on the same tokens, for every variant; stemming,
+"""BM25-stem: scores equal bm25s's own BM25 on the same tokens, for every variant; stemming,
 stopwords, incremental indexing, parameter checks and the registry."""
 
 import bm25s

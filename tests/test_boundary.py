@@ -1,4 +1,4 @@
-"""Nothing silent at the boundary between a method and a ranking (issues 31 and 33): scores that are not
+"""Nothing silent at the boundary between a method and a ranking: scores that are not
 finite, impossible note indexes and wrong types from `score()`, and a method's own exception are one line
 naming the method, the question and the fix, for built-in and plug-in methods alike; a method named twice
 runs once; failed extractions stop a bench unless allowed, and then are said; a failing `evidence()` is

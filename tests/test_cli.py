@@ -227,7 +227,7 @@ def test_out_is_checked_before_the_run(tmp_path):
     afile.write_text("x")
     assert runner.invoke(app, ["bench", "--out", str(afile)]).exit_code == 2
     res = runner.invoke(app, ["bench", "--methods", "BM25", "--limit", "1", "--out", str(taken), "--force"])
-    assert res.exit_code == 2 and "replaces only a run folder" in res.output  # issue 24.5: not a run folder
+    assert res.exit_code == 2 and "replaces only a run folder" in res.output  # not a run folder
     assert (taken / "notes.txt").read_text() == "mine"
     run = tmp_path / "run"
     assert runner.invoke(app, ["bench", "--methods", "BM25", "--limit", "1", "--out", str(run)]).exit_code == 0

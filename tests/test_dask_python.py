@@ -1,4 +1,4 @@
-"""Dask from Python as docs/scaling-out.md says (issue 31, item 8): ``run_bench(..., backend="dask")`` runs on the Dask
+"""Dask from Python as docs/scaling-out.md says: ``run_bench(..., backend="dask")`` runs on the Dask
 client of the process and gives the local rankings; without a client it is one line saying how; the scheduler
 option has one name, ``--dask-scheduler`` / ``dask_scheduler``, in the CLI and the library."""
 

@@ -1,4 +1,4 @@
-"""Every command's --data help lists every registered data format, from the registry (issue 31, item 8); a question
+"""Every command's --data help lists every registered data format, from the registry; a question
 limit is a whole number >= 1 in Python and in the notebooks' settings too."""
 
 from __future__ import annotations

@@ -356,7 +356,7 @@ def test_the_request_route_weighs_only_raw_bm25_and_dense():
     assert {k: v for k, v in weights.items() if v} == {"raw_bm25": 0.3, "dense": 0.7}
 
 
-# -- issue 29: turns, speakers, LoCoMo dates, normalizations ---------------------------------------
+# -- turns, speakers, LoCoMo dates, normalizations ---------------------------------------
 
 TALK = [  # LoCoMo's shape: two people, each turn headed by its speaker, LoCoMo's dates
     ("c:1", "Caroline: I went to a pottery class yesterday.", "Melanie: Pottery sounds relaxing!",
@@ -433,7 +433,7 @@ def test_normalizations():
     assert normalized(np.full(3, np.nan), "zscore", dense_like=False).tolist() == [0.0, 0.0, 0.0]
     with pytest.raises(ValueError, match="unknown normalization 'z'"):
         normalized(raw, "z", dense_like=False)
-    scores = {0: 3.0, 2: -1.0, 3: 1.5}  # a negative BM25 score is no evidence, as before issue 29
+    scores = {0: 3.0, 2: -1.0, 3: 1.5}  # a negative BM25 score is no evidence
     assert normalized(_evidence(scores, 4), "max", dense_like=False).tolist() == [1.0, 0.0, 0.0, 0.5]
 
 

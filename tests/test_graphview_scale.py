@@ -1,4 +1,4 @@
-"""The graph view's work is bounded by what it draws, not by the history's size (issue 33, defect 5)."""
+"""The graph view's work is bounded by what it draws, not by the history's size."""
 
 import json
 import re

@@ -94,7 +94,7 @@ def test_malformed_samples(tmp_path, mutate, message):
 
 def test_questions_are_dated_by_their_conversation_s_last_session(tmp_path):
     """LoCoMo records no date for its questions, so TagGraph-Fusion's windows ('in June', 'before I moved') never
-    fired (protocol 6, BENCHMARKS.md 28); a conversation without a readable session date is warned of."""
+    fired (our choice, docs/methods.md); a conversation without a readable session date is warned of."""
     import taggraph as tg
 
     with pytest.warns(UserWarning):

@@ -1,4 +1,4 @@
-"""One broken plug-in is confined to itself (issue 33, items 7 and 15): listing, help and runs that do not
+"""One broken plug-in is confined to itself: listing, help and runs that do not
 name it work; using or listing it gives one line naming its package and entry point; bad method names and
 modules are one-line errors, not tracebacks."""
 

@@ -259,7 +259,7 @@ class Capitals:
 
 
 def test_method_extractor_and_data_from_outside_the_repo_run_through_every_command(tmp_path):
-    """issue 21's bar: bench --workers 2, compare, explain, graph and the report, public names only."""
+    """A plug-in method end to end: bench --workers 2, compare, explain, graph and the report, public names only."""
     (tmp_path / "mystuff.py").write_text(USER_METHOD + USER_EXTRACTOR)
     data = tmp_path / "mydata"
     data.mkdir()

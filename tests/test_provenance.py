@@ -1,4 +1,4 @@
-"""run.json records where each method comes from (issue 31, item 7): a built-in's registry target, a
+"""run.json records where each method comes from: a built-in's registry target, a
 ``module:Class`` given by the user, an entry point's value with its package and version, and the sha256 of
 the class's source file; a recorded configuration builds the method again."""
 

@@ -1,5 +1,5 @@
 """TagGraph's rank_all_files switch (on by default, the paper's reading): zero-score notes ranked last, in
-note order (issue 13, fidelity)."""
+note order."""
 
 from taggraph.retrieval import make_retriever
 

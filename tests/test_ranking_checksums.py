@@ -2,9 +2,8 @@
 method ranks (benchmarks/ranking_checksums.py: sha256 over question id, ranked note ids and ranked
 session ids), recorded from the code before the contract (commit 4431e70) on the demo's first ten
 questions and on the first 30 questions of LongMemEval-S dev. TagGraph-Fusion and its ablations were
-re-recorded when issue 22 refitted its weights and replaced its time rules (BENCHMARKS.md, section 16), and
-again when its weights were bagged (section 17), and when issue 29's joint protocol gave it z-scores,
-the stemmed lists and the turn parts (section 18)."""
+re-recorded when its weights were refitted and its time rules replaced, again when its weights were bagged,
+and when the joint protocol gave it z-scores, the stemmed lists and the turn parts (the lab log holds each)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 24: nothing lost, nothing silently wrong (signals, concurrent writers, full disks, odd text)."""
+"""Nothing lost, nothing silently wrong (signals, concurrent writers, full disks, odd text)."""
 
 from __future__ import annotations
 

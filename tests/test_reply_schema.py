@@ -1,4 +1,4 @@
-"""The LLM reply schema is published (issue 31, item 8): taggraph/extraction/reply.schema.json is the schema the
+"""The LLM reply schema is published: taggraph/extraction/reply.schema.json is the schema the
 extractors send, a JSON Schema any validator reads, and docs/llm-extraction.md points to it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Time in your own data (issue 31, item 6; issue 33, item 13): dates no accepted form reads and sessions
+"""Time in your own data: dates no accepted form reads and sessions
 dated after their question are warned with counts, format generic-past leaves those sessions out, and a gold
 note outside the question's gold sessions is refused."""
 

@@ -1,4 +1,4 @@
-"""Served LLM extractors against hostile servers (issue 33, items 6, 12, 14, 15): a total deadline per
+"""Served LLM extractors against hostile servers: a total deadline per
 request, replies capped before they are parsed or cached, unusable replies never cached, the API key never
 printed, a huge model list and a NaN option refused in one line."""
 

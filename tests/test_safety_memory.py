@@ -1,4 +1,4 @@
-"""Nothing a `Memory` saves is lost (issue 33, items 2 and 3): a second loaded copy cannot overwrite the
+"""Nothing a `Memory` saves is lost: a second loaded copy cannot overwrite the
 first's notes, and any text round-trips byte for byte through save and load."""
 
 import json

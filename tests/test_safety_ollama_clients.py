@@ -1,6 +1,5 @@
-"""The answer generator and the embedder behind an Ollama server are bounded like the extractors (issue 33,
-item 6's remaining paths): a total deadline per request against a trickling server, replies capped before
-they are parsed, a failed reply one line naming the model and the host, and nothing of it cached."""
+"""The answer generator and the embedder behind an Ollama server are bounded like the extractors: a total
+deadline per request against a trickling server, replies capped before they are parsed, a failed reply one line naming the model and the host, and nothing of it cached."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Time rules at the calendar's edges (issue 33, item 4): a question dated 0001-01-01 or 9999-12-31 (a common
+"""Time rules at the calendar's edges: a question dated 0001-01-01 or 9999-12-31 (a common
 "unknown" sentinel) gets windows clipped to the calendar or none, never a ValueError/OverflowError."""
 
 from datetime import date, datetime, timedelta, timezone

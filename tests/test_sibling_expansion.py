@@ -1,4 +1,4 @@
-"""Trails through a top-level node are named sibling expansion; bound_top_level stops them (issue 13)."""
+"""Trails through a top-level node are named sibling expansion; bound_top_level stops them."""
 
 from taggraph.retrieval import make_retriever
 from taggraph.retrieval.taggraph import expansion

@@ -1,4 +1,4 @@
-"""Tie-aware metrics (issue 23): expected RR and Success@k under random tie order, computed exactly."""
+"""Tie-aware metrics: expected RR and Success@k under random tie order, computed exactly."""
 
 from itertools import permutations
 

@@ -1,4 +1,4 @@
-"""TREC in and out (issue 31): `score` reads a TREC run as trec_eval does (checked against ir-measures on a
+"""TREC in and out: `score` reads a TREC run as trec_eval does (checked against ir-measures on a
 run written by hand), note ids stand for their sessions, unknown ids are counted and said; every run folder
 holds TREC runs and qrels that ir-measures scores to the report's numbers."""
 

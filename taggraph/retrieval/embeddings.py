@@ -58,7 +58,7 @@ from taggraph.registry import Registry
 BATCH_SIZE = 64
 # texts the model reads in one forward pass: sentence-transformers sorts a call's texts by length and pads each pass
 # to its longest, so short passes of like lengths waste little padding (1.8x less CPU than one pass of 64 on
-# LongMemEval turns, vectors within 2e-7: BENCHMARKS.md 33)
+# LongMemEval turns, vectors within 2e-7)
 FORWARD_BATCH = 16
 EMBEDDERS = Registry("embedder", "taggraph.embedders")
 STALE_BUILD_SECONDS = 3600  # a model build folder older than this is a dead build's (a build takes ~10 s)
@@ -221,7 +221,7 @@ class SentenceTransformerEmbedder(Embedder):
 
 def _native_bfloat16() -> bool:
     """Whether this CPU computes bfloat16 in hardware (AVX512-BF16 or AMX); torch 2.13 has only these private
-    probes, and without such hardware bfloat16 is emulated: 1.7-3.8x slower than float32 (BENCHMARKS 24)."""
+    probes, and without such hardware bfloat16 is emulated: 1.7-3.8x slower than float32."""
     import torch
     return any(getattr(torch.cpu, probe, lambda: False)()
                for probe in ("_is_avx512_bf16_supported", "_is_amx_tile_supported"))
@@ -230,7 +230,7 @@ def _native_bfloat16() -> bool:
 @EMBEDDERS.builtin("minilm-bf16")
 class BFloat16MiniLM(SentenceTransformerEmbedder):
     """The bundled all-MiniLM-L6-v2 run under bfloat16 autocast: about twice minilm's speed on a CPU with
-    native bfloat16, vectors at cosine >= 0.9999 to minilm's (BENCHMARKS 24); a free choice of ours for
+    native bfloat16, vectors at cosine >= 0.9999 to minilm's; a free choice of ours for
     speed, cached apart from minilm's vectors. Refused on a CPU without native bfloat16 (slower there)."""
 
     def __init__(self, model_path: str | None = None, device: str = "auto", **kw) -> None:
@@ -370,8 +370,8 @@ def _int8_sound(folder: Path) -> bool:
 @EMBEDDERS.builtin("minilm-int8")
 class Int8MiniLM(Embedder):
     """The bundled all-MiniLM-L6-v2 with 8-bit weights (one scale per output channel) run by onnxruntime: 0.44 of
-    minilm's CPU time on LongMemEval turns (one thread, AVX-512 VNNI), vectors at mean cosine 0.995 to minilm's
-    (BENCHMARKS 34, 37); a free choice of ours for speed, cached apart from minilm's vectors (``pip install
+    minilm's CPU time on LongMemEval turns (one thread, AVX-512 VNNI), vectors at mean cosine 0.995 to minilm's;
+    a free choice of ours for speed, cached apart from minilm's vectors (``pip install
     'taggraph[int8]'``).
 
     On first use the model is exported to ONNX from the bundled weights and quantized (``onnxruntime.quantization.
