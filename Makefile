@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 export TQDM_DISABLE ?= 1
 export HF_HUB_OFFLINE = 1
 
-.PHONY: install demo test notebooks notebook-html marimo-html lab marimo bench-dev bench-dev-fast clean
+.PHONY: install demo test test-fast notebooks notebook-html marimo-html lab marimo bench-dev bench-dev-fast clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,9 @@ test: install  ## the layering contract, the whole test suite, notebooks include
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q -n auto --dist worksteal --durations=15 tests
 	$(PY) -m pytest -q -n auto --nbmake notebooks
+
+test-fast: install  ## the unit tier alone (tests/unit): the edit-test loop, about a minute
+	$(PY) -m pytest -q -n auto tests/unit
 
 notebooks: install  ## regenerate the .ipynb twins from the marimo sources
 	$(PY) tools/make_twins.py notebooks/[0-9][0-9]_*.py

@@ -1,6 +1,7 @@
 import atexit
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -10,6 +11,9 @@ from taggraph.extraction.base import Extraction
 from taggraph.retrieval import registry
 from taggraph.store import Interaction, MemoryStore
 
+# The tiers (unit, integration, browser) share helpers by module name (a fake server, a toy method, Chromium's
+# fixtures): each tier's folder is importable whichever tier pytest collects.
+sys.path[:0] = [str(Path(__file__).parent / tier) for tier in ("unit", "integration", "browser")]
 os.environ.setdefault("TQDM_DISABLE", "1")
 os.environ["TAGGRAPH_CACHE"] = tempfile.mkdtemp(prefix="taggraph-test-cache-")  # tests never see a user's cache
 atexit.register(shutil.rmtree, os.environ["TAGGRAPH_CACHE"], ignore_errors=True)  # one per process (xdist worker)

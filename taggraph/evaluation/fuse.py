@@ -13,7 +13,7 @@ TREC file). `fuse` computes what ``ranx.fuse`` computes, with ranx's names, defa
   scores that still overflow (``none``) are refused.
 
 Written here, not called from ranx: ranx's numba code typed and compiled its calls again in every new process,
-about 10 s for two runs of two questions (34 s on first use), for formulas of a few lines; `tests/test_fuse.py`
+about 10 s for two runs of two questions (34 s on first use), for formulas of a few lines; `tests/integration/test_fuse.py`
 checks every method and normalization against ``ranx.fuse`` on runs of 250 questions with ties (ranx is a
 test dependency). What ranx leaves open is fixed here as trec_eval does it: RRF reads each run's ranks in
 trec_eval's order (score descending, ties by docid descending; ranx takes the order it was given); a question

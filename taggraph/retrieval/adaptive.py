@@ -16,7 +16,7 @@ centrality, instead of dividing by zero; `explain` says so.
 
 Not networkx.pagerank: scipy.sparse power iteration on a matrix kept current
 incrementally (edges appended as notes arrive) is >20x faster; the parity test
-is tests/test_adaptive.py.
+is tests/unit/test_adaptive.py.
 """
 
 from __future__ import annotations

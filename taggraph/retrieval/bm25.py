@@ -2,7 +2,7 @@
 
 Scores equal rank-bm25's ``BM25Okapi`` (k1=1.5, b=0.75, epsilon=0.25, including
 its floor for negative idf: epsilon x the mean idf, below 0 when that mean is) -
-tests/test_bm25.py checks parity. We keep our own inverted index instead of calling
+tests/unit/test_bm25.py checks parity. We keep our own inverted index instead of calling
 BM25Okapi because BM25Okapi cannot add a document without rebuilding, and
 `remember` must be incremental.
 """

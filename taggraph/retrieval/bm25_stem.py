@@ -9,7 +9,7 @@ in the note and the question, and the split (`TOKEN_PATTERN`) keeps bm25s's runs
 or digits plus one-digit numbers ("May 5"), which bm25s's default pattern drops; it also splits at "_".
 
 Scores are those of bm25s's `BM25(method=variant, k1, b, delta)`, computed with bm25s's own idf and
-term-frequency formulas (`bm25s.scoring`); tests/test_bm25_stem.py checks parity. We keep our own
+term-frequency formulas (`bm25s.scoring`); tests/unit/test_bm25_stem.py checks parity. We keep our own
 inverted index over bm25s's token ids instead of a `bm25s.BM25` because a bm25s index is static (it is
 built once over a whole corpus) and `add` must be incremental: a note is indexed in O(its tokens).
 BM25L and BM25+ give every note the same floor per query term (bm25s's "non-occurrence" score); the

@@ -1,0 +1,313 @@
+"""The one registry helper (`taggraph.registry`): ``module:attr`` errors in one line, built-ins found in
+their own modules, one entry-point policy (a built-in wins, a broken plug-in is confined to itself, entry
+points read once), and run-time registrations carried to worker processes."""
+
+from __future__ import annotations
+
+import ast
+import os
+import pickle
+import pkgutil
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import pytest
+from pydantic import Field
+
+from taggraph.datasets import generic, get_format
+from taggraph.datasets import registry as datasets
+from taggraph.errors import ConfigError
+from taggraph.extraction import get_extractor, register_extractor
+from taggraph.extraction.llm import OllamaExtractor
+from taggraph.extraction.registry import EXTRACTORS, backend
+from taggraph.registry import Registry, load_attr, module_tree, with_registered
+from taggraph.retrieval.embeddings import EMBEDDERS, StaticEmbedder, get_embedder
+from taggraph.retrieval.base import Component, Retriever
+from taggraph.retrieval.registry import METHODS, ablations_of, components, register_method
+
+REPO = Path(__file__).resolve().parents[2]
+GROUP = "taggraph.test_widgets"
+WIDGETS = Registry("widget", GROUP)
+WIDGETS.builtin("alpha", "the built-in alpha")
+
+PLUGIN = """\
+BETA = "an installed beta"
+ALPHA = "an installed alpha"
+"""
+
+
+def install(folder: Path, entry_points: str, group: str = GROUP) -> None:
+    """A distribution 'widgetplug' 1.5 on sys.path whose entry points are `entry_points` in `group`."""
+    (folder / "widgetplug.py").write_text(PLUGIN)
+    (folder / "explodes.py").write_text("raise RuntimeError('exploded at import')\n")
+    info = folder / "widgetplug-1.5.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: widgetplug\nVersion: 1.5\n")
+    (info / "entry_points.txt").write_text(f"[{group}]\n{entry_points}\n")
+    sys.path.insert(0, str(folder))
+
+
+@pytest.fixture
+def plugged(tmp_path, monkeypatch):
+    """widgetplug installed: a good entry point, one naming a built-in, one that fails to import."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setattr(WIDGETS, "_installed", None)
+    install(tmp_path, "beta = widgetplug:BETA\nalpha = widgetplug:ALPHA\ngamma = explodes:THING")
+    yield tmp_path
+    for module in ("widgetplug", "explodes"):
+        sys.modules.pop(module, None)
+
+
+@pytest.mark.parametrize("spec, words", [
+    ("nodots", "'nodots' is not package.module:Class"),
+    ("no_such_module_here:Thing", "cannot import 'no_such_module_here:Thing': no module named 'no_such_module_here'"),
+    ("json:no_such_attr", "cannot import 'json:no_such_attr': json has no 'no_such_attr'"),
+    ("explodes:THING", "importing 'explodes' fails: RuntimeError: exploded at import"),
+])
+def test_module_attr_errors_are_one_line_naming_what(plugged, spec, words):
+    with pytest.raises(ConfigError, match=f"^widget 'w': {words}") as caught:
+        load_attr(spec, "widget 'w'")
+    assert "\n" not in str(caught.value)
+
+
+def test_module_attr_walks_into_classes():
+    assert load_attr("taggraph.registry:Registry.resolve", "x") is Registry.resolve
+
+
+def test_a_builtin_wins_over_an_entry_point_of_its_name_and_the_clash_is_one_line(plugged):
+    assert WIDGETS.get("alpha") == "the built-in alpha" and WIDGETS.get("beta") == "an installed beta"
+    clash = WIDGETS.problems()["alpha"]
+    assert "'alpha = widgetplug:ALPHA'" in clash and "widgetplug 1.5" in clash and "ignored" in clash
+    assert WIDGETS.names() == ["alpha", "beta", "gamma"] and WIDGETS.entry_point("alpha") is None
+
+
+def test_a_broken_plugin_is_confined_to_itself(plugged):
+    assert WIDGETS.values() == ["the built-in alpha", "an installed beta"]
+    with pytest.raises(ConfigError, match=r"^widget 'gamma': entry point 'gamma = explodes:THING' .* widgetplug 1.5 "
+                                          r"fails to load: RuntimeError: exploded at import"):
+        WIDGETS.get("gamma")
+    assert "exploded" in WIDGETS.problems()["gamma"]
+
+
+def test_entry_points_are_read_once_per_process(plugged, tmp_path_factory):
+    assert "beta" in WIDGETS.names()
+    install(tmp_path_factory.mktemp("later"), "delta = widgetplug:BETA")
+    assert "delta" not in WIDGETS.names()
+
+
+def test_an_installed_format_never_replaces_a_builtin_one(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setattr(datasets.FORMATS, "_installed", None)
+    install(tmp_path, "generic = widgetplug:BETA", group=datasets.ENTRY_POINTS)
+    assert get_format("generic") is generic.FORMAT
+    assert "names a built-in dataset format: ignored" in datasets.broken_formats()["generic"]
+
+
+def test_builtins_are_found_in_the_modules_of_their_package(tmp_path, monkeypatch):
+    package = tmp_path / "gadgets"
+    package.mkdir()
+    (package / "__init__.py").write_text("from taggraph.registry import Registry\n"
+                                         "GADGETS = Registry('gadget', 'taggraph.test_gadgets', package=__name__)\n")
+    (package / "spanner.py").write_text("from gadgets import GADGETS\n\n\n"
+                                        "@GADGETS.builtin('spanner', arg='SIZE')\nclass Spanner:\n"
+                                        "    def __init__(self, size):\n        self.size = size\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from gadgets import GADGETS
+
+    try:
+        assert GADGETS.forms() == ["spanner:SIZE"] and "gadgets.spanner" not in sys.modules  # found, not imported
+        found, args = GADGETS.resolve("spanner:10")
+        assert found(*args).size == "10" and GADGETS.resolve("spanner") is None
+        with pytest.raises(ConfigError, match="gadget 'spanner:' names no size: write spanner:SIZE"):
+            GADGETS.resolve("spanner:")
+    finally:
+        for module in ("gadgets", "gadgets.spanner"):
+            sys.modules.pop(module, None)
+
+
+def test_an_extractor_by_name_imports_only_its_own_module():
+    code = ("import sys, taggraph; taggraph.get_extractor('none'); "
+            "print(sorted(set(taggraph.extraction.registry.EXTRACTORS.forms()) & {'gguf:PATH', 'offline-v2'}), "
+            "'taggraph.extraction.llm' in sys.modules)")
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONPATH": str(REPO)}).stdout.split()
+    assert shown == ["['gguf:PATH',", "'offline-v2']", "False"]
+
+
+def package_of(folder: Path, name: str, modules: dict[str, str], declare: str = "") -> None:
+    """A package `name` in `folder` whose __init__ defines the registry KITS (hook `declare`, a Python
+    expression) over its own modules, `modules`: module name -> source."""
+    (folder / name).mkdir()
+    (folder / name / "__init__.py").write_text(
+        f"from taggraph.registry import Registry\n\nKITS = Registry('kit', 'taggraph.test_kits', package=__name__"
+        f"{', declare=' + declare if declare else ''})\n")
+    for module, source in modules.items():
+        (folder / name / f"{module}.py").write_text(f"from {name} import KITS\n\n\n{source}")
+
+
+def forget(package: str) -> None:
+    for module in [m for m in sys.modules if m == package or m.startswith(f"{package}.")]:
+        sys.modules.pop(module)
+
+
+def test_builtins_are_listed_in_the_order_declared_whatever_was_imported_first(tmp_path, monkeypatch):
+    package_of(tmp_path, "kits", {"axes": "@KITS.builtin('axe')\nclass Axe:\n    pass\n",
+                                  "hammers": "@KITS.builtin('claw')\n@KITS.builtin('sledge')\nclass Hammer:\n"
+                                             "    pass\n"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from kits import KITS
+    from kits.hammers import Hammer
+
+    try:
+        assert KITS.names() == ["axe", "claw", "sledge"] and KITS.get("claw") is Hammer
+    finally:
+        forget("kits")
+
+
+def test_a_declare_hook_keeps_what_a_builtin_and_its_literal_options_declare(tmp_path, monkeypatch):
+    package_of(tmp_path, "tools", {"saws": "@KITS.builtin('saw', size=3)\n@KITS.builtin('rip-saw', teeth=['rip'])\n"
+                                           "class Saw:\n    pass\n"},
+               declare="lambda name, target, options: {name: (target, options), name + '-small': (target, {})}")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from tools import KITS
+
+    try:
+        assert KITS.names() == ["saw", "saw-small", "rip-saw", "rip-saw-small"] and "tools.saws" not in sys.modules
+        assert KITS.get("rip-saw") == ("tools.saws:Saw", {"teeth": ["rip"]})  # read from source, not imported
+        from tools.saws import Saw
+        assert KITS.get("saw") == (Saw, {"size": 3}) and KITS.get("rip-saw-small") == (Saw, {})
+        assert KITS.names() == ["saw", "saw-small", "rip-saw", "rip-saw-small"]
+    finally:
+        forget("tools")
+
+
+def test_listing_methods_imports_no_method_module():
+    code = ("import sys; from taggraph.retrieval import method_names; from taggraph.cli import app; "
+            "method_names(ablations=False); sys.argv = ['taggraph', 'methods']\n"
+            "try: app()\nexcept SystemExit: pass\n"
+            "print(sorted(m for m in sys.modules if m.rpartition('.')[::2] in [('taggraph.retrieval', name) for name "
+            "in ('adaptive', 'bm25', 'bm25_stem', 'fusion', 'openclaw', 'taggraph')]))")
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONPATH": str(REPO)}).stdout.splitlines()
+    assert "TagGraph-Fusion-noTurns  (ablation of TagGraph-Fusion: -Turns)" in shown and shown[-1] == "[]"
+    # registered with ablation_of but no component: it adds a switch, it removes none
+    assert "TagGraph-TFIDF-boundTopLevel  (variant of TagGraph-TFIDF: adds bound_top_level=True)" in shown
+    assert "AdaptiveGraph-noFileSeeding-noDiffusion  (ablation of AdaptiveGraph: -FileSeeding, -Diffusion)" in shown
+
+
+def test_a_methods_ablations_are_the_components_its_params_declare(tmp_path, monkeypatch):
+    (tmp_path / "toy_method.py").write_text(
+        "from dataclasses import dataclass\nfrom typing import Annotated\n\nfrom pydantic import Field\n\n"
+        "from taggraph.retrieval.base import Component, Retriever\n\n\nclass Toy(Retriever):\n"
+        "    @dataclass(frozen=True)\n    class Params:\n        size: int = 2\n"
+        "        flag: Annotated[bool, Component('Flag')] = True\n"
+        "        steps: Annotated[int, Field(ge=0), Component('Steps', off=0)] = 3\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert components("toy_method:Toy") == {"flag": Component("Flag"), "steps": Component("Steps", off=0)}
+    assert "toy_method" not in sys.modules  # read from source
+    adaptive = [(m.component, m.defaults) for m in map(METHODS.get, ablations_of("AdaptiveGraph"))]
+    assert adaptive == [("Diffusion", {"iterations": 0}), ("Chronological", {"chronological": False}),
+                        ("FileSeeding", {"file_seeding": False})]
+
+
+def tagger_name(spec: str) -> str:
+    """What a worker process runs: an extractor built by name."""
+    return get_extractor(spec).cache_key
+
+
+class Tagger:
+    """An extractor a notebook registers."""
+
+    name, cache_key = "tagger", "tagger-v1"
+
+    def extract(self, user_text, assistant_text, existing_tags):
+        raise NotImplementedError
+
+
+def test_registrations_of_every_kind_travel_to_workers_by_pickle(monkeypatch):
+    monkeypatch.setattr(METHODS, "_registered", {})
+    monkeypatch.setattr(EXTRACTORS, "_registered", {})
+    monkeypatch.setattr(EMBEDDERS, "_registered", {})
+    register_extractor("tagger", Tagger)
+    EMBEDDERS.register("static-too", StaticEmbedder)
+    task = pickle.dumps(with_registered(tagger_name))
+    monkeypatch.setattr(EXTRACTORS, "_registered", {})  # a fresh worker: nothing registered
+    monkeypatch.setattr(EMBEDDERS, "_registered", {})
+    assert pickle.loads(task)("tagger") == "tagger-v1"
+    assert get_embedder("static-too").name == "minilm-static"
+
+
+def test_extractor_capabilities_are_attributes_of_the_backend():
+    assert backend("ollama:llama3.2") is OllamaExtractor and OllamaExtractor.served and OllamaExtractor.reads_prompt
+    assert not getattr(backend("offline"), "served", False) and not getattr(backend("none"), "reads_prompt", False)
+    assert {"gguf:PATH", "none", "offline", "offline-v2", "ollama:MODEL", "openai:MODEL"} <= set(EXTRACTORS)
+
+
+TOY_FORMAT = '''"""A toy format: a file whose first line is TOY."""
+from pathlib import Path
+
+from taggraph.datasets.base import DatasetFormat
+
+DETECT_ORDER = 15  # between LongMemEval and LoCoMo
+
+
+def detect(path: Path) -> bool:
+    return path.is_file() and path.read_bytes().startswith(b"TOY")
+
+
+FORMAT = DatasetFormat(name="toy", expects="a file starting TOY", detect=detect, load=lambda path, limit=None: [])
+'''
+
+
+def test_a_builtin_format_is_one_module_declaring_its_place_in_detection(tmp_path):
+    shutil.copytree(REPO / "taggraph", tmp_path / "taggraph", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "taggraph" / "datasets" / "toy.py").write_text(TOY_FORMAT)
+    (tmp_path / "data.toy").write_text("TOY\n")
+    code = ("import taggraph.datasets as d; from taggraph.datasets.registry import detect_format; "
+            "print(d.format_names()); print(detect_format('data.toy').name)")
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path,
+                           env={**os.environ, "PYTHONPATH": str(tmp_path)}).stdout.splitlines()
+    assert shown == ["['longmemeval', 'toy', 'locomo', 'realmem', 'atant', 'generic-past', 'generic']", "toy"]
+
+
+def test_every_module_defining_a_format_declares_its_place_in_detection():
+    """A format module without DETECT_ORDER would be left out of detection without a word."""
+    package = sys.modules["taggraph.datasets"]
+    defines = {m.name for m in pkgutil.iter_modules(package.__path__, "taggraph.datasets.")
+               if any(isinstance(node, ast.Assign) and "DatasetFormat(" in ast.unparse(node.value)
+                      for node in module_tree(m.name))}
+    assert defines == {"taggraph.datasets." + m for m in ("longmemeval", "locomo", "realmem", "atant", "generic")}
+    assert all(datasets._detect_order(m) is not None for m in defines)
+    assert [f.name for f in datasets.builtin_formats()] == ["longmemeval", "locomo", "realmem", "atant", "generic-past", "generic"]
+
+
+class Pooled(Retriever):
+    """A method with an optional bounded count."""
+
+    @dataclass(frozen=True)
+    class Params:
+        pool: Annotated[int, Field(ge=1)] | None = None
+        switch: bool | None = None
+
+    def add(self, note):
+        pass
+
+    def score(self, text, *, asked_on=None):
+        return {}
+
+
+def test_an_optional_number_refuses_a_switch_and_shows_its_type_and_range(monkeypatch):
+    monkeypatch.setattr(METHODS, "_registered", {})
+    register_method("Pooled", Pooled)
+    pooled = METHODS.get("Pooled")
+    with pytest.raises(ConfigError, match="parameter 'pool' must be int or None, got True"):
+        pooled.params(pool=True)
+    with pytest.raises(ConfigError, match="parameter 'switch' must be bool or None, got 1"):
+        pooled.params(switch=1)
+    assert pooled.params(pool=3).pool == 3 and pooled.params(pool=None).pool is None
+    assert [(p["name"], p["type"], p["rule"]) for p in pooled.parameters()] == [
+        ("pool", "int | None", ">= 1"), ("switch", "bool | None", "")]
