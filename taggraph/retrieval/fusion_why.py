@@ -51,10 +51,10 @@ def fusion_evidence(fusion: Any, text: str, note: Note, asked_on: datetime | Non
     if teleport is not None:  # the graph part ran: its walk (none where no PPR mass reached the note)
         detail["walk"] = [] if np.isnan(ev.raw[i, COMPONENTS.index("graph")]) else _walk(fusion, teleport, note)
     out = Evidence(detail=detail, signals=signals)
-    shown = [s for s in sorted(signals, key=lambda s: -abs(s.contribution)) if s.contribution]
+    shown = [s for s in sorted(signals, key=lambda s: -abs(s.contribution)) if round(s.contribution, 3)]
     if shown:
         out.summary = "weighted evidence (" + " + ".join(f"{s.name} {s.contribution:.3g}" for s in shown) + ")" + (
-            f", time: the time rules' factor x {f:.4g} on the rest (question date {shown_date(asked_on)})" if f != 1 else "") + (
+            f", time: the time rules' factor x {f:.4g} on the rest (question date {shown_date(asked_on)})" if round(f, 3) != 1 else "") + (
             " (a request for suggestions: dense over every note's raw turn, OpenClaw's 0.7 / 0.3)" if ev.request else "")
     if fusion.embedder is not None:
         detail["in_dense_pool"] = bool(not np.isnan(ev.raw[i, COMPONENTS.index("dense")]))

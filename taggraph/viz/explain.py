@@ -117,7 +117,7 @@ def summarize(exp: Explanation, store: MemoryStore | None = None) -> str:
     if "contributions" in d:
         parts.append(" + ".join(f"{k} {_number(v)}" for k, v in d["contributions"].items()))
     if exp.evidence.signals:  # a method that scores by signals: the largest parts of its score
-        shown = [x for x in sorted(exp.evidence.signals, key=lambda x: -abs(x.contribution)) if x.contribution]
+        shown = [x for x in sorted(exp.evidence.signals, key=lambda x: -abs(x.contribution)) if round(x.contribution, 3)]
         parts.append(" + ".join(f"{x.name} {_number(x.contribution)}" for x in shown[:SIGNALS_SHOWN])
                      + (" + …" if len(shown) > SIGNALS_SHOWN else "") + f" = {_number(exp.score)}")
     if "tfidf_overlap" in d:
