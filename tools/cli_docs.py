@@ -1,6 +1,6 @@
 """Write docs/cli.md, the reference of every `taggraph` command, from the typer app `taggraph.cli:app`.
 
-Usage: python tools/cli_docs.py  (tests/test_docs.py fails when docs/cli.md is not what this writes)
+Usage: python tools/cli_docs.py  (tests/integration/test_docs.py fails when docs/cli.md is not what this writes)
 """
 
 from pathlib import Path
