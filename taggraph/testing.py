@@ -18,9 +18,9 @@ the offline extractor; no network, no model). They are:
   again (as the report's pages do), with the same configuration and the same scores;
 - the method runs in a worker process (``bench(..., workers=2)``: its registration and parameters
   cloudpickled to a joblib worker) and scores there as here;
-- ``evidence`` answers for every note and question, reached or not (score 0);
-- a method that returns signals (``Evidence.signals``) names each once, and their contributions add up to
-  the note's score, so that its contrast with the notes above it explains the whole margin;
+- ``evidence`` answers for every note and question, reached or not (score 0); a method that returns signals
+  (``Evidence.signals``) names each once, and their contributions add up to the note's score, so that its
+  contrast with the notes above it explains the whole margin;
 - ``score`` and ``evidence`` take ``asked_on`` as every method gets it, a ``datetime`` or None: the dataset's
   date, an aware date-time, and the calendar's first and last days (a common "unknown" sentinel).
 
@@ -175,26 +175,9 @@ class MethodContract:
         _, asked_on = fixture_notes()
         for question in self.questions:
             for note in retriever.store.notes:
-                score = scores[question].get(note.index, "unreached")
-                self.check_evidence(retriever, question, note, asked_on, f"scored {score}")
-
-    def test_signals_add_up_to_the_score(self) -> None:
-        """A method that returns signals (`Evidence.signals`): for every note and question, named parts whose
-        contributions add up to the note's score (0 for a note not reached), as the contrast pages assume."""
-        retriever, scores = self.reference()
-        _, asked_on = fixture_notes()
-        for question in self.questions:
-            for note in retriever.store.notes:
-                signals = retriever.evidence(question, note, asked_on=asked_on).signals
-                if not signals:
-                    continue
-                where = f"{self.name()}: evidence({question!r}, note {note.note_id!r}).signals"
-                assert all(isinstance(x, Signal) and isinstance(x.name, str) and math.isfinite(x.contribution)
-                           for x in signals), f"{where}: each a taggraph.Signal with a name and a finite contribution"
-                assert len({x.name for x in signals}) == len(signals), f"{where}: a signal named twice"
-                score = scores[question].get(note.index, 0.0)
-                assert adds_up(signals, score), (f"{where}: the contributions add up to "
-                                                 f"{signals_total(signals)!r}, the score is {score!r}")
+                score = scores[question].get(note.index)
+                self.check_evidence(retriever, question, note, asked_on, f"scored {score or 'unreached'}",
+                                    score or 0.0)
 
     def test_asked_on_is_accepted(self) -> None:
         retriever, _ = self.reference()
@@ -255,8 +238,9 @@ class MethodContract:
                 from None
 
     def check_evidence(self, retriever: Retriever, question: str, note: Note, asked_on: datetime | None,
-                       context: str) -> None:
-        """AssertionError unless `evidence` returns an `Evidence` of the declared field types for `note`."""
+                       context: str, score: float | None = None) -> None:
+        """AssertionError unless `evidence` returns an `Evidence` of the declared field types for `note`, and,
+        when it returns signals, each named once with a finite contribution, adding up to `score` when given."""
         where = f"{self.name()}: evidence({question!r}, note {note.note_id!r}) ({context})"
         try:
             found = retriever.evidence(question, note, asked_on=asked_on)
@@ -270,6 +254,12 @@ class MethodContract:
             check_walk(json_plain(found.detail))
         except (TypeError, ValueError) as exc:
             raise AssertionError(f"{where}: its detail cannot be shown: {one_line(exc)}") from exc
+        signals = found.signals
+        assert all(isinstance(x, Signal) and isinstance(x.name, str) and math.isfinite(x.contribution)
+                   for x in signals), f"{where}: each signal a taggraph.Signal with a name and a finite contribution"
+        assert len({x.name for x in signals}) == len(signals), f"{where}: a signal named twice"
+        assert not signals or score is None or adds_up(signals, score), (
+            f"{where}: its signals' contributions add up to {signals_total(signals)!r}, the score is {score!r}")
 
     def assert_same(self, expected: Scores, got: Scores, how: str) -> None:
         """AssertionError naming the first question and note whose score differs from the one at once."""

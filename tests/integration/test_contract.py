@@ -171,7 +171,7 @@ BROKEN = [(NotFinite, "test_scores_are_keyed_by_note_index_and_finite", "not fin
           (SizeInConfig, "test_parameters_round_trip_through_run_json", "no parameter 'notes'"),
           (EvidenceOfReachedNotesOnly, "test_evidence_for_every_note", "scored unreached.* raised KeyError"),
           (WalkOfTriples, "test_evidence_for_every_note", r"its detail cannot be shown: detail\['walk'\] must be"),
-          (SignalsWithoutAPart, "test_signals_add_up_to_the_score", r"the contributions add up to \d.*, the score is"),
+          (SignalsWithoutAPart, "test_evidence_for_every_note", r"its signals' contributions add up to \d.*, the score is"),
           (NaiveDatesOnly, "test_asked_on_is_accepted", r"asked_on=datetime.datetime\(2023, 10, 1, 16, 40, tzinfo=.* raised TypeError")]
 
 
