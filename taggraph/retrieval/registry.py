@@ -253,6 +253,29 @@ PAPER_METHODS = ["BM25", "TagGraph-Basic", "TagGraph-Stopwords", "TagGraph-TFIDF
                  "OC-notes"]
 # what bench, the CLI and the pages run when no method is named: the paper's seven and our flagship
 DEFAULT_METHODS = [*PAPER_METHODS, "TagGraph-Fusion"]
+# each built-in method in one line, as `taggraph methods` lists them (a method of one's own: its class docstring's
+# first line)
+ABOUT = {
+    "BM25": "Okapi BM25 over each note's text (paper, 3.3.2)",
+    "TagGraph-Basic": "query tokens matched to tags, walked through the ontology to the notes (paper, 3.3.3)",
+    "TagGraph-Stopwords": "TagGraph-Basic without the tokens found in more than 15% of the notes (paper, 3.3.3)",
+    "TagGraph-TFIDF": "TagGraph-Stopwords plus each reached note's TF-IDF overlap with the query (paper, 3.3.3)",
+    "AdaptiveGraph": "Personalized PageRank over the tag graph from the query's tags and notes (paper, 3.3.4)",
+    "OpenClaw": "0.7 dense + 0.3 keyword over chunks of the raw turns (paper, appendix E)",
+    "OC-notes": "OpenClaw over the notes, tag line included (paper, appendix E)",
+    "BM25-stem": "BM25 over stems, stopwords dropped (ours)",
+    "TagGraph-Fusion": "lexical, dense, graph, session and time signals in one weighted sum, each note's score "
+                       "split into them (ours; the flagship)",
+    "TagGraph-Fusion-e5": "TagGraph-Fusion with multilingual-e5-small and the weights fitted with it (ours)",
+}
+
+
+def about(name: str) -> str:
+    """Method `name` in one line: `ABOUT`'s words for a built-in, else its class docstring's first line."""
+    if name in ABOUT:
+        return ABOUT[name]
+    doc = (method(name).cls().__doc__ or "").strip()
+    return doc.splitlines()[0] if doc else ""
 
 
 def method_names(ablations: bool = True) -> list[str]:

@@ -311,3 +311,30 @@ def test_an_optional_number_refuses_a_switch_and_shows_its_type_and_range(monkey
     assert pooled.params(pool=3).pool == 3 and pooled.params(pool=None).pool is None
     assert [(p["name"], p["type"], p["rule"]) for p in pooled.parameters()] == [
         ("pool", "int | None", ">= 1"), ("switch", "bool | None", "")]
+
+
+@pytest.mark.usefixtures("clean_registry")
+def test_taggraph_methods_says_what_every_method_is():
+    from typer.testing import CliRunner
+
+    from taggraph.cli import app
+    from taggraph.retrieval import Retriever, register_method
+
+    @register_method("Shouty")
+    class Shouty(Retriever):
+        """Scores a note by its exclamation marks.
+
+        More words that the listing leaves out."""
+
+        def add(self, note):
+            pass
+
+        def score(self, text, *, asked_on=None):
+            return {}
+
+    lines = CliRunner().invoke(app, ["methods"]).output.splitlines()
+    described = {line.split("  - ")[0]: line.split("  - ", 1)[1] for line in lines if "  - " in line}
+    plain = [line for line in lines if "  " not in line]  # neither described nor an ablation or variant
+    assert not plain, plain
+    assert described["Shouty"] == "Scores a note by its exclamation marks."
+    assert described["TagGraph-Fusion"].startswith("lexical, dense, graph, session and time signals")
