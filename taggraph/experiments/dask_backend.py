@@ -16,6 +16,7 @@ independent, so rankings equal those of a local run. Needs
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from typing import Any
@@ -35,6 +36,9 @@ def dask_backend(dask_scheduler: str) -> Iterator:
         from dask.distributed import Client
     except ImportError as exc:
         raise ImportError('the dask backend needs: pip install "dask[distributed]"') from exc
+    # a client an earlier failed connection left behind is finalized now: its __del__, run by the garbage collector
+    # while a new client starts, waits on the loop runner the new one holds (a hang seen in the test suite)
+    gc.collect()
     try:
         client = Client(dask_scheduler, timeout=CONNECT_TIMEOUT)
     except ValueError as exc:  # not an address
