@@ -30,11 +30,14 @@ def fusion_evidence(fusion: Any, text: str, note: Note, asked_on: datetime | Non
     i, w = note.index, fusion._weights(ev)
     rel, bonus, features, factor = fused_parts(ev, w)
     f = float(factor[i])
+    reached = teleport is not None and not np.isnan(ev.raw[i, COMPONENTS.index("graph")])
+    walk = _walk(fusion, teleport, note) if reached else []  # the graph part's route, read once: signal and page
     signals = []
     for j, c in enumerate(COMPONENTS):
         if getattr(w, c) and _computed(fusion, c):
             value = float(ev.components[i, j])
-            signals.append(Signal(c, value * getattr(w, c), value, getattr(w, c), _reads(fusion, c, text, note, ev)))
+            reads = _reads(fusion, c, text, note, ev, walk)
+            signals.append(Signal(c, value * getattr(w, c), value, getattr(w, c), reads))
     if bonus is not None:
         signals.append(Signal("session", float(bonus[i]), float(bonus[i]) / w.session, w.session,
                               _session_reads(fusion, ev, rel, i)))
@@ -49,7 +52,7 @@ def fusion_evidence(fusion: Any, text: str, note: Note, asked_on: datetime | Non
     detail: dict[str, Any] = {"question_date": shown_date(asked_on), "time_windows": [window_label(x) for x in windows],
                               "request": ev.request}
     if teleport is not None:  # the graph part ran: its walk (none where no PPR mass reached the note)
-        detail["walk"] = [] if np.isnan(ev.raw[i, COMPONENTS.index("graph")]) else _walk(fusion, teleport, note)
+        detail["walk"] = walk
     out = Evidence(detail=detail, signals=signals)
     shown = [s for s in sorted(signals, key=lambda s: -abs(s.contribution)) if round(s.contribution, 3)]
     if shown:
@@ -74,8 +77,8 @@ def _computed(fusion: Any, component: str) -> bool:
     return parts[component] is not None if component in parts else fusion.uses(component)
 
 
-def _reads(fusion: Any, component: str, text: str, note: Note, ev: Any) -> str:
-    """What one component read for `note`, in one line."""
+def _reads(fusion: Any, component: str, text: str, note: Note, ev: Any, walk: list[list[str]]) -> str:
+    """What one component read for `note`, in one line (`walk`: the graph part's route to it)."""
     i, raw = note.index, ev.raw[note.index, COMPONENTS.index(component)]
     if component in ("note_bm25", "raw_bm25", "note_stem", "raw_stem"):
         part = getattr(fusion, component)
@@ -88,7 +91,6 @@ def _reads(fusion: Any, component: str, text: str, note: Note, ev: Any) -> str:
     if np.isnan(raw):
         return "outside the dense pool: not embedded" if component != "graph" else "no PPR mass"
     if component == "graph":
-        walk = _walk(fusion, fusion._memo[3], note)
         route = [walk[0][0], walk[0][1]] if walk else []
         for a, b in walk[1:]:
             if a != route[-1]:
