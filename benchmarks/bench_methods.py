@@ -18,13 +18,13 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
-from taggraph.config import DEMO_DATA, data_dir
+from taggraph._infra.config import DEMO_DATA, data_dir
 from taggraph.datasets import load_dataset
-from taggraph.experiments.runner import build_store, extractor_for
-from taggraph.retrieval import make_retriever
-from taggraph.retrieval.adaptive import personalized_pagerank
-from taggraph.notes import Note
-from taggraph.store import Interaction, MemoryStore
+from taggraph.runs.runner import build_store, extractor_for
+from taggraph.methods import make_retriever
+from taggraph.methods.adaptive import personalized_pagerank
+from taggraph.core.notes import Note
+from taggraph.core.store import Interaction, MemoryStore
 
 FAST = ["BM25", "TagGraph-Basic", "TagGraph-Stopwords", "TagGraph-TFIDF", "AdaptiveGraph"]
 

@@ -29,7 +29,7 @@ import pandas as pd
 sys.path.append(str(Path(__file__).resolve().parent / "history"))
 from fusion_cv import Batch  # noqa: E402
 from fusion_joint_cv import ONLY, renormalized  # noqa: E402
-from taggraph.retrieval.fusion_signals import COMPONENTS, FusionWeights  # noqa: E402
+from taggraph.methods.fusion.signals import COMPONENTS, FusionWeights  # noqa: E402
 
 SETS = {"longmemeval": "LongMemEval-S dev", "locomo": "LoCoMo dev", "realmem": "RealMem tuning"}
 STEMS = [COMPONENTS.index(c) for c in ("note_stem", "raw_stem")]  # stopwords out: a content word shared

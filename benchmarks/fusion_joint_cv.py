@@ -59,9 +59,9 @@ sys.path.append(str(Path(__file__).resolve().parent / "history"))  # fusion_cv.p
 from fusion_cv import Batch, weights_line
 from taggraph.datasets.detect import load_any
 from taggraph.evaluation.significance import paired_test
-from taggraph.experiments.runner import build_store, group_by_history
-from taggraph.retrieval import make_retriever
-from taggraph.retrieval.fusion_signals import (COMPONENTS, NORMALIZATIONS, SESSION_FEATURES, TURN_COLUMNS, TURN_PARTS,
+from taggraph.runs.runner import build_store, group_by_history
+from taggraph.methods import make_retriever
+from taggraph.methods.fusion.signals import (COMPONENTS, NORMALIZATIONS, SESSION_FEATURES, TURN_COLUMNS, TURN_PARTS,
                                                FusionWeights, Signals, normalized_all, session_turns)
 
 # The first protocol's defaults, written out: the code's defaults have moved since (lab studies 18 and 21), and a start taken

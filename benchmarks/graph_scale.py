@@ -49,7 +49,7 @@ QUESTIONS = {"scale_q01": "What is the name of my cat?", "scale_q02": "What do I
 
 def nouns(n: int, rng: random.Random) -> list[str]:
     """`n` one-word WordNet nouns (the lexicon taggraph's offline extractors read), so that few notes share tags."""
-    from taggraph.extraction.lexicon import wordnet_dir
+    from taggraph.extractors.lexicon import wordnet_dir
 
     with open(wordnet_dir() / "index.noun", encoding="utf-8") as f:
         words = sorted(w for w in (line.split(" ", 1)[0] for line in f if not line.startswith(" "))

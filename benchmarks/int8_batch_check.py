@@ -46,8 +46,8 @@ def isa() -> str:
 
 def batched(texts: list[str], per_pass: int = 16) -> np.ndarray:
     """The former reading: sorted by length, `per_pass` texts a pass, each pass padded to its longest."""
-    from taggraph.config import cache_dir
-    from taggraph.retrieval import embeddings as e
+    from taggraph._infra.config import cache_dir
+    from taggraph.embedders import base as e
     source = e._bundled_minilm_path()
     tokenizer, session = e._minilm_tokenizer(source), e._int8_session(e.get_embedder("minilm-int8").cache_key,
                                                                       str(cache_dir()))
@@ -81,7 +81,7 @@ def main() -> None:
     os.environ["OMP_NUM_THREADS"] = str(args.threads)  # read by minilm-int8's session
     import torch
     torch.set_num_threads(args.threads)
-    from taggraph.retrieval.embeddings import _normalize, get_embedder
+    from taggraph.embedders.base import _normalize, get_embedder
 
     texts = turns(args.data, args.texts)
     minilm, int8 = get_embedder("minilm", "cpu"), get_embedder("minilm-int8")

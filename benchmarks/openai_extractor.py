@@ -26,11 +26,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
-from taggraph.extraction.llm import OpenAIExtractor, packaged_gguf
-from taggraph.server import start_llama_cpp_server
-from taggraph.store import MemoryStore
+from taggraph.extractors.llm import OpenAIExtractor, packaged_gguf
+from taggraph._infra.model_clients import start_llama_cpp_server
+from taggraph.core.store import MemoryStore
 
 
 def demo_interactions(n: int) -> list:

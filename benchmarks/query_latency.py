@@ -33,8 +33,8 @@ import statistics
 import time
 
 from taggraph.datasets import load_dataset
-from taggraph.experiments.runner import build_store
-from taggraph.retrieval.registry import make_retriever
+from taggraph.runs.runner import build_store
+from taggraph.methods.registry import make_retriever
 
 
 def timed(retriever, text: str, now: str | None) -> float:

@@ -47,9 +47,9 @@ from sklearn.model_selection import StratifiedKFold
 from fusion_joint_cv import EVERY, ONLY, Joint, fit, minus
 from taggraph.datasets import load_dataset
 from taggraph.evaluation.significance import paired_test
-from taggraph.experiments.runner import build_store, group_by_growth
-from taggraph.retrieval import make_retriever
-from taggraph.retrieval.fusion_signals import FusionWeights
+from taggraph.runs.runner import build_store, group_by_growth
+from taggraph.methods import make_retriever
+from taggraph.methods.fusion.signals import FusionWeights
 
 MODE = "zscore"
 FOLDS, SEED = 5, 0

@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 
 from taggraph.datasets import load_dataset
-from taggraph.experiments.bench import run_bench
-from taggraph.experiments.runner import build_store, group_by_history
+from taggraph.runs.bench import run_bench
+from taggraph.runs.runner import build_store, group_by_history
 
 METHODS = ["BM25", "TagGraph-TFIDF", "AdaptiveGraph"]
 WORDS = ("pottery garden bakery violin marathon kayak museum recipe puppy guitar novel painting hiking "

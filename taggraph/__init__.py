@@ -26,13 +26,13 @@ evaluation / datasets / memory -> retrieval / extraction -> store -> graph, five
 import importlib
 
 from taggraph.datasets import Case, Dataset, DatasetFormat, load, register_format
-from taggraph.extraction import Extraction, Extractor, get_extractor, register_extractor
+from taggraph.extractors import Extraction, Extractor, get_extractor, register_extractor
 from taggraph.memory import Memory
-from taggraph.notes import Note
-from taggraph.ontology import Ontology
-from taggraph.retrieval import (DEFAULT_DEPTH, Contrast, Evidence, Explanation, Result, Retriever, Signal, make_retriever,
+from taggraph.core.notes import Note
+from taggraph.core.ontology import Ontology
+from taggraph.methods import (DEFAULT_DEPTH, Contrast, Evidence, Explanation, Result, Retriever, Signal, make_retriever,
                                 method_names, register_method)
-from taggraph.store import Interaction, MemoryStore
+from taggraph.core.store import Interaction, MemoryStore
 
 __version__ = "0.1.0"
 __all__ = ["DEFAULT_DEPTH", "Evidence", "Explanation", "Interaction", "Memory", "MemoryStore", "Note", "Ontology",
@@ -45,27 +45,27 @@ __all__ += ["Case", "Dataset", "DatasetFormat", "load", "register_format"]  # on
 _LAZY = {
     "bench": "taggraph.views:bench",  # with out=: the run folder and reports, as taggraph bench
     "score": "taggraph.views:score",
-    "BenchResult": "taggraph.experiments.bench:BenchResult",
-    "compare": "taggraph.experiments.run_comparison:compare_runs",
+    "BenchResult": "taggraph.runs.bench:BenchResult",
+    "compare": "taggraph.runs.compare:compare_runs",
     "explain": "taggraph.views:explain",
-    "open_question": "taggraph.experiments.question:open_question",  # a question's store and methods, for the views
-    "OpenQuestions": "taggraph.experiments.question:OpenQuestions",
-    "fuse_runs": "taggraph.experiments.fuse:fuse_runs",
-    "build_store": "taggraph.experiments.runner:build_store",
-    "store_vocabulary": "taggraph.experiments.vocabulary:store_vocabulary",
-    "vocabulary_stats": "taggraph.experiments.vocabulary:vocabulary_stats",
+    "open_question": "taggraph.runs.question:open_question",  # a question's store and methods, for the views
+    "OpenQuestions": "taggraph.runs.question:OpenQuestions",
+    "fuse_runs": "taggraph.runs.fuse_runs:fuse_runs",
+    "build_store": "taggraph.runs.runner:build_store",
+    "store_vocabulary": "taggraph.core.store_stats:store_vocabulary",
+    "vocabulary_stats": "taggraph.studies.vocabulary:vocabulary_stats",
     "ABLATION_COLUMNS": "taggraph.evaluation.verdicts:ABLATION_COLUMNS",
     "ablation_columns": "taggraph.evaluation.verdicts:ablation_columns",
-    "component_ablation": "taggraph.experiments.ablation:component_ablation",
-    "ablation_intervals": "taggraph.experiments.ablation:ablation_intervals",
-    "depth_sweep": "taggraph.experiments.sweeps:depth_sweep",
-    "distractor_sweep": "taggraph.experiments.sweeps:distractor_sweep",
-    "GRAPH_METHODS": "taggraph.experiments.diagnostics:GRAPH_METHODS",
-    "failure_diagnostics": "taggraph.experiments.diagnostics:failure_diagnostics",
-    "longmemeval_evidence_notes": "taggraph.experiments.diagnostics:longmemeval_evidence_notes",
-    "pool_case_ids": "taggraph.experiments.diagnostics:pool_case_ids",
-    "ExtractiveBaseline": "taggraph.experiments.answers:ExtractiveBaseline",
-    "answer_accuracy": "taggraph.experiments.answers:answer_accuracy",
+    "component_ablation": "taggraph.studies.ablation:component_ablation",
+    "ablation_intervals": "taggraph.studies.ablation:ablation_intervals",
+    "depth_sweep": "taggraph.studies.sweeps:depth_sweep",
+    "distractor_sweep": "taggraph.studies.sweeps:distractor_sweep",
+    "GRAPH_METHODS": "taggraph.studies.diagnostics:GRAPH_METHODS",
+    "failure_diagnostics": "taggraph.studies.diagnostics:failure_diagnostics",
+    "longmemeval_evidence_notes": "taggraph.studies.diagnostics:longmemeval_evidence_notes",
+    "pool_case_ids": "taggraph.studies.diagnostics:pool_case_ids",
+    "ExtractiveBaseline": "taggraph.studies.answers:ExtractiveBaseline",
+    "answer_accuracy": "taggraph.studies.answers:answer_accuracy",
     "views": "taggraph.views",  # what the notebooks show: charts, tables, pages, panels
 }
 __all__ += list(_LAZY)

@@ -16,13 +16,13 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from taggraph.config import DEFAULT_EXTRACTOR
+from taggraph._infra.config import DEFAULT_EXTRACTOR
 from taggraph.errors import ConfigError, TaggraphError
-from taggraph.extraction import Extractor, get_extractor, rebuild_extractor
-from taggraph.notes import Note
-from taggraph.retrieval import Explanation, Result, Retriever, check_methods, make_retriever
-from taggraph.retrieval.base import question_date
-from taggraph.store import Interaction, MemoryStore
+from taggraph.extractors import Extractor, get_extractor, rebuild_extractor
+from taggraph.core.notes import Note
+from taggraph.methods import Explanation, Result, Retriever, check_methods, make_retriever
+from taggraph.methods.base import question_date
+from taggraph.core.store import Interaction, MemoryStore
 
 # Free choice: BM25 is the default method because it needs no tuning and no model, and is the strongest
 # of the paper's methods on LongMemEval-S dev (README, "Results"; TagGraph-Fusion, ours, is 0.04 MRR

@@ -39,7 +39,7 @@ from functools import lru_cache
 from importlib.metadata import EntryPoint
 from typing import Any
 
-from taggraph import plugins
+from taggraph._infra import entry_points as plugins
 from taggraph.errors import ConfigError
 
 DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
@@ -209,7 +209,7 @@ class Registry:
         package = importlib.import_module(self.package)
         label = next(n for n, v in vars(sys.modules[self._home]).items() if v is self)  # as in @LABEL.builtin
         order: list[str] = []
-        modules = pkgutil.iter_modules(package.__path__, f"{package.__name__}.")
+        modules = pkgutil.walk_packages(package.__path__, f"{package.__name__}.")
         for module in sorted(modules, key=lambda m: m.name != self._home):  # the registry's own module first
             imported = module.name in sys.modules  # then it has declared its built-ins itself
             for name, spec, arg, options in _declarations(module.name, label):

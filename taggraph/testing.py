@@ -48,17 +48,17 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
-from taggraph.notes import Note
-from taggraph.retrieval import (Evidence, Retriever, check_methods, make_retriever, method, register_method,
+from taggraph.core.notes import Note
+from taggraph.methods import (Evidence, Retriever, check_methods, make_retriever, method, register_method,
                                 registered_methods)
-from taggraph.retrieval.base import MethodError, check_walk, checked_scores, json_plain, one_line
-from taggraph.retrieval.embeddings import Embedder
-from taggraph.retrieval.registry import method_origin
-from taggraph.retrieval.signals import Signal, adds_up, signals_total
-from taggraph.store import MemoryStore
-from taggraph.text import tokenize
+from taggraph.methods.base import MethodError, check_walk, checked_scores, json_plain, one_line
+from taggraph.embedders.base import Embedder
+from taggraph.methods.registry import method_origin
+from taggraph.methods.signals import Signal, adds_up, signals_total
+from taggraph.core.store import MemoryStore
+from taggraph.core.text import tokenize
 
 FIXTURE_CASE = 4  # demo_q05: 13 sessions, 23 notes, dated (multi-session)
 QUESTIONS = ("How much did I spend on the brake repair for my car?", "what did I buy", "morning yoga",
@@ -68,7 +68,7 @@ QUESTIONS = ("How much did I spend on the brake repair for my car?", "what did I
 @lru_cache(maxsize=1)
 def fixture_notes() -> tuple[tuple[Note, ...], str]:
     """The notes of the demo case the checks ask (tagged by the offline extractor), and its question date."""
-    from taggraph.experiments.runner import build_store
+    from taggraph.runs.runner import build_store
     case = load_dataset(DEMO_DATA, fmt="longmemeval")[FIXTURE_CASE]
     return tuple(build_store(case, "offline").notes), case.asked_on
 
@@ -158,7 +158,7 @@ class MethodContract:
         self.assert_same(scores, self.scores_of(again), "built again from run.json's record")
 
     def test_runs_the_same_in_a_worker_process(self) -> None:
-        from taggraph.experiments.runner import parallel_map
+        from taggraph.runs.runner import parallel_map
         notes, asked_on = fixture_notes()
         job = (self.name(), dict(self.params), notes, self.questions, asked_on)
         try:

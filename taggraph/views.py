@@ -23,23 +23,23 @@ from typing import Any
 
 import pandas as pd
 
-from taggraph.atomic import atomic_write, refuse_input_as_output
-from taggraph.config import DEFAULT_EXTRACTOR, DEMO_DATA
+from taggraph._infra.atomic import atomic_write, refuse_input_as_output
+from taggraph._infra.config import DEFAULT_EXTRACTOR, DEMO_DATA
 from taggraph.datasets import Case, Dataset
 from taggraph.datasets.registry import input_paths
 from taggraph.errors import ConfigError
 from taggraph.evaluation.metrics import without_abstention
-from taggraph.experiments.bench import BenchResult
-from taggraph.experiments.question import OpenQuestions, available_methods, find_case, open_question
-from taggraph.experiments.run_folders import check_run_folder
-from taggraph.experiments.runner import build_store, group_by_history
-from taggraph.experiments.sweeps import plot_depth_sweep, plot_diffusion_contribution, plot_distractor_sweep
-from taggraph.extraction.prompt import TEMPLATE, render
-from taggraph.retrieval import DEFAULT_DEPTH, build_retrievers, method_names
+from taggraph.runs.bench import BenchResult
+from taggraph.runs.question import OpenQuestions, available_methods, find_case, open_question
+from taggraph.runs.folders import check_run_folder
+from taggraph.runs.runner import build_store, group_by_history
+from taggraph.studies.sweeps import plot_depth_sweep, plot_diffusion_contribution, plot_distractor_sweep
+from taggraph.extractors.prompt import TEMPLATE, render
+from taggraph.methods import DEFAULT_DEPTH, build_retrievers, method_names
 from taggraph.viz.charts import answer_chart, gold_rank_chart, interval_chart, misses_chart, score_chart
 from taggraph.viz.explain import (METRIC_K, explain_html, explain_misses, explain_table, explain_text, gold_notes,
                                   rank_table, retrieve_all, top_table)
-from taggraph.viz.graphview import graph_html
+from taggraph.viz.graph.page import graph_html
 from taggraph.viz.ontology_view import near_duplicates, note_tags, ontology_sunburst, top_level_shares, top_tags
 from taggraph.viz.report import MissPages, summary_view
 from taggraph.viz.run_folder import write_run
@@ -189,7 +189,7 @@ def bench(cases: Dataset | Sequence[Case], methods: Sequence[str] | None = None,
     report.md and report.html with the explain and graph pages of the first `miss_pages` missed questions),
     which `tg.compare`, `tg.score` and `taggraph fuse` read. `cases` is then what `tg.load` returned: its path
     and sha256 go into run.json. `out` is checked before the run; `force` replaces a run there."""
-    from taggraph.experiments.bench import bench as run
+    from taggraph.runs.bench import bench as run
 
     if out is not None:
         _check_out(Path(out), cases, force)
@@ -207,7 +207,7 @@ def score(runs: Sequence[str | Path], cases: Dataset, methods: Sequence[str] | N
     JSONL files) scored with exactly bench's metrics on `cases` (from `tg.load`), beside our `methods` run on them
     (`options` go to their run, as `tg.bench`'s), each compared with `baseline` when given; with `out`, its run
     folder, as the command writes it."""
-    from taggraph.experiments.bench import add_benchmark_metrics, add_significance, run_bench, score_external
+    from taggraph.runs.bench import add_benchmark_metrics, add_significance, run_bench, score_external
 
     if out is not None:
         _check_out(Path(out), cases, force, keep=[Path(r) for r in runs])

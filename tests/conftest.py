@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from taggraph.extraction.base import Extraction
-from taggraph.retrieval import registry
-from taggraph.store import Interaction, MemoryStore
+from taggraph.extractors.base import Extraction
+from taggraph.methods import registry
+from taggraph.core.store import Interaction, MemoryStore
 
 # The tiers (unit, integration, browser) share helpers by module name (a fake server, a toy method, Chromium's
 # fixtures): each tier's folder is importable whichever tier pytest collects.

@@ -48,14 +48,14 @@ sys.path[:0] = [str(TESTS), str(TESTS / "integration")]  # the test suite's fake
 from fake_ollama import EMPTY_REPLY, Error, FakeOllama  # noqa: E402
 
 from taggraph.cli import app
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
-from taggraph.experiments import runner
-from taggraph.experiments.extract_job import case_folder, extract_to_stores
-from taggraph.extraction import get_extractor, offline
-from taggraph.extraction.llm import OllamaExtractor
-from taggraph.retrieval import make_retriever
-from taggraph.store import Interaction, MemoryStore, StoreError
+from taggraph.runs import runner
+from taggraph.runs.extract_job import case_folder, extract_to_stores
+from taggraph.extractors import get_extractor, offline
+from taggraph.extractors.llm import OllamaExtractor
+from taggraph.methods import make_retriever
+from taggraph.core.store import Interaction, MemoryStore, StoreError
 
 ROWS: list[tuple[str, str]] = []
 MODEL = "ollama:llama3.2"
@@ -459,7 +459,7 @@ def lost_or_silent() -> None:
     import random
     import signal
     from taggraph import Memory
-    from taggraph.experiments import run_folders
+    from taggraph.runs import folders as run_folders
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
         # 1. a lone surrogate escape in a session id (segfault), a question id and a text
@@ -577,7 +577,7 @@ def lost_or_silent() -> None:
         attack("10", "; ".join(w for w, _ in outs), all(ok for _, ok in outs))
         # 11. one-line errors instead of tracebacks
         with fresh_cache() as root:
-            from taggraph.cache import open_cache
+            from taggraph._infra.cache import open_cache
             cache = open_cache(root / "full")
             cache._sql(f"PRAGMA max_page_count = {cache._sql('PRAGMA page_count').fetchone()[0] + 2}")
             what, ok = raised(lambda: [cache.set(str(i), "x" * 20_000) for i in range(100)])
@@ -652,8 +652,8 @@ def attack_plugin(defect: str, label: str, run) -> None:
 
 def _demo_runs(root: Path) -> tuple[Path, Path]:
     """Two demo run folders of BM25 (the second with k1 = 5), as `bench` saves them."""
-    from taggraph.experiments.bench import run_bench
-    from taggraph.experiments.run_folders import data_record, save_bench
+    from taggraph.runs.bench import run_bench
+    from taggraph.runs.folders import data_record, save_bench
     cases = load_dataset(DEMO_DATA, limit=4)
     a = save_bench(run_bench(cases, ["BM25"], extractor="none", backend=None), root / "a", data_record(DEMO_DATA))
     b = save_bench(run_bench(cases, ["BM25"], extractor="none", backend=None, method_params={"BM25": {"k1": 5.0}}),
@@ -701,11 +701,11 @@ def plugins_and_servers() -> None:
     import taggraph as tg
     from fake_openai import FakeOpenAI
     from taggraph.errors import ServerError
-    from taggraph.experiments.answers import OllamaGenerator
-    from taggraph.extraction.llm import OpenAIExtractor
-    from taggraph.retrieval.embeddings import OllamaEmbedder
-    from taggraph.server import MAX_REPLY_BYTES
-    from taggraph.retrieval import registry
+    from taggraph.studies.answers import OllamaGenerator
+    from taggraph.extractors.llm import OpenAIExtractor
+    from taggraph.embedders.base import OllamaEmbedder
+    from taggraph._infra.model_clients import MAX_REPLY_BYTES
+    from taggraph.methods import registry
     from test_plugin_confinement import install_broken
     saved_registry = dict(registry.METHODS._registered)  # what this run registers is removed at the end
     args = ("I adopted a beagle.", "Congratulations!", [])
@@ -1091,7 +1091,7 @@ def locomo_edges() -> None:
         attack52("8", "a LoCoMo file whose samples open with a conversation past the 64 KB head", conversation_first)
 
         def killed_run():
-            from taggraph.atomic import ClaimedFolder
+            from taggraph._infra.atomic import ClaimedFolder
             out = t / "killed"
             caught = _killed_while_writing(LOCOMO_TINY, out)
             left = _partials(t)
@@ -1300,7 +1300,7 @@ def ties_and_kills() -> None:
                     optional_number)
 
         def killed_force():
-            from taggraph.experiments.run_folders import save_run
+            from taggraph.runs.folders import save_run
             outs = []
             for landed in (False, True):
                 out = t / f"killed-{landed}"
@@ -1346,7 +1346,7 @@ def _demo_mrr(out: Path, tmp: str, *first: list[str]) -> str:
 def int8_embedder() -> None:
     import numpy as np
 
-    from taggraph.retrieval.embeddings import get_embedder
+    from taggraph.embedders.base import get_embedder
 
     models = Path(os.environ["TAGGRAPH_CACHE"]) / "models"
     with tempfile.TemporaryDirectory() as tmp:
@@ -1409,7 +1409,7 @@ def int8_embedder() -> None:
 
 def _query_one(method: str) -> None:
     """Query method `method` over a two-note memory."""
-    from taggraph.retrieval import make_retriever
+    from taggraph.methods import make_retriever
     store = MemoryStore("q", get_extractor("none"))
     store.remember_many([Interaction("s", "I walked my dog", "ok"), Interaction("s", "Then I cooked", "ok")])
     make_retriever(method, store).query("dog")

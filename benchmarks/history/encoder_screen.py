@@ -25,8 +25,8 @@ from collections.abc import Callable
 import numpy as np
 
 from taggraph.datasets import load_dataset
-from taggraph.retrieval.embeddings import SentenceTransformerEmbedder
-from taggraph.retrieval.fusion_signals import DENSE_CHARS
+from taggraph.embedders.base import SentenceTransformerEmbedder
+from taggraph.methods.fusion.signals import DENSE_CHARS
 
 Encode = tuple[Callable[[list[str]], np.ndarray], Callable[[str], np.ndarray]]  # (passages, one query)
 

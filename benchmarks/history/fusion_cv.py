@@ -48,10 +48,10 @@ from sklearn.model_selection import KFold, StratifiedKFold
 
 from taggraph.datasets.detect import load_any
 from taggraph.evaluation.significance import paired_test
-from taggraph.experiments.runner import build_store
-from taggraph.retrieval import make_retriever
-from taggraph.retrieval.base import DEFAULT_DEPTH
-from taggraph.retrieval.fusion_signals import COMPONENTS, REQUEST_WEIGHTS, SESSION_FEATURES, FusionWeights, Signals, fuse
+from taggraph.runs.runner import build_store
+from taggraph.methods import make_retriever
+from taggraph.methods.base import DEFAULT_DEPTH
+from taggraph.methods.fusion.signals import COMPONENTS, REQUEST_WEIGHTS, SESSION_FEATURES, FusionWeights, Signals, fuse
 
 # every component computed (a component with weight 0 is skipped), so that any weights can be fitted on the evidence
 # (the parts added after issue 22 held at 0, whatever the code's defaults are now: this protocol knew none of them)

@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the current scri
 from fusion_joint_cv import DATASETS, FOLDS, SEED, Joint, both_benchmarks, evidence, evidence_parser, folds
 from fusion_session_cv import MODE, halves_and_fit, out_of_fold, outer
 from taggraph.evaluation.significance import paired_test
-from taggraph.retrieval.fusion_signals import COMPONENTS, FusionWeights
+from taggraph.methods.fusion.signals import COMPONENTS, FusionWeights
 
 READER = {"pool_reader": "minilm-static", "reader_pool": 5}
 

@@ -26,7 +26,7 @@ import bm25s
 import numpy as np
 
 from taggraph.datasets import load_dataset
-from taggraph.retrieval.bm25_stem import make_tokenizer
+from taggraph.methods.bm25_stem import make_tokenizer
 
 UNITS = ("note", "turn", "turn_top2", "session")
 # (feedback documents, feedback terms, the query's weight): Anserini's defaults (10, 10, 0.5) and a few around them

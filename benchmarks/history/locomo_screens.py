@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the current scri
 from fusion_cv import Batch, ranks_of
 from fusion_joint_cv import Joint, evidence, fit
 from taggraph.evaluation.significance import paired_test
-from taggraph.retrieval.fusion_signals import FusionWeights
+from taggraph.methods.fusion.signals import FusionWeights
 
 MODE = "zscore"  # the defaults' normalization (section 18)
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from embedder_check import FUSION, TOLERANCE, bench, dev_sets
-from taggraph.retrieval.fusion_signals import is_request
+from taggraph.methods.fusion.signals import is_request
 
 EMBEDDER = "minilm-int8"
 REQUEST_TOLERANCE = 0.02

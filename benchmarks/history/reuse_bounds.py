@@ -27,16 +27,16 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from taggraph.config import DEFAULT_EXTRACTOR
+from taggraph._infra.config import DEFAULT_EXTRACTOR
 from taggraph.datasets.detect import load_any
 from taggraph.evaluation.metrics import score_rankings, summarize
-from taggraph.experiments.runner import MemoryRun, build_store
-from taggraph.extraction.base import Extraction
-from taggraph.extraction.lexicon import LEXFILE_CATEGORY, lexicon
-from taggraph.extraction.offline_v2 import OOV
-from taggraph.notes import CATEGORIES
-from taggraph.retrieval.base import DEFAULT_DEPTH
-from taggraph.store import Interaction, MemoryStore
+from taggraph.runs.runner import MemoryRun, build_store
+from taggraph.extractors.base import Extraction
+from taggraph.extractors.lexicon import LEXFILE_CATEGORY, lexicon
+from taggraph.extractors.offline_v2 import OOV
+from taggraph.core.notes import CATEGORIES
+from taggraph.methods.base import DEFAULT_DEPTH
+from taggraph.core.store import Interaction, MemoryStore
 
 RETRIEVAL_METHODS = ["BM25", "TagGraph-TFIDF", "AdaptiveGraph"]
 

@@ -6,7 +6,7 @@ register themselves on import: `bench` (bench, embed, extract, score, methods),
 `tune` (tune-embedder).
 """
 
-from taggraph.cli import bench, compare, experiments, fuse, runs, tune, views  # noqa: F401  (registers the commands)
+from taggraph.cli import bench, compare, experiments, fuse, pages, runs, tune  # noqa: F401  (registers the commands)
 from taggraph.cli.app import app
 
 __all__ = ["app"]

@@ -20,7 +20,7 @@ from typing import Optional
 
 import typer
 
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.errors import ConfigError, TaggraphError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -32,14 +32,14 @@ DEFAULT_DATA = DEMO_DATA
 
 def _extractor_help() -> str:
     """--extractor's help: the built-in extractors, from the registry, and the other forms."""
-    from taggraph.extraction.registry import EXTRACTORS, GROUP
+    from taggraph.extractors.registry import EXTRACTORS, GROUP
     return f"{' | '.join(sorted(EXTRACTORS.forms(installed=False)))} | package.module:Class | a name from the " \
            f"entry-point group {GROUP}"
 
 
 def served_extractors() -> str:
     """The built-in extractors a server runs (their class says ``served``), as written: "ollama:, openai:"."""
-    from taggraph.extraction.registry import EXTRACTORS
+    from taggraph.extractors.registry import EXTRACTORS
     return ", ".join(f"{n}:" for n in sorted(EXTRACTORS.names(installed=False))
                      if getattr(EXTRACTORS.get(n), "served", False))
 
@@ -47,13 +47,13 @@ def served_extractors() -> str:
 def extractor_backend(spec: str):
     """The class (or factory, or object) extractor name `spec` builds with: what it can do is its attributes
     (``served``, ``reads_prompt``)."""
-    from taggraph.extraction.registry import backend
+    from taggraph.extractors.registry import backend
     return backend(spec)
 
 
 def embedder_help() -> str:
     """--embedder's help: the built-in embedders, from the registry, and where installed ones come from."""
-    from taggraph.retrieval.embeddings import EMBEDDERS
+    from taggraph.embedders.base import EMBEDDERS
     return f"{' | '.join(EMBEDDERS.forms(installed=False))} | a name from the entry-point group {EMBEDDERS.group}"
 
 
@@ -121,7 +121,7 @@ def whole_numbers(spec: str, option: str) -> list[int]:
 def methods_option(spec: Optional[str]) -> list[str]:
     """Comma-separated method names or package.module:Class specs (default: the paper's), resolved by
     the registry."""
-    from taggraph.retrieval import DEFAULT_METHODS, check_methods
+    from taggraph.methods import DEFAULT_METHODS, check_methods
     if spec is not None and not names(spec):
         raise ConfigError(f"--methods names no method ({spec!r}); leave it out for the default ones")
     return check_methods(names(spec) or DEFAULT_METHODS)
@@ -144,7 +144,7 @@ def timeout_option(value: float) -> float:
 def checked_extractor(name: str, **options):
     """`get_extractor(name, **options)`; one with a server (Ollama) is checked up front, so a closed port
     or a missing model ends the command in one line before any case runs."""
-    from taggraph.extraction import get_extractor
+    from taggraph.extractors import get_extractor
     extractor = get_extractor(name, **options)
     if hasattr(extractor, "check"):
         extractor.check()
@@ -215,13 +215,13 @@ def method_params(pairs: list[str], embedder: str | None = None, device: str | N
                   running: list[str] | None = None) -> dict[str, dict]:
     """`--param AdaptiveGraph.iterations=0` pairs as {method: {key: value}}; `embedder` and `device`
     go to the parameters declared `EMBEDDER` and `DEVICE` of every method that embeds
-    (`taggraph.retrieval.embeds`) unless a --param names that method's own or the method fixes it
+    (`taggraph.methods.embeds`) unless a --param names that method's own or the method fixes it
     (TagGraph-Fusion-e5's embedder is what it is). Unknown methods, parameters,
     out-of-range values and (with `running`, the methods the command runs) a --param for a method not run
     fail here, before any case runs."""
-    from taggraph.retrieval import DEVICE, EMBEDDER, check_methods, check_params, method
-    from taggraph.retrieval.embeddings import get_embedder, resolve_device
-    from taggraph.retrieval.registry import embedding_methods
+    from taggraph.methods import DEVICE, EMBEDDER, check_methods, check_params, method
+    from taggraph.embedders.base import get_embedder, resolve_device
+    from taggraph.methods.registry import embedding_methods
     dense = embedding_methods() if embedder or device else []
     out: dict[str, dict] = {}
     if embedder:

@@ -12,9 +12,9 @@ from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, checked_extractor, comman
                               extractor_backend, extractor_names, format_option, key_values, load_data, method_params,
                               methods_option, positive, served_extractors, timeout_option)
 from taggraph.cli.app import EXTRACTOR_HELP
-from taggraph.config import DEFAULT_EXTRACTOR
+from taggraph._infra.config import DEFAULT_EXTRACTOR
 from taggraph.errors import ConfigError, ServerError
-from taggraph.server import CHECK_TIMEOUT, GENERATION_TIMEOUT
+from taggraph._infra.model_clients import CHECK_TIMEOUT, GENERATION_TIMEOUT
 
 ALLOW_FAILED_HELP = ("Score even when notes failed extraction (stored untagged); stdout, the report and run.json "
                      "then say how many and the first reason. Without it such a run stops with an error.")
@@ -71,10 +71,10 @@ def bench(
     allow_failed_extractions: bool = typer.Option(False, help=ALLOW_FAILED_HELP),
 ) -> None:
     """Run retrieval methods over a dataset; print MRR and the other metrics, write a run folder."""
-    from taggraph.experiments.bench import bench as run
-    from taggraph.experiments.dask_backend import scale_out
+    from taggraph.runs.bench import bench as run
+    from taggraph.runs.dask_backend import scale_out
     from taggraph.datasets.registry import input_paths
-    from taggraph.experiments.run_folders import check_run_folder
+    from taggraph.runs.folders import check_run_folder
     from taggraph.viz.report import MissPages
     from taggraph.viz.run_folder import write_run
 
@@ -109,8 +109,8 @@ def embed(
     device: str = typer.Option("auto", help="Where MiniLM runs: auto (CUDA if torch sees a GPU) | cpu | cuda."),
 ) -> None:
     """Fill the embedding cache for the dense methods, so that `bench` with the same settings runs warm."""
-    from taggraph.experiments.embed_cache import fill_embedding_cache
-    from taggraph.retrieval.embeddings import get_embedder
+    from taggraph.runs.embed_job import fill_embedding_cache
+    from taggraph.embedders.base import get_embedder
 
     model = get_embedder(embedder, device)  # an unknown name or device fails before the dataset is read
     extractor_names(extractor)
@@ -137,10 +137,10 @@ def extract(
     share its store), resumable; a rerun re-extracts failed notes.
 
     Exits with status 2 when notes remain that failed extraction."""
-    from taggraph.atomic import refuse_input_as_output
+    from taggraph._infra.atomic import refuse_input_as_output
     from taggraph.datasets.registry import input_paths
-    from taggraph.experiments.extract_job import extract_to_stores
-    from taggraph.experiments.vocabulary import vocabulary_table
+    from taggraph.runs.extract_job import extract_to_stores
+    from taggraph.studies.vocabulary import vocabulary_table
 
     positive(concurrency, "--concurrency")
     refuse_input_as_output(out, [*input_paths(data, fmt), *([prompt] if prompt else [])], "extract")
@@ -194,9 +194,9 @@ def score(
     A question a run does not rank is left out of its n (the summary's `missing` column counts them;
     a warning names the first); a name shared with our --methods or another file gets " [file]"."""
     from taggraph.cli.app import warnings_as_lines
-    from taggraph.experiments.bench import add_benchmark_metrics, add_significance, run_bench, score_external
-    from taggraph.experiments.run_comparison import recorded_data
-    from taggraph.experiments.run_folders import check_run_folder
+    from taggraph.runs.bench import add_benchmark_metrics, add_significance, run_bench, score_external
+    from taggraph.runs.compare import recorded_data
+    from taggraph.runs.folders import check_run_folder
     from taggraph.viz.report import MissPages
     from taggraph.viz.run_folder import write_run
 
@@ -222,7 +222,7 @@ def warn_other_data(folders: list[Path], dataset) -> None:
     are then judged against this data's gold, which may be meant (corrected qrels) but is never silent."""
     import warnings
 
-    from taggraph.experiments.run_comparison import read_record
+    from taggraph.runs.compare import read_record
 
     for folder in folders:
         recorded = read_record(folder).get("data")
@@ -238,7 +238,7 @@ def recorded_cases(folder: Path, fmt: str | None = None):
     must be of the format `fmt` when given (--format reads --data; the recorded data keeps its own)."""
     from taggraph.datasets import get_format, warn_about_input
     from taggraph.evaluation.score import read_rankings_csv
-    from taggraph.experiments.run_comparison import read_record, recorded_dataset
+    from taggraph.runs.compare import read_record, recorded_dataset
 
     dataset = recorded_dataset(read_record(folder), None, folder)
     if fmt and get_format(fmt) is not dataset.format:
@@ -254,7 +254,7 @@ def _derived_from(m, base) -> str:
     """How method `m` differs from the method `base` it is registered against (`ablation_of`): components of its
     Params switched off (``ablation of X: -Part``), else the values it sets, as a variant (``adds`` when each
     turns a switch on, as TagGraph-TFIDF-boundTopLevel does)."""
-    from taggraph.retrieval.registry import components
+    from taggraph.methods.registry import components
     if m.component:
         return f"ablation of {base.name}: -{m.component}"
     changed = {k: v for k, v in m.defaults.items() if base.defaults.get(k) != v}
@@ -269,8 +269,8 @@ def _derived_from(m, base) -> str:
 @command("methods")
 def list_methods(name: Optional[str] = typer.Argument(None, help="A method: show its parameters.")) -> None:
     """List the retrieval methods (built in, registered, installed), or one method's parameters."""
-    from taggraph.retrieval import method, method_names
-    from taggraph.retrieval.registry import METHODS, about
+    from taggraph.methods import method, method_names
+    from taggraph.methods.registry import METHODS, about
     if name:
         for p in method(name).parameters():
             typer.echo(f"{p['name']} = {p['value']!r}  ({p['type']}{', ' + p['rule'] if p['rule'] else ''})"

@@ -1,4 +1,4 @@
-"""`taggraph compare`: a thin client of `taggraph.experiments.run_comparison` and `taggraph.viz.compare_page`."""
+"""`taggraph compare`: a thin client of `taggraph.runs.compare` and `taggraph.viz.compare_page`."""
 
 from __future__ import annotations
 
@@ -34,9 +34,9 @@ def compare(
     run.json and compare.html (charts; each changed question's explain page or
     the command writing it), and explain/ with the pages of each pair's worst regressions."""
     from taggraph.cli.bench import default_out
-    from taggraph.atomic import refuse_input_as_output
-    from taggraph.experiments.run_comparison import PRINTED, compare_runs, recorded_data, save_comparison
-    from taggraph.experiments.run_folders import check_run_folder
+    from taggraph._infra.atomic import refuse_input_as_output
+    from taggraph.runs.compare import PRINTED, compare_runs, recorded_data, save_comparison
+    from taggraph.runs.folders import check_run_folder
     from taggraph.viz.compare_page import compare_html, regressions
 
     folder = out or default_out(Path("compare"), "compare")

@@ -17,10 +17,10 @@ import typer
 from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, EXTRACTOR_HELP, command, extractor_names, load_data,
                               methods_option, positive, whole_numbers)
 from taggraph.cli.bench import default_out
-from taggraph.config import DEFAULT_EXTRACTOR
+from taggraph._infra.config import DEFAULT_EXTRACTOR
 from taggraph.errors import ConfigError
-from taggraph.server import GENERATION_TIMEOUT
-from taggraph.experiments.dask_backend import scale_out
+from taggraph._infra.model_clients import GENERATION_TIMEOUT
+from taggraph.runs.dask_backend import scale_out
 
 DATA = typer.Option(DEFAULT_DATA, "--data", help=DATA_HELP)
 DATAS = typer.Option([DEFAULT_DATA], "--data", help=f"{DATA_HELP} Repeat for several datasets; datasets of one name "
@@ -58,14 +58,14 @@ def _load_all(paths: list[Path], limit: Optional[int]) -> list[tuple[str, object
 def _folder(command_name: str, out: Optional[Path], force: bool, data: Path | list[Path]) -> Path:
     """The output folder, checked before the experiment runs (a bad --out must not cost the run); never the
     --data path, inside it or holding it."""
-    from taggraph.experiments.run_folders import check_run_folder
+    from taggraph.runs.folders import check_run_folder
     from taggraph.datasets.registry import input_paths
     return check_run_folder(out or default_out(Path(command_name), command_name), force,
                             keep=[p for d in (data if isinstance(data, list) else [data]) for p in input_paths(d)])
 
 
 def _save(folder: Path, force: bool, tables: dict[str, pd.DataFrame], config: dict, data, show: str) -> None:
-    from taggraph.experiments.run_folders import run_record, save_run
+    from taggraph.runs.folders import run_record, save_run
     save_run(folder, tables, run_record(config, data), force=force)
     typer.echo(tables[show].round(3).to_string(index=False, na_rep="–"))
     typer.echo(f"\nrun folder: {folder}")
@@ -79,7 +79,7 @@ def ablation(data: list[Path] = DATAS, limit: Optional[int] = LIMIT, extractor: 
                                                               "(<method>-no<Part>) to run.")) -> None:
     """Component ablation: MRR change from removing each component, with its p-value and Holm's and BH's
     adjustments over the ablations (paper Table 3)."""
-    from taggraph.experiments.ablation import component_ablation, declared_ablations
+    from taggraph.studies.ablation import component_ablation, declared_ablations
     declared_ablations(methods_option(method)[0])  # before the data is read
     folder = _folder("ablation", out, force, data)
     loaded = _load_all(data, limit)
@@ -106,7 +106,7 @@ def sweep_distractors(data: Path = DATA, limit: Optional[int] = LIMIT, extractor
                       seed: int = typer.Option(0, help="Sampling seed."), workers: int = WORKERS,
                       scheduler: Optional[str] = SCHEDULER) -> None:
     """Gold sessions plus n sampled distractor sessions: MRR and diffusion's contribution (paper 6.1)."""
-    from taggraph.experiments.sweeps import distractor_sweep
+    from taggraph.studies.sweeps import distractor_sweep
     folder = _folder("sweep-distractors", out, force, data)
     _, cases, record = _load(data, limit)
     ctx, workers, backend = scale_out(workers, scheduler)
@@ -130,7 +130,7 @@ def sweep_depth(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str 
                 depths: str = typer.Option("20,40,80", help="Retrieval depths."), workers: int = WORKERS,
                 scheduler: Optional[str] = SCHEDULER) -> None:
     """MRR and Success@5 of a method at several retrieval depths (paper appendix E)."""
-    from taggraph.experiments.sweeps import depth_sweep
+    from taggraph.studies.sweeps import depth_sweep
     folder = _folder("sweep-depth", out, force, data)
     _, cases, record = _load(data, limit)
     ctx, workers, backend = scale_out(workers, scheduler)
@@ -146,8 +146,8 @@ def sweep_depth(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str 
 def vocab(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str = EXTRACTORS, out: Optional[Path] = OUT, force: bool = FORCE,
           workers: int = WORKERS) -> None:
     """Tag vocabulary per extractor: distinct tags, tags per note, reuse (paper Table 2)."""
-    from taggraph.experiments.runner import group_by_history, parallel_map
-    from taggraph.experiments.vocabulary import case_vocabulary, vocabulary_table
+    from taggraph.runs.runner import group_by_history, parallel_map
+    from taggraph.studies.vocabulary import case_vocabulary, vocabulary_table
     folder = _folder("vocab", out, force, data)
     _, cases, record = _load(data, limit)
     groups = group_by_history(cases)
@@ -165,8 +165,8 @@ def vocab(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str = EXTR
 def diagnose(data: list[Path] = DATAS, limit: Optional[int] = LIMIT, extractor: str = EXTRACTORS,
              out: Optional[Path] = OUT, force: bool = FORCE, workers: int = WORKERS) -> None:
     """Failure diagnostics over top-5 misses of the graph configurations (paper Table 10)."""
-    from taggraph.experiments.bench import run_bench
-    from taggraph.experiments.diagnostics import (GRAPH_METHODS, HELPFUL_MAX_DF, diagnostics_examples,
+    from taggraph.runs.bench import run_bench
+    from taggraph.studies.diagnostics import (GRAPH_METHODS, HELPFUL_MAX_DF, diagnostics_examples,
                                                   diagnostics_table, failure_diagnostics, pool_case_ids,
                                                   pooled_stores)
     folder = _folder("diagnose", out, force, data)
@@ -199,10 +199,10 @@ def answers(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str = EX
     """Answer accuracy (token F1, containment) from each method's top-k notes (paper F.2)."""
     import warnings
 
-    from taggraph.experiments.answers import (AnswersLeftOutWarning, ExtractiveBaseline, OllamaGenerator,
+    from taggraph.studies.answers import (AnswersLeftOutWarning, ExtractiveBaseline, OllamaGenerator,
                                               answer_accuracy)
-    from taggraph.experiments.bench import run_bench
-    from taggraph.retrieval import DEFAULT_DEPTH
+    from taggraph.runs.bench import run_bench
+    from taggraph.methods import DEFAULT_DEPTH
     positive(k, "--k")
     folder = _folder("answers", out, force, data)
     _, cases, record = _load(data, limit)

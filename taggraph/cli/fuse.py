@@ -1,4 +1,4 @@
-"""`taggraph fuse`: a thin client of `taggraph.experiments.fuse.fuse_runs` (`taggraph.fuse_runs`)."""
+"""`taggraph fuse`: a thin client of `taggraph.runs.fuse_runs.fuse_runs` (`taggraph.fuse_runs`)."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def fuse(
     Runs from folders must share the data and qrels. The folder holds the fused TREC run and the
     rankings, summary and reports `taggraph score` writes; `score` and `compare` read it."""
     from taggraph.cli.bench import default_out, print_result
-    from taggraph.experiments.fuse import fuse_runs
+    from taggraph.runs.fuse_runs import fuse_runs
     from taggraph.viz.report import report_pages
 
     def pages(result, cases):

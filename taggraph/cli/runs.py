@@ -23,9 +23,9 @@ def runs(
     their compare page."""
     from itertools import combinations
 
-    from taggraph.atomic import atomic_write
+    from taggraph._infra.atomic import atomic_write
     from taggraph.errors import InputError, TaggraphError
-    from taggraph.experiments.run_comparison import compare_runs, save_comparison
+    from taggraph.runs.compare import compare_runs, save_comparison
     from taggraph.viz.compare_page import compare_html
     from taggraph.viz.runs_page import find_runs, runs_html
 
@@ -68,7 +68,7 @@ def results_table(
     the best of each column in bold; printed, or written into a file between its markers."""
     import pandas as pd
 
-    from taggraph.atomic import atomic_write
+    from taggraph._infra.atomic import atomic_write
     from taggraph.errors import InputError
     from taggraph.evaluation.tables import results_markdown
 

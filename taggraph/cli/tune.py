@@ -24,8 +24,8 @@ def tune_embedder_command(data: Path = typer.Option(..., "--data", help=data_hel
     negative BM25 ranks high outside its gold sessions (sentence-transformers' trainer, CPU, fixed seed, offline).
     Writes the model, its int8 export and its card (data files with sha256 and licence, parameters, time, commit)
     to <TAGGRAPH_CACHE>/models/tuned/NAME."""
-    from taggraph.experiments.tune_embedder import default_name, tune_embedder
-    from taggraph.retrieval.tuned_embedder import tuned_model
+    from taggraph.studies.tune_embedder import default_name, tune_embedder
+    from taggraph.embedders.tuned import tuned_model
     positive(epochs, "--epochs")
     positive(max_steps, "--max-steps")
     dataset = load_data(data, limit=limit)

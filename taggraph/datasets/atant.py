@@ -30,7 +30,7 @@ from pathlib import Path
 import yaml
 
 from taggraph.datasets.base import Case, DatasetError, DatasetFormat, OwnMetrics, check_data_path, refuse_surrogates
-from taggraph.store import Interaction
+from taggraph.core.store import Interaction
 
 CATEGORIES = ("Career", "Daily Life", "Health", "Learning", "Life Events", "Relationships")
 QUESTION_SECTIONS = ("questions", "final_verification")

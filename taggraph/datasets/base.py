@@ -11,7 +11,7 @@ import re
 import stat
 import warnings
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property, lru_cache
@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from taggraph.errors import InputError
-from taggraph.store import Interaction
-from taggraph.text import is_token, parse_datetime
+from taggraph.core.store import Interaction
+from taggraph.core.text import is_token, parse_datetime
 
 
 class DatasetError(InputError):
@@ -56,7 +56,7 @@ class Case:
     @cached_property
     def asked_on(self) -> datetime | None:
         """When the question is asked, as every method gets it: `question_date` read once, here
-        (`taggraph.text.parse_datetime`); None when it names no date (a format's loader warns of those)."""
+        (`taggraph.core.text.parse_datetime`); None when it names no date (a format's loader warns of those)."""
         return parse_datetime(self.question_date) if self.question_date else None
 
 
@@ -446,3 +446,12 @@ def warn_about_input(found: Sequence[DataWarning]) -> None:
     """Each DataWarning as a Python DatasetWarning (what a script that ignores the dataset object still sees)."""
     for w in found:
         warnings.warn(w.message, DatasetWarning, stacklevel=3)
+
+
+def gold_note_ids(case: Case, store: Any, evidence: Mapping[str, set[str]] | None = None) -> list[str]:
+    """The case's units (see the module docstring), or, given `evidence` (question id -> marked notes),
+    the marked notes of the gold sessions and every note of a gold session without marks."""
+    if evidence is None and case.gold_note_ids:
+        return list(case.gold_note_ids)
+    notes = [(n.note_id, n.session_id) for n in store.notes]
+    return evidence_notes(notes, case.gold_session_ids, set((evidence or {}).get(case.case_id, ())))

@@ -46,8 +46,8 @@ from pathlib import Path
 
 from taggraph.datasets.base import (UNDATED_QUESTIONS, Case, DatasetError, DatasetFormat, OwnMetrics, data_warning,
                                     head, note_ids, read_bytes, refuse_surrogates, require, session_notes)
-from taggraph.text import is_token, parse_timestamp
-from taggraph.store import Interaction
+from taggraph.core.text import is_token, parse_timestamp
+from taggraph.core.store import Interaction
 
 TURNS, QUESTIONS = "turns.jsonl", "questions.jsonl"
 TURN_FIELDS = {"history": str, "session": str, "role": str, "text": str, "date": str}

@@ -34,8 +34,8 @@ from pathlib import Path
 from taggraph.datasets.base import (Case, DatasetError, DatasetFormat, OwnMetrics, UNDATED_QUESTIONS, data_warning,
                                     first_record_fields, head, refuse_repeated)
 from taggraph.datasets.longmemeval import read_json
-from taggraph.store import Interaction
-from taggraph.text import parse_note_date
+from taggraph.core.store import Interaction
+from taggraph.core.text import parse_note_date
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 _DIA = re.compile(r"D(\d+):(\d+)")

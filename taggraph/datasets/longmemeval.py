@@ -22,7 +22,7 @@ from pathlib import Path
 
 from taggraph.datasets.base import (Case, DatasetError, DatasetFormat, evidence_notes, head, note_ids, read_bytes,
                                     refuse_repeated, refuse_surrogates, require, session_notes)
-from taggraph.store import Interaction
+from taggraph.core.store import Interaction
 
 QUESTION_TYPES = ("single-session-user", "single-session-assistant", "single-session-preference",
                   "multi-session", "knowledge-update", "temporal-reasoning")

@@ -14,9 +14,9 @@ held when the session began); its gold sessions are the ``memory_session_uuids``
 follows it. Notes pair a user turn with the assistant turn after it, as LongMemEval's loader does (speakers read
 case-insensitively); session id = ``<persona>:<session_uuid>``, question id = ``<persona>:<query_id>``. The
 queries of one persona ask of one memory that grows: their histories are prefixes of one another, so a bench run
-builds it once and asks each query when it holds that query's sessions (`taggraph.experiments.runner.group_by_growth`).
+builds it once and asks each query when it holds that query's sessions (`taggraph.runs.runner.group_by_growth`).
 
-Dates: a ``current_time`` in no form `taggraph.text.parse_datetime` reads (a wrong weekday too), and a query
+Dates: a ``current_time`` in no form `taggraph.core.text.parse_datetime` reads (a wrong weekday too), and a query
 without one, are warned of, and so are history sessions dated on a later day than their query (kept: the
 history is the sessions listed before).
 
@@ -37,7 +37,7 @@ from taggraph.datasets import generic
 from taggraph.datasets.base import (UNDATED_QUESTIONS, Case, DatasetError, DatasetFormat, OwnMetrics, data_warning,
                                     first_record_fields, head, refuse_repeated, require, session_notes)
 from taggraph.datasets.longmemeval import read_json
-from taggraph.store import Interaction
+from taggraph.core.store import Interaction
 
 CATEGORIES = ("Dynamic Incremental", "Implicit Preference", "Dynamic Updating", "Temporal-reasoning")
 FILES = ("*_dialogues*.json", "*_dialogues*.json.gz")

@@ -26,7 +26,7 @@ from typing import Any
 from taggraph.datasets import generic, longmemeval
 from taggraph.datasets.base import (Case, DatasetError, DatasetFormat, DataWarning, case_warnings, check_data_path,
                                     check_ids, data_checksum, head)
-from taggraph import plugins
+from taggraph._infra import entry_points as plugins
 from taggraph.errors import ConfigError
 from taggraph.registry import Registry, load_attr, module_tree
 

@@ -45,7 +45,7 @@ import ir_measures
 import pandas as pd
 from ir_measures import RR, R, Success, nDCG
 
-from taggraph.retrieval.base import same_score
+from taggraph.methods.base import same_score
 
 SUCCESS_KS = (1, 3, 5)
 OFFICIAL_KS = (5, 10)

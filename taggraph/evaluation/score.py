@@ -61,8 +61,8 @@ import pandas as pd
 
 from taggraph.errors import InputError
 from taggraph.evaluation.metrics import session_scores, without_abstention
-from taggraph.store import safe_filename
-from taggraph.text import is_token
+from taggraph.core.store import safe_filename
+from taggraph.core.text import is_token
 
 FIRST_IDS = 5  # question ids a warning quotes
 RANKINGS_CSV = "rankings.csv"

@@ -13,8 +13,8 @@ from __future__ import annotations
 import pandas as pd
 
 from taggraph.evaluation.significance import compare
-from taggraph.retrieval import ablations_of
-from taggraph.retrieval import method as registered
+from taggraph.methods import ablations_of
+from taggraph.methods import method as registered
 
 FULL = "AdaptiveGraph"
 EARNS_KEEP = 0.005  # MRR that removing a component must cost, at Holm-adjusted p < ALPHA, for it to earn its keep

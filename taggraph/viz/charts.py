@@ -12,7 +12,7 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
-from taggraph.retrieval import DEFAULT_DEPTH, Result
+from taggraph.methods import DEFAULT_DEPTH, Result
 from taggraph.viz.explain import tie_order_only
 
 

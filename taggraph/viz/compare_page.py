@@ -27,8 +27,8 @@ from pathlib import Path
 import pandas as pd
 import plotly.graph_objects as go
 
-from taggraph.experiments.run_comparison import PAIR_COLUMNS, Comparison, Run, data_options
-from taggraph.retrieval import method_names, registered_methods
+from taggraph.runs.compare import PAIR_COLUMNS, Comparison, Run, data_options
+from taggraph.methods import method_names, registered_methods
 from taggraph.viz.report import _CSS, _few_questions, _page_name, _table
 
 _CMP_CSS = ("pre { white-space: pre; overflow-x: auto; max-width: 40em; margin: 0; }"

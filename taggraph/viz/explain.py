@@ -27,16 +27,16 @@ import pandas as pd
 from taggraph.datasets import Case
 from taggraph.errors import ConfigError
 from taggraph.evaluation.metrics import session_scores, tie_averaged
-from taggraph.notes import Note
-from taggraph.retrieval import DEFAULT_DEPTH, Explanation, Result, Retriever, build_retrievers
-from taggraph.retrieval.base import same_score
-from taggraph.retrieval.signals import Contrast
-from taggraph.store import MemoryStore
-from taggraph.text import snippet
+from taggraph.core.notes import Note
+from taggraph.methods import DEFAULT_DEPTH, Explanation, Result, Retriever, build_retrievers
+from taggraph.methods.base import same_score
+from taggraph.methods.signals import Contrast
+from taggraph.core.store import MemoryStore
+from taggraph.core.text import snippet
 from taggraph.viz.names import node_name
 
 if TYPE_CHECKING:  # the pages take a question opened by the experiments room; they never open one
-    from taggraph.experiments.question import OpenQuestion
+    from taggraph.runs.question import OpenQuestion
 
 _KIND_COLOUR = {"concept": "#4c78a8", "topic": "#f58518", "file": "#2a8f87"}
 
@@ -56,8 +56,8 @@ def retrieve_all(store: MemoryStore, question: str, methods: Methods, k: int = D
 def gold_notes(case: Case, store: MemoryStore) -> list[str]:
     """The case's gold notes in note order, as its dataset's loader set them (LongMemEval: the notes
     holding a ``has_answer`` turn), else every note of its gold sessions
-    (`taggraph.experiments.diagnostics.gold_note_ids`); the data file is not read again."""
-    from taggraph.experiments.diagnostics import gold_note_ids
+    (`taggraph.studies.diagnostics.gold_note_ids`); the data file is not read again."""
+    from taggraph.datasets.base import gold_note_ids
 
     return gold_note_ids(case, store)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import weakref
 from collections import Counter, defaultdict
 
-from taggraph.store import MemoryStore
+from taggraph.core.store import MemoryStore
 
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # store -> (graph size, names)
 

@@ -12,9 +12,9 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
-from taggraph.notes import Note
-from taggraph.ontology import Ontology, parent, prefixes
-from taggraph.store import MemoryStore
+from taggraph.core.notes import Note
+from taggraph.core.ontology import Ontology, parent, prefixes
+from taggraph.core.store import MemoryStore
 
 
 def note_tags(store: MemoryStore, note: Note) -> pd.DataFrame:

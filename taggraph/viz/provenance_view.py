@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from taggraph.experiments.provenance import method_times
+from taggraph.runs.provenance import method_times
 
 
 def provenance_table(result) -> pd.DataFrame:

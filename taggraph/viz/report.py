@@ -1,7 +1,7 @@
 """Run reports: report.md (tables) and report.html (styled tables, offline plotly charts, misses).
 
 report.html shows our numbers (beside the paper's Table 1 when a `benchmark` is named,
-as `taggraph.experiments.run_folders.benchmark_name` decides from the cases), Success@k per question type,
+as `taggraph.runs.folders.benchmark_name` decides from the cases), Success@k per question type,
 the distribution of first-gold ranks, and a table of the questions some method
 missed (first gold rank per method; a top-k place owed to tie order alone counts as a miss, marked
 "tie"), and the tie-aware columns' definitions; for the first N misses it links an explain
@@ -338,7 +338,7 @@ class MissPages:
 
     def __call__(self, run, cases: Sequence, rows: list[dict], depth: int) -> dict[str, str]:
         from taggraph.viz.explain import explain_html, gold_notes
-        from taggraph.viz.graphview import graph_page
+        from taggraph.viz.graph.page import graph_page
 
         if not self.n or not rows:
             return {}

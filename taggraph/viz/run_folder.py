@@ -9,8 +9,8 @@ from pathlib import Path
 
 from taggraph.datasets import Dataset
 from taggraph.errors import ConfigError
-from taggraph.experiments.provenance import command_line
-from taggraph.experiments.run_folders import git_commit, save_bench
+from taggraph.runs.provenance import command_line
+from taggraph.runs.folders import git_commit, save_bench
 from taggraph.viz.report import report_pages
 
 

@@ -3,7 +3,7 @@ and the views the notebooks show in marimo and in JupyterLab alike (`table_view`
 
 A notebook shows a panel when `marimo.running_in_notebook()` is false: controls above an output that
 each change of a control clears and fills again, calling the functions the marimo cells call
-(`taggraph.viz.explain`, `taggraph.viz.graphview`). ipywidgets is in the ``notebooks`` extra.
+(`taggraph.viz.explain`, `taggraph.viz.graph.page`). ipywidgets is in the ``notebooks`` extra.
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from IPython.display import HTML, Pretty
 
-from taggraph.retrieval import Retriever
-from taggraph.store import MemoryStore
+from taggraph.methods import Retriever
+from taggraph.core.store import MemoryStore
 from taggraph.viz.explain import explain_html, explain_table, retrieve_all, top_table
-from taggraph.viz.graphview import graph_html
+from taggraph.viz.graph.page import graph_html
 
 if TYPE_CHECKING:  # the panels browse questions the experiments room opens; they never open one
-    from taggraph.experiments.question import OpenQuestions
+    from taggraph.runs.question import OpenQuestions
 
 
 def panel(render: Callable[..., Iterable[Any]], **controls: Any):

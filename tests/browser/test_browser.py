@@ -17,11 +17,11 @@ from urllib.parse import urlparse
 
 import pytest
 
-from taggraph.extraction.base import Extraction
-from taggraph.atomic import atomic_write
-from taggraph.store import Interaction
+from taggraph.extractors.base import Extraction
+from taggraph._infra.atomic import atomic_write
+from taggraph.core.store import Interaction
 from taggraph.viz.explain import explain_html
-from taggraph.viz.graphview import save_graph_html
+from taggraph.viz.graph.page import save_graph_html
 
 from conftest import HAND_ROWS, make_store
 
@@ -135,9 +135,9 @@ def test_explain_page_judges_by_the_cut_off_and_shows_the_context(hand_store, tm
 
 
 def test_run_report_draws_its_charts_offline_and_links_the_miss_pages(tmp_path):
-    from taggraph.config import DEMO_DATA
+    from taggraph._infra.config import DEMO_DATA
     from taggraph.datasets import load_dataset
-    from taggraph.experiments.bench import run_bench
+    from taggraph.runs.bench import run_bench
     from taggraph.viz.report import MissPages, report_pages
 
     cases = load_dataset(DEMO_DATA)
@@ -178,7 +178,7 @@ def test_exported_notebook_renders_offline(tmp_path):
 
 
 def test_graph_side_panel_explains_the_linked_note(hostile_store, tmp_path):
-    from taggraph.retrieval import make_retriever
+    from taggraph.methods import make_retriever
 
     retrievers = {m: make_retriever(m, hostile_store) for m in ("BM25", "TagGraph-Basic")}
     page = save_graph_html(tmp_path / "graph.html", hostile_store, question="my dog does yoga", retrievers=retrievers,
@@ -261,9 +261,9 @@ def test_miss_pages_show_the_session_rank_the_report_counts(tmp_path):
     the note rank; where the note's session is the first gold one, the verdict's class is the table's (a hit, a
     tie-order place or a miss); 'outranked by' lists the notes above the gold note, up to k, with session and
     score."""
-    from taggraph.config import DEMO_DATA
+    from taggraph._infra.config import DEMO_DATA
     from taggraph.datasets import load_dataset
-    from taggraph.experiments.bench import run_bench
+    from taggraph.runs.bench import run_bench
     from taggraph.viz.report import MissPages, report_pages
 
     cases = load_dataset(DEMO_DATA)
@@ -308,9 +308,9 @@ def test_explain_page_judges_the_session_rank_as_the_report_counts(tmp_path):
     """demo_q11: AdaptiveGraph ranks the gold note 11th but its session 4th (by its note demo_s41#1, which the page
     explains), a hit by Success@5 (green, not 'outside the top 5'); demo_q08: TagGraph-Basic's session rank 3 is owed
     to tie order (purple)."""
-    from taggraph.config import DEMO_DATA
+    from taggraph._infra.config import DEMO_DATA
     from taggraph.datasets import load_dataset
-    from taggraph.experiments.runner import build_store
+    from taggraph.runs.runner import build_store
     from taggraph.viz.explain import gold_notes
 
     cases = {c.case_id: c for c in load_dataset(DEMO_DATA)}
@@ -331,9 +331,9 @@ def test_explain_page_judges_the_session_rank_as_the_report_counts(tmp_path):
 def test_outranked_rows_show_the_notes_text_a_link_and_say_tie_at_an_equal_score(tmp_path):
     """demo_q12 under TagGraph-Stopwords scores every note 0: the notes above the gold note are there by note order,
     'tie', not '+0'; each row starts the note's text and links to it on the graph page."""
-    from taggraph.config import DEMO_DATA
+    from taggraph._infra.config import DEMO_DATA
     from taggraph.datasets import load_dataset
-    from taggraph.experiments.runner import build_store
+    from taggraph.runs.runner import build_store
     from taggraph.viz.explain import gold_notes
 
     case = next(c for c in load_dataset(DEMO_DATA) if c.case_id == "demo_q12")
@@ -358,9 +358,9 @@ def test_outranked_rows_show_the_notes_text_a_link_and_say_tie_at_an_equal_score
 def test_adaptive_graphs_reason_says_where_the_pagerank_mass_came_from(tmp_path):
     """demo_q12: AdaptiveGraph seeds no tag ('hiking' and 'trail' are stopwords); its reason gives the note's PPR mass
     and the shares that flowed in over its edges, not only 'score 0.00217'."""
-    from taggraph.config import DEMO_DATA
+    from taggraph._infra.config import DEMO_DATA
     from taggraph.datasets import load_dataset
-    from taggraph.experiments.runner import build_store
+    from taggraph.runs.runner import build_store
     from taggraph.viz.explain import gold_notes
 
     case = next(c for c in load_dataset(DEMO_DATA) if c.case_id == "demo_q12")

@@ -8,10 +8,10 @@ import subprocess
 
 import pytest
 
-from taggraph.atomic import atomic_write
-from taggraph.config import DEMO_DATA
+from taggraph._infra.atomic import atomic_write
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
-from taggraph.experiments.bench import run_bench
+from taggraph.runs.bench import run_bench
 from taggraph.viz.report import report_pages
 
 from test_browser import CHROMIUM, page_requests, pytestmark  # noqa: F401  (slow, needs chromium)
@@ -91,9 +91,9 @@ def test_the_report_says_what_a_tie_placement_counts_as_and_labels_table_1(repor
 def test_the_gold_rank_chart_title_is_not_cut_in_a_notebook_wide_frame(tmp_path):
     """The notebooks' gold-rank chart at 900 px (a notebook's output column): its title, with the miss and
     tie-order legend, fits in the chart."""
-    from taggraph.experiments.runner import build_store
+    from taggraph.runs.runner import build_store
     from taggraph.viz.charts import gold_rank_chart
-    from taggraph.retrieval import build_retrievers
+    from taggraph.methods import build_retrievers
     from taggraph.viz.explain import gold_notes, retrieve_all
 
     case = next(c for c in load_dataset(DEMO_DATA) if c.case_id == "demo_q12")
@@ -139,7 +139,7 @@ return Array.from(document.querySelectorAll(".bars .bartext")).map(function (t) 
 
 def test_the_top_k_line_strikes_no_bar_label(tmp_path):
     """Drawn over the bars, the dashed top-5 line at 5.5 ran through the label of a rank-6 bar: '6' read '5'."""
-    from taggraph.retrieval import Result
+    from taggraph.methods import Result
     from taggraph.viz.charts import gold_rank_chart
 
     results = {m: [Result(f"n{r}", 50.0 - r, f"s{r}", r) for r in range(1, 41)] for m in ("A", "B")}

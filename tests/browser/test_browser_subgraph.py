@@ -11,12 +11,12 @@ import time
 
 import pytest
 
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
-from taggraph.experiments.runner import build_store
-from taggraph.retrieval import build_retrievers
+from taggraph.runs.runner import build_store
+from taggraph.methods import build_retrievers
 from taggraph.viz.explain import gold_notes, retrieve_all
-from taggraph.viz.graphview import save_graph_html
+from taggraph.viz.graph.page import save_graph_html
 
 from test_browser import CHROMIUM, page_requests, pytestmark  # noqa: F401  (slow, needs chromium)
 from test_jupyterlab_widgets import chromium, wait_for  # noqa: F401  (a fixture: Chromium over DevTools)
@@ -455,7 +455,7 @@ def test_every_walked_edge_and_stop_the_explanations_name_is_drawn_under_their_m
     it walked is drawn in its colour wherever both ends are drawn, and a concept where it says its walk stopped is
     marked ✕, as the explain page says. demo_q12 before: TagGraph-Basic's explanation of demo_s45#0 and demo_s46#0 says
     'trail' matches place/location/trail, but that edge was thin; Stopwords and TFIDF left that concept unmarked."""
-    from taggraph.viz.graphview import file_explanations
+    from taggraph.viz.graph.page import file_explanations
 
     cases = {c.case_id: c for c in load_dataset(DEMO_DATA)}
     for page in run_miss_pages:

@@ -4,11 +4,11 @@ reuses tests/browser/test_browser.py's Chromium helpers and is skipped like it w
 import json
 import re
 
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
-from taggraph.experiments.runner import build_store
-from taggraph.retrieval import make_retriever
-from taggraph.viz.graphview import save_graph_html
+from taggraph.runs.runner import build_store
+from taggraph.methods import make_retriever
+from taggraph.viz.graph.page import save_graph_html
 from taggraph.viz.widgets import iframe
 
 from test_browser import dump_dom, pytestmark  # noqa: F401  (slow, needs chromium)
@@ -17,7 +17,7 @@ from test_jupyterlab_widgets import chromium, wait_for  # noqa: F401  (chromium:
 
 def test_side_panel_names_a_note_whose_label_is_hidden(tmp_path, monkeypatch):
     """On a drawing laid out by the spring layout (larger than COLUMNS_DRAWN), where only telling nodes keep a label."""
-    from taggraph.viz import graphview
+    from taggraph.viz.graph import page as graphview
 
     monkeypatch.setattr(graphview, "COLUMNS_DRAWN", graphview.DENSE_LABELS)
     store = build_store(load_dataset(DEMO_DATA, limit=1)[0], "offline")

@@ -8,10 +8,10 @@ import pytest
 from typer.testing import CliRunner
 
 from taggraph.cli import app
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
-from taggraph.experiments.bench import run_bench
-from taggraph.experiments.run_folders import data_record, save_bench
+from taggraph.runs.bench import run_bench
+from taggraph.runs.folders import data_record, save_bench
 
 runner = CliRunner()
 HOSTILE = "<img src=x onerror=\"document.title='pwned'\">"

@@ -1,9 +1,9 @@
 import pandas as pd
 import pytest
 
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
-from taggraph.experiments.bench import run_bench
+from taggraph.runs.bench import run_bench
 
 METHODS = ["BM25", "TagGraph-Basic", "TagGraph-TFIDF", "AdaptiveGraph"]
 RESULT_COLUMNS = ["question_id", "method", "ranked_session_ids", "ranked_note_ids", "RR", "Success@5"]

@@ -118,7 +118,7 @@ def test_embedder_and_device_reach_the_parameters_a_method_declares_whatever_the
     from typing import Annotated
 
     from taggraph.cli.app import method_params
-    from taggraph.retrieval import DEVICE, EMBEDDER, Retriever, embeds, register_method
+    from taggraph.methods import DEVICE, EMBEDDER, Retriever, embeds, register_method
 
     @register_method("Encoded")
     class Encoded(Retriever):
@@ -169,7 +169,7 @@ def test_embedder_option_leaves_a_method_that_fixes_its_own():
 
 def test_an_ablation_does_not_send_a_value_its_base_fixes_too_to_the_base():
     from taggraph.errors import ConfigError
-    from taggraph.retrieval import check_params
+    from taggraph.methods import check_params
     with pytest.raises(ConfigError) as refused:
         check_params("TagGraph-Fusion-e5-noGraph", {"embedder": "minilm"})
     message = str(refused.value)
@@ -179,7 +179,7 @@ def test_an_ablation_does_not_send_a_value_its_base_fixes_too_to_the_base():
 
 
 def test_a_bug_is_not_dressed_as_a_user_error(monkeypatch):
-    import taggraph.experiments.bench as bench
+    import taggraph.runs.bench as bench
 
     def broken(*args, **kwargs):
         raise KeyError("x")  # a library bug, not bad input
@@ -238,7 +238,7 @@ def test_out_is_checked_before_the_run(tmp_path):
 
 
 def test_score_puts_an_external_run_beside_ours(tmp_path):
-    from taggraph.config import DEMO_DATA
+    from taggraph._infra.config import DEMO_DATA
     from taggraph.datasets import load_dataset
     cases = load_dataset(DEMO_DATA)
     trec = tmp_path / "mine.trec"
@@ -379,7 +379,7 @@ def test_a_command_prints_its_warnings_as_lines_but_not_the_interpreters(capsys)
 
 def test_an_embedder_object_refused_by_a_method_that_fixes_its_own_is_named_not_shown_as_an_address():
     from taggraph.errors import ConfigError
-    from taggraph.retrieval import check_params
+    from taggraph.methods import check_params
     from taggraph.testing import BagOfWordsEmbedder
     with pytest.raises(ConfigError) as refused:
         check_params("TagGraph-Fusion-e5", {"embedder": BagOfWordsEmbedder()})

@@ -82,7 +82,7 @@ class CountingGenerator:
 
 
 def test_answers_gives_the_generator_k_notes_above_the_default_depth(tmp_path, monkeypatch):
-    import taggraph.experiments.answers as answers
+    import taggraph.studies.answers as answers
     monkeypatch.setattr(answers, "ExtractiveBaseline", CountingGenerator)
     CountingGenerator.given = []
     data = one_long_session(tmp_path / "long", 45)
@@ -100,8 +100,8 @@ def test_answer_accuracy_refuses_rankings_shallower_than_k(tmp_path):
 
     import taggraph as tg
     from taggraph.errors import ConfigError
-    from taggraph.experiments.answers import answer_accuracy
-    from taggraph.experiments.bench import run_bench
+    from taggraph.studies.answers import answer_accuracy
+    from taggraph.runs.bench import run_bench
     cases = tg.load(one_long_session(tmp_path / "long", 12))
     bench = run_bench(cases, ["BM25"], "none", depth=10)
     with pytest.raises(ConfigError, match="at most 10 notes deep"):

@@ -12,13 +12,13 @@ import pytest
 from typer.testing import CliRunner
 
 from taggraph.cli import app
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
 from taggraph.errors import ConfigError
 from taggraph.evaluation.significance import adjusted_p_values, paired_test
-from taggraph.experiments.bench import run_bench
-from taggraph.experiments.run_comparison import RunMismatchWarning, compare_runs
-from taggraph.experiments.run_folders import data_record, save_bench
+from taggraph.runs.bench import run_bench
+from taggraph.runs.compare import RunMismatchWarning, compare_runs
+from taggraph.runs.folders import data_record, save_bench
 from taggraph.viz.compare_page import explain_command
 
 runner = CliRunner()

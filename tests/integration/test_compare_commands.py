@@ -12,15 +12,15 @@ import pytest
 from typer.testing import CliRunner
 
 from taggraph.cli import app
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
-from taggraph.experiments.bench import run_bench
-from taggraph.experiments.run_folders import data_record, save_bench
+from taggraph.runs.bench import run_bench
+from taggraph.runs.folders import data_record, save_bench
 
 runner = CliRunner()
 REPO = Path(__file__).resolve().parents[2]
 USER_METHOD = '''
-from taggraph.retrieval.bm25 import BM25
+from taggraph.methods.bm25 import BM25
 
 
 class RecencyTfidf(BM25):
@@ -70,7 +70,7 @@ def run_as_printed(command: str, cwd: Path) -> subprocess.CompletedProcess:
 def user_runs(tmp_path_factory):
     """A folder holding the user's module and two demo runs of BM25 and the user's RecencyTfidf
     (`recency_methods:RecencyTfidf`), the second with k1 = 5 for both."""
-    from taggraph.retrieval import registry
+    from taggraph.methods import registry
 
     home = tmp_path_factory.mktemp("user")
     (home / "recency_methods.py").write_text(USER_METHOD)

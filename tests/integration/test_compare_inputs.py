@@ -10,10 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from taggraph.cli import app
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
-from taggraph.experiments.bench import run_bench
-from taggraph.experiments.run_folders import data_record, save_bench
+from taggraph.runs.bench import run_bench
+from taggraph.runs.folders import data_record, save_bench
 
 runner = CliRunner()
 
@@ -189,7 +189,7 @@ def test_results_in_memory_are_checked_for_their_data_like_run_folders(tmp_path)
     result and a run folder over the same file ("sha256 (?)", "pass --force")."""
     import taggraph as tg
     from taggraph.errors import ConfigError
-    from taggraph.experiments.run_comparison import RunMismatchWarning
+    from taggraph.runs.compare import RunMismatchWarning
 
     generic = tmp_path / "g"
     shutil.copytree(os.path.join(os.path.dirname(__file__), os.pardir, "fixtures", "generic"), generic)
@@ -209,7 +209,7 @@ def test_results_in_memory_are_checked_for_their_data_like_run_folders(tmp_path)
 
 def test_a_method_without_a_partner_is_named_not_dropped(runs, tmp_path):
     """compare lc1 lc2: lc1's BM25-stem and TagGraph-TFIDF, absent from lc2, vanished without a line."""
-    from taggraph.experiments.run_comparison import RunMismatchWarning, compare_runs
+    from taggraph.runs.compare import RunMismatchWarning, compare_runs
 
     cases = load_dataset(DEMO_DATA, limit=4)
     both = save_bench(run_bench(cases, ["BM25", "BM25-stem"], extractor="none", backend=None), tmp_path / "both",

@@ -8,11 +8,11 @@ import pytest
 from typer.testing import CliRunner
 
 from taggraph.cli import app
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
-from taggraph.experiments.bench import run_bench
-from taggraph.experiments.run_comparison import compare_runs
-from taggraph.experiments.run_folders import data_record, save_bench
+from taggraph.runs.bench import run_bench
+from taggraph.runs.compare import compare_runs
+from taggraph.runs.folders import data_record, save_bench
 
 runner = CliRunner()
 
@@ -118,7 +118,7 @@ def test_a_gold_session_cut_by_the_depth_among_tied_ones_is_not_retrieved_only_b
 def test_a_side_without_scores_to_tie_is_said_not_left_blank(two_runs, tmp_path):
     """A run read back from its TREC file (`score`) has no ties to average (taggraph's TREC files break them
     in their scores): compare warns, naming the run and method, and its tie-aware cells stay empty."""
-    from taggraph.experiments.run_comparison import NoTieScoresWarning
+    from taggraph.runs.compare import NoTieScoresWarning
 
     _, tfidf = two_runs
     scored = tmp_path / "scored"

@@ -12,10 +12,10 @@ from datetime import datetime
 
 import pytest
 
-from taggraph.retrieval import (EMBEDDER, Evidence, Retriever, Signal, embeds, method, method_names,
+from taggraph.methods import (EMBEDDER, Evidence, Retriever, Signal, embeds, method, method_names,
                                 registered_methods)
 from taggraph.testing import BagOfWordsEmbedder, MethodContract
-from taggraph.text import tokenize
+from taggraph.core.text import tokenize
 
 pytestmark = pytest.mark.usefixtures("clean_registry")  # the toy methods registered here stay here
 

@@ -1,19 +1,19 @@
 import pytest
 
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
-from taggraph.experiments.bench import run_bench
-from taggraph.experiments.sweeps import distractor_sweep
+from taggraph.runs.bench import run_bench
+from taggraph.studies.sweeps import distractor_sweep
 
 distributed = pytest.importorskip("dask.distributed", reason='needs pip install "dask[distributed]"')
 
-from taggraph.experiments.dask_backend import dask_backend  # noqa: E402
+from taggraph.runs.dask_backend import dask_backend  # noqa: E402
 
 METHODS = ["BM25", "TagGraph-TFIDF", "AdaptiveGraph"]
 
 
 def test_dask_cluster_gives_the_local_rankings(monkeypatch):
-    from taggraph.retrieval import registry
+    from taggraph.methods import registry
 
     monkeypatch.setattr(registry.METHODS, "_registered", {})  # only built-ins: a run-time registration left by another test
     cases = load_dataset(DEMO_DATA)
@@ -25,7 +25,7 @@ def test_dask_cluster_gives_the_local_rankings(monkeypatch):
             assert len(client.scheduler_info()["workers"]) == 2
             remote = run_bench(cases, METHODS, extractor="none", workers=2, backend=None)
             remote_sweep = distractor_sweep(cases, counts=(0, 5), extractor="none", workers=2, backend=None)
-            ran_on = client.run(lambda: "taggraph.experiments.bench" in __import__("sys").modules)
+            ran_on = client.run(lambda: "taggraph.runs.bench" in __import__("sys").modules)
     assert any(ran_on.values())  # the cases really ran in the worker processes
     cols = ["question_id", "method", "ranked_note_ids", "ranked_session_ids", "RR"]
     assert remote.rankings[cols].equals(local.rankings[cols])
@@ -35,7 +35,7 @@ def test_dask_cluster_gives_the_local_rankings(monkeypatch):
 
 def test_a_notebook_method_runs_on_the_cluster(monkeypatch):
     """A method registered in this process (a class no worker can import) runs on Dask workers too."""
-    from taggraph.retrieval import registry
+    from taggraph.methods import registry
     from test_plugins import USER_METHOD
 
     monkeypatch.setattr(registry.METHODS, "_registered", dict(registry.METHODS._registered))

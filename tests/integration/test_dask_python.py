@@ -10,14 +10,14 @@ import pytest
 from typer.testing import CliRunner
 
 from taggraph.cli import app
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
 from taggraph.errors import ConfigError
-from taggraph.experiments.bench import run_bench
+from taggraph.runs.bench import run_bench
 
 distributed = pytest.importorskip("dask.distributed", reason='needs pip install "dask[distributed]"')
 
-from taggraph.experiments.dask_backend import dask_backend  # noqa: E402
+from taggraph.runs.dask_backend import dask_backend  # noqa: E402
 
 
 def test_run_bench_takes_backend_dask():

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 import taggraph as tg
 from taggraph.cli import app
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.errors import ConfigError
 from taggraph.datasets import format_names
 

@@ -1,4 +1,4 @@
-"""taggraph.experiments.embed_cache: filling the embedding cache before a bench run."""
+"""taggraph.runs.embed_job: filling the embedding cache before a bench run."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from taggraph.errors import ConfigError
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
-from taggraph.experiments.runner import build_store
-from taggraph.experiments.embed_cache import dense_chunks, fill_embedding_cache
-from taggraph.retrieval import make_retriever
-from taggraph.retrieval.embeddings import Embedder
+from taggraph.runs.runner import build_store
+from taggraph.runs.embed_job import dense_chunks, fill_embedding_cache
+from taggraph.methods import make_retriever
+from taggraph.embedders.base import Embedder
 
 
 @pytest.fixture(autouse=True)
@@ -80,7 +80,7 @@ def test_a_history_several_questions_share_is_built_and_chunked_once(monkeypatch
     """LoCoMo's questions share their conversation: its chunks come once, not once per question."""
     from pathlib import Path
 
-    from taggraph.experiments import embed_cache
+    from taggraph.runs import embed_job as embed_cache
 
     locomo = load_dataset(Path(__file__).parents[1] / "fixtures" / "locomo" / "locomo_tiny.json")
     built = []

@@ -1,10 +1,10 @@
 import pytest
 
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
-from taggraph.extraction import get_extractor
-from taggraph.experiments.extract_job import case_folder, extract_to_stores
-from taggraph.store import MemoryStore, StoreError
+from taggraph.extractors import get_extractor
+from taggraph.runs.extract_job import case_folder, extract_to_stores
+from taggraph.core.store import MemoryStore, StoreError
 
 
 class Interrupting:

@@ -20,14 +20,14 @@ from fake_openai import DROP, Envelope, Error, FakeOpenAI
 from test_extraction_llm import _cases, free_port, reply  # the Ollama tests' helpers
 from taggraph.cli import app
 from taggraph.errors import ConfigError, ServerError
-from taggraph.experiments import runner
-from taggraph.experiments.extract_job import case_folder, extract_to_stores
-from taggraph.extraction import get_extractor, llm
-from taggraph.extraction.llm import OpenAIExtractor, output_schema, packaged_gguf
-from taggraph.extraction.prompt import PROMPT_VERSION
-from taggraph.notes import CATEGORIES
-from taggraph.server import start_llama_cpp_server
-from taggraph.store import Interaction, MemoryStore
+from taggraph.runs import runner
+from taggraph.runs.extract_job import case_folder, extract_to_stores
+from taggraph.extractors import get_extractor, llm
+from taggraph.extractors.llm import OpenAIExtractor, output_schema, packaged_gguf
+from taggraph.extractors.prompt import PROMPT_VERSION
+from taggraph.core.notes import CATEGORIES
+from taggraph._infra.model_clients import start_llama_cpp_server
+from taggraph.core.store import Interaction, MemoryStore
 
 
 @pytest.fixture(autouse=True)

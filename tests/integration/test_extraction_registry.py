@@ -16,15 +16,15 @@ from typer.testing import CliRunner
 
 import taggraph as tg
 from taggraph.cli import app
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
 from taggraph.errors import ConfigError
-from taggraph.experiments import runner
-from taggraph.experiments.bench import run_bench
-from taggraph.extraction import (GROUP, NoTagsExtractor, check_portable, extractor_spec, get_extractor,
+from taggraph.runs import runner
+from taggraph.runs.bench import run_bench
+from taggraph.extractors import (GROUP, NoTagsExtractor, check_portable, extractor_spec, get_extractor,
                                  register_extractor, registry)
-from taggraph.extraction.llm import OllamaExtractor
-from taggraph.extraction.offline_v2 import OfflineV2Extractor
+from taggraph.extractors.llm import OllamaExtractor
+from taggraph.extractors.offline_v2 import OfflineV2Extractor
 
 SPEC = f"{__name__}:WordExtractor"
 

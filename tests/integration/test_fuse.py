@@ -14,12 +14,12 @@ from typer.testing import CliRunner
 
 import taggraph as tg
 from taggraph.cli import app
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.errors import ConfigError, InputError
-from taggraph.evaluation.fuse import FUSION_METHODS, NORMALIZATIONS, fuse
+from taggraph.evaluation.rank_fusion import FUSION_METHODS, NORMALIZATIONS, fuse
 from taggraph.evaluation.score import trec_order, trec_scores_of
-from taggraph.experiments.bench import score_external
-from taggraph.experiments.fuse import TiedGoldWarning
+from taggraph.runs.bench import score_external
+from taggraph.runs.fuse_runs import TiedGoldWarning
 
 runner = CliRunner()
 

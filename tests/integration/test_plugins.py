@@ -15,13 +15,13 @@ import pandas as pd
 import pytest
 
 import taggraph as tg
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
 from taggraph.errors import ConfigError
-from taggraph.experiments.bench import run_bench
-from taggraph.retrieval import check_params, registry
+from taggraph.runs.bench import run_bench
+from taggraph.methods import check_params, registry
 from taggraph.viz.explain import explain_html
-from taggraph.viz.graphview import graph_html
+from taggraph.viz.graph.page import graph_html
 
 from conftest import HAND_ROWS, make_store
 

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 import taggraph as tg
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
-from taggraph.experiments.bench import run_bench
-from taggraph.retrieval import registry
+from taggraph.runs.bench import run_bench
+from taggraph.methods import registry
 
 from conftest import HAND_ROWS, make_store
 
@@ -67,16 +67,16 @@ def test_run_json_records_each_methods_origin_package_and_source(tmp_path, clean
     assert methods["RecencyEP"]["origin"] == "mymethods:Recency"
     assert methods["RecencyEP"]["provenance"] == {"class": "mymethods:Recency", "dist": "mymethods",
                                                   "version": "3.1", "source_sha256": source}
-    assert methods["BM25"]["origin"] == "taggraph.retrieval.bm25:BM25"
+    assert methods["BM25"]["origin"] == "taggraph.methods.bm25:BM25"
     assert methods["BM25"]["provenance"]["dist"] == "taggraph"
-    assert methods["BM25"]["provenance"]["source_sha256"] == sha256(REPO / "taggraph" / "retrieval" / "bm25.py")
+    assert methods["BM25"]["provenance"]["source_sha256"] == sha256(REPO / "taggraph" / "methods" / "bm25.py")
     assert (tmp_path / "run" / "report.html").exists()
 
 
 def test_a_recorded_configuration_builds_the_method_again(clean):
     cases = load_dataset(DEMO_DATA)[:1]
     config = run_bench(cases, ["TagGraph-Stopwords"], extractor="none").config["methods"]["TagGraph-Stopwords"]
-    assert config["origin"] == "taggraph.retrieval.taggraph:TagGraph"
+    assert config["origin"] == "taggraph.methods.taggraph_traversal:TagGraph"
     recorded = {k: v for k, v in config.items() if k != "method"}
     assert tg.make_retriever("TagGraph-Stopwords", make_store(HAND_ROWS), **recorded).params.stopwords is True
 
@@ -85,7 +85,7 @@ def test_a_variant_or_a_notebook_class_records_no_origin_it_cannot_be_built_from
     bm25 = registry.method("BM25").cls()
     tg.register_method("BM25-k1-2", bm25, k1=2.0)
     variant = registry.method_origin("BM25-k1-2")
-    assert "origin" not in variant and variant["provenance"]["class"] == "taggraph.retrieval.bm25:BM25"
+    assert "origin" not in variant and variant["provenance"]["class"] == "taggraph.methods.bm25:BM25"
     scope = {"__name__": "a_notebook_cell"}
     exec(compile(MINE, "cell", "exec", dont_inherit=True), scope)
     tg.register_method("NotebookRecency", scope["Recency"])

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
-from taggraph.experiments.bench import run_bench
-from taggraph.experiments.run_folders import write_csv
+from taggraph.runs.bench import run_bench
+from taggraph.runs.folders import write_csv
 
 from conftest import SHARED_DATA
 

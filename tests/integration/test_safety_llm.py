@@ -13,10 +13,10 @@ from fake_ollama import FakeOllama
 from fake_openai import Envelope, Error, FakeOpenAI, Raw
 from taggraph.cli import app
 from taggraph.errors import ConfigError, ServerError
-from taggraph.server import MAX_REPLY_BYTES
-from taggraph.experiments import runner
-from taggraph.extraction import get_extractor, llm
-from taggraph.extraction.llm import OllamaExtractor, OpenAIExtractor
+from taggraph._infra.model_clients import MAX_REPLY_BYTES
+from taggraph.runs import runner
+from taggraph.extractors import get_extractor, llm
+from taggraph.extractors.llm import OllamaExtractor, OpenAIExtractor
 from test_extraction_llm import reply
 
 ARGS = ("I adopted a beagle.", "Congratulations!", [])

@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 from fake_ollama import FakeOllama, Raw
 from taggraph.cli import app
 from taggraph.errors import ConfigError, ServerError
-from taggraph.experiments.answers import OllamaGenerator
-from taggraph.retrieval.embeddings import OllamaEmbedder
-from taggraph.server import MAX_REPLY_BYTES
+from taggraph.studies.answers import OllamaGenerator
+from taggraph.embedders.base import OllamaEmbedder
+from taggraph._infra.model_clients import MAX_REPLY_BYTES
 
 
 @pytest.fixture

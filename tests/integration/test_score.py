@@ -10,13 +10,13 @@ import pytest
 from typer.testing import CliRunner
 
 from taggraph.cli import app
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
 from taggraph.errors import InputError
 from taggraph.evaluation.metrics import score_rankings, summarize
 from taggraph.evaluation.score import MissingQuestionsWarning, read_runs
-from taggraph.experiments.bench import run_bench, score_external
-from taggraph.experiments.run_folders import data_record, save_bench
+from taggraph.runs.bench import run_bench, score_external
+from taggraph.runs.folders import data_record, save_bench
 
 runner = CliRunner()
 

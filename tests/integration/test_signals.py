@@ -12,13 +12,13 @@ import pytest
 from typer.testing import CliRunner
 
 from taggraph.cli import app
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
-from taggraph.experiments.question import open_question
-from taggraph.experiments.run_folders import git_commit
-from taggraph.retrieval import DEFAULT_METHODS, PAPER_METHODS
+from taggraph.runs.question import open_question
+from taggraph.runs.folders import git_commit
+from taggraph.methods import DEFAULT_METHODS, PAPER_METHODS
 from taggraph.viz.explain import explain_html, retrieve_all
-from taggraph.viz.graphview import save_graph_html
+from taggraph.viz.graph.page import save_graph_html
 
 QUESTION = "demo_q01"  # "What breed is my dog?": BM25 ranks the gold note first, TagGraph-Fusion second
 
@@ -74,7 +74,7 @@ def test_fusions_graph_signal_names_its_route_and_the_page_draws_it(opened):
 
 def test_every_command_runs_the_flagship_beside_the_papers_methods_by_default():
     assert DEFAULT_METHODS == [*PAPER_METHODS, "TagGraph-Fusion"]
-    from taggraph.experiments.question import VIEW_METHODS
+    from taggraph.runs.question import VIEW_METHODS
     assert VIEW_METHODS == DEFAULT_METHODS
 
 

@@ -16,12 +16,12 @@ from typer.testing import CliRunner
 
 import taggraph as tg
 from taggraph.cli import app
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
 from taggraph.errors import InputError
 from taggraph.evaluation.score import UnknownIdsWarning, read_runs
-from taggraph.experiments.bench import score_external
-from taggraph.retrieval import registry
+from taggraph.runs.bench import score_external
+from taggraph.methods import registry
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 

@@ -9,16 +9,16 @@ from typer.testing import CliRunner
 
 import taggraph as tg
 from taggraph.cli import app
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import Case
 from taggraph.datasets.base import file_checksum
 from taggraph.errors import ConfigError
-from taggraph.experiments import tune_embedder as tuning
-from taggraph.experiments.bench import run_bench
-from taggraph.experiments.tune_embedder import training_pairs, tune_embedder
-from taggraph.retrieval.embeddings import get_embedder
-from taggraph.retrieval.tuned_embedder import tuned_models_dir
-from taggraph.store import Interaction
+from taggraph.studies import tune_embedder as tuning
+from taggraph.runs.bench import run_bench
+from taggraph.studies.tune_embedder import training_pairs, tune_embedder
+from taggraph.embedders.base import get_embedder
+from taggraph.embedders.tuned import tuned_models_dir
+from taggraph.core.store import Interaction
 
 runner = CliRunner()
 pytest.importorskip("sentence_transformers")

@@ -4,9 +4,9 @@ import pytest
 
 pytest.importorskip("ipywidgets")
 
-from taggraph.config import DEMO_DATA  # noqa: E402
+from taggraph._infra.config import DEMO_DATA  # noqa: E402
 from taggraph.datasets import load_dataset  # noqa: E402
-from taggraph.experiments.question import OpenQuestions  # noqa: E402
+from taggraph.runs.question import OpenQuestions  # noqa: E402
 from taggraph.viz.widgets import graph_panel, retrieval_panel  # noqa: E402
 
 
@@ -73,8 +73,8 @@ def test_table_view_shows_every_cell_whole():
 
 
 def test_note_panel_explains_the_chosen_note(cases):
-    from taggraph.experiments.runner import build_store
-    from taggraph.retrieval import build_retrievers
+    from taggraph.runs.runner import build_store
+    from taggraph.methods import build_retrievers
     from taggraph.viz.widgets import note_panel
 
     case = cases["demo_q01"]

@@ -2,11 +2,11 @@ from pathlib import Path
 
 import pytest
 
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
 from taggraph.datasets.atant import load_atant
 from taggraph.evaluation.verdicts import ABLATION_COLUMNS, FULL
-from taggraph.experiments.ablation import component_ablation
+from taggraph.studies.ablation import component_ablation
 
 ATANT = Path(__file__).parents[1] / "fixtures" / "atant" / "core"
 
@@ -49,14 +49,14 @@ def test_single_list_is_one_dataset():
 
 def test_ablations_of_a_method_come_from_the_registry():
     from taggraph.evaluation.verdicts import ablation_columns
-    from taggraph.retrieval.registry import ablations_of
+    from taggraph.methods.registry import ablations_of
     assert ablations_of("AdaptiveGraph") == ["AdaptiveGraph-noDiffusion", "AdaptiveGraph-noChronological",
                                              "AdaptiveGraph-noFileSeeding"]  # not the two-component pair
     assert ablation_columns("BM25") == {}
 
 
 def test_intervals_hold_the_mean_change_and_n(result):
-    from taggraph.experiments.ablation import ablation_intervals
+    from taggraph.studies.ablation import ablation_intervals
 
     intervals = ablation_intervals(result).set_index(["dataset", "removed"])
     for table in result.table.to_dict("records"):
@@ -97,10 +97,10 @@ def test_verdicts_rest_on_the_p_adjusted_over_the_ablations_compared():
 
 
 def test_run_report_carries_a_verdict_per_ablation():
-    from taggraph.config import DEMO_DATA
+    from taggraph._infra.config import DEMO_DATA
     from taggraph.datasets import load_dataset
     from taggraph.evaluation.verdicts import component_verdicts
-    from taggraph.experiments.bench import run_bench
+    from taggraph.runs.bench import run_bench
     from taggraph.viz.report import markdown_report
     result = run_bench(load_dataset(DEMO_DATA), ["BM25", "AdaptiveGraph", "AdaptiveGraph-noDiffusion"],
                        extractor="none", backend=None)

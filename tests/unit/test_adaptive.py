@@ -2,11 +2,11 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from taggraph.extraction.base import Extraction
-from taggraph.graph import concept_node, file_node
-from taggraph.retrieval import make_retriever
-from taggraph.retrieval.adaptive import personalized_pagerank
-from taggraph.store import Interaction
+from taggraph.extractors.base import Extraction
+from taggraph.core.graph import concept_node, file_node
+from taggraph.methods import make_retriever
+from taggraph.methods.adaptive import personalized_pagerank
+from taggraph.core.store import Interaction
 
 from conftest import HAND_ROWS, make_store
 

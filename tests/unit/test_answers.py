@@ -5,13 +5,13 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
-from taggraph.evaluation.answers import containment, normalize_answer, token_f1
-from taggraph.experiments.answers import (OFFLINE_LABEL, AnswersLeftOutWarning, ExtractiveBaseline, OllamaGenerator,
+from taggraph.evaluation.answer_metrics import containment, normalize_answer, token_f1
+from taggraph.studies.answers import (OFFLINE_LABEL, AnswersLeftOutWarning, ExtractiveBaseline, OllamaGenerator,
                                          answer_accuracy)
-from taggraph.experiments.bench import run_bench
-from taggraph.notes import Note
+from taggraph.runs.bench import run_bench
+from taggraph.core.notes import Note
 
 from fake_ollama import FakeOllama
 

@@ -7,8 +7,8 @@ import importlib.util
 import numpy as np
 import pytest
 
-from taggraph.retrieval import make_retriever
-from taggraph.retrieval.embeddings import get_embedder
+from taggraph.methods import make_retriever
+from taggraph.embedders.base import get_embedder
 
 from conftest import HAND_ROWS, make_store
 from test_openclaw import BagOfWords

@@ -6,7 +6,7 @@ import pytest
 from taggraph.datasets import DatasetError
 from taggraph.datasets.atant import AtantCase, content_match, load_atant
 from taggraph.evaluation.benchmark_metrics import atant_metrics
-from taggraph.experiments.bench import run_bench
+from taggraph.runs.bench import run_bench
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "atant"
 

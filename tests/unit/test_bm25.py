@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from taggraph.retrieval import make_retriever
-from taggraph.text import tokenize
+from taggraph.methods import make_retriever
+from taggraph.core.text import tokenize
 
 from conftest import HAND_ROWS, make_store
 
@@ -26,8 +26,8 @@ def test_parity_with_rank_bm25(hand_store, query):
 def test_incremental_equals_rebuild():
     grown = make_store(HAND_ROWS[:1])
     bm = make_retriever("BM25", grown)
-    from taggraph.extraction.base import Extraction
-    from taggraph.store import Interaction
+    from taggraph.extractors.base import Extraction
+    from taggraph.core.store import Interaction
     for sid, u, a, tags in HAND_ROWS[1:]:
         grown.remember(Interaction(sid, u, a), Extraction(**tags))
     rebuilt = make_retriever("BM25", make_store(HAND_ROWS))
@@ -52,7 +52,7 @@ def test_hostile_queries(hand_store, query):
 
 
 def test_empty_store_answers_nothing():
-    from taggraph.store import MemoryStore
+    from taggraph.core.store import MemoryStore
     assert make_retriever("BM25", MemoryStore()).query("anything") == []
 
 

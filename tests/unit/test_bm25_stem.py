@@ -8,10 +8,10 @@ from typer.testing import CliRunner
 
 from taggraph.cli import app
 from taggraph.errors import ConfigError
-from taggraph.extraction.base import Extraction
-from taggraph.retrieval import make_retriever
-from taggraph.retrieval.bm25_stem import make_tokenizer
-from taggraph.store import Interaction, MemoryStore
+from taggraph.extractors.base import Extraction
+from taggraph.methods import make_retriever
+from taggraph.methods.bm25_stem import make_tokenizer
+from taggraph.core.store import Interaction, MemoryStore
 
 from conftest import make_store
 

@@ -17,13 +17,13 @@ from typer.testing import CliRunner
 
 import taggraph as tg
 from taggraph.cli import app
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
 from taggraph.errors import ServerError
-from taggraph.experiments.bench import run_bench
-from taggraph.extraction import registry as extractors
-from taggraph.retrieval import make_retriever, registry
-from taggraph.retrieval.base import MethodError
+from taggraph.runs.bench import run_bench
+from taggraph.extractors import registry as extractors
+from taggraph.methods import make_retriever, registry
+from taggraph.methods.base import MethodError
 
 from conftest import make_store, HAND_ROWS
 
@@ -256,7 +256,7 @@ def test_a_detail_the_graph_page_cannot_draw_is_a_failed_evidence(detail, messag
 
 
 def test_a_page_that_cannot_be_drawn_says_so_and_the_run_is_saved(tmp_path, monkeypatch):
-    import taggraph.viz.graphview as graphview
+    import taggraph.viz.graph.page as graphview
 
     def broken(*args, **kwargs):
         raise RuntimeError("graph\nbroke")

@@ -10,12 +10,12 @@ import diskcache
 import pytest
 from typer.testing import CliRunner
 
-from taggraph.cache import open_cache
+from taggraph._infra.cache import open_cache
 from taggraph.cli import app
 from taggraph.errors import WriteError
-from taggraph.extraction import offline
-from taggraph.extraction.llm import OllamaExtractor
-from taggraph.retrieval import embeddings
+from taggraph.extractors import offline
+from taggraph.extractors.llm import OllamaExtractor
+from taggraph.embedders import base as embeddings
 from fake_ollama import FakeOllama
 from test_extraction_llm import reply
 

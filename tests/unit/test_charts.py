@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from taggraph.retrieval import Result
+from taggraph.methods import Result
 from taggraph.viz.charts import answer_chart, gold_rank_chart, interval_chart, misses_chart, score_chart
 
 RESULTS = {"BM25": [Result("a", 2.0, "s1", 1), Result("b", 1.0, "s2", 2)], "X": [Result("b", 0.5, "s2", 1)]}
@@ -40,7 +40,7 @@ def test_misses_answers_and_intervals():
 def test_top_level_shares_shows_a_catch_all_as_one_tall_bar():
     from types import SimpleNamespace
 
-    from taggraph.ontology import Ontology
+    from taggraph.core.ontology import Ontology
     from taggraph.viz.ontology_view import top_level_shares
 
     stores = {"offline": [SimpleNamespace(ontology=Ontology(["topic/a", "topic/b", "topic/c", "user"]))],

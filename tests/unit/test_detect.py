@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import DatasetError
 from taggraph.datasets.atant import AtantCase
 from taggraph.datasets.base import DatasetWarning

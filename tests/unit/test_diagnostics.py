@@ -4,13 +4,13 @@ import json
 import pandas as pd
 import pytest
 
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import Case, load_dataset
-from taggraph.experiments.bench import run_bench
-from taggraph.experiments.runner import build_store
-from taggraph.experiments.diagnostics import (GRAPH_METHODS, failure_diagnostics, gold_note_ids, helpful_tags,
+from taggraph.runs.bench import run_bench
+from taggraph.runs.runner import build_store
+from taggraph.studies.diagnostics import (GRAPH_METHODS, failure_diagnostics, gold_note_ids, helpful_tags,
                                               longmemeval_evidence_notes, pool_case_ids)
-from taggraph.store import Interaction, MemoryStore
+from taggraph.core.store import Interaction, MemoryStore
 
 from conftest import HAND_ROWS, make_store
 
@@ -147,7 +147,7 @@ def test_pooled_questions_that_share_a_history_share_one_store_and_the_same_unit
     diagnostics read from it are those read from one store per question (misses at k = 1: the fixture's conversations are short)."""
     from pathlib import Path
 
-    from taggraph.experiments import diagnostics
+    from taggraph.studies import diagnostics
 
     cases = load_dataset(Path(__file__).parents[1] / "fixtures" / "locomo" / "locomo_tiny.json")
     rankings = {"none": run_bench(cases, list(GRAPH_METHODS), "none").rankings}

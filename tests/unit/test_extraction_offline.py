@@ -8,11 +8,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from taggraph.extraction import Extractor, get_extractor
-from taggraph.extraction.base import Extraction
-from taggraph.extraction.offline import MODEL, RULES_VERSION, USER_CHARS, OfflineExtractor
-from taggraph.notes import CATEGORIES
-from taggraph.ontology import normalize_tag
+from taggraph.extractors import Extractor, get_extractor
+from taggraph.extractors.base import Extraction
+from taggraph.extractors.offline import MODEL, RULES_VERSION, USER_CHARS, OfflineExtractor
+from taggraph.core.notes import CATEGORIES
+from taggraph.core.ontology import normalize_tag
 
 X = OfflineExtractor()
 MEETING = "I met David Chen at Google in San Diego in May 2023."

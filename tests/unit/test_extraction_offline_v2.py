@@ -7,16 +7,16 @@ from importlib.metadata import version
 
 import pytest
 
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
-from taggraph.experiments.bench import build_store
-from taggraph.experiments.vocabulary import store_vocabulary
-from taggraph.extraction import Extractor, get_extractor
-from taggraph.extraction import offline_v2
-from taggraph.extraction.lexicon import lexicon
-from taggraph.extraction.offline import OfflineExtractor
-from taggraph.extraction.offline_v2 import V2_PREFIX_CATEGORY, OfflineV2Extractor
-from taggraph.notes import CATEGORIES
+from taggraph.runs.bench import build_store
+from taggraph.core.store_stats import store_vocabulary
+from taggraph.extractors import Extractor, get_extractor
+from taggraph.extractors import offline_v2
+from taggraph.extractors.lexicon import lexicon
+from taggraph.extractors.offline import OfflineExtractor
+from taggraph.extractors.offline_v2 import V2_PREFIX_CATEGORY, OfflineV2Extractor
+from taggraph.core.notes import CATEGORIES
 
 from conftest import shared_file
 

@@ -1,4 +1,4 @@
-"""TagGraph-Fusion (taggraph.retrieval.fusion) and its CV script (benchmarks/history/fusion_cv.py)."""
+"""TagGraph-Fusion (taggraph.methods.fusion.method) and its CV script (benchmarks/history/fusion_cv.py)."""
 
 from __future__ import annotations
 
@@ -11,22 +11,22 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets.longmemeval import load_longmemeval
 from taggraph.evaluation import dedupe_sessions
 from taggraph.evaluation.metrics import score_rankings
-from taggraph.experiments.runner import build_store
-from taggraph.extraction.base import Extraction
-from taggraph.retrieval import make_retriever
-from taggraph.retrieval.base import question_date
+from taggraph.runs.runner import build_store
+from taggraph.extractors.base import Extraction
+from taggraph.methods import make_retriever
+from taggraph.methods.base import question_date
 from taggraph.errors import ConfigError
-from taggraph.retrieval.registry import ablations_of, method
-from taggraph.retrieval.fusion import TagGraphFusion
-from taggraph.retrieval.fusion_signals import (COMPONENTS, REQUEST_WEIGHTS, SESSION_FEATURES, FusionWeights,
+from taggraph.methods.registry import ablations_of, method
+from taggraph.methods.fusion.method import TagGraphFusion
+from taggraph.methods.fusion.signals import (COMPONENTS, REQUEST_WEIGHTS, SESSION_FEATURES, FusionWeights,
                                                Signals, _evidence, dense_text, fuse, is_request, normalized, note_day,
                                                request_text, session_turns, time_features, turn_texts)
-from taggraph.text import parse_timestamp
-from taggraph.store import Interaction, MemoryStore
+from taggraph.core.text import parse_timestamp
+from taggraph.core.store import Interaction, MemoryStore
 
 from conftest import HAND_ROWS, make_store
 from test_openclaw import BagOfWords
@@ -310,7 +310,7 @@ def test_explanation_names_the_weighted_evidence(hand_store):
 
 def test_views_ask_on_the_case_date_as_the_bench_does():
     """explain pages, the graph view and the notebooks pass the case's question date as the bench does."""
-    from taggraph.retrieval import build_retrievers
+    from taggraph.methods import build_retrievers
     from taggraph.viz.explain import explanations, retrieve_all
     store = dated_store()
     text = "Which road bike did I buy in March?"

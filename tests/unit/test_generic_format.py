@@ -9,14 +9,14 @@ import pytest
 from typer.testing import CliRunner
 
 from taggraph.cli import app
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import (Dataset, DatasetError, DatasetFormat, format_names, formats, get_format, load_cases,
                                register_format)
 from taggraph.datasets import registry
 from taggraph.errors import ConfigError
-from taggraph.experiments import bench as bench_module
-from taggraph.experiments.bench import run_bench
-from taggraph.experiments.run_folders import save_bench
+from taggraph.runs import bench as bench_module
+from taggraph.runs.bench import run_bench
+from taggraph.runs.folders import save_bench
 from taggraph.viz.report import report_pages
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "generic"
@@ -212,7 +212,7 @@ def test_a_run_parses_its_data_once(tmp_path, monkeypatch):
 def test_an_installed_package_adds_a_format(tmp_path, monkeypatch):
     (tmp_path / "tsvturns.py").write_text(
         "from taggraph.datasets import Case, DatasetFormat\n"
-        "from taggraph.store import Interaction\n"
+        "from taggraph.core.store import Interaction\n"
         "def load(path, limit=None):\n"
         "    rows = [line.split('\\t') for line in path.read_text().splitlines()]\n"
         "    turns = [Interaction('s', user) for _, user in rows]\n"

@@ -1,10 +1,10 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from taggraph.extraction.base import Extraction
-from taggraph.graph import SIMILARITY_MIN, BaseGraph
-from taggraph.notes import Note
-from taggraph.store import Interaction
+from taggraph.extractors.base import Extraction
+from taggraph.core.graph import SIMILARITY_MIN, BaseGraph
+from taggraph.core.notes import Note
+from taggraph.core.store import Interaction
 
 from conftest import HAND_ROWS, make_store
 

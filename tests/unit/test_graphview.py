@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from taggraph.extraction.base import Extraction
-from taggraph.retrieval import make_retriever
-from taggraph.store import Interaction
-from taggraph.viz.graphview import KIND_STYLE, WRAP_CHARS, graph_html, save_graph_html, wrap_label
+from taggraph.extractors.base import Extraction
+from taggraph.methods import make_retriever
+from taggraph.core.store import Interaction
+from taggraph.viz.graph.page import KIND_STYLE, WRAP_CHARS, graph_html, save_graph_html, wrap_label
 
 from conftest import HAND_ROWS, make_store
 
@@ -92,7 +92,7 @@ def test_neighbourhood_filter_and_cap(hand_store):
 def test_page_is_identical_across_hash_seeds():
     """Same store, same page, even though the base graph's node order depends on PYTHONHASHSEED."""
     script = ("import hashlib; from conftest import HAND_ROWS, make_store; "
-              "from taggraph.viz.graphview import graph_html; "
+              "from taggraph.viz.graph.page import graph_html; "
               "print(hashlib.sha256(graph_html(make_store(HAND_ROWS), question='dog').encode()).hexdigest())")
     tests = Path(__file__).parents[1]
     digests = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=tests,
@@ -131,11 +131,11 @@ def test_gold_keeps_its_colour_on_hover_and_file_nodes_carry_their_explanation(h
 def test_dense_graphs_label_only_matched_concepts_and_the_notes_and_topics_that_matter(monkeypatch):
     """A whole drawing laid out in columns labels every node; a larger one, laid out by the spring layout, only the
     telling ones."""
-    from taggraph.config import DEMO_DATA
+    from taggraph._infra.config import DEMO_DATA
     from taggraph.datasets import load_dataset
-    from taggraph.experiments.runner import build_store
-    from taggraph.viz import graphview
-    from taggraph.viz.graphview import DENSE_LABELS
+    from taggraph.runs.runner import build_store
+    from taggraph.viz.graph import page as graphview
+    from taggraph.viz.graph.page import DENSE_LABELS
 
     store = build_store(load_dataset(DEMO_DATA, limit=1)[0], "offline")
     question = "what breed is my dog"
@@ -203,7 +203,7 @@ def test_node_names_are_unique_and_a_tag_reads_as_on_the_tag_line():
 
 
 def test_the_explanation_subgraph_holds_the_question_the_gold_the_notes_above_and_the_walks():
-    from taggraph.viz.graphview import explained_subgraph, file_explanations, missed_by
+    from taggraph.viz.graph.page import explained_subgraph, file_explanations, missed_by
 
     store = make_store(MOVED)
     retrievers = {m: make_retriever(m, store) for m in ("TagGraph-Basic", "TagGraph-Stopwords", "BM25")}
@@ -229,7 +229,7 @@ def test_the_explanation_subgraph_holds_the_question_the_gold_the_notes_above_an
 
 
 def test_gold_rank_counts_notes_and_sessions_and_names_tie_order():
-    from taggraph.viz.graphview import gold_rank
+    from taggraph.viz.graph.page import gold_rank
 
     store = make_store([*MOVED, ("s1", "And Berkeley has good coffee.", "It does.", {"what": ["drink/coffee"]})])
     ranking = [("s1#0", 0.5), ("s1#1", 0.4), ("s2#0", 0.0), ("s3#0", 0.0), ("s4#0", 0.0)]
@@ -251,7 +251,7 @@ def test_gold_rank_counts_notes_and_sessions_and_names_tie_order():
 
 
 def test_a_top_k_place_owed_to_tie_order_is_flagged_and_missed_at_any_score():
-    from taggraph.viz.graphview import missed_by
+    from taggraph.viz.graph.page import missed_by
 
     notes = {n["id"]: n for n in moved_page(k=1)["nodes"] if n["kind"] == "file"}
     # top 1: TagGraph-Basic's s1#0 (0.5) ties with s3#0 (0.5), -Stopwords' with every note (0); BM25 earns it
@@ -263,7 +263,7 @@ def test_a_top_k_place_owed_to_tie_order_is_flagged_and_missed_at_any_score():
 
 
 def test_tooltip_snippets_end_at_a_word():
-    from taggraph.viz.graphview_labels import note_snippet
+    from taggraph.viz.graph.labels import note_snippet
 
     assert note_snippet("I moved to  Berkeley\nlast spring", 16) == "I moved to…"  # was 'I moved to Berk…'
     assert note_snippet("a <b> tag", 6) == "a &lt;b&gt;…"
@@ -290,7 +290,7 @@ def test_a_miss_page_opens_on_the_subgraph_every_node_named_and_the_paths_marked
 
 def boxes_apart(pos: dict, labels: dict, sizes: dict) -> bool:
     """Whether no two nodes' boxes (the node, its label under it, `label_width` wide) overlap."""
-    from taggraph.viz.graphview_layout import label_width
+    from taggraph.viz.graph.layout import label_width
 
     def box(n):
         (x, y), half = pos[n], max(label_width(labels[n]), 2 * sizes[n]) / 2
@@ -314,7 +314,7 @@ def test_the_subgraph_layout_leaves_room_for_every_label():
 def test_a_tall_column_zigzags_so_the_drawing_fits_larger():
     import networkx as nx
 
-    from taggraph.viz.graphview_layout import columns_layout
+    from taggraph.viz.graph.layout import columns_layout
 
     g = nx.Graph([("concept:c", f"topic:{i}") for i in range(30)] + [(f"topic:{i}", f"file:n{i}") for i in range(30)])
     kinds = {n: n.split(":")[0].replace("concept", "tag") for n in g}
@@ -346,7 +346,7 @@ def test_the_notebooks_tables_and_the_explain_page_name_nodes_as_the_graph_page(
 def test_the_subgraph_holds_the_best_note_of_each_top_k_session_above_the_gold():
     """A method ranks two notes of session a first, then b, c, then the gold: with k = 3 the view draws a's best note,
     b's and c's (the three sessions its rings mark), not a's second note in place of c's."""
-    from taggraph.viz.graphview_subgraph import sessions_above
+    from taggraph.viz.graph.subgraph import sessions_above
 
     store = make_store([("a", "x", "ok", {}), ("a", "y", "ok", {}), ("b", "z", "ok", {}), ("c", "w", "ok", {}),
                         ("g", "v", "ok", {})])
@@ -376,7 +376,7 @@ def test_wrapping_loses_no_character_and_makes_at_most_two_lines(name):
 
 def test_the_header_lists_gold_notes_by_the_session_rank_that_counts():
     """LoCoMo conv-26_q7 under BM25 named D2:13 (note 124, session 10) before D3:13 (note 202, session 7)."""
-    from taggraph.viz.graphview_labels import gold_text
+    from taggraph.viz.graph.labels import gold_text
 
     places = [{"note": 124, "session": 10, "text": "D2:13"}, {"note": 202, "session": 7, "text": "D3:13"},
               {"note": 3, "session": None, "text": "beyond"}, {"note": None, "session": None, "text": "unranked"}]

@@ -7,7 +7,7 @@ import pytest
 from taggraph.datasets import DatasetError
 from taggraph.datasets.locomo import dia_ids, load_locomo
 from taggraph.evaluation.benchmark_metrics import locomo_metrics
-from taggraph.experiments.bench import run_bench
+from taggraph.runs.bench import run_bench
 
 TINY = Path(__file__).parents[1] / "fixtures" / "locomo" / "locomo_tiny.json"
 
@@ -69,7 +69,7 @@ def test_bench_finds_the_evidence_note():
 def test_the_summary_says_how_many_questions_its_note_level_judges():
     """The summary's n (6: q5, without evidence, a session-level miss) did not describe its note_* columns
     (over 5)."""
-    from taggraph.experiments.bench import bench
+    from taggraph.runs.bench import bench
 
     cases = [c for c in load_locomo(TINY) if c.sample_id == "conv-t1"]
     row = bench(cases, ["BM25"], extractor="none").summary.set_index("method").loc["BM25"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import taggraph as tg
-from taggraph.config import DEFAULT_EXTRACTOR
+from taggraph._infra.config import DEFAULT_EXTRACTOR
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 QUESTION = "what breed is my dog?"

@@ -1,7 +1,7 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from taggraph.notes import CATEGORIES, Note, format_tag_line, parse_note, parse_tag_line
+from taggraph.core.notes import CATEGORIES, Note, format_tag_line, parse_note, parse_tag_line
 
 segment = st.from_regex(r"[a-z0-9_]{1,8}", fullmatch=True)
 path = st.lists(segment, min_size=1, max_size=4).map("/".join)
@@ -37,7 +37,7 @@ def test_tag_line_format_matches_paper():
 
 def test_truncated_note_is_an_error():
     import pytest
-    from taggraph.notes import NoteFormatError
+    from taggraph.core.notes import NoteFormatError
     text = Note("n", "s", "hi", "there").to_markdown()
     with pytest.raises(NoteFormatError, match="broken.md"):
         parse_note(text[:-1], note_id="n", source="broken.md")
@@ -63,7 +63,7 @@ def test_hand_edited_tag_line_is_normalized_and_kept_on_rewrite():
     ("#who:", r"notes/a\.md:1: tag '#who:' is not a path"),
 ])
 def test_tag_line_that_cannot_be_read_is_refused_with_file_and_line(head, message):
-    from taggraph.notes import NoteFormatError
+    from taggraph.core.notes import NoteFormatError
     text = f"{head}\n### User\nhi\n---\n### Assistant\nok\n"
     if message is None:
         assert parse_note(text, note_id="n", source="notes/a.md").tags["who"] == ("user_hello_world",)

@@ -1,7 +1,7 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from taggraph.ontology import Ontology, normalize_tag
+from taggraph.core.ontology import Ontology, normalize_tag
 
 
 @pytest.mark.parametrize("raw,expected", [

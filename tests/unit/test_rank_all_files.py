@@ -1,7 +1,7 @@
 """TagGraph's rank_all_files switch (on by default, the paper's reading): zero-score notes ranked last, in
 note order."""
 
-from taggraph.retrieval import make_retriever
+from taggraph.methods import make_retriever
 
 from conftest import HAND_ROWS, make_store
 

@@ -12,8 +12,8 @@ import taggraph as tg
 from taggraph.cli import app
 from taggraph.datasets import DatasetError, load_dataset
 from taggraph.datasets.registry import detect_format
-from taggraph.experiments.bench import run_bench
-from taggraph.experiments.runner import group_by_growth
+from taggraph.runs.bench import run_bench
+from taggraph.runs.runner import group_by_growth
 
 from conftest import SHARED_DATA
 

@@ -21,13 +21,13 @@ from pydantic import Field
 from taggraph.datasets import generic, get_format
 from taggraph.datasets import registry as datasets
 from taggraph.errors import ConfigError
-from taggraph.extraction import get_extractor, register_extractor
-from taggraph.extraction.llm import OllamaExtractor
-from taggraph.extraction.registry import EXTRACTORS, backend
+from taggraph.extractors import get_extractor, register_extractor
+from taggraph.extractors.llm import OllamaExtractor
+from taggraph.extractors.registry import EXTRACTORS, backend
 from taggraph.registry import Registry, load_attr, module_tree, with_registered
-from taggraph.retrieval.embeddings import EMBEDDERS, StaticEmbedder, get_embedder
-from taggraph.retrieval.base import Component, Retriever
-from taggraph.retrieval.registry import METHODS, ablations_of, components, register_method
+from taggraph.embedders.base import EMBEDDERS, StaticEmbedder, get_embedder
+from taggraph.methods.base import Component, Retriever
+from taggraph.methods.registry import METHODS, ablations_of, components, register_method
 
 REPO = Path(__file__).resolve().parents[2]
 GROUP = "taggraph.test_widgets"
@@ -131,8 +131,8 @@ def test_builtins_are_found_in_the_modules_of_their_package(tmp_path, monkeypatc
 
 def test_an_extractor_by_name_imports_only_its_own_module():
     code = ("import sys, taggraph; taggraph.get_extractor('none'); "
-            "print(sorted(set(taggraph.extraction.registry.EXTRACTORS.forms()) & {'gguf:PATH', 'offline-v2'}), "
-            "'taggraph.extraction.llm' in sys.modules)")
+            "print(sorted(set(taggraph.extractors.registry.EXTRACTORS.forms()) & {'gguf:PATH', 'offline-v2'}), "
+            "'taggraph.extractors.llm' in sys.modules)")
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONPATH": str(REPO)}).stdout.split()
     assert shown == ["['gguf:PATH',", "'offline-v2']", "False"]
@@ -186,11 +186,11 @@ def test_a_declare_hook_keeps_what_a_builtin_and_its_literal_options_declare(tmp
 
 
 def test_listing_methods_imports_no_method_module():
-    code = ("import sys; from taggraph.retrieval import method_names; from taggraph.cli import app; "
+    code = ("import sys; from taggraph.methods import method_names; from taggraph.cli import app; "
             "method_names(ablations=False); sys.argv = ['taggraph', 'methods']\n"
             "try: app()\nexcept SystemExit: pass\n"
-            "print(sorted(m for m in sys.modules if m.rpartition('.')[::2] in [('taggraph.retrieval', name) for name "
-            "in ('adaptive', 'bm25', 'bm25_stem', 'fusion', 'openclaw', 'taggraph')]))")
+            "print(sorted(m for m in sys.modules if m.rpartition('.')[::2] in [('taggraph.methods', name) for name "
+            "in ('adaptive', 'bm25', 'bm25_stem', 'openclaw', 'taggraph_traversal')] + [('taggraph.methods.fusion', 'method')]))")
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONPATH": str(REPO)}).stdout.splitlines()
     assert "TagGraph-Fusion-noTurns  (ablation of TagGraph-Fusion: -Turns)" in shown and shown[-1] == "[]"
@@ -202,7 +202,7 @@ def test_listing_methods_imports_no_method_module():
 def test_a_methods_ablations_are_the_components_its_params_declare(tmp_path, monkeypatch):
     (tmp_path / "toy_method.py").write_text(
         "from dataclasses import dataclass\nfrom typing import Annotated\n\nfrom pydantic import Field\n\n"
-        "from taggraph.retrieval.base import Component, Retriever\n\n\nclass Toy(Retriever):\n"
+        "from taggraph.methods.base import Component, Retriever\n\n\nclass Toy(Retriever):\n"
         "    @dataclass(frozen=True)\n    class Params:\n        size: int = 2\n"
         "        flag: Annotated[bool, Component('Flag')] = True\n"
         "        steps: Annotated[int, Field(ge=0), Component('Steps', off=0)] = 3\n")
@@ -318,7 +318,7 @@ def test_taggraph_methods_says_what_every_method_is():
     from typer.testing import CliRunner
 
     from taggraph.cli import app
-    from taggraph.retrieval import Retriever, register_method
+    from taggraph.methods import Retriever, register_method
 
     @register_method("Shouty")
     class Shouty(Retriever):

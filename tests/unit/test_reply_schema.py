@@ -1,4 +1,4 @@
-"""The LLM reply schema is published: taggraph/extraction/reply.schema.json is the schema the
+"""The LLM reply schema is published: taggraph/extractors/reply.schema.json is the schema the
 extractors send, a JSON Schema any validator reads, and docs/llm-extraction.md points to it."""
 
 from __future__ import annotations
@@ -9,17 +9,17 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from taggraph.extraction.llm import output_schema
+from taggraph.extractors.llm import output_schema
 
 REPO = Path(__file__).resolve().parents[2]
-PUBLISHED = REPO / "taggraph" / "extraction" / "reply.schema.json"
+PUBLISHED = REPO / "taggraph" / "extractors" / "reply.schema.json"
 
 
 def test_the_published_schema_is_the_one_the_extractors_send():
     published = json.loads(PUBLISHED.read_text(encoding="utf-8"))
     assert published.pop("$schema") == "https://json-schema.org/draft/2020-12/schema" and published.pop("description")
     sent = {key: value for key, value in output_schema().items() if key != "description"}
-    assert published == sent, "regenerate reply.schema.json from taggraph.extraction.llm.output_schema()"
+    assert published == sent, "regenerate reply.schema.json from taggraph.extractors.llm.output_schema()"
 
 
 def test_a_validator_reads_it_and_the_docs_point_to_it():
@@ -30,4 +30,4 @@ def test_a_validator_reads_it_and_the_docs_point_to_it():
     jsonschema.validate(reply, schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"who": "person/priya"}, schema)
-    assert "taggraph/extraction/reply.schema.json" in (REPO / "docs" / "llm-extraction.md").read_text(encoding="utf-8")
+    assert "taggraph/extractors/reply.schema.json" in (REPO / "docs" / "llm-extraction.md").read_text(encoding="utf-8")

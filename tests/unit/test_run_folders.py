@@ -15,14 +15,14 @@ import pytest
 
 from filelock import FileLock
 
-from taggraph.atomic import ClaimedFolder
+from taggraph._infra.atomic import ClaimedFolder
 from taggraph.errors import ConfigError, WriteError
-from taggraph.experiments import run_folders
+from taggraph.runs import folders as run_folders
 
 KILLED_WHILE_WRITING = textwrap.dedent("""
     import os, signal, sys
     import pandas as pd
-    from taggraph.experiments import run_folders
+    from taggraph.runs import folders as run_folders
     real = run_folders.atomic_write
     def killed(path, text):
         real(path, text)

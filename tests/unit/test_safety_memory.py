@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 import taggraph as tg
 from taggraph.cli import app
 from taggraph.errors import InputError
-from taggraph.store import Interaction, MemoryStore, StoreError
+from taggraph.core.store import Interaction, MemoryStore, StoreError
 
 
 @pytest.fixture
@@ -104,7 +104,7 @@ def test_a_lone_surrogate_is_refused_in_one_line_and_the_memory_is_unchanged():
 
 
 def test_a_failed_save_takes_back_its_files_and_frees_the_folder(tmp_path, monkeypatch):
-    import taggraph.store as store_module
+    import taggraph.core.store as store_module
     memory = tg.Memory(extractor="none")
     for i in range(4):
         memory.remember(f"note {i}", session="s")

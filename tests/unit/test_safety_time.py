@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from taggraph.errors import ConfigError
-from taggraph.retrieval.fusion_signals import window_label
-from taggraph.text import parse_datetime, parse_timestamp
-from taggraph.retrieval.time_expressions import EPOCH, question_windows
+from taggraph.methods.fusion.signals import window_label
+from taggraph.core.text import parse_datetime, parse_timestamp
+from taggraph.methods.fusion.time_expressions import EPOCH, question_windows
 
 from test_contract import WordCount
 from test_fusion import DATED, dated_store, fusion
@@ -94,8 +94,8 @@ def test_every_method_gets_the_question_date_as_a_datetime_read_once_where_the_d
     """The bench passes `Case.asked_on` (the case's date read once, at the dataset), `Memory` and `query` read a
     string or a date into a datetime: no method parses a date string; a string `Memory` cannot read is refused."""
     import taggraph as tg
-    from taggraph.config import DEMO_DATA
-    from taggraph.experiments.bench import run_bench
+    from taggraph._infra.config import DEMO_DATA
+    from taggraph.runs.bench import run_bench
 
     case = tg.load(DEMO_DATA, limit=1)[0]
     assert case.asked_on == datetime(2023, 6, 20, 10, 15) and case.question_date == "2023/06/20 (Tue) 10:15"

@@ -1,7 +1,7 @@
 """Trails through a top-level node are named sibling expansion; bound_top_level stops them."""
 
-from taggraph.retrieval import make_retriever
-from taggraph.retrieval.taggraph import expansion
+from taggraph.methods import make_retriever
+from taggraph.methods.taggraph_traversal import expansion
 
 
 def test_evidence_names_sibling_expansion(hand_store):

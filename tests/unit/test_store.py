@@ -3,8 +3,8 @@ import multiprocessing
 
 import pytest
 
-from taggraph.retrieval import make_retriever
-from taggraph.store import Interaction, MemoryStore, StoreError, safe_filename
+from taggraph.methods import make_retriever
+from taggraph.core.store import Interaction, MemoryStore, StoreError, safe_filename
 
 from conftest import HAND_ROWS, make_store
 

@@ -2,12 +2,12 @@ import plotly.graph_objects as go
 import pytest
 
 from taggraph.errors import ConfigError
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
-from taggraph.experiments.bench import run_bench
-from taggraph.experiments.runner import build_store
-from taggraph.retrieval import make_retriever
-from taggraph.experiments.sweeps import (SWEEP_METHODS, depth_sweep, distractor_order, distractor_sweep,
+from taggraph.runs.bench import run_bench
+from taggraph.runs.runner import build_store
+from taggraph.methods import make_retriever
+from taggraph.studies.sweeps import (SWEEP_METHODS, depth_sweep, distractor_order, distractor_sweep,
                                          plot_depth_sweep, plot_diffusion_contribution, plot_distractor_sweep,
                                          substore)
 

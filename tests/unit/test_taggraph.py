@@ -3,8 +3,8 @@ import sys
 
 import pytest
 
-from taggraph.retrieval import make_retriever
-from taggraph.graph import concept_node
+from taggraph.methods import make_retriever
+from taggraph.core.graph import concept_node
 
 from conftest import HAND_ROWS, make_store
 
@@ -88,17 +88,17 @@ def test_stopword_fallback_switch_keeps_an_all_generic_query():
 
 
 def test_the_face_lists_bench_compare_explain_and_views_and_imports_them_when_first_used():
-    """`import taggraph` brings no experiments or viz room; `tg.bench`, `tg.compare`, `tg.explain` and
+    """`import taggraph` brings no runs, studies or viz room; `tg.bench`, `tg.compare`, `tg.explain` and
     `tg.views` (listed in `__all__` and `dir(tg)`) bring them on first use."""
     code = ("import sys, taggraph as tg\n"
-            "rooms = lambda: sorted({m.split('.')[1] for m in sys.modules if m.startswith(('taggraph.experiments', "
-            "'taggraph.viz'))})\n"
+            "rooms = lambda: sorted({m.split('.')[1] for m in sys.modules "
+            "if m.startswith(('taggraph.runs', 'taggraph.studies', 'taggraph.viz'))})\n"
             "before = rooms()\n"
             "names = [tg.bench.__name__, tg.compare.__name__, tg.explain.__name__, tg.views.__name__]\n"
             "listed = all(n in tg.__all__ and n in dir(tg) for n in ('bench', 'compare', 'explain', 'views', 'load'))\n"
             "print(before, rooms(), names, listed)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == ("[] ['experiments', 'viz'] ['bench', 'compare_runs', 'explain', 'taggraph.views']"
+    assert out.strip() == ("[] ['runs', 'studies', 'viz'] ['bench', 'compare_runs', 'explain', 'taggraph.views']"
                            " True")
 
 

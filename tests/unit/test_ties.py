@@ -6,10 +6,10 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
 from taggraph.evaluation.metrics import (first_gold_tied, score_rankings, summarize, tie_averaged, tie_metrics)
-from taggraph.experiments.bench import run_bench
+from taggraph.runs.bench import run_bench
 
 
 def test_a_tie_group_holding_the_gold_is_averaged_by_hand():

@@ -1,4 +1,4 @@
-"""Time expressions read against the question date (taggraph.retrieval.time_expressions), and TagGraph-Fusion's
+"""Time expressions read against the question date (taggraph.methods.fusion.time_expressions), and TagGraph-Fusion's
 time component built on them. The expressions are written here."""
 
 from datetime import date, datetime, timedelta
@@ -6,7 +6,7 @@ from datetime import date, datetime, timedelta
 import numpy as np
 import pytest
 
-from taggraph.retrieval.time_expressions import EPOCH, question_anchors, question_windows
+from taggraph.methods.fusion.time_expressions import EPOCH, question_anchors, question_windows
 
 ASKED = datetime(2024, 3, 12, 10, 0)  # a Tuesday
 

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from taggraph import views
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
 from taggraph.errors import ConfigError
 

@@ -4,11 +4,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
-from taggraph.experiments.runner import build_store
-from taggraph.experiments.vocabulary import case_vocabulary, store_vocabulary, vocabulary_stats
-from taggraph.store import Interaction, MemoryStore
+from taggraph.runs.runner import build_store
+from taggraph.core.store_stats import store_vocabulary
+from taggraph.studies.vocabulary import case_vocabulary, vocabulary_stats
+from taggraph.core.store import Interaction, MemoryStore
 
 from conftest import make_store
 

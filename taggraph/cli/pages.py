@@ -1,0 +1,77 @@
+"""`taggraph explain` and `taggraph graph`: the explain page and the graph view of one question."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, EXTRACTOR_HELP, command, format_option, method_params,
+                              methods_option, positive, warnings_as_lines)
+from taggraph._infra.config import DEFAULT_EXTRACTOR
+
+
+@command()
+def explain(
+    data: Path = typer.Option(DEFAULT_DATA, help=DATA_HELP),
+    fmt: Optional[str] = format_option(),
+    question: str = typer.Option(..., help="Question id, e.g. demo_q06."),
+    note: Optional[str] = typer.Option(None, help="Note id, e.g. 'demo_s24#0'; default: the first gold note."),
+    out: Optional[Path] = typer.Option(None, help="Also write the explanation page (HTML) here."),
+    methods: Optional[str] = typer.Option(None, help="Comma-separated method names; default: the paper's seven "
+                                                     "and TagGraph-Fusion."),
+    extractor: str = typer.Option(DEFAULT_EXTRACTOR, help=EXTRACTOR_HELP),
+    depth: int = typer.Option(40, help="Retrieval depth, as bench's --depth."),
+    param: list[str] = typer.Option([], help="Method parameter METHOD.KEY=VALUE, as bench's --param."),
+) -> None:
+    """Why each method did (not) retrieve a note for a question, judged like the explain page."""
+    from taggraph.views import explain as explain_question
+
+    with warnings_as_lines():
+        chosen = methods_option(methods) if methods is not None else None
+        text = explain_question(data, question, note, out, extractor, chosen, positive(depth, "--depth"),
+                                method_params(param, running=chosen), fmt=fmt)
+    typer.echo(text)
+    if out is not None:
+        typer.echo(f"\nexplanation page: {out}")
+
+
+@command()
+def graph(
+    data: Path = typer.Option(DEFAULT_DATA, help=DATA_HELP),
+    fmt: Optional[str] = format_option(),
+    question: str = typer.Option(..., help="Question id, e.g. demo_q01."),
+    out: Path = typer.Option(..., help="HTML file to write (opens offline in any browser)."),
+    methods: Optional[str] = typer.Option(None, help="Comma-separated methods whose results to highlight."),
+    extractor: str = typer.Option(DEFAULT_EXTRACTOR, help=EXTRACTOR_HELP),
+    neighbourhood: bool = typer.Option(False, help="Only nodes near the question's concepts and highlighted notes."),
+    hops: int = typer.Option(2, help="Neighbourhood radius in edges."),
+    max_nodes: int = typer.Option(400, help="Draw at most this many nodes in the whole graph (up to 2,000); the "
+                                            "page's work is bounded by it, whatever the history's size."),
+    depth: int = typer.Option(40, help="Retrieval depth, as bench's --depth (the side panel judges by it)."),
+    param: list[str] = typer.Option([], help="Method parameter METHOD.KEY=VALUE, as bench's --param."),
+    whole: bool = typer.Option(False, help="Open on the whole graph, not the subgraph that explains the miss."),
+) -> None:
+    """Interactive graph of one question's store, gold and retrieved notes highlighted. It opens on the subgraph
+    that explains where the methods rank the gold notes; its 'whole graph' check box shows the whole drawing."""
+    from taggraph._infra.atomic import refuse_input_as_output
+    from taggraph.datasets.registry import input_paths
+    from taggraph.runs.question import find_case, open_question
+    from taggraph.viz.explain import retrieve_all
+    from taggraph.viz.graph.page import save_graph_html
+
+    refuse_input_as_output(out, input_paths(data, fmt), "graph")
+    positive(max_nodes, "--max-nodes")
+    positive(hops, "--hops")
+    positive(depth, "--depth")
+    with warnings_as_lines():
+        chosen = methods_option(methods) if methods is not None else None
+        opened = open_question(find_case(data, question, fmt), extractor, chosen, method_params(param, running=chosen))
+    case, store, retrievers = opened.case, opened.store, opened.retrievers
+    save_graph_html(out, store, question=case.question,
+                    results_by_method=retrieve_all(store, case.question, retrievers, depth, asked_on=case.asked_on),
+                    gold_note_ids=opened.gold, hops=hops, max_nodes=max_nodes,
+                    neighbourhood_of=case.question if neighbourhood else None, retrievers=retrievers, depth=depth,
+                    asked_on=case.asked_on, whole_graph=whole, question_id=case.case_id)
+    typer.echo(f"graph page: {out}")

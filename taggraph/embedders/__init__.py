@@ -1,0 +1,1 @@
+"""Sentence embedders by name (`EMBEDDERS`): what the dense methods read text with."""

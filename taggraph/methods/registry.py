@@ -1,0 +1,446 @@
+"""The one registry of retrieval methods: the paper's names, ours, and the user's.
+
+``register_method(name, cls, **params)`` (also a class decorator) names a `Retriever` class
+with fixed parameter values; ``make_retriever(name, store)`` builds it. A method is found by
+its registered name, as ``package.module:Class`` (imported and registered on first use), or
+by name from an installed package's entry point in the group ``taggraph.methods``.
+Registrations made at run time travel to worker processes with `with_registered` (the experiment
+runner does this), so a method defined in a notebook runs with ``workers=2`` and on Dask. Names are
+resolved by `METHODS`, a `taggraph.registry.Registry` (its entry-point policy: a built-in always wins),
+and checked here and nowhere else (`check_methods`).
+
+A built-in method is declared in its own module, on its class, one decorator per name:
+``@METHODS.builtin("TagGraph-Stopwords", stopwords=True)`` (literal values: its fixed parameters; an
+ablation that is not one component off says ``ablation_of="TagGraph-TFIDF"``). Its ablations come from
+its Params: each field declared ``Annotated[bool, Component("Graph")]`` gives ``NAME-noGraph``
+(`components`). Listing names reads them from source and imports no method module.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import hashlib
+import inspect
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
+
+from taggraph._infra import entry_points as plugins
+from taggraph.errors import ConfigError
+from taggraph.registry import Registry, load_attr, source_class
+from taggraph.registry import with_registered  # noqa: F401  (its name here before it carried every kind)
+from taggraph.methods.base import Component, Retriever, Role, check_defaults, make_params, recorded, role_field
+from taggraph.core.store import MemoryStore
+
+ENTRY_POINT_GROUP = "taggraph.methods"
+
+
+@dataclass(frozen=True)
+class Method:
+    """A registered method: its name, its class (or ``module:Class``, imported on first use), its fixed
+    parameter values, and for an ablation the method it ablates and the one component it switches off."""
+
+    name: str
+    target: type | str
+    defaults: dict[str, Any] = field(default_factory=dict, hash=False)
+    ablation_of: str | None = None
+    component: str | None = None
+
+    def cls(self) -> type[Retriever]:
+        if isinstance(self.target, type):
+            return self.target
+        return check_contract(self.name, load_attr(self.target, f"method {self.name!r}"))
+
+    def params(self, **overrides: Any) -> Any:
+        """The method's `Params`, registered values and `overrides` over the defaults, checked; an override
+        of a registered value with another value is a ConfigError (the variant would no longer be itself)."""
+        fixed = make_params(self.name, self.cls().Params, self.defaults) if self.defaults else None
+        read = make_params(self.name, self.cls().Params, overrides) if fixed is not None and overrides else None
+        # compared as the method reads them (a value its Params normalizes, e.g. sparse weights, read alike)
+        changed = [k for k in overrides if k in self.defaults and getattr(read, k) != getattr(fixed, k)]
+        if changed:
+            key = changed[0]
+            of = METHODS.get(self.ablation_of) if self.ablation_of else None
+            base = "" if of is None else f"; {of.name} fixes it too" if key in of.defaults \
+                else f"; set it on {of.name}"  # TagGraph-Fusion-e5-noGraph's embedder: the base's own too
+            raise ConfigError(f"method {self.name!r} fixes {key}={self.defaults[key]!r}, which is what it is; "
+                              f"got {key}={_shown(overrides[key])}{base}")
+        return make_params(self.name, self.cls().Params, {**self.defaults, **overrides})
+
+    def embeds(self, **overrides: Any) -> bool:
+        """Whether the method runs a sentence embedder (needs sentence-transformers)."""
+        return self.cls().embeds(self.params(**overrides))
+
+    def role_field(self, role: Role) -> str | None:
+        """The parameter declared with `role` (`EMBEDDER`, `DEVICE`), or None."""
+        return role_field(self.cls().Params, role)
+
+    def parameters(self) -> list[dict[str, Any]]:
+        """Each parameter: name, value as registered, type, its declared rule (">= 0, < 1") and description."""
+        hints = get_type_hints(self.cls().Params, include_extras=True)
+        params = self.params()
+        out = []
+        for f in dataclasses.fields(params):
+            shown, rules = _described(hints[f.name])
+            out.append({"name": f.name, "value": recorded(getattr(params, f.name)), "type": shown,
+                        "rule": ", ".join(rules), "description": _description(hints[f.name])})
+        return out
+
+    def build(self, store: MemoryStore, **overrides: Any) -> Retriever:
+        """The method over `store`, every note indexed."""
+        retriever = self.cls()(store, self.params(**overrides))
+        retriever.name = self.name
+        retriever.sync()
+        return retriever
+
+
+def _shown(value: Any) -> str:
+    """A refused value in a one-line error: its repr; an object with a `name` (an embedder) by its class and name,
+    not by its address."""
+    name = getattr(value, "name", None)
+    return f"a {type(value).__name__} named {name!r}" if isinstance(name, str) else repr(value)
+
+
+_BOUNDS = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}
+
+
+def _described(hint: Any) -> tuple[str, list[str]]:
+    """A declared type in words and its declared bounds: ``Annotated[int, Field(ge=1)] | None`` -> ("int | None",
+    [">= 1"])."""
+    if get_origin(hint) is Annotated:
+        base, *marks = get_args(hint)
+        shown, rules = _described(base)
+        own = [_rule(m) for m in marks for m in getattr(m, "metadata", [m]) if not isinstance(m, (Component, Role))]
+        return shown, own + rules
+    if get_origin(hint) in (Union, UnionType):
+        parts = [_described(arg) for arg in get_args(hint)]
+        return " | ".join(shown for shown, _ in parts), [rule for _, rules in parts for rule in rules]
+    return ("None" if hint is type(None) else getattr(hint, "__name__", str(hint))), []
+
+
+def _description(hint: Any) -> str:
+    """The one-line description a field declares (``Annotated[int, Field(description=...)]``), else ''."""
+    marks = get_args(hint)[1:] if get_origin(hint) is Annotated else ()
+    return next((m.description for m in marks if getattr(m, "description", None)), "")
+
+
+def _rule(constraint: Any) -> str:
+    """A declared bound in words: annotated_types.Ge(ge=0) -> '>= 0'."""
+    for attr, sign in _BOUNDS.items():
+        if hasattr(constraint, attr):
+            return f"{sign} {getattr(constraint, attr)}"
+    return repr(constraint)
+
+
+def check_contract(name: str, cls: Any) -> type[Retriever]:
+    """`cls` if it is a usable method class; ConfigError naming what to fix otherwise."""
+    if not (isinstance(cls, type) and issubclass(cls, Retriever)):
+        named = f"{cls.__module__}.{cls.__qualname__}" if hasattr(cls, "__qualname__") else repr(cls)[:80]
+        raise ConfigError(f"method {name!r}: {named} ({type(cls).__name__}) is not a subclass of taggraph.Retriever")
+    if cls.score is Retriever.score or cls.add is Retriever.add and cls.add_many is Retriever.add_many:
+        raise ConfigError(f"method {name!r}: {cls.__name__} must define add(note) and "
+                          f"score(text, *, asked_on=None)")
+    for hook, signature in (("score", "score(self, text, *, asked_on=None)"),
+                            ("evidence", "evidence(self, text, note, *, asked_on=None)")):
+        if "asked_on" not in inspect.signature(getattr(cls, hook)).parameters:
+            raise ConfigError(f"method {name!r}: {cls.__name__}.{hook} must take the keyword asked_on "
+                              f"(def {signature}): the date the question is asked")
+    try:
+        inspect.signature(cls).bind(None, None)
+    except TypeError:
+        raise ConfigError(f"method {name!r}: {cls.__name__}.__init__ must take the store and the parameters "
+                          f"(def __init__(self, store, params=None): super().__init__(store, params))") from None
+    if not dataclasses.is_dataclass(cls.Params):
+        raise ConfigError(f"method {name!r}: {cls.__name__}.Params must be a dataclass "
+                          f"(@dataclass(frozen=True) class Params: ...)")
+    check_defaults(name, cls.Params)
+    return cls
+
+
+def _entry(name: str, target: type | str, ablation_of: str | None, component: str | None,
+           defaults: dict[str, Any]) -> Method:
+    method = Method(name, target, dict(defaults), ablation_of, component)
+    if not isinstance(target, str):  # a class, or what an entry point or a caller passed instead (a function)
+        check_contract(name, target)
+        method.params()  # a bad registered value fails here, not in the middle of a run
+    return method
+
+
+def register_method(name: str, cls: type | str | None = None, *, ablation_of: str | None = None,
+                    component: str | None = None, replace: bool = False, **params: Any) -> Any:
+    """Register `cls` (a `Retriever` subclass or ``"module:Class"``) as method `name`, with `params`
+    fixed. Without `cls`, a class decorator: ``@register_method("MyBM25")``. Returns `cls`.
+
+    `ablation_of` / `component`: `name` is `ablation_of` with `component` switched off (what
+    ``taggraph ablation`` runs). Registering a taken name for another class needs ``replace=True``.
+    """
+    _check_name(name)
+    if cls is None:
+        return lambda c: register_method(name, c, ablation_of=ablation_of, component=component,
+                                         replace=replace, **params)
+    method = _entry(name, cls, ablation_of, component, params)
+    old = METHODS.get(name) if METHODS.declared(name) else None
+    if old is not None and (old.target, old.defaults) != (method.target, method.defaults) and not replace \
+            and not _redefines(old.target, method.target):
+        raise ConfigError(f"method name {name!r} is taken by {old.target!r}; pick another name or pass replace=True")
+    METHODS.register(name, method, replace=True)
+    return cls
+
+
+TABLE_COLUMNS = ("question_id", "question_type", "n", "k")  # the report's per-question and per-type rows
+
+
+def _check_name(name: Any) -> None:
+    """ConfigError unless `name` can be given to --methods and --param (not empty, no ',', '.', '=' or spaces
+    at its ends) and heads a column of the report's tables beside their own (`TABLE_COLUMNS`)."""
+    if not isinstance(name, str) or not name.strip() or name != name.strip() or any(c in name for c in ",.="):
+        raise ConfigError(f"cannot register method name {name!r}: use a non-empty name without ',', '.', '=' or "
+                          f"spaces at its ends (it is written in --methods A,B and --param NAME.KEY=VALUE)")
+    if name in TABLE_COLUMNS:
+        raise ConfigError(f"cannot register method name {name!r}: the report's tables have a column of that name "
+                          f"beside one per method ({', '.join(TABLE_COLUMNS)}); pick another name")
+
+
+def _redefines(old: type | str, new: type | str) -> bool:
+    """Whether class `new` is `old` defined again (a notebook cell run twice): same module, same name."""
+    return isinstance(old, type) and isinstance(new, type) and \
+        (old.__module__, old.__qualname__) == (new.__module__, new.__qualname__)
+
+
+def _adopt(name: str, loaded: Any) -> Method:
+    """The method an entry point names, checked (what `METHODS` keeps of it)."""
+    return _entry(name, loaded, None, None, {})
+
+
+def _declare(name: str, target: type | str, options: dict[str, Any]) -> dict[str, Method]:
+    """Built-in method `name` (`options`: its fixed parameter values, and `ablation_of` and `component` for an
+    ablation) and, unless it is an ablation, the ablation ``NAME-no<Part>`` of each component of its Params."""
+    values = dict(options)
+    ablation_of, component = values.pop("ablation_of", None), values.pop("component", None)
+    found = {name: Method(name, target, values, ablation_of, component)}
+    for param, part in ({} if ablation_of else components(target)).items():
+        found[f"{name}-no{part.name}"] = Method(f"{name}-no{part.name}", target, {**values, param: part.off}, name,
+                                                part.name)
+    return found
+
+
+def components(target: type | str) -> dict[str, Component]:
+    """The fields of method class `target`'s own Params (`target` or its ``module:Class``) declared as a
+    `Component`, field -> component, in field order: read from source, the class's module not imported."""
+    spec = target if isinstance(target, str) else f"{target.__module__}:{target.__qualname__}"
+    cls = source_class(spec)
+    params = next((n for n in cls.body if isinstance(n, ast.ClassDef) and n.name == "Params"), None) if cls else None
+    found = {}
+    for line in getattr(params, "body", ()):
+        marks = ast.walk(line.annotation) if isinstance(line, ast.AnnAssign) else ()
+        for call in (m for m in marks if isinstance(m, ast.Call) and ast.unparse(m.func).split(".")[-1] == "Component"):
+            field = ast.unparse(line.target)
+            try:
+                found[field] = Component(*map(ast.literal_eval, call.args),
+                                         **{k.arg: ast.literal_eval(k.value) for k in call.keywords})
+            except ValueError:
+                raise ConfigError(f"method {spec!r}: write the Component of Params.{field} with literals") from None
+    return found
+
+
+METHODS = Registry("method", ENTRY_POINT_GROUP, package=__package__, adopt=_adopt, declare=_declare)
+PAPER_METHODS = ["BM25", "TagGraph-Basic", "TagGraph-Stopwords", "TagGraph-TFIDF", "AdaptiveGraph", "OpenClaw",
+                 "OC-notes"]
+# what bench, the CLI and the pages run when no method is named: the paper's seven and our flagship
+DEFAULT_METHODS = [*PAPER_METHODS, "TagGraph-Fusion"]
+# each built-in method in one line, as `taggraph methods` lists them (a method of one's own: its class docstring's
+# first line)
+ABOUT = {
+    "BM25": "Okapi BM25 over each note's text (paper, 3.3.2)",
+    "TagGraph-Basic": "query tokens matched to tags, walked through the ontology to the notes (paper, 3.3.3)",
+    "TagGraph-Stopwords": "TagGraph-Basic without the tokens found in more than 15% of the notes (paper, 3.3.3)",
+    "TagGraph-TFIDF": "TagGraph-Stopwords plus each reached note's TF-IDF overlap with the query (paper, 3.3.3)",
+    "AdaptiveGraph": "Personalized PageRank over the tag graph from the query's tags and notes (paper, 3.3.4)",
+    "OpenClaw": "0.7 dense + 0.3 keyword over chunks of the raw turns (paper, appendix E)",
+    "OC-notes": "OpenClaw over the notes, tag line included (paper, appendix E)",
+    "BM25-stem": "BM25 over stems, stopwords dropped (ours)",
+    "TagGraph-Fusion": "lexical, dense, graph, session and time signals in one weighted sum, each note's score "
+                       "split into them (ours; the flagship)",
+    "TagGraph-Fusion-e5": "TagGraph-Fusion with multilingual-e5-small and the weights fitted with it (ours)",
+}
+
+
+def about(name: str) -> str:
+    """Method `name` in one line: `ABOUT`'s words for a built-in, else its class docstring's first line."""
+    if name in ABOUT:
+        return ABOUT[name]
+    doc = (method(name).cls().__doc__ or "").strip()
+    return doc.splitlines()[0] if doc else ""
+
+
+def method_names(ablations: bool = True) -> list[str]:
+    """Every method name known now: the paper's (as in PAPER_METHODS), our other built-ins, their ablations
+    (unless told not), then the registered and installed (entry points) ones."""
+    names = [n for n in METHODS.names() if ablations or METHODS.entry_point(n) or METHODS.get(n).ablation_of is None]
+    return sorted(names, key=_listed)
+
+
+def _listed(name: str) -> tuple[int, int]:
+    """Where `method_names` lists `name`: the paper's methods in order, our other built-ins, their ablations,
+    then the rest (registered, installed)."""
+    if name in PAPER_METHODS:
+        return 0, PAPER_METHODS.index(name)
+    if not METHODS.is_builtin(name):
+        return 3, 0
+    return (2 if METHODS.get(name).ablation_of else 1), 0
+
+
+def method(name: str) -> Method:
+    """The method registered as `name`, or imported from ``module:Class`` or an entry point; ConfigError
+    naming the known methods otherwise."""
+    found = METHODS.get(name)  # an installed plug-in that fails raises its one line here
+    if found is not None:
+        return found
+    if ":" in name:
+        return _from_spec(name)
+    raise ConfigError(f"unknown method {name!r}; known: {', '.join(method_names())}, or package.module:Class")
+
+
+def _from_spec(spec: str) -> Method:
+    """The method of ``module:Class``: its registered entry when importing the module registered it, else
+    registered now under the class name."""
+    cls = check_contract(spec, load_attr(spec, f"method {spec!r}"))
+    for m in METHODS.registered_here().values():
+        if m.target is cls and not m.defaults:
+            return m
+    register_method(cls.__name__, cls)
+    return METHODS.get(cls.__name__)
+
+
+def check_methods(names: Iterable[str]) -> list[str]:
+    """The registered names of `names` (``module:Class`` resolved); ConfigError naming the unknown ones."""
+    names = list(names)
+    if not names:
+        raise ConfigError(f"no method given; known: {', '.join(method_names())}")
+    return [method(n).name for n in names]
+
+
+def broken(name: str) -> str | None:
+    """Why method `name` cannot be built (a plug-in that fails to load or breaks the contract, in one line), or
+    None if it can."""
+    try:
+        method(name).params()
+    except ConfigError as exc:
+        return str(exc)
+    return None
+
+
+def embedding_methods() -> list[str]:
+    """The known methods that run a sentence embedder; a plug-in that fails to load is left out (it fails
+    where it is named)."""
+    return [n for n in method_names() if not broken(n) and embeds(n)]
+
+
+def embeds(name: str, **overrides: Any) -> bool:
+    """Whether method `name` (with `overrides`) runs a sentence embedder, so needs sentence-transformers."""
+    return method(name).embeds(**overrides)
+
+
+def ablations_of(name: str) -> list[str]:
+    """The registered ablations of `name` that switch off one component each."""
+    known = [METHODS.get(n) for n in METHODS.names(installed=False)]
+    return [m.name for m in known if m.ablation_of == name and m.component]
+
+
+def check_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
+    """`params` if method `name` takes each of them with a valid value; ConfigError otherwise."""
+    method(name).params(**params)
+    return params
+
+
+def make_retriever(name: str, store: MemoryStore, **params: Any) -> Retriever:
+    """The method `name` over `store`; `params` override its registered values. The keys run.json records
+    beside the parameters (`method_origin`) are left out, so a recorded configuration builds it again."""
+    return method(name).build(store, **{k: v for k, v in params.items() if k not in ORIGIN_KEYS})
+
+
+def build_retrievers(store: MemoryStore, methods: Sequence[str] | Mapping[str, Retriever],
+                     method_params: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Retriever]:
+    """Method name -> retriever over `store`, built with its `method_params` ({method: {key: value}});
+    already-built retrievers (a mapping) pass through."""
+    params = method_params or {}
+    return dict(methods) if isinstance(methods, Mapping) else {m: make_retriever(m, store, **params.get(m, {}))
+                                                               for m in methods}
+
+
+ORIGIN_KEYS = ("origin", "provenance")
+
+
+def method_origin(name: str) -> dict[str, Any]:
+    """Where method `name` comes from, as run.json records it beside its parameters: ``origin``, the string
+    that names its class again (a built-in's registry target, ``module:Class``, an entry point's value;
+    left out for a class no module can import, as one defined in a notebook, and for a variant registered
+    with its own values), and ``provenance``: the package and version that installed it (entry points and
+    built-ins), its ``module:Class`` and the sha256 of its source file."""
+    found = method(name)
+    cls = found.cls()
+    spec = f"{cls.__module__}:{cls.__qualname__}"
+    provenance: dict[str, Any] = {"class": spec}
+    origin = found.target if isinstance(found.target, str) else spec if _importable(cls) else None
+    ep = METHODS.entry_point(name)
+    if ep is not None:
+        origin = ep.value
+        provenance["dist"], provenance["version"] = plugins.package(ep)
+    elif METHODS.is_builtin(name) and name not in METHODS.registered_here():
+        provenance["dist"], provenance["version"] = "taggraph", _taggraph_version()
+    source = _source_file(cls)
+    if source is not None:
+        provenance["source_sha256"] = hashlib.sha256(source.read_bytes()).hexdigest()
+    if found.defaults and not METHODS.is_builtin(name):
+        origin = None  # module:Class would build the class under another name, without the variant's values
+    if origin:
+        return {"origin": origin, "provenance": provenance}
+    return {"provenance": provenance} if source else {}
+
+
+def _taggraph_version() -> str | None:
+    try:
+        return metadata.version("taggraph")
+    except metadata.PackageNotFoundError:  # a source tree on the path, not installed
+        return None
+
+
+def _importable(cls: type) -> bool:
+    """Whether ``module:Class`` imports `cls` itself (not a class of a notebook, a script or a function)."""
+    module = sys.modules.get(cls.__module__)
+    if cls.__module__ == "__main__" or module is None or getattr(module, "__file__", None) is None:
+        return False
+    found: Any = module
+    for part in cls.__qualname__.split("."):
+        found = getattr(found, part, None)
+    return found is cls
+
+
+def _source_file(cls: type) -> Path | None:
+    """The file `cls` is defined in, if it has one."""
+    try:
+        source = inspect.getsourcefile(cls)
+    except (TypeError, OSError):  # built in, or defined in a notebook cell or exec'd code
+        return None
+    return Path(source) if source and Path(source).is_file() else None
+
+
+def registered_methods() -> list[str]:
+    """The methods registered at run time (a user's own; not built in), ablations excepted."""
+    return [n for n, m in METHODS.registered_here().items() if m.ablation_of is None]
+
+
+def registered_here() -> dict[str, Method]:
+    """The methods registered at run time in this process, to hand to worker processes (`restore`)."""
+    return METHODS.registered_here()
+
+
+def restore(registered: dict[str, Method]) -> None:
+    """Register `registered` (from another process's `registered_here`) in this process. Every kind at once:
+    `with_registered` (from `taggraph.registry`)."""
+    METHODS.restore(registered)

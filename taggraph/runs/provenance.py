@@ -1,0 +1,92 @@
+"""Where a run came from beyond its configuration: the machine (CPU model and instruction set, on which int8
+rankings and every speed depend), the caches it found (cold or warm), its CPU seconds and peak memory, and each
+method's index and query times. run.json records them; the report shows them on its first screen."""
+
+from __future__ import annotations
+
+import os
+import platform
+import resource
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import diskcache
+import pandas as pd
+
+from taggraph._infra.config import cache_dir
+
+# the instruction sets that decide int8 and float kernels, best first (x86: /proc/cpuinfo flags; arm: NEON)
+ISA_ORDER = ("avx512_vnni", "avx512f", "avx2", "avx", "sse4_2", "asimd", "neon")
+CACHES = ("embeddings", "offline_extractions")  # the caches a run reads, under `cache_dir()`
+
+
+def machine() -> dict[str, Any]:
+    """The CPU's model name, its best instruction set of ISA_ORDER, and the cores this process may use."""
+    model, flags = platform.processor() or platform.machine(), set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and value.strip():
+                model = value.strip()
+            elif key.strip() in ("flags", "Features"):
+                flags |= set(value.split())
+    except OSError:  # not Linux: the model platform names, no flags
+        pass
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return {"cpu": model, "isa": next((isa for isa in ISA_ORDER if isa in flags), "unknown"), "cores": cores,
+            "arch": platform.machine()}
+
+
+def cache_entries() -> dict[str, int]:
+    """Entries in each of the run's caches (0 for one not made yet)."""
+    out = {}
+    for name in CACHES:
+        folder = cache_dir() / name
+        if not (folder / "cache.db").is_file():
+            out[name] = 0
+            continue
+        try:
+            with diskcache.Cache(str(folder)) as cache:
+                out[name] = len(cache)
+        except Exception:  # noqa: BLE001 - an unreadable cache is counted as empty; the run rebuilds it
+            out[name] = 0
+    return out
+
+
+def cache_state(before: dict[str, int], after: dict[str, int]) -> dict[str, Any]:
+    """Per cache: entries before and after, and 'cold' (empty at the start), 'warm' (nothing added) or 'partly
+    warm'."""
+    def state(a: int, b: int) -> str:
+        return "cold" if a == 0 and b > 0 else "warm" if b == a else "partly warm"
+    return {name: {"before": before[name], "after": after[name], "state": state(before[name], after[name])}
+            for name in before}
+
+
+def process_usage() -> tuple[float, float]:
+    """(CPU seconds so far, peak resident memory in MB) of this process."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    scale = 1024 * 1024 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, kB on Linux
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / scale
+
+
+def command_line(argv: list[str] | None = None) -> str:
+    """The command as typed, program name first ('taggraph bench --limit 10 ...'), shell-quoted."""
+    argv = sys.argv if argv is None else argv
+    return shlex.join([Path(argv[0]).name, *argv[1:]]) if argv else ""
+
+
+def method_times(timings: pd.DataFrame) -> pd.DataFrame:
+    """Per method: its index seconds (summed over memories) and query seconds p50 and p95, from `timings`."""
+    columns = ["method", "index_s", "query_p50_ms", "query_p95_ms", "queries"]
+    if timings is None or timings.empty or "method" not in timings:
+        return pd.DataFrame(columns=columns)
+    rows = []
+    for method, t in timings[timings["method"].astype(str) != ""].groupby("method", sort=False):
+        query = t.loc[t["stage"] == "query", "seconds"]
+        rows.append({"method": method, "index_s": round(float(t.loc[t["stage"] == "index", "seconds"].sum()), 3),
+                     "query_p50_ms": round(float(query.quantile(0.5)) * 1000, 2) if len(query) else None,
+                     "query_p95_ms": round(float(query.quantile(0.95)) * 1000, 2) if len(query) else None,
+                     "queries": int(len(query))})
+    return pd.DataFrame(rows, columns=columns)

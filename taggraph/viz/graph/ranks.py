@@ -1,0 +1,136 @@
+"""Where each method ranks the notes the graph page draws: note and session ranks as the metrics count them (each
+session once, where its best note ranks; a top-k place owed to tie order told apart), the methods that miss, the
+note that gives the first gold session its rank, and the explanations of the drawn notes. Each ranking's sessions
+are read once."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+
+from taggraph.evaluation.metrics import session_scores
+from taggraph.methods import DEFAULT_DEPTH, Explanation, Retriever
+from taggraph.core.store import MemoryStore
+from taggraph.viz.explain import SessionPlace, placed
+
+
+def ranks_by_method(results_by_method: Mapping[str, Sequence] | None) -> dict[str, dict[str, int]]:
+    """method -> note id -> 1-based rank; accepts ranked note ids or `Result`s."""
+    out: dict[str, dict[str, int]] = {}
+    for method, results in (results_by_method or {}).items():
+        ranks: dict[str, int] = {}
+        for i, r in enumerate(results, 1):
+            ranks.setdefault(r if isinstance(r, str) else r.note_id, getattr(r, "rank", i))
+        out[method] = ranks
+    return out
+
+
+def file_explanations(store: MemoryStore, question: str, retrievers: Mapping[str, Retriever],
+                      note_ids: Iterable[str] | None = None, asked_on: datetime | None = None
+                      ) -> dict[str, dict[str, Explanation]]:
+    """method -> note id -> `Explanation` of every note (or of `note_ids`) for `question` asked on
+    `asked_on`: one ranking with explanations per method, `explain` for the notes it did not reach."""
+    wanted = list(note_ids) if note_ids is not None else [n.note_id for n in store.notes]
+    out = {}
+    for method, r in retrievers.items():  # as `query(explain=True)` and `explain` do, one ranking for every note
+        full = r.ranking(question, asked_on=asked_on)
+        scores, reached = dict(full), {store.notes[i].note_id for i, _ in full}
+        out[method] = {n: r._explain(question, store.by_id[n], max(len(store), 1) if n in reached else DEFAULT_DEPTH,
+                                     scores, full, asked_on) for n in wanted}
+    return out
+
+
+class Ranking(list):
+    """(note id, score or None when unknown) in rank order; its sessions are read once (`place`)."""
+
+    _sessions: tuple | None = None
+
+    def place(self, store: MemoryStore, sessions: set[str], k: int, depth: int) -> SessionPlace:
+        """`explain.session_place` of the first of `sessions`: the same place (a test holds them equal), the
+        ranking's sessions read once per ranking, its ties once per call."""
+        if self._sessions is None:
+            ids = [store.by_id[n].session_id for n, _ in self]
+            pairs = session_scores(ids, [0.0 if s is None else s for _, s in self], len(ids))
+            first_note: dict[str, int] = {}
+            for i, sid in enumerate(ids):
+                first_note.setdefault(sid, i)
+            self._sessions = (pairs, {sid: i for i, (sid, _) in enumerate(pairs)}, first_note,
+                              all(s is not None for _, s in self))
+        pairs, order, first_note, known = self._sessions
+        first = min((order[s] for s in sessions if s in order), default=None)
+        if first is None or first_note[pairs[first][0]] >= depth:
+            return SessionPlace(None, None, False)
+        return placed([x for _, x in pairs], [sid in sessions for sid, _ in pairs], first, k, known)
+
+
+def rankings_by_method(results_by_method: Mapping[str, Sequence] | None) -> dict[str, Ranking]:
+    """method -> (note id, score) in rank order; accepts ranked note ids (score unknown) or `Result`s."""
+    return {m: Ranking((r, None) if isinstance(r, str) else (r.note_id, r.score) for r in results)
+            for m, results in (results_by_method or {}).items()}
+
+
+def ranking_place(store: MemoryStore, ranking: Ranking, sessions: set[str], k: int, depth: int) -> SessionPlace:
+    """`explain.session_place` of the first of `sessions` in a ranking of note ids."""
+    return (ranking if isinstance(ranking, Ranking) else Ranking(ranking)).place(store, sessions, k, depth)
+
+
+def session_ranks(store: MemoryStore, ranking: Ranking, k: int) -> tuple[dict[str, int], set[str]]:
+    """(note id -> its session's rank, for the best-ranked note of each session: each session counted once, as
+    the metrics and the run report count; those of the top `k` sessions placed there only by tie order,
+    `tie_order_only` on sessions, none when the scores are unknown)."""
+    ranks: dict[str, int] = {}
+    seen: set[str] = set()
+    for n, _ in ranking:
+        sid = store.by_id[n].session_id
+        if sid not in seen:
+            seen.add(sid)
+            ranks[n] = len(seen)
+    ties = {n for n, r in ranks.items()
+            if r <= k and ranking_place(store, ranking, {store.by_id[n].session_id}, k, len(ranking)).tie}
+    return ranks, ties
+
+
+def gold_rank(store: MemoryStore, ranking: Ranking, note_id: str, k: int, depth: int = DEFAULT_DEPTH) -> dict:
+    """One note's place in a ranking: ``note`` (its rank among notes), ``session`` (its session's rank,
+    each session counted once where its best note ranks, as the metrics count: None when that note is
+    beyond `depth`, the run's retrieval depth), ``tie`` (that session is in the top `k` only by tie order,
+    `tie_order_only`) and ``text``, which also tells a rank that rests on tie order as the explain page's verdict
+    does (outside the top `k` only by tie order, or a tie-averaged RR other than its own); ranks None when not
+    ranked."""
+    notes = [n for n, _ in ranking]
+    if note_id not in notes:
+        return {"note": None, "session": None, "tie": False,
+                "text": f"{note_id}: not among the {len(notes)} notes ranked"}
+    place = ranking_place(store, ranking, {store.by_id[note_id].session_id}, k, depth)
+    score = "" if place.score is None else " (score 0)" if place.score == 0 else f" (score {place.score:.4g})"
+    tie = ""
+    if place.tie:
+        tie = " only by tie order" + score
+    elif place.tie_outside:
+        tie = f", outside the top {k} only by tie order{score}"
+    elif place.rr_tieavg is not None:
+        tie = (f" (it rests on tie order: tied with {place.tied_with} other session(s), tie-averaged RR "
+               f"{place.rr_tieavg:.3f}, not {1 / place.rank:.3f})")
+    session = (f"session rank {place.rank}" if place.rank is not None else
+               f"session not ranked: its best note is beyond the depth of {depth} notes, as the metrics count")
+    return {"note": notes.index(note_id) + 1, "session": place.rank, "tie": place.tie,
+            "text": f"{note_id}: note rank {notes.index(note_id) + 1}, {session}{tie}"}
+
+
+def missed_by(store: MemoryStore, rankings: Mapping[str, Ranking], gold: Iterable[str], k: int) -> list[str]:
+    """The methods that miss: no gold session in their first `k` sessions, or one there only by tie order
+    (`tie_order_only` on sessions), as the run report counts."""
+    sessions = {store.by_id[g].session_id for g in gold if g in store.by_id}
+    out = []
+    for method, ranking in rankings.items():
+        place = ranking_place(store, ranking, sessions, k, len(ranking))
+        if place.rank is None or place.rank > k or place.tie:
+            out.append(method)
+    return out
+
+
+def rank_giver(store: MemoryStore, ranking: Ranking, gold: Sequence[str]) -> str | None:
+    """The note that gives the first gold session its rank: the best-ranked note of any of the `gold` notes'
+    sessions (gold or not, as the metrics count sessions); the first gold note when none is ranked."""
+    sessions = {store.by_id[g].session_id for g in gold}
+    return next((n for n, _ in ranking if store.by_id[n].session_id in sessions), gold[0] if gold else None)
