@@ -57,7 +57,7 @@ from sklearn.model_selection import StratifiedKFold
 
 sys.path.append(str(Path(__file__).resolve().parent / "history"))  # fusion_cv.py, the first protocol, scores batches
 from fusion_cv import Batch, weights_line
-from taggraph.datasets.detect import load_any
+from taggraph.datasets import load
 from taggraph.evaluation.significance import paired_test
 from taggraph.runs.runner import build_store, group_by_history
 from taggraph.methods import make_retriever
@@ -109,7 +109,7 @@ def history_evidence(cases, **params) -> list[tuple]:
 def evidence(path: str, cache: Path, workers: int, **params) -> list[tuple]:
     if cache.exists():
         return pickle.loads(cache.read_bytes())
-    cases = [c for c in load_any(path) if c.gold_session_ids and not c.is_abstention]
+    cases = [c for c in load(path).cases if c.gold_session_ids and not c.is_abstention]
     done = Parallel(n_jobs=workers)(delayed(history_evidence)(g, **params) for g in group_by_history(cases))
     items = [item for group in done for item in group]
     cache.parent.mkdir(parents=True, exist_ok=True)

@@ -48,7 +48,7 @@ def batched(texts: list[str], per_pass: int = 16) -> np.ndarray:
     """The former reading: sorted by length, `per_pass` texts a pass, each pass padded to its longest."""
     from taggraph._infra.config import cache_dir
     from taggraph.embedders import base as e
-    source = e._bundled_minilm_path()
+    source = e.bundled_minilm_path()
     tokenizer, session = e._minilm_tokenizer(source), e._int8_session(e.get_embedder("minilm-int8").cache_key,
                                                                       str(cache_dir()))
     out = np.zeros((len(texts), 384), dtype=np.float32)

@@ -28,7 +28,8 @@ from pathlib import Path
 
 from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
-from taggraph.extractors.llm import OpenAIExtractor, packaged_gguf
+from taggraph.extractors.openai import OpenAIExtractor
+from taggraph.extractors.gguf import packaged_gguf
 from taggraph._infra.model_clients import start_llama_cpp_server
 from taggraph.core.store import MemoryStore
 

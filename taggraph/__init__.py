@@ -18,9 +18,9 @@ The public face::
     tg.fuse_runs(["runs/a:BM25", "runs/b:TagGraph-TFIDF"], "runs/fused", method="rrf")  # taggraph fuse
     tg.views.gold_rank_chart(...)               # what the notebooks show (charts, tables, pages, panels)
 
-Rooms, imports running one way (top to bottom): cli -> views -> viz -> experiments ->
-evaluation / datasets / memory -> retrieval / extraction -> store -> graph, fivew
-(the 5W+Extra record), atomic -> notes / ontology -> errors, text, config.
+Rooms, imports running one way (top to bottom; docs/architecture.md): cli -> views -> viz -> studies -> runs ->
+evaluation / datasets / memory -> methods / extractors -> embedders -> core (store -> graph, fivew -> notes,
+ontology -> text) -> registry -> _infra, errors.
 """
 
 import importlib
@@ -41,7 +41,7 @@ __all__ += ["Contrast", "Signal"]  # a score in parts that add up to it, and a n
 __all__ += ["Extraction", "Extractor", "register_extractor"]  # extractors given as objects or names
 __all__ += ["Case", "Dataset", "DatasetFormat", "load", "register_format"]  # one loader, any registered format
 
-# Imported when first used: they bring the experiments and viz rooms, seconds to import.
+# Imported when first used: they bring the runs, studies and viz rooms, seconds to import.
 _LAZY = {
     "bench": "taggraph.views:bench",  # with out=: the run folder and reports, as taggraph bench
     "score": "taggraph.views:score",

@@ -6,14 +6,12 @@ looked up in this order:
 - run-time registrations (`Registry.register`, also a decorator): a notebook's or a script's own. They travel
   to worker processes: `with_registered(fn)` runs `fn` there knowing every registry's registrations (the
   experiment runner wraps its tasks in it);
-- built-ins: each registers itself in its own module (`Registry.builtin`, a decorator); a registry given a
-  `package` finds them on first use in the source of that package's modules (pkgutil lists them, `ast`
-  reads their ``@REGISTRY.builtin("name", key=literal)`` decorators) and imports a module when one of its
-  names is used, not before (``get_extractor("none")`` does not import the LLM clients). A registry's
-  `declare` hook turns a declaration (name, the class or its ``module:Class``, the literal options) into
-  the names it keeps (methods: a `Method` each, and its ablations). Listed in the order declared (the
-  registry's module, then the others by name; decorators top down), whatever was imported first. Adding a
-  built-in touches one file;
+- built-ins: one literal table per kind, name -> ``"module:attr"`` or ``("module:attr", {options})`` (the
+  registry's `builtins`, written in the kind's registry module: `taggraph.methods.registry.BUILTIN_METHODS`, ...).
+  A module is imported when one of its names is first used, not before (``get_extractor("none")`` does not
+  import the LLM clients). A registry's `declare` hook turns a table entry (name, ``module:attr``, the literal
+  options) into the names it keeps (methods: a `Method` each, and its ablations). Listed in table order. Adding
+  a built-in is one module and one line in its table;
 - installed packages: entry points in the registry's `group`, read once per process, on first use.
 
 One policy for entry points, whatever the kind: a built-in always wins. An entry point that names a built-in
@@ -28,14 +26,10 @@ string names, failing in one line.
 
 from __future__ import annotations
 
-import ast
 import importlib
-import importlib.util
-import pkgutil
 import re
 import sys
-from collections.abc import Callable, Iterator
-from functools import lru_cache
+from collections.abc import Callable, Iterator, Mapping
 from importlib.metadata import EntryPoint
 from typing import Any
 
@@ -69,40 +63,27 @@ def load_attr(spec: str, what: str) -> Any:
 
 
 class Registry:
-    """Names of one `kind` ("method", "extractor", ...): run-time registrations, built-ins (those of
-    `package`'s modules), and the entry points of `group`. `adopt(name, loaded)` checks what an entry point
-    names and returns what the registry keeps for it (ConfigError when it is not usable). `declare(name,
-    target, options)`: what the registry keeps of a built-in, {name: value} (the names it declares; target:
-    the class or, read from source, its ``module:Class``); without it a built-in is kept as it is."""
+    """Names of one `kind` ("method", "extractor", ...): run-time registrations, the built-ins of the table
+    `builtins`, and the entry points of `group`. `adopt(name, loaded)` checks what an entry point names and
+    returns what the registry keeps for it (ConfigError when it is not usable). `declare(name, spec, options)`:
+    what the registry keeps of a built-in, {name: value} (the names it declares); without it a built-in is
+    what its ``module:attr`` names, imported on first use. The option ``arg="ARG"`` says the name needs an
+    argument, written ``NAME:ARG``."""
 
-    def __init__(self, kind: str, group: str, *, package: str | None = None,
+    def __init__(self, kind: str, group: str, *, builtins: Mapping[str, str | tuple[str, dict[str, Any]]] = {},
                  adopt: Callable[[str, Any], Any] | None = None,
-                 declare: Callable[[str, Any, dict[str, Any]], dict[str, Any]] | None = None) -> None:
-        self.kind, self.group, self.package = kind, group, package
+                 declare: Callable[[str, str, dict[str, Any]], dict[str, Any]] | None = None) -> None:
+        self.kind, self.group = kind, group
+        self._table = dict(builtins)
         self._adopt = adopt or (lambda name, loaded: loaded)
         self._declare = declare
         self._builtin: dict[str, Any] = {}
-        self._read: set[str] = set()  # built-ins read from source, their module not imported yet
         self._args: dict[str, str] = {}  # built-in name -> the argument it needs, written NAME:ARG
         self._registered: dict[str, Any] = {}
-        self._scanned = package is None
+        self._table_read = False
         self._installed: _Installed | None = None
         self._home = sys._getframe(1).f_globals.get("__name__", "__main__")  # as collections.namedtuple finds it
         _ALL[(self._home, kind)] = self
-
-    def builtin(self, name: str, value: Any = None, *, arg: str | None = None, **options: Any) -> Any:
-        """Declare built-in `name` (a decorator without `value`); `arg`: the argument the name needs, as
-        ``ollama:MODEL`` (``arg="MODEL"``); `options`: literal values for the `declare` hook. Returns `value`."""
-        if value is None:
-            return lambda v: self.builtin(name, v, arg=arg, **options)
-        for key, entry in self._entries(name, value, options).items():
-            if key in self._builtin and key not in self._read and self._builtin[key] != entry:
-                raise ConfigError(f"built-in {self.kind} {key!r} is declared twice")
-            self._builtin[key] = entry
-            self._read.discard(key)
-        if arg:
-            self._args[name] = arg
-        return value
 
     def register(self, name: str, value: Any = None, *, replace: bool = False) -> Any:
         """Register `value` as `name` in this process (a decorator without `value`); a taken name is refused
@@ -117,7 +98,7 @@ class Registry:
         return value
 
     def is_builtin(self, name: str) -> bool:
-        self._scan()
+        self._read_table()
         return name in self._builtin
 
     def declared(self, name: str) -> bool:
@@ -130,15 +111,15 @@ class Registry:
         if name in self._registered:
             return self._registered[name]
         if self.is_builtin(name):
-            if isinstance(self._builtin[name], _Declared):  # its module, imported now, declares it for real
-                load_attr(self._builtin[name].spec, f"built-in {self.kind} {name!r}")
+            if isinstance(self._builtin[name], _Declared):  # its module imported now, on first use
+                self._builtin[name] = load_attr(self._builtin[name].spec, f"built-in {self.kind} {name!r}")
             return self._builtin[name]
         return self._plugin(name)
 
     def resolve(self, spec: str) -> tuple[Any, tuple[str, ...]] | None:
         """What `spec` names and the argument it carries: ``NAME`` -> (value, ()), ``NAME:ARG`` ->
         (value, (ARG,)); None when no name of the registry matches."""
-        self._scan()
+        self._read_table()
         if spec not in self._args and (found := self.get(spec)) is not None:
             return found, ()
         name, colon, arg = spec.partition(":")
@@ -153,8 +134,8 @@ class Registry:
         return found, (arg,)
 
     def names(self, installed: bool = True) -> list[str]:
-        """Every name known now: built in (in the order declared), registered, then installed (unless not)."""
-        self._scan()
+        """Every name known now: built in (in table order), registered, then installed (unless not)."""
+        self._read_table()
         names = [*self._builtin, *(n for n in self._registered if n not in self._builtin)]
         return names + [n for n in self._state().entry_points if n not in names] if installed else names
 
@@ -193,42 +174,30 @@ class Registry:
         """Register `registered` (another process's `registered_here`) in this process."""
         self._registered.update(registered)
 
-    def _entries(self, name: str, target: Any, options: dict[str, Any], read: bool = False) -> dict[str, Any]:
-        """What the registry keeps of built-in `name`: {name: value} for each name it declares."""
-        if self._declare is not None:
-            return self._declare(name, target, options)
-        if options:
-            raise ConfigError(f"built-in {self.kind} {name!r}: a {self.kind} takes no options ({', '.join(options)})")
-        return {name: _Declared(target) if read else target}
-
-    def _scan(self) -> None:
-        """Read once which built-ins the modules of `package` declare, importing none of them."""
-        if self._scanned:
+    def _read_table(self) -> None:
+        """What the table `builtins` declares, read once (`declare` applied to each entry)."""
+        if self._table_read:
             return
-        self._scanned = True
-        package = importlib.import_module(self.package)
-        label = next(n for n, v in vars(sys.modules[self._home]).items() if v is self)  # as in @LABEL.builtin
-        order: list[str] = []
-        modules = pkgutil.walk_packages(package.__path__, f"{package.__name__}.")
-        for module in sorted(modules, key=lambda m: m.name != self._home):  # the registry's own module first
-            imported = module.name in sys.modules  # then it has declared its built-ins itself
-            for name, spec, arg, options in _declarations(module.name, label):
-                entries = self._entries(name, spec, options, read=True)
-                order += entries
-                if imported:
-                    continue
-                for key, entry in entries.items():
-                    if key not in self._builtin:
-                        self._builtin[key] = entry
-                        self._read.add(key)
-                if arg:
-                    self._args[name] = arg
-        self._builtin = {**{n: self._builtin[n] for n in order if n in self._builtin}, **self._builtin}
+        self._table_read = True
+        for name, entry in self._table.items():
+            spec, options = (entry, {}) if isinstance(entry, str) else (entry[0], dict(entry[1]))
+            if arg := options.pop("arg", None):
+                self._args[name] = arg
+            if self._declare is not None:
+                entries = self._declare(name, spec, options)
+            elif options:
+                raise ConfigError(f"built-in {self.kind} {name!r}: a {self.kind} takes no options ({', '.join(options)})")
+            else:
+                entries = {name: _Declared(spec)}
+            for key, value in entries.items():
+                if key in self._builtin:
+                    raise ConfigError(f"built-in {self.kind} {key!r} is declared twice")
+                self._builtin[key] = value
 
     def _state(self) -> _Installed:
         """The entry points of `group`, read once per process; those naming a built-in are set aside."""
         if self._installed is None:
-            self._scan()
+            self._read_table()
             state = _Installed()
             for name, ep in plugins.installed(self.group).items():
                 if name in self._builtin:
@@ -262,61 +231,10 @@ class Registry:
 
 
 class _Declared:
-    """A built-in read from its module's source: ``module:attr``, imported when its name is first used."""
+    """A built-in of a table: ``module:attr``, imported when its name is first used."""
 
     def __init__(self, spec: str) -> None:
         self.spec = spec
-
-
-def _declarations(module: str, label: str) -> list[tuple[str, str, str | None, dict[str, Any]]]:
-    """The built-ins `module`'s source declares in registry `label`, (name, module:attr, arg, options) for
-    each top-level definition decorated ``@LABEL.builtin("name")``, ``@LABEL.builtin("name", arg="ARG")``
-    or with other literal options, ``@LABEL.builtin("name", key=value)``."""
-    source = _source(module)
-    if source is None:  # compiled only: the module declares them itself
-        importlib.import_module(module)
-        return []
-    origin, text = source
-    if f"{label}.builtin(" not in text:
-        return []
-    found = []
-    for node in module_tree(module):
-        for call in getattr(node, "decorator_list", ()):
-            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "builtin" \
-                    and isinstance(call.func.value, ast.Name) and call.func.value.id == label:
-                try:
-                    if len(call.args) != 1 or any(k.arg is None for k in call.keywords):
-                        raise ValueError
-                    name = ast.literal_eval(call.args[0])
-                    options = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
-                except ValueError:
-                    raise ConfigError(f"{origin}:{call.lineno}: declare a built-in with a literal name and literal "
-                                      f"options, as @REGISTRY.builtin(\"name\", arg=\"ARG\")") from None
-                found.append((name, f"{module}:{node.name}", options.pop("arg", None), options))
-    return found
-
-
-def source_class(spec: str) -> ast.ClassDef | None:
-    """The class ``module:Class`` names as `ast` reads it from its module's source, the module not imported;
-    None when there is no source or no such top-level class."""
-    module, _, name = spec.partition(":")
-    return next((n for n in module_tree(module) if isinstance(n, ast.ClassDef) and n.name == name), None)
-
-
-@lru_cache(maxsize=1)  # the module a scan has just read: the hooks of its built-ins read it again
-def module_tree(module: str) -> list[ast.stmt]:
-    """The top-level statements of `module`'s source ([] without source)."""
-    source = _source(module)
-    return ast.parse(source[1], source[0]).body if source else []
-
-
-def _source(module: str) -> tuple[str, str] | None:
-    """`module`'s source file and text, None when it has none (compiled only)."""
-    origin = importlib.util.find_spec(module).origin
-    if not (origin or "").endswith(".py"):
-        return None
-    with open(origin, encoding="utf-8") as source:
-        return origin, source.read()
 
 
 class _Installed:

@@ -11,7 +11,7 @@ settings and their checks (`notebook_settings`, `check_parameters`), one store p
 `method_misses`) and the prompt an LLM extractor gets (`llm_prompt`). Importing it brings the
 experiments and viz rooms (slow), so `import taggraph` does not.
 
-Here the two rooms meet: a question is opened by the experiments room (its store built once) and drawn by
+Here the two rooms meet: a question is opened by the runs room (its store built once) and drawn by
 the viz room, which never builds one.
 """
 

@@ -25,7 +25,7 @@ from collections.abc import Callable
 import numpy as np
 
 from taggraph.datasets import load_dataset
-from taggraph.embedders.base import SentenceTransformerEmbedder
+from taggraph.embedders.minilm import SentenceTransformerEmbedder
 from taggraph.methods.fusion.signals import DENSE_CHARS
 
 Encode = tuple[Callable[[list[str]], np.ndarray], Callable[[str], np.ndarray]]  # (passages, one query)

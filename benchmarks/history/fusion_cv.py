@@ -46,7 +46,7 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.model_selection import KFold, StratifiedKFold
 
-from taggraph.datasets.detect import load_any
+from taggraph.datasets import load
 from taggraph.evaluation.significance import paired_test
 from taggraph.runs.runner import build_store
 from taggraph.methods import make_retriever
@@ -254,7 +254,7 @@ def main() -> None:
     if args.evidence.exists():
         items = pickle.loads(args.evidence.read_bytes())
     else:
-        cases = [c for c in load_any(args.data) if c.gold_session_ids and not c.is_abstention]
+        cases = [c for c in load(args.data).cases if c.gold_session_ids and not c.is_abstention]
         items = list(Parallel(n_jobs=args.workers)(
             delayed(case_evidence)(c, args.extractor, not args.no_chunks, args.dense_reads) for c in cases))
         args.evidence.write_bytes(pickle.dumps(items))

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from taggraph._infra.config import DEFAULT_EXTRACTOR
-from taggraph.datasets.detect import load_any
+from taggraph.datasets import load
 from taggraph.evaluation.metrics import score_rankings, summarize
 from taggraph.runs.runner import MemoryRun, build_store
 from taggraph.extractors.base import Extraction
@@ -96,7 +96,7 @@ def main() -> None:
     parser.add_argument("--extractor", default=DEFAULT_EXTRACTOR)
     parser.add_argument("--retrieval", action="store_true", help="also MRR of BM25, TagGraph-TFIDF, AdaptiveGraph")
     args = parser.parse_args()
-    cases = load_any(args.data)[:: args.every]
+    cases = load(args.data).cases[:: args.every]
     rules = {"as extracted": lambda paths, seen: paths,
              **{f"minting budget {m}/note": budget(m) for m in BUDGETS},
              "no abstract fallbacks": lambda paths, seen: [p for p in paths if not abstract_fallback(p)]}

@@ -151,7 +151,6 @@ def detect(path: Path) -> bool:
     return path.is_dir() and any(p.suffix in (".yaml", ".yml") for p in path.iterdir())
 
 
-DETECT_ORDER = 30  # this module's place in format detection (a folder of YAML stories)
 FORMAT = DatasetFormat(
     name="atant", expects="a folder of ATANT .yaml stories", detect=detect,
     load=lambda path, limit=None: load_atant(path, limit=limit), title="ATANT ({name})", case_type=AtantCase,

@@ -273,7 +273,6 @@ def detect(path: Path) -> bool:
     return isinstance(first, dict) and "history" in first and ({"role", "text"} <= set(first) or "question" in first)
 
 
-DETECT_ORDER = 90  # this module's place in format detection (last: your own JSON Lines, the loosest test)
 # Questions that name `gold_notes` are judged at note level too, as LoCoMo's evidence is (the others left out).
 NOTE_METRICS = OwnMetrics("taggraph.evaluation.benchmark_metrics:locomo_metrics", ("MRR", "Success@5", "R@5", "R@10"),
                           where=(("level", "note"), ("category", "all")), prefix="note_")

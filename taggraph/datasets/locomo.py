@@ -248,7 +248,6 @@ def load(path: Path, limit: int | None = None) -> tuple[list[LocomoCase], list]:
                                   "'D<n>:<i>#2')", repeated, path))
 
 
-DETECT_ORDER = 20  # this module's place in format detection (after LongMemEval: a JSON list of LoCoMo conversations)
 FORMAT = DatasetFormat(
     name="locomo", expects="a JSON list of LoCoMo samples ('conversation', 'qa')", detect=detect, load=load,
     title="LoCoMo", case_type=LocomoCase, folder=False,

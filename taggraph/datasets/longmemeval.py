@@ -150,7 +150,6 @@ def paper_benchmark(cases: Sequence[Case]) -> str | None:
     return None
 
 
-DETECT_ORDER = 10  # this module's place in format detection (first: a JSON list of LongMemEval records)
 FORMAT = DatasetFormat(
     name="longmemeval", expects="a JSON list of LongMemEval question records ('haystack_sessions')",
     detect=detect, load=load_longmemeval, paper_benchmark=paper_benchmark, folder=False)

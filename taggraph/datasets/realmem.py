@@ -237,7 +237,6 @@ def detect(path: Path) -> bool:
     return fields.get("dialogues") == "[" or fields.get("_metadata") == "{"
 
 
-DETECT_ORDER = 25  # after LoCoMo (a JSON list); an object, so no other JSON format claims it
 FORMAT = DatasetFormat(
     name="realmem", expects="a RealMem persona file ({'_metadata', 'dialogues'}) or a folder of them",
     detect=detect, load=load, title="RealMem", case_type=RealMemCase, reads=persona_files,

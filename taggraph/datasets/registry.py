@@ -2,8 +2,8 @@
 
 Built in: longmemeval, locomo, realmem, atant and generic (your own JSON Lines; `taggraph.datasets.generic`).
 Each lives in its own module as ``FORMAT``, a `DatasetFormat` (detection, loading, abstention rule and
-gold notes by its loader, own metrics), beside ``DETECT_ORDER``, the module's place in detection order:
-adding a built-in format is adding one module (`builtin_formats`). An installed package
+gold notes by its loader, own metrics), and has one line in `BUILTIN_FORMATS`, whose order is the order of
+detection: adding a built-in format is one module and one line. An installed package
 adds one with an entry point in the group ``taggraph.datasets`` naming a `DatasetFormat` or a function
 returning one (``myformat = mypackage.data:FORMAT``), or at run time with `register_format`. Names are
 resolved by `FORMATS`, a `taggraph.registry.Registry`: an installed format never replaces a built-in one
@@ -12,11 +12,7 @@ resolved by `FORMATS`, a `taggraph.registry.Registry`: an installed format never
 
 from __future__ import annotations
 
-import ast
-import importlib
 import json
-import pkgutil
-import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -28,7 +24,7 @@ from taggraph.datasets.base import (Case, DatasetError, DatasetFormat, DataWarni
                                     check_ids, data_checksum, head)
 from taggraph._infra import entry_points as plugins
 from taggraph.errors import ConfigError
-from taggraph.registry import Registry, load_attr, module_tree
+from taggraph.registry import Registry, load_attr
 
 ENTRY_POINTS = "taggraph.datasets"
 
@@ -45,30 +41,17 @@ def _adopt(name: str, found: Any) -> DatasetFormat:
     return found
 
 
-def _detect_order(module: str) -> int | None:
-    """The literal ``DETECT_ORDER = n`` at the top of `module`'s source (read, not imported), or None."""
-    for node in module_tree(module):
-        if isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == ["DETECT_ORDER"]:
-            return ast.literal_eval(node.value)
-    return None
-
-
-def builtin_formats() -> list[DatasetFormat]:
-    """The formats of this package's modules that declare ``DETECT_ORDER``, tried in that order (the loosest
-    test, your own JSON Lines, last); a module's formats in the order it defines them."""
-    found = []
-    for module in pkgutil.iter_modules(sys.modules[__package__].__path__, f"{__package__}."):
-        order = _detect_order(module.name)
-        if order is not None:
-            found.append((order, module.name))
-    formats = [value for _, name in sorted(found) for value in vars(importlib.import_module(name)).values()
-               if isinstance(value, DatasetFormat)]
-    return list({id(fmt): fmt for fmt in formats}.values())  # a format another module imports counts once
-
-
-FORMATS = Registry("dataset format", ENTRY_POINTS, adopt=_adopt)
-for _format in builtin_formats():
-    FORMATS.builtin(_format.name, _format)
+# The built-in formats, name -> its DatasetFormat, in the order detection tries them (the loosest test, your own
+# JSON Lines, last).
+BUILTIN_FORMATS = {
+    "longmemeval": "taggraph.datasets.longmemeval:FORMAT",  # a JSON list of LongMemEval records
+    "locomo": "taggraph.datasets.locomo:FORMAT",  # a JSON list of LoCoMo conversations
+    "realmem": "taggraph.datasets.realmem:FORMAT",  # an object, so no JSON list format claims it
+    "atant": "taggraph.datasets.atant:FORMAT",  # a folder of YAML stories
+    "generic-past": "taggraph.datasets.generic:PAST_FORMAT",
+    "generic": "taggraph.datasets.generic:FORMAT",  # your own JSON Lines
+}
+FORMATS = Registry("dataset format", ENTRY_POINTS, builtins=BUILTIN_FORMATS, adopt=_adopt)
 
 
 def register_format(fmt: DatasetFormat, replace: bool = False) -> DatasetFormat:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from taggraph._infra.config import cache_dir
 from taggraph.errors import ConfigError
-from taggraph.embedders.base import SentenceTransformerEmbedder
+from taggraph.embedders.minilm import SentenceTransformerEmbedder
 
 CARD = "model_card.json"
 MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")

@@ -8,8 +8,9 @@ server), ``gguf:PATH`` (a local llama.cpp model), ``package.module:Class``, name
 from __future__ import annotations
 
 from taggraph.extractors.base import Extraction, Extractor
-from taggraph.extractors.registry import (GROUP, NoTagsExtractor, check_portable, extractor_spec, get_extractor,
-                                          rebuild_extractor, register_extractor)
+from taggraph.extractors.no_tags import NoTagsExtractor
+from taggraph.extractors.registry import (GROUP, check_portable, extractor_spec, get_extractor, rebuild_extractor,
+                                          register_extractor)
 
 __all__ = ["GROUP", "Extraction", "Extractor", "NoTagsExtractor", "check_portable", "extractor_spec", "get_extractor",
            "rebuild_extractor", "register_extractor"]

@@ -1,4 +1,4 @@
-"""The extractor interface, as the extraction room sees it.
+"""The extractor interface, as the extractors room sees it.
 
 `Extraction` and `Extractor` are defined in `taggraph.core.fivew`, below the store that
 calls extractors; they are named here so extractor modules import from their own room.

@@ -32,7 +32,6 @@ from importlib.metadata import version
 from taggraph.extractors.lexicon import ANCHORS, LEXFILE_CATEGORY, lexicon
 from taggraph.extractors.offline import (GENERIC, MODEL, OWNED, PREFIX_CATEGORY, RULES_VERSION as BASE_RULES,
                                          TOPICS, OfflineExtractor, _Candidates, _entities, _rules, _topics)
-from taggraph.extractors.registry import EXTRACTORS
 from taggraph.core.ontology import NORMALIZATION_VERSION, singular
 
 RULES_VERSION = "4"
@@ -217,7 +216,6 @@ def _retype_all(cand: _Candidates) -> None:
             merged[1] = min(merged[1], slot[1])
 
 
-@EXTRACTORS.builtin("offline-v2")
 class OfflineV2Extractor(OfflineExtractor):
     """``offline`` rules with WordNet-typed, atomic tags; deterministic, no network."""
 

@@ -4,8 +4,8 @@
 
 - an object with the `Extractor` interface (``name``, ``cache_key``, ``extract``): returned as it is;
 - a name of `EXTRACTORS` (a `taggraph.registry.Registry`): a built-in (``offline-v2``, the default,
-  ``offline``, ``none``, ``ollama:MODEL``, ``gguf:PATH``, ``openai:MODEL``; each declares itself in its
-  own module of this package with ``@EXTRACTORS.builtin``), a name given to `register_extractor` in this
+  ``offline``, ``none``, ``ollama:MODEL``, ``gguf:PATH``, ``openai:MODEL``; each one module of this package
+  and one line of `BUILTIN_EXTRACTORS`), a name given to `register_extractor` in this
   process, or one an installed package declares in the entry-point group ``taggraph.extractors`` (a
   built-in name wins over it); ``NAME:ARG`` passes ARG to that factory first, as ``ollama:MODEL`` does;
 - ``package.module:Class``: a class (called with ``options``), a factory function, or an
@@ -26,35 +26,26 @@ from typing import Any
 
 from taggraph._infra.config import DEFAULT_EXTRACTOR
 from taggraph.errors import ConfigError
-from taggraph.extractors.base import Extraction, Extractor
+from taggraph.extractors.base import Extractor
 from taggraph.registry import DOTTED, Registry, load_attr
 
 GROUP = "taggraph.extractors"  # the entry-point group installed packages declare extractors in
-EXTRACTORS = Registry("extractor", GROUP, package=__package__)
+# The built-in extractors, name -> the class (``arg``: the argument the name needs, written NAME:ARG).
+BUILTIN_EXTRACTORS = {
+    "offline-v2": "taggraph.extractors.offline_v2:OfflineV2Extractor",
+    "offline": "taggraph.extractors.offline:OfflineExtractor",
+    "none": "taggraph.extractors.no_tags:NoTagsExtractor",
+    "ollama": ("taggraph.extractors.ollama:OllamaExtractor", {"arg": "MODEL"}),
+    "openai": ("taggraph.extractors.openai:OpenAIExtractor", {"arg": "MODEL"}),
+    "gguf": ("taggraph.extractors.gguf:GGUFExtractor", {"arg": "PATH"}),
+}
+EXTRACTORS = Registry("extractor", GROUP, builtins=BUILTIN_EXTRACTORS)
 
 
 def forms() -> str:
     """Every way to name an extractor, for messages and help: the built-ins, then the other forms."""
     return (f"{', '.join(sorted(EXTRACTORS.forms(installed=False)))}, package.module:Class, an extractor object, "
             f"or a name from register_extractor or the entry-point group {GROUP!r}")
-
-
-def __getattr__(name: str) -> str:
-    """``FORMS``, the text of `forms()`, kept for code that read the constant it was."""
-    if name == "FORMS":
-        return forms()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-@EXTRACTORS.builtin("none")
-class NoTagsExtractor:
-    """Stores interactions without tags (a control: graph methods get no entry points)."""
-
-    name = "none"
-    cache_key = "none"
-
-    def extract(self, user_text: str, assistant_text: str, existing_tags: list[str]) -> Extraction:
-        return Extraction()
 
 
 def register_extractor(name: str, factory: Callable[..., Any]) -> None:

@@ -36,7 +36,6 @@ from taggraph.core.graph import concept_node, file_node
 from taggraph.core.notes import Note
 from taggraph.methods.base import Component, Evidence, Retriever
 from taggraph.methods.index import STOPWORD_DF, concept_matcher, filter_tokens, term_index
-from taggraph.methods.registry import METHODS
 from taggraph.core.text import query_tokens
 
 ALPHA = 0.85  # paper, appendix E
@@ -94,9 +93,6 @@ def _seed_split(shares: np.ndarray, names: list[str], own: int) -> str:
 
 # Its ablations (paper, appendix F): one component removed each (Params), and the pair the distractor
 # sweep needs (section 6.1: diffusion's value without file seeding).
-@METHODS.builtin("AdaptiveGraph")
-@METHODS.builtin("AdaptiveGraph-noFileSeeding-noDiffusion", ablation_of="AdaptiveGraph", file_seeding=False,
-                 iterations=0)
 class AdaptiveGraph(Retriever):
     @dataclass(frozen=True)
     class Params:

@@ -21,11 +21,9 @@ import numpy as np
 from taggraph.core.notes import Note
 from taggraph.methods.base import Evidence, Retriever
 from taggraph.methods.index import TermIndex, term_index
-from taggraph.methods.registry import METHODS
 from taggraph.core.text import query_tokens
 
 
-@METHODS.builtin("BM25")
 class BM25(Retriever):
     @dataclass(frozen=True)
     class Params:

@@ -31,7 +31,6 @@ from pydantic import Field
 
 from taggraph.core.notes import Note
 from taggraph.methods.base import Evidence, Retriever
-from taggraph.methods.registry import METHODS
 from taggraph.core.text import MAX_QUERY_CHARS
 
 TOKEN_PATTERN = r"(?u)[^\W_][^\W_]+|\b\d\b"  # bm25s's 2+ character runs, split at "_", and one-digit numbers
@@ -44,7 +43,6 @@ def make_tokenizer(stem: bool = True, stopwords: bool = True) -> Tokenizer:
                      stemmer=Stemmer.Stemmer("english") if stem else None)
 
 
-@METHODS.builtin("BM25-stem")  # beyond the paper
 class BM25Stem(Retriever):
     @dataclass(frozen=True)
     class Params:

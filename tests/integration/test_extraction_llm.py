@@ -27,8 +27,10 @@ from taggraph.datasets import Case
 from taggraph.errors import ServerError
 from taggraph.runs.extract_job import case_folder, extract_to_stores
 from taggraph.extractors import llm
-from taggraph.extractors.llm import GGUFExtractor, OllamaExtractor, output_schema
-from taggraph.embedders.base import OllamaEmbedder
+from taggraph.extractors.gguf import GGUFExtractor
+from taggraph.extractors.ollama import OllamaExtractor
+from taggraph.extractors.llm import output_schema
+from taggraph.embedders.ollama import OllamaEmbedder
 from taggraph.extractors.prompt import (PROMPT_VERSION, TEMPLATE, load_prompt, render,
                                         select_tags, version_of)
 from taggraph.extractors.validate import MAX_SUMMARY_WORDS, parse_and_repair

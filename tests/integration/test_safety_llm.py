@@ -16,7 +16,8 @@ from taggraph.errors import ConfigError, ServerError
 from taggraph._infra.model_clients import MAX_REPLY_BYTES
 from taggraph.runs import runner
 from taggraph.extractors import get_extractor, llm
-from taggraph.extractors.llm import OllamaExtractor, OpenAIExtractor
+from taggraph.extractors.ollama import OllamaExtractor
+from taggraph.extractors.openai import OpenAIExtractor
 from test_extraction_llm import reply
 
 ARGS = ("I adopted a beagle.", "Congratulations!", [])

@@ -13,7 +13,7 @@ from fake_ollama import FakeOllama, Raw
 from taggraph.cli import app
 from taggraph.errors import ConfigError, ServerError
 from taggraph.studies.answers import OllamaGenerator
-from taggraph.embedders.base import OllamaEmbedder
+from taggraph.embedders.ollama import OllamaEmbedder
 from taggraph._infra.model_clients import MAX_REPLY_BYTES
 
 

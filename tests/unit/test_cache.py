@@ -14,7 +14,7 @@ from taggraph._infra.cache import open_cache
 from taggraph.cli import app
 from taggraph.errors import WriteError
 from taggraph.extractors import offline
-from taggraph.extractors.llm import OllamaExtractor
+from taggraph.extractors.ollama import OllamaExtractor
 from taggraph.embedders import base as embeddings
 from fake_ollama import FakeOllama
 from test_extraction_llm import reply

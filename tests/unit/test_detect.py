@@ -4,29 +4,31 @@ from pathlib import Path
 
 import pytest
 
+import taggraph as tg
+
 from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import DatasetError
 from taggraph.datasets.atant import AtantCase
 from taggraph.datasets.base import DatasetWarning
-from taggraph.datasets.detect import detect_format, load_any
+from taggraph.datasets.registry import detect_format
 from taggraph.datasets.locomo import LocomoCase
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 
 def test_detects_each_format_by_content(tmp_path):
-    assert detect_format(DEMO_DATA) == "longmemeval"
+    assert detect_format(DEMO_DATA).name == "longmemeval"
     gz = tmp_path / "renamed.bin"  # name says nothing; gzip content does
     gz.write_bytes(gzip.compress(DEMO_DATA.read_bytes()))
-    assert detect_format(gz) == "longmemeval"
-    assert detect_format(FIXTURES / "locomo" / "locomo_tiny.json") == "locomo"
-    assert detect_format(FIXTURES / "atant" / "core") == "atant"
+    assert detect_format(gz).name == "longmemeval"
+    assert detect_format(FIXTURES / "locomo" / "locomo_tiny.json").name == "locomo"
+    assert detect_format(FIXTURES / "atant" / "core").name == "atant"
 
 
 def test_load_any_dispatches():
-    assert len(load_any(DEMO_DATA, limit=3)) == 3
-    assert all(isinstance(c, LocomoCase) for c in load_any(FIXTURES / "locomo" / "locomo_tiny.json"))
-    atant = load_any(FIXTURES / "atant" / "r2")
+    assert len(tg.load(DEMO_DATA, limit=3).cases) == 3
+    assert all(isinstance(c, LocomoCase) for c in tg.load(FIXTURES / "locomo" / "locomo_tiny.json").cases)
+    atant = tg.load(FIXTURES / "atant" / "r2").cases
     assert all(isinstance(c, AtantCase) and c.split == "r2" for c in atant)
 
 
@@ -55,10 +57,10 @@ def test_folder_without_stories_and_bad_json(tmp_path):
 
 def test_detects_your_own_data_by_folder_or_file():
     generic = FIXTURES / "generic"
-    assert detect_format(generic) == "generic"
-    assert detect_format(generic / "turns.jsonl") == "generic"  # either file names its folder
-    assert detect_format(generic / "questions.jsonl") == "generic"
-    assert len(load_any(generic / "turns.jsonl")) == 6
+    assert detect_format(generic).name == "generic"
+    assert detect_format(generic / "turns.jsonl").name == "generic"  # either file names its folder
+    assert detect_format(generic / "questions.jsonl").name == "generic"
+    assert len(tg.load(generic / "turns.jsonl").cases) == 6
 
 
 def test_a_jsonl_of_another_shape_is_an_unknown_format_not_a_json_error(tmp_path):
@@ -76,12 +78,12 @@ def test_a_jsonl_of_another_shape_is_an_unknown_format_not_a_json_error(tmp_path
 def test_an_unknown_format_name_lists_the_known_ones():
     from taggraph.errors import ConfigError
     with pytest.raises(ConfigError, match="unknown format 'csv'; known: longmemeval, locomo, realmem, atant, generic"):
-        load_any(DEMO_DATA, fmt="csv")
+        tg.load(DEMO_DATA, fmt="csv")
 
 
 def test_tg_load_is_one_loader_for_every_format():
     """`tg.load`: a `Dataset` of any registered format, `limit` then `per_type` applied, the warnings raised."""
-    import taggraph as tg
+
 
     with pytest.warns(DatasetWarning, match="no answer sessions"):
         locomo = tg.load(FIXTURES / "locomo" / "locomo_tiny.json")
@@ -89,8 +91,8 @@ def test_tg_load_is_one_loader_for_every_format():
     assert locomo.format.name == "locomo" and all(isinstance(c, LocomoCase) for c in locomo)
     demo = tg.load(DEMO_DATA, per_type=1)
     types = [c.question_type for c in demo]
-    assert len(types) == len(set(types)) == len({c.question_type for c in load_any(DEMO_DATA)}) > 1
-    assert [c.case_id for c in tg.load(DEMO_DATA, limit=2)] == [c.case_id for c in load_any(DEMO_DATA)[:2]]
+    assert len(types) == len(set(types)) == len({c.question_type for c in tg.load(DEMO_DATA).cases}) > 1
+    assert [c.case_id for c in tg.load(DEMO_DATA, limit=2)] == [c.case_id for c in tg.load(DEMO_DATA).cases[:2]]
 
 
 def _big_locomo(first: str) -> list[dict]:
@@ -112,10 +114,10 @@ def test_locomo_is_detected_by_structure_whichever_field_comes_first(tmp_path, f
     built that way) was an unknown format."""
     path = tmp_path / "samples.json"
     path.write_text(json.dumps(_big_locomo(first)))
-    assert path.stat().st_size > 1 << 17 and detect_format(path) == "locomo" and load_any(path, limit=1)
+    assert path.stat().st_size > 1 << 17 and detect_format(path).name == "locomo" and tg.load(path, limit=1).cases
     gz = tmp_path / "samples.json.gz"
     gz.write_bytes(gzip.compress(path.read_bytes()))
-    assert detect_format(gz) == "locomo"
+    assert detect_format(gz).name == "locomo"
 
 
 def test_a_list_naming_locomo_fields_in_strings_only_is_no_locomo(tmp_path):

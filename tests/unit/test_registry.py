@@ -1,5 +1,5 @@
-"""The one registry helper (`taggraph.registry`): ``module:attr`` errors in one line, built-ins found in
-their own modules, one entry-point policy (a built-in wins, a broken plug-in is confined to itself, entry
+"""The one registry helper (`taggraph.registry`): ``module:attr`` errors in one line, built-ins declared in one
+literal table per kind and imported when first used, one entry-point policy (a built-in wins, a broken plug-in is confined to itself, entry
 points read once), and run-time registrations carried to worker processes."""
 
 from __future__ import annotations
@@ -7,7 +7,6 @@ from __future__ import annotations
 import ast
 import os
 import pickle
-import pkgutil
 import shutil
 import subprocess
 import sys
@@ -22,17 +21,18 @@ from taggraph.datasets import generic, get_format
 from taggraph.datasets import registry as datasets
 from taggraph.errors import ConfigError
 from taggraph.extractors import get_extractor, register_extractor
-from taggraph.extractors.llm import OllamaExtractor
+from taggraph.extractors.ollama import OllamaExtractor
 from taggraph.extractors.registry import EXTRACTORS, backend
-from taggraph.registry import Registry, load_attr, module_tree, with_registered
-from taggraph.embedders.base import EMBEDDERS, StaticEmbedder, get_embedder
+from taggraph.registry import Registry, load_attr, with_registered
+from taggraph.embedders.base import EMBEDDERS, get_embedder
+from taggraph.embedders.minilm_static import StaticEmbedder
 from taggraph.methods.base import Component, Retriever
 from taggraph.methods.registry import METHODS, ablations_of, components, register_method
 
 REPO = Path(__file__).resolve().parents[2]
 GROUP = "taggraph.test_widgets"
-WIDGETS = Registry("widget", GROUP)
-WIDGETS.builtin("alpha", "the built-in alpha")
+BUILTIN_ALPHA = "the built-in alpha"
+WIDGETS = Registry("widget", GROUP, builtins={"alpha": f"{__name__}:BUILTIN_ALPHA"})
 
 PLUGIN = """\
 BETA = "an installed beta"
@@ -107,19 +107,18 @@ def test_an_installed_format_never_replaces_a_builtin_one(tmp_path, monkeypatch)
     assert "names a built-in dataset format: ignored" in datasets.broken_formats()["generic"]
 
 
-def test_builtins_are_found_in_the_modules_of_their_package(tmp_path, monkeypatch):
+def test_a_builtin_is_imported_when_its_name_is_first_used(tmp_path, monkeypatch):
     package = tmp_path / "gadgets"
     package.mkdir()
     (package / "__init__.py").write_text("from taggraph.registry import Registry\n"
-                                         "GADGETS = Registry('gadget', 'taggraph.test_gadgets', package=__name__)\n")
-    (package / "spanner.py").write_text("from gadgets import GADGETS\n\n\n"
-                                        "@GADGETS.builtin('spanner', arg='SIZE')\nclass Spanner:\n"
-                                        "    def __init__(self, size):\n        self.size = size\n")
+                                         "GADGETS = Registry('gadget', 'taggraph.test_gadgets', "
+                                         "builtins={'spanner': ('gadgets.spanner:Spanner', {'arg': 'SIZE'})})\n")
+    (package / "spanner.py").write_text("class Spanner:\n    def __init__(self, size):\n        self.size = size\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     from gadgets import GADGETS
 
     try:
-        assert GADGETS.forms() == ["spanner:SIZE"] and "gadgets.spanner" not in sys.modules  # found, not imported
+        assert GADGETS.forms() == ["spanner:SIZE"] and "gadgets.spanner" not in sys.modules  # listed, not imported
         found, args = GADGETS.resolve("spanner:10")
         assert found(*args).size == "10" and GADGETS.resolve("spanner") is None
         with pytest.raises(ConfigError, match="gadget 'spanner:' names no size: write spanner:SIZE"):
@@ -138,15 +137,15 @@ def test_an_extractor_by_name_imports_only_its_own_module():
     assert shown == ["['gguf:PATH',", "'offline-v2']", "False"]
 
 
-def package_of(folder: Path, name: str, modules: dict[str, str], declare: str = "") -> None:
-    """A package `name` in `folder` whose __init__ defines the registry KITS (hook `declare`, a Python
-    expression) over its own modules, `modules`: module name -> source."""
+def package_of(folder: Path, name: str, modules: dict[str, str], table: str, declare: str = "") -> None:
+    """A package `name` in `folder` whose __init__ defines the registry KITS (built-ins `table`, hook `declare`:
+    Python expressions) over its own modules, `modules`: module name -> source."""
     (folder / name).mkdir()
     (folder / name / "__init__.py").write_text(
-        f"from taggraph.registry import Registry\n\nKITS = Registry('kit', 'taggraph.test_kits', package=__name__"
+        f"from taggraph.registry import Registry\n\nKITS = Registry('kit', 'taggraph.test_kits', builtins={table}"
         f"{', declare=' + declare if declare else ''})\n")
     for module, source in modules.items():
-        (folder / name / f"{module}.py").write_text(f"from {name} import KITS\n\n\n{source}")
+        (folder / name / f"{module}.py").write_text(source)
 
 
 def forget(package: str) -> None:
@@ -154,49 +153,62 @@ def forget(package: str) -> None:
         sys.modules.pop(module)
 
 
-def test_builtins_are_listed_in_the_order_declared_whatever_was_imported_first(tmp_path, monkeypatch):
-    package_of(tmp_path, "kits", {"axes": "@KITS.builtin('axe')\nclass Axe:\n    pass\n",
-                                  "hammers": "@KITS.builtin('claw')\n@KITS.builtin('sledge')\nclass Hammer:\n"
-                                             "    pass\n"})
+def test_builtins_are_listed_in_table_order_whatever_was_imported_first(tmp_path, monkeypatch):
+    package_of(tmp_path, "kits", {"axes": "class Axe:\n    pass\n", "hammers": "class Hammer:\n    pass\n"},
+               table="{'axe': 'kits.axes:Axe', 'claw': 'kits.hammers:Hammer', 'sledge': 'kits.hammers:Hammer'}")
     monkeypatch.syspath_prepend(str(tmp_path))
     from kits import KITS
     from kits.hammers import Hammer
 
     try:
         assert KITS.names() == ["axe", "claw", "sledge"] and KITS.get("claw") is Hammer
+        assert "kits.axes" not in sys.modules
     finally:
         forget("kits")
 
 
 def test_a_declare_hook_keeps_what_a_builtin_and_its_literal_options_declare(tmp_path, monkeypatch):
-    package_of(tmp_path, "tools", {"saws": "@KITS.builtin('saw', size=3)\n@KITS.builtin('rip-saw', teeth=['rip'])\n"
-                                           "class Saw:\n    pass\n"},
-               declare="lambda name, target, options: {name: (target, options), name + '-small': (target, {})}")
+    package_of(tmp_path, "tools", {"saws": "class Saw:\n    pass\n"},
+               table="{'saw': ('tools.saws:Saw', {'size': 3}), 'rip-saw': ('tools.saws:Saw', {'teeth': ['rip']})}",
+               declare="lambda name, spec, options: {name: (spec, options), name + '-small': (spec, {})}")
     monkeypatch.syspath_prepend(str(tmp_path))
     from tools import KITS
 
     try:
         assert KITS.names() == ["saw", "saw-small", "rip-saw", "rip-saw-small"] and "tools.saws" not in sys.modules
-        assert KITS.get("rip-saw") == ("tools.saws:Saw", {"teeth": ["rip"]})  # read from source, not imported
-        from tools.saws import Saw
-        assert KITS.get("saw") == (Saw, {"size": 3}) and KITS.get("rip-saw-small") == (Saw, {})
-        assert KITS.names() == ["saw", "saw-small", "rip-saw", "rip-saw-small"]
+        assert KITS.get("rip-saw") == ("tools.saws:Saw", {"teeth": ["rip"]}) and KITS.get("saw-small") == \
+            ("tools.saws:Saw", {})
     finally:
         forget("tools")
 
 
-def test_listing_methods_imports_no_method_module():
-    code = ("import sys; from taggraph.methods import method_names; from taggraph.cli import app; "
-            "method_names(ablations=False); sys.argv = ['taggraph', 'methods']\n"
-            "try: app()\nexcept SystemExit: pass\n"
-            "print(sorted(m for m in sys.modules if m.rpartition('.')[::2] in [('taggraph.methods', name) for name "
-            "in ('adaptive', 'bm25', 'bm25_stem', 'openclaw', 'taggraph_traversal')] + [('taggraph.methods.fusion', 'method')]))")
+def test_a_name_declared_twice_in_a_table_is_refused(tmp_path, monkeypatch):
+    twice = Registry("kit", "taggraph.test_kits", builtins={"saw": "x:Saw", "saw-small": "x:Saw"},
+                     declare=lambda name, spec, options: {name: spec, "saw-small": spec})
+    with pytest.raises(ConfigError, match="built-in kit 'saw-small' is declared twice"):
+        twice.names()
+
+
+def test_taggraph_methods_lists_each_table_line_and_its_ablations():
+    code = "import sys; from taggraph.cli import app; sys.argv = ['taggraph', 'methods']\ntry: app()\nexcept SystemExit: pass"
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONPATH": str(REPO)}).stdout.splitlines()
-    assert "TagGraph-Fusion-noTurns  (ablation of TagGraph-Fusion: -Turns)" in shown and shown[-1] == "[]"
+    assert "TagGraph-Fusion-noTurns  (ablation of TagGraph-Fusion: -Turns)" in shown
     # registered with ablation_of but no component: it adds a switch, it removes none
     assert "TagGraph-TFIDF-boundTopLevel  (variant of TagGraph-TFIDF: adds bound_top_level=True)" in shown
     assert "AdaptiveGraph-noFileSeeding-noDiffusion  (ablation of AdaptiveGraph: -FileSeeding, -Diffusion)" in shown
+
+
+def test_no_registry_reads_source():
+    """Built-ins are declared in literal tables: no registry parses a module's source to find them."""
+    registries = [REPO / "taggraph" / "registry.py", *REPO.glob("taggraph/*/registry.py"),
+                  REPO / "taggraph" / "embedders" / "base.py"]
+    for path in registries:
+        imported = {alias.name for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                    if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
+        imported |= {node.module for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                     if isinstance(node, ast.ImportFrom) and node.module}
+        assert not imported & {"ast", "pkgutil"}, path
 
 
 def test_a_methods_ablations_are_the_components_its_params_declare(tmp_path, monkeypatch):
@@ -208,7 +220,6 @@ def test_a_methods_ablations_are_the_components_its_params_declare(tmp_path, mon
         "        steps: Annotated[int, Field(ge=0), Component('Steps', off=0)] = 3\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     assert components("toy_method:Toy") == {"flag": Component("Flag"), "steps": Component("Steps", off=0)}
-    assert "toy_method" not in sys.modules  # read from source
     adaptive = [(m.component, m.defaults) for m in map(METHODS.get, ablations_of("AdaptiveGraph"))]
     assert adaptive == [("Diffusion", {"iterations": 0}), ("Chronological", {"chronological": False}),
                         ("FileSeeding", {"file_seeding": False})]
@@ -252,8 +263,6 @@ from pathlib import Path
 
 from taggraph.datasets.base import DatasetFormat
 
-DETECT_ORDER = 15  # between LongMemEval and LoCoMo
-
 
 def detect(path: Path) -> bool:
     return path.is_file() and path.read_bytes().startswith(b"TOY")
@@ -263,9 +272,14 @@ FORMAT = DatasetFormat(name="toy", expects="a file starting TOY", detect=detect,
 '''
 
 
-def test_a_builtin_format_is_one_module_declaring_its_place_in_detection(tmp_path):
+def test_a_builtin_format_is_one_module_and_one_line_of_the_table(tmp_path):
     shutil.copytree(REPO / "taggraph", tmp_path / "taggraph", ignore=shutil.ignore_patterns("__pycache__"))
     (tmp_path / "taggraph" / "datasets" / "toy.py").write_text(TOY_FORMAT)
+    table = tmp_path / "taggraph" / "datasets" / "registry.py"
+    line = '    "longmemeval": "taggraph.datasets.longmemeval:FORMAT",'
+    source = table.read_text(encoding="utf-8")
+    assert line in source
+    table.write_text(source.replace(line, line + '\n    "toy": "taggraph.datasets.toy:FORMAT",'), encoding="utf-8")
     (tmp_path / "data.toy").write_text("TOY\n")
     code = ("import taggraph.datasets as d; from taggraph.datasets.registry import detect_format; "
             "print(d.format_names()); print(detect_format('data.toy').name)")
@@ -274,15 +288,15 @@ def test_a_builtin_format_is_one_module_declaring_its_place_in_detection(tmp_pat
     assert shown == ["['longmemeval', 'toy', 'locomo', 'realmem', 'atant', 'generic-past', 'generic']", "toy"]
 
 
-def test_every_module_defining_a_format_declares_its_place_in_detection():
-    """A format module without DETECT_ORDER would be left out of detection without a word."""
-    package = sys.modules["taggraph.datasets"]
-    defines = {m.name for m in pkgutil.iter_modules(package.__path__, "taggraph.datasets.")
-               if any(isinstance(node, ast.Assign) and "DatasetFormat(" in ast.unparse(node.value)
-                      for node in module_tree(m.name))}
-    assert defines == {"taggraph.datasets." + m for m in ("longmemeval", "locomo", "realmem", "atant", "generic")}
-    assert all(datasets._detect_order(m) is not None for m in defines)
-    assert [f.name for f in datasets.builtin_formats()] == ["longmemeval", "locomo", "realmem", "atant", "generic-past", "generic"]
+def test_every_format_a_module_defines_has_its_line_in_the_table():
+    """A DatasetFormat without its line in BUILTIN_FORMATS would be left out of detection without a word."""
+    defined = set()
+    for path in (REPO / "taggraph" / "datasets").glob("*.py"):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign) and "DatasetFormat(" in ast.unparse(node.value):
+                defined |= {f"taggraph.datasets.{path.stem}:{t.id}" for t in node.targets}
+    assert defined == set(datasets.BUILTIN_FORMATS.values())
+    assert datasets.format_names() == ["longmemeval", "locomo", "realmem", "atant", "generic-past", "generic"]
 
 
 class Pooled(Retriever):

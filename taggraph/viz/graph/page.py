@@ -27,9 +27,9 @@ Tooltips are turned into DOM elements from that escaped HTML (vis-network 9 woul
 and the node/edge JSON has ``<`` and ``>`` written as ``\\u003c``/``\\u003e``, so no data can close the
 ``<script>`` element.
 
-The page is assembled here from its parts: `graphview_search` (what is read and drawn of the base graph),
-`graphview_ranks` (the methods' rankings), `graphview_subgraph` (the subgraph that explains a miss),
-`graphview_layout` (positions), `graphview_labels` (its words) and `graphview_template` (its HTML and script)."""
+The page is assembled here from its parts: `search` (what is read and drawn of the base graph),
+`ranks` (the methods' rankings), `subgraph` (the subgraph that explains a miss),
+`layout` (positions), `labels` (its words) and `template` (its HTML and script)."""
 
 from __future__ import annotations
 
