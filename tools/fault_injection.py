@@ -53,7 +53,7 @@ from taggraph.datasets import load_dataset
 from taggraph.runs import runner
 from taggraph.runs.extract_job import case_folder, extract_to_stores
 from taggraph.extractors import get_extractor, offline
-from taggraph.extractors.llm import OllamaExtractor
+from taggraph.extractors.ollama import OllamaExtractor
 from taggraph.methods import make_retriever
 from taggraph.core.store import Interaction, MemoryStore, StoreError
 
@@ -702,8 +702,8 @@ def plugins_and_servers() -> None:
     from fake_openai import FakeOpenAI
     from taggraph.errors import ServerError
     from taggraph.studies.answers import OllamaGenerator
-    from taggraph.extractors.llm import OpenAIExtractor
-    from taggraph.embedders.base import OllamaEmbedder
+    from taggraph.extractors.openai import OpenAIExtractor
+    from taggraph.embedders.ollama import OllamaEmbedder
     from taggraph._infra.model_clients import MAX_REPLY_BYTES
     from taggraph.methods import registry
     from test_plugin_confinement import install_broken
