@@ -34,7 +34,8 @@ from taggraph._infra import entry_points as plugins
 from taggraph.errors import ConfigError
 from taggraph.registry import Registry, load_attr, source_class
 from taggraph.registry import with_registered  # noqa: F401  (its name here before it carried every kind)
-from taggraph.methods.base import Component, Retriever, Role, check_defaults, make_params, recorded, role_field
+from taggraph.methods.base import Retriever
+from taggraph.methods.params import Component, Role, check_defaults, make_params, recorded, role_field
 from taggraph.core.store import MemoryStore
 
 ENTRY_POINT_GROUP = "taggraph.methods"
