@@ -195,7 +195,7 @@ def score(
     a warning names the first); a name shared with our --methods or another file gets " [file]"."""
     from taggraph.cli.app import warnings_as_lines
     from taggraph.runs.bench import add_benchmark_metrics, add_significance, run_bench, score_external
-    from taggraph.runs.compare import recorded_data
+    from taggraph.runs.finished_runs import recorded_data
     from taggraph.runs.folders import check_run_folder
     from taggraph.viz.report import MissPages
     from taggraph.viz.run_folder import write_run
@@ -222,7 +222,7 @@ def warn_other_data(folders: list[Path], dataset) -> None:
     are then judged against this data's gold, which may be meant (corrected qrels) but is never silent."""
     import warnings
 
-    from taggraph.runs.compare import read_record
+    from taggraph.runs.finished_runs import read_record
 
     for folder in folders:
         recorded = read_record(folder).get("data")
@@ -238,7 +238,7 @@ def recorded_cases(folder: Path, fmt: str | None = None):
     must be of the format `fmt` when given (--format reads --data; the recorded data keeps its own)."""
     from taggraph.datasets import get_format, warn_about_input
     from taggraph.evaluation.score import read_rankings_csv
-    from taggraph.runs.compare import read_record, recorded_dataset
+    from taggraph.runs.finished_runs import read_record, recorded_dataset
 
     dataset = recorded_dataset(read_record(folder), None, folder)
     if fmt and get_format(fmt) is not dataset.format:

@@ -35,7 +35,8 @@ def compare(
     the command writing it), and explain/ with the pages of each pair's worst regressions."""
     from taggraph.cli.bench import default_out
     from taggraph._infra.atomic import refuse_input_as_output
-    from taggraph.runs.compare import PRINTED, compare_runs, recorded_data, save_comparison
+    from taggraph.runs.compare import PRINTED, compare_runs, save_comparison
+    from taggraph.runs.finished_runs import recorded_data
     from taggraph.runs.folders import check_run_folder
     from taggraph.viz.compare_page import compare_html, regressions
 

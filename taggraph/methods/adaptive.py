@@ -34,7 +34,8 @@ from pydantic import Field
 
 from taggraph.core.graph import concept_node, file_node
 from taggraph.core.notes import Note
-from taggraph.methods.base import Component, Evidence, Retriever
+from taggraph.methods.base import Evidence, Retriever
+from taggraph.methods.params import Component
 from taggraph.methods.index import STOPWORD_DF, concept_matcher, filter_tokens, term_index
 from taggraph.core.text import query_tokens
 

@@ -39,7 +39,8 @@ from pydantic import Field
 
 from taggraph.errors import ConfigError
 from taggraph.core.notes import Note
-from taggraph.methods.base import DEFAULT_DEPTH, DEVICE, EMBEDDER, Evidence, Retriever, check_k
+from taggraph.methods.base import DEFAULT_DEPTH, Evidence, Retriever, check_k
+from taggraph.methods.params import DEVICE, EMBEDDER
 from taggraph.embedders.base import Embedder, get_embedder
 from taggraph.core.text import MAX_QUERY_CHARS, chunk_text, parse_timestamp, query_tokens, snippet
 

@@ -31,7 +31,8 @@ from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 from taggraph._infra import entry_points as plugins
 from taggraph.errors import ConfigError
 from taggraph.registry import Registry, load_attr
-from taggraph.methods.base import Component, Retriever, Role, check_defaults, make_params, recorded, role_field
+from taggraph.methods.base import Retriever
+from taggraph.methods.params import Component, Role, check_defaults, make_params, recorded, role_field
 from taggraph.core.store import MemoryStore
 
 ENTRY_POINT_GROUP = "taggraph.methods"

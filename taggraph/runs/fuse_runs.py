@@ -44,7 +44,7 @@ from taggraph.evaluation.score import (TREC_LEVELS, NoteIdsWarning, read_ranking
 from taggraph.runs.bench import (BenchResult, add_benchmark_metrics, add_significance, history_ids,
                                         score_external)
 from taggraph._infra.atomic import refuse_input_as_output
-from taggraph.runs.compare import data_options, read_record, recorded_data, recorded_dataset
+from taggraph.runs.finished_runs import data_options, read_record, recorded_data, recorded_dataset
 from taggraph.runs.folders import check_run_folder, save_bench
 from taggraph.methods import DEFAULT_DEPTH
 

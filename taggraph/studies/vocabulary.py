@@ -17,7 +17,6 @@ occurrences / O (over cases with D > 0), which shows whether one catch-all paren
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 

@@ -27,7 +27,8 @@ from pathlib import Path
 import pandas as pd
 import plotly.graph_objects as go
 
-from taggraph.runs.compare import PAIR_COLUMNS, Comparison, Run, data_options
+from taggraph.runs.compare import PAIR_COLUMNS, Comparison
+from taggraph.runs.finished_runs import Run, data_options
 from taggraph.methods import method_names, registered_methods
 from taggraph.viz.report import _CSS, _few_questions, _page_name, _table
 

@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from taggraph.runs.compare import read_record
+from taggraph.runs.finished_runs import read_record
 from taggraph.viz.report import _CSS, SORTABLE_JS
 
 

@@ -26,7 +26,8 @@ from taggraph.extractors.registry import EXTRACTORS, backend
 from taggraph.registry import Registry, load_attr, with_registered
 from taggraph.embedders.base import EMBEDDERS, get_embedder
 from taggraph.embedders.minilm_static import StaticEmbedder
-from taggraph.methods.base import Component, Retriever
+from taggraph.methods.base import Retriever
+from taggraph.methods.params import Component
 from taggraph.methods.registry import METHODS, ablations_of, components, register_method
 
 REPO = Path(__file__).resolve().parents[2]
@@ -214,7 +215,8 @@ def test_no_registry_reads_source():
 def test_a_methods_ablations_are_the_components_its_params_declare(tmp_path, monkeypatch):
     (tmp_path / "toy_method.py").write_text(
         "from dataclasses import dataclass\nfrom typing import Annotated\n\nfrom pydantic import Field\n\n"
-        "from taggraph.methods.base import Component, Retriever\n\n\nclass Toy(Retriever):\n"
+        "from taggraph.methods.base import Retriever\nfrom taggraph.methods.params import Component\n\n\n"
+        "class Toy(Retriever):\n"
         "    @dataclass(frozen=True)\n    class Params:\n        size: int = 2\n"
         "        flag: Annotated[bool, Component('Flag')] = True\n"
         "        steps: Annotated[int, Field(ge=0), Component('Steps', off=0)] = 3\n")

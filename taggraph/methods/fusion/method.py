@@ -55,7 +55,8 @@ from pydantic import BeforeValidator, Field
 from taggraph.core.graph import concept_node, file_node
 from taggraph.core.notes import Note
 from taggraph.methods.adaptive import AdaptiveGraph, personalized_pagerank
-from taggraph.methods.base import DEVICE, EMBEDDER, Component, Evidence, Retriever
+from taggraph.methods.base import Evidence, Retriever
+from taggraph.methods.params import DEVICE, EMBEDDER, Component
 from taggraph.methods.bm25 import BM25
 from taggraph.methods.bm25_stem import BM25Stem
 from taggraph.embedders.base import Embedder, get_embedder
