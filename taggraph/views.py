@@ -5,9 +5,9 @@ plots) and how a notebook shows one (`chart_view`: under marimo, in a frame that
 `explain_html`, `graph_html`), the ontology (`note_tags`, `top_tags`, `ontology_sunburst`, ...), the
 JupyterLab panels (`graph_panel`, `note_panel`, `retrieval_panel`, `page_frame`, `table_view`), what they
 are drawn from (`open_question`, `OpenQuestions`, `available_methods`, `build_retrievers`, `retrieve_all`,
-`gold_notes`, `question_header`), `explain` (`tg.explain`, the text and page of `taggraph explain`), the notebooks'
-settings and their checks (`notebook_settings`, `check_parameters`), one store per history (`histories`,
-`history_stores`), the notebooks' data-dependent lines (`distractor_note`, `no_misses_text`, `answer_caveat`,
+`gold_notes` = `datasets.base.gold_note_ids`, `question_header`), `explain` (`tg.explain`, the text and page of
+`taggraph explain`), the notebooks' settings and their checks (`notebook_settings`, `check_parameters`), one store
+per history (`histories`, `history_stores`), the notebooks' data-dependent lines (`distractor_note`, `no_misses_text`, `answer_caveat`,
 `method_misses`) and the prompt an LLM extractor gets (`llm_prompt`). Importing it brings the
 experiments and viz rooms (slow), so `import taggraph` does not.
 
@@ -26,6 +26,7 @@ import pandas as pd
 from taggraph._infra.atomic import atomic_write, refuse_input_as_output
 from taggraph._infra.config import DEFAULT_EXTRACTOR, DEMO_DATA
 from taggraph.datasets import Case, Dataset
+from taggraph.datasets.base import gold_note_ids as gold_notes
 from taggraph.datasets.registry import input_paths
 from taggraph.errors import ConfigError
 from taggraph.evaluation.metrics import without_abstention
@@ -36,12 +37,14 @@ from taggraph.runs.runner import build_store, group_by_history
 from taggraph.studies.sweeps import plot_depth_sweep, plot_diffusion_contribution, plot_distractor_sweep
 from taggraph.extractors.prompt import TEMPLATE, render
 from taggraph.methods import DEFAULT_DEPTH, build_retrievers, method_names
+from taggraph.methods.side_by_side import retrieve_all
 from taggraph.viz.charts import answer_chart, gold_rank_chart, interval_chart, misses_chart, score_chart
-from taggraph.viz.explain import (METRIC_K, explain_html, explain_misses, explain_table, explain_text, gold_notes,
-                                  rank_table, retrieve_all, top_table)
+from taggraph.viz.explain import (METRIC_K, explain_html, explain_misses, explain_table, explain_text, rank_table,
+                                  top_table)
 from taggraph.viz.graph.page import graph_html
+from taggraph.viz.miss_pages import MissPages
 from taggraph.viz.ontology_view import near_duplicates, note_tags, ontology_sunburst, top_level_shares, top_tags
-from taggraph.viz.report import MissPages, summary_view
+from taggraph.viz.report_tables import summary_view
 from taggraph.viz.run_folder import write_run
 from taggraph.viz.widgets import (chart_view, gold_line, graph_panel, note_panel, page_frame, question_header, retrieval_panel, slider_max,
                                   table_view)

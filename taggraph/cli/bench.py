@@ -24,7 +24,7 @@ TIMEOUT_HELP = (f"Seconds per generation request of a served extractor ({served_
 
 def print_result(result, folder: Path) -> None:
     """The summary as the reports show it, a verdict per ablation present (`BenchResult.verdicts`), the folder."""
-    from taggraph.viz.report import summary_view
+    from taggraph.viz.report_tables import summary_view
 
     for w in result.warnings:
         if w.kind == "failed_extractions":  # the scores below stand on untagged notes: said before them
@@ -75,7 +75,7 @@ def bench(
     from taggraph.runs.dask_backend import scale_out
     from taggraph.datasets.registry import input_paths
     from taggraph.runs.folders import check_run_folder
-    from taggraph.viz.report import MissPages
+    from taggraph.viz.miss_pages import MissPages
     from taggraph.viz.run_folder import write_run
 
     folder = check_run_folder(out or default_out(data), force, keep=input_paths(data, fmt))
@@ -197,7 +197,7 @@ def score(
     from taggraph.runs.bench import add_benchmark_metrics, add_significance, run_bench, score_external
     from taggraph.runs.finished_runs import recorded_data
     from taggraph.runs.folders import check_run_folder
-    from taggraph.viz.report import MissPages
+    from taggraph.viz.miss_pages import MissPages
     from taggraph.viz.run_folder import write_run
 
     folders = [p for p in runfile if (p / "run.json").is_file()]

@@ -58,7 +58,7 @@ def graph(
     from taggraph._infra.atomic import refuse_input_as_output
     from taggraph.datasets.registry import input_paths
     from taggraph.runs.question import find_case, open_question
-    from taggraph.viz.explain import retrieve_all
+    from taggraph.methods.side_by_side import retrieve_all
     from taggraph.viz.graph.page import save_graph_html
 
     refuse_input_as_output(out, input_paths(data, fmt), "graph")

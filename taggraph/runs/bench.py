@@ -50,7 +50,7 @@ class MemoryResult:
 
 
 # Called for each memory while it exists, after its questions: (its MemoryRun, its cases, their ranking rows, the
-# depth) -> {file name: page}. Views draw from the live store and the run's own retrievers (`viz.report.MissPages`),
+# depth) -> {file name: page}. Views draw from the live store and the run's own retrievers (`viz.miss_pages.MissPages`),
 # so no report builds a store again; the runner does not import them (it calls what it is given).
 PageRecorder = Callable[[MemoryRun, list[Case], list[dict[str, Any]], int], dict[str, str]]
 
@@ -159,7 +159,7 @@ def run_bench(cases: Sequence[Case], methods: list[str] | None = None, extractor
     `extractor_options` go with a name to `get_extractor` (e.g. an Ollama request timeout). Notes whose
     extraction failed stop the run (ServerError) unless `allow_failed_extractions`; then config's
     ``failed_extractions`` and a `DataWarning` (the report's, run.json's) say how many and the first reason.
-    `pages` draws each memory's pages while it exists (`PageRecorder`; `viz.report.MissPages` for the
+    `pages` draws each memory's pages while it exists (`PageRecorder`; `viz.miss_pages.MissPages` for the
     report's miss pages); they come back in ``BenchResult.pages``."""
     methods = list(dict.fromkeys(check_methods(methods or DEFAULT_METHODS)))
     if workers != 1:

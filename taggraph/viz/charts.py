@@ -12,8 +12,8 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
+from taggraph.evaluation.placement import tie_order_only
 from taggraph.methods import DEFAULT_DEPTH, Result
-from taggraph.viz.explain import tie_order_only
 
 
 def score_chart(results_by_method: Mapping[str, Sequence[Result]], gold: Sequence[str] = ()) -> go.Figure:

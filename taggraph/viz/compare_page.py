@@ -30,7 +30,8 @@ import plotly.graph_objects as go
 from taggraph.runs.compare import PAIR_COLUMNS, Comparison
 from taggraph.runs.finished_runs import Run, data_options
 from taggraph.methods import method_names, registered_methods
-from taggraph.viz.report import _CSS, _few_questions, _page_name, _table
+from taggraph.viz.miss_pages import miss_page_name
+from taggraph.viz.report import _CSS, _few_questions, _table
 
 _CMP_CSS = ("pre { white-space: pre; overflow-x: auto; max-width: 40em; margin: 0; }"
             " div.caveat { background: #fff6e0; padding: .2em .6em; color: #8a5a00; }")
@@ -84,7 +85,7 @@ def _rank(rr: float, tie: bool) -> str:
 
 def written_page(run: Run, question_id: str) -> str:
     """Where compare writes `run`'s explain page of `question_id` in its output folder."""
-    return f"explain/{Path(run.label).name}-{Path(_page_name(question_id, 'explain')).name}"
+    return f"explain/{Path(run.label).name}-{Path(miss_page_name(question_id, 'explain')).name}"
 
 
 def regressions(comparison: Comparison, n: int) -> dict[str, tuple[Run, str, list[str]]]:
@@ -97,7 +98,7 @@ def regressions(comparison: Comparison, n: int) -> dict[str, tuple[Run, str, lis
         rows = comparison.questions[(comparison.questions[PAIR_COLUMNS] == key).all(axis=1)]
         for qid in rows[rows["delta"] < 0].sort_values(["delta", "question_id"])["question_id"].head(n):
             for run, method in ((runs[pair["run_a"]], pair["method_a"]), (runs[pair["run_b"]], pair["method_b"])):
-                if not (run.path / _page_name(qid, "explain")).is_file():
+                if not (run.path / miss_page_name(qid, "explain")).is_file():
                     methods = wanted.setdefault(written_page(run, qid), (run, qid, []))[2]
                     methods += [method] if method not in methods else []
     return wanted
@@ -108,7 +109,8 @@ def _pages_cell(question_id: str, sides: list[tuple[Run, str]], out: Path, writt
     without one, the command that writes it (one command for runs whose data, extractor, depth and parameters
     agree)."""
     runs = list({id(run): run for run, _ in sides}.values())
-    pages = {id(run): page for run in runs if (page := run.path.resolve() / _page_name(question_id, "explain")).is_file()}
+    pages = {id(run): page for run in runs
+             if (page := run.path.resolve() / miss_page_name(question_id, "explain")).is_file()}
     pages.update({id(run): out / written_page(run, question_id) for run in runs
                   if id(run) not in pages and written_page(run, question_id) in written})
     links = [f"<a href='{html.escape(Path(os.path.relpath(pages[id(run)], out)).as_posix())}'>explain "
@@ -116,7 +118,7 @@ def _pages_cell(question_id: str, sides: list[tuple[Run, str]], out: Path, writt
     pageless = [run for run in runs if id(run) not in pages]
     if not pageless:
         return " · ".join(links)
-    name = Path(_page_name(question_id, "explain")).name
+    name = Path(miss_page_name(question_id, "explain")).name
     methods = {id(run): [m for r, m in sides if r is run] for run in pageless}
     commands = list(dict.fromkeys(c for run in pageless if (c := explain_command(run, question_id, methods[id(run)], name))))
     if len(commands) > 1 or links:  # one page per run, named by run, beside the other run's page

@@ -19,7 +19,7 @@ def write_run(result, out: Path, dataset: Dataset, force: bool = False, miss_pag
     """Write `result` as run folder `out` (atomically; `force` replaces a run there) with report.md and report.html
     (titled by the `command` that made it, its provenance on the first screen: commit, date, the command line
     `argv` or this process's, the data and its sha256) and the explain and graph pages of its first `miss_pages`
-    missed questions that the run drew (`viz.report.MissPages`)."""
+    missed questions that the run drew (`viz.miss_pages.MissPages`)."""
     if not isinstance(dataset, Dataset):
         raise ConfigError("a run folder records its data's path and sha256: pass the dataset tg.load returned, "
                           f"not {type(dataset).__name__}")

@@ -17,8 +17,9 @@ import pandas as pd
 from IPython.display import HTML, Pretty
 
 from taggraph.methods import Retriever
+from taggraph.methods.side_by_side import retrieve_all
 from taggraph.core.store import MemoryStore
-from taggraph.viz.explain import explain_html, explain_table, retrieve_all, top_table
+from taggraph.viz.explain import explain_html, explain_table, top_table
 from taggraph.viz.graph.page import graph_html
 
 if TYPE_CHECKING:  # the panels browse questions the runs room opens; they never open one

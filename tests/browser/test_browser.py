@@ -138,7 +138,8 @@ def test_run_report_draws_its_charts_offline_and_links_the_miss_pages(tmp_path):
     from taggraph._infra.config import DEMO_DATA
     from taggraph.datasets import load_dataset
     from taggraph.runs.bench import run_bench
-    from taggraph.viz.report import MissPages, report_pages
+    from taggraph.viz.miss_pages import MissPages
+    from taggraph.viz.report import report_pages
 
     cases = load_dataset(DEMO_DATA)
     result = run_bench(cases, ["BM25", "TagGraph-TFIDF"], extractor="offline", backend=None, pages=MissPages(1))
@@ -264,7 +265,8 @@ def test_miss_pages_show_the_session_rank_the_report_counts(tmp_path):
     from taggraph._infra.config import DEMO_DATA
     from taggraph.datasets import load_dataset
     from taggraph.runs.bench import run_bench
-    from taggraph.viz.report import MissPages, report_pages
+    from taggraph.viz.miss_pages import MissPages
+    from taggraph.viz.report import report_pages
 
     cases = load_dataset(DEMO_DATA)
     methods = ["BM25", "AdaptiveGraph", "TagGraph-Basic"]  # TagGraph-Basic finds nothing for demo_q08: a tie
@@ -311,7 +313,7 @@ def test_explain_page_judges_the_session_rank_as_the_report_counts(tmp_path):
     from taggraph._infra.config import DEMO_DATA
     from taggraph.datasets import load_dataset
     from taggraph.runs.runner import build_store
-    from taggraph.viz.explain import gold_notes
+    from taggraph.datasets.base import gold_note_ids
 
     cases = {c.case_id: c for c in load_dataset(DEMO_DATA)}
     for qid, method, cls, words in [
@@ -320,7 +322,7 @@ def test_explain_page_judges_the_session_rank_as_the_report_counts(tmp_path):
              "session rank 3 (note rank 4) only by tie order (score 0); not found by the method")]:
         case = cases[qid]
         store = build_store(case, "offline-v2")
-        gold = gold_notes(case, store)
+        gold = gold_note_ids(case, store)
         page = tmp_path / f"{qid}.html"
         atomic_write(page, explain_html(store, case.question, gold[0], [method], gold=gold, asked_on=case.question_date))
         dom = dump_dom(tmp_path, page)
@@ -334,11 +336,11 @@ def test_outranked_rows_show_the_notes_text_a_link_and_say_tie_at_an_equal_score
     from taggraph._infra.config import DEMO_DATA
     from taggraph.datasets import load_dataset
     from taggraph.runs.runner import build_store
-    from taggraph.viz.explain import gold_notes
+    from taggraph.datasets.base import gold_note_ids
 
     case = next(c for c in load_dataset(DEMO_DATA) if c.case_id == "demo_q12")
     store = build_store(case, "offline-v2")
-    gold = gold_notes(case, store)
+    gold = gold_note_ids(case, store)
     page = tmp_path / "demo_q12.explain.html"
     atomic_write(page, explain_html(store, case.question, gold[0], ["TagGraph-Stopwords", "BM25"], gold=gold,
                                     asked_on=case.question_date, links={"graph page": "demo_q12.graph.html"}))
@@ -361,11 +363,11 @@ def test_adaptive_graphs_reason_says_where_the_pagerank_mass_came_from(tmp_path)
     from taggraph._infra.config import DEMO_DATA
     from taggraph.datasets import load_dataset
     from taggraph.runs.runner import build_store
-    from taggraph.viz.explain import gold_notes
+    from taggraph.datasets.base import gold_note_ids
 
     case = next(c for c in load_dataset(DEMO_DATA) if c.case_id == "demo_q12")
     store = build_store(case, "offline-v2")
-    gold = gold_notes(case, store)
+    gold = gold_note_ids(case, store)
     page = tmp_path / "demo_q12.explain.html"
     atomic_write(page, explain_html(store, case.question, gold[0], ["AdaptiveGraph"], gold=gold,
                                     asked_on=case.question_date))

@@ -94,14 +94,15 @@ def test_the_gold_rank_chart_title_is_not_cut_in_a_notebook_wide_frame(tmp_path)
     from taggraph.runs.runner import build_store
     from taggraph.viz.charts import gold_rank_chart
     from taggraph.methods import build_retrievers
-    from taggraph.viz.explain import gold_notes, retrieve_all
+    from taggraph.datasets.base import gold_note_ids
+    from taggraph.methods.side_by_side import retrieve_all
 
     case = next(c for c in load_dataset(DEMO_DATA) if c.case_id == "demo_q12")
     store = build_store(case, "offline-v2")
     results = retrieve_all(store, case.question, build_retrievers(store, ["BM25", "TagGraph-Stopwords"]),
                            asked_on=case.question_date)
     page = tmp_path / "chart.html"
-    atomic_write(page, gold_rank_chart(results, gold_notes(case, store)).to_html(include_plotlyjs=True))
+    atomic_write(page, gold_rank_chart(results, gold_note_ids(case, store)).to_html(include_plotlyjs=True))
     state = probe_report(tmp_path, page, size="900,700")
     [(text, left, right, width)] = state["titles"]
     assert "tie order" in text and 0 <= left and right <= width, (text, left, right, width)

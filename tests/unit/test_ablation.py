@@ -101,7 +101,7 @@ def test_run_report_carries_a_verdict_per_ablation():
     from taggraph.datasets import load_dataset
     from taggraph.evaluation.verdicts import component_verdicts
     from taggraph.runs.bench import run_bench
-    from taggraph.viz.report import markdown_report
+    from taggraph.viz.report_md import markdown_report
     result = run_bench(load_dataset(DEMO_DATA), ["BM25", "AdaptiveGraph", "AdaptiveGraph-noDiffusion"],
                        extractor="none", backend=None)
     verdicts = component_verdicts(result.rankings)

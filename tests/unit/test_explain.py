@@ -11,9 +11,10 @@ from taggraph.core.store import Interaction
 from taggraph.cli import app
 from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
+from taggraph.datasets.base import gold_note_ids
+from taggraph.methods.side_by_side import retrieve_all
 from taggraph.runs.runner import build_store
-from taggraph.viz.explain import (explain_html, explain_misses, explain_table, gold_notes, rank_table, retrieve_all,
-                                  top_table)
+from taggraph.viz.explain import explain_html, explain_misses, explain_table, rank_table, top_table
 
 METHODS = ["BM25", "TagGraph-Basic", "TagGraph-Stopwords", "AdaptiveGraph"]
 
@@ -88,7 +89,8 @@ def test_verdict_follows_the_metric_cut_off_not_the_depth(hand_store):
 
 def test_verdict_words():
     from taggraph.methods import Explanation
-    from taggraph.viz.explain import SessionPlace as P, verdict
+    from taggraph.evaluation.placement import SessionPlace as P
+    from taggraph.viz.explain import verdict
 
     def e(rank, score=0.5):
         return Explanation("m", "n", rank is not None and rank <= 40, rank, score, "")
@@ -105,7 +107,8 @@ def test_verdict_words():
 
 
 def test_one_tie_order_rule_on_notes_and_sessions():
-    from taggraph.viz.explain import session_place, tie_order_only, verdict
+    from taggraph.evaluation.placement import session_place, tie_order_only
+    from taggraph.viz.explain import verdict
     assert tie_order_only([0, 0, 0, 0, 0, 0], [False, False, False, True, False, False], 5)  # score 0, 6 tied
     assert not tie_order_only([0, 0, 0], [False, True, False], 5)  # every order keeps it in the top 5
     assert tie_order_only([3, 2, 2, 2, 2, 2, 1], [False, False, True, False, False, False, False], 5)  # not 0
@@ -130,7 +133,7 @@ def test_the_explain_verdict_counts_sessions_as_the_report_does():
     Success@5 counts it a hit, and the page explains demo_s41#1."""
     case = next(c for c in load_dataset(DEMO_DATA) if c.case_id == "demo_q11")
     store = build_store(case, "offline-v2")
-    page = explain_html(store, case.question, gold_notes(case, store)[0], ["AdaptiveGraph"], gold=gold_notes(case, store),
+    page = explain_html(store, case.question, gold_note_ids(case, store)[0], ["AdaptiveGraph"], gold=gold_note_ids(case, store),
                         asked_on=case.question_date)
     assert ("<tr class='hit'><td>AdaptiveGraph</td><td class='verdict'>session rank 4 (note rank 4): in the top 5 "
             "by sessions</td><td class='v'>4 (demo_s41#1)</td>") in page
@@ -240,9 +243,8 @@ def test_the_pages_rule_agrees_with_the_report_on_every_demo_question():
     gives the report's first gold rank, and its tie flag is the report's (Success@5_tieavg < 1 in the top 5)."""
     from taggraph.runs.bench import run_bench
     from taggraph.methods import build_retrievers
-    from taggraph.viz.explain import ranking_place
+    from taggraph.evaluation.placement import first_gold_ranks, ranking_place
     from taggraph.viz.graph.page import Ranking
-    from taggraph.viz.report import first_gold_ranks
 
     cases = load_dataset(DEMO_DATA)
     methods = ["BM25", "TagGraph-Basic", "TagGraph-Stopwords", "AdaptiveGraph"]
@@ -326,7 +328,7 @@ def test_a_gold_session_no_note_of_which_is_ranked_is_explained_by_the_note_aske
     the gold note asked about (s2#1), not the session's first note, and claims no rank-giver."""
     from conftest import make_store
     from taggraph.methods import make_retriever
-    from taggraph.viz.explain import rank_giver
+    from taggraph.evaluation.placement import rank_giver
 
     store = make_store(TWO_TURNS)
     page = explain_html(store, "pasta recipe", "s2#1", ["BM25"], gold=["s2#1"])
@@ -343,7 +345,7 @@ def test_s_dev_09d032c9_names_the_note_that_gave_the_gold_session_its_rank():
 
     case = next(c for c in load_dataset(shared_file("longmemeval_s_dev.json.gz")) if c.case_id == "09d032c9")
     store = build_store(case, "offline-v2")
-    gold = gold_notes(case, store)
+    gold = gold_note_ids(case, store)
     page = explain_html(store, case.question, gold[0], ["TagGraph-Basic"], gold=gold, asked_on=case.question_date)
     assert "<td class='v'>20 (answer_b10dce5e#8)</td><td class='v session'>12</td>" in page
     assert "<code>answer_b10dce5e#0</code> (note rank 181)" in page

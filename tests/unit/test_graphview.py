@@ -330,7 +330,8 @@ def test_a_tall_column_zigzags_so_the_drawing_fits_larger():
 def test_the_notebooks_tables_and_the_explain_page_name_nodes_as_the_graph_page():
     import re as regex
 
-    from taggraph.viz.explain import explain_html, retrieve_all, top_table
+    from taggraph.methods.side_by_side import retrieve_all
+    from taggraph.viz.explain import explain_html, top_table
 
     store = make_store(MOVED)
     names = {n["id"]: n["full"] for n in moved_page(k=5, whole_graph=True)["nodes"]}

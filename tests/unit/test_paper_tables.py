@@ -10,7 +10,9 @@ from scipy import stats
 
 from taggraph.evaluation.significance import RESAMPLES, SEED, holm, paired_test
 from taggraph.evaluation.tables import significance_matrix, summary_latex, with_intervals
-from taggraph.viz.report import mrr_chart, tie_share_table, _table
+from taggraph.viz.report import _table
+from taggraph.viz.report_charts import mrr_chart
+from taggraph.viz.report_tables import tie_share_table
 
 RR = {"A": [1, 1, 0.5, 0.2, 1, 0, 1, 0.5], "B": [1, 0.5, 0.5, 0.2, 0.3, 0, 1, 0.5], "C": [0] * 8}
 

@@ -86,7 +86,7 @@ def test_the_star_is_holm_adjusted_over_every_method_compared():
 def test_bench_s_summary_gives_the_adjusted_p_and_says_which_the_star_uses():
     import pandas as pd
     from taggraph.runs.bench import BenchResult, add_significance
-    from taggraph.viz.report import significance_note, summary_view
+    from taggraph.viz.report_tables import significance_note, summary_view
     rankings = three_methods_each_better_on_6_of_40_questions()
     summary = rankings.groupby("method", sort=False)["RR"].agg(n="size", MRR="mean").reset_index()
     result = add_significance(BenchResult(rankings, summary, pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), {}),

@@ -124,7 +124,9 @@ def test_tie_order_placements_read_as_misses_in_the_report_the_explain_page_and_
     import json
     import re
 
-    from taggraph.viz.report import MissPages, misses_table, report_pages
+    from taggraph.evaluation.placement import misses_table
+    from taggraph.viz.miss_pages import MissPages
+    from taggraph.viz.report import report_pages
 
     cases = [c for c in load_dataset(DEMO_DATA) if c.case_id in ("demo_q01", "demo_q08")]
     result = run_bench(cases, ["BM25", "TagGraph-Basic"], extractor="offline-v2", backend=None, pages=MissPages(1))
@@ -154,8 +156,8 @@ def test_scores_equal_but_for_float_rounding_are_one_tie():
 def test_a_gold_outside_the_top_k_only_by_tie_order_reads_as_tie_order_in_the_pages():
     """Every session scores 0 and the gold lands at session rank 9 of 13 by note order: outside the top 5 only by tie
     order (in a random order it is in them with 5/13), said so on the explain page and in the report's table."""
-    from taggraph.viz.explain import session_place, verdict
-    from taggraph.viz.report import misses_table
+    from taggraph.evaluation.placement import misses_table, session_place
+    from taggraph.viz.explain import verdict
 
     sessions = [f"s{i}" for i in range(13)]
     place = session_place(sessions, [0.0] * 13, {"s8"}, k=5)

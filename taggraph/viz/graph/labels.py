@@ -9,7 +9,8 @@ from collections.abc import Mapping, Sequence
 from taggraph.methods import DEFAULT_DEPTH, Explanation
 from taggraph.core.store import MemoryStore
 from taggraph.core.text import snippet
-from taggraph.viz.explain import evidence_text, verdict, walk_routes
+from taggraph.viz.explain import evidence_text, verdict
+from taggraph.viz.explain_evidence import walk_routes
 from taggraph.viz.graph.ranks import Ranking, gold_rank, ranking_place
 from taggraph.viz.graph.subgraph import Explained, edge_key, walk_of
 

@@ -4,7 +4,7 @@ Node kinds keep one colour and shape each (tag: blue dot, ontology: grey diamond
 topic: orange triangle, file: teal square). Gold notes are drawn as gold stars, with their note and
 session rank under the chosen method; a drop-down picks the method whose top-k sessions get a red ring
 on their best note and the session rank in its label, as the metrics count (a purple ring and
-'session #4 tie order' for a session there only by tie order, `explain.tie_order_only`); concepts the
+'session #4 tie order' for a session there only by tie order, `placement.tie_order_only`); concepts the
 question's tokens match get a black ring. Every node is named by `taggraph.viz.names` (as on the
 explain page). With a question and gold notes the page opens on `explained_subgraph` (the question's
 concepts, the gold notes, the notes the missing methods rank above them, each method's own walk and

@@ -9,9 +9,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
 from taggraph.evaluation.metrics import session_scores
+from taggraph.evaluation.placement import SessionPlace, placed
 from taggraph.methods import DEFAULT_DEPTH, Explanation, Retriever
 from taggraph.core.store import MemoryStore
-from taggraph.viz.explain import SessionPlace, placed
 
 
 def ranks_by_method(results_by_method: Mapping[str, Sequence] | None) -> dict[str, dict[str, int]]:
@@ -46,7 +46,7 @@ class Ranking(list):
     _sessions: tuple | None = None
 
     def place(self, store: MemoryStore, sessions: set[str], k: int, depth: int) -> SessionPlace:
-        """`explain.session_place` of the first of `sessions`: the same place (a test holds them equal), the
+        """`placement.session_place` of the first of `sessions`: the same place (a test holds them equal), the
         ranking's sessions read once per ranking, its ties once per call."""
         if self._sessions is None:
             ids = [store.by_id[n].session_id for n, _ in self]
@@ -70,7 +70,7 @@ def rankings_by_method(results_by_method: Mapping[str, Sequence] | None) -> dict
 
 
 def ranking_place(store: MemoryStore, ranking: Ranking, sessions: set[str], k: int, depth: int) -> SessionPlace:
-    """`explain.session_place` of the first of `sessions` in a ranking of note ids."""
+    """`placement.session_place` of the first of `sessions` in a ranking of note ids."""
     return (ranking if isinstance(ranking, Ranking) else Ranking(ranking)).place(store, sessions, k, depth)
 
 
