@@ -447,14 +447,3 @@ def _source_file(cls: type) -> Path | None:
 def registered_methods() -> list[str]:
     """The methods registered at run time (a user's own; not built in), ablations excepted."""
     return [n for n, m in METHODS.registered_here().items() if m.ablation_of is None]
-
-
-def registered_here() -> dict[str, Method]:
-    """The methods registered at run time in this process, to hand to worker processes (`restore`)."""
-    return METHODS.registered_here()
-
-
-def restore(registered: dict[str, Method]) -> None:
-    """Register `registered` (from another process's `registered_here`) in this process. Every kind at once:
-    `with_registered` (from `taggraph.registry`)."""
-    METHODS.restore(registered)
