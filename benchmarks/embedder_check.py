@@ -1,6 +1,6 @@
 """Does a faster embedder cost TagGraph-Fusion quality? Its MRR with `--embedder` beside minilm's, on each dev set.
 
-    python benchmarks/embedder_check.py --embedder minilm-int8 \
+    python -m benchmarks.embedder_check --embedder minilm-int8 \
         --longmemeval ../shared/data/longmemeval/longmemeval_s_dev.json.gz \
         --locomo ../shared/data/locomo/locomo_dev.json --realmem ../shared/data/realmem --out /tmp/embedder_check
 
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from realmem_protocol import CONFIRMATION, UNSEEN
+from benchmarks.realmem_protocol import CONFIRMATION, UNSEEN
 
 FUSION = "TagGraph-Fusion"
 TOLERANCE = 0.005

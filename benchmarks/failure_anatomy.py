@@ -1,6 +1,6 @@
 """Where TagGraph-Fusion fails, by question type: what evidence its gold sessions had when it missed them.
 
-    python benchmarks/failure_anatomy.py --evidence /tmp/protocol9
+    python -m benchmarks.failure_anatomy --evidence /tmp/protocol9
 
 Reads protocol 9's evidence (`realmem_protocol.py --evidence`: TagGraph-Fusion's raw signals with every part on,
 per judged question of LongMemEval-S dev, LoCoMo dev and RealMem's tuning personas; the confirmation personas'
@@ -20,16 +20,14 @@ from __future__ import annotations
 
 import argparse
 import pickle
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-sys.path.append(str(Path(__file__).resolve().parent / "history"))
-from fusion_cv import Batch  # noqa: E402
-from fusion_joint_cv import ONLY, renormalized  # noqa: E402
-from taggraph.methods.fusion.signals import COMPONENTS, FusionWeights  # noqa: E402
+from benchmarks.fusion_joint_cv import ONLY, renormalized
+from benchmarks.history.fusion_cv import Batch
+from taggraph.methods.fusion.signals import COMPONENTS, FusionWeights
 
 SETS = {"longmemeval": "LongMemEval-S dev", "locomo": "LoCoMo dev", "realmem": "RealMem tuning"}
 STEMS = [COMPONENTS.index(c) for c in ("note_stem", "raw_stem")]  # stopwords out: a content word shared

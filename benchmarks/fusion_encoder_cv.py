@@ -1,6 +1,6 @@
 """Another encoder inside TagGraph-Fusion, out of fold on both benchmarks: the joint protocol, version 8, fixed before its run.
 
-    python benchmarks/fusion_encoder_cv.py \
+    python -m benchmarks.fusion_encoder_cv \
         --longmemeval ../shared/data/longmemeval/longmemeval_s_dev.json.gz \
         --locomo ../shared/data/locomo/locomo_dev.json --evidence /tmp/joint7 --workers 2
 
@@ -33,15 +33,11 @@ weight, so a question's rank is the one MiniLM's evidence gives it), a look at a
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 
-sys.path.append(str(Path(__file__).resolve().parent / "history"))  # the reader and session protocols it builds on
-from fusion_joint_cv import DATASETS, Joint, evidence_parser
-from fusion_reader_cv import checks, versus_base
-from fusion_session_cv import MODE
+from benchmarks.fusion_joint_cv import DATASETS, Joint, evidence_parser
+from benchmarks.history.fusion_reader_cv import checks, versus_base  # the reader and session protocols it builds on
+from benchmarks.history.fusion_session_cv import MODE
 from taggraph.evaluation.significance import paired_test
 from taggraph.methods import method
 from taggraph.methods.fusion.signals import FusionWeights

@@ -1,6 +1,6 @@
 """One set of TagGraph-Fusion defaults for LongMemEval-S and LoCoMo: the joint protocol, fixed before its run.
 
-    python benchmarks/fusion_joint_cv.py \
+    python -m benchmarks.fusion_joint_cv \
         --longmemeval ../shared/data/longmemeval/longmemeval_s_dev.json.gz \
         --locomo ../shared/data/locomo/locomo_dev.json --evidence /tmp/fusion_joint --workers 2
 
@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import argparse
 import pickle
-import sys
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -55,8 +54,7 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.model_selection import StratifiedKFold
 
-sys.path.append(str(Path(__file__).resolve().parent / "history"))  # fusion_cv.py, the first protocol, scores batches
-from fusion_cv import Batch, weights_line
+from benchmarks.history.fusion_cv import Batch, weights_line  # the first protocol's batches score the evidence
 from taggraph.datasets import load
 from taggraph.evaluation.significance import paired_test
 from taggraph.runs.runner import build_store, group_by_history

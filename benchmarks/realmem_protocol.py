@@ -1,7 +1,7 @@
 """Gains that hold: TagGraph-Fusion tuned on three dev benchmarks, and confirmed once on RealMem personas no
 protocol has touched (protocol version 9, fixed and committed before its run).
 
-    python benchmarks/realmem_protocol.py \
+    python -m benchmarks.realmem_protocol \
         --longmemeval ../shared/data/longmemeval/longmemeval_s_dev.json.gz \
         --locomo ../shared/data/locomo/locomo_dev.json --realmem ../shared/data/realmem \
         --evidence /tmp/protocol9 --workers 2
@@ -44,7 +44,7 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.model_selection import StratifiedKFold
 
-from fusion_joint_cv import EVERY, ONLY, Joint, fit, minus
+from benchmarks.fusion_joint_cv import EVERY, ONLY, Joint, fit, minus
 from taggraph.datasets import load_dataset
 from taggraph.evaluation.significance import paired_test
 from taggraph.runs.runner import build_store, group_by_growth

@@ -31,7 +31,7 @@ it the default if its nested-CV MRR (mean over the shuffles) is at least the use
 spread over shuffles), because on a history where both sides of a turn are people (LoCoMo) the user turn
 holds only half the facts, which dev, whose questions are about the user, cannot reward.
 
-With `--ltr` (needs `pip install lightgbm`), LightGBM LambdaRank over the same evidence is scored on the same
+With `--ltr` (needs lightgbm: the `lab` extra), LightGBM LambdaRank over the same evidence is scored on the same
 outer folds, to be adopted only if it beats the linear weights out of fold.
 """
 
@@ -217,7 +217,7 @@ def ltr_fold(items, train, test):
     """LightGBM LambdaRank fitted on the non-request questions of `train` (a row's label: its session is gold),
     scored on `test` (requests keep REQUEST_WEIGHTS): (test, RR, Success@1). Fixed hyperparameters (free
     choice, not tuned): 200 trees, learning rate 0.05, 15 leaves, at least 20 rows a leaf."""
-    import lightgbm  # benchmark only: pip install lightgbm
+    import lightgbm  # benchmark only: the `lab` extra
 
     fit_items = [items[i] for i in train if not items[i][2].request]
     batch = Batch.of(fit_items)

@@ -1,6 +1,8 @@
 # History: BENCHMARKS.md section 23 (protocol version 5, not adopted); commit 7b7d213. fusion_encoder_cv.py reuses its checks.
 
 # A record: `pool_reader` left TagGraph-Fusion after it was not adopted; this runs at commit 33c39a6.
+# The command below is that commit's (its copy put benchmarks/ on its own import path); this copy imports the
+# other scripts as modules of the benchmarks package.
 """A reader of every note picking extra pool notes (`pool_reader`): issue 29's protocol, version 5, fixed before its run.
 
     TAGGRAPH_CACHE=... python benchmarks/history/fusion_reader_cv.py \
@@ -33,16 +35,14 @@ without it, so in-sample for the weights on both evidences alike), to tell the r
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 from joblib import Parallel, delayed
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the current scripts in benchmarks/
-from fusion_joint_cv import DATASETS, FOLDS, SEED, Joint, both_benchmarks, evidence, evidence_parser, folds
-from fusion_session_cv import MODE, halves_and_fit, out_of_fold, outer
+from benchmarks.fusion_joint_cv import DATASETS, FOLDS, SEED, Joint, both_benchmarks, evidence, evidence_parser, folds
+from benchmarks.history.fusion_session_cv import MODE, halves_and_fit, out_of_fold, outer
 from taggraph.evaluation.significance import paired_test
 from taggraph.methods.fusion.signals import COMPONENTS, FusionWeights
 

@@ -1,7 +1,7 @@
 # History: BENCHMARKS.md section 21 (protocol versions 3 and 4, not adopted); commit d9e4264.
 """A session read as one document (`session_stem`) in TagGraph-Fusion: issue 29's protocol, version 3, fixed before its run.
 
-    TAGGRAPH_CACHE=... python benchmarks/history/fusion_session_cv.py \
+    TAGGRAPH_CACHE=... python -m benchmarks.history.fusion_session_cv \
         --longmemeval ../shared/data/longmemeval/longmemeval_s_dev.json.gz \
         --locomo ../shared/data/locomo/locomo_dev.json --evidence /tmp/fusion_session --workers 2
 
@@ -34,16 +34,13 @@ widened to `WIDER_GRID`; run with ``--versions v3,v4``: the same folds, report a
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 from joblib import Parallel, delayed
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the current scripts in benchmarks/
-from fusion_joint_cv import (DATASETS, FOLDS, GRID, SEED, START, Joint, both_benchmarks, evidence_parser, fit,
-                             folds, minus)
+from benchmarks.fusion_joint_cv import (DATASETS, FOLDS, GRID, SEED, START, Joint, both_benchmarks, evidence_parser,
+                                        fit, folds, minus)
 from taggraph.evaluation.significance import paired_test
 
 MODE = "zscore"

@@ -1,6 +1,8 @@
 # History: BENCHMARKS.md section 22 (two LoCoMo screens); commit d9e4264.
 
 # A record: `pool_reader` and `reader_pool` left TagGraph-Fusion after it was not adopted; this runs at commit 33c39a6.
+# The command below is that commit's (its copy put benchmarks/ on its own import path); this copy imports the
+# other scripts as modules of the benchmarks package.
 """Two screens on LoCoMo dev after protocol version 3: a learned ranker, and a dense pool that holds every note.
 
     python benchmarks/history/locomo_screens.py --locomo ../shared/data/locomo/locomo_dev.json --evidence /tmp/screens \
@@ -24,16 +26,14 @@ so nothing here can become a default: a default needs a joint protocol fixed bef
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from sklearn.ensemble import HistGradientBoostingClassifier
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the current scripts in benchmarks/
-from fusion_cv import Batch, ranks_of
-from fusion_joint_cv import Joint, evidence, fit
+from benchmarks.fusion_joint_cv import Joint, evidence, fit
+from benchmarks.history.fusion_cv import Batch, ranks_of
 from taggraph.evaluation.significance import paired_test
 from taggraph.methods.fusion.signals import FusionWeights
 
@@ -115,7 +115,7 @@ def ranker_screen(args) -> None:
     try:
         import lightgbm
     except ImportError:
-        print("| LambdaMART on sessions | not run: `pip install lightgbm` | |")
+        print("| LambdaMART on sessions | not run: needs lightgbm (`pip install -e '.[lab]'`) | |")
         return
     table = session_table(batch)
     features = table.drop(columns=["item", "session", "gold"]).to_numpy()

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from embedder_check import FUSION, TOLERANCE, bench, dev_sets
+from benchmarks.embedder_check import FUSION, TOLERANCE, bench, dev_sets
 from taggraph.methods.fusion.signals import is_request
 
 EMBEDDER = "minilm-int8"

@@ -105,7 +105,7 @@ def test_the_results_table_names_a_listed_command_on_every_row():
     rows, commands = results_table()[2:], table_commands()
     numbers = [row.rstrip(" |").rsplit("|", 1)[1].strip() for row in rows]
     assert rows and all(n.isdigit() and 1 <= int(n) <= len(commands) for n in numbers), numbers
-    assert all(re.match(r"(python benchmarks/|taggraph )", c) for c in commands)
+    assert all(re.match(r"(python benchmarks/|python -m benchmarks\.|taggraph )", c) for c in commands)
 
 
 def test_the_results_table_reads_without_commands_in_its_cells():
@@ -126,9 +126,16 @@ def test_each_taggraph_command_of_the_results_table_parses(command):
 
 @pytest.mark.parametrize("command", [c for c in table_commands() if c.startswith("python ")])
 def test_each_script_of_the_results_table_exists_and_takes_its_options(command):
-    _, script, *args = shlex.split(command)
+    """A script runs as a file (`python benchmarks/NAME.py`) or as a module from the root (`python -m benchmarks.NAME`)."""
+    _, *words = shlex.split(command)
+    if words[0] == "-m":
+        _, module, *args = words
+        script, run = Path(*module.split(".")).with_suffix(".py"), ["-m", module]
+    else:
+        script, *args = words
+        run = [str(REPO / script)]
     assert (REPO / script).is_file(), f"{script}: no such script"
-    usage = subprocess.run([sys.executable, str(REPO / script), "--help"], capture_output=True, text=True,
+    usage = subprocess.run([sys.executable, *run, "--help"], capture_output=True, text=True,
                            timeout=300, cwd=REPO, check=True).stdout
     assert all(option in usage for option in args if option.startswith("--")), f"{command}: {usage}"
 
@@ -164,7 +171,8 @@ def test_the_cli_reference_is_what_its_generator_writes():
 
 def test_benchmarks_readme_lists_every_script():
     listing = (REPO / "benchmarks" / "README.md").read_text(encoding="utf-8")
-    scripts = [p.relative_to(REPO / "benchmarks").as_posix() for p in (REPO / "benchmarks").rglob("*.py")]
+    scripts = [p.relative_to(REPO / "benchmarks").as_posix() for p in (REPO / "benchmarks").rglob("*.py")
+               if p.name != "__init__.py"]
     unlisted = [s for s in scripts if f"`{s}`" not in listing]
     assert scripts and not unlisted, f"benchmarks/README.md: add a row for {unlisted} (what it reproduces, current or history)"
 

@@ -7,9 +7,7 @@ and when the joint protocol gave it z-scores, the stemmed lists and the turn par
 
 from __future__ import annotations
 
-import importlib.util
 import os
-from pathlib import Path
 
 import pytest
 
@@ -18,12 +16,8 @@ from taggraph.datasets import load_dataset
 from taggraph.runs.bench import run_bench
 from taggraph.runs.folders import write_csv
 
+from benchmarks import ranking_checksums
 from conftest import SHARED_DATA
-
-spec = importlib.util.spec_from_file_location(
-    "ranking_checksums", Path(__file__).resolve().parents[2] / "benchmarks" / "ranking_checksums.py")
-ranking_checksums = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(ranking_checksums)
 
 DEMO_QUESTIONS = [f"demo_q{i:02d}" for i in range(1, 10)] + ["demo_q10_abs"]
 DEMO = {

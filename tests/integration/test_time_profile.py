@@ -1,15 +1,8 @@
 """benchmarks/time_profile.py: totals, shares and medians from a run folder's timings.csv."""
 
-import importlib.util
-from pathlib import Path
-
 import pandas as pd
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-
-spec = importlib.util.spec_from_file_location("time_profile", REPO_ROOT / "benchmarks" / "time_profile.py")
-time_profile = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(time_profile)
+from benchmarks import time_profile
 
 
 def test_profile_sums_per_stage_and_method(tmp_path):

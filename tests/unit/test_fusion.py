@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -28,13 +26,10 @@ from taggraph.methods.fusion.signals import (COMPONENTS, REQUEST_WEIGHTS, SESSIO
 from taggraph.core.text import parse_timestamp
 from taggraph.core.store import Interaction, MemoryStore
 
+from benchmarks.history import fusion_cv
 from conftest import HAND_ROWS, make_store
 from test_openclaw import BagOfWords
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("fusion_cv", REPO_ROOT / "benchmarks" / "history" / "fusion_cv.py")
-fusion_cv = sys.modules["fusion_cv"] = importlib.util.module_from_spec(spec)  # its dataclass needs the entry
-spec.loader.exec_module(fusion_cv)
 
 NOW = "2023/05/30 (Tue) 23:40"
 DATED = [  # the same topic in three sessions on three dates, plus unrelated sessions

@@ -1,4 +1,3 @@
-import importlib.util
 from pathlib import Path
 
 import pandas as pd
@@ -75,11 +74,8 @@ def test_offline_extraction_on_demo_reuses_tags():
 
 
 def _reuse_bounds():
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "history" / "reuse_bounds.py"
-    spec = importlib.util.spec_from_file_location("reuse_bounds", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from benchmarks.history import reuse_bounds
+    return reuse_bounds
 
 
 def test_reuse_bounds_minting_budget_keeps_known_tags_and_the_first_new_ones():
