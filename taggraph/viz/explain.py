@@ -159,7 +159,7 @@ def explain_html(store: MemoryStore, question: str, note_id: str, methods: Metho
     Verdicts use the metric's cut-off `k` (Success@k); `depth` is how many notes each method
     retrieves; `answer` and `gold` (the question's gold notes) are shown when given; the question is
     asked on date `asked_on`; `links` ({label: href}) lead to the question's other pages, a note to its place on
-    the "graph page" when that page draws it (`graph_notes`, `graphview.GraphPage.notes`; None: every note); `question_id`
+    the "graph page" when that page draws it (`graph_notes`, `viz.graph.page.GraphPage.notes`; None: every note); `question_id`
     names the question (else the page names the store, which several questions may share, as in LoCoMo)."""
     retrievers = build_retrievers(store, methods)
     exps = explanations(store, question, note_id, retrievers, depth, asked_on)
