@@ -33,7 +33,16 @@ def wheel(tmp_path_factory) -> Path:
 def test_wheel_carries_the_demo_data(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert "taggraph/_data/demo/longmemeval_demo.json" in names
-    assert not [n for n in names if n.startswith(("tests/", "notebooks/"))]
+    assert not [n for n in names if n.startswith(("tests/", "notebooks/", "benchmarks/"))]
+
+
+def test_wheel_carries_every_module_and_data_file_of_the_package(wheel):
+    """The wheel's taggraph/ is the files git tracks there (modules, the published reply schema, the demo): none
+    missing, none left over from an old layout (a stale build/ folder)."""
+    tracked = set(subprocess.run(["git", "ls-files", "taggraph"], cwd=ROOT, capture_output=True, text=True,
+                                 check=True).stdout.split())
+    shipped = {n for n in zipfile.ZipFile(wheel).namelist() if n.startswith("taggraph/")}
+    assert tracked and shipped == tracked, (sorted(tracked - shipped), sorted(shipped - tracked))
 
 
 def test_installed_wheel_runs_bench_on_the_demo_from_another_folder(wheel, tmp_path):
