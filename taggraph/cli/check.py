@@ -22,9 +22,9 @@ def check_embedder_command(
     extractor: str = typer.Option(DEFAULT_EXTRACTOR, help=EXTRACTOR_HELP),
 ) -> None:
     """Check an embedder against another on this machine: the CPU, its instruction sets and the onnxruntime and
-    torch versions; each one's embedding CPU seconds per 100 of the data's note texts (one thread, disk cache off) and their
-    ratio; the cosine between their vectors; TagGraph-Fusion's MRR with each, the paired difference with its p,
-    and the share of questions whose top-5 sessions are the same."""
+    torch versions; each one's embedding CPU seconds per 100 of the data's note texts (one thread, disk cache off)
+    and their ratio; the cosine between their vectors; TagGraph-Fusion's MRR with each, the paired difference with
+    its p, and the share of questions whose top-5 sessions are the same."""
     from taggraph.embedders.base import get_embedder
     from taggraph.studies.embedder_check import METHOD, TOP, check_embedder
 

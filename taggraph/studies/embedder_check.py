@@ -34,6 +34,7 @@ import pandas as pd
 from taggraph._infra.config import DEFAULT_EXTRACTOR
 from taggraph.datasets import Case
 from taggraph.embedders.base import get_embedder
+from taggraph.errors import InputError
 from taggraph.evaluation.metrics import without_abstention
 from taggraph.evaluation.significance import PairedTest, paired_test
 from taggraph.methods.fusion.signals import DENSE_CHARS
@@ -138,9 +139,10 @@ def check_embedder(cases: Sequence[Case], embedder: str = "minilm-int8", against
     """`embedder` beside `against` on `cases` (the module docstring)."""
     sample = note_texts(cases, texts)
     if not sample:
-        raise ValueError("the cases hold no note text to embed")
-    (mine, ours), (theirs, base) = (embedding_cost(name, sample) for name in (embedder, against))  # both timed
-    cosines = (ours * base).sum(axis=1) if ours.shape == base.shape else np.full(len(sample), np.nan)
+        raise InputError("the questions' histories hold no note text to embed")
+    (cpu_a, vectors_a), (cpu_b, vectors_b) = (embedding_cost(name, sample) for name in (embedder, against))
+    cosines = ((vectors_a * vectors_b).sum(axis=1) if vectors_a.shape == vectors_b.shape
+               else np.full(len(sample), np.nan))
     ranked = {name: fusion_rankings(cases, name, extractor).set_index("question_id")
               for name in dict.fromkeys((embedder, against))}
     a, b = ranked[embedder], ranked[against]
@@ -159,7 +161,7 @@ def check_embedder(cases: Sequence[Case], embedder: str = "minilm-int8", against
     return EmbedderCheck(
         embedder, against, {**machine(), **{flag: flag in flags for flag in ISA_FLAGS}},
         {package: _version(package) for package in VERSIONS}, len(sample),
-        (100 * mine / len(sample), 100 * theirs / len(sample)), float(cosines.mean()), float(cosines.min()),
+        (100 * cpu_a / len(sample), 100 * cpu_b / len(sample)), float(cosines.mean()), float(cosines.min()),
         questions, test, (float(pairs[rr_a].mean()), float(pairs[rr_b].mean())))
 
 
