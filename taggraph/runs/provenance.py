@@ -22,8 +22,9 @@ ISA_ORDER = ("avx512_vnni", "avx512f", "avx2", "avx", "sse4_2", "asimd", "neon")
 CACHES = ("embeddings", "offline_extractions")  # the caches a run reads, under `cache_dir()`
 
 
-def machine() -> dict[str, Any]:
-    """The CPU's model name, its best instruction set of ISA_ORDER, and the cores this process may use."""
+def cpu_model_and_flags() -> tuple[str, set[str]]:
+    """The CPU's model name and its instruction-set flags (/proc/cpuinfo; elsewhere the name platform gives and
+    no flags)."""
     model, flags = platform.processor() or platform.machine(), set()
     try:
         for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
@@ -34,6 +35,12 @@ def machine() -> dict[str, Any]:
                 flags |= set(value.split())
     except OSError:  # not Linux: the model platform names, no flags
         pass
+    return model, flags
+
+
+def machine() -> dict[str, Any]:
+    """The CPU's model name, its best instruction set of ISA_ORDER, and the cores this process may use."""
+    model, flags = cpu_model_and_flags()
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return {"cpu": model, "isa": next((isa for isa in ISA_ORDER if isa in flags), "unknown"), "cores": cores,
             "arch": platform.machine()}

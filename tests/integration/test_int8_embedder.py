@@ -89,7 +89,9 @@ def test_int8_without_its_packages_is_one_line_naming_the_extra(monkeypatch, tmp
     for args in (["explain", "--question", "demo_q01", "--extractor", "none", "--param",
                   "OpenClaw.embedder=minilm-int8"],
                  ["bench", "--methods", "OpenClaw", "--embedder", "minilm-int8", "--extractor", "none", "--limit", "1",
-                  "--out", str(tmp_path / "run")]):
+                  "--out", str(tmp_path / "run")],
+                 ["bench", "--methods", "TagGraph-Fusion", "--extractor", "none", "--limit", "1",  # its default
+                  "--out", str(tmp_path / "fusion")]):
         result = runner.invoke(app, args)
         assert result.exit_code != 0 and "Traceback" not in result.output, result.output
         assert "pip install 'taggraph[int8]'" in result.output and "fix the method" not in result.output
@@ -121,12 +123,13 @@ def _installed_with(names: set[str]) -> set[str]:
     return seen
 
 
-def test_int8_extra_alone_installs_every_module_minilm_int8_imports():
+@pytest.mark.parametrize("extra", ["int8", "dense"])  # dense: TagGraph-Fusion's default embedder is minilm-int8
+def test_each_extra_alone_installs_every_module_minilm_int8_imports(extra):
     tomllib = pytest.importorskip("tomllib")  # Python 3.11 on
     extras = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"][
         "optional-dependencies"]
-    installed = _installed_with({_name(r) for r in extras["int8"]})
+    installed = _installed_with({_name(r) for r in extras[extra]})
     dists = importlib.metadata.packages_distributions()
     for module in MODULES:
         assert {_name(d) for d in dists.get(module, [module])} & installed, \
-            f"{module} is not installed by taggraph[int8]: {extras['int8']}"
+            f"{module} is not installed by taggraph[{extra}]: {extras[extra]}"

