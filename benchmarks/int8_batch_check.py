@@ -47,10 +47,11 @@ def isa() -> str:
 def batched(texts: list[str], per_pass: int = 16) -> np.ndarray:
     """The former reading: sorted by length, `per_pass` texts a pass, each pass padded to its longest."""
     from taggraph._infra.config import cache_dir
-    from taggraph.embedders import base as e
-    source = e.bundled_minilm_path()
-    tokenizer, session = e._minilm_tokenizer(source), e._int8_session(e.get_embedder("minilm-int8").cache_key,
-                                                                      str(cache_dir()))
+    from taggraph.embedders import base as e, minilm_int8 as int8
+    from taggraph.embedders.minilm import bundled_minilm_path
+    source = bundled_minilm_path()
+    tokenizer, session = int8._minilm_tokenizer(source), int8._int8_session(e.get_embedder("minilm-int8").cache_key,
+                                                                            str(cache_dir()))
     out = np.zeros((len(texts), 384), dtype=np.float32)
     order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
     for start in range(0, len(order), per_pass):
