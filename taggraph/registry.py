@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator, Mapping
 from importlib.metadata import EntryPoint
 from typing import Any
 
-from taggraph._infra import entry_points as plugins
+from taggraph._infra import entry_points
 from taggraph.errors import ConfigError
 
 DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
@@ -54,7 +54,7 @@ def load_attr(spec: str, what: str) -> Any:
         raise ConfigError(f"{what}: cannot import {spec!r}: no module named {exc.name!r} (install its package "
                           f"or put its folder on PYTHONPATH); {_FIX}") from None
     except (Exception, SystemExit) as exc:  # the user's module raised while it was imported
-        raise ConfigError(f"{what}: importing {module!r} fails: {plugins.one_line(exc)}") from None
+        raise ConfigError(f"{what}: importing {module!r} fails: {entry_points.one_line(exc)}") from None
     for part in attr.split("."):
         if not hasattr(found, part):
             raise ConfigError(f"{what}: cannot import {spec!r}: {module} has no {attr!r}")
@@ -199,9 +199,9 @@ class Registry:
         if self._installed is None:
             self._read_table()
             state = _Installed()
-            for name, ep in plugins.installed(self.group).items():
+            for name, ep in entry_points.installed(self.group).items():
                 if name in self._builtin:
-                    state.problems[name] = (f"{self.kind} {name!r}: {plugins.describe(ep)} names a built-in "
+                    state.problems[name] = (f"{self.kind} {name!r}: {entry_points.describe(ep)} names a built-in "
                                             f"{self.kind}: ignored, the built-in is used; rename it in that package")
                 else:
                     state.entry_points[name] = ep
@@ -216,7 +216,7 @@ class Registry:
             return None
         if name not in state.loaded and name not in state.problems:
             try:
-                state.loaded[name] = self._adopt(name, plugins.load(ep))
+                state.loaded[name] = self._adopt(name, entry_points.load(ep))
             except ConfigError as exc:  # this plug-in only: the registry and the other names still work
                 state.problems[name] = self._one_line(name, ep, exc)
         if name in state.problems:
@@ -227,7 +227,7 @@ class Registry:
         """`exc` starting with the kind and name, ending with the entry point and package when it lacks them."""
         text, head = str(exc), f"{self.kind} {name!r}"
         text = text if text.startswith(head) else f"{head}: {text}"
-        return text if "entry point '" in text else f"{text} ({plugins.describe(ep)})"
+        return text if "entry point '" in text else f"{text} ({entry_points.describe(ep)})"
 
 
 class _Declared:

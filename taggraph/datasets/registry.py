@@ -22,7 +22,7 @@ from typing import Any
 from taggraph.datasets import generic, longmemeval
 from taggraph.datasets.base import (Case, DatasetError, DatasetFormat, DataWarning, case_warnings, check_data_path,
                                     check_ids, data_checksum, head)
-from taggraph._infra import entry_points as plugins
+from taggraph._infra import entry_points
 from taggraph.errors import ConfigError
 from taggraph.registry import Registry, load_attr
 
@@ -35,7 +35,7 @@ def _adopt(name: str, found: Any) -> DatasetFormat:
         try:
             found = found()
         except Exception as exc:  # the plug-in's own factory: confined to that plug-in
-            raise ConfigError(f"calling it fails: {plugins.one_line(exc)}") from None
+            raise ConfigError(f"calling it fails: {entry_points.one_line(exc)}") from None
     if not isinstance(found, DatasetFormat):
         raise ConfigError(f"it names a {type(found).__name__}, not a DatasetFormat")
     return found

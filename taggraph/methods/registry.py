@@ -28,7 +28,7 @@ from pathlib import Path
 from types import UnionType
 from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
-from taggraph._infra import entry_points as plugins
+from taggraph._infra import entry_points
 from taggraph.errors import ConfigError
 from taggraph.registry import Registry, load_attr
 from taggraph.methods.base import Retriever
@@ -404,7 +404,7 @@ def method_origin(name: str) -> dict[str, Any]:
     ep = METHODS.entry_point(name)
     if ep is not None:
         origin = ep.value
-        provenance["dist"], provenance["version"] = plugins.package(ep)
+        provenance["dist"], provenance["version"] = entry_points.package(ep)
     elif METHODS.is_builtin(name) and name not in METHODS.registered_here():
         provenance["dist"], provenance["version"] = "taggraph", _taggraph_version()
     source = _source_file(cls)
