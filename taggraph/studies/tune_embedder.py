@@ -1,4 +1,5 @@
-"""Tune a sentence embedder on a dataset's own gold (``taggraph tune-embedder``), into the cache as ``tuned:NAME``.
+"""Tune a sentence embedder on a dataset's own gold (``taggraph tune-embedder``), or on several datasets' (subsets
+of them too: `Dataset.select`), into the cache as ``tuned:NAME``.
 
 Each question (abstention questions and those without gold left out) is paired with its gold notes: `Case.gold_note_ids`
 (LongMemEval's ``has_answer`` turns, LoCoMo's evidence, a generic file's ``gold_notes``), else every note of its gold
@@ -14,6 +15,7 @@ last written, so a killed run leaves no folder ``tuned:NAME`` would read; the ne
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -92,16 +94,28 @@ def data_files(dataset: Dataset) -> list[dict[str, Any]]:
              "licence": licence(Path(f).parent)} for f in files]
 
 
+def question_set(dataset: Dataset) -> dict[str, Any]:
+    """What the card records of a dataset's questions: its path, how many, and the sha256 of their sorted ids."""
+    ids = "\n".join(sorted(c.case_id for c in dataset.cases))
+    return {"path": str(Path(dataset.path).absolute()), "questions": len(dataset.cases),
+            "case_ids_sha256": hashlib.sha256(ids.encode("utf-8", "surrogatepass")).hexdigest()}
+
+
 def default_name(dataset: Dataset, base: str, seed: int) -> str:
     """``<data file stem>-<base>-seed<seed>``, e.g. longmemeval_s_dev-minilm-seed0."""
     stem = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(dataset.path).name.split(".")[0]).strip("-.") or "data"
     return f"{stem}-{base}-seed{seed}"
 
 
-def tune_embedder(dataset: Dataset, name: str, base: str = "minilm", epochs: int = 1, max_steps: int | None = None,
-                  seed: int = 0) -> Path:
-    """Tune `base` on the dataset's gold (`training_pairs`) and write it as the tuned model `name` (its folder,
-    returned): the model, its int8 export, model_card.json and README.md. A name taken is refused."""
+def tune_embedder(data: Dataset | Sequence[Dataset], name: str, base: str = "minilm", epochs: int = 1,
+                  max_steps: int | None = None, seed: int = 0) -> Path:
+    """Tune `base` on the gold (`training_pairs`) of a dataset, or of several (e.g. folds: each a `Dataset.select`
+    of its questions), and write it as the tuned model `name` (its folder, returned): the model, its int8 export,
+    model_card.json and README.md. The card lists every data file read (sha256, licence) and each dataset's
+    questions (path, count, sha256 of their sorted ids). A name taken is refused."""
+    datasets = [data] if isinstance(data, Dataset) else list(data)
+    if not datasets:
+        raise ConfigError("tune-embedder needs at least one dataset")
     if base not in BASES:
         raise ConfigError(f"unknown base model {base!r}; known: {', '.join(BASES)}")
     if absent := [m for m in NEEDS if importlib.util.find_spec(m) is None]:
@@ -111,15 +125,17 @@ def tune_embedder(dataset: Dataset, name: str, base: str = "minilm", epochs: int
     folder = tuned_models_dir() / check_model_name(name)
     _refuse_taken(folder, name)
     started = time.perf_counter()
-    pairs = training_pairs(dataset.cases)
+    cases = [c for d in datasets for c in d.cases]
+    pairs = training_pairs(cases)
     if not pairs:
-        raise ConfigError(f"{dataset.path}: no question with gold notes and a note outside its gold sessions to "
-                          "train on")
+        raise ConfigError(f"{', '.join(str(d.path) for d in datasets)}: no question with gold notes and a note "
+                          "outside its gold sessions to train on")
     questions = len({q for q, _, _ in pairs})
     card = {"name": name, "embedder": f"tuned:{name}", "taggraph_commit": git_commit(),
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "base": {"name": base, "model": BASES[base][0], "package": f"{BASES[base][1]} {version(BASES[base][1])}"},
-            "data": data_files(dataset), "questions": len(dataset.cases), "questions_trained": questions,
+            "data": [f for d in datasets for f in data_files(d)], "datasets": [question_set(d) for d in datasets],
+            "questions": len(cases), "questions_trained": questions,
             "pairs": len(pairs), "seed": seed,
             "parameters": {"epochs": epochs, "max_steps": max_steps, "batch_size": BATCH_SIZE,
                            "learning_rate": LEARNING_RATE, "warmup_ratio": WARMUP_RATIO,
@@ -198,6 +214,8 @@ def model_card_markdown(card: dict) -> str:
     data = "\n".join(f"| {Path(d['path']).name} | {d['format']} | `{d['sha256']}` | {_licence_words(d['licence'])} |"
                      for d in card["data"])
     params = "\n".join(f"| {k} | {v} |" for k, v in card["parameters"].items())
+    questions = "\n".join(f"| {Path(d['path']).name} | {d['questions']} | `{d['case_ids_sha256']}` |"
+                          for d in card["datasets"])
     return f"""# tuned:{card['name']}
 
 {card['base']['model']} ({card['base']['package']}) tuned by `taggraph tune-embedder` on {card['pairs']} pairs
@@ -209,6 +227,10 @@ Use it with `--embedder tuned:{card['name']}`.
 | data file | format | sha256 | licence |
 |---|---|---|---|
 {data}
+
+| questions of | count | sha256 of their sorted ids |
+|---|---|---|
+{questions}
 
 | parameter | value |
 |---|---|
