@@ -65,9 +65,9 @@ from sklearn.model_selection import StratifiedKFold
 
 import taggraph as tg
 from taggraph.evaluation.significance import paired_test
-from taggraph.experiments.bench import run_bench
-from taggraph.experiments.tune_embedder import tune_embedder
-from taggraph.retrieval.tuned_embedder import tuned_model, tuned_models_dir
+from taggraph.runs.bench import run_bench
+from taggraph.studies.tune_embedder import tune_embedder
+from taggraph.embedders.tuned import tuned_model, tuned_models_dir
 
 SEED = 0
 REALMEM_FOLDS = (("Kenta_Tanaka", "Sarah_Miller"), ("Adeleke_Okonjo", "Liam_O_Connor", "Oliver_Smith"))
@@ -126,8 +126,8 @@ def evaluate(cases, label: str, out: Path, embedder: str | None) -> pd.DataFrame
     wall, cpu = time.perf_counter(), cpu_seconds()
     if embedder:
         res = run_bench(cases, [FUSION], method_params={FUSION: {"embedder": embedder}})
-    else:
-        res = run_bench(cases, [FUSION, BM25])
+    else:  # the defaults as the protocol ran them (57c3a3d): Fusion's embedder was float32 minilm, since minilm-int8
+        res = run_bench(cases, [FUSION, BM25], method_params={FUSION: {"embedder": "minilm"}})
     df = res.rankings[["question_id", "question_type", "method", "RR", "Success@1"]].copy()
     df.to_csv(path, index=False)
     print(f"evaluated {label}: {len(cases)} questions, {time.perf_counter() - wall:.0f} s wall, "

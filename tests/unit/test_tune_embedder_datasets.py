@@ -7,10 +7,10 @@ import json
 import pytest
 
 import taggraph as tg
-from taggraph.config import DEMO_DATA
+from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets.base import file_checksum
 from taggraph.errors import ConfigError
-from taggraph.experiments.tune_embedder import tune_embedder
+from taggraph.studies.tune_embedder import tune_embedder
 
 pytest.importorskip("sentence_transformers")
 
