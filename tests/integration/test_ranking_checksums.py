@@ -3,7 +3,9 @@ method ranks (benchmarks/ranking_checksums.py: sha256 over question id, ranked n
 session ids), recorded from the code before the contract (commit 4431e70) on the demo's first ten
 questions and on the first 30 questions of LongMemEval-S dev. TagGraph-Fusion and its ablations were
 re-recorded when its weights were refitted and its time rules replaced, again when its weights were bagged,
-and when the joint protocol gave it z-scores, the stemmed lists and the turn parts (the lab log holds each)."""
+and when the joint protocol gave it z-scores, the stemmed lists and the turn parts (the lab log holds each). Its
+default embedder became minilm-int8 on 2026-12-06: its variants that embed are checked with float32 minilm against
+what was recorded before, and with the default against `DEMO_INT8`."""
 
 from __future__ import annotations
 
@@ -41,6 +43,16 @@ DEMO = {
     "TagGraph-Fusion-noTime": "ca6be377a3d96e07119d717873d322e30af13be74f1957c3aea425cbc1fd3612",
     "TagGraph-Fusion-noRequests": "cbc7cdf80871632b66220c9546b8bcd2c42e0bd9aead727d62908f1c23bc153b",
 }
+# TagGraph-Fusion's variants that embed, as recorded with float32 minilm (DEMO) and with the int8 default
+MINILM = {m: {"embedder": "minilm"} for m in DEMO if m.startswith("TagGraph-Fusion") and m != "TagGraph-Fusion-noDense"}
+DEMO_INT8 = {
+    "TagGraph-Fusion": "a989bfbbd205ad191be46b1ce2de765e3c2c1c220ca3630c581f07a627b10290",
+    "TagGraph-Fusion-noGraph": "49b397ef6cd34bf5f13d8ef26fcdf7d002168376096cd9e941c7bfafb50ea154",
+    "TagGraph-Fusion-noRaw": "6807384b53df20f8d6eca0c51f4e089c3e54c7a41f46dd3114aa238163dd19a4",
+    "TagGraph-Fusion-noSession": "8a05da5ee19fce558a89be6ede0a9c9869aad120953f7e061aa0fa444adf147f",
+    "TagGraph-Fusion-noTime": "d870d3bc4e9c84ba4db3cd05600e4992d15ef1df9b2acd97668e718d6fb5f1a9",
+    "TagGraph-Fusion-noRequests": "bf967477e607e9c15b0e299973dd02053dd156a49d3a4a0eb4b370c5705dd2f9",
+}
 # S dev, first 30 questions. The methods that embed (OpenClaw, OC-notes, TagGraph-Fusion and its
 # dense ablations) were checked once with MiniLM (BENCHMARKS.md, section "Method contract"); a cold
 # MiniLM pass over 30 S haystacks takes too long for CI, so only the rest run here.
@@ -69,7 +81,15 @@ def test_demo_rankings_are_unchanged(tmp_path):
     pytest.importorskip("sentence_transformers", reason="OpenClaw, OC-notes and TagGraph-Fusion embed with MiniLM")
     cases = [c for c in load_dataset(DEMO_DATA) if c.case_id in DEMO_QUESTIONS]
     assert [c.case_id for c in cases] == DEMO_QUESTIONS
-    assert checksums_of(cases, list(DEMO), tmp_path) == DEMO
+    assert checksums_of(cases, list(DEMO), tmp_path, method_params=MINILM) == DEMO
+
+
+@pytest.mark.skipif("avx512_vnni" not in open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else True,
+                    reason="minilm-int8's rankings were recorded on AVX-512 VNNI; other CPUs take another int8 path")
+def test_demo_rankings_of_fusion_with_its_int8_default_are_unchanged(tmp_path):
+    pytest.importorskip("onnxruntime", reason="TagGraph-Fusion's default embedder, minilm-int8, needs taggraph[int8]")
+    cases = [c for c in load_dataset(DEMO_DATA) if c.case_id in DEMO_QUESTIONS]
+    assert checksums_of(cases, list(DEMO_INT8), tmp_path) == DEMO_INT8
 
 
 @pytest.mark.skipif(not (SHARED_DATA / "longmemeval_s_dev.json.gz").exists(),
