@@ -6,6 +6,7 @@ import contextlib
 import gzip
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -291,6 +292,14 @@ parallel_map(slow, [0, 1, 2, 3], sys.argv[1], workers=2)
 """
 
 
+def default_signals() -> None:
+    """In the child, before it execs: SIGINT and SIGTERM unblocked and at their defaults, whatever this test
+    process inherited from the tests before it (a blocked or ignored SIGINT would reach Python ignored)."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -305,14 +314,20 @@ def test_a_signal_to_the_main_process_ends_its_workers(tmp_path, signum):
     """SIGTERM to `bench --workers 2` left both loky workers running for 5 minutes with their memory."""
     script = tmp_path / "run.py"
     script.write_text(WORKERS_SCRIPT)
-    main = subprocess.Popen([sys.executable, str(script), str(tmp_path)], stderr=subprocess.PIPE)
+    main = subprocess.Popen([sys.executable, str(script), str(tmp_path)], stderr=subprocess.PIPE,
+                            preexec_fn=default_signals)
     deadline = time.monotonic() + 120
     while len(list(tmp_path.glob("*.pid"))) < 2 and main.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)  # waits for the workers to start; the outcome below does not depend on timing
     workers = [int(p.stem) for p in tmp_path.glob("*.pid")]
     assert len(workers) == 2, main.stderr.read().decode()[-2000:] if main.poll() is not None else "no workers"
     main.send_signal(signum)
-    assert main.wait(60) == -signum  # ends by the signal, as an uncaught KeyboardInterrupt ends Python by SIGINT
+    try:
+        assert main.wait(60) == -signum  # ends by the signal, as an uncaught KeyboardInterrupt ends Python by SIGINT
+    except subprocess.TimeoutExpired:
+        state = re.findall(r"(?:State|Sig\w+):\s*\S+", Path(f"/proc/{main.pid}/status").read_text())
+        main.kill()
+        pytest.fail(f"no end {60} s after signal {signum}: {state}")
     try:
         deadline = time.monotonic() + 60  # before the fix they idled for 300 s
         while any(alive(w) for w in workers) and time.monotonic() < deadline:
