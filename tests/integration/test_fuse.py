@@ -2,7 +2,6 @@
 inputs never outputs, runs over other data or qrels refused, and the fused folder read by `score` and `compare`."""
 
 import json
-import os
 import re
 import shlex
 import shutil
@@ -21,10 +20,6 @@ from taggraph.evaluation.rank_fusion import FUSION_METHODS, NORMALIZATIONS, fuse
 from taggraph.evaluation.score import trec_order, trec_scores_of
 from taggraph.runs.bench import score_external
 from taggraph.runs.fuse_runs import TiedGoldWarning
-
-# ranx as plain Python, the same code numba would compile: compiling ranx's fusion for every method and norm cost about
-# a minute of each fresh environment's test run (numba reads this when it is first imported, here with ranx)
-os.environ.setdefault("NUMBA_DISABLE_JIT", "1")
 
 runner = CliRunner()
 
