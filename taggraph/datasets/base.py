@@ -449,8 +449,9 @@ def warn_about_input(found: Sequence[DataWarning]) -> None:
 
 
 def gold_note_ids(case: Case, store: Any, evidence: Mapping[str, set[str]] | None = None) -> list[str]:
-    """The case's units (see the module docstring), or, given `evidence` (question id -> marked notes),
-    the marked notes of the gold sessions and every note of a gold session without marks."""
+    """The notes holding the case's answer (`Case.gold_note_ids`, as its loader set them), else every note of its
+    gold sessions; given `evidence` (question id -> marked notes), the marked notes of the gold sessions and every
+    note of a gold session without marks."""
     if evidence is None and case.gold_note_ids:
         return list(case.gold_note_ids)
     notes = [(n.note_id, n.session_id) for n in store.notes]

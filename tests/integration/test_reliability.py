@@ -327,7 +327,7 @@ def test_a_signal_to_the_main_process_ends_its_workers(tmp_path, signum):
     except subprocess.TimeoutExpired:
         state = re.findall(r"(?:State|Sig\w+):\s*\S+", Path(f"/proc/{main.pid}/status").read_text())
         main.kill()
-        pytest.fail(f"no end {60} s after signal {signum}: {state}")
+        pytest.fail(f"no end 60 s after signal {signum}: {state}")
     try:
         deadline = time.monotonic() + 60  # before the fix they idled for 300 s
         while any(alive(w) for w in workers) and time.monotonic() < deadline:
