@@ -114,7 +114,7 @@ def _described(hint: Any) -> tuple[str, list[str]]:
         base, *marks = get_args(hint)
         shown, rules = _described(base)
         own = [_rule(m) for m in marks for m in getattr(m, "metadata", [m]) if not isinstance(m, (Component, Role))]
-        return shown, own + rules
+        return shown, [rule for rule in own if rule] + rules
     if get_origin(hint) in (Union, UnionType):
         parts = [_described(arg) for arg in get_args(hint)]
         return " | ".join(shown for shown, _ in parts), [rule for _, rules in parts for rule in rules]
@@ -128,7 +128,10 @@ def _description(hint: Any) -> str:
 
 
 def _rule(constraint: Any) -> str:
-    """A declared bound in words: annotated_types.Ge(ge=0) -> '>= 0'."""
+    """A declared bound in words: annotated_types.Ge(ge=0) -> '>= 0'; '' for a validator that converts a value
+    (pydantic's BeforeValidator: no rule a user has to meet)."""
+    if callable(getattr(constraint, "func", None)):
+        return ""
     for attr, sign in _BOUNDS.items():
         if hasattr(constraint, attr):
             return f"{sign} {getattr(constraint, attr)}"

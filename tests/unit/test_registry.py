@@ -28,7 +28,7 @@ from taggraph.embedders.base import EMBEDDERS, get_embedder
 from taggraph.embedders.minilm_static import StaticEmbedder
 from taggraph.methods.base import Retriever
 from taggraph.methods.params import Component
-from taggraph.methods.registry import METHODS, ablations_of, components, register_method
+from taggraph.methods.registry import METHODS, ablations_of, components, method, method_names, register_method
 
 REPO = Path(__file__).resolve().parents[2]
 GROUP = "taggraph.test_widgets"
@@ -354,3 +354,10 @@ def test_taggraph_methods_says_what_every_method_is():
     assert not plain, plain
     assert described["Shouty"] == "Scores a note by its exclamation marks."
     assert described["TagGraph-Fusion"].startswith("lexical, dense, graph, session and time signals")
+
+
+def test_no_parameter_rule_shows_a_validator_object_or_an_address():
+    """`taggraph methods NAME` prints each rule: a converting validator (Fusion's weights) is no rule to meet."""
+    rules = {(name, p["name"]): p["rule"] for name in method_names() for p in method(name).parameters()}
+    assert not {where: rule for where, rule in rules.items() if "Validator" in rule or " at 0x" in rule}
+    assert rules[("BM25", "b")] == ">= 0, <= 1"
