@@ -202,13 +202,17 @@ def request_text(note: Note) -> str:
     return note.raw_text[:DENSE_CHARS]
 
 
-def _evidence(scores: dict[int, float], n: int) -> np.ndarray:
-    """Scores as a length-n vector, NaN where there is no evidence: notes not scored, and negative or zero
-    BM25 scores (rank-bm25's idf floor for terms in over half the notes)."""
+def _evidence(scores: dict[int, float] | Any, n: int) -> np.ndarray:
+    """Scores (a dict {note index: score}, or `Scores` arrays) as a length-n vector, NaN where there is no
+    evidence: notes not scored, and negative or zero BM25 scores (rank-bm25's idf floor for terms in over half the
+    notes)."""
     v = np.full(n, np.nan)
-    if scores:
-        values = np.array(list(scores.values()), dtype=float)
-        v[np.array(list(scores))[values > 0]] = values[values > 0]
+    if isinstance(scores, dict):
+        index = np.fromiter(scores.keys(), dtype=np.int64, count=len(scores))
+        values = np.fromiter(scores.values(), dtype=np.float64, count=len(scores))
+    else:
+        index, values = np.asarray(scores.index, dtype=np.int64), np.asarray(scores.value, dtype=np.float64)
+    v[index[values > 0]] = values[values > 0]
     return v
 
 
@@ -253,10 +257,15 @@ def normalized_all(raw: np.ndarray, mode: str) -> np.ndarray:
 
 
 
-def _top(v: np.ndarray, m: int) -> set[int]:
-    """Indexes of the m largest positive entries."""
-    best = np.argsort(-v, kind="stable")[:m]
-    return {int(i) for i in best if v[i] > 0}
+def _top(v: np.ndarray, m: int) -> np.ndarray:
+    """Indexes of the m largest positive entries (ties: earlier first), read from the entries at or above the m-th
+    largest rather than from a sort of all of them."""
+    if m >= len(v):
+        best = np.argsort(-v, kind="stable")
+    else:
+        near = np.flatnonzero(v >= np.partition(v, len(v) - m)[len(v) - m])  # ascending: the sort below keeps ties so
+        best = near[np.argsort(-v[near], kind="stable")][:m]
+    return best[v[best] > 0]
 
 
 class RawTurnsStem(BM25Stem):

@@ -102,7 +102,7 @@ def _reads(fusion: Any, component: str, text: str, note: Note, ev: Any, walk: li
         return f"'{snippet(' '.join(read.split()), EXCERPT)}' cosine {raw:.3f}"
     if component in ("turns", "speaker"):
         q = fusion._query_vector(text)
-        cos = fusion.turn_vectors[i] @ q
+        cos = fusion.turn_vectors.rows(i) @ q
         turns = turn_texts(note)
         if component == "speaker":
             names = fusion.named_speakers(text)
