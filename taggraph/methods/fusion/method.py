@@ -55,6 +55,7 @@ from pydantic import BeforeValidator, Field
 from taggraph.core.graph import concept_node, file_node
 from taggraph.core.notes import Note
 from taggraph.methods.adaptive import AdaptiveGraph, personalized_pagerank
+from taggraph.methods.adaptive import _teleport as unit_teleport  # PPR's teleport as it normalizes it
 from taggraph.methods.base import Evidence, Retriever
 from taggraph.methods.params import DEVICE, EMBEDDER, Component
 from taggraph.methods.bm25 import BM25
@@ -143,6 +144,7 @@ class TagGraphFusion(Retriever):
         # the last query's key, evidence, time windows and the graph part's teleport (what `evidence` reads)
         self._memo: tuple[tuple, Signals, list[Window], np.ndarray | None] | None = None
         self._query_memo: tuple[str, np.ndarray] | None = None  # the last question and its vector
+        self._step_memo: tuple[tuple, Any] | None = None  # the last query's key and `walk_step`
 
     def uses(self, part: str) -> bool:
         """Whether the component or session feature `part` is computed: its switch on (`SWITCHED_BY`; the
@@ -315,9 +317,10 @@ class TagGraphFusion(Retriever):
         now = days(asked_on)
         out = question_windows(text, as_of(now))
         for anchor in question_anchors(text):
-            dated = {i: v for i, v in self.note_bm25.score(anchor.clause).items() if v > 0 and not np.isnan(self.days[i])}
-            if dated:
-                day = self.days[max(dated, key=lambda i: (dated[i], -i))]
+            match = _evidence(self.note_bm25.score(anchor.clause), len(self.days))
+            dated = ~np.isnan(match) & ~np.isnan(self.days)
+            if dated.any():
+                day = self.days[int(np.argmax(np.where(dated, match, -np.inf)))]  # the best match, the earliest of ties
                 out.append(Window(-np.inf, day, SPAN_TOLERANCE) if anchor.direction == "before"
                            else Window(day, now, SPAN_TOLERANCE))
         return out
@@ -382,6 +385,14 @@ class TagGraphFusion(Retriever):
         ev = Signals(notes, codes, components, times, request, per_session[codes], raw)
         self._memo = (key, ev, windows, teleport)
         return ev
+
+    def walk_step(self) -> Any:
+        """The graph part's last PPR step (`AdaptiveGraph._last_step`) from the last query's teleport, computed once
+        per query: every note `evidence` explains (the note and its rivals) traces its walk from it."""
+        key, _, _, teleport = self._memo
+        if self._step_memo is None or self._step_memo[0] != key:
+            self._step_memo = (key, self.graph._last_step(unit_teleport(teleport)))
+        return self._step_memo[1]
 
     def _weights(self, ev: Signals) -> FusionWeights:
         w = self.weights if self.params.session else FusionWeights(**{**asdict(self.weights), "session": 0.0})

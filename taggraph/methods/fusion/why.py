@@ -150,5 +150,6 @@ def _node(node: str) -> str:
 def _walk(fusion: Any, teleport: np.ndarray, note: Note) -> list[list[str]]:
     """The edges that carried most of the graph part's PPR mass to `note` (AdaptiveGraph's `flow_walk` over
     Fusion's own teleport)."""
-    walk, _, _ = fusion.graph.flow_walk(teleport, fusion.graph.node_index[file_node(note.note_id)])
+    walk, _, _ = fusion.graph.flow_walk(teleport, fusion.graph.node_index[file_node(note.note_id)],
+                                        step=fusion.walk_step())
     return walk
