@@ -57,11 +57,13 @@ from taggraph.core.notes import Note
 from taggraph.methods.adaptive import AdaptiveGraph, personalized_pagerank
 from taggraph.methods.adaptive import _teleport as unit_teleport  # PPR's teleport as it normalizes it
 from taggraph.methods.base import Evidence, Retriever
+from taggraph.methods.scores import Scores
 from taggraph.methods.params import DEVICE, EMBEDDER, Component
 from taggraph.methods.bm25 import BM25
 from taggraph.methods.bm25_stem import BM25Stem
 from taggraph.embedders.base import Embedder, get_embedder
-from taggraph.embedders.rows import Growing, NoteRows
+from taggraph.embedders.rows import NoteRows
+from taggraph._infra.growing import GrowingArray
 from taggraph.methods.index import raw_term_index
 from taggraph.methods.fusion.time_expressions import SPAN_TOLERANCE, Window, as_of, question_anchors, question_windows
 from taggraph.core.text import MAX_QUERY_CHARS, days
@@ -131,9 +133,9 @@ class TagGraphFusion(Retriever):
                 part.sync()
         self.embedder = get_embedder(p.embedder, p.device) if self.embeds(p) else None
         self.sessions: dict[str, int] = {}
-        self._session_code = Growing(np.int64)  # per note: its session's number in `sessions`
-        self._days = Growing(np.float64)  # per note: `note_day`, NaN when undated
-        self._file_node = Growing(np.int64)  # per note: its file node in the graph part's matrix
+        self._session_code = GrowingArray(np.int64)  # per note: its session's number in `sessions`
+        self._days = GrowingArray(np.float64)  # per note: `note_day`, NaN when undated
+        self._file_node = GrowingArray(np.int64)  # per note: its file node in the graph part's matrix
         self.vectors = NoteRows()  # per note: its `dense_text`'s vector: pool notes (every note with embed_on_add)
         self.request_vectors = NoteRows()  # per note: its raw turn's vector, once a request is asked
         self.chunk_vectors = NoteRows()  # per note: its chunks' vectors: pool notes, for `chunks`
@@ -293,7 +295,7 @@ class TagGraphFusion(Retriever):
         best[pool] = np.maximum.reduceat(cos, first)
         names = self.named_speakers(text)
         if names:
-            said = np.isin(self.turn_vectors.labels.view[self.turn_vectors.row_ids(pool)],
+            said = np.isin(self.turn_vectors.labels[self.turn_vectors.row_ids(pool)],
                            [self.speaker_code[name] for name in names])
             top = np.maximum.reduceat(np.where(said, cos, -np.inf), first)
             named[pool] = np.where(np.isfinite(top), top, np.nan)
@@ -398,9 +400,10 @@ class TagGraphFusion(Retriever):
         w = self.weights if self.params.session else FusionWeights(**{**asdict(self.weights), "session": 0.0})
         return ev.weights(w)
 
-    def score(self, text: str, *, asked_on: datetime | None = None) -> dict[int, float]:
+    def score(self, text: str, *, asked_on: datetime | None = None) -> Scores:
+        """Every note's fused score (`fuse`), zeros included: every note is ranked."""
         ev = self.signals(text, asked_on)
-        return dict(zip(ev.notes.tolist(), fuse(ev, self._weights(ev)).tolist()))
+        return Scores(ev.notes, fuse(ev, self._weights(ev)))
 
     def evidence(self, text: str, note: Note, *, asked_on: datetime | None = None) -> Evidence:
         """The note's signals, adding up to its score, and what each read (`fusion_why`)."""
