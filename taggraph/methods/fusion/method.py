@@ -71,7 +71,7 @@ from taggraph.methods.fusion.why import fusion_evidence
 from taggraph.methods.fusion.signals import (COMPONENTS, DEFAULT_WEIGHTS, DENSE_LIKE, NORMALIZE, POOL, SWITCHED_BY,
                                                SignalName, Weight, weights_dict, SESSION_FEATURES,
                                                SPEAKER_SHARE, TIME_FEATURES, TURN_COLUMNS, TURN_PARTS, _evidence, _top,
-                                               dense_text, fuse, FusionWeights, is_request, normalized,
+                                               dense_text, fused, fused_parts, FusionWeights, is_request, normalized,
                                                normalized_all, note_chunks, note_day, RawTurnsStem, request_text,
                                                session_agreement, session_coverage, session_stem, session_turns,
                                                Signals, time_features, turn_speakers, turn_texts)
@@ -147,6 +147,7 @@ class TagGraphFusion(Retriever):
         self._memo: tuple[tuple, Signals, list[Window], np.ndarray | None] | None = None
         self._query_memo: tuple[str, np.ndarray] | None = None  # the last question and its vector
         self._step_memo: tuple[tuple, Any] | None = None  # the last query's key and `walk_step`
+        self._parts_memo: tuple[Signals, tuple] | None = None  # the last query's evidence and `parts`
 
     def uses(self, part: str) -> bool:
         """Whether the component or session feature `part` is computed: its switch on (`SWITCHED_BY`; the
@@ -400,10 +401,17 @@ class TagGraphFusion(Retriever):
         w = self.weights if self.params.session else FusionWeights(**{**asdict(self.weights), "session": 0.0})
         return ev.weights(w)
 
+    def parts(self, ev: Signals) -> tuple:
+        """`fused_parts` of the query's evidence `ev` under its weights, computed once per query (the score and
+        every note `evidence` explains read them)."""
+        if self._parts_memo is None or self._parts_memo[0] is not ev:
+            self._parts_memo = (ev, fused_parts(ev, self._weights(ev)))
+        return self._parts_memo[1]
+
     def score(self, text: str, *, asked_on: datetime | None = None) -> Scores:
         """Every note's fused score (`fuse`), zeros included: every note is ranked."""
         ev = self.signals(text, asked_on)
-        return Scores(ev.notes, fuse(ev, self._weights(ev)))
+        return Scores(ev.notes, fused(self.parts(ev)))
 
     def evidence(self, text: str, note: Note, *, asked_on: datetime | None = None) -> Evidence:
         """The note's signals, adding up to its score, and what each read (`fusion_why`)."""

@@ -134,7 +134,12 @@ class Signals:
 
 def fuse(ev: Signals, w: FusionWeights, gamma: float = GAMMA) -> np.ndarray:
     """Fused score of each note of `ev` (steps 5-7 of the module docstring)."""
-    rel, bonus, features, factor = fused_parts(ev, w, gamma)
+    return fused(fused_parts(ev, w, gamma))
+
+
+def fused(parts: tuple[np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray]) -> np.ndarray:
+    """The fused score from `fused_parts`."""
+    rel, bonus, features, factor = parts
     for part in (bonus, features):  # in this order: the sums, and so the rankings, stay bit for bit
         if part is not None:
             rel = rel + part
@@ -148,7 +153,10 @@ def fused_parts(ev: Signals, w: FusionWeights, gamma: float = GAMMA) -> tuple[np
     rel = ev.components @ w.components()
     bonus = None
     if w.session and len(rel):
-        order = np.lexsort((-rel, ev.sessions))  # by session, best note first
+        # by session, best note first; only notes with relevance (rel >= 0: a note at 0 comes last in its session
+        # and adds 0, so the sums are those over every note)
+        scored = np.flatnonzero(rel > 0)
+        order = scored[np.lexsort((-rel[scored], ev.sessions[scored]))]
         sess, vals = ev.sessions[order], rel[order]
         first = np.r_[True, sess[1:] != sess[:-1]]
         start = np.maximum.accumulate(np.where(first, np.arange(len(sess)), 0))
