@@ -35,7 +35,13 @@ class NoteRows:
 
     @property
     def labels(self) -> np.ndarray:
+        """Each row's label."""
         return self._labels.view
+
+    @property
+    def first_rows(self) -> np.ndarray:
+        """Per note index, its first row (-1 while not embedded)."""
+        return self._start.view
 
     def _cover(self, size: int) -> None:
         """Room in the per-note arrays for notes up to index `size` - 1."""
