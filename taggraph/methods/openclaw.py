@@ -42,6 +42,9 @@ from taggraph.core.notes import Note
 from taggraph.methods.base import DEFAULT_DEPTH, Evidence, Retriever, check_k, checked_scores
 from taggraph.methods.params import DEVICE, EMBEDDER
 from taggraph.embedders.base import Embedder, get_embedder
+from taggraph.embedders.rows import NoteRows
+from taggraph.methods.scores import Scores
+from taggraph._infra.growing import GrowingArray
 from taggraph.core.text import MAX_QUERY_CHARS, chunk_text, parse_timestamp, query_tokens, snippet
 
 SNIPPET_CHARS = 200
@@ -68,8 +71,10 @@ def rank_to_score(rank: float) -> float:
     return -rank / (1.0 - rank) if rank < 0 else 0.0
 
 
-def _top(scores: dict[int, float], m: int) -> dict[int, float]:
-    """The m best entries: score descending, ties by earlier note."""
+def _top(scores: dict[int, float] | np.ndarray, m: int) -> dict[int, float]:
+    """The m best entries of a dict or of a vector over every note: score descending, ties by earlier note."""
+    if isinstance(scores, np.ndarray):
+        return dict(Scores(np.arange(len(scores)), scores).top(m))
     return dict(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:m])
 
 
@@ -84,7 +89,7 @@ class _Lists:
     """Both full (uncut) lists for one query over the current store."""
 
     sims: np.ndarray                      # cosine per chunk; empty for a blank query
-    dense: dict[int, float]               # note -> best chunk cosine; {} for a blank query
+    dense: np.ndarray                     # per note, its best chunk's cosine (float64); empty for a blank query
     keyword: dict[int, tuple[float, int]]  # note -> (best chunk keyword score, that chunk)
 
 
@@ -114,10 +119,8 @@ class OpenClaw(Retriever):
         self.depth = DEFAULT_DEPTH  # depth `score` (and so `explain`) cuts the candidate lists for
         self.chunks: list[str] = []
         self.chunk_note: list[int] = []
-        self.note_start: list[int] = []  # first chunk of each note; a note's chunks are contiguous
-        self.days: list[float] = []      # note timestamps in days, nan when unparsable
-        self._vecs: list[np.ndarray] = []  # chunk embeddings per note
-        self._matrix: np.ndarray | None = None
+        self._days = GrowingArray(np.float64)  # note timestamps in days, nan when unparsable
+        self.vectors = NoteRows()  # each note's chunk embeddings, contiguous rows in note order
         self._memo: tuple[tuple[str, int], _Lists] | None = None
         self.db = sqlite3.connect(":memory:", check_same_thread=False)
         try:
@@ -135,38 +138,40 @@ class OpenClaw(Retriever):
     def add_many(self, notes: list[Note]) -> None:
         """Index `notes`, their chunks embedded in one batched call."""
         chunks = [self._chunk(note) for note in notes]
-        flat = [c for cs in chunks for c in cs]
-        vectors = np.split(self.embedder.embed(flat), np.cumsum([len(c) for c in chunks])[:-1])
-        for note, cs, vecs in zip(notes, chunks, vectors):
-            self._insert(note, cs, vecs)
+        self.vectors.put(np.array([note.index for note in notes], dtype=np.int64),
+                         self.embedder.embed([c for cs in chunks for c in cs]), list(map(len, chunks)))
+        for note, cs in zip(notes, chunks):
+            self._insert(note, cs)
 
     def add(self, note: Note) -> None:
         self.add_many([note])
 
-    def _insert(self, note: Note, chunks: list[str], vecs: np.ndarray) -> None:
+    @property
+    def days(self) -> np.ndarray:
+        """Each note's timestamp in days (`parse_timestamp`), NaN when unparsable."""
+        return self._days.view
+
+    def _insert(self, note: Note, chunks: list[str]) -> None:
         first = len(self.chunks)
-        self.note_start.append(first)
         self.chunks += chunks
         self.chunk_note += [note.index] * len(chunks)
-        self._vecs.append(vecs)
         self.db.executemany("INSERT INTO chunks(rowid, text) VALUES (?, ?)",
                             [(first + i, c) for i, c in enumerate(chunks)])
         days = parse_timestamp(note.timestamp)
-        self.days.append(np.nan if days is None else days)
-        self._matrix, self._memo = None, None
+        self._days.append(np.nan if days is None else days)
+        self._memo = None
 
     def _lists(self, text: str) -> _Lists:
         """Dense and keyword scores of every note; the query is embedded once per (text, store size)."""
-        key = (text, len(self.note_start))
+        key = (text, len(self.days))
         if self._memo is not None and self._memo[0] == key:
             return self._memo[1]
         text = _valid_utf8(text[:MAX_QUERY_CHARS])
-        sims, dense = np.zeros(0, dtype=np.float32), {}
+        sims, dense = np.zeros(0, dtype=np.float32), np.zeros(0)
         if text.strip() and self.chunks:
-            if self._matrix is None:
-                self._matrix = np.vstack(self._vecs)
-            sims = self._matrix @ self.embedder.embed_queries([text])[0]
-            dense = dict(enumerate(np.maximum.reduceat(sims, self.note_start).tolist()))
+            # one product over every chunk, as over the chunks stacked afresh: the same rows in the same order
+            sims = self.vectors.matrix @ self.embedder.embed_queries([text])[0]
+            dense = np.maximum.reduceat(sims, self.vectors.first_rows).astype(np.float64)
         keyword: dict[int, tuple[float, int]] = {}
         match = fts_query(text)
         if match:
@@ -194,7 +199,7 @@ class OpenClaw(Retriever):
         return scores
 
     def _decay(self, scores: dict[int, float]) -> dict[int, float]:
-        days = np.asarray(self.days)
+        days = self.days
         if np.isnan(days).all():
             return scores
         newest, half_life = np.nanmax(days), self.params.half_life_days
@@ -207,7 +212,7 @@ class OpenClaw(Retriever):
         its value when picked, which never increases from one pick to the next."""
         lam = self.params.mmr_lambda
         ids = sorted(scores, key=lambda i: (-scores[i], i))
-        vecs = np.stack([self._vecs[i].mean(axis=0) for i in ids])
+        vecs = np.stack([self.vectors.rows(i).mean(axis=0) for i in ids])
         vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
         sim = vecs @ vecs.T
         rel = np.array([scores[i] for i in ids])
@@ -238,10 +243,11 @@ class OpenClaw(Retriever):
         m = self.params.candidate_multiplier * depth
         dense, keyword = self._cut(lists, depth)
         detail: dict[str, Any] = {"fts_query": snippet(fts_query(text), SNIPPET_CHARS)}
-        if lists.dense:
-            end = self.note_start[i + 1] if i + 1 < len(self.note_start) else len(self.chunks)
-            best = self.note_start[i] + int(np.argmax(lists.sims[self.note_start[i]:end]))
-            detail["dense"] = {"score": round(lists.dense[i], 4), "rank": _position(lists.dense, i),
+        if len(lists.dense):
+            start = int(self.vectors.first_rows[i])
+            best = start + int(np.argmax(lists.sims[start:start + len(self.vectors.rows(i))]))
+            detail["dense"] = {"score": round(float(lists.dense[i]), 4),
+                               "rank": Scores(np.arange(len(lists.dense)), lists.dense).place(i),
                                "chunk": snippet(self.chunks[best], SNIPPET_CHARS)}
         if i in lists.keyword:
             kw, best = lists.keyword[i]
@@ -261,7 +267,7 @@ class OpenClaw(Retriever):
                            f"chunk holds them all, so only the dense score counts")
         if i not in dense and i not in keyword:
             why_dense = (f"its dense score ranks {detail['dense']['rank']} of {len(lists.dense)}"
-                         if lists.dense else "the query is blank, so there is no dense list")
+                         if len(lists.dense) else "the query is blank, so there is no dense list")
             if not detail["fts_query"]:
                 why_kw = "the query has no keyword tokens"
             elif not lists.keyword:

@@ -31,6 +31,19 @@ KEY = "minilm-int8-test"
 
 
 @needs_int8
+def test_int8_reads_the_word_pieces_transformers_gives_without_importing_it():
+    from taggraph.embedders.minilm import bundled_minilm_path
+    texts = ["ok", "", "  ", "Ünïcödé café naïve 東京 😀\u00a0tab\tnew\nline", "I'm 37; it's 3:15 p.m. (UTC+2)!",
+             "The meeting with Sarah moved to Thursday. " * 60]  # past the 256 pieces MiniLM reads
+    path = bundled_minilm_path()
+    want = embeddings._minilm_tokenizer(path)(texts, truncation=True, max_length=embeddings._max_seq_length(path))
+    got = [embeddings._word_pieces(path).encode(t) for t in texts]
+    assert [e.ids for e in got] == want["input_ids"] and max(map(len, want["input_ids"])) == 256
+    assert [e.attention_mask for e in got] == want["attention_mask"]
+    assert [e.type_ids for e in got] == want["token_type_ids"]
+
+
+@needs_int8
 def test_int8_vector_of_a_text_is_the_same_alone_and_amid_any_batch():
     texts = ["ok", "my dog", "The meeting with Sarah moved to Thursday at 3pm because of the conference.",
              "I took my dog to the park every morning this week. " * 40, "quarterly tax filing", ""]

@@ -55,11 +55,15 @@ from pydantic import BeforeValidator, Field
 from taggraph.core.graph import concept_node, file_node
 from taggraph.core.notes import Note
 from taggraph.methods.adaptive import AdaptiveGraph, personalized_pagerank
+from taggraph.methods.adaptive import _teleport as unit_teleport  # PPR's teleport as it normalizes it
 from taggraph.methods.base import Evidence, Retriever
+from taggraph.methods.scores import Scores
 from taggraph.methods.params import DEVICE, EMBEDDER, Component
 from taggraph.methods.bm25 import BM25
 from taggraph.methods.bm25_stem import BM25Stem
 from taggraph.embedders.base import Embedder, get_embedder
+from taggraph.embedders.rows import NoteRows
+from taggraph._infra.growing import GrowingArray
 from taggraph.methods.index import raw_term_index
 from taggraph.methods.fusion.time_expressions import SPAN_TOLERANCE, Window, as_of, question_anchors, question_windows
 from taggraph.core.text import MAX_QUERY_CHARS, days
@@ -67,7 +71,7 @@ from taggraph.methods.fusion.why import fusion_evidence
 from taggraph.methods.fusion.signals import (COMPONENTS, DEFAULT_WEIGHTS, DENSE_LIKE, NORMALIZE, POOL, SWITCHED_BY,
                                                SignalName, Weight, weights_dict, SESSION_FEATURES,
                                                SPEAKER_SHARE, TIME_FEATURES, TURN_COLUMNS, TURN_PARTS, _evidence, _top,
-                                               dense_text, fuse, FusionWeights, is_request, normalized,
+                                               dense_text, fused, fused_parts, FusionWeights, is_request, normalized,
                                                normalized_all, note_chunks, note_day, RawTurnsStem, request_text,
                                                session_agreement, session_coverage, session_stem, session_turns,
                                                Signals, time_features, turn_speakers, turn_texts)
@@ -129,17 +133,21 @@ class TagGraphFusion(Retriever):
                 part.sync()
         self.embedder = get_embedder(p.embedder, p.device) if self.embeds(p) else None
         self.sessions: dict[str, int] = {}
-        self.session_code: list[int] = []
-        self.days: list[float] = []
-        self.vectors: dict[int, np.ndarray] = {}  # note index -> embedding: pool notes (every note with embed_on_add)
-        self.request_vectors: dict[int, np.ndarray] = {}  # note index -> raw-turn embedding, once a request is asked
-        self.chunk_vectors: dict[int, np.ndarray] = {}  # note index -> (chunks, dim): pool notes, for `chunks`
-        self.turn_vectors: dict[int, np.ndarray] = {}  # note index -> (turns, dim): pool notes, for TURN_PARTS
+        self._session_code = GrowingArray(np.int64)  # per note: its session's number in `sessions`
+        self._days = GrowingArray(np.float64)  # per note: `note_day`, NaN when undated
+        self._file_node = GrowingArray(np.int64)  # per note: its file node in the graph part's matrix
+        self.vectors = NoteRows()  # per note: its `dense_text`'s vector: pool notes (every note with embed_on_add)
+        self.request_vectors = NoteRows()  # per note: its raw turn's vector, once a request is asked
+        self.chunk_vectors = NoteRows()  # per note: its chunks' vectors: pool notes, for `chunks`
+        self.turn_vectors = NoteRows()  # per note: its turns' vectors, labelled by speaker: pool notes, for TURN_PARTS
         self.speaker_turns: dict[str, int] = {}  # "Name" -> turns it heads
+        self.speaker_code: dict[str | None, int] = {None: -1}  # "Name" -> the label of its turns' rows
         self.unnamed_turns = 0
         # the last query's key, evidence, time windows and the graph part's teleport (what `evidence` reads)
         self._memo: tuple[tuple, Signals, list[Window], np.ndarray | None] | None = None
         self._query_memo: tuple[str, np.ndarray] | None = None  # the last question and its vector
+        self._step_memo: tuple[tuple, Any] | None = None  # the last query's key and `walk_step`
+        self._parts_memo: tuple[Signals, tuple] | None = None  # the last query's evidence and `parts`
 
     def uses(self, part: str) -> bool:
         """Whether the component or session feature `part` is computed: its switch on (`SWITCHED_BY`; the
@@ -156,16 +164,26 @@ class TagGraphFusion(Retriever):
             config.update(embedder=self.embedder.name, device=self.embedder.device)
         return config
 
+    @property
+    def session_code(self) -> np.ndarray:
+        """Per note, its session's number in `sessions`."""
+        return self._session_code.view
+
+    @property
+    def days(self) -> np.ndarray:
+        """Per note, its date in days since 1970 (`note_day`), NaN when it has none."""
+        return self._days.view
+
     def add_many(self, notes: list[Note]) -> None:
+        self._session_code.extend([self.sessions.setdefault(note.session_id, len(self.sessions)) for note in notes])
+        self._days.extend([np.nan if (day := note_day(note.timestamp)) is None else day for note in notes])
         for note in notes:
-            self.session_code.append(self.sessions.setdefault(note.session_id, len(self.sessions)))
-            day = note_day(note.timestamp)
-            self.days.append(np.nan if day is None else day)
             for who in turn_speakers(note):
                 if who is None:
                     self.unnamed_turns += 1
                 else:
                     self.speaker_turns[who] = self.speaker_turns.get(who, 0) + 1
+                    self.speaker_code.setdefault(who, len(self.speaker_code) - 1)
         self._memo = None
         if self.params.embed_on_add and self.embedder is not None:
             self._embed_notes([note.index for note in notes])  # one batch for the notes indexed together
@@ -183,35 +201,35 @@ class TagGraphFusion(Retriever):
         if any(self.uses(part) for part in TURN_PARTS):
             self._embed_turns(indexes)
 
-    def _vectors_of(self, request: bool) -> tuple[dict[int, np.ndarray], Any]:
+    def _vectors_of(self, request: bool) -> tuple[NoteRows, Any]:
         """(the vectors, the text they embed) for a request's dense part (whole turns) or for the pool's (user turns)."""
         return (self.request_vectors, request_text) if request else (self.vectors, dense_text)
 
     def _embed(self, indexes, request: bool) -> None:
         """Embed the notes at `indexes` that have no vector of this kind yet (one batch)."""
         vectors, text_of = self._vectors_of(request)
-        todo = [i for i in indexes if i not in vectors]
-        if todo:
-            for i, vec in zip(todo, self.embedder.embed([text_of(self.store.notes[i]) for i in todo])):
-                vectors[i] = vec
+        self._embed_pieces(indexes, vectors, lambda note: [text_of(note)])
 
     def _embed_chunks(self, indexes) -> None:
         """Embed the chunks of the notes at `indexes` that have none yet (one batch)."""
         self._embed_pieces(indexes, self.chunk_vectors, note_chunks)
 
     def _embed_turns(self, indexes) -> None:
-        """Embed each turn of the notes at `indexes` on its own (`turn_texts`), for those that have none yet."""
-        self._embed_pieces(indexes, self.turn_vectors, turn_texts)
+        """Embed each turn of the notes at `indexes` on its own (`turn_texts`), for those that have none yet, each
+        row labelled with its speaker's `speaker_code`."""
+        self._embed_pieces(indexes, self.turn_vectors, turn_texts,
+                           lambda note: [self.speaker_code[who] for who in turn_speakers(note)])
 
-    def _embed_pieces(self, indexes, vectors: dict[int, np.ndarray], pieces_of) -> None:
-        """Embed `pieces_of(note)` for the notes at `indexes` missing from `vectors` (one batch): (pieces, dim)."""
-        todo = [i for i in indexes if i not in vectors]
-        pieces = [pieces_of(self.store.notes[i]) for i in todo]
-        if todo:
-            flat = self.embedder.embed([c for chunks in pieces for c in chunks])
-            bounds = np.cumsum([0] + [len(chunks) for chunks in pieces])
-            for i, lo, hi in zip(todo, bounds[:-1], bounds[1:]):
-                vectors[i] = flat[lo:hi]
+    def _embed_pieces(self, indexes, vectors: NoteRows, pieces_of, labels_of=None) -> None:
+        """Embed `pieces_of(note)` for the notes at `indexes` that `vectors` has no rows of (one batch), each row
+        labelled by `labels_of(note)` when given."""
+        todo = vectors.missing(indexes)
+        if len(todo):
+            notes = [self.store.notes[i] for i in todo.tolist()]
+            pieces = [pieces_of(note) for note in notes]
+            labels = None if labels_of is None else [label for note in notes for label in labels_of(note)]
+            vectors.put(todo, self.embedder.embed([c for chunks in pieces for c in chunks]), list(map(len, pieces)),
+                        labels)
 
     def _teleport(self, text: str, file_seed: np.ndarray) -> np.ndarray:
         """PPR's teleport over the graph's nodes: half on the query's matched concepts, half on `file_seed`."""
@@ -226,7 +244,13 @@ class TagGraphFusion(Retriever):
         return s
 
     def _file_nodes(self) -> np.ndarray:
-        return np.array([self.graph.node_index[file_node(n.note_id)] for n in self.store.notes])
+        """Each note's file node in the graph part's matrix (kept per note: a node's place never changes)."""
+        self.graph.transition()  # its nodes indexed up to the last note
+        done = len(self._file_node)
+        if done < len(self.store.notes):
+            index = self.graph.node_index
+            self._file_node.extend([index[file_node(note.note_id)] for note in self.store.notes[done:]])
+        return self._file_node.view
 
     def _ppr(self, s: np.ndarray) -> np.ndarray:
         """PPR mass per note (NaN where none) from the teleport `s` (`_teleport`)."""
@@ -241,43 +265,41 @@ class TagGraphFusion(Retriever):
             self._query_memo = (text, self.embedder.embed_queries([text[:MAX_QUERY_CHARS]])[0])
         return self._query_memo[1]
 
-    def _dense(self, text: str, pool: list[int], request: bool = False) -> np.ndarray:
+    def _dense(self, text: str, pool: np.ndarray, request: bool = False) -> np.ndarray:
         """Cosine of the query to each pool note (NaN outside the pool); for a request the pool is every note
         and the vectors are of `request_text`."""
         out = np.full(len(self.store.notes), np.nan)
-        if not pool or not text.strip():
+        if not len(pool) or not text.strip():
             return out
         self._embed(pool, request)
-        vectors = self._vectors_of(request)[0]
-        q = self._query_vector(text)
-        out[pool] = [float(vectors[i] @ q) for i in pool]
+        out[pool] = self._vectors_of(request)[0].dots(pool, self._query_vector(text))[0]
         return out
 
-    def _chunks(self, text: str, pool: list[int]) -> np.ndarray:
+    def _chunks(self, text: str, pool: np.ndarray) -> np.ndarray:
         """Best cosine of the query to each pool note's chunks (NaN outside the pool)."""
         out = np.full(len(self.store.notes), np.nan)
-        if not pool or not text.strip():
+        if not len(pool) or not text.strip():
             return out
         self._embed_chunks(pool)
-        q = self._query_vector(text)
-        out[pool] = [float((self.chunk_vectors[i] @ q).max()) for i in pool]
+        cos, first = self.chunk_vectors.dots(pool, self._query_vector(text))
+        out[pool] = np.maximum.reduceat(cos, first)
         return out
 
-    def _turns(self, text: str, pool: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    def _turns(self, text: str, pool: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(best cosine of the query to each pool note's turns, the same over the turns of the speakers the
         question names), NaN outside the pool or where no turn qualifies."""
         best, named = np.full(len(self.store.notes), np.nan), np.full(len(self.store.notes), np.nan)
-        if not pool or not text.strip():
+        if not len(pool) or not text.strip():
             return best, named
         self._embed_turns(pool)
-        q = self._query_vector(text)
+        cos, first = self.turn_vectors.dots(pool, self._query_vector(text))
+        best[pool] = np.maximum.reduceat(cos, first)
         names = self.named_speakers(text)
-        for i in pool:
-            cos = self.turn_vectors[i] @ q
-            best[i] = float(cos.max())
-            said = [c for c, who in zip(cos, turn_speakers(self.store.notes[i])) if who in names]
-            if said:
-                named[i] = float(max(said))
+        if names:
+            said = np.isin(self.turn_vectors.labels[self.turn_vectors.row_ids(pool)],
+                           [self.speaker_code[name] for name in names])
+            top = np.maximum.reduceat(np.where(said, cos, -np.inf), first)
+            named[pool] = np.where(np.isfinite(top), top, np.nan)
         return best, named
 
     def named_speakers(self, text: str) -> set[str]:
@@ -298,9 +320,10 @@ class TagGraphFusion(Retriever):
         now = days(asked_on)
         out = question_windows(text, as_of(now))
         for anchor in question_anchors(text):
-            dated = {i: v for i, v in self.note_bm25.score(anchor.clause).items() if v > 0 and not np.isnan(self.days[i])}
-            if dated:
-                day = self.days[max(dated, key=lambda i: (dated[i], -i))]
+            match = _evidence(self.note_bm25.score(anchor.clause), len(self.days))
+            dated = ~np.isnan(match) & ~np.isnan(self.days)
+            if dated.any():
+                day = self.days[int(np.argmax(np.where(dated, match, -np.inf)))]  # the best match, the earliest of ties
                 out.append(Window(-np.inf, day, SPAN_TOLERANCE) if anchor.direction == "before"
                            else Window(day, now, SPAN_TOLERANCE))
         return out
@@ -322,14 +345,15 @@ class TagGraphFusion(Retriever):
         if self.raw_bm25 is not None:
             put("raw_bm25", _evidence(self.raw_bm25.score(text), n))
         lexical = cols[:, 0] + cols[:, 1]
-        pool = _top(cols[:, 0], self.params.pool) | _top(cols[:, 1], self.params.pool)
+        in_pool = np.zeros(n, dtype=bool)
+        in_pool[_top(cols[:, 0], self.params.pool)] = in_pool[_top(cols[:, 1], self.params.pool)] = True
         if self.graph is not None and n:
-            first = self._ppr(self._teleport(text, lexical * np.isin(np.arange(n), list(pool))))
-            pool |= _top(normalized(first, "max", False), self.params.pool)
-        pool_ids = sorted(pool)
+            first = self._ppr(self._teleport(text, lexical * in_pool))
+            in_pool[_top(normalized(first, "max", False), self.params.pool)] = True
+        pool_ids = np.flatnonzero(in_pool)
         request = self.params.requests and self.embedder is not None and is_request(text)
         if self.embedder is not None:
-            put("dense", self._dense(text, list(range(n)), request=True) if request else self._dense(text, pool_ids))
+            put("dense", self._dense(text, np.arange(n), request=True) if request else self._dense(text, pool_ids))
         teleport = None
         if self.graph is not None and n:
             seed = np.zeros(n)
@@ -347,7 +371,7 @@ class TagGraphFusion(Retriever):
             put("turns", best)
             put("speaker", named)
         components = normalized_all(raw, NORMALIZE)
-        codes = np.asarray(self.session_code, dtype=np.int64)
+        codes = self.session_code
         per_session = np.zeros((len(self.sessions), len(SESSION_FEATURES)))
         if self.uses("coverage"):
             per_session[:, 0] = session_coverage(self.raw_stem, text, codes, len(self.sessions))
@@ -359,20 +383,35 @@ class TagGraphFusion(Retriever):
             per_session[:, SESSION_FEATURES.index("session_stem")] = session_stem(self.raw_stem, text, codes,
                                                                                   len(self.sessions))
         notes = np.arange(n)  # every note is ranked, as by AdaptiveGraph: no evidence at all -> note order
-        days = np.asarray(self.days)[notes]
         windows = self.windows(text, asked_on) if self.params.time else []
-        times = time_features(text, windows, days) if self.params.time else np.zeros((len(notes), len(TIME_FEATURES)))
-        ev = Signals(notes, codes[notes], components[notes], times, request, per_session[codes[notes]], raw[notes])
+        times = time_features(text, windows, self.days) if self.params.time else np.zeros((n, len(TIME_FEATURES)))
+        ev = Signals(notes, codes, components, times, request, per_session[codes], raw)
         self._memo = (key, ev, windows, teleport)
         return ev
+
+    def walk_step(self) -> Any:
+        """The graph part's last PPR step (`AdaptiveGraph._last_step`) from the last query's teleport, computed once
+        per query: every note `evidence` explains (the note and its rivals) traces its walk from it."""
+        key, _, _, teleport = self._memo
+        if self._step_memo is None or self._step_memo[0] != key:
+            self._step_memo = (key, self.graph._last_step(unit_teleport(teleport)))
+        return self._step_memo[1]
 
     def _weights(self, ev: Signals) -> FusionWeights:
         w = self.weights if self.params.session else FusionWeights(**{**asdict(self.weights), "session": 0.0})
         return ev.weights(w)
 
-    def score(self, text: str, *, asked_on: datetime | None = None) -> dict[int, float]:
+    def parts(self, ev: Signals) -> tuple:
+        """`fused_parts` of the query's evidence `ev` under its weights, computed once per query (the score and
+        every note `evidence` explains read them)."""
+        if self._parts_memo is None or self._parts_memo[0] is not ev:
+            self._parts_memo = (ev, fused_parts(ev, self._weights(ev)))
+        return self._parts_memo[1]
+
+    def score(self, text: str, *, asked_on: datetime | None = None) -> Scores:
+        """Every note's fused score (`fuse`), zeros included: every note is ranked."""
         ev = self.signals(text, asked_on)
-        return dict(zip(ev.notes.tolist(), fuse(ev, self._weights(ev)).tolist()))
+        return Scores(ev.notes, fused(self.parts(ev)))
 
     def evidence(self, text: str, note: Note, *, asked_on: datetime | None = None) -> Evidence:
         """The note's signals, adding up to its score, and what each read (`fusion_why`)."""

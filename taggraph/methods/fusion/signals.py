@@ -134,7 +134,12 @@ class Signals:
 
 def fuse(ev: Signals, w: FusionWeights, gamma: float = GAMMA) -> np.ndarray:
     """Fused score of each note of `ev` (steps 5-7 of the module docstring)."""
-    rel, bonus, features, factor = fused_parts(ev, w, gamma)
+    return fused(fused_parts(ev, w, gamma))
+
+
+def fused(parts: tuple[np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray]) -> np.ndarray:
+    """The fused score from `fused_parts`."""
+    rel, bonus, features, factor = parts
     for part in (bonus, features):  # in this order: the sums, and so the rankings, stay bit for bit
         if part is not None:
             rel = rel + part
@@ -148,7 +153,10 @@ def fused_parts(ev: Signals, w: FusionWeights, gamma: float = GAMMA) -> tuple[np
     rel = ev.components @ w.components()
     bonus = None
     if w.session and len(rel):
-        order = np.lexsort((-rel, ev.sessions))  # by session, best note first
+        # by session, best note first; only notes with relevance (rel >= 0: a note at 0 comes last in its session
+        # and adds 0, so the sums are those over every note)
+        scored = np.flatnonzero(rel > 0)
+        order = scored[np.lexsort((-rel[scored], ev.sessions[scored]))]
         sess, vals = ev.sessions[order], rel[order]
         first = np.r_[True, sess[1:] != sess[:-1]]
         start = np.maximum.accumulate(np.where(first, np.arange(len(sess)), 0))
@@ -202,13 +210,17 @@ def request_text(note: Note) -> str:
     return note.raw_text[:DENSE_CHARS]
 
 
-def _evidence(scores: dict[int, float], n: int) -> np.ndarray:
-    """Scores as a length-n vector, NaN where there is no evidence: notes not scored, and negative or zero
-    BM25 scores (rank-bm25's idf floor for terms in over half the notes)."""
+def _evidence(scores: dict[int, float] | Any, n: int) -> np.ndarray:
+    """Scores (a dict {note index: score}, or `Scores` arrays) as a length-n vector, NaN where there is no
+    evidence: notes not scored, and negative or zero BM25 scores (rank-bm25's idf floor for terms in over half the
+    notes)."""
     v = np.full(n, np.nan)
-    if scores:
-        values = np.array(list(scores.values()), dtype=float)
-        v[np.array(list(scores))[values > 0]] = values[values > 0]
+    if isinstance(scores, dict):
+        index = np.fromiter(scores.keys(), dtype=np.int64, count=len(scores))
+        values = np.fromiter(scores.values(), dtype=np.float64, count=len(scores))
+    else:
+        index, values = np.asarray(scores.index, dtype=np.int64), np.asarray(scores.value, dtype=np.float64)
+    v[index[values > 0]] = values[values > 0]
     return v
 
 
@@ -253,10 +265,15 @@ def normalized_all(raw: np.ndarray, mode: str) -> np.ndarray:
 
 
 
-def _top(v: np.ndarray, m: int) -> set[int]:
-    """Indexes of the m largest positive entries."""
-    best = np.argsort(-v, kind="stable")[:m]
-    return {int(i) for i in best if v[i] > 0}
+def _top(v: np.ndarray, m: int) -> np.ndarray:
+    """Indexes of the m largest positive entries (ties: earlier first), read from the entries at or above the m-th
+    largest rather than from a sort of all of them."""
+    if m >= len(v):
+        best = np.argsort(-v, kind="stable")
+    else:
+        near = np.flatnonzero(v >= np.partition(v, len(v) - m)[len(v) - m])  # ascending: the sort below keeps ties so
+        best = near[np.argsort(-v[near], kind="stable")][:m]
+    return best[v[best] > 0]
 
 
 class RawTurnsStem(BM25Stem):

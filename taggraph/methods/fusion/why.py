@@ -13,7 +13,7 @@ import numpy as np
 from taggraph.core.graph import file_node
 from taggraph.core.notes import Note
 from taggraph.methods.base import Evidence
-from taggraph.methods.fusion.signals import (COMPONENTS, SESSION_FEATURES, TIME_FEATURES, dense_text, fused_parts,
+from taggraph.methods.fusion.signals import (COMPONENTS, SESSION_FEATURES, TIME_FEATURES, dense_text,
                                                request_text, shown_date, turn_speakers, turn_texts, window_label)
 from taggraph.methods.signals import Signal
 from taggraph.core.text import snippet
@@ -28,7 +28,7 @@ def fusion_evidence(fusion: Any, text: str, note: Note, asked_on: datetime | Non
     ev = fusion.signals(text, asked_on)
     _, _, windows, teleport = fusion._memo
     i, w = note.index, fusion._weights(ev)
-    rel, bonus, features, factor = fused_parts(ev, w)
+    rel, bonus, features, factor = fusion.parts(ev)
     f = float(factor[i])
     reached = teleport is not None and not np.isnan(ev.raw[i, COMPONENTS.index("graph")])
     walk = _walk(fusion, teleport, note) if reached else []  # the graph part's route, read once: signal and page
@@ -102,7 +102,7 @@ def _reads(fusion: Any, component: str, text: str, note: Note, ev: Any, walk: li
         return f"'{snippet(' '.join(read.split()), EXCERPT)}' cosine {raw:.3f}"
     if component in ("turns", "speaker"):
         q = fusion._query_vector(text)
-        cos = fusion.turn_vectors[i] @ q
+        cos = fusion.turn_vectors.rows(i) @ q
         turns = turn_texts(note)
         if component == "speaker":
             names = fusion.named_speakers(text)
@@ -150,5 +150,6 @@ def _node(node: str) -> str:
 def _walk(fusion: Any, teleport: np.ndarray, note: Note) -> list[list[str]]:
     """The edges that carried most of the graph part's PPR mass to `note` (AdaptiveGraph's `flow_walk` over
     Fusion's own teleport)."""
-    walk, _, _ = fusion.graph.flow_walk(teleport, fusion.graph.node_index[file_node(note.note_id)])
+    walk, _, _ = fusion.graph.flow_walk(teleport, fusion.graph.node_index[file_node(note.note_id)],
+                                        step=fusion.walk_step())
     return walk
