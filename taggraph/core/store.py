@@ -409,7 +409,7 @@ class MemoryStore:
         try:
             note = parse_note(text, note_id=note_id, session_id=str(entry.get("session_id", "")),
                               timestamp=str(entry.get("timestamp", "")), summary=str(entry.get("summary", "")),
-                              source=str(file))
+                              source=file)
         except NoteFormatError as exc:
             raise StoreError(str(exc)) from None
         if note_id in self.by_id:
@@ -430,31 +430,32 @@ class _RealFolders:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._real: dict[str, Path] = {}
+        self._inside = os.path.join(str(root), "")  # the real paths inside the store start with this
+        self._real: dict[str, str] = {}
 
-    def read(self, rel: str, where: str) -> tuple[Path, bytes]:
+    def read(self, rel: str, where: str) -> tuple[str, bytes]:
         """(the real path of the file `rel` names, its bytes); StoreError for one outside the store or unreadable."""
         folder, _, name = rel.rpartition("/")
         if _NO_FOLLOW and name not in ("", ".", ".."):
             real = self._real.get(folder)
             if real is None:
-                real = self._real[folder] = (self.root / folder).resolve()
-            file = real / name  # its real path unless it is itself a link, which opening it without following says
+                real = self._real[folder] = str((self.root / folder).resolve())
+            file = os.path.join(real, name)  # its real path unless it is a link itself: opened below without following
         else:
-            file = (self.root / rel).resolve()
+            file = str((self.root / rel).resolve())
         try:
             return file, self._read(file, rel, where, _NO_FOLLOW)
         except OSError as exc:
             if exc.errno != errno.ELOOP or not _NO_FOLLOW:
                 raise StoreError(f"{where}: cannot read {file}: {exc}") from None
-        file = (self.root / rel).resolve()  # a link: read where it leads
+        file = str((self.root / rel).resolve())  # a link: read where it leads
         try:
             return file, self._read(file, rel, where, 0)
         except OSError as exc:
             raise StoreError(f"{where}: cannot read {file}: {exc}") from None
 
-    def _read(self, file: Path, rel: str, where: str, flags: int) -> bytes:
-        if self.root not in file.parents:
+    def _read(self, file: str, rel: str, where: str, flags: int) -> bytes:
+        if not file.startswith(self._inside):
             raise StoreError(f"{where}: field 'file' points outside the store: {rel!r}")
         with open(os.open(file, os.O_RDONLY | flags), "rb") as fh:
             return fh.read()
