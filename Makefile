@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 demo: install  ## the paper's seven methods and TagGraph-Fusion on the bundled demo data
-	$(VENV)/bin/taggraph bench --out runs/demo
+	$(VENV)/bin/taggraph bench --out runs/demo --force  # runs/demo is this target's own folder: a rerun replaces it
 
 test: install  ## the layering contract, the whole test suite, notebooks included
 	$(VENV)/bin/lint-imports

@@ -30,13 +30,13 @@ from taggraph.extractors import Extraction, Extractor, get_extractor, register_e
 from taggraph.memory import Memory
 from taggraph.core.notes import Note
 from taggraph.core.ontology import Ontology
-from taggraph.methods import (DEFAULT_DEPTH, Contrast, Evidence, Explanation, Result, Retriever, Signal, make_retriever,
+from taggraph.methods import (DEFAULT_DEPTH, Contrast, Evidence, Explanation, Result, Retriever, Scores, Signal, make_retriever,
                                 method_names, register_method)
 from taggraph.core.store import Interaction, MemoryStore
 
 __version__ = "0.1.0"
 __all__ = ["DEFAULT_DEPTH", "Evidence", "Explanation", "Interaction", "Memory", "MemoryStore", "Note", "Ontology",
-           "Result", "Retriever", "__version__", "get_extractor", "make_retriever", "method_names", "register_method"]
+           "Result", "Retriever", "Scores", "__version__", "get_extractor", "make_retriever", "method_names", "register_method"]
 __all__ += ["Contrast", "Signal"]  # a score in parts that add up to it, and a note beside those ranked above it
 __all__ += ["Extraction", "Extractor", "register_extractor"]  # extractors given as objects or names
 __all__ += ["Case", "Dataset", "DatasetFormat", "load", "register_format"]  # one loader, any registered format

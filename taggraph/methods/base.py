@@ -13,7 +13,8 @@ A method subclasses `Retriever` and writes:
   the method embeds when its embedder field is not None.
 - ``add(note)``: index one note. Called once per note, in store order, before the next score.
   ``add_many(notes)`` may be overridden to index a batch at once (one embedding call).
-- ``score(text, *, asked_on=None)``: {note index: score} of the notes the method reaches;
+- ``score(text, *, asked_on=None)``: {note index: score} of the notes the method reaches, a dict or, for a
+  method that scores with numpy, a `Scores` (the same mapping held as two arrays: nothing per note in Python);
   `asked_on` is when the question is asked, a `datetime.datetime` (aware when the data gave an offset), None
   when unknown. A case's date is read once where the data is loaded (`Case.asked_on`); a string or a
   `datetime.date` given to query, rank or explain is read once there (`question_date`): no method parses it.
@@ -21,8 +22,9 @@ A method subclasses `Retriever` and writes:
   scored what it did: a one-line `summary`, what it `missing`, a `fallback` taken, and free
   `detail` the views show as they are.
 
-Every ranking is taken through `Retriever.ranking`, which checks what ``score`` returns: a dict whose
-keys are note indexes of the store (ints, 0 to len - 1) and whose values are finite numbers. A breach,
+Every ranking is taken through `Retriever.ranking` or `Retriever.rank`, which check what ``score`` returns: a dict
+(or `Scores`) whose keys are note indexes of the store (ints, 0 to len - 1) and whose values are finite numbers. The
+first k come from `np.argpartition` over the scores, ties by earlier note first: no sort of every reached note. A breach,
 and any exception a method raises while it ranks, is a `MethodError`: one line naming the method, the
 question when the caller knows it (`method_errors`: the bench's runner) and the fix. A failing
 ``evidence`` does not stop a page: the explanation says that it failed.
@@ -37,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import heapq
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -49,6 +52,7 @@ import numpy as np
 from taggraph.errors import ConfigError, TaggraphError
 from taggraph.core.notes import Note
 from taggraph.methods.params import EMBEDDER, NoParams, make_params, recorded, role_field
+from taggraph.methods.scores import Scores
 from taggraph.methods.signals import Contrast, Signal, contrast
 from taggraph.core.store import Interaction, MemoryStore
 from taggraph.core.text import parse_datetime, snippet
@@ -92,9 +96,11 @@ def method_errors(method: str, question: str | None = None) -> Iterator[None]:
                                   f"is this error's __cause__, shown by --debug on the command line)", question) from exc
 
 
-def checked_scores(method: str, scores: Any, notes: int) -> dict[int, float]:
+def checked_scores(method: str, scores: Any, notes: int) -> dict[int, float] | Scores:
     """`scores` if it keeps the contract of `Retriever.score` over a store of `notes` notes; MethodError
     naming the first breach and the fix otherwise."""
+    if isinstance(scores, Scores):
+        return _checked_arrays(method, scores, notes)
     if not isinstance(scores, dict):
         raise MethodError(method, f"score() returned {type(scores).__name__}, not a dict; return "
                                   f"{{note index: score}}, an empty dict when no note is reached")
@@ -113,11 +119,35 @@ def checked_scores(method: str, scores: Any, notes: int) -> dict[int, float]:
             not_finite += 1
             first = first or (idx, value)
     if not_finite:
-        notes_ = f"{not_finite} note{'s' * (not_finite > 1)}"
-        raise MethodError(method, f"score() gave {notes_} a score that is not finite (first: note {first[0]}, "
-                                  f"{first[1]}); leave out the notes the method does not reach, and look for a "
-                                  f"parameter so large that the arithmetic overflows")
+        raise _not_finite(method, not_finite, *first)
     return scores
+
+
+def _not_finite(method: str, count: int, idx: int, value: float) -> MethodError:
+    """The MethodError of `count` scores that are not finite, the first of note `idx`."""
+    return MethodError(method, f"score() gave {count} note{'s' * (count > 1)} a score that is not finite (first: note "
+                               f"{idx}, {value}); leave out the notes the method does not reach, and look for a "
+                               f"parameter so large that the arithmetic overflows")
+
+
+def _checked_arrays(method: str, scores: Scores, notes: int) -> Scores:
+    """`checked_scores` of a `Scores`, vectorized: integer indexes, strictly ascending, within the store; finite
+    real values, one per index."""
+    index, value = scores.index, scores.value
+    if index.ndim != 1 or value.shape != index.shape:
+        raise MethodError(method, f"score() returned Scores of {index.shape} indexes and {value.shape} values; "
+                                  f"give one value per note index, both 1-d")
+    if len(index) and index.dtype.kind not in "iu":
+        raise MethodError(method, f"score() returned Scores with {index.dtype} indexes; they are note indexes, ints")
+    if len(value) and value.dtype.kind not in "iuf":
+        raise MethodError(method, f"score() returned Scores with {value.dtype} values; scores are numbers (float)")
+    if len(index) and not (index[0] >= 0 and index[-1] < notes and (np.diff(index) > 0).all()):
+        raise MethodError(method, f"score() returned Scores whose indexes are not strictly ascending within 0 to "
+                                  f"{notes - 1} (the memory holds {notes} notes); build it with Scores.of_dense")
+    bad = np.flatnonzero(~np.isfinite(value))
+    if len(bad):
+        raise _not_finite(method, len(bad), int(index[bad[0]]), float(value[bad[0]]))
+    return Scores(index.astype(np.int64, copy=False), value.astype(np.float64, copy=False))
 
 
 @dataclass
@@ -270,21 +300,28 @@ class Retriever:
     def rank(self, text: str, k: int = DEFAULT_DEPTH, *, asked_on: str | date | None = None) -> list[tuple[int, float]]:
         """Top-k (note index, score): score descending, ties by earlier note first."""
         k = check_k(k)
-        return self.ranking(text, asked_on=asked_on)[:k]
+        return self._order(self.scored(text, asked_on=asked_on), k)
 
     def ranking(self, text: str, *, asked_on: str | date | None = None) -> list[tuple[int, float]]:
-        """Every note `score` reaches, as (note index, score) in rank order (`_order`); a contract breach or an
-        exception of the method is a MethodError (module docstring)."""
+        """Every note `score` reaches, as (note index, score) in rank order (`_order`)."""
+        return self._order(self.scored(text, asked_on=asked_on))
+
+    def scored(self, text: str, *, asked_on: str | date | None = None) -> dict[int, float] | Scores:
+        """What `score` returns, checked (`checked_scores`); a contract breach or an exception of the method is a
+        MethodError (module docstring)."""
         asked_on = question_date(asked_on)
         # numpy's overflow warnings are not printed: a score they leave infinite is refused in one line instead
         with method_errors(self.name), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             self.sync()
-            return self._order(self.score(text, asked_on=asked_on))
+            return checked_scores(self.name, self.score(text, asked_on=asked_on), len(self.store))
 
-    def _order(self, scores: dict[int, float]) -> list[tuple[int, float]]:
-        """`scores` checked (`checked_scores`), then score descending, ties by earlier note first."""
-        checked = checked_scores(self.name, scores, len(self.store))
-        return sorted(checked.items(), key=lambda kv: (-kv[1], kv[0]))
+    @staticmethod
+    def _order(scores: dict[int, float] | Scores, k: int | None = None) -> list[tuple[int, float]]:
+        """The first `k` (all when None) of checked `scores`: score descending, ties by earlier note first."""
+        if isinstance(scores, Scores):
+            return scores.top(k)
+        key = lambda kv: (-kv[1], kv[0])  # noqa: E731
+        return sorted(scores.items(), key=key) if k is None else heapq.nsmallest(k, scores.items(), key=key)
 
     def remember(self, interaction: Interaction) -> Note:
         return self.store.remember(interaction)
@@ -292,11 +329,11 @@ class Retriever:
     def query(self, text: str, k: int = DEFAULT_DEPTH, *, asked_on: str | date | None = None,
               explain: bool = False) -> list[Result]:
         """The k best notes for `text` asked on date `asked_on`, each with its explanation when `explain`."""
+        k = check_k(k)
         asked_on = question_date(asked_on)
-        ranked = self.rank(text, k, asked_on=asked_on)
-        if explain:
-            full = self.ranking(text, asked_on=asked_on)
-            scores = dict(full)
+        scores = self.scored(text, asked_on=asked_on)
+        ranked = self._order(scores, k)
+        full = self._order(scores) if explain else ranked
         out = []
         for r, (idx, s) in enumerate(ranked, 1):
             note = self.store.notes[idx]
@@ -312,11 +349,18 @@ class Retriever:
             raise KeyError(f"no note {note_id!r} in case {self.store.case_id!r}")
         k = check_k(k)
         asked_on = question_date(asked_on)
-        full = self.ranking(text, asked_on=asked_on)
-        return self._explain(text, note, k, dict(full), full, asked_on)
+        scores = self.scored(text, asked_on=asked_on)
+        if isinstance(scores, Scores):  # the ranking down to the note, or to the cut-off: all an explanation reads
+            rank = scores.place(note.index)
+            full = scores.top(None if rank is None else max(rank, k))
+        else:
+            full = self._order(scores)
+        return self._explain(text, note, k, scores, full, asked_on)
 
-    def _explain(self, text: str, note: Note, k: int, scores: dict[int, float],
+    def _explain(self, text: str, note: Note, k: int, scores: Mapping[int, float],
                  full: list[tuple[int, float]], asked_on: datetime | None) -> Explanation:
+        """The explanation of `note` from the method's `scores` and the ranking `full` in rank order, which holds at
+        least the notes down to `note` and the k-th (all of them when `note` was not reached)."""
         rank = next((r for r, (idx, _) in enumerate(full, 1) if idx == note.index), None)
         retrieved = rank is not None and rank <= k
         try:

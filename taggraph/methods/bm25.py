@@ -20,6 +20,7 @@ import numpy as np
 
 from taggraph.core.notes import Note
 from taggraph.methods.base import Evidence, Retriever
+from taggraph.methods.scores import Scores
 from taggraph.methods.index import TermIndex, term_index
 from taggraph.core.text import query_tokens
 
@@ -58,7 +59,7 @@ class BM25(Retriever):
     def _contributions(self, tokens: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """term -> (note indexes, per-note contribution of one occurrence of the term)."""
         k1, b = self.params.k1, self.params.b
-        dl = np.asarray(self.terms.doc_len, dtype=np.float64)
+        dl = self.terms.doc_len
         avgdl = self.terms.total_len / max(self.terms.n_docs, 1)
         out = {}
         for term in dict.fromkeys(tokens):  # query order: tied terms read the same in every process
@@ -69,18 +70,17 @@ class BM25(Retriever):
             out[term] = (docs, self.idf(term) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl[docs] / avgdl)))
         return out
 
-    def score(self, text: str, *, asked_on: datetime | None = None) -> dict[int, float]:
+    def score(self, text: str, *, asked_on: datetime | None = None) -> Scores:
         tokens = query_tokens(text)
         contrib = self._contributions(tokens)
         scores = np.zeros(self.terms.n_docs)
         for term in tokens:  # repeated query tokens count again, as in rank-bm25
             if term in contrib:
                 docs, values = contrib[term]
-                np.add.at(scores, docs, values)
+                scores[docs] += values  # a term's notes are distinct: the sums run in query order
         # a note without a query term scores 0; where the epsilon floor makes some score negative (a tiny memory
         # whose terms are mostly in over half its notes), those 0s rank above them, as in rank-bm25's order
-        hit = np.arange(len(scores)) if (scores < 0).any() else np.flatnonzero(scores)
-        return {int(i): float(scores[i]) for i in hit}
+        return Scores.of_dense(scores, np.ones(len(scores), bool) if (scores < 0).any() else None)
 
     def evidence(self, text: str, note: Note, *, asked_on: datetime | None = None) -> Evidence:
         tokens = query_tokens(text)

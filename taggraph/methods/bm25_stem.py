@@ -30,7 +30,9 @@ from bm25s.tokenization import Tokenizer
 from pydantic import Field
 
 from taggraph.core.notes import Note
+from taggraph._infra.growing import GrowingArray
 from taggraph.methods.base import Evidence, Retriever
+from taggraph.methods.scores import Scores
 from taggraph.core.text import MAX_QUERY_CHARS
 
 TOKEN_PATTERN = r"(?u)[^\W_][^\W_]+|\b\d\b"  # bm25s's 2+ character runs, split at "_", and one-digit numbers
@@ -56,9 +58,8 @@ class BM25Stem(Retriever):
     def __init__(self, store, params: Params | None = None) -> None:
         super().__init__(store, params)
         self.tokenizer = make_tokenizer(self.params.stem, self.params.stopwords)
-        self.doc_len: list[int] = []
-        self.postings: dict[int, tuple[list[int], list[int]]] = {}  # token id -> (note indexes, tfs)
-        self._lengths: np.ndarray | None = None  # doc_len as an array, rebuilt after an add
+        self._doc_len = GrowingArray(np.float64)
+        self._postings: dict[int, tuple[GrowingArray, GrowingArray]] = {}  # token id -> (note indexes, tfs)
 
     def tokens(self, text: str, *, grow: bool) -> list[int]:
         """bm25s token ids of `text`; `grow` adds its new words to the vocabulary (notes), else they are dropped."""
@@ -70,23 +71,34 @@ class BM25Stem(Retriever):
 
     def add(self, note: Note) -> None:
         ids = self.tokens(self.indexed_text(note), grow=True)
-        doc = len(self.doc_len)
-        self.doc_len.append(len(ids))
+        doc = len(self._doc_len)
+        self._doc_len.append(len(ids))
         for term, tf in Counter(ids).items():
-            self.postings.setdefault(term, ([], []))[0].append(doc)
-            self.postings[term][1].append(tf)
-        self._lengths = None
+            post = self._postings.get(term)
+            if post is None:
+                post = self._postings[term] = (GrowingArray(np.int32, 1), GrowingArray(np.int32, 1))
+            post[0].append(doc)
+            post[1].append(tf)
+
+    @property
+    def doc_len(self) -> np.ndarray:
+        """Each note's number of token ids, by note index."""
+        return self._doc_len.view
+
+    def postings_arrays(self, term: int) -> tuple[np.ndarray, np.ndarray]:
+        """(note indexes, term frequencies as float64) of the notes holding the token id `term`."""
+        docs, tfs = self._postings[term]
+        return docs.view, tfs.view.astype(np.float64)
 
     def _contributions(self, ids: list[int]) -> tuple[dict[int, tuple[np.ndarray, np.ndarray]], float]:
         """term id -> (note indexes, what one occurrence of the term in the query adds to each, above the
         floor), and the floor: what the query's terms give every note (0 but for BM25L and BM25+)."""
-        if self._lengths is None:
-            self._lengths = np.asarray(self.doc_len, dtype=np.float64)
-        n, avgdl = len(self.doc_len), float(self._lengths.mean()) if self.doc_len else 1.0
+        lengths = self.doc_len
+        n, avgdl = len(lengths), float(lengths.mean()) if len(lengths) else 1.0
         out, floor = {}, 0.0
         for term in set(ids):
-            docs, tfs = (np.asarray(x) for x in self.postings[term])
-            values, none = self._weights(len(docs), n, tfs.astype(np.float64), self._lengths[docs], avgdl)
+            docs, tfs = self.postings_arrays(term)
+            values, none = self._weights(len(docs), n, tfs, lengths[docs], avgdl)
             floor += none * ids.count(term)
             out[term] = (docs, values)
         return out, floor
@@ -107,25 +119,26 @@ class BM25Stem(Retriever):
         note i's group) read as one text: term frequencies and lengths summed, idf over the groups (TagGraph-Fusion's
         `session_stem`: a session as one document). Above the floor, as `score` (BM25L and BM25+)."""
         ids = self.tokens(text[:MAX_QUERY_CHARS], grow=False)
-        lengths = np.bincount(group, weights=np.asarray(self.doc_len, dtype=np.float64), minlength=n_groups)
+        lengths = np.bincount(group, weights=self.doc_len, minlength=n_groups)
         found = int((lengths > 0).sum())
         avgdl = float(lengths.sum() / found) if found else 1.0
         scores = np.zeros(n_groups)
         for term in set(ids):
-            docs, tfs = self.postings[term]
-            tf = np.bincount(group[docs], weights=np.asarray(tfs, dtype=np.float64), minlength=n_groups)
+            docs, tfs = self.postings_arrays(term)
+            tf = np.bincount(group[docs], weights=tfs, minlength=n_groups)
             hit = np.flatnonzero(tf)
             scores[hit] += ids.count(term) * self._weights(len(hit), found, tf[hit], lengths[hit], avgdl)[0]
         return scores
 
-    def score(self, text: str, *, asked_on: datetime | None = None) -> dict[int, float]:
+    def score(self, text: str, *, asked_on: datetime | None = None) -> Scores:
         ids = self.tokens(text[:MAX_QUERY_CHARS], grow=False)
         contrib, floor = self._contributions(ids)
         scores = np.zeros(len(self.doc_len))
         for term in ids:  # a repeated query token counts again, as in bm25s
             docs, values = contrib[term]
-            np.add.at(scores, docs, values)
-        return {int(i): float(scores[i] + floor) for i in np.flatnonzero(scores)}
+            scores[docs] += values  # a term's notes are distinct: the sums run in query order
+        reached = np.flatnonzero(scores)
+        return Scores(reached, scores[reached] + floor)
 
     def evidence(self, text: str, note: Note, *, asked_on: datetime | None = None) -> Evidence:
         ids = self.tokens(text[:MAX_QUERY_CHARS], grow=False)

@@ -18,45 +18,58 @@ from typing import Callable
 
 import numpy as np
 
+from taggraph._infra.growing import GrowingArray
 from taggraph.core.notes import Note
 from taggraph.core.ontology import parent, prefixes, segment_words, singular
 from taggraph.core.store import MemoryStore
 from taggraph.core.text import tokenize
+from taggraph.methods.scores import Scores
 
 STOPWORD_DF = 0.15  # paper, appendix E: tokens in more than 15% of a case's files are generic
 
 
 class TermIndex:
-    """Term statistics over one text of each note: `text(note)`, by default its full Markdown."""
+    """Term statistics over one text of each note: `text(note)`, by default its full Markdown.
+
+    Postings are numpy arrays that grow in place (`GrowingArray`): a query reads them without a copy, an added
+    note appends to its terms' arrays (bm25s likewise keeps postings as arrays; its index cannot grow).
+    """
 
     def __init__(self, text: Callable[[Note], str] = Note.to_markdown) -> None:
         self.text = text
-        self.doc_len: list[int] = []
+        self._doc_len = GrowingArray(np.float64)
         self.df: Counter[str] = Counter()
-        self.postings: dict[str, tuple[list[int], list[int]]] = {}  # term -> (note indexes, tfs)
+        self._postings: dict[str, tuple[GrowingArray, GrowingArray]] = {}  # term -> (note indexes, tfs)
         self.total_len = 0
 
     @property
     def n_docs(self) -> int:
-        return len(self.doc_len)
+        return len(self._doc_len)
+
+    @property
+    def doc_len(self) -> np.ndarray:
+        """Each note's number of tokens, by note index."""
+        return self._doc_len.view
 
     def add(self, note: Note) -> None:
         """Index `text(note)`; by default the full text (tag line and body), as the BM25 baseline reads it."""
         counts = Counter(tokenize(self.text(note)))
-        doc = len(self.doc_len)
-        self.doc_len.append(sum(counts.values()))
-        self.total_len += self.doc_len[-1]
+        doc, length = self.n_docs, sum(counts.values())
+        self._doc_len.append(length)
+        self.total_len += length
         for term, tf in counts.items():
             self.df[term] += 1
-            docs, tfs = self.postings.setdefault(term, ([], []))
-            docs.append(doc)
-            tfs.append(tf)
+            post = self._postings.get(term)
+            if post is None:
+                post = self._postings[term] = (GrowingArray(np.int32, 1), GrowingArray(np.int32, 1))
+            post[0].append(doc)
+            post[1].append(tf)
 
     def is_generic(self, term: str, threshold: float = STOPWORD_DF) -> bool:
         """True for a token found in more than `threshold` of the case's files."""
         return self.n_docs > 0 and self.df.get(term, 0) / self.n_docs > threshold
 
-    def tfidf_overlap(self, terms: list[str]) -> dict[int, float]:
+    def tfidf_overlap(self, terms: list[str]) -> Scores:
         """Content overlap of each note with the query terms, weighted by TF-IDF.
 
         weight(t, d) = (1 + ln tf) * ln((1 + N) / (1 + df)); a note's overlap is the
@@ -64,24 +77,33 @@ class TermIndex:
         so values lie in (0, 1]. Rarer terms contribute more.
         """
         n = self.n_docs
-        scores: dict[int, float] = {}
+        scores = np.zeros(n)
         for term in dict.fromkeys(terms):
-            post = self.postings.get(term)
-            if post is None:
+            arrays = self.postings_arrays(term)
+            if arrays is None:
                 continue
+            docs, tf = arrays
             idf = math.log((1 + n) / (1 + self.df[term]))
-            for doc, tf in zip(*post):
-                scores[doc] = scores.get(doc, 0.0) + (1 + math.log(tf)) * idf
-        top = max(scores.values(), default=0.0)
+            scores[docs] += _one_plus_log(tf) * idf  # each note once per term: the sums run in term order
+        top = scores.max(initial=0.0)
         if top <= 0:
-            return {}
-        return {d: s / top for d, s in scores.items() if s > 0}
+            return Scores.of_dense(np.zeros(0))
+        reached = scores > 0
+        return Scores(np.flatnonzero(reached), scores[reached] / top)
 
     def postings_arrays(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
-        post = self.postings.get(term)
+        """(note indexes, term frequencies as float64) of the notes holding `term`; None when none does."""
+        post = self._postings.get(term)
         if post is None:
             return None
-        return np.asarray(post[0], dtype=np.int64), np.asarray(post[1], dtype=np.float64)
+        return post[0].view, post[1].view.astype(np.float64)
+
+
+def _one_plus_log(tf: np.ndarray) -> np.ndarray:
+    """1 + ln(tf) for integer term frequencies, each as `math.log` rounds it (np.log may differ in the last bit,
+    which would reorder tied notes); a term has few distinct frequencies, so this is a lookup."""
+    distinct, where = np.unique(tf, return_inverse=True)
+    return np.array([1 + math.log(t) for t in distinct.tolist()])[where]
 
 
 def term_index(store: MemoryStore) -> TermIndex:

@@ -39,7 +39,7 @@ from pydantic import Field
 
 from taggraph.errors import ConfigError
 from taggraph.core.notes import Note
-from taggraph.methods.base import DEFAULT_DEPTH, Evidence, Retriever, check_k
+from taggraph.methods.base import DEFAULT_DEPTH, Evidence, Retriever, check_k, checked_scores
 from taggraph.methods.params import DEVICE, EMBEDDER
 from taggraph.embedders.base import Embedder, get_embedder
 from taggraph.core.text import MAX_QUERY_CHARS, chunk_text, parse_timestamp, query_tokens, snippet
@@ -229,7 +229,8 @@ class OpenClaw(Retriever):
     def rank(self, text: str, k: int = DEFAULT_DEPTH, *, asked_on: datetime | None = None) -> list[tuple[int, float]]:
         """Top-k with each candidate list cut to `candidate_multiplier` * k notes."""
         self.sync()
-        return self._order(self._scores(text, check_k(k)))[:k]
+        k = check_k(k)
+        return self._order(checked_scores(self.name, self._scores(text, k), len(self.store)), k)
 
     def evidence(self, text: str, note: Note, *, asked_on: datetime | None = None) -> Evidence:
         lists = self._lists(text)

@@ -271,7 +271,7 @@ def session_coverage(index: BM25Stem, text: str, session_code: np.ndarray, n_ses
     terms = set(index.tokens(text[:MAX_QUERY_CHARS], grow=False))
     out = np.zeros(n_sessions)
     for term in terms:
-        out[np.unique(session_code[index.postings[term][0]])] += 1
+        out[np.unique(session_code[index.postings_arrays(term)[0]])] += 1
     return out / len(terms) if terms else out
 
 
