@@ -4,6 +4,9 @@ A write goes to a hidden temporary file beside the target (``.<name>.<random>.tm
 is flushed to disk, gets the permissions the process umask gives a new file, and
 is renamed over the target. A crash can leave such a temporary file behind;
 `remove_leftovers` deletes those of named targets when a folder is opened for writing again.
+Many files written in one go skip the flush each (``durable=False``) and are made durable together by
+`make_durable`, one step instead of one fsync per file. `atomic_save_arrays` writes numpy arrays as an
+uncompressed .npz (never pickled), `load_arrays` reads one back refusing anything else.
 A folder written beside its target (`ClaimedFolder`) is locked while it is written, so one a stopped
 process left is told from one being written (`remove_abandoned`, which also deletes a lock file a stopped process
 left without its folder: an flock dies with its owner, so a free lock is a stale one).
@@ -13,13 +16,18 @@ from __future__ import annotations
 
 import fnmatch
 import glob
+import math
 import os
 import re
 import shutil
+import sys
 import tempfile
-from collections.abc import Callable, Iterable
+import zipfile
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import BinaryIO
 
+import numpy as np
 from filelock import FileLock, Timeout
 
 from taggraph.errors import ConfigError, WriteError
@@ -43,17 +51,29 @@ def folder_mode() -> int:
     return 0o777 & ~_umask()
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write `text` (UTF-8) to `path` atomically; a failure raises WriteError naming the path."""
+def atomic_write(path: Path, text: str, durable: bool = True) -> None:
+    """Write `text` (UTF-8) to `path` atomically; a failure raises WriteError naming the path. `durable`: flushed
+    to disk before the rename; without it the caller makes it durable later (`make_durable`)."""
+    atomic_write_bytes(path, text.encode("utf-8"), durable)
+
+
+def atomic_write_bytes(path: Path, data: bytes, durable: bool = True) -> None:
+    """`atomic_write` of bytes."""
+    _atomic(path, lambda fh: fh.write(data), durable)
+
+
+def _atomic(path: Path, write: Callable[[BinaryIO], object], durable: bool) -> None:
+    """`write(file)` into a temporary file beside `path`, then rename it over `path`."""
     path = Path(path)
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TMP_SUFFIX)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.chmod(tmp, _file_mode())  # mkstemp creates 0600; shared run folders need the umask's mode
         os.replace(tmp, path)
     except OSError as exc:
@@ -64,6 +84,67 @@ def atomic_write(path: Path, text: str) -> None:
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def make_durable(paths: Iterable[Path]) -> None:
+    """Flush files written with ``durable=False``, and their folders' entries, to disk before returning."""
+    if sys.platform.startswith("linux"):
+        # one sync(2) (Linux waits for it to finish) made 20,000 new 4 KB files durable in 0.12 s here, where an
+        # fsync of each took 4.7 s and 16 threads fsyncing them 1.0 s; elsewhere sync(2) may return early
+        os.sync()
+        return
+    folders = set()
+    for path in paths:
+        _fsync(path)
+        folders.add(Path(path).parent)
+    for folder in folders:
+        _fsync(folder)
+
+
+def _fsync(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise WriteError(f"cannot flush {path} to disk: {exc.strerror or exc}") from exc
+
+
+def atomic_save_arrays(path: Path, arrays: Mapping[str, np.ndarray]) -> None:
+    """Write `arrays` to `path` as an uncompressed .npz, atomically and without pickling (object arrays are
+    refused); not flushed to disk: the zip's CRC-32 of each array tells a file a crash left torn."""
+    _atomic(path, lambda fh: np.savez(fh, allow_pickle=False, **arrays), durable=False)
+
+
+def load_arrays(path: Path) -> dict[str, np.ndarray]:
+    """The arrays of an .npz that `atomic_save_arrays` wrote; ValueError (or OSError) for any other file: a
+    member compressed or not an array, a pickled object, an array larger than its member, a torn member (CRC)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return {m.filename[:-4]: _read_member(archive, m) for m in archive.infolist()}
+    except (zipfile.BadZipFile, EOFError) as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
+def _read_member(archive: zipfile.ZipFile, member: zipfile.ZipInfo) -> np.ndarray:
+    """One stored .npy member, its header checked before anything is allocated: a store folder is untrusted."""
+    if member.compress_type != zipfile.ZIP_STORED or not member.filename.endswith(".npy"):
+        raise ValueError(f"{member.filename}: not a stored .npy member")
+    with archive.open(member) as fh:
+        version = np.lib.format.read_magic(fh)
+        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, fortran, dtype = read_header(fh)
+        if dtype.hasobject or fortran:
+            raise ValueError(f"{member.filename}: holds objects or a Fortran-ordered array")
+        count = math.prod(shape)
+        if count * dtype.itemsize > member.file_size:
+            raise ValueError(f"{member.filename}: its header claims more data than the member holds")
+        array = np.empty(count, dtype=dtype)
+        if fh.readinto(memoryview(array).cast("B")) != array.nbytes or fh.read(1):  # reading to the end checks the CRC
+            raise ValueError(f"{member.filename}: its data does not match its header")
+        return array.reshape(shape)
 
 
 _LEFTOVER = re.compile(r"\.(?P<target>.+)\.[A-Za-z0-9_]+" + re.escape(TMP_SUFFIX))  # `atomic_write`'s names

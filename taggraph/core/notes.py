@@ -107,6 +107,9 @@ def parse_tag_line(line: str, source: str = "<note>") -> Tags:
     An unknown category, text before the first tag, or a value that is still not a
     path of word characters after that raises NoteFormatError naming the file and line.
     """
+    canonical = _written_tags(line)
+    if canonical is not None:
+        return canonical
     tags: dict[str, list[str]] = {c: [] for c in CATEGORIES}
     starts = list(_TAG_START.finditer(line))
     before = line[:starts[0].start()] if starts else line
@@ -129,11 +132,32 @@ def parse_tag_line(line: str, source: str = "<note>") -> Tags:
     return {c: tuple(v) for c, v in tags.items()}
 
 
+def _written_tags(line: str) -> Tags | None:
+    """The tags of a line as `format_tag_line` writes them (``#category:path`` one space apart, lowercase paths),
+    read without the lenient parse (the same tags it would read); None for any other line."""
+    tags: dict[str, list[str]] = {c: [] for c in CATEGORIES}
+    for part in line.split(" "):
+        category, sep, path = part[1:].partition(":")
+        if not part.startswith("#") or not sep or category not in tags:
+            return None
+        if path == EMPTY_TAG:
+            continue
+        if path != path.lower() or not _PATH.match(path):
+            return None
+        if path not in tags[category]:
+            tags[category].append(path)
+    return {c: tuple(v) for c, v in tags.items()}
+
+
 def _escape(text: str) -> str:
+    if "---" not in text and "#" not in text:  # no line can need escaping (most turns): skip the line by line pass
+        return text
     return "\n".join(_STRUCTURAL.sub(r"\\\1\2", line) for line in text.split("\n"))
 
 
 def _unescape(text: str) -> str:
+    if "\\" not in text:  # an escaped line starts with a backslash
+        return text
     return "\n".join(_ESCAPED.sub(r"\1", line) for line in text.split("\n"))
 
 

@@ -25,8 +25,10 @@ loaded or last wrote it; saving back to that folder after someone else changed i
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -35,16 +37,18 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from taggraph._infra.atomic import atomic_write, remove_leftovers
+from taggraph._infra.atomic import atomic_write, atomic_write_bytes, make_durable, remove_leftovers
 from taggraph.errors import InputError, WriteError
 from taggraph.core.fivew import Extraction, Extractor
 from taggraph.core.graph import BaseGraph
 from taggraph.core.notes import Note, NoteFormatError, parse_note
 from taggraph.core.ontology import Ontology
+from taggraph.core import snapshot
 
 MANIFEST = "manifest.json"
 JOURNAL = "manifest.journal"
 FORMAT_VERSION = 1
+_NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)  # POSIX; without it (Windows) each note file's path is resolved in full
 
 
 class StoreError(InputError):
@@ -113,6 +117,10 @@ class MemoryStore:
         self.recorded_extractor: str | None = None  # the manifest's extractor, for a loaded store
         self.origin: Path | None = None  # the folder this store was loaded from or last saved to
         self._fingerprint: str | None = None  # `fingerprint(origin)` as this store read or wrote it
+        self._stored = 0  # notes[:_stored] have their files in `origin`, as read or written there ...
+        self._rewrite: set[int] = set()  # ... but for these, read from a file other than they would write
+        self._digests: list[bytes] = []  # `snapshot.note_digest` of notes[:len(_digests)]
+        self._snapshots: dict[str, int] = {}  # index name -> notes its snapshot in `origin` covers, as read or written
 
     def __len__(self) -> int:
         return len(self.notes)
@@ -133,15 +141,40 @@ class MemoryStore:
 
     def shared_index(self, name: str, factory):
         """A store-wide index used by several methods (term statistics, tag matcher): built once
-        over the notes with `factory()` and its ``add(note)``, then kept current like any listener."""
+        over the notes with `factory()` and its ``add(note)``, then kept current like any listener. An index
+        offering `taggraph.core.snapshot`'s protocol starts from its snapshot in the folder this store was loaded
+        from or saved to when that snapshot covers the store's first notes, and is saved beside them by `save`."""
         index = self._shared.get(name)
         if index is None:
-            index = factory()
-            for note in self.notes:
+            index, covered = self._restored(name, factory)
+            for note in self.notes[covered:]:
                 index.add(note)
             self.attach(index)
             self._shared[name] = index
         return index
+
+    def _restored(self, name: str, factory) -> tuple[Any, int]:
+        """(`factory()`, notes it covers): restored from its snapshot in `origin` where one fits, else empty."""
+        index = factory()
+        found = snapshot.read(self.origin / snapshot.FOLDER, name, index) \
+            if self.origin is not None and snapshot.offers_state(index) else None
+        if found is None:
+            return index, 0
+        arrays, covered, digest = found
+        if covered > len(self.notes) or digest != self.notes_digest(covered):
+            return index, 0  # a snapshot of other notes (edited, replaced, another store's) is never used
+        try:
+            index.load_state(arrays, covered)
+        except (ValueError, KeyError, IndexError, TypeError, UnicodeDecodeError):
+            return factory(), 0  # arrays that do not fit: built from the notes instead
+        self._snapshots[name] = covered
+        return index, covered
+
+    def notes_digest(self, count: int) -> str:
+        """`snapshot.notes_digest` of the first `count` notes: what a snapshot covering them records."""
+        for note in self.notes[len(self._digests):count]:
+            self._digests.append(_note_digest(note, note.to_markdown().encode("utf-8")))
+        return snapshot.notes_digest(self._digests[:count])
 
     def _next_note_id(self, interaction: Interaction) -> str:
         if interaction.note_id is not None:
@@ -210,12 +243,17 @@ class MemoryStore:
     # -- disk -------------------------------------------------------------------------
 
     def save(self, path: str | Path, replace: bool = False) -> Path:
-        """Write the whole store to `path` and keep it in sync with later `remember` calls.
+        """Write the store to `path` and keep it in sync with later `remember` calls.
 
+        Writes what the folder lacks: to the folder this store was loaded from or last saved to, unchanged since,
+        only the notes added since (and notes whose files it read in another form, e.g. hand-edited tags), all
+        made durable in one step; then manifest.json, renamed into place, commits the save: a note file it does
+        not list is not part of the store. Last, the snapshots of the store's indexes (`taggraph.core.snapshot`).
         A folder holding another store (a manifest.json this store was not loaded from or saved to) is
         refused unless `replace`. The store holds the folder's lock until `close` (or process exit): a second
         writer gets a StoreError instead of interleaving files. Temporary files a crashed writer of this
-        store left behind (``.manifest.json.*.tmp``, ``notes/.*.md.*.tmp``) are removed first; nothing else.
+        store left behind (``.manifest.json.*.tmp``, ``notes/.*.md.*.tmp``, ``index/.*.npz.*.tmp``) are removed
+        first; nothing else.
         """
         path = Path(path)
         if path.exists() and not path.is_dir():
@@ -239,20 +277,28 @@ class MemoryStore:
             raise StoreError(f"{path}: changed on disk since this store was loaded or saved (another copy saved "
                              f"to it); nothing written: load it again and add to that, or save to a new folder")
         self.close()
-        before = set((path / "notes").glob("*")) if (path / "notes").is_dir() else set()
+        unchanged = self.origin == path.resolve() and fingerprint(path) == self._fingerprint
+        stored, rewrite = (self._stored, self._rewrite) if unchanged else (0, set())
+        before = set(os.listdir(path / "notes")) if (path / "notes").is_dir() else set()
         manifest_before = _read_or_none(path / MANIFEST)
+        origin, snapshots = self.origin, self._snapshots
         self._lock, self.path, self.origin = lock, path, path.resolve()
+        self._snapshots = snapshots if unchanged else {}
         try:
             remove_leftovers(path, (MANIFEST, "ontology.md"))
             remove_leftovers(path / "notes", ("*.md",))
-            for note in self.notes:
-                self._write_note(note)
+            remove_leftovers(path / snapshot.FOLDER, ("*.npz",))
+            written = [self._write_note(self.notes[i], durable=False)
+                       for i in [*sorted(rewrite), *range(stored, len(self.notes))]]
+            make_durable(written)
             self._stale = True
-            self.flush()
+            self.flush()  # the commit
+            self._save_snapshots()
         except BaseException:  # a failed save (full disk, Ctrl-C) takes back its new files and frees the folder
             if _read_or_none(path / MANIFEST) == manifest_before:  # no manifest of this save lists them
-                for written in set((path / "notes").glob("*")) - before:
-                    written.unlink(missing_ok=True)
+                for name in set(os.listdir(path / "notes")) - before if (path / "notes").is_dir() else ():
+                    (path / "notes" / name).unlink(missing_ok=True)
+                self.origin, self._snapshots = origin, snapshots
             if self._journal is not None:
                 self._journal.close()
             lock.release()
@@ -269,11 +315,21 @@ class MemoryStore:
                     "notes": [self._entry(n) for n in self.notes]}
         text = json.dumps(manifest, ensure_ascii=False, indent=1)
         atomic_write(self.path / MANIFEST, text)
+        self._stored, self._rewrite = len(self.notes), set()  # every note it lists has its file: the commit
         if self._journal is not None:
             self._journal.close()
         self._journal = open(self.path / JOURNAL, "w", encoding="utf-8")  # every entry is in the manifest now
         self._fingerprint = _digest(text.encode("utf-8"), b"")
         self._stale = False
+
+    def _save_snapshots(self) -> None:
+        """Snapshot each shared index offering the protocol whose snapshot in the folder lags behind the notes."""
+        assert self.path is not None
+        count = len(self.notes)
+        for name, index in self._shared.items():
+            if snapshot.offers_state(index) and self._snapshots.get(name) != count:
+                snapshot.write(self.path / snapshot.FOLDER, name, index, count, self.notes_digest(count))
+                self._snapshots[name] = count
 
     def close(self) -> None:
         """Flush, stop mirroring to disk and release the folder's lock."""
@@ -285,9 +341,15 @@ class MemoryStore:
             self._lock.release()
         self._lock, self.path, self._journal = None, None, None
 
-    def _write_note(self, note: Note) -> None:
+    def _write_note(self, note: Note, durable: bool = True) -> Path:
+        """Write the note's file (flushed to disk unless not `durable`); its path."""
         assert self.path is not None
-        atomic_write(self.path / "notes" / safe_filename(note.note_id), note.to_markdown())
+        file = self.path / "notes" / safe_filename(note.note_id)
+        markdown = note.to_markdown().encode("utf-8")
+        atomic_write_bytes(file, markdown, durable)
+        if note.index == len(self._digests):
+            self._digests.append(_note_digest(note, markdown))
+        return file
 
     def _entry(self, note: Note) -> dict[str, Any]:
         """The note's manifest entry."""
@@ -322,13 +384,15 @@ class MemoryStore:
         listed = {e.get("note_id"): e for e in manifest["notes"] if isinstance(e, dict)}
         entries = [(f"{mpath}: notes[{i}]", e) for i, e in enumerate(manifest["notes"])]
         journal = _read_journal(path / JOURNAL)
+        folders = _RealFolders(path.resolve())
         for where, entry in entries + _journal_entries(path / JOURNAL, journal):
             if where.startswith(str(mpath)) or not _already_listed(entry, listed):
-                store._load_entry(path, entry, where)
-        store.origin, store._fingerprint = path.resolve(), _digest(raw, journal)
+                store._load_entry(folders, entry, where)
+        store.origin, store._fingerprint = folders.root, _digest(raw, journal)
+        store._stored = len(store.notes)
         return store
 
-    def _load_entry(self, path: Path, entry: Any, where: str) -> None:
+    def _load_entry(self, folders: "_RealFolders", entry: Any, where: str) -> None:
         if not isinstance(entry, dict):
             raise StoreError(f"{where}: a note entry must be a JSON object, got {type(entry).__name__}")
         try:
@@ -337,17 +401,15 @@ class MemoryStore:
             raise StoreError(f"{where}: missing field {exc}") from None
         if not isinstance(note_id, str) or not isinstance(rel, str):
             raise StoreError(f"{where}: fields 'note_id' and 'file' must be strings")
-        file = (path / rel).resolve()
-        if path.resolve() not in file.parents:
-            raise StoreError(f"{where}: field 'file' points outside the store: {rel!r}")
+        file, raw = folders.read(rel, where)
         try:
-            text = file.read_bytes().decode("utf-8")  # as written: a CR in a turn stays a CR (no universal newlines)
-        except (OSError, UnicodeDecodeError) as exc:
+            text = raw.decode("utf-8")  # as written: a CR in a turn stays a CR (no universal newlines)
+        except UnicodeDecodeError as exc:
             raise StoreError(f"{where}: cannot read {file}: {exc}") from None
         try:
             note = parse_note(text, note_id=note_id, session_id=str(entry.get("session_id", "")),
                               timestamp=str(entry.get("timestamp", "")), summary=str(entry.get("summary", "")),
-                              source=str(file))
+                              source=file)
         except NoteFormatError as exc:
             raise StoreError(str(exc)) from None
         if note_id in self.by_id:
@@ -355,6 +417,52 @@ class MemoryStore:
         if "extraction_error" in entry:
             self.extraction_errors[note_id] = entry["extraction_error"]
         self.add_note(note)
+        markdown = note.to_markdown()
+        if markdown != text:  # hand-edited, or saved with CRLF: `save` writes it as the note reads now
+            self._rewrite.add(note.index)
+            raw = markdown.encode("utf-8")
+        self._digests.append(_note_digest(note, raw))
+
+
+class _RealFolders:
+    """Reads the note files a manifest names, refusing any outside the store folder `root`; each folder is resolved
+    once, not each file (resolving 20,000 paths in full cost a third of a second)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._inside = os.path.join(str(root), "")  # the real paths inside the store start with this
+        self._real: dict[str, str] = {}
+
+    def read(self, rel: str, where: str) -> tuple[str, bytes]:
+        """(the real path of the file `rel` names, its bytes); StoreError for one outside the store or unreadable."""
+        folder, _, name = rel.rpartition("/")
+        if _NO_FOLLOW and name not in ("", ".", ".."):
+            real = self._real.get(folder)
+            if real is None:
+                real = self._real[folder] = str((self.root / folder).resolve())
+            file = os.path.join(real, name)  # its real path unless it is a link itself: opened below without following
+        else:
+            file = str((self.root / rel).resolve())
+        try:
+            return file, self._read(file, rel, where, _NO_FOLLOW)
+        except OSError as exc:
+            if exc.errno != errno.ELOOP or not _NO_FOLLOW:
+                raise StoreError(f"{where}: cannot read {file}: {exc}") from None
+        file = str((self.root / rel).resolve())  # a link: read where it leads
+        try:
+            return file, self._read(file, rel, where, 0)
+        except OSError as exc:
+            raise StoreError(f"{where}: cannot read {file}: {exc}") from None
+
+    def _read(self, file: str, rel: str, where: str, flags: int) -> bytes:
+        if not file.startswith(self._inside):
+            raise StoreError(f"{where}: field 'file' points outside the store: {rel!r}")
+        with open(os.open(file, os.O_RDONLY | flags), "rb") as fh:
+            return fh.read()
+
+
+def _note_digest(note: Note, markdown: bytes) -> bytes:
+    return snapshot.note_digest(note.note_id, note.session_id, note.timestamp, note.summary, markdown)
 
 
 def _already_listed(entry: Any, listed: dict) -> bool:

@@ -110,18 +110,18 @@ def test_a_failed_save_takes_back_its_files_and_frees_the_folder(tmp_path, monke
         memory.remember(f"note {i}", session="s")
     written = []
 
-    def full_disk(path, text):
+    def full_disk(path, data, durable=True):  # the note files' writer
         if len(written) == 2:
             raise OSError(28, "No space left on device")
         written.append(path)
-        real_write(path, text)
+        real_write(path, data, durable)
 
-    real_write = store_module.atomic_write
-    monkeypatch.setattr(store_module, "atomic_write", full_disk)
+    real_write = store_module.atomic_write_bytes
+    monkeypatch.setattr(store_module, "atomic_write_bytes", full_disk)
     with pytest.raises(OSError, match="No space left"):
         memory.save(tmp_path / "m")
-    assert list((tmp_path / "m" / "notes").iterdir()) == []
-    monkeypatch.setattr(store_module, "atomic_write", real_write)
+    assert len(written) == 2 and list((tmp_path / "m" / "notes").iterdir()) == []
+    monkeypatch.setattr(store_module, "atomic_write_bytes", real_write)
     other = tg.Memory(extractor="none")
     other.remember("the other memory", session="o")
     other.save(tmp_path / "m")  # not locked by the failed save
