@@ -3,6 +3,7 @@
     import taggraph as tg
     memory = tg.Memory()                                   # offline extractor: no model, no server
     memory.remember("I adopted my dog Miso, a Shiba Inu.", "Congratulations!", session="s1")
+    memory.remember_many([{"user": "I walk Miso at dawn.", "session": "s2"}])  # many at once: batched, faster
     hits = memory.query("what breed is my dog?", k=3)      # [Result(note_id, score, session_id, rank, ...)]
     memory.explain("what breed is my dog?", hits[0].note_id).reason
 
@@ -13,11 +14,12 @@ Each method's index is built on its first query and then grows with every
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from datetime import date
 from pathlib import Path
 
 from taggraph._infra.config import DEFAULT_EXTRACTOR
-from taggraph.errors import ConfigError, TaggraphError
+from taggraph.errors import ConfigError, InputError, TaggraphError
 from taggraph.extractors import Extractor, get_extractor, rebuild_extractor
 from taggraph.core.notes import Note
 from taggraph.methods import Explanation, Result, Retriever, check_methods, make_retriever
@@ -29,10 +31,14 @@ from taggraph.core.store import Interaction, MemoryStore
 # better cross-validated but needs MiniLM); pass method= for any registered method.
 DEFAULT_METHOD = "BM25"
 DEFAULT_K = 5
+REMEMBER_KEYS = ("user", "assistant", "session", "timestamp")  # `Memory.remember`'s arguments
 
 
 class Memory:
-    """Remember user/assistant interactions as tagged notes; query and explain them with any method."""
+    """Remember user/assistant interactions as tagged notes; query and explain them with any method.
+
+    `remember_many` stores a batch (a history, a log) in one call: the same notes as `remember` one at a time,
+    extracted in chunks, with a progress bar on long work."""
 
     def __init__(self, extractor: str | Extractor = DEFAULT_EXTRACTOR, name: str = "memory",
                  method: str = DEFAULT_METHOD, *, store: MemoryStore | None = None) -> None:
@@ -52,6 +58,17 @@ class Memory:
     def remember(self, user: str, assistant: str = "", *, session: str = "default", timestamp: str = "") -> Note:
         """Store one interaction as the newest note (tags extracted now); returns the note."""
         return self.store.remember(Interaction(session, user, assistant, timestamp))
+
+    def remember_many(self, interactions: Iterable[Mapping[str, str] | tuple[str, str] | Interaction], *,
+                      progress: bool | None = None) -> list[Note]:
+        """Store interactions as the newest notes, in order: the same notes as calling `remember` with each, in
+        less time. Each item holds `remember`'s arguments: a dict of them (``{"user": ..., "assistant": ...,
+        "session": ..., "timestamp": ...}``, only "user" required, defaults as in `remember`), a (user,
+        assistant) pair, or an `Interaction`. `progress`: a progress bar; None (the default) shows one when
+        the batch is long (stderr a terminal, TQDM_DISABLE unset). A malformed item is an InputError naming it,
+        raised before anything is stored."""
+        batch = [_interaction(item, i) for i, item in enumerate(interactions)]
+        return self.store.remember_many(batch, progress=progress)
 
     def retriever(self, method: str | None = None) -> Retriever:
         """The method's retriever over this memory, built once and kept current."""
@@ -102,6 +119,24 @@ class Memory:
             raise ConfigError(f"{path}: recorded extractor {recorded!r} cannot be built ({exc}); pass one, e.g. "
                               f"Memory.load(folder, extractor='offline-v2')") from None
         return cls(method=method, store=store)
+
+
+def _interaction(item: object, i: int) -> Interaction:
+    """Item `i` of `Memory.remember_many`'s input as an `Interaction`."""
+    if isinstance(item, Interaction):
+        return item
+    if isinstance(item, Mapping):
+        unknown = [key for key in item if key not in REMEMBER_KEYS]
+        if unknown or "user" not in item:
+            problem = f"unknown key {unknown[0]!r}" if unknown else "no key 'user'"
+            raise InputError(f"interactions[{i}]: {problem}; the keys are remember's arguments: "
+                             f"{', '.join(REMEMBER_KEYS)} (user required)")
+        return Interaction(item.get("session", "default"), item["user"], item.get("assistant", ""),
+                           item.get("timestamp", ""))
+    if isinstance(item, tuple) and len(item) == 2:
+        return Interaction("default", *item)
+    raise InputError(f"interactions[{i}]: expected a dict of remember's arguments, a (user, assistant) pair or an "
+                     f"Interaction, got {type(item).__name__}")
 
 
 def _magic(file: Path) -> bytes:

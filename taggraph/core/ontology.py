@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 from taggraph.errors import InputError
@@ -78,11 +78,52 @@ def segment_words(path: str) -> tuple[str, ...]:
     return tuple(w for w in path.rsplit("/", 1)[-1].split("_") if w)
 
 
+class TagView(Sequence[str]):
+    """An ontology's paths, sorted: read-only and live (it grows with its ontology).
+
+    What `MemoryStore.remember` gives an extractor as ``existing_tags``. It is sorted only when read
+    (indexed or iterated), and then only the paths new since the last read are merged in; `since`
+    gives the paths added after the first n, so an index over them can be updated instead of rebuilt.
+    """
+
+    def __init__(self, ontology: "Ontology") -> None:
+        self.ontology = ontology
+        self._sorted: list[str] = []
+
+    def __len__(self) -> int:
+        return len(self.ontology)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self.ontology
+
+    def __getitem__(self, index):
+        return self._current()[index]
+
+    def __iter__(self):
+        return iter(self._current())
+
+    def __repr__(self) -> str:
+        return f"TagView({self._current()!r})"
+
+    def since(self, n: int) -> list[str]:
+        """The paths added after the first `n`, in the order they were added."""
+        return self.ontology.in_order[n:]
+
+    def _current(self) -> list[str]:
+        """The sorted paths; a new list when the ontology grew, so an iteration in progress is not disturbed."""
+        if len(self._sorted) < len(self):
+            self._sorted = self._sorted + self.since(len(self._sorted))
+            self._sorted.sort()  # timsort: one pass over the sorted run, then merges the few new paths in
+        return self._sorted
+
+
 class Ontology:
     """The case's growing set of paths, with how often each was used by notes."""
 
     def __init__(self, paths: Iterable[str] = ()) -> None:
         self.counts: Counter[str] = Counter()
+        self.in_order: list[str] = []  # the paths in the order they were first used
+        self.tag_view = TagView(self)
         self.add_all(paths)
 
     def __contains__(self, path: str) -> bool:
@@ -95,6 +136,8 @@ class Ontology:
         """Count one use of `path`; True when it was new (minted, not reused)."""
         new = path not in self.counts
         self.counts[path] += 1
+        if new:
+            self.in_order.append(path)
         return new
 
     def add_all(self, paths: Iterable[str]) -> None:
@@ -102,8 +145,8 @@ class Ontology:
             self.add(p)
 
     def tags(self) -> list[str]:
-        """All used paths, sorted (the list an extraction prompt receives)."""
-        return sorted(self.counts)
+        """All used paths, sorted (a copy of `tag_view`, which an extractor receives)."""
+        return list(self.tag_view)
 
     def nodes(self) -> list[str]:
         """Every path and every ancestor of one, sorted."""

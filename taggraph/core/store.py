@@ -31,6 +31,7 @@ import json
 import os
 import re
 from collections.abc import Iterable, Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from taggraph._infra.atomic import atomic_write, atomic_write_bytes, make_durable, remove_leftovers
+from taggraph._infra.progress import progress as progress_bar
 from taggraph.errors import InputError, WriteError
 from taggraph.core.fivew import Extraction, Extractor
 from taggraph.core.graph import BaseGraph
@@ -49,6 +51,7 @@ MANIFEST = "manifest.json"
 JOURNAL = "manifest.journal"
 FORMAT_VERSION = 1
 _NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)  # POSIX; without it (Windows) each note file's path is resolved in full
+CHUNK = 256  # interactions `remember_many` extracts in one batch
 
 
 class StoreError(InputError):
@@ -184,15 +187,13 @@ class MemoryStore:
 
     def remember(self, interaction: Interaction, extraction: Extraction | None = None) -> Note:
         """Extract tags (unless given) and add the interaction as the newest note."""
-        check_text(f"case {self.case_id!r}: an interaction", session_id=interaction.session_id,
-                   user=interaction.user, assistant=interaction.assistant, timestamp=interaction.timestamp,
-                   **({"note_id": interaction.note_id} if interaction.note_id is not None else {}))
+        self._check(interaction)
         if extraction is None:
             if self.extractor is None:
                 extraction = Extraction()
             else:
                 extraction = self.extractor.extract(interaction.user, interaction.assistant,
-                                                    self.ontology.tags())
+                                                    self.ontology.tag_view)
         note = Note(note_id=self._next_note_id(interaction), session_id=interaction.session_id,
                     user=interaction.user, assistant=interaction.assistant,
                     timestamp=interaction.timestamp, tags=extraction.tags(),
@@ -201,17 +202,41 @@ class MemoryStore:
             self.extraction_errors[note.note_id] = extraction.error
         return self.add_note(note)
 
-    def remember_many(self, interactions: Iterable[Interaction]) -> list[Note]:
-        """`remember` each interaction in order; batched when the extractor supports it."""
+    def remember_many(self, interactions: Iterable[Interaction], progress: bool | None = False) -> list[Note]:
+        """`remember` each interaction in order (the same notes as one call each), then `flush`.
+
+        An extractor with ``extract_many`` extracts CHUNK interactions at a time. `progress`: a progress bar
+        (shown when stderr is a terminal and TQDM_DISABLE and CI are unset); None: one for more than a chunk."""
         interactions = list(interactions)
-        batch = getattr(self.extractor, "extract_many", None)
-        if batch is None:
-            notes = [self.remember(i) for i in interactions]
-        else:
-            extractions = batch([(i.user, i.assistant) for i in interactions], self.ontology.tags())
-            notes = [self.remember(i, e) for i, e in zip(interactions, extractions)]
+        shown = len(interactions) > CHUNK if progress is None else progress
+        notes: list[Note] = []
+        with progress_bar(total=len(interactions), desc="remember", unit="note") if shown else nullcontext() as bar:
+            for done in self._remembered(interactions):
+                notes += done
+                if bar is not None:
+                    bar.update(len(done))
         self.flush()
         return notes
+
+    def _remembered(self, interactions: list[Interaction]) -> Iterator[list[Note]]:
+        """`remember` of each interaction, yielded CHUNK notes at a time (one at a time without
+        ``extract_many``); each chunk's texts are checked before any is extracted."""
+        batch = getattr(self.extractor, "extract_many", None)
+        if batch is None:
+            for interaction in interactions:
+                yield [self.remember(interaction)]
+            return
+        for start in range(0, len(interactions), CHUNK):
+            chunk = interactions[start:start + CHUNK]
+            for interaction in chunk:
+                self._check(interaction)
+            extractions = batch([(i.user, i.assistant) for i in chunk], self.ontology.tag_view)
+            yield [self.remember(i, e) for i, e in zip(chunk, extractions)]
+
+    def _check(self, interaction: Interaction) -> None:
+        check_text(f"case {self.case_id!r}: an interaction", session_id=interaction.session_id,
+                   user=interaction.user, assistant=interaction.assistant, timestamp=interaction.timestamp,
+                   **({"note_id": interaction.note_id} if interaction.note_id is not None else {}))
 
     def add_note(self, note: Note) -> Note:
         """Add `note` as the newest note. On a saved store its file and journal line are written first, so

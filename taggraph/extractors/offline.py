@@ -33,12 +33,13 @@ import re
 from collections.abc import Iterable
 from functools import cached_property, lru_cache
 from importlib.metadata import version
+from weakref import WeakKeyDictionary
 
 from taggraph._infra.cache import open_cache
 from taggraph._infra.config import cache_dir
 from taggraph.extractors.base import Extraction
 from taggraph.core.notes import CATEGORIES
-from taggraph.core.ontology import NORMALIZATION_VERSION, normalize_tag, singular
+from taggraph.core.ontology import NORMALIZATION_VERSION, TagView, normalize_tag, singular
 from taggraph.core.text import tokenize
 from taggraph.extractors.when_tags import when_tags
 
@@ -352,33 +353,64 @@ def _summary(tags: dict[str, list[str]]) -> str:
 
 
 class _Ontology:
-    """Existing tags indexed by last segment, for reuse of same-named tags."""
+    """Existing tags indexed by last segment, for reuse of same-named tags; over a `base` index when given
+    (its tags count as this one's, and adding here leaves it unchanged)."""
 
-    def __init__(self, tags: Iterable[str], prefix_category: dict[str, str] = PREFIX_CATEGORY) -> None:
+    def __init__(self, tags: Iterable[str], prefix_category: dict[str, str] = PREFIX_CATEGORY,
+                 base: _Ontology | None = None) -> None:
         self.by_segment: dict[str, list[str]] = {}
         self.prefix_category = prefix_category
+        self.base = base
         self.add(tags)
+
+    def named(self, segment: str) -> list[str]:
+        """The tags whose last segment is `segment`."""
+        own = self.by_segment.get(segment, [])
+        return own if self.base is None else self.base.named(segment) + own
 
     def add(self, tags: Iterable[str]) -> None:
         for tag in tags:
             path = normalize_tag(tag)
             if path and "/" in path and path.split("/", 1)[0] not in TEMPORAL:
-                paths = self.by_segment.setdefault(path.rsplit("/", 1)[-1], [])
-                if path not in paths:
-                    paths.append(path)
+                segment = path.rsplit("/", 1)[-1]
+                if path not in self.named(segment):
+                    self.by_segment.setdefault(segment, []).append(path)
 
     def reuse(self, category: str, path: str) -> str:
         """The existing tag named like `path` (same prefix first) that fits `category`, else `path`.
 
         A prefix this extractor emits fits only its own category (``city/x`` never lands
         in who); foreign prefixes (``hobby/yoga`` from an LLM run) fit any category.
+        The choice is a minimum over a set, so it does not depend on the order tags were added in.
         """
         prefix = path.split("/", 1)[0]
-        named = self.by_segment.get(path.rsplit("/", 1)[-1], [])
+        named = self.named(path.rsplit("/", 1)[-1])
         if "/" not in path or prefix in TEMPORAL or path in named:
             return path
         options = [p for p in named if self.prefix_category.get(p.split("/", 1)[0], category) == category]
         return min(options, key=lambda p: (p.split("/", 1)[0] != prefix, p)) if options else path
+
+
+# An ontology's reuse index, kept between calls and updated with the tags new since the last one (a rebuild
+# normalizes every tag again: 97% of a `remember` at 20k notes): TagView -> {id(prefix_category):
+# [prefix_category, index, tags read]}. Weak keys: an index goes with its ontology.
+_KEPT_INDEXES: WeakKeyDictionary[TagView, dict[int, list]] = WeakKeyDictionary()
+
+
+def _reuse_index(existing_tags: Iterable[str], prefix_category: dict[str, str]) -> _Ontology:
+    """The reuse index over `existing_tags`: an ontology's `TagView` is read whole once, then only for the tags
+    added since; any other iterable is read whole."""
+    if not isinstance(existing_tags, TagView):
+        return _Ontology(existing_tags, prefix_category)
+    kept = _KEPT_INDEXES.setdefault(existing_tags, {})
+    entry = kept.get(id(prefix_category))
+    if entry is None or entry[0] is not prefix_category:  # the mapping is held, so its id is not reused
+        entry = kept[id(prefix_category)] = [prefix_category, _Ontology((), prefix_category), 0]
+    _, index, read = entry
+    new = existing_tags.since(read)
+    index.add(new)
+    entry[2] = read + len(new)
+    return index
 
 
 def _clean(text: str, limit: int) -> str:
@@ -424,7 +456,8 @@ class OfflineExtractor:
             for doc, (k, _, assistant) in zip(docs, missing):
                 raw[k] = self._raw_tags(doc, matcher, _clean(assistant, ASSISTANT_CHARS))
                 cache.set(k, raw[k])
-        ontology = _Ontology(existing_tags, self.prefix_category)
+        # this batch's tags go into an overlay: the caller decides which of them its ontology keeps
+        ontology = _Ontology((), self.prefix_category, base=_reuse_index(existing_tags, self.prefix_category))
         out = []
         for k in keys:
             tags = {c: list(dict.fromkeys(ontology.reuse(c, p) for p in paths)) for c, paths in raw[k].items()}
