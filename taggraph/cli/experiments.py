@@ -104,21 +104,33 @@ def ablation(data: list[Path] = DATAS, limit: Optional[int] = LIMIT, extractor: 
 def sweep_distractors(data: Path = DATA, limit: Optional[int] = LIMIT, extractor: str = EXTRACTORS,
                       out: Optional[Path] = OUT, force: bool = FORCE, counts: str = typer.Option("0,3,8,18,36", help="Distractor counts."),
                       seed: int = typer.Option(0, help="Sampling seed."), workers: int = WORKERS,
-                      scheduler: Optional[str] = SCHEDULER) -> None:
-    """Gold sessions plus n sampled distractor sessions: MRR and diffusion's contribution (paper 6.1)."""
-    from taggraph.studies.sweeps import distractor_sweep
+                      scheduler: Optional[str] = SCHEDULER,
+                      methods: Optional[str] = typer.Option(None, help="Method(s), comma-separated; default: "
+                                                                       "AdaptiveGraph and its three ablations."),
+                      pool: str = typer.Option("own", help="Where distractors come from: own (the case's haystack, "
+                                                           "the paper's sweep) or dataset (past the haystack, other "
+                                                           "questions' sessions of --data: counts up to "
+                                                           "LongMemEval-M's ~500)."),
+                      per_type: Optional[int] = typer.Option(None, help="Ask only the first N questions of each "
+                                                                        "question type; the dataset pool still "
+                                                                        "draws from every question.")) -> None:
+    """Gold sessions plus n sampled distractor sessions: MRR, cost and diffusion's contribution (paper 6.1)."""
+    from taggraph.datasets import first_per_type
+    from taggraph.studies.sweeps import SWEEP_METHODS, distractor_sweep
+    chosen = methods_option(methods) if methods is not None else list(SWEEP_METHODS)
     folder = _folder("sweep-distractors", out, force, data)
-    _, cases, record = _load(data, limit)
+    _, dataset, record = _load(data, limit)
+    cases = first_per_type(list(dataset), positive(per_type, "--per-type")) if per_type else list(dataset)
     ctx, workers, backend = scale_out(workers, scheduler)
     results = {}
     with ctx:
         for e in extractor_names(extractor):
-            results[e] = distractor_sweep(cases, whole_numbers(counts, "--counts"), seed, e, workers=workers,
-                                          backend=backend)
+            results[e] = distractor_sweep(cases, whole_numbers(counts, "--counts"), seed, e, chosen, workers=workers,
+                                          backend=backend, pool=pool, pool_cases=list(dataset))
     tables = {name: pd.concat([getattr(r, name).assign(extractor=e) for e, r in results.items()])
               for name in ("summary", "contribution", "rankings")}
-    _save(folder, force, tables, {e: {**r.config, "warnings": r.warnings} for e, r in results.items()}, record,
-          "summary")
+    _save(folder, force, tables, {e: {**r.config, "per_type": per_type, "warnings": r.warnings}
+                                  for e, r in results.items()}, record, "summary")
     typer.echo(tables["contribution"].round(3).to_string(index=False, na_rep="–"))
     for line in dict.fromkeys(line for r in results.values() for line in r.warnings):
         typer.echo(f"warning: {line}")

@@ -11,6 +11,22 @@ Tags are extracted once per history over the full haystack and the same notes ar
 reused for every n: only the set of memories changes, not their extraction. Cases that
 share a history (ATANT, LoCoMo) share that one extraction (`runner.group_by_history`).
 
+Distractor pools (`POOLS`, ``pool=``): ``"own"`` (the default, the paper's sweep) draws only from the case's
+haystack, as above. ``"dataset"`` reaches past it, towards LongMemEval-M's ~500 sessions per question: after the
+case's own non-gold sessions (in the order above) come other questions' sessions of the same dataset
+(`session_pool`: every distinct session id once, first-seen version), never one of the case's own or gold
+sessions, shuffled with ``random.Random(f"{seed}:{case_id}:pool")``; so draws stay deterministic and nested, and
+up to the haystack's size they are the default's, note for note. Such a case's memory is its haystack with its
+drawn sessions after it, extracted once at the largest count (the haystack's notes first, so their tags are the
+default's; offline-v2 caches extraction on disk by content, so each distinct interaction is extracted once); each
+count's store merges the drawn sessions' notes into the haystack by timestamp (`substore`'s `own_notes`), so
+a tie in note order does not put every foreign note behind the gold ones.
+
+Every row also holds its costs, measured in this run (CPU seconds, `time.process_time`): ``build_cpu_s``, the
+count's store (`substore`) and the method's index over it; ``rank_cpu_s``, one query (timed apart from the
+ranking the row holds, which is the same); ``extract_cpu_s``, the memory's extraction at the largest count,
+shared by its counts and methods.
+
 Diffusion's contribution at each n is MRR(with PPR iterations) - MRR(iterations=0),
 with file seeding (AdaptiveGraph vs -noDiffusion) and without it (-noFileSeeding vs
 -noFileSeeding-noDiffusion). MRR and Success@5 are the session-level metrics of
@@ -20,7 +36,10 @@ summary's ``notes/case``.
 
 from __future__ import annotations
 
+import heapq
+import math
 import random
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -35,11 +54,14 @@ from taggraph.evaluation.metrics import judged_rows, score_rankings, summarize
 from taggraph.evaluation.significance import compare
 from taggraph.runs.runner import MemoryRun, build_store, extractor_for, group_by_history, parallel_map
 from taggraph.methods import DEFAULT_DEPTH, check_methods
-from taggraph.core.store import MemoryStore
+from taggraph.methods.base import method_errors
+from taggraph.core.store import Interaction, MemoryStore, Note
+from taggraph.core.text import parse_datetime
 
 SWEEP_METHODS = ("AdaptiveGraph", "AdaptiveGraph-noDiffusion", "AdaptiveGraph-noFileSeeding",
                  "AdaptiveGraph-noFileSeeding-noDiffusion")
 DISTRACTOR_COUNTS = (0, 3, 8, 18, 36)
+POOLS = ("own", "dataset")  # where distractors come from (module doc)
 DEPTHS = (20, 40, 80)
 
 
@@ -55,12 +77,23 @@ def settings(values: Sequence[Any], name: str, least: int) -> list[int]:
     return list(dict.fromkeys(values))
 
 
-def substore(store: MemoryStore, session_ids: set[str]) -> MemoryStore:
-    """A new store holding copies of `store`'s notes from `session_ids`, in the same order."""
+def _when(note: Note) -> float:
+    """A note's timestamp as a sortable number; +inf when it names none (such notes go last)."""
+    when = parse_datetime(note.timestamp) if note.timestamp else None
+    return when.timestamp() if when is not None else math.inf
+
+
+def substore(store: MemoryStore, session_ids: set[str], own_notes: int | None = None) -> MemoryStore:
+    """A new store holding copies of `store`'s notes from `session_ids`, in the same order; given `own_notes`,
+    the notes past the first `own_notes` (other questions' sessions) are merged into those by timestamp
+    (a stable merge: the first notes keep their order, a foreign note goes after own notes of its time)."""
+    notes = [note for note in store.notes if note.session_id in session_ids]
+    if own_notes is not None:
+        foreign = sorted((note for note in notes if note.index >= own_notes), key=_when)
+        notes = heapq.merge([note for note in notes if note.index < own_notes], foreign, key=_when)
     sub = MemoryStore(store.case_id)
-    for note in store.notes:
-        if note.session_id in session_ids:
-            sub.add_note(replace(note))
+    for note in notes:
+        sub.add_note(replace(note))
     return sub
 
 
@@ -72,16 +105,73 @@ def distractor_order(case: Case, seed: int) -> list[str]:
     return order
 
 
-def _distractor_memory(cases, counts, seed, extractor, methods, depth, method_params):
-    """One history's store, built once; each case asked over its gold plus n distractors."""
-    store = build_store(cases[0], extractor)
+def session_pool(cases: Sequence[Case]) -> dict[str, list[Interaction]]:
+    """Every distinct session of `cases` by id, in first-seen order, with the interactions of its first case."""
+    pool: dict[str, list[Interaction]] = {}
+    for case in cases:
+        seen = set(pool)
+        for interaction in case.interactions:
+            if interaction.session_id not in seen:
+                pool.setdefault(interaction.session_id, []).append(interaction)
+    return pool
+
+
+def pooled_order(case: Case, pool: dict[str, list[Interaction]], seed: int) -> tuple[list[str], list[str]]:
+    """(`distractor_order`, then the `pool`'s sessions that are neither the case's nor its gold in their
+    seeded order): the ``"dataset"`` pool's draws, and those of them from other questions."""
+    own = {i.session_id for i in case.interactions} | set(case.gold_session_ids)
+    foreign = [s for s in pool if s not in own]
+    random.Random(f"{seed}:{case.case_id}:pool").shuffle(foreign)
+    return distractor_order(case, seed) + foreign, foreign
+
+
+def _memories(cases: Sequence[Case], pool: str, pool_cases: Sequence[Case] | None, counts: list[int],
+              seed: int) -> list[tuple[list[Case], list[Interaction]]]:
+    """(cases sharing one memory, the other questions' interactions its memory adds) per memory: with the
+    ``"own"`` pool, a history's cases and nothing; with ``"dataset"``, each case with the sessions the largest
+    count draws past its haystack."""
+    if pool == "own":
+        return [(group, []) for group in group_by_history(cases)]
+    sessions = session_pool(pool_cases if pool_cases is not None else cases)
+    memories = []
+    for case in cases:
+        order, foreign = pooled_order(case, sessions, seed)
+        drawn = foreign[:max(0, max(counts) - (len(order) - len(foreign)))]
+        memories.append(([case], [i for s in drawn for i in sessions[s]]))
+    return memories
+
+
+def _costed_ask(run: MemoryRun, case: Case, depth: int, store_cpu_s: float, **extra: Any) -> list[dict[str, Any]]:
+    """`MemoryRun.ask`'s rows, each with its method's ``build_cpu_s`` (`store_cpu_s` plus its index) and
+    ``rank_cpu_s`` (one query, timed apart: the row's ranking also ranks every note for the ties at the cut)."""
+    cost = {}
+    for name in run.methods:
+        with method_errors(name, case.case_id):
+            start = time.process_time()
+            retriever = run.retriever(name)
+            built = time.process_time()
+            retriever.query(case.question, k=depth, asked_on=case.asked_on)
+            cost[name] = {"build_cpu_s": store_cpu_s + built - start, "rank_cpu_s": time.process_time() - built}
+    return [{**row, **cost[row["method"]]} for row in run.ask(case, depth, **extra)]
+
+
+def _distractor_memory(memory, counts, seed, extractor, methods, depth, method_params):
+    """One memory's store, built once (its history, then any other questions' sessions it draws); each case
+    asked over its gold plus n distractors."""
+    cases, foreign = memory
+    start = time.process_time()
+    store = build_store(replace(cases[0], interactions=cases[0].interactions + foreign), extractor)
+    extract_cpu_s = (time.process_time() - start) / len(cases)
+    own_notes = len(cases[0].interactions) if foreign else None
     rows = []
     for case in cases:
-        order = distractor_order(case, seed)
+        order = distractor_order(case, seed) + list(dict.fromkeys(i.session_id for i in foreign))
         gold = set(case.gold_session_ids)
         for n in counts:
-            rows += MemoryRun(substore(store, gold | set(order[:n])), methods, method_params) \
-                .ask(case, depth, distractors=n, distractors_added=min(n, len(order)))
+            start = time.process_time()
+            sub = substore(store, gold | set(order[:n]), own_notes)
+            rows += _costed_ask(MemoryRun(sub, methods, method_params), case, depth, time.process_time() - start,
+                                distractors=n, distractors_added=min(n, len(order)), extract_cpu_s=extract_cpu_s)
     return rows
 
 
@@ -100,15 +190,23 @@ class SweepResult:
     warnings: list[str] = field(default_factory=list)  # distractor sweep: counts some haystacks cannot fill
 
 
+COSTS = ("build_cpu_s", "rank_cpu_s", "extract_cpu_s")  # per question, CPU s, measured in the run (module doc)
+
+
 def _summarize(scored: pd.DataFrame, setting: str, methods: list[str]) -> pd.DataFrame:
     """MRR, Success@5 (and every other metric) per setting and method, with notes per case over the same
     judged cases as ``n`` and the metrics (abstention left out); the distractor sweep's ``distractors/case`` is
     how many it could add, fewer than asked where a haystack holds fewer."""
     summary = summarize(scored, by=[setting, "method"], order=methods)
-    judged = judged_rows(scored).drop_duplicates(["question_id", setting])  # as `summarize` counts n
+    judged = judged_rows(scored)
+    cases = judged.drop_duplicates(["question_id", setting])  # as `summarize` counts n
     means = {"notes": "notes/case", "distractors_added": "distractors/case"}
-    per_case = judged.groupby(setting)[[c for c in means if c in judged]].mean().rename(columns=means)
-    return summary.join(per_case, on=setting)
+    per_case = cases.groupby(setting)[[c for c in means if c in cases]].mean().rename(columns=means)
+    summary = summary.join(per_case, on=setting)
+    costs = [c for c in COSTS if c in judged]
+    if not costs:
+        return summary
+    return summary.join(judged.groupby([setting, "method"])[costs].mean(), on=[setting, "method"])
 
 
 def unfilled_counts(scored: pd.DataFrame) -> list[str]:
@@ -160,13 +258,20 @@ def diffusion_contribution(summary: pd.DataFrame, scored: pd.DataFrame | None = 
 def distractor_sweep(cases: Sequence[Case], counts: Sequence[int] = DISTRACTOR_COUNTS, seed: int = 0,
                      extractor: str = DEFAULT_EXTRACTOR, methods: Sequence[str] = SWEEP_METHODS,
                      depth: int = DEFAULT_DEPTH, method_params: dict[str, dict] | None = None,
-                     workers: int = 1, backend: str | None = "loky") -> SweepResult:
-    """Rerun `methods` on each case reduced to its gold sessions plus n sampled distractors (module doc)."""
+                     workers: int = 1, backend: str | None = "loky", pool: str = "own",
+                     pool_cases: Sequence[Case] | None = None) -> SweepResult:
+    """Rerun `methods` on each case reduced to its gold sessions plus n sampled distractors, drawn from the
+    `pool` (`POOLS`; module doc); with ``"dataset"``, other questions' sessions come from `pool_cases`
+    (default: `cases`), e.g. the whole dataset when `cases` is a subset of it."""
     methods, counts = list(dict.fromkeys(check_methods(methods))), settings(counts, "counts", 0)
+    if pool not in POOLS:
+        raise ConfigError(f"pool: {pool!r} is not one of {', '.join(POOLS)}")
     config = _config("distractor_sweep", methods, extractor, workers, backend, cases, method_params,
-                     counts=list(counts), seed=seed, depth=depth)
-    rows = parallel_map(_distractor_memory, group_by_history(cases), list(counts), seed, extractor, methods, depth,
-                        method_params, workers=workers, backend=backend)
+                     counts=list(counts), seed=seed, depth=depth, pool=pool,
+                     **({"pool_questions": len(pool_cases if pool_cases is not None else cases)}
+                        if pool == "dataset" else {}))
+    rows = parallel_map(_distractor_memory, _memories(cases, pool, pool_cases, counts, seed), list(counts), seed,
+                        extractor, methods, depth, method_params, workers=workers, backend=backend)
     scored = score_rankings(pd.DataFrame([r for rs in rows for r in rs]))
     summary = _summarize(scored, "distractors", methods)
     return SweepResult(scored, summary, config, diffusion_contribution(summary, scored), unfilled_counts(scored))
