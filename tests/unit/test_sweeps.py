@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import plotly.graph_objects as go
 import pytest
 
@@ -7,9 +9,10 @@ from taggraph.datasets import load_dataset
 from taggraph.runs.bench import run_bench
 from taggraph.runs.runner import build_store
 from taggraph.methods import make_retriever
-from taggraph.studies.sweeps import (SWEEP_METHODS, depth_sweep, distractor_order, distractor_sweep,
+from taggraph.core.text import parse_datetime
+from taggraph.studies.sweeps import (COSTS, SWEEP_METHODS, depth_sweep, distractor_order, distractor_sweep,
                                          plot_depth_sweep, plot_diffusion_contribution, plot_distractor_sweep,
-                                         substore)
+                                         pooled_order, session_pool, substore)
 
 CASES = load_dataset(DEMO_DATA)
 
@@ -140,3 +143,92 @@ def test_contribution_and_charts_show_the_tie_averaged_mrr_beside_the_papers(swe
     assert sorted(t.name for t in gains) == sorted(
         f"diffusion_{s}, {m}" for s in ("with_seeding", "without_seeding")
         for m in ("MRR (paper: ties in note order)", "MRR_tieavg (ties averaged)"))
+
+
+# --- the "dataset" pool: distractors past the case's own haystack (issue 65 item 4) ---------------------------
+
+POOL = session_pool(CASES)
+
+
+def test_session_pool_holds_each_session_once_with_all_its_turns():
+    sessions = {i.session_id for c in CASES for i in c.interactions}
+    assert set(POOL) == sessions
+    for case in CASES:  # a session's turns are those of its first case, every turn of it
+        for sid in {i.session_id for i in case.interactions}:
+            assert len(POOL[sid]) == sum(i.session_id == sid for i in case.interactions)
+
+
+def test_pooled_order_extends_the_own_order_with_other_questions_sessions_never_gold():
+    for case in CASES:
+        order, foreign = pooled_order(case, POOL, seed=0)
+        own = distractor_order(case, seed=0)
+        assert order[:len(own)] == own and order[len(own):] == foreign  # up to the haystack: the default's draws
+        haystack = {i.session_id for i in case.interactions}
+        assert foreign and not set(foreign) & (haystack | set(case.gold_session_ids))
+        assert set(foreign) == set(POOL) - haystack and len(order) == len(set(order))
+        assert (order, foreign) == pooled_order(case, POOL, seed=0)  # deterministic
+        assert order != pooled_order(case, POOL, seed=1)[0]
+
+
+def test_pooled_order_skips_a_gold_session_outside_the_haystack():
+    """A gold session another question's haystack holds is never drawn as a distractor for this one."""
+    case, other = CASES[0], CASES[1]
+    elsewhere = next(s for s in POOL if s not in {i.session_id for i in case.interactions})
+    gold_elsewhere = replace(case, gold_session_ids=[*case.gold_session_ids, elsewhere])
+    _, foreign = pooled_order(gold_elsewhere, POOL, seed=0)
+    assert elsewhere not in foreign and elsewhere in pooled_order(case, POOL, seed=0)[1]
+
+
+def test_substore_merges_other_questions_notes_by_timestamp():
+    case = CASES[0]
+    _, foreign = pooled_order(case, POOL, seed=0)
+    extra = [i for s in foreign[:5] for i in POOL[s]]
+    store = build_store(replace(case, interactions=case.interactions + extra), "none")
+    own = len(case.interactions)
+    sub = substore(store, {n.session_id for n in store.notes}, own_notes=own)
+    ids = [n.note_id for n in sub.notes]
+    assert sorted(ids) == sorted(n.note_id for n in store.notes) and [n.index for n in sub.notes] == list(range(len(ids)))
+    assert [i for i in ids if store.by_id[i].index < own] == [n.note_id for n in store.notes[:own]]  # own order kept
+    when = [parse_datetime(n.timestamp) for n in sub.notes]
+    assert when == sorted(when) and ids != [n.note_id for n in store.notes]  # the demo's haystack is chronological
+
+
+@pytest.fixture(scope="module")
+def pooled():
+    return distractor_sweep(CASES, counts=(0, 3, 30), seed=0, extractor="offline", pool="dataset")
+
+
+def test_the_dataset_pool_fills_counts_past_the_haystack_from_other_questions(pooled, sweep):
+    added = pooled.summary.drop_duplicates("distractors").set_index("distractors")["distractors/case"]
+    assert added[30] == 30 and pooled.warnings == [] and pooled.config["pool"] == "dataset"
+    assert sweep.config["pool"] == "own"
+    for row in pooled.rankings[pooled.rankings["distractors"] == 30].itertuples():
+        case = next(c for c in CASES if c.case_id == row.question_id)
+        order, foreign = pooled_order(case, POOL, seed=0)
+        kept = set(case.gold_session_ids) | set(order[:30])  # nested: every count's draws are this order's prefix
+        assert set(row.ranked_session_ids) <= kept
+    full = sweep.rankings[sweep.rankings["distractors"] == 100].set_index(["question_id", "method"])["notes"]
+    at_30 = pooled.rankings[pooled.rankings["distractors"] == 30].set_index(["question_id", "method"])["notes"]
+    assert (at_30 > full.reindex(at_30.index)).all()  # more notes than the whole own haystack
+    haystacks = {c.case_id: {i.session_id for i in c.interactions} for c in CASES}
+    foreign_ranked = [s for row in pooled.rankings[pooled.rankings["distractors"] == 30].itertuples()
+                      for s in row.ranked_session_ids if s not in haystacks[row.question_id]]
+    assert foreign_ranked  # other questions' sessions are in the stores, and ranked
+
+
+def test_the_dataset_pool_within_the_haystack_is_the_default_sweep(pooled, sweep):
+    """Up to a haystack's own distractors the pooled sweep draws and ranks exactly as the default."""
+    columns = ["question_id", "method", "distractors", "notes", "ranked_note_ids", "ranked_scores"]
+    for n in (0, 3):
+        own = sweep.rankings[sweep.rankings["distractors"] == n][columns].reset_index(drop=True)
+        assert pooled.rankings[pooled.rankings["distractors"] == n][columns].reset_index(drop=True).equals(own)
+
+
+def test_a_sweep_row_holds_its_costs_and_the_summary_their_means(pooled):
+    for column in COSTS:
+        assert (pooled.rankings[column] >= 0).all() and column in pooled.summary
+
+
+def test_an_unknown_pool_is_refused():
+    with pytest.raises(ConfigError, match="pool: 'everything' is not one of own, dataset"):
+        distractor_sweep(CASES[:1], pool="everything", extractor="none")
