@@ -200,7 +200,7 @@ class SweepResult:
     warnings: list[str] = field(default_factory=list)  # distractor sweep: counts some haystacks cannot fill
 
 
-COSTS = ("extract_cpu_s", "store_cpu_s", "index_cpu_s", "rank_cpu_s")  # per question, CPU s, measured in the run (module doc)
+COSTS = ("extract_cpu_s", "store_cpu_s", "index_cpu_s", "rank_cpu_s")  # per question, CPU s, measured (module doc)
 
 
 def _summarize(scored: pd.DataFrame, setting: str, methods: list[str]) -> pd.DataFrame:
@@ -340,3 +340,21 @@ def plot_depth_sweep(summary: pd.DataFrame):
     """Plotly figure: MRR against retrieval depth per method."""
     return px.line(summary, x="depth", y="MRR", color="method", markers=True, hover_data=["n", "Success@5"],
                    title="MRR by retrieval depth")
+
+
+# The panels of `plot_sweep_by_size`: a title and the summary's columns it adds up.
+SIZE_PANELS = {"MRR": ("MRR",), "CPU s per question: the store and the method's index": ("store_cpu_s", "index_cpu_s"),
+               "CPU s per question: one query": ("rank_cpu_s",)}
+
+
+def plot_sweep_by_size(summary: pd.DataFrame):
+    """Plotly figure, three panels against distractor sessions per case, one line per method: MRR, the CPU s
+    to build the store and the method's index over it, and the CPU s of one query (a distractor sweep's
+    summary with its costs; the costs are measurements of that run)."""
+    long = pd.concat([summary[["distractors", "method", "notes/case"]].assign(
+        panel=title, value=summary[list(columns)].sum(axis=1)) for title, columns in SIZE_PANELS.items()])
+    fig = px.line(long, x="distractors", y="value", color="method", facet_col="panel", markers=True,
+                  hover_data=["notes/case"], title="MRR and cost by distractor sessions per case")
+    fig.update_yaxes(matches=None, showticklabels=True, title_text="")
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
+    return fig.update_xaxes(title_text="distractor sessions")

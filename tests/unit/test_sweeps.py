@@ -10,9 +10,10 @@ from taggraph.runs.bench import run_bench
 from taggraph.runs.runner import build_store
 from taggraph.methods import make_retriever
 from taggraph.core.text import parse_datetime
-from taggraph.studies.sweeps import (COSTS, SWEEP_METHODS, depth_sweep, distractor_order, distractor_sweep,
-                                         plot_depth_sweep, plot_diffusion_contribution, plot_distractor_sweep,
-                                         pooled_order, session_pool, substore)
+from taggraph.studies.sweeps import (COSTS, SIZE_PANELS, SWEEP_METHODS, depth_sweep, distractor_order,
+                                         distractor_sweep, plot_depth_sweep, plot_diffusion_contribution,
+                                         plot_distractor_sweep, plot_sweep_by_size, pooled_order, session_pool,
+                                         substore)
 
 CASES = load_dataset(DEMO_DATA)
 
@@ -187,7 +188,8 @@ def test_substore_merges_other_questions_notes_by_timestamp():
     own = len(case.interactions)
     sub = substore(store, {n.session_id for n in store.notes}, own_notes=own)
     ids = [n.note_id for n in sub.notes]
-    assert sorted(ids) == sorted(n.note_id for n in store.notes) and [n.index for n in sub.notes] == list(range(len(ids)))
+    assert sorted(ids) == sorted(n.note_id for n in store.notes)
+    assert [n.index for n in sub.notes] == list(range(len(ids)))
     assert [i for i in ids if store.by_id[i].index < own] == [n.note_id for n in store.notes[:own]]  # own order kept
     when = [parse_datetime(n.timestamp) for n in sub.notes]
     assert when == sorted(when) and ids != [n.note_id for n in store.notes]  # the demo's haystack is chronological
@@ -232,3 +234,10 @@ def test_a_sweep_row_holds_its_costs_and_the_summary_their_means(pooled):
 def test_an_unknown_pool_is_refused():
     with pytest.raises(ConfigError, match="pool: 'everything' is not one of own, dataset"):
         distractor_sweep(CASES[:1], pool="everything", extractor="none")
+
+
+def test_the_size_chart_has_mrr_and_both_costs_per_method(pooled):
+    fig = plot_sweep_by_size(pooled.summary)
+    assert len(fig.data) == 3 * len(SWEEP_METHODS) and {a.text for a in fig.layout.annotations} == set(SIZE_PANELS)
+    mrr = next(t for t in fig.data if t.name == "AdaptiveGraph" and t.xaxis == "x")
+    assert list(mrr.y) == pooled.summary[pooled.summary["method"] == "AdaptiveGraph"]["MRR"].tolist()
