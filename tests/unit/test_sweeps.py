@@ -1,11 +1,12 @@
 from dataclasses import replace
 
+import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
 from taggraph.errors import ConfigError
 from taggraph._infra.config import DEMO_DATA
-from taggraph.datasets import load_dataset
+from taggraph.datasets import first_per_type, load_dataset
 from taggraph.runs.bench import run_bench
 from taggraph.runs.runner import build_store
 from taggraph.methods import make_retriever
@@ -241,3 +242,20 @@ def test_the_size_chart_has_mrr_and_both_costs_per_method(pooled):
     assert len(fig.data) == 3 * len(SWEEP_METHODS) and {a.text for a in fig.layout.annotations} == set(SIZE_PANELS)
     mrr = next(t for t in fig.data if t.name == "AdaptiveGraph" and t.xaxis == "x")
     assert list(mrr.y) == pooled.summary[pooled.summary["method"] == "AdaptiveGraph"]["MRR"].tolist()
+
+
+def test_the_cli_asks_a_subset_and_pools_the_whole_dataset(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from taggraph.cli import app
+    out = tmp_path / "run"
+    res = CliRunner().invoke(app, ["sweep-distractors", "--pool", "dataset", "--per-type", "1", "--counts", "0,30",
+                                   "--methods", "BM25", "--extractor", "none", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    config = json.loads((out / "run.json").read_text())["config"]["none"]
+    assert config["pool"] == "dataset" and config["pool_questions"] == len(CASES) and config["per_type"] == 1
+    asked = {c.case_id for c in first_per_type(CASES, 1)}
+    assert set(pd.read_csv(out / "rankings.csv")["question_id"]) == asked and len(asked) < len(CASES)
+    assert (pd.read_csv(out / "summary.csv").set_index("distractors")["distractors/case"][30] == 30)
