@@ -110,10 +110,11 @@ def session_pool(cases: Sequence[Case]) -> dict[str, list[Interaction]]:
     """Every distinct session of `cases` by id, in first-seen order, with the interactions of its first case."""
     pool: dict[str, list[Interaction]] = {}
     for case in cases:
-        seen = set(pool)
+        new: dict[str, list[Interaction]] = {}
         for interaction in case.interactions:
-            if interaction.session_id not in seen:
-                pool.setdefault(interaction.session_id, []).append(interaction)
+            if interaction.session_id not in pool:
+                new.setdefault(interaction.session_id, []).append(interaction)
+        pool.update(new)
     return pool
 
 
@@ -146,7 +147,9 @@ def _ready_store(store: MemoryStore, session_ids: set[str], own_notes: int | Non
     """`substore`, with the store-wide structures the methods share built (the base graph, the term statistics
     and the concept matcher, otherwise built by whichever method comes first), so its cost is the store's."""
     sub = substore(store, session_ids, own_notes)
-    sub.graph.g, term_index(sub), concept_matcher(sub)
+    sub.graph.g  # the base graph is built on first read
+    term_index(sub)
+    concept_matcher(sub)
     return sub
 
 
