@@ -42,20 +42,16 @@ from taggraph._infra.atomic import atomic_write, atomic_write_bytes, make_durabl
 from taggraph._infra.progress import progress as progress_bar
 from taggraph.errors import InputError, WriteError
 from taggraph.core.fivew import Extraction, Extractor
+from taggraph.core.journal import (JOURNAL, MANIFEST, StoreError, _already_listed, _digest, _journal_entries,
+                                   _read_journal, fingerprint)
 from taggraph.core.graph import BaseGraph
 from taggraph.core.notes import Note, NoteFormatError, parse_note
 from taggraph.core.ontology import Ontology
 from taggraph.core import snapshot
 
-MANIFEST = "manifest.json"
-JOURNAL = "manifest.journal"
 FORMAT_VERSION = 1
 _NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)  # POSIX; without it (Windows) each note file's path is resolved in full
 CHUNK = 256  # interactions `remember_many` extracts in one batch
-
-
-class StoreError(InputError):
-    """A store folder cannot be read or written; the message names the file."""
 
 
 @dataclass(frozen=True)
@@ -488,50 +484,3 @@ class _RealFolders:
 
 def _note_digest(note: Note, markdown: bytes) -> bytes:
     return snapshot.note_digest(note.note_id, note.session_id, note.timestamp, note.summary, markdown)
-
-
-def _already_listed(entry: Any, listed: dict) -> bool:
-    """A journal entry the manifest lists as it is: an interrupt fell between writing manifest.json and
-    emptying the journal (`flush`)."""
-    return isinstance(entry, dict) and listed.get(entry.get("note_id")) == entry
-
-
-def fingerprint(folder: Path) -> str:
-    """SHA-256 of a store folder's manifest.json and manifest.journal (absent reads as empty)."""
-    try:
-        manifest = (folder / MANIFEST).read_bytes()
-    except FileNotFoundError:
-        manifest = b""
-    except OSError as exc:
-        raise StoreError(f"{folder / MANIFEST}: cannot read: {exc.strerror or exc}") from None
-    return _digest(manifest, _read_journal(folder / JOURNAL))
-
-
-def _digest(manifest: bytes, journal: bytes) -> str:
-    return hashlib.sha256(hashlib.sha256(manifest).digest() + hashlib.sha256(journal).digest()).hexdigest()
-
-
-def _read_journal(journal: Path) -> bytes:
-    """The journal's bytes (b"" when there is none)."""
-    try:
-        return journal.read_bytes()
-    except FileNotFoundError:
-        return b""
-    except OSError as exc:
-        raise StoreError(f"{journal}: unreadable journal: {exc.strerror or exc}") from None
-
-
-def _journal_entries(journal: Path, raw: bytes) -> list[tuple[str, Any]]:
-    """(where, entry) of each complete line of the journal's bytes `raw`; a last line cut short by a crash is
-    ignored."""
-    try:
-        lines = raw.decode("utf-8").split("\n")
-    except UnicodeDecodeError as exc:
-        raise StoreError(f"{journal}: unreadable journal: {exc}") from None
-    out = []
-    for lineno, line in enumerate(lines[:-1], 1):  # the part after the last newline is incomplete
-        try:
-            out.append((f"{journal}:{lineno}", json.loads(line)))
-        except (json.JSONDecodeError, RecursionError) as exc:
-            raise StoreError(f"{journal}:{lineno}: unreadable journal line: {exc}") from None
-    return out
