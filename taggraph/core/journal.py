@@ -20,7 +20,7 @@ class StoreError(InputError):
     """A store folder cannot be read or written; the message names the file."""
 
 
-def _already_listed(entry: Any, listed: dict) -> bool:
+def already_listed(entry: Any, listed: dict) -> bool:
     """A journal entry the manifest lists as it is: an interrupt fell between writing manifest.json and
     emptying the journal (`flush`)."""
     return isinstance(entry, dict) and listed.get(entry.get("note_id")) == entry
@@ -34,14 +34,14 @@ def fingerprint(folder: Path) -> str:
         manifest = b""
     except OSError as exc:
         raise StoreError(f"{folder / MANIFEST}: cannot read: {exc.strerror or exc}") from None
-    return _digest(manifest, _read_journal(folder / JOURNAL))
+    return folder_digest(manifest, read_journal(folder / JOURNAL))
 
 
-def _digest(manifest: bytes, journal: bytes) -> str:
+def folder_digest(manifest: bytes, journal: bytes) -> str:
     return hashlib.sha256(hashlib.sha256(manifest).digest() + hashlib.sha256(journal).digest()).hexdigest()
 
 
-def _read_journal(journal: Path) -> bytes:
+def read_journal(journal: Path) -> bytes:
     """The journal's bytes (b"" when there is none)."""
     try:
         return journal.read_bytes()
@@ -51,7 +51,7 @@ def _read_journal(journal: Path) -> bytes:
         raise StoreError(f"{journal}: unreadable journal: {exc.strerror or exc}") from None
 
 
-def _journal_entries(journal: Path, raw: bytes) -> list[tuple[str, Any]]:
+def journal_entries(journal: Path, raw: bytes) -> list[tuple[str, Any]]:
     """(where, entry) of each complete line of the journal's bytes `raw`; a last line cut short by a crash is
     ignored."""
     try:

@@ -42,8 +42,8 @@ from taggraph._infra.atomic import atomic_write, atomic_write_bytes, make_durabl
 from taggraph._infra.progress import progress as progress_bar
 from taggraph.errors import InputError, WriteError
 from taggraph.core.fivew import Extraction, Extractor
-from taggraph.core.journal import (JOURNAL, MANIFEST, StoreError, _already_listed, _digest, _journal_entries,
-                                   _read_journal, fingerprint)
+from taggraph.core.journal import (JOURNAL, MANIFEST, StoreError, already_listed, folder_digest, journal_entries,
+                                   read_journal, fingerprint)
 from taggraph.core.graph import BaseGraph
 from taggraph.core.notes import Note, NoteFormatError, parse_note
 from taggraph.core.ontology import Ontology
@@ -340,7 +340,7 @@ class MemoryStore:
         if self._journal is not None:
             self._journal.close()
         self._journal = open(self.path / JOURNAL, "w", encoding="utf-8")  # every entry is in the manifest now
-        self._fingerprint = _digest(text.encode("utf-8"), b"")
+        self._fingerprint = folder_digest(text.encode("utf-8"), b"")
         self._stale = False
 
     def _save_snapshots(self) -> None:
@@ -404,12 +404,12 @@ class MemoryStore:
         store.recorded_extractor = str(manifest.get("extractor", "none"))
         listed = {e.get("note_id"): e for e in manifest["notes"] if isinstance(e, dict)}
         entries = [(f"{mpath}: notes[{i}]", e) for i, e in enumerate(manifest["notes"])]
-        journal = _read_journal(path / JOURNAL)
+        journal = read_journal(path / JOURNAL)
         folders = _RealFolders(path.resolve())
-        for where, entry in entries + _journal_entries(path / JOURNAL, journal):
-            if where.startswith(str(mpath)) or not _already_listed(entry, listed):
+        for where, entry in entries + journal_entries(path / JOURNAL, journal):
+            if where.startswith(str(mpath)) or not already_listed(entry, listed):
                 store._load_entry(folders, entry, where)
-        store.origin, store._fingerprint = folders.root, _digest(raw, journal)
+        store.origin, store._fingerprint = folders.root, folder_digest(raw, journal)
         store._stored = len(store.notes)
         return store
 

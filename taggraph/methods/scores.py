@@ -40,9 +40,14 @@ class Scores(Mapping):
     def __iter__(self) -> Iterator[int]:
         return iter(self.index.tolist())
 
-    def __getitem__(self, idx: int) -> float:
+    def _position(self, idx: int) -> int | None:
+        """Where note `idx` sits in `index` (binary search: it is ascending), None when it was not reached."""
         at = int(np.searchsorted(self.index, idx))
-        if at == len(self.index) or self.index[at] != idx:
+        return at if at < len(self.index) and self.index[at] == idx else None
+
+    def __getitem__(self, idx: int) -> float:
+        at = self._position(idx)
+        if at is None:
             raise KeyError(idx)
         return float(self.value[at])
 
@@ -62,8 +67,8 @@ class Scores(Mapping):
 
     def place(self, idx: int) -> int | None:
         """The rank `top` gives note `idx` (1 = first), None when it was not reached."""
-        at = int(np.searchsorted(self.index, idx))
-        if at == len(self.index) or self.index[at] != idx:
+        at = self._position(idx)
+        if at is None:
             return None
         score = self.value[at]
         return int((self.value > score).sum() + ((self.value == score) & (self.index < idx)).sum()) + 1
