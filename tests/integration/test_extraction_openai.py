@@ -1,4 +1,4 @@
-"""The ``openai:MODEL`` extractor against a fake OpenAI-compatible server (tests/fake_openai.py), and once
+"""The ``openai:MODEL`` extractor against a fake OpenAI-compatible server (tests/helpers/fake_openai.py), and once
 against a real llama-cpp-python server when it and a small GGUF model are installed.
 
 It shares the Ollama extractor's rules (tests/integration/test_extraction_llm.py): temperature 0, the JSON schema as
@@ -16,8 +16,9 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from fake_openai import DROP, Envelope, Error, FakeOpenAI
-from test_extraction_llm import _cases, free_port, reply  # the Ollama tests' helpers
+from tests.helpers.fake_openai import DROP, Envelope, Error, FakeOpenAI
+from test_extraction_llm import _cases, free_port  # the Ollama tests' helpers
+from tests.helpers.fake_ollama import reply
 from taggraph.cli import app
 from taggraph.errors import ConfigError, ServerError
 from taggraph.runs import runner

@@ -23,7 +23,7 @@ from taggraph.methods import check_params, registry
 from taggraph.viz.explain import explain_html
 from taggraph.viz.graph.page import graph_html
 
-from conftest import HAND_ROWS, make_store
+from tests.helpers.stores import HAND_ROWS, make_store
 
 REPO = Path(__file__).resolve().parents[2]
 TAGGRAPH = str(Path(sys.executable).with_name("taggraph"))

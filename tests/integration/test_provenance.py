@@ -20,7 +20,7 @@ from taggraph.runs.bench import run_bench
 from taggraph.methods import registry
 from taggraph.runs.provenance import method_origin
 
-from conftest import HAND_ROWS, make_store
+from tests.helpers.stores import HAND_ROWS, make_store
 
 REPO = Path(__file__).resolve().parents[2]
 TAGGRAPH = str(Path(sys.executable).with_name("taggraph"))

@@ -8,7 +8,7 @@ from taggraph.methods import make_retriever
 from taggraph.methods.adaptive import personalized_pagerank
 from taggraph.core.store import Interaction
 
-from conftest import HAND_ROWS, make_store
+from tests.helpers.stores import HAND_ROWS, make_store
 
 
 def seed_vector(ag, text):

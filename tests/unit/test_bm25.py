@@ -5,7 +5,7 @@ from rank_bm25 import BM25Okapi
 from taggraph.methods import make_retriever
 from taggraph.core.text import tokenize
 
-from conftest import HAND_ROWS, make_store
+from tests.helpers.stores import HAND_ROWS, make_store
 
 QUERIES = ["what breed is my dog", "yoga morning sleep", "pasta recipe sauce", "the a is", "zzz unknown", "dog dog cat"]
 

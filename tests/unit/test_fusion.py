@@ -27,8 +27,8 @@ from taggraph.core.text import parse_timestamp
 from taggraph.core.store import Interaction, MemoryStore
 
 from benchmarks.history import fusion_cv
-from conftest import HAND_ROWS, make_store
-from test_openclaw import BagOfWords
+from tests.helpers.stores import HAND_ROWS, make_store
+from tests.helpers.embedders import BagOfWords
 
 
 NOW = "2023/05/30 (Tue) 23:40"

@@ -15,7 +15,7 @@ from taggraph.methods import make_retriever
 from taggraph.core.store import Interaction
 from taggraph.viz.graph.page import KIND_STYLE, WRAP_CHARS, graph_html, save_graph_html, wrap_label
 
-from conftest import HAND_ROWS, make_store
+from tests.helpers.stores import HAND_ROWS, make_store
 
 HOSTILE = [
     "<script>alert(1)</script>",
@@ -91,12 +91,12 @@ def test_neighbourhood_filter_and_cap(hand_store):
 
 def test_page_is_identical_across_hash_seeds():
     """Same store, same page, even though the base graph's node order depends on PYTHONHASHSEED."""
-    script = ("import hashlib; from conftest import HAND_ROWS, make_store; "
+    script = ("import hashlib; from tests.helpers.stores import HAND_ROWS, make_store; "
               "from taggraph.viz.graph.page import graph_html; "
               "print(hashlib.sha256(graph_html(make_store(HAND_ROWS), question='dog').encode()).hexdigest())")
-    tests = Path(__file__).parents[1]
-    digests = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=tests,
-                              env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(tests)}).stdout
+    repo = Path(__file__).parents[2]
+    digests = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=repo,
+                              env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(repo)}).stdout
                for seed in ("1", "2", "3")}
     assert len(digests) == 1
 

@@ -239,3 +239,8 @@ class FakeOllama:
             vectors.append([digest[i % len(digest)] / 255 for i in range(self.embed_dim)])
         return {"model": body["model"], "embeddings": vectors, "total_duration": 1_000_000,
                 "load_duration": 10_000, "prompt_eval_count": len(inputs)}
+
+
+def reply(**fields) -> str:
+    """A model reply: the empty extraction with `fields` set, as JSON."""
+    return json.dumps({**json.loads(EMPTY_REPLY), **fields})
