@@ -22,6 +22,7 @@ from taggraph.extractors import Extractor, get_extractor, rebuild_extractor
 from taggraph.core.notes import Note
 from taggraph.methods import Explanation, Result, Retriever, check_methods, make_retriever
 from taggraph.methods.base import question_date
+from taggraph.methods.index import concept_matcher, term_index
 from taggraph.core.store import Interaction, MemoryStore
 
 # Free choice: BM25 is the default method because it needs no tuning and no model, and is the strongest
@@ -76,8 +77,9 @@ class Memory:
         """Write the memory to the folder `path` (a store folder: notes, manifest, ontology.md). A folder holding
         another memory, or a file, is refused (StoreError, WriteError); so is the folder this memory was loaded
         from or saved to once another copy saved there since (StoreError; nothing is merged or lost). Only the
-        memory's own files are written."""
-        folder = self.store.save(path)
+        memory's own files are written, with snapshots of the indexes the built-in methods share, so that a loaded
+        memory's first query reads them instead of building them."""
+        folder = self.store.save(path, keep=(term_index, concept_matcher))
         self.store.close()
         return folder
 
