@@ -6,8 +6,9 @@
     hits = memory.query("what breed is my dog?", k=3)      # [Result(note_id, score, session_id, rank, ...)]
     memory.explain("what breed is my dog?", hits[0].note_id).reason
 
-Each method's index is built on its first query and then grows with every
-`remember` (nothing is rebuilt). The notes, tags and ontology are those of a
+Each method's index is built on its first query and then grows with every `remember` (nothing is rebuilt);
+after `load`, the term and concept indexes the methods share are read from the snapshots `save` kept beside the
+notes instead of built. The notes, tags and ontology are those of a
 `MemoryStore`; `memory.store` gives the store itself to the rest of the library.
 """
 
