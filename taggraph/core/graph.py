@@ -17,7 +17,9 @@ topics sharing at least SIMILARITY_MIN (category, path) tags. Chronological
 file edges are not part of the base graph; ``chronological_pairs`` gives them
 to the methods that opt in (AdaptiveGraph).
 
-The graph grows note by note (``add_note``); nothing is ever rebuilt.
+The graph grows note by note (``add_note``); nothing is ever rebuilt. Every link a note adds has at least one
+end that the note added (its file, its new topic, a new concept), so a method that numbers the nodes in order
+(``nodes``) sees each link append to the lists of neighbours of the nodes it had.
 """
 
 from __future__ import annotations
@@ -48,9 +50,13 @@ class BaseGraph:
         self.topic_of_frame: dict[Frame, str] = {}
         self.frame_of_topic: dict[str, Frame] = {}
         self.topics_with_tag: dict[tuple[str, str], set[str]] = {}
+        self.nodes: list[str] = []  # every node, in order added (a node's position is its number for the methods)
         self.file_order: list[str] = []
         self.edge_log: list[tuple[str, str, str]] = []  # every undirected link, in order added
 
+    def _add_node(self, node: str, **attributes) -> None:
+        self.nodes.append(node)
+        self.g.add_node(node, **attributes)
 
     def _link(self, a: str, b: str, kind: str) -> None:
         self.edge_log.append((a, b, kind))
@@ -62,7 +68,7 @@ class BaseGraph:
         for pre in prefixes(path):
             node = concept_node(pre)
             if node not in self.g:
-                self.g.add_node(node, kind="ontology", path=pre)
+                self._add_node(node, kind="ontology", path=pre)
                 up = parent(pre)
                 if up is not None:
                     self._link(concept_node(up), node, "ontology")
@@ -71,7 +77,7 @@ class BaseGraph:
 
     def add_note(self, note: Note) -> None:
         fnode = file_node(note.note_id)
-        self.g.add_node(fnode, kind="file", note_id=note.note_id, session_id=note.session_id,
+        self._add_node(fnode, kind="file", note_id=note.note_id, session_id=note.session_id,
                         index=note.index)
         self.file_order.append(fnode)
         pairs = note.tag_pairs()  # note order, so the graph is the same whatever the hash seed
@@ -83,7 +89,7 @@ class BaseGraph:
             topic = f"topic:{len(self.topic_of_frame)}"
             self.topic_of_frame[frame] = topic
             self.frame_of_topic[topic] = frame
-            self.g.add_node(topic, kind="topic", size=len(frame))
+            self._add_node(topic, kind="topic", size=len(frame))
             for other in self.similar_topics(frame):
                 self._link(topic, other, "similar")
             for pair in pairs:
@@ -105,9 +111,10 @@ class BaseGraph:
         candidates = set().union(*(self.topics_with_tag.get(pair, ()) for pair in frame - common))
         return sorted(t for t in candidates if len(frame & self.frame_of_topic[t]) >= SIMILARITY_MIN)
 
-    def chronological_pairs(self) -> list[tuple[str, str]]:
-        """(earlier, later) file nodes of consecutive notes."""
-        return list(zip(self.file_order, self.file_order[1:]))
+    def chronological_pairs(self, since: int = 0) -> list[tuple[str, str]]:
+        """(earlier, later) file nodes of consecutive notes, from the pair (note `since`, note `since` + 1) on."""
+        files = self.file_order[since:]
+        return list(zip(files, files[1:]))
 
     def to_networkx(self, chronological: bool = False) -> nx.DiGraph:
         """A copy of the graph, optionally with chronological edges (both directions)."""
