@@ -7,8 +7,9 @@
     hits = memory.query("what breed is my dog?", k=3)      # [Result(note_id, score, session_id, rank, ...)]
     memory.explain("what breed is my dog?", hits[0].note_id).reason
 
-Each method's index is built on its first query and then grows with every
-`remember` (nothing is rebuilt). The notes, tags and ontology are those of a
+Each method's index is built on its first query and then grows with every `remember` (nothing is rebuilt);
+after `load`, the term and concept indexes the methods share are read from the snapshots `save` kept beside the
+notes instead of built. The notes, tags and ontology are those of a
 `MemoryStore`; `memory.store` gives the store itself to the rest of the library.
 """
 
@@ -24,6 +25,7 @@ from taggraph.extractors import Extractor, get_extractor, rebuild_extractor
 from taggraph.core.notes import Note
 from taggraph.methods import Explanation, Result, Retriever, check_methods, make_retriever
 from taggraph.methods.base import question_date
+from taggraph.methods.index import concept_matcher, term_index
 from taggraph.core.store import Interaction, MemoryStore
 
 # Free choice: BM25 is the default method because it needs no tuning and no model, and is the strongest
@@ -93,8 +95,9 @@ class Memory:
         """Write the memory to the folder `path` (a store folder: notes, manifest, ontology.md). A folder holding
         another memory, or a file, is refused (StoreError, WriteError); so is the folder this memory was loaded
         from or saved to once another copy saved there since (StoreError; nothing is merged or lost). Only the
-        memory's own files are written."""
-        folder = self.store.save(path)
+        memory's own files are written, with snapshots of the indexes the built-in methods share, so that a loaded
+        memory's first query reads them instead of building them."""
+        folder = self.store.save(path, keep=(term_index, concept_matcher))
         self.store.close()
         return folder
 
