@@ -77,6 +77,7 @@ def checksums_of(cases, methods, tmp_path, **kwargs) -> dict[str, str]:
     return ranking_checksums.checksums(tmp_path)
 
 
+@pytest.mark.slow  # every method and ablation over the demo questions, MiniLM loaded: ~70 s on 2 shared cores
 def test_demo_rankings_are_unchanged(tmp_path):
     pytest.importorskip("sentence_transformers", reason="OpenClaw, OC-notes and TagGraph-Fusion embed with MiniLM")
     cases = [c for c in load_dataset(DEMO_DATA) if c.case_id in DEMO_QUESTIONS]

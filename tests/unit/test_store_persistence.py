@@ -17,7 +17,7 @@ from taggraph.extractors.base import Extraction
 from taggraph.methods import make_retriever
 from taggraph.methods.index import concept_matcher, term_index
 
-from conftest import HAND_ROWS, make_store
+from tests.helpers.stores import HAND_ROWS, make_store
 
 KEEP = (term_index, concept_matcher)
 METHODS = ("BM25", "TagGraph-TFIDF")
