@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
 import sys
 import threading
 import time
@@ -244,3 +245,10 @@ class FakeOllama:
 def reply(**fields) -> str:
     """A model reply: the empty extraction with `fields` set, as JSON."""
     return json.dumps({**json.loads(EMPTY_REPLY), **fields})
+
+
+def free_port() -> int:
+    """A local port nothing listens on (now)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

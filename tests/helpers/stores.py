@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from taggraph.core.store import Interaction, MemoryStore
+from taggraph.datasets import Case
 from taggraph.extractors.base import Extraction
 
 SHARED_DATA = Path(os.environ.get("TAGGRAPH_DATA", Path(__file__).resolve().parents[3] / "shared" / "data" / "longmemeval"))
@@ -40,3 +41,9 @@ def shared_file(name: str) -> Path:
     if not path.exists():
         pytest.skip(f"real LongMemEval data not found at {path} (set TAGGRAPH_DATA)")
     return path
+
+
+def turn_cases(*turns_per_case) -> list[Case]:
+    """Cases of (user, assistant) turns, one case per argument: q0, q1, ... with sessions s{case}_{turn}."""
+    return [Case(f"q{c}", "?", "t", [Interaction(f"s{c}_{i}", user, assistant) for i, (user, assistant) in enumerate(turns)])
+            for c, turns in enumerate(turns_per_case)]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib.util
 import math
 import re
-from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 

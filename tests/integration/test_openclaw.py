@@ -23,7 +23,6 @@ from taggraph.embedders.base import get_embedder
 from taggraph.methods.openclaw import OpenClaw, fts_query, rank_to_score
 from taggraph.core.text import chunk_text, parse_timestamp
 from taggraph.core.store import Interaction, MemoryStore
-from taggraph.testing import BagOfWordsEmbedder
 
 from tests.helpers.embedders import BagOfWords
 
