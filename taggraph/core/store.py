@@ -8,8 +8,8 @@ On disk a store is a folder::
     notes/*.md        one Markdown note per interaction (taggraph.core.notes)
     ontology.md       the case ontology as an indented hierarchy (written for people
                       and prompts; on load the ontology is rebuilt from the notes)
-    index/*.npz       snapshots of the shared indexes (taggraph.core.snapshot): a cache,
-                      used only where it covers the notes as they are
+    index/*.npz       snapshots of the shared indexes (taggraph.core.snapshot) and the vectors `Memory.save`
+                      keeps (taggraph.embedders.saved): caches, used only where they fit the notes
 
 `save` writes the note files the folder lacks (all, to a new folder; the ones added since, to the folder the
 store was read from or saved to), makes them durable in one step, then writes manifest.json: its rename is the

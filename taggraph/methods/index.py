@@ -43,6 +43,7 @@ class TermIndex:
         self.text = text
         self._doc_len = GrowingArray(np.float64)
         self.df: Counter[str] = Counter()
+        self._terms_with_df = np.zeros(2, np.int64)  # [df] -> number of terms with that df (the mean idf reads it)
         self._postings: dict[str, tuple[GrowingArray, GrowingArray]] = {}  # term -> (note indexes, tfs)
         self.total_len = 0
 
@@ -61,6 +62,7 @@ class TermIndex:
         doc, length = self.n_docs, sum(counts.values())
         self._doc_len.append(length)
         self.total_len += length
+        before = np.fromiter((self.df[term] for term in counts), np.int64, len(counts))
         for term, tf in counts.items():
             self.df[term] += 1
             post = self._postings.get(term)
@@ -68,6 +70,7 @@ class TermIndex:
                 post = self._postings[term] = (GrowingArray(np.int32, 1), GrowingArray(np.int32, 1))
             post[0].append(doc)
             post[1].append(tf)
+        self._count_dfs(before)
 
     def state(self) -> dict[str, np.ndarray]:
         """The index as arrays (`taggraph.core.snapshot`): terms in the order first seen, postings end to end."""
@@ -92,6 +95,23 @@ class TermIndex:
         self.total_len = int(doc_len.sum())
         self.df = Counter(dict(zip(terms, arrays["counts"].tolist())))
         self._postings = {term: (GrowingArray.of(d), GrowingArray.of(t)) for term, d, t in zip(terms, docs_of, tfs_of)}
+        self._terms_with_df = np.zeros(2, np.int64)
+        self._count_dfs(np.zeros(len(terms), np.int64), arrays["counts"].astype(np.int64))
+
+    def _count_dfs(self, before: np.ndarray, after: np.ndarray | None = None) -> None:
+        """Move terms from their df `before` to `after` (default one more) in the terms per df."""
+        after = before + 1 if after is None else after
+        if len(after) and after.max() >= len(self._terms_with_df):
+            grown = np.zeros(max(2 * len(self._terms_with_df), int(after.max()) + 1), np.int64)
+            grown[:len(self._terms_with_df)] = self._terms_with_df
+            self._terms_with_df = grown
+        np.add.at(self._terms_with_df, after, 1)
+        np.subtract.at(self._terms_with_df, before, 1)
+
+    @property
+    def terms_with_df(self) -> np.ndarray:
+        """[df] -> number of terms found in exactly df notes ([0] unused)."""
+        return self._terms_with_df
 
     def is_generic(self, term: str, threshold: float = STOPWORD_DF) -> bool:
         """True for a token found in more than `threshold` of the case's files."""
