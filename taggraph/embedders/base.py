@@ -20,9 +20,9 @@
 - ``"tuned:NAME"``: the model ``taggraph tune-embedder --name NAME`` wrote (`taggraph.embedders.tuned`).
 
 Each built-in is one module of this package and one line of `BUILTIN_EMBEDDERS`; `EMBEDDERS` (a
-`taggraph.registry.Registry`) also knows the names given to ``EMBEDDERS.register`` in this process
-and those installed packages declare in the entry-point group ``taggraph.embedders`` (a built-in
-name wins over them).
+`taggraph.registry.Registry`) also knows the names given to ``tg.register("embedder", name, cls)`` in this
+process and those installed packages declare in the entry-point group ``taggraph.embedders`` (`EMBEDDERS.group`;
+a built-in name wins over them).
 
 ``get_embedder(name, device)`` takes ``device`` "auto" (CUDA when torch sees a GPU, else CPU),
 "cpu" or "cuda"; only the MiniLM model runs on it (minilm-static is numpy, Ollama is a server).
