@@ -1,5 +1,5 @@
 """The fault tier: every test here is `slow` (the whole tier takes minutes of attacks, servers and killed
-processes); `make test` runs it, `-m "not slow"` leaves it out."""
+processes); `make test-faults` runs it (CI after `make test`), `-m "not slow"` leaves it out."""
 
 import pytest
 
