@@ -13,8 +13,8 @@ import numpy as np
 from taggraph.core.graph import file_node
 from taggraph.core.notes import Note
 from taggraph.methods.base import Evidence
-from taggraph.methods.fusion.signals import (COMPONENTS, SESSION_FEATURES, TIME_FEATURES, dense_text,
-                                               request_text, shown_date, turn_speakers, turn_texts, window_label)
+from taggraph.methods.fusion.features import dense_text, request_text, turn_speakers, turn_texts
+from taggraph.methods.fusion.signals import COMPONENTS, SESSION_FEATURES, TIME_FEATURES, shown_date, window_label
 from taggraph.methods.signals import Signal
 from taggraph.core.text import snippet
 
