@@ -11,7 +11,6 @@ import numpy as np
 
 from taggraph.core.notes import Note
 from taggraph.core.text import MAX_QUERY_CHARS, chunk_text, days, parse_note_date
-from taggraph.methods.bm25_stem import BM25Stem
 
 SPEAKER_SHARE = 0.1  # free choice: a "Name: " prefix is a speaker if it heads at least 10% of the turns
 SPEAKER = re.compile(r"([A-Z][\w'-]*(?: [A-Z][\w'-]*){0,2}): ")  # "Caroline: ...", as the LoCoMo loader writes turns
@@ -41,13 +40,6 @@ def top_notes(v: np.ndarray, m: int) -> np.ndarray:
         near = np.flatnonzero(v >= np.partition(v, len(v) - m)[len(v) - m])  # ascending: the sort below keeps ties so
         best = near[np.argsort(-v[near], kind="stable")][:m]
     return best[v[best] > 0]
-
-
-class RawTurnsStem(BM25Stem):
-    """BM25-stem over the raw turns (`Note.raw_text`, no tag line): Fusion's `raw_stem`."""
-
-    def indexed_text(self, note: Note) -> str:
-        return note.raw_text
 
 
 def dense_text(note: Note) -> str:
@@ -106,7 +98,7 @@ def note_chunks(note: Note) -> list[str]:
     return chunk_text(note.raw_text, DENSE_CHARS, 0)[:MAX_CHUNKS]
 
 
-def session_coverage(index: BM25Stem, text: str, session_code: np.ndarray, n_sessions: int) -> np.ndarray:
+def session_coverage(index: Any, text: str, session_code: np.ndarray, n_sessions: int) -> np.ndarray:
     """Per session, the share of the query's distinct stems (stopwords dropped) found in its notes of `index`."""
     terms = set(index.tokens(text[:MAX_QUERY_CHARS], grow=False))
     out = np.zeros(n_sessions)
@@ -115,7 +107,7 @@ def session_coverage(index: BM25Stem, text: str, session_code: np.ndarray, n_ses
     return out / len(terms) if terms else out
 
 
-def session_stem(index: BM25Stem, text: str, session_code: np.ndarray, n_sessions: int) -> np.ndarray:
+def session_stem(index: Any, text: str, session_code: np.ndarray, n_sessions: int) -> np.ndarray:
     """Per session, BM25-stem of `text` over the session's raw turns read as one document, over the query's best
     (in [0, 1]): a question whose words are spread over a session's turns (LoCoMo's multi-hop) finds it whole."""
     scores = index.group_scores(text, session_code, n_sessions)

@@ -65,16 +65,23 @@ from taggraph.embedders.base import Embedder, get_embedder
 from taggraph.embedders.rows import NoteRows
 from taggraph._infra.growing import GrowingArray
 from taggraph.methods.index import raw_term_index
-from taggraph.methods.fusion.time_expressions import SPAN_TOLERANCE, Window, as_of, question_anchors, question_windows
+from taggraph.methods.fusion.time_expressions import SPAN_TOLERANCE, AnchorDate, Window, as_of, question_anchors, question_windows
 from taggraph.core.text import MAX_QUERY_CHARS, days
 from taggraph.methods.fusion.why import fusion_evidence
-from taggraph.methods.fusion.features import (SPEAKER_SHARE, RawTurnsStem, dense_text, evidence_vector, note_chunks,
+from taggraph.methods.fusion.features import (SPEAKER_SHARE, dense_text, evidence_vector, note_chunks,
                                               note_day, request_text, top_notes, turn_speakers, turn_texts)
 from taggraph.methods.fusion.signal_table import BY_NAME, SIGNALS, Query
 from taggraph.methods.fusion.signals import (COMPONENTS, DEFAULT_WEIGHTS, DENSE_LIKE, NORMALIZE, POOL, SESSION_FEATURES,
                                                TIME_FEATURES, TURN_PARTS, FusionWeights, SignalName, Signals, Weight,
                                                fused, fused_parts, is_request, normalized, normalized_all, time_features,
                                                weights_dict)
+
+
+class RawTurnsStem(BM25Stem):
+    """BM25-stem over the raw turns (`Note.raw_text`, no tag line): Fusion's `raw_stem`."""
+
+    def indexed_text(self, note: Note) -> str:
+        return note.raw_text
 
 
 class TagGraphFusion(Retriever):
@@ -327,9 +334,13 @@ class TagGraphFusion(Retriever):
             match = evidence_vector(self.note_bm25.score(anchor.clause), len(self.days))
             dated = ~np.isnan(match) & ~np.isnan(self.days)
             if dated.any():
-                day = self.days[int(np.argmax(np.where(dated, match, -np.inf)))]  # the best match, the earliest of ties
-                out.append(Window(-np.inf, day, SPAN_TOLERANCE) if anchor.direction == "before"
-                           else Window(day, now, SPAN_TOLERANCE))
+                best = int(np.argmax(np.where(dated, match, -np.inf)))  # the best match, the earliest of ties
+                day, note = self.days[best], self.store.notes[best]
+                matched = self.note_bm25.evidence(anchor.clause, note).detail.get("matched_terms", {})
+                source = AnchorDate(anchor.clause, anchor.direction, note.note_id, as_of(day).date().isoformat(),
+                                    tuple(matched))
+                out.append(Window(-np.inf, day, SPAN_TOLERANCE, source) if anchor.direction == "before"
+                           else Window(day, now, SPAN_TOLERANCE, source))
         return out
 
     def signals(self, text: str, asked_on: datetime | None = None) -> Signals:

@@ -99,7 +99,8 @@ SIGNALS: tuple[FusionSignal, ...] = (
     FusionSignal("graph", "note", 0.3, "graph", False,
                  "Personalized PageRank over the tag graph from the question's concepts and the pool's notes",
                  "the share of the walk that ends on the note (PPR mass) and the route most of it took",
-                 "how often a random walk from the question's tags and best notes, over shared tags, ends on this note"),
+                 "how often a random walk from the question's tags and best notes, over shared tags, ends on this note "
+                 "(its PPR mass)"),
     FusionSignal("session", "bonus", 0.25, "session", False,
                  "sum over the session's other notes of their relevance times 0.5^i (i = 1, 2, ... by relevance)",
                  "the session's further notes and their relevance",
@@ -107,7 +108,8 @@ SIGNALS: tuple[FusionSignal, ...] = (
     FusionSignal("target", "time", 0.625, "time", False,
                  "1 inside a date window the question names, fading as exp(-days outside / tolerance)",
                  "the question's window and the note's date",
-                 "how close the note's date is to the time the question names (1: inside it, 0: far away)"),
+                 "how close the note's date is to the time the question names (1: inside its window, towards 0 "
+                 "outside)"),
     FusionSignal("recent", "time", 0.05, "time", False, "(day - oldest) / (newest - oldest) on a recency cue",
                  "the question's recency cue ('latest', 'now', ...)",
                  "how late the note is among all notes, when the question asks for the latest"),

@@ -193,8 +193,12 @@ def shown_date(moment: datetime | None) -> str | None:
 
 
 def window_label(window: Window) -> str:
-    """A window as dates: "2024-02-01 to 2024-02-29 (+-7 days)"; "up to ..." when it is open before."""
+    """A window as dates: "2024-02-01 to 2024-02-29 (+-7 days)"; "up to ..." when it is open before; one dated by
+    a note says so: "before 2023-06-04 (+-7 days): the date of demo_s23#0, the best match for '...'"."""
     def day(d: float) -> str:
         return as_of(float(d)).date().isoformat()  # a note dated past 9999-12-31 (UTC) shows as that day
+    if window.anchor is not None:  # "before / after <event>": dated by a note, which it names
+        edge = day(window.end) if window.anchor.direction == "before" else day(window.start)
+        return f"{window.anchor.direction} {edge} (+-{window.tolerance:g} days): {window.anchor.words()}"
     start = "up to" if np.isinf(window.start) else f"{day(window.start)} to"
     return f"{start} {day(window.end)} (+-{window.tolerance:g} days)"
