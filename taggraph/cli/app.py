@@ -70,9 +70,9 @@ def main(debug: bool = typer.Option(False, "--debug", help="Show tracebacks inst
         sys.path.append(os.getcwd())
 
 
-def command(name: str | None = None) -> Callable:
+def command(name: str | None = None, help_text: str | None = None) -> Callable:
     """Register a function as an app command whose TaggraphErrors become one line and exit 2, and whose warnings
-    are lines too (`warnings_as_lines`)."""
+    are lines too (`warnings_as_lines`); `help_text` goes under its options in `--help` (an epilog)."""
     def add_command(fn: Callable) -> Callable:
         @functools.wraps(fn)
         def run(*args, **kwargs):
@@ -84,7 +84,7 @@ def command(name: str | None = None) -> Callable:
                     raise
                 typer.echo(f"error: {exc}", err=True)
                 raise typer.Exit(2) from None
-        app.command(name)(run)
+        app.command(name, epilog=help_text)(run)
         return fn
     return add_command
 

@@ -10,9 +10,14 @@ import typer
 from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, EXTRACTOR_HELP, command, format_option, method_params,
                               methods_option, positive, warnings_as_lines)
 from taggraph._infra.config import DEFAULT_EXTRACTOR
+from taggraph.methods.fusion.signal_table import MEANINGS, UNIT
+
+# the help's legend of TagGraph-Fusion's signals, from its table (two line breaks: rich keeps each a paragraph)
+SIGNALS_HELP = (f"TagGraph-Fusion's signals (each one's part of the score, in {UNIT}):\n\n"
+                + "\n\n".join(f"{name}: {meaning}" for name, meaning in MEANINGS.items()))
 
 
-@command()
+@command(help_text=SIGNALS_HELP)
 def explain(
     data: Path = typer.Option(DEFAULT_DATA, help=DATA_HELP),
     fmt: Optional[str] = format_option(),
