@@ -118,6 +118,15 @@ def test_baseline_row_reads_as_the_baseline_and_charts_keep_the_tables_method_or
     assert re.findall(r"<th>(.*?)</th>", head)[:6] == ["method", "n", "MRR", "MRR 95% CI", "MRR_tieavg",
                                                        "ΔMRR vs BM25"]
     assert recall_chart(result.per_type, methods).layout.xaxis.categoryarray == tuple(methods)
+    # the terminal's key columns fit 120 characters, every number to 3 decimals, and say where the rest are
+    from taggraph.viz.report_tables import terminal_table
+
+    text = terminal_table(result)
+    assert text.splitlines()[0].split() == ["method", "n", "MRR", "MRR", "95%", "CI", "ΔMRR", "p_holm", "Success@1",
+                                            "Success@5", "nDCG@10"]
+    assert max(map(len, text.splitlines())) <= 120 and "--columns all" in text and "summary.csv" in text
+    assert all(re.fullmatch(r"\d\.\d{3}", line.split()[2]) for line in text.splitlines()[1:3])
+    assert "MRR_tieavg" in terminal_table(result, "all").splitlines()[0]
 
 
 def test_the_papers_table_is_chosen_by_the_haystacks_not_the_file_name():
