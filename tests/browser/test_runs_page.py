@@ -63,8 +63,8 @@ var rows = function () { return Array.from(document.querySelectorAll("table.runs
 var filter = document.getElementById("filter");
 filter.value = "TUNED"; filter.dispatchEvent(new Event("input")); var filtered = rows();
 filter.value = ""; filter.dispatchEvent(new Event("input"));
-var head = document.querySelectorAll("table.runs thead th")[1]; head.click(); var down = rows(); head.click();
-var up = rows();
+var head = document.querySelectorAll("table.runs thead th")[1]; head.click(); var first = rows(); head.click();
+var second = rows();
 var boxes = {}; document.querySelectorAll("input.pick").forEach(function (b) {
   boxes[b.closest("tr").cells[1].textContent] = b; });
 boxes["base"].click(); var one = document.getElementById("overlay").data.length;
@@ -72,7 +72,7 @@ boxes["nested/tuned"].click();
 var link = document.querySelector("#picked a");
 var two = {link: link ? link.getAttribute("href") : null, traces: document.getElementById("overlay").data.length};
 boxes["nested/tuned"].click(); boxes["other"].click();
-return {filtered: filtered, down: down, up: up, one: one, two: two, command: document.getElementById("picked").textContent,
+return {filtered: filtered, first: first, second: second, one: one, two: two, command: document.getElementById("picked").textContent,
         title: document.title};
 """
 
@@ -84,7 +84,8 @@ def test_a_reader_filters_sorts_ticks_two_runs_and_overlays_them_offline(folder,
 
     state = probe_report(tmp_path, folder / "runs.html", size="1280,900", state=READER)
     assert state["filtered"] == ["nested/tuned"]
-    assert state["down"] == ["other", "nested/tuned", "base"] and state["up"] == ["base", "nested/tuned", "other"]
+    # a text column sorts A to Z first, then Z to A
+    assert state["first"] == ["base", "nested/tuned", "other"] and state["second"] == ["other", "nested/tuned", "base"]
     assert state["one"] == 0 and state["two"]["traces"] == 4  # two runs of two methods each
     assert state["two"]["link"] == "compare/base-vs-nested_tuned/compare.html"
     assert (folder / state["two"]["link"]).is_file()
