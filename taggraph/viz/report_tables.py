@@ -32,7 +32,8 @@ def comparison_table(summary: pd.DataFrame, benchmark: str, label: str) -> pd.Da
     ns = sorted(set(summary["n"].astype(int)))
     n = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]}–{ns[-1]}"
     ours = summary.set_index("method")[[c for c in ("MRR", "MRR_tieavg") if c in summary]].T
-    ours.index = [f"ours: {label}, {c} ({n})" for c in ours.index]
+    named = f": {label}," if label and str(label) != "-" else ","  # a scored external run records no extractor
+    ours.index = [f"ours{named} {c} ({n})" for c in ours.index]
     return pd.concat([ours, table]).reindex(columns=list(summary["method"])).rename_axis("MRR of")
 
 
