@@ -231,6 +231,19 @@ class TagGraphFusion(Retriever):
             vectors.put(todo, self.embedder.embed([c for chunks in pieces for c in chunks]), list(map(len, pieces)),
                         labels)
 
+    def embedded(self) -> tuple[list[str], np.ndarray]:
+        """Every text embedded for the notes so far, and its vector row by row (what `Memory.save` keeps)."""
+        texts: list[str] = []
+        rows = []
+        for vectors, pieces_of in ((self.vectors, lambda note: [dense_text(note)]),
+                                   (self.request_vectors, lambda note: [request_text(note)]),
+                                   (self.chunk_vectors, note_chunks), (self.turn_vectors, turn_texts)):
+            done = np.flatnonzero(vectors.first_rows >= 0)
+            if len(done):
+                texts += [piece for i in done.tolist() for piece in pieces_of(self.store.notes[i])]
+                rows.append(vectors.matrix[vectors.row_ids(done)])
+        return texts, np.concatenate(rows) if rows else np.zeros((0, 0), dtype=np.float32)
+
     def _teleport(self, text: str, file_seed: np.ndarray) -> np.ndarray:
         """PPR's teleport over the graph's nodes: half on the query's matched concepts, half on `file_seed`."""
         P, _ = self.graph.transition()
