@@ -244,7 +244,6 @@ def test_the_pages_rule_agrees_with_the_report_on_every_demo_question():
     from taggraph.runs.bench import run_bench
     from taggraph.methods import build_retrievers
     from taggraph.evaluation.placement import first_gold_ranks, ranking_place
-    from taggraph.viz.graph.page import Ranking
 
     cases = load_dataset(DEMO_DATA)
     methods = ["BM25", "TagGraph-Basic", "TagGraph-Stopwords", "AdaptiveGraph"]
@@ -264,9 +263,6 @@ def test_the_pages_rule_agrees_with_the_report_on_every_demo_question():
             if first is not None:  # and the page's tie-averaged RR is the report's
                 shown = place.rr_tieavg if place.rr_tieavg is not None else 1 / first
                 assert shown == pytest.approx(row["RR_tieavg"]), (case.case_id, m)
-            ranking = Ranking((store.notes[i].note_id, x) for i, x in r.rank(case.question, len(store),
-                                                                              asked_on=case.question_date))
-            assert ranking.place(store, set(row["gold_session_ids"]), 5, 40) == place  # the graph page's, the same
             ties += place.tie
     assert ties >= 2  # demo_q07 and demo_q08 have some
 
