@@ -92,7 +92,8 @@ KEY_COLUMNS = ["method", "n", "MRR", MRR_CI, "MRR_tieavg", "p", "p_holm", "sig",
                "Success@5_tieavg"]  # and ΔMRR
 
 
-TERMINAL_COLUMNS = ["method", "n", "MRR", MRR_CI, "ΔMRR", "p_holm", "Success@1", "Success@5", "nDCG@10"]
+TERMINAL_COLUMNS = ["method", "n", "MRR", MRR_CI, "ΔMRR", PAIRED_N, "p_holm", "Success@1", "Success@5", "nDCG@10"]
+# PAIRED_N only where some ΔMRR is over fewer questions than its method's n
 
 
 def terminal_table(result, columns: str = "key") -> str:
