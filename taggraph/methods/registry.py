@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib
 import inspect
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -52,6 +53,8 @@ class Method:
     def cls(self) -> type[Retriever]:
         if isinstance(self.target, type):
             return self.target
+        if needs_extra(self.name):
+            raise ConfigError(f"method {self.name!r} needs taggraph[{PEER_EXTRA}]: pip install 'taggraph[{PEER_EXTRA}]'")
         return check_contract(self.name, load_attr(self.target, f"method {self.name!r}"))
 
     def params(self, **overrides: Any) -> Any:
@@ -224,7 +227,7 @@ def _declare(name: str, spec: str, options: dict[str, Any]) -> dict[str, Method]
     values = dict(options)
     ablation_of, component = values.pop("ablation_of", None), values.pop("component", None)
     found = {name: Method(name, spec, values, ablation_of, component)}
-    for param, part in ({} if ablation_of else components(spec)).items():
+    for param, part in ({} if ablation_of or _peer_missing(spec) else components(spec)).items():
         found[f"{name}-no{part.name}"] = Method(f"{name}-no{part.name}", spec, {**values, param: part.off}, name,
                                                 part.name)
     return found
@@ -261,6 +264,9 @@ BUILTIN_METHODS: dict[str, str | tuple[str, dict[str, Any]]] = {
         "note_bm25": 1.0, "raw_bm25": 0.0, "dense": 0.5, "graph": 0.25, "session": 0.1, "target": 0.625, "recent": 0.05,
         "early": 0.05, "note_stem": 0.5, "raw_stem": 0.25, "chunks": 0.0, "coverage": 0.0, "agreement": 0.0,
         "turns": 2.0, "speaker": 0.5, "best_turn": 0.25, "top2_turns": 0.0, "session_stem": 0.0}}),
+    # peers: other projects' systems run by their own packages (extra [peers], taggraph/peers/)
+    "MemPalace": "taggraph.peers.mempalace:MemPalace",
+    "MemPalace-hybrid": ("taggraph.peers.mempalace:MemPalace", {"mode": "hybrid"}),
     # beyond the paper: no sibling expansion through top-level ontology nodes
     "TagGraph-TFIDF-boundTopLevel": ("taggraph.methods.taggraph_traversal:TagGraph", {
         "ablation_of": "TagGraph-TFIDF", "stopwords": True, "tfidf": True, "bound_top_level": True}),
@@ -284,7 +290,11 @@ ABOUT = {
     "TagGraph-Fusion": "lexical, dense, graph, session and time signals in one weighted sum, each note's score "
                        "split into them (ours; the flagship)",
     "TagGraph-Fusion-e5": "TagGraph-Fusion with multilingual-e5-small and the weights fitted with it (ours)",
+    "MemPalace": "MemPalace's drawers of each session's user turns, ranked by vector distance (peer, its package)",
+    "MemPalace-hybrid": "MemPalace with its package's 0.6 vector + 0.4 BM25 re-rank (peer, its package)",
 }
+PEERS = "taggraph.peers."  # the room of the peers; each needs the extra PEER_EXTRA
+PEER_EXTRA = "peers"
 
 
 def about(name: str) -> str:
@@ -293,6 +303,25 @@ def about(name: str) -> str:
         return ABOUT[name]
     doc = (method(name).cls().__doc__ or "").strip()
     return doc.splitlines()[0] if doc else ""
+
+
+def needs_extra(name: str) -> str | None:
+    """The extra a built-in peer needs when the package it runs is not installed (``"peers"``), else None."""
+    target = METHODS.get(name).target if METHODS.is_builtin(name) else None
+    return PEER_EXTRA if isinstance(target, str) and _peer_missing(target) else None
+
+
+def _peer_missing(spec: str) -> bool:
+    """Whether `spec` is a peer (``taggraph.peers.*``) whose module cannot import the package it runs."""
+    if not spec.startswith(PEERS):
+        return False
+    try:
+        importlib.import_module(spec.partition(":")[0])
+    except ModuleNotFoundError as exc:
+        if exc.name and not exc.name.startswith("taggraph"):
+            return True
+        raise
+    return False
 
 
 def method_names(ablations: bool = True) -> list[str]:
