@@ -267,6 +267,7 @@ BUILTIN_METHODS: dict[str, str | tuple[str, dict[str, Any]]] = {
     # peers: other projects' systems run by their own packages (extra [peers], taggraph/peers/)
     "MemPalace": "taggraph.peers.mempalace:MemPalace",
     "MemPalace-hybrid": ("taggraph.peers.mempalace:MemPalace", {"mode": "hybrid"}),
+    "LangChain-Ensemble": "taggraph.peers.langchain_ensemble:LangChainEnsemble",
     # beyond the paper: no sibling expansion through top-level ontology nodes
     "TagGraph-TFIDF-boundTopLevel": ("taggraph.methods.taggraph_traversal:TagGraph", {
         "ablation_of": "TagGraph-TFIDF", "stopwords": True, "tfidf": True, "bound_top_level": True}),
@@ -292,6 +293,7 @@ ABOUT = {
     "TagGraph-Fusion-e5": "TagGraph-Fusion with multilingual-e5-small and the weights fitted with it (ours)",
     "MemPalace": "MemPalace's drawers of each session's user turns, ranked by vector distance (peer, its package)",
     "MemPalace-hybrid": "MemPalace with its package's 0.6 vector + 0.4 BM25 re-rank (peer, its package)",
+    "LangChain-Ensemble": "LangChain's EnsembleRetriever: BM25Retriever + a MiniLM vector store, fused by RRF (peer)",
 }
 PEERS = "taggraph.peers."  # the room of the peers; each needs the extra PEER_EXTRA
 PEER_EXTRA = "peers"
