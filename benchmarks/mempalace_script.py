@@ -70,6 +70,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, default=0, help="the first N questions (0: all)")
     parser.add_argument("--beside", type=Path, nargs="*", default=[], help="bench run folders scored beside them")
     parser.add_argument("--baseline", default=None, help="paired comparison against this method or run")
+    parser.add_argument("--match", default="MemPalace=MemPalace-script-raw",
+                        help="HARNESS=SCRIPT pairs whose Success@5 is compared question by question")
     parser.add_argument("--out", type=Path, required=True, help="folder for the runs and the score run folder")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -87,6 +89,22 @@ def main(argv: list[str] | None = None) -> None:
     command = ["score", *map(str, args.beside), *runs, "--data", str(args.data), "--out", str(args.out / "score"),
                "--force", *(["--baseline", args.baseline] if args.baseline else [])]
     app(command, standalone_mode=False)
+    for pair in filter(None, args.match.split(",")):
+        print(matched(args.out / "score" / "rankings.csv", *pair.split("=")))
+
+
+def matched(rankings_csv: Path, harness: str, script: str) -> str:
+    """Success@5 of `harness` and `script` on the judged questions both rank, and the questions where they differ."""
+    import pandas as pd
+    rows = pd.read_csv(rankings_csv)
+    rows = rows[~rows["abstention"].astype(bool)]
+    both = rows[rows["method"] == harness].merge(rows[rows["method"] == script], on="question_id", suffixes=("", "_s"))
+    if both.empty:
+        return f"{harness} vs {script}: no judged question ranked by both"
+    differ = both[both["Success@5"] != both["Success@5_s"]]["question_id"].tolist()
+    return (f"{harness} vs {script} on {len(both)} judged questions: Success@5 {both['Success@5'].mean():.3f} vs "
+            f"{both['Success@5_s'].mean():.3f} (difference {both['Success@5'].mean() - both['Success@5_s'].mean():+.3f});"
+            f" they differ on {len(differ)}: {' '.join(differ) or '-'}")
 
 
 if __name__ == "__main__":
