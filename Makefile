@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 export TQDM_DISABLE ?= 1
 export HF_HUB_OFFLINE = 1
 
-.PHONY: install demo test test-fast notebooks notebook-html marimo-html lab marimo bench-dev bench-dev-fast clean
+.PHONY: install demo test test-faults test-fast notebooks notebook-html marimo-html lab marimo bench-dev bench-dev-fast clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,8 +24,11 @@ demo: install  ## the paper's seven methods and TagGraph-Fusion on the bundled d
 
 test: install  ## the layering contract, the whole test suite, notebooks included
 	$(VENV)/bin/lint-imports
-	$(PY) -m pytest -q -n auto --dist worksteal --durations=15 tests
+	$(PY) -m pytest -q -n auto --dist worksteal --durations=15 tests --ignore=tests/faults
 	$(PY) -m pytest -q -n auto --nbmake notebooks
+
+test-faults: install  ## the fault tier (tests/faults: attacks, killed processes, fake servers), about 3 minutes; CI runs it
+	$(PY) -m pytest -q -n auto --dist worksteal tests/faults
 
 test-fast: install  ## the unit tier alone (tests/unit): the edit-test loop, about a minute
 	$(PY) -m pytest -q -n auto tests/unit

@@ -65,7 +65,7 @@ def main() -> None:
                 latency[m].append(timed(retrievers[m].query, q)[0])
         # PPR to convergence: ours (cached LU solve) vs networkx.pagerank, same graph and personalization
         ag = retrievers.get("AdaptiveGraph") or make_retriever("AdaptiveGraph", store)
-        P, dangling = ag._sync()
+        P, dangling = ag.transition()
         _, s = ag.scores_all(case.question)
         if s.sum() > 0:
             g = store.graph.to_networkx(chronological=True)

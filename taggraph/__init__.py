@@ -6,6 +6,7 @@ The public face::
     memory = tg.Memory()                        # remember / query / explain / save / load
     tg.method_names()                           # the method names: built in, registered, installed
     @tg.register_method("MyMethod")             # your own: a tg.Retriever subclass (the method contract)
+    tg.register("embedder", "mine", MyEmbedder)  # any kind: "method", "format", "extractor", "embedder"
     tg.make_retriever("AdaptiveGraph", memory.store)
     tg.get_extractor("offline-v2")             # or "offline", "none", "ollama:MODEL", "openai:MODEL",
                                                # "package.module:Class"; tg.Memory(extractor=obj) takes any
@@ -33,10 +34,12 @@ from taggraph.core.ontology import Ontology
 from taggraph.methods import (DEFAULT_DEPTH, Contrast, Evidence, Explanation, Result, Retriever, Scores, Signal, make_retriever,
                                 method_names, register_method)
 from taggraph.core.store import Interaction, MemoryStore
+from taggraph.registry import register
 
 __version__ = "0.1.0"
 __all__ = ["DEFAULT_DEPTH", "Evidence", "Explanation", "Interaction", "Memory", "MemoryStore", "Note", "Ontology",
-           "Result", "Retriever", "Scores", "__version__", "get_extractor", "make_retriever", "method_names", "register_method"]
+           "Result", "Retriever", "Scores", "__version__", "get_extractor", "make_retriever", "method_names", "register",
+           "register_method"]
 __all__ += ["Contrast", "Signal"]  # a score in parts that add up to it, and a note beside those ranked above it
 __all__ += ["Extraction", "Extractor", "register_extractor"]  # extractors given as objects or names
 __all__ += ["Case", "Dataset", "DatasetFormat", "load", "register_format"]  # one loader, any registered format

@@ -1,20 +1,22 @@
 """`Memory`: one agent's memory behind five calls - remember, query, explain, save, load.
 
     import taggraph as tg
-    memory = tg.Memory()                                   # offline extractor: no model, no server
+    memory = tg.Memory()                                   # the offline-v2 extractor: no model, no server
     memory.remember("I adopted my dog Miso, a Shiba Inu.", "Congratulations!", session="s1")
     memory.remember_many([{"user": "I walk Miso at dawn.", "session": "s2"}])  # many at once: batched, faster
     hits = memory.query("what breed is my dog?", k=3)      # [Result(note_id, score, session_id, rank, ...)]
     memory.explain("what breed is my dog?", hits[0].note_id).reason
 
-Each method's index is built on its first query and then grows with every
-`remember` (nothing is rebuilt). The notes, tags and ontology are those of a
+Each method's index is built on its first query and then grows with every `remember` (nothing is rebuilt);
+after `load`, the term and concept indexes the methods share are read from the snapshots `save` kept beside the
+notes instead of built. The notes, tags and ontology are those of a
 `MemoryStore`; `memory.store` gives the store itself to the rest of the library.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 from datetime import date
 from pathlib import Path
 
@@ -24,7 +26,10 @@ from taggraph.extractors import Extractor, get_extractor, rebuild_extractor
 from taggraph.core.notes import Note
 from taggraph.methods import Explanation, Result, Retriever, check_methods, make_retriever
 from taggraph.methods.base import question_date
+from taggraph.methods.index import concept_matcher, term_index
 from taggraph.core.store import Interaction, MemoryStore
+from taggraph.core.snapshot import FOLDER as INDEX_FOLDER
+from taggraph.embedders import saved
 
 # Free choice: BM25 is the default method because it needs no tuning and no model, and is the strongest
 # of the paper's methods on LongMemEval-S dev (README, "Results"; TagGraph-Fusion, ours, is 0.04 MRR
@@ -74,7 +79,12 @@ class Memory:
         """The method's retriever over this memory, built once and kept current."""
         name = check_methods([method or self.method])[0]
         if name not in self._retrievers:
-            self._retrievers[name] = make_retriever(name, self.store)
+            retriever = self._retrievers[name] = make_retriever(name, self.store)
+            embedder = getattr(retriever, "embedder", None)
+            kept = saved.read(self.store.origin / INDEX_FOLDER, embedder.cache_key) \
+                if embedder is not None and self.store.origin is not None else None
+            if kept is not None:
+                embedder.preload(*kept)
         return self._retrievers[name]
 
     def query(self, text: str, method: str | None = None, k: int = DEFAULT_K, *,
@@ -93,8 +103,17 @@ class Memory:
         """Write the memory to the folder `path` (a store folder: notes, manifest, ontology.md). A folder holding
         another memory, or a file, is refused (StoreError, WriteError); so is the folder this memory was loaded
         from or saved to once another copy saved there since (StoreError; nothing is merged or lost). Only the
-        memory's own files are written."""
-        folder = self.store.save(path)
+        memory's own files are written, with snapshots of the indexes the built-in methods share, so that a loaded
+        memory's first query reads them instead of building them, and the vectors its methods embedded
+        (`taggraph.embedders.saved`), so that it embeds them never again."""
+        folder = self.store.save(path, keep=(term_index, concept_matcher))
+        by_model: dict[str, tuple[Any, list]] = {}  # cache key -> (embedder, what each method embedded with it)
+        for retriever in self._retrievers.values():
+            embedder = getattr(retriever, "embedder", None)
+            if embedder is not None and hasattr(retriever, "embedded"):
+                by_model.setdefault(embedder.cache_key, (embedder, []))[1].append(retriever.embedded())
+        for embedder, embedded in by_model.values():  # after the commit: the vectors are a cache, as snapshots are
+            saved.write(folder / INDEX_FOLDER, embedder, embedded)
         self.store.close()
         return folder
 

@@ -3,7 +3,8 @@
 A registry maps a name to what builds the thing named (a class, a function or an object), from three sources,
 looked up in this order:
 
-- run-time registrations (`Registry.register`, also a decorator): a notebook's or a script's own. They travel
+- run-time registrations (`register(kind, name, obj)`, the one front-end for every kind): a notebook's or a
+  script's own. They travel
   to worker processes: `with_registered(fn)` runs `fn` there knowing every registry's registrations (the
   experiment runner wraps its tasks in it);
 - built-ins: one literal table per kind, name -> ``"module:attr"`` or ``("module:attr", {options})`` (the
@@ -12,7 +13,7 @@ looked up in this order:
   import the LLM clients). A registry's `declare` hook turns a table entry (name, ``module:attr``, the literal
   options) into the names it keeps (methods: a `Method` each, and its ablations). Listed in table order. Adding
   a built-in is one module and one line in its table;
-- installed packages: entry points in the registry's `group`, read once per process, on first use.
+- installed packages: entry points in the registry's `group` (`KINDS`), read once per process, on first use.
 
 One policy for entry points, whatever the kind: a built-in always wins. An entry point that names a built-in
 is ignored, and the clash is reported in `problems()` in one line naming its package. A plug-in that fails to
@@ -29,7 +30,9 @@ from __future__ import annotations
 import importlib
 import re
 import sys
+import types
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from importlib.metadata import EntryPoint
 from typing import Any
 
@@ -39,6 +42,46 @@ from taggraph.errors import ConfigError
 DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 _FIX = "give package.module:Class on the Python path (the current folder counts)"
 _ALL: dict[tuple[str, str], Registry] = {}  # (module defining it, kind) -> registry: what `restore` fills
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind of name: what its messages call it, the entry-point group installed packages declare it in, and the
+    module that defines its registry (imported by `register`)."""
+
+    label: str
+    group: str
+    home: str
+
+
+# Every kind of name, one line each: what `register(kind, ...)` takes, and the one place each entry-point group
+# is spelt.
+KINDS = {
+    "method": Kind("method", "taggraph.methods", "taggraph.methods.registry"),
+    "format": Kind("dataset format", "taggraph.datasets", "taggraph.datasets.registry"),
+    "extractor": Kind("extractor", "taggraph.extractors", "taggraph.extractors.registry"),
+    "embedder": Kind("embedder", "taggraph.embedders", "taggraph.embedders.base"),
+}
+_BY_KIND: dict[str, Registry] = {}  # kind -> its registry, filled as each is defined
+
+
+def register(kind: str, name: str, obj: Any, *, replace: bool = False) -> Any:
+    """Register `obj` as `name` of `kind` (a key of `KINDS`: "method", "format", "extractor", "embedder") in this
+    process; the kind's registry checks it (`admit`), and a name taken by something else is refused unless
+    `replace`. Returns `obj`."""
+    if kind not in KINDS:
+        raise ConfigError(f"cannot register a {kind!r}: the kinds are {', '.join(KINDS)}")
+    importlib.import_module(KINDS[kind].home)  # defines the kind's registry
+    _BY_KIND[kind].add(name, obj, replace=replace)
+    return obj
+
+
+def same_definition(old: Any, new: Any) -> bool:
+    """Whether `new` is `old` itself or `old` defined again (a notebook cell run twice: a class or function of the
+    same module and name)."""
+    defined = (type, types.FunctionType)
+    return old is new or isinstance(old, defined) and isinstance(new, defined) and \
+        (old.__module__, old.__qualname__) == (new.__module__, new.__qualname__)
 
 
 def load_attr(spec: str, what: str) -> Any:
@@ -63,19 +106,24 @@ def load_attr(spec: str, what: str) -> Any:
 
 
 class Registry:
-    """Names of one `kind` ("method", "extractor", ...): run-time registrations, the built-ins of the table
-    `builtins`, and the entry points of `group`. `adopt(name, loaded)` checks what an entry point names and
-    returns what the registry keeps for it (ConfigError when it is not usable). `declare(name, spec, options)`:
+    """Names of one `kind` (a key of `KINDS`): run-time registrations, the built-ins of the table `builtins`, and
+    the entry points of the kind's `group`. `adopt(name, loaded)` checks what an entry point names and
+    returns what the registry keeps for it (ConfigError when it is not usable); `admit(name, obj)` does the same
+    for a run-time registration (default: `adopt`), and `same(old, new)` says whether a registration repeats
+    what a name already holds (default: the same object, or a class defined again). `declare(name, spec, options)`:
     what the registry keeps of a built-in, {name: value} (the names it declares); without it a built-in is
     what its ``module:attr`` names, imported on first use. The option ``arg="ARG"`` says the name needs an
     argument, written ``NAME:ARG``."""
 
-    def __init__(self, kind: str, group: str, *, builtins: Mapping[str, str | tuple[str, dict[str, Any]]] = {},
-                 adopt: Callable[[str, Any], Any] | None = None,
+    def __init__(self, kind: str, *, builtins: Mapping[str, str | tuple[str, dict[str, Any]]] = {},
+                 adopt: Callable[[str, Any], Any] | None = None, admit: Callable[[str, Any], Any] | None = None,
+                 same: Callable[[Any, Any], bool] = same_definition,
                  declare: Callable[[str, str, dict[str, Any]], dict[str, Any]] | None = None) -> None:
-        self.kind, self.group = kind, group
+        self.kind, self.group = KINDS[kind].label, KINDS[kind].group
         self._table = dict(builtins)
         self._adopt = adopt or (lambda name, loaded: loaded)
+        self._admit = admit or self._adopt
+        self._same = same
         self._declare = declare
         self._builtin: dict[str, Any] = {}
         self._args: dict[str, str] = {}  # built-in name -> the argument it needs, written NAME:ARG
@@ -83,16 +131,16 @@ class Registry:
         self._table_read = False
         self._installed: _Installed | None = None
         self._home = sys._getframe(1).f_globals.get("__name__", "__main__")  # as collections.namedtuple finds it
-        _ALL[(self._home, kind)] = self
+        _ALL[(self._home, self.kind)] = self
+        _BY_KIND[kind] = self
 
-    def register(self, name: str, value: Any = None, *, replace: bool = False) -> Any:
-        """Register `value` as `name` in this process (a decorator without `value`); a taken name is refused
-        unless `replace`. Returns `value`."""
-        if value is None:
-            return lambda v: self.register(name, v, replace=replace)
+    def add(self, name: str, obj: Any, *, replace: bool = False) -> Any:
+        """Keep what `admit` makes of `obj` as `name` in this process (what `register` calls); a name taken by
+        something else is refused unless `replace`: the one place that check is made. Returns what is kept."""
+        value = self._admit(name, obj)
         old = self.get(name) if self.declared(name) else None
-        if old is not None and old is not value and not replace:
-            raise ConfigError(f"{self.kind} name {name!r} is taken by {old!r}; pick another name or pass "
+        if old is not None and not replace and not self._same(old, value):
+            raise ConfigError(f"{self.kind} name {name!r} is taken by {_shown(old)}; pick another name or pass "
                               f"replace=True")
         self._registered[name] = value
         return value
@@ -228,6 +276,12 @@ class Registry:
         text, head = str(exc), f"{self.kind} {name!r}"
         text = text if text.startswith(head) else f"{head}: {text}"
         return text if "entry point '" in text else f"{text} ({entry_points.describe(ep)})"
+
+
+def _shown(value: Any) -> str:
+    """What holds a taken name, in a message: a class or function by its module and name."""
+    target = getattr(value, "target", value)  # a method's class (or its module:Class)
+    return f"{target.__module__}.{target.__qualname__}" if hasattr(target, "__qualname__") else repr(target)
 
 
 class _Declared:

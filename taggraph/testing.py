@@ -55,7 +55,7 @@ from taggraph.methods import (Evidence, Retriever, check_methods, make_retriever
                                 registered_methods)
 from taggraph.methods.base import MethodError, check_walk, checked_scores, json_plain, one_line
 from taggraph.embedders.base import Embedder
-from taggraph.methods.registry import method_origin
+from taggraph.runs.provenance import method_origin
 from taggraph.methods.signals import Signal, adds_up, signals_total
 from taggraph.core.store import MemoryStore
 from taggraph.core.text import tokenize

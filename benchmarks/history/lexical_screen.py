@@ -3,7 +3,7 @@
 
     python benchmarks/history/lexical_screen.py --data ../shared/data/locomo/locomo_dev.json
 
-Issue 29, the cheap first gate before any protocol (as `encoder_screen.py` is for encoders): deja-vu scores a
+For the two-benchmark protocol (lab study 18), the cheap first gate before any protocol (as `encoder_screen.py` is for encoders): deja-vu scores a
 LoCoMo session by its best single message, TagGraph-Fusion's stemmed lists by its best note (a turn and its
 reply). Here each unit is tried alone, no fusion, no tuning: BM25 (bm25s, Lucene variant, k1 1.5, b 0.75, the
 tokenizer of BM25-stem without the tag line) over

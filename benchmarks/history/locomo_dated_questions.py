@@ -1,5 +1,5 @@
 # History: BENCHMARKS.md section 28 (protocol version 6, adopted in the LoCoMo loader); commit 7d682d3.
-"""Protocol 6 (issue 29; committed before its run): LoCoMo's questions dated by their conversation's last session.
+"""Protocol 6 (of the two-benchmark protocol, lab study 18; committed before its run): LoCoMo's questions dated by their conversation's last session.
 
 LoCoMo records no date for its questions, so TagGraph-Fusion reads no date a question names ("When did Melanie go
 camping in June?"): its windows need the day a question is asked. LoCoMo's questions are asked over the whole

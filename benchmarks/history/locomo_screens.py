@@ -8,7 +8,7 @@
     python benchmarks/history/locomo_screens.py --locomo ../shared/data/locomo/locomo_dev.json --evidence /tmp/screens \
         --workers 2 [--pools 30,60,1000,30+minilm-static]
 
-Issue 29, looks at LoCoMo dev numbers (named as such in BENCHMARKS.md, section 22), LoCoMo only, no LongMemEval,
+After the two-benchmark protocol (lab study 18), looks at LoCoMo dev numbers (named as such in BENCHMARKS.md, section 22), LoCoMo only, no LongMemEval,
 so nothing here can become a default: a default needs a joint protocol fixed before its run.
 
 - ``pool``: TagGraph-Fusion's dense parts (the pool's cosine, the turns, the named speaker) read only the pool's notes

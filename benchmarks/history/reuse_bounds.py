@@ -1,5 +1,5 @@
 # History: BENCHMARKS.md section 10, "Tag vocabulary" (how far a model-free tagger could raise tag reuse); commit 4431e70.
-"""How far tag reuse (paper Table 2: occurrences / distinct tags) can rise without an LLM (issue 13).
+"""How far tag reuse (paper Table 2: occurrences / distinct tags) can rise without an LLM (the offline-v2 extractor's study, lab study 10).
 
     python benchmarks/history/reuse_bounds.py --data ../shared/data/longmemeval/longmemeval_s_dev.json.gz --every 25
 

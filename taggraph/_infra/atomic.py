@@ -88,6 +88,9 @@ def _atomic(path: Path, write: Callable[[BinaryIO], object], durable: bool) -> N
 
 def make_durable(paths: Iterable[Path]) -> None:
     """Flush files written with ``durable=False``, and their folders' entries, to disk before returning."""
+    paths = list(paths)
+    if not paths:
+        return
     if sys.platform.startswith("linux"):
         # one sync(2) (Linux waits for it to finish) made 20,000 new 4 KB files durable in 0.12 s here, where an
         # fsync of each took 4.7 s and 16 threads fsyncing them 1.0 s; elsewhere sync(2) may return early
@@ -97,7 +100,7 @@ def make_durable(paths: Iterable[Path]) -> None:
     for path in paths:
         _fsync(path)
         folders.add(Path(path).parent)
-    for folder in folders:
+    for folder in folders if os.name != "nt" else ():  # Windows cannot open a folder to flush it
         _fsync(folder)
 
 

@@ -19,6 +19,14 @@ class GrowingArray:
         self._data = np.empty(capacity, dtype=dtype)
         self._size = 0
 
+    @classmethod
+    def of(cls, values: np.ndarray) -> "GrowingArray":
+        """A GrowingArray holding `values` without a copy (a view of a larger array too: the first append moves
+        it to a buffer of its own, so nothing is ever written into `values`)."""
+        grown = cls.__new__(cls)
+        grown._data, grown._size = values, len(values)
+        return grown
+
     def __len__(self) -> int:
         return self._size
 

@@ -32,9 +32,9 @@ DEFAULT_DATA = DEMO_DATA
 
 def _extractor_help() -> str:
     """--extractor's help: the built-in extractors, from the registry, and the other forms."""
-    from taggraph.extractors.registry import EXTRACTORS, GROUP
+    from taggraph.extractors.registry import EXTRACTORS
     return f"{' | '.join(sorted(EXTRACTORS.forms(installed=False)))} | package.module:Class | a name from the " \
-           f"entry-point group {GROUP}"
+           f"entry-point group {EXTRACTORS.group}"
 
 
 def served_extractors() -> str:
@@ -70,10 +70,10 @@ def main(debug: bool = typer.Option(False, "--debug", help="Show tracebacks inst
         sys.path.append(os.getcwd())
 
 
-def command(name: str | None = None) -> Callable:
+def command(name: str | None = None, help_text: str | None = None) -> Callable:
     """Register a function as an app command whose TaggraphErrors become one line and exit 2, and whose warnings
-    are lines too (`warnings_as_lines`)."""
-    def register(fn: Callable) -> Callable:
+    are lines too (`warnings_as_lines`); `help_text` goes under its options in `--help` (an epilog)."""
+    def add_command(fn: Callable) -> Callable:
         @functools.wraps(fn)
         def run(*args, **kwargs):
             try:
@@ -84,9 +84,9 @@ def command(name: str | None = None) -> Callable:
                     raise
                 typer.echo(f"error: {exc}", err=True)
                 raise typer.Exit(2) from None
-        app.command(name)(run)
+        app.command(name, epilog=help_text)(run)
         return fn
-    return register
+    return add_command
 
 
 @contextlib.contextmanager

@@ -22,14 +22,29 @@ TIMEOUT_HELP = (f"Seconds per generation request of a served extractor ({served_
                 f"check allows {CHECK_TIMEOUT:g} s).")
 
 
-def print_result(result, folder: Path) -> None:
-    """The summary as the reports show it, a verdict per ablation present (`BenchResult.verdicts`), the folder."""
-    from taggraph.viz.report_tables import summary_view
+COLUMNS_HELP = ("The summary's columns to print: key (method, n, MRR with its 95% CI, ΔMRR, p_holm, Success@1, "
+                "Success@5, nDCG@10) or all (every column of summary.csv).")
+
+
+def columns_option() -> str:
+    return typer.Option("key", help=COLUMNS_HELP, callback=_checked_columns)
+
+
+def _checked_columns(value: str) -> str:
+    if value not in ("key", "all"):
+        raise typer.BadParameter(f"{value!r}: key or all")
+    return value
+
+
+def print_result(result, folder: Path, columns: str = "key") -> None:
+    """The summary's `columns` (`terminal_table`), a verdict per ablation present (`BenchResult.verdicts`), the
+    folder."""
+    from taggraph.viz.report_tables import terminal_table
 
     for w in result.warnings:
         if w.kind == "failed_extractions":  # the scores below stand on untagged notes: said before them
             typer.echo(f"warning: {w.message}")
-    typer.echo(summary_view(result).to_string(index=False, na_rep="–"))  # as the reports: – has no value
+    typer.echo(terminal_table(result, columns))
     for method, lines in result.verdicts.items():
         typer.echo(f"\n{method}: does each component earn its keep?")
         for line in lines:
@@ -69,6 +84,7 @@ def bench(
     miss_pages: int = typer.Option(10, min=0, help="Write explain and graph pages for the first N questions some "
                                             "method misses in its top 5 (0: none)."),
     allow_failed_extractions: bool = typer.Option(False, help=ALLOW_FAILED_HELP),
+    columns: str = columns_option(),
 ) -> None:
     """Run retrieval methods over a dataset; print MRR and the other metrics, write a run folder."""
     from taggraph.runs.bench import bench as run
@@ -93,7 +109,7 @@ def bench(
                      extractor_options=options, allow_failed_extractions=allow_failed_extractions,
                      pages=MissPages(miss_pages))
     write_run(result, folder, cases, force, miss_pages)
-    print_result(result, folder)
+    print_result(result, folder, columns)
 
 
 @command()
@@ -188,11 +204,12 @@ def score(
     depth: int = typer.Option(40, help="Retrieval depth: sessions are de-duplicated through this many ranks."),
     extractor: str = typer.Option(DEFAULT_EXTRACTOR, help="Extractor of the --methods."),
     allow_failed_extractions: bool = typer.Option(False, help=ALLOW_FAILED_HELP),
+    columns: str = columns_option(),
 ) -> None:
     """Score another system's rankings with exactly bench's metrics and protocol, in the same report.
 
     A question a run does not rank is left out of its n (the summary's `missing` column counts them;
-    a warning names the first); a name shared with our --methods or another file gets " [file]"."""
+    a warning names the first); a name shared with our --methods or another file gets " \\[file]"."""
     from taggraph.cli.app import warnings_as_lines
     from taggraph.runs.bench import add_benchmark_metrics, add_significance, run_bench, score_external
     from taggraph.runs.finished_runs import recorded_data
@@ -214,7 +231,7 @@ def score(
     add_benchmark_metrics(result, cases)
     add_significance(result, baseline)
     write_run(result, folder, cases, force, command="score")
-    print_result(result, folder)
+    print_result(result, folder, columns)
 
 
 def warn_other_data(folders: list[Path], dataset) -> None:

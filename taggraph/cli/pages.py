@@ -10,15 +10,24 @@ import typer
 from taggraph.cli.app import (DATA_HELP, DEFAULT_DATA, EXTRACTOR_HELP, command, format_option, method_params,
                               methods_option, positive, warnings_as_lines)
 from taggraph._infra.config import DEFAULT_EXTRACTOR
+from taggraph.methods.fusion.signal_table import MEANINGS, UNIT
+
+# the help's legend of TagGraph-Fusion's signals, from its table (two line breaks: rich keeps each a paragraph)
+SIGNALS_HELP = (f"TagGraph-Fusion's signals (each one's part of the score, in {UNIT}):\n\n"
+                + "\n\n".join(f"{name}: {meaning}" for name, meaning in MEANINGS.items()))
 
 
-@command()
+@command(help_text=SIGNALS_HELP)
 def explain(
     data: Path = typer.Option(DEFAULT_DATA, help=DATA_HELP),
     fmt: Optional[str] = format_option(),
     question: str = typer.Option(..., help="Question id, e.g. demo_q06."),
-    note: Optional[str] = typer.Option(None, help="Note id, e.g. 'demo_s24#0'; default: the first gold note."),
+    note: Optional[str] = typer.Option(None, help="Note id, e.g. 'demo_s24#0'; default: the gold note the graph page "
+                                                  "opens on (of the first method that misses, its best-ranked gold "
+                                                  "session's)."),
     out: Optional[Path] = typer.Option(None, help="Also write the explanation page (HTML) here."),
+    graph_out: Optional[Path] = typer.Option(None, help="Also write the question's graph page (HTML) here; the two "
+                                                        "pages link each other."),
     methods: Optional[str] = typer.Option(None, help="Comma-separated method names; default: the paper's seven "
                                                      "and TagGraph-Fusion."),
     extractor: str = typer.Option(DEFAULT_EXTRACTOR, help=EXTRACTOR_HELP),
@@ -31,10 +40,12 @@ def explain(
     with warnings_as_lines():
         chosen = methods_option(methods) if methods is not None else None
         text = explain_question(data, question, note, out, extractor, chosen, positive(depth, "--depth"),
-                                method_params(param, running=chosen), fmt=fmt)
+                                method_params(param, running=chosen), fmt=fmt, graph_out=graph_out)
     typer.echo(text)
     if out is not None:
         typer.echo(f"\nexplanation page: {out}")
+    if graph_out is not None:
+        typer.echo(f"graph page: {graph_out}")
 
 
 @command()
@@ -52,26 +63,21 @@ def graph(
     depth: int = typer.Option(40, help="Retrieval depth, as bench's --depth (the side panel judges by it)."),
     param: list[str] = typer.Option([], help="Method parameter METHOD.KEY=VALUE, as bench's --param."),
     whole: bool = typer.Option(False, help="Open on the whole graph, not the subgraph that explains the miss."),
+    explain_out: Optional[Path] = typer.Option(None, help="Also write the explain page of the gold note the graph "
+                                                          "opens on here; the two pages link each other."),
 ) -> None:
     """Interactive graph of one question's store, gold and retrieved notes highlighted. It opens on the subgraph
     that explains where the methods rank the gold notes; its 'whole graph' check box shows the whole drawing."""
-    from taggraph._infra.atomic import refuse_input_as_output
-    from taggraph.datasets.registry import input_paths
-    from taggraph.runs.question import find_case, open_question
-    from taggraph.methods.side_by_side import retrieve_all
-    from taggraph.viz.graph.page import save_graph_html
+    from taggraph.views import graph as graph_question
 
-    refuse_input_as_output(out, input_paths(data, fmt), "graph")
     positive(max_nodes, "--max-nodes")
     positive(hops, "--hops")
     positive(depth, "--depth")
     with warnings_as_lines():
         chosen = methods_option(methods) if methods is not None else None
-        opened = open_question(find_case(data, question, fmt), extractor, chosen, method_params(param, running=chosen))
-    case, store, retrievers = opened.case, opened.store, opened.retrievers
-    save_graph_html(out, store, question=case.question,
-                    results_by_method=retrieve_all(store, case.question, retrievers, depth, asked_on=case.asked_on),
-                    gold_note_ids=opened.gold, hops=hops, max_nodes=max_nodes,
-                    neighbourhood_of=case.question if neighbourhood else None, retrievers=retrievers, depth=depth,
-                    asked_on=case.asked_on, whole_graph=whole, question_id=case.case_id)
+        graph_question(data, question, out, extractor, chosen, depth, method_params(param, running=chosen), fmt,
+                       explain_out, hops=hops, max_nodes=max_nodes, whole_graph=whole,
+                       neighbourhood=neighbourhood)
     typer.echo(f"graph page: {out}")
+    if explain_out is not None:
+        typer.echo(f"explanation page: {explain_out}")

@@ -19,7 +19,9 @@ to the methods that opt in (AdaptiveGraph).
 
 The graph grows note by note (``add_note``); nothing is ever rebuilt. It takes the notes in when it is
 first read, not as they arrive: a store loaded for methods without a graph (BM25) never builds one (at 20,000
-notes building it was two thirds of `MemoryStore.load`).
+notes building it was two thirds of `MemoryStore.load`). Every link a note adds has at least one end that the note
+added (its file, its new topic, a new concept), so a method that numbers the nodes in order (``nodes``) sees each
+link append to the lists of neighbours of the nodes it had.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ class BaseGraph:
         self._topic_of_frame: dict[Frame, str] = {}
         self._frame_of_topic: dict[str, Frame] = {}
         self._topics_with_tag: dict[tuple[str, str], set[str]] = {}
+        self._nodes: list[str] = []  # every node, in order added (a node's position is its number for the methods)
         self._file_order: list[str] = []
         self._edge_log: list[tuple[str, str, str]] = []  # every undirected link, in order added
         self._pending: list[Note] = []  # added, not taken in yet ...
@@ -86,6 +89,11 @@ class BaseGraph:
         return self._current()._topics_with_tag
 
     @property
+    def nodes(self) -> list[str]:
+        """Every node, in order added: a node's position is its number for the methods."""
+        return self._current()._nodes
+
+    @property
     def file_order(self) -> list[str]:
         return self._current()._file_order
 
@@ -93,6 +101,10 @@ class BaseGraph:
     def edge_log(self) -> list[tuple[str, str, str]]:
         """Every undirected link, in order added."""
         return self._current()._edge_log
+
+    def _add_node(self, node: str, **attributes) -> None:
+        self._nodes.append(node)
+        self._g.add_node(node, **attributes)
 
     def _link(self, a: str, b: str, kind: str) -> None:
         self._edge_log.append((a, b, kind))
@@ -104,7 +116,7 @@ class BaseGraph:
         for pre in prefixes(path):
             node = concept_node(pre)
             if node not in self._g:
-                self._g.add_node(node, kind="ontology", path=pre)
+                self._add_node(node, kind="ontology", path=pre)
                 up = parent(pre)
                 if up is not None:
                     self._link(concept_node(up), node, "ontology")
@@ -113,8 +125,8 @@ class BaseGraph:
 
     def _take(self, note: Note) -> None:
         fnode = file_node(note.note_id)
-        self._g.add_node(fnode, kind="file", note_id=note.note_id, session_id=note.session_id,
-                         index=note.index)
+        self._add_node(fnode, kind="file", note_id=note.note_id, session_id=note.session_id,
+                       index=note.index)
         self._file_order.append(fnode)
         pairs = note.tag_pairs()  # note order, so the graph is the same whatever the hash seed
         frame: Frame = frozenset(pairs)
@@ -125,7 +137,7 @@ class BaseGraph:
             topic = f"topic:{len(self._topic_of_frame)}"
             self._topic_of_frame[frame] = topic
             self._frame_of_topic[topic] = frame
-            self._g.add_node(topic, kind="topic", size=len(frame))
+            self._add_node(topic, kind="topic", size=len(frame))
             for other in self._similar_topics(frame):
                 self._link(topic, other, "similar")
             for pair in pairs:
@@ -152,9 +164,10 @@ class BaseGraph:
             shared.update(shared.keys() & postings.get(pair, set()))
         return sorted(t for t, n in shared.items() if n >= SIMILARITY_MIN)
 
-    def chronological_pairs(self) -> list[tuple[str, str]]:
-        """(earlier, later) file nodes of consecutive notes."""
-        return list(zip(self.file_order, self.file_order[1:]))
+    def chronological_pairs(self, since: int = 0) -> list[tuple[str, str]]:
+        """(earlier, later) file nodes of consecutive notes, from the pair (note `since`, note `since` + 1) on."""
+        files = self.file_order[since:]
+        return list(zip(files, files[1:]))
 
     def to_networkx(self, chronological: bool = False) -> nx.DiGraph:
         """A copy of the graph, optionally with chronological edges (both directions)."""

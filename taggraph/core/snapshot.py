@@ -69,7 +69,7 @@ def write(folder: Path, name: str, index: Any, notes: int, digest: str) -> None:
     arrays = index.state()
     if META in arrays:
         raise ValueError(f"{kind(index)}: state() may not name an array {META!r}")
-    record = {"format": FORMAT, "kind": kind(index), "notes": notes, "digest": digest}
+    record = {"format": FORMAT, "name": name, "kind": kind(index), "notes": notes, "digest": digest}
     atomic_save_arrays(folder / f"{name}.npz", {META: _utf8(json.dumps(record)), **arrays})
 
 
@@ -81,8 +81,8 @@ def read(folder: Path, name: str, index: Any) -> tuple[dict[str, np.ndarray], in
         arrays = load_arrays(path)
         record = json.loads(arrays.pop(META).tobytes().decode("utf-8"))
         notes, digest = record["notes"], record["digest"]
-        if record["format"] != FORMAT or record["kind"] != kind(index) or type(notes) is not int or notes < 0 \
-                or not isinstance(digest, str):
+        if record["format"] != FORMAT or record["name"] != name or record["kind"] != kind(index) \
+                or type(notes) is not int or notes < 0 or not isinstance(digest, str):
             return None
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError, RecursionError):
         return None  # a missing, torn or foreign snapshot is rebuilt from the notes
@@ -105,6 +105,28 @@ def unpack_strings(data: np.ndarray, offsets: np.ndarray) -> list[str]:
     raw = data.tobytes()
     ends = offsets.tolist()
     return [raw[a:b].decode("utf-8") for a, b in zip(ends, ends[1:])]
+
+
+def pack_runs(runs: list[np.ndarray], dtype) -> tuple[np.ndarray, np.ndarray]:
+    """(lengths, values): the arrays `runs` end to end, for `unpack_runs`."""
+    lengths = np.array([len(r) for r in runs], dtype=np.int64)
+    return lengths, np.concatenate(runs).astype(dtype, copy=False) if runs else np.zeros(0, dtype=dtype)
+
+
+def unpack_runs(lengths: np.ndarray, values: np.ndarray, dtype, increasing: bool = False) -> list[np.ndarray]:
+    """The runs `pack_runs` packed (views of `values`); ValueError when the arrays do not fit: lengths of at least
+    one each that add up to the values, all of `dtype`, each run strictly increasing if `increasing`."""
+    if lengths.dtype != np.int64 or lengths.ndim != 1 or values.dtype != dtype or values.ndim != 1 \
+            or np.any(lengths < 1) or int(lengths.sum()) != len(values):
+        raise ValueError("packed runs: lengths do not fit their values")
+    starts = np.cumsum(lengths)[:-1]
+    if increasing:
+        step_within = np.ones(max(len(values) - 1, 0), dtype=bool)
+        step_within[starts - 1] = False  # from the last value of a run to the first of the next
+        if np.any(np.diff(values)[step_within] <= 0):
+            raise ValueError("packed runs: a run is not increasing")
+    bounds = [0, *np.cumsum(lengths).tolist()]
+    return [values[a:b] for a, b in zip(bounds, bounds[1:])]  # slices: np.split costs 3x as much per run
 
 
 def _utf8(text: str) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""The one tokenizer shared by BM25, TF-IDF, stopword filtering and tag matching, `snippet`, and what several rooms
+"""The tokenizer of BM25, TF-IDF, stopword filtering and tag matching (BM25-stem alone tokenizes as bm25s does:
+`methods/bm25_stem.py`), `snippet`, and what several rooms
 read text with: `chunk_text` (OpenClaw's chunks, Fusion's), `parse_datetime` and `parse_timestamp` (note and
 question dates).
 

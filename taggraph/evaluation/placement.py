@@ -1,11 +1,12 @@
 """Where the first of some sessions ranks, as the metrics count it (each session once, at its best note; a
 top-k place owed to tie order told apart): in one ranking (`session_place`, `ranking_place`, the note that gives a
-session its rank: `rank_giver`) and over a run's scored rankings (`first_gold_ranks`, `misses_table`). The explain
+session its rank: `rank_giver`, `first_gold_giver`; the methods that miss: `missed_by`; the note
+the pages open on: `focus`) and over a run's scored rankings (`first_gold_ranks`, `misses_table`). The explain
 and graph pages, the charts and the run report judge by these."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 import pandas as pd
@@ -84,6 +85,44 @@ def rank_giver(ranking: Sequence[tuple[int, float]], store: MemoryStore, note_id
     ranked = [n.note_id for n in store.notes if n.session_id == sid and n.note_id in order]
     best = min(ranked, key=order.get) if ranked else note_id
     return best, [(g, order.get(g)) for g in gold if g != best and store.by_id[g].session_id == sid]
+
+
+def first_gold_giver(ranking: Sequence[tuple[int, float | None]], store: MemoryStore, gold: Sequence[str]
+                     ) -> str | None:
+    """The note that gives the first gold session its rank in `ranking`: the best-ranked note of any of the `gold`
+    notes' sessions (gold or not, as the metrics count sessions); the first gold note when none is ranked."""
+    sessions = {store.by_id[g].session_id for g in gold}
+    return next((store.notes[i].note_id for i, _ in ranking if store.notes[i].session_id in sessions),
+                gold[0] if gold else None)
+
+
+def missed_by(rankings: Mapping[str, Sequence[tuple[int, float | None]]], store: MemoryStore, gold: Sequence[str],
+              k: int) -> list[str]:
+    """The methods that miss: no gold session in their first `k` sessions (within the ranking's length), or one
+    there only by tie order (`tie_order_only` on sessions), as the run report counts."""
+    sessions = {store.by_id[g].session_id for g in gold if g in store.by_id}
+    out = []
+    for method, ranking in rankings.items():
+        place = ranking_place(ranking, store, sessions, k, len(ranking))
+        if place.rank is None or place.rank > k or place.tie:
+            out.append(method)
+    return out
+
+
+def focus(rankings: Mapping[str, Sequence[tuple[int, float | None]]], store: MemoryStore, gold: Sequence[str],
+          k: int) -> tuple[str | None, str | None]:
+    """(method, gold note) the explain and graph pages open on, the same for both: the first method that misses
+    (`missed_by`; else the first method) and the gold note of the session that gives its first gold session its
+    rank (`first_gold_giver`: that note when gold, else the session's first gold note); the first gold note when
+    no method ranks."""
+    if not gold:
+        return next(iter(rankings), None), None
+    method = next(iter(missed_by(rankings, store, gold, k) or rankings), None)
+    if method is None:
+        return None, gold[0]
+    giver = first_gold_giver(rankings[method], store, gold)
+    session = store.by_id[giver].session_id
+    return method, giver if giver in gold else next(g for g in gold if store.by_id[g].session_id == session)
 
 
 def first_gold_ranks(rankings: pd.DataFrame) -> pd.DataFrame:

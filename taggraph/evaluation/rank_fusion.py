@@ -41,7 +41,7 @@ from taggraph.methods.base import same_score
 Run = Mapping[str, Mapping[str, float]]  # question id -> docid -> score
 
 FUSION_METHODS = ("rrf", "combsum", "combmnz", "wsum")
-NORMALIZATIONS = ("min-max", "zscore", "max", "sum", "none")
+RUN_NORMALIZATIONS = ("min-max", "zscore", "max", "sum", "none")
 RRF_K = 60  # Cormack et al.'s k, ranx's default
 FLOOR = 1e-9  # ranx's floor under every normalization's denominator
 HUGE = 1e100  # scores above this are scaled down before they are normalized (1e308 squared is no float)
@@ -52,8 +52,8 @@ def check_fusion(method: str, norm: str, weights: Sequence[float] | None, n_runs
     finite number per run (given without ``wsum``, or missing with it), or k < 0."""
     if method not in FUSION_METHODS:
         raise ConfigError(f"fusion method {method!r} unknown; choose one of {', '.join(FUSION_METHODS)}")
-    if norm not in NORMALIZATIONS:
-        raise ConfigError(f"normalization {norm!r} unknown; choose one of {', '.join(NORMALIZATIONS)}")
+    if norm not in RUN_NORMALIZATIONS:
+        raise ConfigError(f"normalization {norm!r} unknown; choose one of {', '.join(RUN_NORMALIZATIONS)}")
     if n_runs < 2:
         raise ConfigError(f"fusion needs two or more runs, got {n_runs}")
     if method == "wsum":
@@ -65,7 +65,7 @@ def check_fusion(method: str, norm: str, weights: Sequence[float] | None, n_runs
         raise ConfigError(f"RRF's k must be a number >= 0, got {k}")
 
 
-def normalized(scored: Mapping[str, float], norm: str) -> dict[str, float]:
+def normalized_run(scored: Mapping[str, float], norm: str) -> dict[str, float]:
     """One run's scores of one question under `norm` (module docstring), as ranx's normalizations give them."""
     if norm == "none" or not scored:
         return {doc: float(score) for doc, score in scored.items()}
@@ -99,7 +99,7 @@ def _combined(per_run: list[dict[str, float]], method: str, weights: Sequence[fl
     return {doc: sum(scored.get(doc, 0.0) for scored in per_run) for doc in docs}
 
 
-def fuse(runs: Sequence[Run], method: str = "rrf", norm: str = "min-max", weights: Sequence[float] | None = None,
+def fuse_rankings(runs: Sequence[Run], method: str = "rrf", norm: str = "min-max", weights: Sequence[float] | None = None,
          k: float = RRF_K) -> dict[str, dict[str, float]]:
     """The fused run of `runs` (module docstring); ConfigError for parameters `check_fusion` refuses.
     RRF ignores `norm`; every question of any run is in the result (empty where no run ranks a docid)."""
@@ -111,7 +111,7 @@ def fuse(runs: Sequence[Run], method: str = "rrf", norm: str = "min-max", weight
         if method == "rrf":
             fused[q] = _combined([_reciprocal_ranks(s, k) for s in scored], "combsum", None)
         else:
-            fused[q] = _combined([normalized(s, norm) for s in scored], method, weights)
+            fused[q] = _combined([normalized_run(s, norm) for s in scored], method, weights)
         if not all(map(math.isfinite, fused[q].values())):
             raise ConfigError(f"question {q!r}: the fused scores overflow ({method}, normalization {norm}); the "
                               f"runs' scores are too large to add as they are: choose a normalization")

@@ -4,8 +4,8 @@
 cost at least EARNS_KEEP MRR at a Holm-adjusted p < ALPHA (adjusted over the ablations compared: with eleven of
 them, a raw p of 0.034 is no finding), the paper's open question "when does the graph earn its keep?" asked
 of every component. A component off by default (weight 0: TagGraph-Fusion's chunks, coverage, agreement) is
-said to be so, not to fail, when removing it changes no question. Here, below both `experiments.bench` (whose results print the verdicts) and
-`experiments.ablation` (which runs the ablations), so neither imports the other.
+said to be so, not to fail, when removing it changes no question. Here, below both `runs.bench` (whose results
+print the verdicts) and `studies.ablation` (which runs the ablations), so neither imports the other.
 """
 
 from __future__ import annotations

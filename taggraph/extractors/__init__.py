@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from taggraph.extractors.base import Extraction, Extractor
 from taggraph.extractors.no_tags import NoTagsExtractor
-from taggraph.extractors.registry import (GROUP, check_portable, extractor_spec, get_extractor, rebuild_extractor,
+from taggraph.extractors.registry import (EXTRACTORS, check_portable, extractor_spec, get_extractor, rebuild_extractor,
                                           register_extractor)
 
-__all__ = ["GROUP", "Extraction", "Extractor", "NoTagsExtractor", "check_portable", "extractor_spec", "get_extractor",
+__all__ = ["EXTRACTORS", "Extraction", "Extractor", "NoTagsExtractor", "check_portable", "extractor_spec", "get_extractor",
            "rebuild_extractor", "register_extractor"]

@@ -27,9 +27,7 @@ from typing import Any
 from taggraph._infra.config import DEFAULT_EXTRACTOR
 from taggraph.errors import ConfigError
 from taggraph.extractors.base import Extractor
-from taggraph.registry import DOTTED, Registry, load_attr
-
-GROUP = "taggraph.extractors"  # the entry-point group installed packages declare extractors in
+from taggraph.registry import DOTTED, Registry, load_attr, register
 # The built-in extractors, name -> the class (``arg``: the argument the name needs, written NAME:ARG).
 BUILTIN_EXTRACTORS = {
     "offline-v2": "taggraph.extractors.offline_v2:OfflineV2Extractor",
@@ -39,24 +37,32 @@ BUILTIN_EXTRACTORS = {
     "openai": ("taggraph.extractors.openai:OpenAIExtractor", {"arg": "MODEL"}),
     "gguf": ("taggraph.extractors.gguf:GGUFExtractor", {"arg": "PATH"}),
 }
-EXTRACTORS = Registry("extractor", GROUP, builtins=BUILTIN_EXTRACTORS)
 
 
-def forms() -> str:
-    """Every way to name an extractor, for messages and help: the built-ins, then the other forms."""
-    return (f"{', '.join(sorted(EXTRACTORS.forms(installed=False)))}, package.module:Class, an extractor object, "
-            f"or a name from register_extractor or the entry-point group {GROUP!r}")
-
-
-def register_extractor(name: str, factory: Callable[..., Any]) -> None:
-    """Make `name` (and ``name:ARG``) build an extractor with `factory` in this process, e.g.
-    ``register_extractor("mine", MyExtractor)``; installed packages use the entry-point group instead."""
+def _admit(name: str, factory: Any) -> Callable[..., Any]:
+    """`factory` if `name` is a new plain name and `factory` a class or function (what `EXTRACTORS` keeps)."""
     if not isinstance(name, str) or not DOTTED.fullmatch(name.replace("-", "_")) or EXTRACTORS.is_builtin(name):
         raise ConfigError(f"cannot register extractor name {name!r}: use a new plain name (letters, digits, "
                           f"_ . -), not a built-in one")
     if not callable(factory):
         raise ConfigError(f"register_extractor({name!r}, ...) needs a class or function, got {type(factory).__name__}")
-    EXTRACTORS.register(name, factory, replace=True)
+    return factory
+
+
+EXTRACTORS = Registry("extractor", builtins=BUILTIN_EXTRACTORS, admit=_admit)
+
+
+def forms() -> str:
+    """Every way to name an extractor, for messages and help: the built-ins, then the other forms."""
+    return (f"{', '.join(sorted(EXTRACTORS.forms(installed=False)))}, package.module:Class, an extractor object, "
+            f"or a name from register_extractor or the entry-point group {EXTRACTORS.group!r}")
+
+
+def register_extractor(name: str, factory: Callable[..., Any], *, replace: bool = False) -> None:
+    """Make `name` (and ``name:ARG``) build an extractor with `factory` in this process, e.g.
+    ``register_extractor("mine", MyExtractor)`` (``register("extractor", name, factory)``); a name taken by
+    another factory is refused unless `replace`. Installed packages use the entry-point group instead."""
+    register("extractor", name, factory, replace=replace)
 
 
 def _factory(spec: str) -> tuple[Any, tuple]:
@@ -131,7 +137,7 @@ def rebuild_extractor(spec: str, source: str) -> Extractor:
         raise ConfigError(f"{source}: recorded extractor {spec!r} cannot be built ({exc}); pass it, e.g. "
                           f"Memory.load(folder, extractor=MyExtractor()) or extractor='package.module:Class', "
                           f"or give the extractor a name that builds it (name = 'package.module:Class', "
-                          f"register_extractor, or an entry point in {GROUP!r})") from None
+                          f"register_extractor, or an entry point in {EXTRACTORS.group!r})") from None
 
 
 def check_portable(extractor: str | Extractor) -> None:

@@ -14,28 +14,32 @@ fixed point instead of 20 steps. A query with no matched tag and no shared term
 (all-zero seed) falls back to a uniform teleport, i.e. plain PageRank
 centrality, instead of dividing by zero; `explain` says so.
 
-Not networkx.pagerank: scipy.sparse power iteration on a matrix kept current
-incrementally (edges appended as notes arrive) is >20x faster; the parity test
-is tests/unit/test_adaptive.py.
+Not networkx.pagerank: scipy.sparse power iteration is >20x faster; the parity test
+is tests/unit/test_adaptive.py. The walk keeps the 0/1 adjacency A of the graph (csr)
+and 1/out-degree per node: a note's links are appended to A's rows in one pass (`grown`),
+and a query steps x -> A (x / deg), which is P x bit for bit (`AdaptiveGraph.step`), so a
+node whose degree changes rescales nothing. Explanations trace shortest paths breadth-first
+over A (scipy.sparse.csgraph: one walk from the note serves every seed tag).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from itertools import islice
 from typing import Annotated, Any
 
-import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from scipy.sparse import csgraph
 from pydantic import Field
 
+from taggraph._infra.growing import GrowingArray
 from taggraph.core.graph import concept_node, file_node
 from taggraph.core.notes import Note
 from taggraph.methods.base import Evidence, Retriever
 from taggraph.methods.params import Component
+from taggraph.methods.scores import Scores
 from taggraph.methods.index import STOPWORD_DF, concept_matcher, filter_tokens, term_index
 from taggraph.core.text import query_tokens
 
@@ -61,16 +65,57 @@ def personalized_pagerank(P: sp.csr_matrix, dangling: np.ndarray, s: np.ndarray,
     `solver` (a cached ``splu(I - alpha P).solve``) or spsolve.
     An all-zero `s` is replaced by the uniform vector.
     """
-    total = s.sum()
-    s = s / total if total > 0 else np.full(len(s), 1.0 / max(len(s), 1))
+    s = _teleport(s)
     if iterations is None:
         y = solver(s) if solver is not None else spla.spsolve(
             (sp.identity(P.shape[0], format="csc") - alpha * P).tocsc(), s)
         return y / y.sum()
-    x = s.copy()
+    return power_iteration(P.dot, dangling, s, alpha, iterations)[0]
+
+
+def power_iteration(step, dangling: np.ndarray, s: np.ndarray, alpha: float,
+                    iterations: int) -> tuple[np.ndarray, np.ndarray, list[float]]:
+    """`iterations` steps of x <- alpha (P x + (dangling . x) s) + (1 - alpha) s from x = s, `step(x)` giving P x:
+    (the last x, the x the last step started from, each step's teleport factor alpha (dangling . x_t) + 1 - alpha).
+    `dangling`: a mask or the indexes of the nodes without out-edges; `s` sums to 1."""
+    x, previous, factors = s.copy(), s, []
+    rest = (1 - alpha) * s
     for _ in range(iterations):
-        x = alpha * (P @ x + x[dangling].sum() * s) + (1 - alpha) * s
-    return x
+        mass = x[dangling].sum()
+        factors.append(alpha * mass + 1 - alpha)
+        y = step(x)
+        y += mass * s
+        y *= alpha
+        y += rest
+        previous, x = x, y
+    return x, previous, factors
+
+
+def grown(indptr: np.ndarray, indices: np.ndarray, nodes: int, rows: np.ndarray,
+          cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(indptr, indices) of the 0/1 csr structure `indptr`, `indices` (sorted rows, no repeats) widened to `nodes`
+    rows and columns, with the entries (`rows`, `cols`) added: a repeated or present entry is one entry.
+
+    An entry whose column is a node new to the structure goes to the end of its row, where the copy costs one
+    pass over the arrays and no sort (the base graph's links always reach a new node: taggraph.core.graph)."""
+    old = len(indptr) - 1
+    entry = np.unique(rows * nodes + cols)
+    rows, cols = np.divmod(entry, nodes)
+    ptr = np.append(indptr, np.full(nodes - old, indptr[-1]))
+    at = ptr[rows + 1]  # the end of each entry's row
+    inside = np.flatnonzero((rows < old) & (cols < old))
+    if len(inside):  # a link between two nodes the structure had: find its place within the row
+        present_keys = np.repeat(np.arange(old), np.diff(indptr)) * nodes + indices  # sorted: rows in order
+        at[inside] = np.searchsorted(present_keys, entry[inside])
+        keep = np.ones(len(entry), dtype=bool)
+        keep[inside[np.isin(entry[inside], present_keys)]] = False
+        rows, cols, at = rows[keep], cols[keep], at[keep]
+    total = len(indices) + len(cols)
+    dtype = np.int32 if max(total, nodes) < np.iinfo(np.int32).max else np.int64
+    indices = np.insert(indices.astype(dtype, copy=False), at, cols.astype(dtype))
+    ptr = ptr.astype(dtype, copy=False)
+    ptr[1:] += np.cumsum(np.bincount(rows, minlength=nodes), dtype=dtype)
+    return ptr, indices
 
 
 def _teleport(s: np.ndarray) -> np.ndarray:
@@ -79,17 +124,44 @@ def _teleport(s: np.ndarray) -> np.ndarray:
     return s / total if total > 0 else np.full(len(s), 1.0 / max(len(s), 1))
 
 
-def _seed_split(shares: np.ndarray, names: list[str], own: int) -> str:
+CONCEPT, TOPIC, FILE = 0, 1, 2  # node kinds, by their id's prefix
+KINDS = {"concept": CONCEPT, "topic": TOPIC, "file": FILE}
+
+
+def _seed_split(shares: np.ndarray, kinds: np.ndarray, names: list[str], own: int) -> str:
     """Where a note's PPR mass came from, by seed: its own file seed, the seed tags, other notes' file seeds."""
-    tags = {n.removeprefix("concept:"): shares[j] for j, n in enumerate(names) if n.startswith("concept:") and shares[j]}
-    files = {n.removeprefix("file:"): shares[j] for j, n in enumerate(names)
-             if n.startswith("file:") and j != own and shares[j]}
+    seeded = np.flatnonzero(shares)
     parts = [f"{shares[own]:.0%} from its own file seed (its TF-IDF overlap with the query)"] if shares[own] >= 0.005 else []
-    for kind, group in (("seed tags", tags), ("other notes' file seeds", files)):
-        if sum(group.values()) >= 0.005:
-            top = max(group, key=group.get)
-            parts.append(f"{sum(group.values()):.0%} from {kind} (most: {top}, {group[top]:.0%})")
+    for kind, group in (("seed tags", seeded[kinds[seeded] == CONCEPT]),
+                        ("other notes' file seeds", seeded[(kinds[seeded] == FILE) & (seeded != own)])):
+        total = sum(shares[group].tolist())  # in node order, one by one
+        if total >= 0.005:
+            top = group[np.argmax(shares[group])]
+            parts.append(f"{total:.0%} from {kind} (most: {names[top].partition(':')[2]}, {shares[top]:.0%})")
     return ", ".join(parts) or "from seeds each under 0.5%"
+
+
+def _largest(values: np.ndarray, ids: np.ndarray, m: int) -> np.ndarray:
+    """The positions of the `m` largest `values`, largest first, ties by larger id first (the order of sorting the
+    (value, id) pairs in reverse); found by partition when m is smaller."""
+    if m < len(values):
+        keep = np.flatnonzero(values >= np.partition(values, len(values) - m)[len(values) - m])
+    else:
+        keep = np.arange(len(values))
+    return keep[np.lexsort((ids[keep], values[keep]))[::-1][:m]]
+
+
+@dataclass(frozen=True)
+class _Query:
+    """What one question gives over the graph's nodes: the seeds (`AdaptiveGraph.seeds`), the seed vector `s`
+    before normalization and the power iteration's (x, x before the last step, teleport factors) from it; `step` is
+    None when nothing ran (no seed and no diffusion: every score 0)."""
+    concepts: dict[str, float]
+    files: Scores
+    dropped: list[str]
+    s: np.ndarray
+    x: np.ndarray
+    step: tuple[np.ndarray, np.ndarray, list[float]] | None
 
 
 # Its ablations (paper, appendix F): one component removed each (Params), and the pair the distractor
@@ -109,106 +181,155 @@ class AdaptiveGraph(Retriever):
         self.terms = term_index(store)
         self.matcher = concept_matcher(store)
         self.node_index: dict[str, int] = {}
-        self.rows = np.zeros(0, dtype=np.int64)
-        self.cols = np.zeros(0, dtype=np.int64)
+        self._kinds = GrowingArray(np.int8)  # each node's kind (CONCEPT, TOPIC, FILE)
+        self._file_ids = GrowingArray(np.int64)  # each note's file node
+        self._indptr, self._indices = np.zeros(1, dtype=np.int32), np.zeros(0, dtype=np.int32)
+        self._ones = np.ones(0)
+        self._inverse_degree = np.zeros(0)
+        self._dangling = np.zeros(0, dtype=np.int64)
         self._edges_seen = 0
         self._files_seen = 0
-        self._matrix: tuple[sp.csr_matrix, np.ndarray] | None = None
-        self._solver = None  # cached LU solve of (I - alpha P) for iterations=None
-        self._nx = None  # networkx copy with chronological edges, for explanation paths
+        self._version = 0  # bumped whenever the graph grows: the key of everything cached below
+        self._cached: dict[str, tuple[int, Any]] = {}  # name -> (version, value)
 
     def add(self, note: Note) -> None:
-        self._matrix = self._solver = self._nx = None  # synced lazily on the next query or explain
+        """Nothing yet: the walk's structure is extended from the base graph on the next query or explain."""
 
-    def _sync(self) -> tuple[sp.csr_matrix, np.ndarray]:
-        """Append nodes and edges added to the base graph since the last sync."""
+    def _sync(self) -> None:
+        """Number the nodes and append the links added to the base graph since the last sync: each link widens
+        the 0/1 adjacency A (both directions) in one pass, nothing is rebuilt (`grown`)."""
         g = self.store.graph
-        for node in islice(g.g.nodes, len(self.node_index), None):
+        if self._edges_seen == len(g.edge_log) and self._files_seen == len(g.file_order) \
+                and len(self.node_index) == len(g.nodes):
+            return
+        for node in g.nodes[len(self.node_index):]:
             self.node_index[node] = len(self.node_index)
-        new_edges = [(a, b) for a, b, _ in g.edge_log[self._edges_seen:]]
+            self._kinds.append(KINDS[node.partition(":")[0]])
+        index = self.node_index
+        links = [(index[a], index[b]) for a, b, _ in g.edge_log[self._edges_seen:]]
         self._edges_seen = len(g.edge_log)
         if self.params.chronological:
-            new_edges += g.chronological_pairs()[max(self._files_seen - 1, 0):]
-            self._files_seen = len(g.file_order)
-        if new_edges:
-            ends = np.array([(self.node_index[a], self.node_index[b]) for a, b in new_edges], dtype=np.int64)
-            self.rows = np.concatenate([self.rows, ends[:, 0], ends[:, 1]])
-            self.cols = np.concatenate([self.cols, ends[:, 1], ends[:, 0]])
-        n = len(self.node_index)
-        A = sp.csr_matrix((np.ones(len(self.rows)), (self.rows, self.cols)), shape=(n, n))
-        A.data[:] = 1.0  # unweighted: a repeated link is one edge (csr construction summed duplicates)
-        out = np.diff(A.indptr).astype(np.float64)
-        inv = np.divide(1.0, out, out=np.zeros(n), where=out > 0)
-        P = A.multiply(inv[:, None]).T.tocsr()
-        self._matrix = (P, out == 0)
-        return self._matrix
+            links += [(index[a], index[b]) for a, b in g.chronological_pairs(max(self._files_seen - 1, 0))]
+        self._file_ids.extend([index[f] for f in g.file_order[self._files_seen:]])
+        self._files_seen = len(g.file_order)
+        ends = np.array(links, dtype=np.int64).reshape(-1, 2)
+        n = len(index)
+        self._indptr, self._indices = grown(self._indptr, self._indices, n, np.concatenate([ends[:, 0], ends[:, 1]]),
+                                            np.concatenate([ends[:, 1], ends[:, 0]]))
+        out = np.diff(self._indptr).astype(np.float64)
+        self._inverse_degree = np.divide(1.0, out, out=np.zeros(n), where=out > 0)
+        self._dangling = np.flatnonzero(out == 0)
+        if len(self._ones) < len(self._indices):
+            self._ones = np.ones(2 * len(self._indices))
+        self._version += 1
 
-    def seeds(self, text: str) -> tuple[dict[str, float], dict[int, float], list[str]]:
-        """(concept -> mass, note index -> overlap, dropped tokens) before normalization."""
+    def _cache(self, name: str, make):
+        """`make()`, computed once per graph state."""
+        hit = self._cached.get(name)
+        if hit is None or hit[0] != self._version:
+            hit = self._cached[name] = (self._version, make())
+        return hit[1]
+
+    def adjacency(self) -> sp.csr_matrix:
+        """The walk's 0/1 adjacency A over the graph's nodes (symmetric: every link both ways, a repeated link
+        once), synced on demand."""
+        self._sync()
+        n = len(self.node_index)
+        return self._cache("adjacency", lambda: sp.csr_matrix((self._ones[:len(self._indices)], self._indices,
+                                                               self._indptr), shape=(n, n)))
+
+    def step(self, x: np.ndarray) -> np.ndarray:
+        """P x for the column-stochastic P = A D^-1 (D: out-degrees), as A (x / D): each product x[i] / deg(i) is
+        P's entry times x[i] rounded once, summed in the same order as csr P x sums them, so the result is P x bit
+        for bit, and a note that changes a node's degree rescales nothing."""
+        return self.adjacency() @ (x * self._inverse_degree)
+
+    def step_back(self, v: np.ndarray) -> np.ndarray:
+        """P^T v, bit for bit as the transpose of csr P gives it: row i of P^T is node i's neighbours, each entry
+        1/deg(i), summed in neighbour order; its values are made once per graph state."""
+        A = self.adjacency()
+        back = self._cache("back", lambda: sp.csr_matrix(
+            (np.repeat(self._inverse_degree, np.diff(A.indptr)), A.indices, A.indptr), shape=A.shape))
+        return back @ v
+
+    def transition(self) -> tuple[sp.csr_matrix, np.ndarray]:
+        """(column-stochastic P, dangling mask) of the current graph, synced on demand; P is A's structure with
+        each entry 1/deg of its column, made once per graph state (the queries read `step`)."""
+        A = self.adjacency()
+
+        def made():
+            dangling = np.zeros(A.shape[0], dtype=bool)
+            dangling[self._dangling] = True
+            return sp.csr_matrix((self._inverse_degree[A.indices], A.indices, A.indptr), shape=A.shape), dangling
+        return self._cache("transition", made)
+
+    def exact_solver(self):
+        """LU factorization of (I - alpha P) for ``iterations=None``: factorized again, lazily, after the graph grows."""
+        def factorized():
+            P, _ = self.transition()
+            return spla.splu((sp.identity(P.shape[0], format="csc") - self.params.alpha * P).tocsc()).solve
+        return self._cache("solver", factorized)
+
+    def seeds(self, text: str) -> tuple[dict[str, float], Scores, list[str]]:
+        """(concept -> mass, note index -> TF-IDF overlap, dropped tokens) before normalization."""
         kept, dropped = filter_tokens(query_tokens(text), self.terms, True, self.params.stopword_df,
                                       self.params.stopword_fallback)
         concepts: dict[str, float] = {}
         for token in kept:
             for path in self.matcher.match(token):
                 concepts[path] = concepts.get(path, 0.0) + 1.0
-        files = self.terms.tfidf_overlap(kept) if self.params.file_seeding else {}
+        files = self.terms.tfidf_overlap(kept) if self.params.file_seeding else Scores.of_dense(np.zeros(0))
         return concepts, files, dropped
 
-    def transition(self) -> tuple[sp.csr_matrix, np.ndarray]:
-        """(column-stochastic P, dangling mask) of the current graph, synced on demand."""
-        return self._matrix or self._sync()
+    def _query(self, text: str) -> _Query:
+        """The seeds and power iteration of `text`, computed once per question and graph state (score and every
+        explained note read them)."""
+        self._sync()
+        memo = self._cached.get("query")
+        if memo is not None and memo[0] == self._version and memo[1][0] == text:
+            return memo[1][1]
+        concepts, files, dropped = self.seeds(text)
+        s = np.zeros(len(self.node_index))
+        for path, mass in concepts.items():
+            s[self.node_index[concept_node(path)]] += mass
+        s[self._file_ids.view[files.index]] += files.value  # file nodes are no concept: each one added to 0
+        if s.sum() == 0 and self.params.iterations == 0:
+            query = _Query(concepts, files, dropped, s, s, None)  # nothing to rank without diffusion
+        else:
+            step = self._last_step(_teleport(s))
+            query = _Query(concepts, files, dropped, s, step[0], step)
+        self._cached["query"] = (self._version, (text, query))
+        return query
 
     def scores_all(self, text: str) -> tuple[np.ndarray, np.ndarray]:
         """(final x, teleport s) over all graph nodes."""
-        P, dangling = self.transition()
-        concepts, files, _ = self.seeds(text)
-        s = np.zeros(P.shape[0])
-        for path, mass in concepts.items():
-            s[self.node_index[concept_node(path)]] += mass
-        for idx, mass in files.items():
-            s[self.node_index[file_node(self.store.notes[idx].note_id)]] += mass
-        if s.sum() == 0 and self.params.iterations == 0:
-            return s, s  # nothing to rank without diffusion
-        x = personalized_pagerank(P, dangling, s, self.params.alpha, self.params.iterations,
-                                  self.exact_solver() if self.params.iterations is None else None)
-        return x, s
+        query = self._query(text)
+        return query.x, query.s
 
-    def exact_solver(self):
-        """LU factorization of (I - alpha P), computed once per graph state."""
-        if self._solver is None:
-            P, _ = self.transition()
-            self._solver = spla.splu((sp.identity(P.shape[0], format="csc") - self.params.alpha * P).tocsc()).solve
-        return self._solver
-
-    def score(self, text: str, *, asked_on: datetime | None = None) -> dict[int, float]:
+    def score(self, text: str, *, asked_on: datetime | None = None) -> Scores:
         """Every note's final PPR mass, zeros included: PPR ranks all files (ties: earlier note first),
         so without diffusion unseeded notes still follow the seeded ones, as in the paper's sweep."""
         if not self.store.notes:
-            return {}
-        x, _ = self.scores_all(text)
-        return {note.index: float(x[self.node_index[file_node(note.note_id)]]) for note in self.store.notes}
+            return Scores.of_dense(np.zeros(0))
+        x = self._query(text).x
+        return Scores(np.arange(len(self.store.notes)), x[self._file_ids.view])
 
     def _last_step(self, s_norm: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[float]]:
         """(x, the iterate the last step started from, each step's teleport factor alpha (dangling . x_t) + 1 - alpha)
         of `personalized_pagerank` from the normalized teleport `s_norm`; at the exact fixed point both iterates are x."""
-        P, dangling = self.transition()
+        self._sync()
         a, steps = self.params.alpha, self.params.iterations
         if steps is None:
             y = self.exact_solver()(s_norm)
             x = y / y.sum()
-            return x, x, [a * x[dangling].sum() + 1 - a]
-        x, previous, factors = s_norm.copy(), s_norm, []
-        for _ in range(steps):
-            factors.append(a * x[dangling].sum() + 1 - a)
-            previous, x = x, a * (P @ x) + factors[-1] * s_norm
-        return x, previous, factors
+            return x, x, [a * x[self._dangling].sum() + 1 - a]
+        return power_iteration(self.step, self._dangling, s_norm, a, steps)
 
     def seed_shares(self, s: np.ndarray, target: int, step=None) -> np.ndarray:
         """Each node's share of x[target] that its own teleport mass brought: the exact split of the note's PPR mass
         by seed, summing to 1 when x[target] > 0. Once each step's dangling mass is fixed the iteration is linear in
         the teleport, so one backward pass from the note gives every seed's part. `step`: `_last_step` of `s`'s
         teleport, when the caller has it."""
-        P, _ = self.transition()
         s_norm = _teleport(s)
         x, _, factors = step or self._last_step(s_norm)
         if x[target] <= 0:
@@ -222,7 +343,7 @@ class AdaptiveGraph(Retriever):
         reach, back = np.zeros(len(s)), pick
         for factor in reversed(factors):
             reach += factor * back
-            back = self.params.alpha * (P.T @ back)
+            back = self.params.alpha * self.step_back(back)
         reach += back
         return s_norm * reach / x[target]
 
@@ -234,45 +355,67 @@ class AdaptiveGraph(Retriever):
         (s > 0) or `length` edges. Returns (walk edges, the target's in-flows as {from, flow, share} with share of
         x[target], the teleport's share of x[target]); without diffusion every bit of the mass is teleport.
         `step`: `_last_step` of `s`'s teleport, when the caller has it."""
-        P, _ = self.transition()
-        names = list(self.node_index)
+        self._sync()
+        names = self.store.graph.nodes
         s_norm = _teleport(s)
         x, previous, factors = step or self._last_step(s_norm)
         mass = x[target] or 1.0
         if not factors:
             return [], [], 1.0
+        indptr, indices, inverse = self._indptr, self._indices, self._inverse_degree
 
-        def into(v: int, at: np.ndarray) -> list[tuple[float, int]]:
-            row = P.getrow(v)
-            return sorted(((self.params.alpha * w * at[u], int(u)) for u, w in zip(row.indices, row.data)), reverse=True)
+        def into(v: int, at: np.ndarray, m: int) -> list[tuple[float, int]]:
+            """The `m` largest in-flows (flow, from node) of node `v` from the iterate `at`, largest first."""
+            sources = indices[indptr[v]:indptr[v + 1]]
+            flows = self.params.alpha * inverse[sources] * at[sources]
+            best = _largest(flows, sources, m)
+            return list(zip(flows[best].tolist(), sources[best].tolist()))
 
-        inflow = into(target, previous)
+        inflow = into(target, previous, width)
         walk: dict[tuple[str, str], None] = {}
-        for _, u in inflow[:width]:
+        for _, u in inflow:
             v, seen, chain = target, {target}, []
             while True:
                 chain.append((names[u], names[v]))
                 if s[u] > 0 or len(seen) > length or u in seen:
                     break
                 seen.add(u)
-                best = next((w for f, w in into(u, x) if w not in seen), None)
+                best = next((w for _, w in into(u, x, len(seen) + 1) if w not in seen), None)
                 if best is None:
                     break
                 v, u = u, best
             walk.update(dict.fromkeys(reversed(chain)))  # read from where the mass came towards the note
         teleport = float(factors[-1] * s_norm[target] / mass)
-        flows = [{"from": names[u], "flow": float(f), "share": float(f / mass)} for f, u in inflow[:width]]
+        flows = [{"from": names[u], "flow": float(f), "share": float(f / mass)} for f, u in inflow]
         return [list(e) for e in walk], flows, teleport
 
-    def breaks(self, dropped: list[str], target: str, seeded: bool, seed_tags=()) -> list[dict[str, str]]:
+    def _walk_from(self, target: int) -> tuple[np.ndarray, np.ndarray]:
+        """(nodes in breadth-first order, predecessor of every node) of a breadth-first walk from node `target` over
+        the walk's links: a shortest path from a node to the target follows its predecessors (-9999: none)."""
+        return csgraph.breadth_first_order(self.adjacency(), target, directed=True, return_predecessors=True)
+
+    @staticmethod
+    def _hops(order: np.ndarray, predecessor: np.ndarray, most: int = WALK_LENGTH) -> np.ndarray:
+        """Each node's edges from the walk's start (`_walk_from`) up to `most`, -1 beyond or unreached."""
+        hops = np.full(len(predecessor), -1)
+        hops[order[0]] = 0
+        rest = order[1:]  # level by level: a node is one hop further than its predecessor
+        for hop in range(1, most + 1):
+            here = hops[predecessor[rest]] == hop - 1
+            hops[rest[here]] = hop
+            rest = rest[~here]
+        return hops
+
+    def breaks(self, dropped: list[str], target: str, seeded: bool, seed_tags=(),
+               walk: tuple[np.ndarray, np.ndarray] | None = None) -> list[dict[str, str]]:
         """Where the diffusion towards `target` had no start, each {node, why}: a tag a dropped stopword matches
         within WALK_LENGTH edges of the note and no kept token seeds (`seed_tags`), the note itself when nothing
-        was seeded."""
-        near = nx.single_source_shortest_path_length(self._nx, target, cutoff=WALK_LENGTH) if dropped else {}
+        was seeded. `walk`: `_walk_from` the note, when the caller has it."""
+        hops = self._hops(*(walk or self._walk_from(self.node_index[target]))) if dropped else None
         out: dict[str, str] = {}
         for token in dropped:
             for path in self.matcher.match(token):
-                if concept_node(path) in near and path not in seed_tags:
+                if hops[self.node_index[concept_node(path)]] >= 0 and path not in seed_tags:
                     out.setdefault(concept_node(path), f"no walk starts here: query token '{token}' matches this tag "
                                    f"but was dropped as a stopword (in more than {self.params.stopword_df:.0%} of "
                                    f"the {len(self.store)} notes), so it gets no teleport mass")
@@ -283,38 +426,38 @@ class AdaptiveGraph(Retriever):
         return [{"node": n, "why": why} for n, why in out.items()]
 
     def evidence(self, text: str, note: Note, *, asked_on: datetime | None = None) -> Evidence:
-        concepts, files, dropped = self.seeds(text)
-        x, s = self.scores_all(text)
+        query = self._query(text)  # the question's power iteration, as `score` ran it
+        concepts, files, dropped, s, x = query.concepts, query.files, query.dropped, query.s, query.x
         total = s.sum() or 1.0
         target = file_node(note.note_id)
-        if self._nx is None:  # one copy per graph state, not one per explained note
-            self._nx = self.store.graph.to_networkx(chronological=self.params.chronological)
-        g = self._nx
+        names = self.store.graph.nodes
         at = self.node_index[target]
-        step = self._last_step(_teleport(s))  # one pass for the seed split and the in-flows
-        shares = self.seed_shares(s, at, step) if s.sum() > 0 else np.zeros(len(s))
+        shares = self.seed_shares(s, at, query.step) if s.sum() > 0 else np.zeros(len(s))
+        walk_from = self._walk_from(at) if concepts or dropped else None
         paths = []
         for path, mass in sorted(concepts.items(), key=lambda kv: -kv[1])[:20]:
-            try:
-                trail = nx.shortest_path(g, concept_node(path), target)
-            except nx.NetworkXNoPath:
-                continue
-            paths.append({"seed": path, "seed_mass": round(mass / total, 5), "path": trail,
-                          "share": round(float(shares[self.node_index[concept_node(path)]]), 5)})
+            predecessor = walk_from[1]
+            trail = [self.node_index[concept_node(path)]]
+            if predecessor[trail[0]] < 0:
+                continue  # no path to the note
+            while trail[-1] != at:
+                trail.append(predecessor[trail[-1]])
+            paths.append({"seed": path, "seed_mass": round(mass / total, 5), "path": [names[i] for i in trail],
+                          "share": round(float(shares[trail[0]]), 5)})
         paths.sort(key=lambda p: -p["share"])
-        walk, inflows, teleport = self.flow_walk(s, at, step=step) if x[at] > 0 else ([], [], 0.0)
-        names = list(self.node_index)
-        by_seed = {names[j]: float(shares[j]) for j in np.argsort(-shares, kind="stable")[:10] if shares[j] >= 0.0005}
+        walk, inflows, teleport = self.flow_walk(s, at, step=query.step) if x[at] > 0 else ([], [], 0.0)
+        seeds = np.flatnonzero(shares >= 0.0005)
+        by_seed = {names[j]: float(shares[j]) for j in seeds[np.argsort(-shares[seeds], kind="stable")[:10]]}
         detail: dict[str, Any] = {
             "dropped_as_stopwords": dropped,
             "seed_tags": {p: round(m / total, 5) for p, m in concepts.items()},
             "file_seed_mass": round(files.get(note.index, 0.0) / total, 5),
-            "teleport_total_on_files": round(sum(files.values()) / total, 5),
+            "teleport_total_on_files": round(sum(files.value.tolist()) / total, 5),
             "mass_by_seed": {name: round(share, 4) for name, share in by_seed.items()},
             "main_paths": paths[:3],
             "walk": walk,
             "mass_from": {**{f["from"]: round(f["share"], 4) for f in inflows}, "teleport": round(teleport, 4)},
-            "walk_breaks": self.breaks(dropped, target, s.sum() > 0, concepts),
+            "walk_breaks": self.breaks(dropped, target, s.sum() > 0, concepts, walk_from),
         }
         ev = Evidence(detail=detail)
         came = ", ".join(f"{f['share']:.0%} over the edge from {f['from']}" for f in inflows if f["share"] >= 0.005)
@@ -329,7 +472,7 @@ class AdaptiveGraph(Retriever):
                                                      if self.params.iterations == 0 else
                                                      "PPR ran with a uniform teleport (plain PageRank centrality)"))
         elif x[at] > 0:
-            ev.summary = f"PPR mass {x[at]:.3g}: " + _seed_split(shares, names, at)
+            ev.summary = f"PPR mass {x[at]:.3g}: " + _seed_split(shares, self._kinds.view, names, at)
         if came and x[at] > 0 and s.sum() > 0:
             ev.summary += f"; in the last step it arrived {came}"
         elif came and x[at] > 0:

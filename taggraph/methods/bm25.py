@@ -41,10 +41,14 @@ class BM25(Retriever):
         self._idf_cache = None  # the shared TermIndex itself is updated by the store
 
     def _average_idf(self) -> float:
+        """The mean idf over all terms, from the number of terms per df (a query after an add reads at most one
+        number per note, not one per term; the sum's order differs from rank-bm25's term loop by rounding only)."""
         if self._idf_cache is None or self._idf_cache[0] != self.terms.n_docs:
-            df = np.fromiter(self.terms.df.values(), dtype=np.float64)
+            per_df = self.terms.terms_with_df
+            df = np.flatnonzero(per_df[1:]) + 1
+            terms = per_df[df].astype(np.float64)
             n = self.terms.n_docs
-            avg = float(np.mean(np.log(n - df + 0.5) - np.log(df + 0.5))) if len(df) else 0.0
+            avg = float(terms @ (np.log(n - df + 0.5) - np.log(df + 0.5)) / terms.sum()) if len(df) else 0.0
             self._idf_cache = (n, avg)
         return self._idf_cache[1]
 

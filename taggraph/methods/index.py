@@ -7,7 +7,8 @@
   failure diagnostics and the graph view;
 - `filter_tokens`: the paper's 15% document-frequency stopword rule.
 
-The store keeps one instance of each (`MemoryStore.shared_index`).
+The store keeps one instance of each (`MemoryStore.shared_index`); both offer `taggraph.core.snapshot`'s
+protocol, so a saved store keeps them beside its notes and a loaded one reads them back instead of rebuilding.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 
 from taggraph._infra.growing import GrowingArray
 from taggraph.core.notes import Note
+from taggraph.core.snapshot import pack_runs, pack_strings, unpack_runs, unpack_strings
 from taggraph.core.ontology import parent, prefixes, segment_words, singular
 from taggraph.core.store import MemoryStore
 from taggraph.core.text import tokenize
@@ -35,10 +37,13 @@ class TermIndex:
     note appends to its terms' arrays (bm25s likewise keeps postings as arrays; its index cannot grow).
     """
 
+    STATE_VERSION = 1  # bump when tokenize or what is counted changes
+
     def __init__(self, text: Callable[[Note], str] = Note.to_markdown) -> None:
         self.text = text
         self._doc_len = GrowingArray(np.float64)
         self.df: Counter[str] = Counter()
+        self._terms_with_df = np.zeros(2, np.int64)  # [df] -> number of terms with that df (the mean idf reads it)
         self._postings: dict[str, tuple[GrowingArray, GrowingArray]] = {}  # term -> (note indexes, tfs)
         self.total_len = 0
 
@@ -57,6 +62,7 @@ class TermIndex:
         doc, length = self.n_docs, sum(counts.values())
         self._doc_len.append(length)
         self.total_len += length
+        before = np.fromiter((self.df[term] for term in counts), np.int64, len(counts))
         for term, tf in counts.items():
             self.df[term] += 1
             post = self._postings.get(term)
@@ -64,6 +70,48 @@ class TermIndex:
                 post = self._postings[term] = (GrowingArray(np.int32, 1), GrowingArray(np.int32, 1))
             post[0].append(doc)
             post[1].append(tf)
+        self._count_dfs(before)
+
+    def state(self) -> dict[str, np.ndarray]:
+        """The index as arrays (`taggraph.core.snapshot`): terms in the order first seen, postings end to end."""
+        terms, offsets = pack_strings(list(self._postings))
+        counts, docs = pack_runs([d.view for d, _ in self._postings.values()], np.int32)
+        _, tfs = pack_runs([t.view for _, t in self._postings.values()], np.int32)
+        return {"terms": terms, "term_offsets": offsets, "counts": counts, "docs": docs, "tfs": tfs,
+                "doc_len": self.doc_len}
+
+    def load_state(self, arrays: dict[str, np.ndarray], notes: int) -> None:
+        """Become the index `state` described over `notes` notes; ValueError for arrays that do not describe one:
+        a repeated term, postings out of note order or range, document lengths other than their postings' sum."""
+        terms = unpack_strings(arrays["terms"], arrays["term_offsets"])
+        docs_of = unpack_runs(arrays["counts"], arrays["docs"], np.int32, increasing=True)
+        tfs_of = unpack_runs(arrays["counts"], arrays["tfs"], np.int32)
+        docs, tfs, doc_len = arrays["docs"], arrays["tfs"], arrays["doc_len"]
+        if len(set(terms)) != len(terms) or len(terms) != len(docs_of) or doc_len.dtype != np.float64 \
+                or doc_len.shape != (notes,) or np.any(docs < 0) or np.any(docs >= notes) or np.any(tfs < 1) \
+                or not np.array_equal(np.bincount(docs, weights=tfs, minlength=notes), doc_len):
+            raise ValueError("TermIndex state: does not describe postings of its notes")
+        self._doc_len = GrowingArray.of(doc_len)
+        self.total_len = int(doc_len.sum())
+        self.df = Counter(dict(zip(terms, arrays["counts"].tolist())))
+        self._postings = {term: (GrowingArray.of(d), GrowingArray.of(t)) for term, d, t in zip(terms, docs_of, tfs_of)}
+        self._terms_with_df = np.zeros(2, np.int64)
+        self._count_dfs(np.zeros(len(terms), np.int64), arrays["counts"].astype(np.int64))
+
+    def _count_dfs(self, before: np.ndarray, after: np.ndarray | None = None) -> None:
+        """Move terms from their df `before` to `after` (default one more) in the terms per df."""
+        after = before + 1 if after is None else after
+        if len(after) and after.max() >= len(self._terms_with_df):
+            grown = np.zeros(max(2 * len(self._terms_with_df), int(after.max()) + 1), np.int64)
+            grown[:len(self._terms_with_df)] = self._terms_with_df
+            self._terms_with_df = grown
+        np.add.at(self._terms_with_df, after, 1)
+        np.subtract.at(self._terms_with_df, before, 1)
+
+    @property
+    def terms_with_df(self) -> np.ndarray:
+        """[df] -> number of terms found in exactly df notes ([0] unused)."""
+        return self._terms_with_df
 
     def is_generic(self, term: str, threshold: float = STOPWORD_DF) -> bool:
         """True for a token found in more than `threshold` of the case's files."""
@@ -126,6 +174,8 @@ class ConceptMatcher:
     Plain dicts instead of networkx walks: the same edges, ~10x faster to traverse.
     """
 
+    STATE_VERSION = 1
+
     def __init__(self) -> None:
         self.by_word: dict[str, set[str]] = {}
         self.neighbours: dict[str, set[str]] = {}
@@ -136,15 +186,43 @@ class ConceptMatcher:
         for path in note.paths():
             for pre in prefixes(path):
                 if pre not in self.neighbours:
-                    self.version += 1
-                    self.neighbours[pre] = set()
-                    up = parent(pre)
-                    if up is not None:
-                        self.neighbours[pre].add(up)
-                        self.neighbours[up].add(pre)
-                    for word in segment_words(pre):
-                        self.by_word.setdefault(word, set()).add(pre)
+                    self._add_concept(pre)
             self.files.setdefault(path, []).append(note.index)
+
+    def state(self) -> dict[str, np.ndarray]:
+        """The matcher as arrays (`taggraph.core.snapshot`): its concepts in the order made (the rest follows from
+        them) and the notes of each tag."""
+        position = {concept: i for i, concept in enumerate(self.neighbours)}
+        concepts, offsets = pack_strings(list(self.neighbours))
+        counts, notes = pack_runs([np.asarray(n) for n in self.files.values()], np.int32)
+        return {"concepts": concepts, "concept_offsets": offsets, "counts": counts, "notes": notes,
+                "tags": np.array([position[path] for path in self.files], dtype=np.int64)}
+
+    def load_state(self, arrays: dict[str, np.ndarray], notes: int) -> None:
+        """Become the matcher `state` described over `notes` notes; ValueError for arrays that do not describe one."""
+        concepts = unpack_strings(arrays["concepts"], arrays["concept_offsets"])
+        runs = unpack_runs(arrays["counts"], arrays["notes"], np.int32, increasing=True)
+        tags = arrays["tags"]
+        if tags.dtype != np.int64 or tags.shape != (len(runs),) or np.any(tags < 0) or np.any(tags >= len(concepts)) \
+                or len(set(tags.tolist())) != len(tags) or np.any(arrays["notes"] < 0) \
+                or np.any(arrays["notes"] >= notes):
+            raise ValueError("ConceptMatcher state: does not describe tags of its notes")
+        for concept in concepts:
+            up = parent(concept)
+            if concept in self.neighbours or (up is not None and up not in self.neighbours):
+                raise ValueError(f"ConceptMatcher state: concept {concept!r} repeated or before its parent")
+            self._add_concept(concept)
+        self.files = {concepts[tag]: run.tolist() for tag, run in zip(tags.tolist(), runs)}
+
+    def _add_concept(self, pre: str) -> None:
+        self.version += 1
+        self.neighbours[pre] = set()
+        up = parent(pre)
+        if up is not None:
+            self.neighbours[pre].add(up)
+            self.neighbours[up].add(pre)
+        for word in segment_words(pre):
+            self.by_word.setdefault(word, set()).add(pre)
 
     def match(self, token: str) -> list[str]:
         return sorted(self.by_word.get(token, set()) | self.by_word.get(singular(token), set()))

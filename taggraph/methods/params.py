@@ -1,6 +1,7 @@
 """A method's `Params` checked and described: values over the defaults (`make_params`), the defaults against
 their own declarations (`check_defaults`), the fields that switch a part (`Component`) or name the embedder or
-device (`Role`: `EMBEDDER`, `DEVICE`), and values as run.json records them (`recorded`)."""
+device (`Role`: `EMBEDDER`, `DEVICE`), values as run.json records them (`recorded`), and each field in words
+(`described`: type, rule, description)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from types import UnionType
-from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
@@ -169,3 +170,49 @@ def recorded(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {k: recorded(v) for k, v in value.items()}
     return getattr(value, "name", repr(value))
+
+
+def described(params: Any) -> list[dict[str, Any]]:
+    """Each field of `params` (a `Params` instance) in words: name, value as run.json records it, type, its
+    declared rule (">= 0, < 1") and its one-line description."""
+    hints = get_type_hints(type(params), include_extras=True)
+    out = []
+    for f in dataclasses.fields(params):
+        shown, rules = _type_and_rules(hints[f.name])
+        out.append({"name": f.name, "value": recorded(getattr(params, f.name)), "type": shown,
+                    "rule": ", ".join(rules), "description": _description(hints[f.name])})
+    return out
+
+
+_BOUNDS = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}
+
+
+def _type_and_rules(hint: Any) -> tuple[str, list[str]]:
+    """A declared type in words and its declared bounds: ``Annotated[int, Field(ge=1)] | None`` -> ("int | None",
+    [">= 1"])."""
+    if get_origin(hint) is Annotated:
+        base, *marks = get_args(hint)
+        shown, rules = _type_and_rules(base)
+        own = [_rule(m) for m in marks for m in getattr(m, "metadata", [m]) if not isinstance(m, (Component, Role))]
+        return shown, [rule for rule in own if rule] + rules
+    if get_origin(hint) in (Union, UnionType):
+        parts = [_type_and_rules(arg) for arg in get_args(hint)]
+        return " | ".join(shown for shown, _ in parts), [rule for _, rules in parts for rule in rules]
+    return ("None" if hint is type(None) else getattr(hint, "__name__", str(hint))), []
+
+
+def _description(hint: Any) -> str:
+    """The one-line description a field declares (``Annotated[int, Field(description=...)]``), else ''."""
+    marks = get_args(hint)[1:] if get_origin(hint) is Annotated else ()
+    return next((m.description for m in marks if getattr(m, "description", None)), "")
+
+
+def _rule(constraint: Any) -> str:
+    """A declared bound in words: annotated_types.Ge(ge=0) -> '>= 0'; '' for a validator that converts a value
+    (pydantic's BeforeValidator: no rule a user has to meet)."""
+    if callable(getattr(constraint, "func", None)):
+        return ""
+    for attr, sign in _BOUNDS.items():
+        if hasattr(constraint, attr):
+            return f"{sign} {getattr(constraint, attr)}"
+    return repr(constraint)

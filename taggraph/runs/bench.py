@@ -31,7 +31,7 @@ from taggraph.extractors import Extractor, check_portable, extractor_spec
 from taggraph.runs.provenance import cache_entries, cache_state, machine, process_usage
 from taggraph.methods import DEFAULT_DEPTH, DEFAULT_METHODS, check_methods
 from taggraph.methods.base import one_line
-from taggraph.methods.registry import method_origin
+from taggraph.runs.provenance import method_origin
 from taggraph.core.store import MemoryStore
 
 ALLOW_FAILED = "--allow-failed-extractions (run_bench(..., allow_failed_extractions=True))"

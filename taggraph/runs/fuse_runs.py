@@ -37,7 +37,7 @@ import pandas as pd
 
 from taggraph.datasets import Dataset
 from taggraph.errors import ConfigError, InputError
-from taggraph.evaluation.rank_fusion import RRF_K, check_fusion, fuse, run_ties, run_trec
+from taggraph.evaluation.rank_fusion import RRF_K, check_fusion, fuse_rankings, run_ties, run_trec
 from taggraph.evaluation.metrics import TIE_METRICS, per_type, summarize
 from taggraph.evaluation.score import (TREC_LEVELS, NoteIdsWarning, read_rankings_csv, run_lines, scores_of, trec_name,
                                        trec_scores_of)
@@ -236,7 +236,7 @@ def fuse_runs(inputs: Sequence[str | Path], out: str | Path | None = None, metho
     _label(items)
     record = _same_judgements(folders, level) if folders else None
     dataset = recorded_dataset(record, Path(data) if data else None, folders[0] if folders else None)
-    fused = fuse(runs, method, norm, weights, k)
+    fused = fuse_rankings(runs, method, norm, weights, k)
     name = name or f"fused-{method}" + ("" if method == "rrf" else f"-{norm}")
     if name in [i.label for i in items] or re.search(r"\s", name):
         raise InputError(f"fused run name {name!r} holds whitespace or names an input; give another")

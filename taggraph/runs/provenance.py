@@ -1,21 +1,27 @@
 """Where a run came from beyond its configuration: the machine (CPU model and instruction set, on which int8
-rankings and every speed depend), the caches it found (cold or warm), its CPU seconds and peak memory, and each
-method's index and query times. run.json records them; the report shows them on its first screen."""
+rankings and every speed depend), the caches it found (cold or warm), its CPU seconds and peak memory, each
+method's index and query times, and where each method's class comes from (`method_origin`). run.json records
+them; the report shows them on its first screen."""
 
 from __future__ import annotations
 
+import hashlib
+import inspect
 import os
 import platform
 import resource
 import shlex
 import sys
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import diskcache
 import pandas as pd
 
+from taggraph._infra import entry_points
 from taggraph._infra.config import cache_dir
+from taggraph.methods.registry import METHODS, method
 
 # the instruction sets that decide int8 and float kernels, best first (x86: /proc/cpuinfo flags; arm: NEON)
 ISA_ORDER = ("avx512_vnni", "avx512f", "avx2", "avx", "sse4_2", "asimd", "neon")
@@ -97,3 +103,57 @@ def method_times(timings: pd.DataFrame) -> pd.DataFrame:
                      "query_p95_ms": round(float(query.quantile(0.95)) * 1000, 2) if len(query) else None,
                      "queries": int(len(query))})
     return pd.DataFrame(rows, columns=columns)
+
+
+def method_origin(name: str) -> dict[str, Any]:
+    """Where method `name` comes from, as run.json records it beside its parameters (`ORIGIN_KEYS`): ``origin``,
+    the string that names its class again (a built-in's registry target, ``module:Class``, an entry point's value;
+    left out for a class no module can import, as one defined in a notebook, and for a variant registered
+    with its own values), and ``provenance``: the package and version that installed it (entry points and
+    built-ins), its ``module:Class`` and the sha256 of its source file."""
+    found = method(name)
+    cls = found.cls()
+    spec = f"{cls.__module__}:{cls.__qualname__}"
+    provenance: dict[str, Any] = {"class": spec}
+    origin = found.target if isinstance(found.target, str) else spec if _importable(cls) else None
+    ep = METHODS.entry_point(name)
+    if ep is not None:
+        origin = ep.value
+        provenance["dist"], provenance["version"] = entry_points.package(ep)
+    elif METHODS.is_builtin(name) and name not in METHODS.registered_here():
+        provenance["dist"], provenance["version"] = "taggraph", _taggraph_version()
+    source = _source_file(cls)
+    if source is not None:
+        provenance["source_sha256"] = hashlib.sha256(source.read_bytes()).hexdigest()
+    if found.defaults and not METHODS.is_builtin(name):
+        origin = None  # module:Class would build the class under another name, without the variant's values
+    if origin:
+        return {"origin": origin, "provenance": provenance}
+    return {"provenance": provenance} if source else {}
+
+
+def _taggraph_version() -> str | None:
+    try:
+        return metadata.version("taggraph")
+    except metadata.PackageNotFoundError:  # a source tree on the path, not installed
+        return None
+
+
+def _importable(cls: type) -> bool:
+    """Whether ``module:Class`` imports `cls` itself (not a class of a notebook, a script or a function)."""
+    module = sys.modules.get(cls.__module__)
+    if cls.__module__ == "__main__" or module is None or getattr(module, "__file__", None) is None:
+        return False
+    found: Any = module
+    for part in cls.__qualname__.split("."):
+        found = getattr(found, part, None)
+    return found is cls
+
+
+def _source_file(cls: type) -> Path | None:
+    """The file `cls` is defined in, if it has one."""
+    try:
+        source = inspect.getsourcefile(cls)
+    except (TypeError, OSError):  # built in, or defined in a notebook cell or exec'd code
+        return None
+    return Path(source) if source and Path(source).is_file() else None

@@ -68,6 +68,11 @@ class OpenQuestion:
     retrievers: dict[str, Retriever]
     gold: list[str]
 
+    def rankings(self) -> dict[str, list[tuple[int, float]]]:
+        """method -> its ranking of every note for the question, (note index, score): what the views are given."""
+        return {m: r.rank(self.case.question, len(self.store), asked_on=self.case.asked_on)
+                for m, r in self.retrievers.items()}
+
 
 def open_question(case: Case, extractor: str | Extractor = DEFAULT_EXTRACTOR, methods: Sequence[str] | None = None,
                   method_params: Mapping[str, Mapping[str, Any]] | None = None) -> OpenQuestion:

@@ -32,9 +32,11 @@ from taggraph.runs.finished_runs import Run, data_options
 from taggraph.methods import method_names, registered_methods
 from taggraph.viz.miss_pages import miss_page_name
 from taggraph.viz.report import _CSS, _few_questions, _table
+from taggraph.viz.run_params import difference_line, differences, run_params
 
 _CMP_CSS = ("pre { white-space: pre; overflow-x: auto; max-width: 40em; margin: 0; }"
-            " div.caveat { background: #fff6e0; padding: .2em .6em; color: #8a5a00; }")
+            " div.caveat { background: #fff6e0; padding: .2em .6em; color: #8a5a00; }"
+            " p.differ { background: #eef4fb; padding: .3em .6em; }")
 
 
 def method_spec(run: Run, method: str) -> str | None:
@@ -247,17 +249,23 @@ def _pairs_html(pairs: pd.DataFrame) -> str:
 
 
 def _runs_html(comparison: Comparison, out: Path) -> str:
-    """The runs compared, each with a link to its report (relative to the output folder `out`) when it has one."""
+    """The runs compared, each with a link to its report (relative to the output folder `out`) when it has one and
+    the settings it records otherwise than the first run, and above them the line that tells them apart."""
+    params = [run_params(run.record) for run in comparison.runs]
+    line = difference_line([run.label for run in comparison.runs], params)
     rows = []
-    for run in comparison.runs:
+    for run, differing in zip(comparison.runs, [[], *(differences(params[0], p) for p in params[1:])]):
         cfg, report = run.record.get("config", {}), run.path.resolve() / "report.html"
         link = (f"<a href='{html.escape(Path(os.path.relpath(report, out)).as_posix())}'>report</a>"
                 if report.is_file() else "–")
         cells = [run.label, str(run.path), run.record.get("created"), str(run.record.get("git_commit", ""))[:12],
-                 ", ".join(c[:12] for c in run.checksums), cfg.get("extractor"), cfg.get("depth"), cfg.get("n_cases")]
+                 ", ".join(c[:12] for c in run.checksums), cfg.get("extractor"), cfg.get("depth"), cfg.get("n_cases"),
+                 ", ".join(differing) or ("(the first run)" if run is comparison.runs[0] else "as the first run")]
         rows.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + f"<td>{link}</td></tr>")
-    head = ["run", "folder", "created", "commit", "data sha256", "extractor", "depth", "questions", "report"]
-    return (f"<div class='wide'><table class='runs'><tr>{''.join(f'<th>{h}</th>' for h in head)}</tr>"
+    head = ["run", "folder", "created", "commit", "data sha256", "extractor", "depth", "questions",
+            "settings otherwise than the first run", "report"]
+    return (f"<p class='differ'><b>What differs:</b> {html.escape(line)}</p>"
+            f"<div class='wide'><table class='runs'><tr>{''.join(f'<th>{h}</th>' for h in head)}</tr>"
             f"{''.join(rows)}</table></div>")
 
 

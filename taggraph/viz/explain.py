@@ -242,6 +242,8 @@ dt { font-weight: bold; margin-top: .4em; } dd { margin-left: 1.5em; }
 pre, td.v { white-space: pre-wrap; } pre { background: #f6f6f6; padding: .5em; }
 table.contrast td { max-width: 22em; } .reads { color: #555; font-size: 12px; } td.decided { background: #fdecea; }
 .lead { color: #c0392b; } .behind { color: #1a7f37; } tr.total { font-weight: bold; }
+.decided-key { background: #fdecea; padding: 0 3px; } li.left-out { color: #555; font-style: italic; }
+table.contrast th[title] { cursor: help; text-decoration: underline dotted; }
 """
 
 

@@ -15,7 +15,7 @@ from taggraph.core.store import MemoryStore
 from taggraph.core.text import snippet
 from taggraph.methods import Explanation
 from taggraph.methods.base import same_score
-from taggraph.methods.signals import Contrast
+from taggraph.methods.signals import Contrast, lead_words, plain_number
 from taggraph.viz.names import node_name
 
 KIND_COLOUR = {"concept": "#4c78a8", "topic": "#f58518", "file": "#2a8f87"}
@@ -38,8 +38,9 @@ def _concept(path: str, store: MemoryStore) -> str:
 
 
 def number_text(x: Any) -> str:
-    """A score or weight to 4 significant digits, as every line and cell of the explain page shows it."""
-    return f"{float(x):.4g}"
+    """A score or weight to 4 significant digits as a plain decimal (never 1.463e-05), as every line and cell of the
+    explain page shows it."""
+    return plain_number(x)
 
 
 def summarize(exp: Explanation, store: MemoryStore | None = None) -> str:
@@ -193,6 +194,8 @@ def contrast_html(contrast: Contrast | None) -> str:
     names = [n for n in dict.fromkeys(names) if (n in mine and mine[n].contribution)
              or any(g.name == n and g.rival for r in rivals for g in r.gaps)]
 
+    meanings = contrast.meanings
+
     def cell(value: float, reads: str, decided: bool = False, lead: float | None = None) -> str:
         led = (f" <span class='{'lead' if lead > 0 else 'behind'}'>({'+' if lead >= 0 else ''}{number_text(lead)})</span>"
                if lead is not None else "")
@@ -203,7 +206,8 @@ def contrast_html(contrast: Contrast | None) -> str:
     rows = []
     for n in names:
         own = mine.get(n)
-        row = f"<tr><th>{html.escape(n)}</th>" + cell(own.contribution if own else 0.0, own.reads if own else "")
+        row = (f"<tr><th title='{html.escape(meanings.get(n, ''), quote=True)}'>{html.escape(n)}</th>"
+               + cell(own.contribution if own else 0.0, own.reads if own else ""))
         for r in rivals:
             gap = next((g for g in r.gaps if g.name == n), None)
             row += cell(gap.rival if gap else 0.0, r.reads.get(n, ""), r.decided_by == n, gap.lead if gap else None)
@@ -211,10 +215,21 @@ def contrast_html(contrast: Contrast | None) -> str:
     totals = (f"<tr class='total'><th>score</th><td class='v'>{number_text(contrast.score)}</td>"
               + "".join(f"<td class='v'>{number_text(r.score)} (+{number_text(r.margin)})</td>" for r in rivals) + "</tr>")
     decided = "".join(f"<li>rank {r.rank} <code>{html.escape(r.note_id)}</code>: "
-                      + (f"decided by <b>{html.escape(r.decided_by)}</b> (+{number_text(r.gaps[0].lead)} of the "
-                         f"+{number_text(r.margin)})" if r.decided_by else "a tie, above it by note order") + "</li>"
-                      for r in rivals)
+                      + (f"decided by <b>{html.escape(r.decided_by)}</b> ({html.escape(lead_words(r))})"
+                         if r.decided_by else "a tie, above it by note order") + "</li>"
+                      for r in rivals) + (f"<li class='left-out'>{html.escape(contrast.left_out_text())}</li>"
+                                          if contrast.left_out else "")
     return (f"<div class='contrast'><h3>Signal by signal, beside the notes above it</h3><ul>{decided}</ul>"
             f"<table class='contrast'><tr><th>signal</th><th>this note</th>{head}</tr>{''.join(rows)}{totals}</table>"
-            "<p class='scale'>Each cell: the signal's part of the score (the parts add up to it), the rival's lead in "
-            "brackets, and what the signal read.</p></div>")
+            "<p class='scale'>Each cell: the signal's part of the score in points (the parts add up to it), the "
+            "rival's lead in brackets (<span class='lead'>red: the rival leads</span>, <span class='behind'>green: "
+            "this note leads</span>), and what the signal read; <span class='decided-key'>shaded</span>: the signal "
+            f"that decided against that rival.</p>{legend_html(names, meanings)}</div>")
+
+
+def legend_html(names: Sequence[str], meanings: Mapping[str, str]) -> str:
+    """The signals' legend: each name shown with its meaning (every signal of the contrast that has one)."""
+    rows = "".join(f"<dt><code>{html.escape(n)}</code></dt><dd>{html.escape(meanings[n])}</dd>"
+                   for n in names if meanings.get(n))
+    return f"<details class='legend' open><summary>What each signal means</summary><dl>{rows}</dl></details>" \
+        if rows else ""

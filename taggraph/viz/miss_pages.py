@@ -23,7 +23,8 @@ def miss_page_name(question_id: str, kind: str) -> str:
 class MissPages:
     """The run's page recorder (`run_bench(..., pages=MissPages(n))`): called by the runner for each memory
     while it exists, it draws the explain and graph pages ({run-folder file name: html}) of the memory's first
-    `n` missed questions with the run's own retrievers, explaining each question's first gold note. The
+    `n` missed questions with the run's own retrievers, both on the gold note the graph page opens on
+    (`GraphPage.focus`). The
     report then only picks the pages of the run's first `n` misses: no store is built again."""
     n: int = 10
     k: int = 5
@@ -53,12 +54,13 @@ class MissPages:
                                    top_k=self.k, retrievers=run.retrievers, depth=depth, asked_on=case.asked_on,
                                    results_by_method={m: ranked[qid, m] for m in run.methods}, question_id=qid,
                                    links={"explain page": names["explain"], "run report": "../report.html"})
-                pages[miss_page_name(qid, "graph")], drawn = graph.html, graph.notes
+                pages[miss_page_name(qid, "graph")], drawn, note = graph.html, graph.notes, graph.focus or gold[0]
             except Exception as exc:  # a page that cannot be drawn says so; it never costs the run
-                pages[miss_page_name(qid, "graph")], drawn = failed_page(f"graph page of {qid}", exc), frozenset()
+                pages[miss_page_name(qid, "graph")] = failed_page(f"graph page of {qid}", exc)
+                drawn, note = frozenset(), gold[0]
             try:
                 pages[miss_page_name(qid, "explain")] = explain_html(
-                    store, case.question, gold[0], run.retrievers, k=self.k, depth=depth, answer=case.answer,
+                    store, case.question, note, run.retrievers, k=self.k, depth=depth, answer=case.answer,
                     gold=gold, asked_on=case.asked_on, question_id=qid, graph_notes=drawn,
                     links={"graph page": names["graph"], "run report": "../report.html"})
             except Exception as exc:

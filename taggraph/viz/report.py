@@ -100,29 +100,48 @@ def _matrix_html(matrix: pd.DataFrame | None, methods: list[str]) -> str:
             f"</p><div class='wide'><table class='num matrix'><tr>{head}</tr>{rows}</table></div>")
 
 
-def _questions_html(rankings: pd.DataFrame, methods: list[str]) -> str:
-    """Every judged question's RR under each method, a table sorted by any column with a click on its header."""
+def _questions_html(rankings: pd.DataFrame, methods: list[str], questions: dict[str, str],
+                    pages: dict[str, str]) -> str:
+    """Every judged question with its text, its type, its RR under each method and its explain and graph pages
+    when the run wrote them: a table sorted by any column with a click on its header."""
     judged = judged_rows(rankings)
     table = (judged.pivot_table(index=["question_id", "question_type"], columns="method", values="RR", sort=False)
              .reindex(columns=methods).reset_index().rename_axis(columns=None))
-    return (f"<h2>Per question (RR)</h2><details class='all'><summary>{len(table)} judged questions, the reciprocal "
-            f"rank of the first gold session under each method; click a header to sort</summary>"
-            f"{_table(table, 'num sortable', decimals=3)}</details>")
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in ["question", "text", "type", *methods, "pages"])
+    rows = "".join(
+        f"<tr><td><code>{html.escape(r['question_id'])}</code></td>"
+        f"<td class='text'>{html.escape(questions.get(r['question_id'], ''))}</td>"
+        f"<td>{html.escape(str(r['question_type']))}</td>"
+        + "".join(f"<td class='num'>{'–' if pd.isna(r[m]) else f'{r[m]:.3f}'}</td>" for m in methods)
+        + f"<td>{_page_links(r['question_id'], pages)}</td></tr>" for r in table.to_dict("records"))
+    return (f"<h2>Per question (RR)</h2><p class='meta'>{len(table)} judged questions, the reciprocal rank of the "
+            "first gold session under each method; click a header to sort (text A to Z first, numbers largest "
+            "first; again to reverse). Pages: the explain and graph pages of the questions the run wrote them for "
+            "(its first misses).</p>"
+            f"<div class='wide'><table class='num sortable questions'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{rows}</tbody></table></div>")
 
 
-# Sorts a table.sortable by the column of a clicked header: cells that are numbers as numbers, others as text; a
-# second click reverses.
+def _page_links(question_id: str, pages: dict[str, str]) -> str:
+    """The links to `question_id`'s explain and graph pages among the run's `pages`; '' when it has none."""
+    return " · ".join(f"<a href='{html.escape(miss_page_name(question_id, kind))}'>{kind}</a>"
+                      for kind in ("explain", "graph") if miss_page_name(question_id, kind) in pages)
+
+
+# Sorts a table.sortable by the column of a clicked header: cells that are numbers as numbers (largest first),
+# others as text (A to Z first); a second click reverses. The header shows its order by an arrow (CSS).
 SORTABLE_JS = """
 document.querySelectorAll("table.sortable").forEach(function (table) {
   var body = table.tBodies[0];
   table.querySelectorAll("thead th").forEach(function (th, col) {
     th.style.cursor = "pointer";
     th.addEventListener("click", function () {
-      var down = th.dataset.sorted !== "down";
-      table.querySelectorAll("thead th").forEach(function (h) { delete h.dataset.sorted; });
-      th.dataset.sorted = down ? "down" : "up";
       var key = function (row) { var t = row.cells[col].textContent.trim(), n = t === "" ? NaN : Number(t);
                                  return isNaN(n) ? t : n; };
+      var numbers = Array.from(body.rows).some(function (row) { return typeof key(row) === "number"; });
+      var down = th.dataset.sorted ? th.dataset.sorted !== "down" : numbers;
+      table.querySelectorAll("thead th").forEach(function (h) { delete h.dataset.sorted; });
+      th.dataset.sorted = down ? "down" : "up";
       Array.from(body.rows).sort(function (a, b) {
         var x = key(a), y = key(b), c = (typeof x === typeof y) ? (x < y ? -1 : x > y ? 1 : 0)
                                                                : (typeof x === "number" ? -1 : 1);
@@ -145,8 +164,7 @@ def _misses_html(misses: pd.DataFrame, pages: dict[str, str], questions: dict[st
     for r in misses.to_dict("records"):
         qid = r["question_id"]
         cells = "".join(_miss_cell(r[m], tie_only.get((qid, m)), k) for m in methods)
-        links = " · ".join(f"<a href='{html.escape(miss_page_name(qid, kind))}'>{kind}</a>"
-                           for kind in ("explain", "graph") if miss_page_name(qid, kind) in pages)
+        links = _page_links(qid, pages)
         text = questions.get(qid, "")
         rows.append(f"<tr><td><code>{html.escape(qid)}</code>" + (f"<br>{html.escape(text)}" if text else "")
                     + f"</td><td>{html.escape(str(r['question_type']))}</td>{cells}<td>{links}</td></tr>")
@@ -223,7 +241,7 @@ def html_report(result, title: str, data_label: str, benchmark: str | None, miss
             f"<h2>Questions missed by some method (top {k})</h2>{_misses_html(misses, pages, questions, k)}"
             f"{charts[2]}<h2>Per question type (Success@k, %, with its 95% bootstrap interval)</h2>"
             f"{_table(per_type_table(result.rankings, methods), 'num nowrap')}{charts[1]}"
-            f"{_matrix_html(matrix, methods)}{_questions_html(result.rankings, methods)}"
+            f"{_matrix_html(matrix, methods)}{_questions_html(result.rankings, methods, questions, pages)}"
             f"<script>{SORTABLE_JS}</script></body></html>")
 
 
@@ -240,6 +258,8 @@ td.better { color: #1a7f37; } td.worse { color: #c0392b; } table.nowrap td { whi
 p.meta, ul.meta { color: #444; max-width: 60em; } div.wide { overflow-x: auto; }
 table.summary { font-size: 12px; } table.summary th, table.summary td { padding: 3px 6px; }
 details.all > summary { cursor: pointer; color: #345; margin-bottom: .3em; }
+table.sortable th::after { content: " ↕"; color: #999; } table.sortable th[data-sorted=up]::after { content: " ▲"; color: #345; }
+table.sortable th[data-sorted=down]::after { content: " ▼"; color: #345; } table.questions td.text { min-width: 18em; }
 p.caveat { background: #fff6e0; padding: .4em .6em; color: #8a5a00; }
 ul.provenance { font-size: 12px; margin: .2em 0; padding-left: 1.2em; word-break: break-all; }
 ul.caveat { background: #fff6e0; padding: .4em .6em .4em 2em; color: #8a5a00; }

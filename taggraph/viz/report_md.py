@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from taggraph.viz.provenance_view import provenance_lines, provenance_table
@@ -41,10 +43,8 @@ def markdown_report(result, title: str, data_label: str, benchmark: str | None, 
     shown = [f"`{e}`" + (f" ({', '.join(readers[e])})" if len(readers) > 1 else "") for e in sorted(readers)]
     dense = (f" Dense embedder: {', '.join(shown)} (the paper's OpenClaw used `nomic-embed-text`)." if readers else "")
     parts = [f"# {title}", "",
-             f"Data: `{data_label}` - {cfg['n_cases']} questions, of which {cfg['n_abstention']} abstention "
-             f"(the answer is not in the history, so the sessions they name are not judged; LongMemEval marks them "
-             f"`_abs`) are excluded "
-             f"from every metric. Extractor: `{cfg['extractor']}`."
+             f"Data: `{data_label}` - {_abstention_text(cfg['n_cases'], cfg['n_abstention'])} "
+             f"Extractor: `{cfg['extractor']}`."
              f"{dense} Depth {cfg['depth']}.", "", *data_warnings_md(result),
              f"## MRR and the other metrics (session level, de-duplicated through depth {cfg['depth']})", "",
              NAMES_NOTE, "", markdown_table(summary_view(result), index=False), "",
@@ -52,13 +52,25 @@ def markdown_report(result, title: str, data_label: str, benchmark: str | None, 
              *_tie_notes_md(result)]
     if benchmark:
         parts += [f"## Beside the paper's Table 1 ({benchmark}, MRR; the paper's rows used LLM extraction)", "",
-                  markdown_table(comparison_table(result.summary, benchmark, cfg["extractor"]).round(3)), ""]
+                  re.sub(r"(?<= )nan(?= )", "–", markdown_table(
+                      comparison_table(result.summary, benchmark, cfg["extractor"]).round(3))), ""]  # not in the paper
     for method, lines in result.verdicts.items():
         parts += [f"## Does each component of {method} earn its keep?", "", *[f"- {line}" for line in lines], ""]
     parts += ["## Success@k per question type (the paper's appendix G recall@k; %)", "",
               markdown_table(per_type_table(result.rankings, list(result.summary["method"])), index=False),
               "", *_provenance_md(result, record)]
     return "\n".join(parts)
+
+
+def _abstention_text(questions: int, abstention: int) -> str:
+    """How many questions the run asked and how many of them are abstention questions, left out of every metric."""
+    asked = f"{questions} question{'s' if questions != 1 else ''}"
+    if not abstention:
+        return f"{asked}, none of them an abstention question."
+    one = abstention == 1
+    return (f"{asked}, of which {abstention} abstention question{'' if one else 's'} (the answer is not in the "
+            f"history, so the sessions {'it names are' if one else 'they name are'} not judged; LongMemEval marks "
+            f"{'it' if one else 'them'} `_abs`) {'is' if one else 'are'} excluded from every metric.")
 
 
 def _tie_notes_md(result) -> list[str]:

@@ -1,5 +1,5 @@
 """The run report's tables and the words beside them, as report.md and report.html both show them: the summary
-(`summary_view`, its `KEY_COLUMNS` in view), ours beside the paper's Table 1 (`comparison_table`), Success@k per
+(`summary_view`, its `KEY_COLUMNS` in view; the terminal's `terminal_table`), ours beside the paper's Table 1 (`comparison_table`), Success@k per
 question type (`per_type_table`), MRR_from_tie_order per type (`tie_share_table`) and what the columns mean."""
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ def comparison_table(summary: pd.DataFrame, benchmark: str, label: str) -> pd.Da
     ns = sorted(set(summary["n"].astype(int)))
     n = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]}–{ns[-1]}"
     ours = summary.set_index("method")[[c for c in ("MRR", "MRR_tieavg") if c in summary]].T
-    ours.index = [f"ours: {label}, {c} ({n})" for c in ours.index]
+    named = f": {label}," if label and str(label) != "-" else ","  # a scored external run records no extractor
+    ours.index = [f"ours{named} {c} ({n})" for c in ours.index]
     return pd.concat([ours, table]).reindex(columns=list(summary["method"])).rename_axis("MRR of")
 
 
@@ -89,6 +90,29 @@ def summary_view(result) -> pd.DataFrame:
 MRR_CI = "MRR 95% CI"
 KEY_COLUMNS = ["method", "n", "MRR", MRR_CI, "MRR_tieavg", "p", "p_holm", "sig", "Success@5",
                "Success@5_tieavg"]  # and ΔMRR
+
+
+TERMINAL_COLUMNS = ["method", "n", "MRR", MRR_CI, "ΔMRR", "p_holm", "Success@1", "Success@5", "nDCG@10"]
+
+
+def terminal_table(result, columns: str = "key") -> str:
+    """The summary as the terminal prints it: `TERMINAL_COLUMNS` (ΔMRR: against the run's baseline), every
+    number to 3 decimals, and a line naming where the other columns are (summary.csv, ``--columns all``); with
+    `columns` 'all', every column of `summary_view`."""
+    view = summary_view(result)
+    view = view.rename(columns={c: "ΔMRR" for c in view if c.startswith("ΔMRR vs ")})
+    shown = view if columns == "all" else view[[c for c in TERMINAL_COLUMNS if c in view]]
+    numbers = [c for c in shown if c != "n" and pd.api.types.is_float_dtype(shown[c])]
+    text = shown.assign(**{c: shown[c].map(lambda v: "–" if pd.isna(v) else f"{v:.3f}") for c in numbers}).to_string(
+        index=False, na_rep="–")  # as the reports: – has no value
+    baseline = result.config.get("baseline")
+    if baseline and "ΔMRR" in shown:
+        text += f"\nΔMRR: MRR - {baseline}'s, paired per question; p_holm: its Holm-adjusted randomization p."
+    rest = [c for c in view if c not in shown]
+    if rest:
+        text += (f"\n{len(rest)} more columns ({', '.join(rest[:4])}, ...): summary.csv in the run folder, report.html, "
+                 "or --columns all.")
+    return text
 
 
 def significance_note(result) -> str:

@@ -23,7 +23,7 @@ from taggraph.core.store import Interaction
 from taggraph.viz.explain import explain_html
 from taggraph.viz.graph.page import save_graph_html
 
-from conftest import HAND_ROWS, make_store
+from tests.helpers.stores import HAND_ROWS, make_store
 
 CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
 pytestmark = [

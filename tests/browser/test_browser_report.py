@@ -58,7 +58,7 @@ def report(tmp_path_factory):
     cases = load_dataset(DEMO_DATA)
     result = run_bench(cases, ["BM25", "TagGraph-Basic", "TagGraph-TFIDF"], extractor="offline", backend=None)
     page = tmp_path_factory.mktemp("run") / "report.html"
-    atomic_write(page, report_pages(result, "demo report", "demo", "LongMemEval-S")["report.html"])
+    atomic_write(page, report_pages(result, "demo report", "demo", "LongMemEval-S", cases)["report.html"])
     return page
 
 
@@ -114,8 +114,12 @@ var table = document.querySelector("table.sortable"), heads = Array.from(table.q
 var col = heads.findIndex(function (th) { return th.textContent === "BM25"; });
 var column = function () { return Array.from(table.tBodies[0].rows).map(function (r) {
   return parseFloat(r.cells[col].textContent); }); };
-heads[col].click(); var first = column(); heads[col].click();
-return {first: first, second: column(), matrix: document.querySelectorAll("table.matrix td.num").length,
+heads[col].click(); var first = column(); heads[col].click(); var second = column();
+var text = heads.findIndex(function (th) { return th.textContent === "text"; }); heads[text].click();
+var texts = Array.from(table.tBodies[0].rows).map(function (r) { return r.cells[text].textContent; });
+var links = table.querySelectorAll("a[href$='.explain.html']").length;
+return {first: first, second: second, texts: texts, links: links, arrow: getComputedStyle(heads[text], "::after").content,
+        open: !table.closest("details"), matrix: document.querySelectorAll("table.matrix td.num").length,
         perType: Array.from(document.querySelectorAll("table.nowrap td")).map(function (td) {
           return td.textContent; })};
 """
@@ -125,6 +129,9 @@ def test_a_reader_sorts_the_questions_and_reads_intervals_and_every_pair(report,
     state = probe_report(tmp_path, report, state=SORTED)
     assert state["first"] == sorted(state["first"], reverse=True) and state["second"] == sorted(state["first"])
     assert len(state["first"]) == 12 and state["matrix"] == 3 * 3
+    # the question text sorts A to Z first (it sorted Z to A), its arrow says so; the table is open, not collapsed
+    assert state["texts"] == sorted(state["texts"]) and "How many" in " ".join(state["texts"])
+    assert state["arrow"] == '" ▲"' and state["open"]
     assert any(re.fullmatch(r"\d+\.\d \(\d+–\d+\)", cell) for cell in state["perType"]), state["perType"]
 
 

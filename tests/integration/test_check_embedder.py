@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from taggraph._infra.config import DEMO_DATA
 from taggraph.cli import app
 from taggraph.datasets import load
+from taggraph.registry import register
 from taggraph.embedders.base import EMBEDDERS
 from taggraph.studies.embedder_check import check_embedder
 from taggraph.testing import BagOfWordsEmbedder
@@ -46,7 +47,7 @@ class ShiftedBagOfWords(BagOfWordsEmbedder):
 def fakes(monkeypatch):
     monkeypatch.setattr(EMBEDDERS, "_registered", {})
     for name, cls in (("bow", BagOfWordsEmbedder), ("bow-slow", SlowBagOfWords), ("bow-shifted", ShiftedBagOfWords)):
-        EMBEDDERS.register(name, cls)
+        register("embedder", name, cls)
 
 
 @pytest.fixture(scope="module")

@@ -385,3 +385,23 @@ def test_an_embedder_object_refused_by_a_method_that_fixes_its_own_is_named_not_
         check_params("TagGraph-Fusion-e5", {"embedder": BagOfWordsEmbedder()})
     message = str(refused.value)
     assert " at 0x" not in message and "got embedder=a BagOfWordsEmbedder named" in message, message
+
+
+def test_explain_and_graph_open_on_the_same_gold_note_and_link_each_other(tmp_path):
+    """demo_q06: explain's default note is the gold note the graph page opens on (the best-ranked gold session's,
+    not the first in data order), and pages written together link each other, whichever command writes them."""
+    import re
+
+    out = CliRunner().invoke(app, ["explain", "--question", "demo_q06", "--methods", "BM25,TagGraph-Stopwords",
+                                   "--out", str(tmp_path / "e.html"), "--graph-out", str(tmp_path / "g.html")])
+    assert out.exit_code == 0, out.output
+    note = re.search(r"^note (\S+):", out.output, re.M).group(1)
+    graph = (tmp_path / "g.html").read_text()
+    best = json.loads(re.search(r"var DATA = (.*);", graph).group(1))["bestGold"]["TagGraph-Stopwords"]
+    assert note != "demo_s24#0" and best.split("#")[0] == note.split("#")[0]  # the same gold session
+    assert "href='g.html'>graph page" in (tmp_path / "e.html").read_text() and "href='e.html'>explain page" in graph
+    again = CliRunner().invoke(app, ["graph", "--question", "demo_q06", "--methods", "BM25,TagGraph-Stopwords",
+                                     "--out", str(tmp_path / "g2.html"), "--explain-out", str(tmp_path / "e2.html")])
+    assert again.exit_code == 0, again.output
+    assert f"Why (not) note <code>{note}</code>" in (tmp_path / "e2.html").read_text()
+    assert "href='e2.html'>explain page" in (tmp_path / "g2.html").read_text()

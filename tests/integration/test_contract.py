@@ -6,11 +6,12 @@ from __future__ import annotations
 import importlib.util
 import math
 import re
-from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 
 import pytest
+
+from tests.helpers.methods import WordCount
 
 from taggraph.methods import (EMBEDDER, Evidence, Retriever, Signal, embeds, method, method_names,
                                 registered_methods)
@@ -42,26 +43,6 @@ def contract_of(name: str) -> type[MethodContract]:
 for _name in (n for n in method_names() if n not in registered_methods()):
     _contract = contract_of(_name)
     globals()[_contract.__name__] = _contract
-
-
-class WordCount(Retriever):
-    """Counts the question's words in each note's raw text: a plug-in method that keeps the contract."""
-
-    def __init__(self, store, params=None):
-        super().__init__(store, params)
-        self.counts: list[Counter] = []
-
-    def add(self, note):
-        self.counts.append(Counter(tokenize(note.raw_text)))
-
-    def score(self, text, *, asked_on=None):
-        words = tokenize(text)
-        scores = {i: float(sum(c[w] for w in words)) for i, c in enumerate(self.counts)}
-        return {i: s for i, s in scores.items() if s}
-
-    def evidence(self, text, note, *, asked_on=None):
-        shared = sorted(set(tokenize(text)) & set(self.counts[note.index]))
-        return Evidence(summary="shares " + ", ".join(shared)) if shared else Evidence(missing="shares no word")
 
 
 class TestWordCount(MethodContract):

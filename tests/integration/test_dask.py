@@ -36,7 +36,7 @@ def test_dask_cluster_gives_the_local_rankings(monkeypatch):
 def test_a_notebook_method_runs_on_the_cluster(monkeypatch):
     """A method registered in this process (a class no worker can import) runs on Dask workers too."""
     from taggraph.methods import registry
-    from test_plugins import USER_METHOD
+    from tests.helpers.methods import USER_METHOD
 
     monkeypatch.setattr(registry.METHODS, "_registered", dict(registry.METHODS._registered))
     exec(compile(USER_METHOD, "cell", "exec", dont_inherit=True), {"__name__": "a_notebook_cell"})

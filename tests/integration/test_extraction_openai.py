@@ -1,4 +1,4 @@
-"""The ``openai:MODEL`` extractor against a fake OpenAI-compatible server (tests/fake_openai.py), and once
+"""The ``openai:MODEL`` extractor against a fake OpenAI-compatible server (tests/helpers/fake_openai.py), and once
 against a real llama-cpp-python server when it and a small GGUF model are installed.
 
 It shares the Ollama extractor's rules (tests/integration/test_extraction_llm.py): temperature 0, the JSON schema as
@@ -16,8 +16,9 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from fake_openai import DROP, Envelope, Error, FakeOpenAI
-from test_extraction_llm import _cases, free_port, reply  # the Ollama tests' helpers
+from tests.helpers.fake_openai import DROP, Envelope, Error, FakeOpenAI
+from tests.helpers.fake_ollama import free_port, reply
+from tests.helpers.stores import turn_cases
 from taggraph.cli import app
 from taggraph.errors import ConfigError, ServerError
 from taggraph.runs import runner
@@ -178,7 +179,7 @@ def _by_first_word(body):
 
 
 def test_outage_trips_the_breaker_and_a_rerun_resumes_from_the_first_failed_note(server, make, tmp_path):
-    cases = _cases([("Yoga today", "ok"), ("Chess club", "ok"), ("Baking bread", "ok"), ("Sushi night", "ok")])
+    cases = turn_cases([("Yoga today", "ok"), ("Chess club", "ok"), ("Baking bread", "ok"), ("Sushi night", "ok")])
     server.default = Error(503, "loading model")
     with pytest.raises(ServerError, match=rf"openai:smollm2 at {re.escape(server.base_url)}/: 3 requests in a row "
                                           r"failed, stopping \(last: HTTP 503: loading model"):

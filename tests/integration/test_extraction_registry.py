@@ -21,7 +21,7 @@ from taggraph.datasets import load_dataset
 from taggraph.errors import ConfigError
 from taggraph.runs import runner
 from taggraph.runs.bench import run_bench
-from taggraph.extractors import (GROUP, NoTagsExtractor, check_portable, extractor_spec, get_extractor,
+from taggraph.extractors import (EXTRACTORS, NoTagsExtractor, check_portable, extractor_spec, get_extractor,
                                  register_extractor, registry)
 from taggraph.extractors.ollama import OllamaExtractor
 from taggraph.extractors.offline_v2 import OfflineV2Extractor
@@ -80,7 +80,7 @@ def installed(tmp_path, monkeypatch, entry_points: str) -> None:
     dist = tmp_path / "site" / "words_plugin-1.0.dist-info"
     dist.mkdir(parents=True)
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: words-plugin\nVersion: 1.0\n", encoding="utf-8")
-    (dist / "entry_points.txt").write_text(f"[{GROUP}]\n{entry_points}\n", encoding="utf-8")
+    (dist / "entry_points.txt").write_text(f"[{EXTRACTORS.group}]\n{entry_points}\n", encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     monkeypatch.setattr(registry.EXTRACTORS, "_installed", None)  # entry points are read once: again
 
@@ -106,7 +106,7 @@ def test_every_form_builds_an_extractor(tmp_path, monkeypatch):
              r"group 'taggraph.extractors'"),
     ("no_such_module:Thing", r"no module named 'no_such_module' \(install its package"),
     (f"{__name__}:Missing", rf"{__name__} has no 'Missing'"),
-    (f"{__name__}:GROUP", r"is a str, not a class, function or extractor"),
+    (f"{__name__}:SPEC", r"is a str, not a class, function or extractor"),
     ("json:dumps", r"what extractor 'json:dumps' built is a str, not an extractor: it lacks name, cache_key"),
     ("ollama:", r"names no model: write ollama:MODEL"),
     ("__main__:Mine", r"defined in a script, notebook or function.*importable module, or pass the object"),

@@ -16,7 +16,7 @@ import taggraph as tg
 from taggraph.cli import app
 from taggraph._infra.config import DEMO_DATA
 from taggraph.errors import ConfigError, InputError
-from taggraph.evaluation.rank_fusion import FUSION_METHODS, NORMALIZATIONS, fuse
+from taggraph.evaluation.rank_fusion import FUSION_METHODS, RUN_NORMALIZATIONS, fuse_rankings
 from taggraph.evaluation.score import trec_order, trec_scores_of
 from taggraph.runs.bench import score_external
 from taggraph.runs.fuse_runs import TiedGoldWarning
@@ -125,9 +125,9 @@ def test_every_method_and_normalization_fuses_as_ranx_does():
     inputs = ranx_inputs(runs)
     cases = [("rrf", "none", None, 60), ("rrf", "none", None, 0)]
     cases += [(m, n, [0.7, -0.2, 1.5] if m == "wsum" else None, 60)
-              for m in FUSION_METHODS if m != "rrf" for n in NORMALIZATIONS]
+              for m in FUSION_METHODS if m != "rrf" for n in RUN_NORMALIZATIONS]
     for method, norm, weights, k in cases:
-        ours, theirs = fuse(runs, method, norm, weights, k), ranx_fused(inputs, method, norm, weights, k)
+        ours, theirs = fuse_rankings(runs, method, norm, weights, k), ranx_fused(inputs, method, norm, weights, k)
         assert list(ours) == list(theirs), (method, norm)
         for q in theirs:
             assert ours[q].keys() == theirs[q].keys(), (method, norm, q)
@@ -144,16 +144,16 @@ def test_a_question_a_run_lacks_counts_as_an_empty_ranking_and_fuses_as_if_alone
     lacking = [q for q in runs[0] if any(q not in run for run in runs)][:5]
     assert lacking
     for method in FUSION_METHODS:
-        for norm in NORMALIZATIONS:
+        for norm in RUN_NORMALIZATIONS:
             weights = [0.7, -0.2, 1.5] if method == "wsum" else None
-            fused = fuse(runs, method, norm, weights)
+            fused = fuse_rankings(runs, method, norm, weights)
             for q in lacking:
-                alone = fuse([{q: run[q]} if q in run else {} for run in runs], method, norm, weights)
+                alone = fuse_rankings([{q: run[q]} if q in run else {} for run in runs], method, norm, weights)
                 assert fused[q] == alone[q], (method, norm, q)
     a, b = {"q": {"x": 2.0, "y": 1.0}}, {}
-    assert fuse([a, b], "combsum", "max") == {"q": {"x": 1.0, "y": 0.5}}
-    assert fuse([a, b], "combmnz", "min-max") == {"q": {"x": 1.0, "y": 0.0}}
-    assert fuse([a, b], "rrf", k=0) == {"q": {"x": 1.0, "y": 0.5}}
+    assert fuse_rankings([a, b], "combsum", "max") == {"q": {"x": 1.0, "y": 0.5}}
+    assert fuse_rankings([a, b], "combmnz", "min-max") == {"q": {"x": 1.0, "y": 0.0}}
+    assert fuse_rankings([a, b], "rrf", k=0) == {"q": {"x": 1.0, "y": 0.5}}
 
 
 def test_fusion_needs_neither_ranx_nor_numba(hand_runs, monkeypatch, tmp_path):
@@ -260,7 +260,7 @@ def test_note_level_fusion_writes_the_fused_notes_in_trec_eval_order(demo_runs, 
     assert record["fusion"]["level"] == "notes"
     assert [i["file"].endswith(".notes.run") for i in record["fusion"]["inputs"]] == [True, True]
     paths = [first / "trec" / f"{m}.notes.run" for m in ("BM25", "TagGraph-TFIDF")]
-    fused = fuse([run for p in paths for run in trec_scores_of(p, p.read_text().splitlines()).values()], "rrf")
+    fused = fuse_rankings([run for p in paths for run in trec_scores_of(p, p.read_text().splitlines()).values()], "rrf")
     rankings = pd.read_csv(out / "rankings.csv").set_index("method").loc["fused-rrf"]
     for qid, notes in zip(rankings["question_id"], rankings["ranked_note_ids"]):  # the fused notes, in trec order
         by_docid = sorted(fused[qid].items(), reverse=True)  # trec_eval: equal scores, larger docid first
@@ -277,13 +277,13 @@ def test_a_huge_finite_score_normalizes_as_its_scaled_copy(norm):
     huge = {"q": {"a": 1e308, "b": 5e307, "c": 1e307}}
     scaled = {"q": {"a": 1.0, "b": 0.5, "c": 0.1}}
     other = {"q": {"a": 0.0, "b": 3.0, "c": 1.0}}
-    got, want = fuse([huge, other], "combsum", norm), fuse([scaled, other], "combsum", norm)
+    got, want = fuse_rankings([huge, other], "combsum", norm), fuse_rankings([scaled, other], "combsum", norm)
     assert got["q"] == pytest.approx(want["q"])
 
 
 def test_fused_scores_that_overflow_are_refused():
     with pytest.raises(ConfigError, match="the fused scores overflow .*choose a normalization"):
-        fuse([{"q": {"a": 1e308}}, {"q": {"a": 1e308}}], "combsum", "none")
+        fuse_rankings([{"q": {"a": 1e308}}, {"q": {"a": 1e308}}], "combsum", "none")
 
 
 def test_fusing_again_from_a_fused_folder_fuses_its_inputs_scores(demo_runs, tmp_path):

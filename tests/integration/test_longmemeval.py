@@ -7,7 +7,7 @@ from taggraph.datasets import DatasetError, load_dataset
 from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets.longmemeval import QUESTION_TYPES, load_longmemeval
 
-from conftest import shared_file
+from tests.helpers.stores import shared_file
 
 
 def record(**over):

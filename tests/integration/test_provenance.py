@@ -18,8 +18,9 @@ from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
 from taggraph.runs.bench import run_bench
 from taggraph.methods import registry
+from taggraph.runs.provenance import method_origin
 
-from conftest import HAND_ROWS, make_store
+from tests.helpers.stores import HAND_ROWS, make_store
 
 REPO = Path(__file__).resolve().parents[2]
 TAGGRAPH = str(Path(sys.executable).with_name("taggraph"))
@@ -84,9 +85,9 @@ def test_a_recorded_configuration_builds_the_method_again(clean):
 def test_a_variant_or_a_notebook_class_records_no_origin_it_cannot_be_built_from(clean):
     bm25 = registry.method("BM25").cls()
     tg.register_method("BM25-k1-2", bm25, k1=2.0)
-    variant = registry.method_origin("BM25-k1-2")
+    variant = method_origin("BM25-k1-2")
     assert "origin" not in variant and variant["provenance"]["class"] == "taggraph.methods.bm25:BM25"
     scope = {"__name__": "a_notebook_cell"}
     exec(compile(MINE, "cell", "exec", dont_inherit=True), scope)
     tg.register_method("NotebookRecency", scope["Recency"])
-    assert registry.method_origin("NotebookRecency") == {}
+    assert method_origin("NotebookRecency") == {}

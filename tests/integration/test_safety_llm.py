@@ -9,8 +9,8 @@ import time
 import pytest
 from typer.testing import CliRunner
 
-from fake_ollama import FakeOllama
-from fake_openai import Envelope, Error, FakeOpenAI, Raw
+from tests.helpers.fake_ollama import FakeOllama, reply
+from tests.helpers.fake_openai import Envelope, Error, FakeOpenAI, Raw
 from taggraph.cli import app
 from taggraph.errors import ConfigError, ServerError
 from taggraph._infra.model_clients import MAX_REPLY_BYTES
@@ -18,7 +18,6 @@ from taggraph.runs import runner
 from taggraph.extractors import get_extractor, llm
 from taggraph.extractors.ollama import OllamaExtractor
 from taggraph.extractors.openai import OpenAIExtractor
-from test_extraction_llm import reply
 
 ARGS = ("I adopted a beagle.", "Congratulations!", [])
 SECRET = "sk-secret-4242"

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from fake_ollama import FakeOllama, Raw
+from tests.helpers.fake_ollama import FakeOllama, Raw
 from taggraph.cli import app
 from taggraph.errors import ConfigError, ServerError
 from taggraph.studies.answers import OllamaGenerator

@@ -1,14 +1,17 @@
+import random
+
 import networkx as nx
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from taggraph.extractors.base import Extraction
 from taggraph.core.graph import concept_node, file_node
 from taggraph.methods import make_retriever
-from taggraph.methods.adaptive import personalized_pagerank
+from taggraph.methods.adaptive import grown, personalized_pagerank
 from taggraph.core.store import Interaction
 
-from conftest import HAND_ROWS, make_store
+from tests.helpers.stores import HAND_ROWS, make_store
 
 
 def seed_vector(ag, text):
@@ -21,7 +24,7 @@ def test_ppr_matches_networkx_pagerank(chronological):
     rows = HAND_ROWS + [("s6", "Untagged small talk.", "Sure.", {})]  # untagged: dangling without chrono edges
     store = make_store(rows)
     ag = make_retriever("AdaptiveGraph", store, chronological=chronological, stopword_df=1.0)
-    P, dangling = ag._sync()
+    P, dangling = ag.transition()
     assert dangling.any() != chronological  # the untagged file is dangling only without chronological edges
     s = seed_vector(ag, "dog yoga morning sleep")
     assert s.sum() > 0
@@ -39,7 +42,7 @@ def test_ppr_matches_networkx_pagerank(chronological):
 def test_all_zero_seed_falls_back_to_uniform():
     store = make_store(HAND_ROWS)
     ag = make_retriever("AdaptiveGraph", store)
-    P, dangling = ag._sync()
+    P, dangling = ag.transition()
     x = personalized_pagerank(P, dangling, np.zeros(P.shape[0]))
     assert np.isfinite(x).all() and x.sum() == pytest.approx(1.0)
     fallback = ag.query("qqq zzz")  # no evidence: plain PageRank order, no division by zero
@@ -92,6 +95,75 @@ def test_incremental_matrix_equals_rebuild():
         a, b = ag.query(q), fresh.query(q)
         assert [r.note_id for r in a] == [r.note_id for r in b]
         np.testing.assert_allclose([r.score for r in a], [r.score for r in b], atol=1e-12)
+
+
+def rebuilt_transition(store, chronological):
+    """P and the dangling mask built from every link at once (how AdaptiveGraph built them before it kept them
+    current): the reference the incremental matrix must equal."""
+    g = store.graph
+    index = {n: i for i, n in enumerate(g.g.nodes)}
+    links = [(a, b) for a, b, _ in g.edge_log] + (g.chronological_pairs() if chronological else [])
+    ends = np.array([(index[a], index[b]) for a, b in links]).reshape(-1, 2)
+    rows, cols, n = np.concatenate([ends[:, 0], ends[:, 1]]), np.concatenate([ends[:, 1], ends[:, 0]]), len(index)
+    A = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n))
+    A.data[:] = 1.0
+    out = np.diff(A.indptr).astype(np.float64)
+    return A.multiply(np.divide(1.0, out, out=np.zeros(n), where=out > 0)[:, None]).T.tocsr(), out == 0
+
+
+def random_rows(count, seed):
+    """`count` notes tagged from a small vocabulary (many shared frames and similar topics), some untagged."""
+    rng = random.Random(seed)
+    paths = ["user", "pet/dog", "pet/cat", "food/pasta", "food/pizza/margherita", "city/paris", "time/may", "a/b/c"]
+    rows = []
+    for i in range(count):
+        tags = {c: rng.sample(paths, rng.randint(1, 3)) for c in ("who", "what", "where") if rng.random() < 0.8}
+        rows.append((f"s{i // 3}", f"note {i} about {' '.join(p for ps in tags.values() for p in ps)}", "ok.", tags))
+    return rows
+
+
+@pytest.mark.parametrize("chronological", [True, False])
+def test_the_matrix_kept_current_equals_one_built_from_every_link(chronological):
+    """Grown note by note (a query after each add extends it) and in batches, P and the dangling mask are, array by
+    array, the matrix built from all links at once, and a query's power iteration is the one over that P, bit for
+    bit."""
+    rows = random_rows(90, seed=7)
+    grown_store = make_store(rows[:1])
+    ag = make_retriever("AdaptiveGraph", grown_store, chronological=chronological, stopword_df=1.0)
+    for i, (sid, u, a, tags) in enumerate(rows[1:], 1):
+        grown_store.remember(Interaction(sid, u, a), Extraction(**tags))
+        if i % 7:  # some adds come in batches
+            ag.query("dog pasta")
+    P, dangling = ag.transition()
+    ref_P, ref_dangling = rebuilt_transition(grown_store, chronological)
+    for part in ("data", "indices", "indptr"):
+        np.testing.assert_array_equal(getattr(P, part), getattr(ref_P, part))
+    np.testing.assert_array_equal(dangling, ref_dangling)
+    for question in ["dog pasta", "margherita in paris", "qqq"]:
+        x, s = ag.scores_all(question)
+        np.testing.assert_array_equal(x, personalized_pagerank(ref_P, ref_dangling, s))
+    x = np.random.default_rng(0).random(P.shape[0]) ** 8
+    np.testing.assert_array_equal(ag.step(x), ref_P @ x)
+    np.testing.assert_array_equal(ag.step_back(x), ref_P.T @ x)
+
+
+def test_grown_adds_entries_anywhere_once():
+    """`grown` over random batches, repeats and links between nodes it already had included: the csr structure of
+    every entry at once."""
+    rng = np.random.default_rng(3)
+    indptr, indices, n, every = np.zeros(1, dtype=np.int32), np.zeros(0, dtype=np.int32), 0, []
+    for _ in range(30):
+        n += int(rng.integers(0, 4))
+        if n == 0:
+            continue
+        rows, cols = rng.integers(0, n, 6), rng.integers(0, n, 6)
+        every.append((rows, cols))
+        indptr, indices = grown(indptr, indices, n, rows, cols)
+        all_rows, all_cols = (np.concatenate(parts) for parts in zip(*every))
+        ref = sp.csr_matrix((np.ones(len(all_rows)), (all_rows, all_cols)), shape=(n, n))
+        ref.sum_duplicates()
+        np.testing.assert_array_equal(indptr, ref.indptr)
+        np.testing.assert_array_equal(indices, ref.indices)
 
 
 def replayed_shares(ag, s, target):

@@ -13,7 +13,7 @@ from taggraph.studies.answers import (OFFLINE_LABEL, AnswersLeftOutWarning, Extr
 from taggraph.runs.bench import run_bench
 from taggraph.core.notes import Note
 
-from fake_ollama import FakeOllama
+from tests.helpers.fake_ollama import FakeOllama
 
 LOCOMO = Path(__file__).parents[1] / "fixtures" / "locomo" / "locomo_tiny.json"  # 8 questions, conv-t1:q4 adversarial
 

@@ -10,8 +10,8 @@ import pytest
 from taggraph.methods import make_retriever
 from taggraph.embedders.base import get_embedder
 
-from conftest import HAND_ROWS, make_store
-from test_openclaw import BagOfWords
+from tests.helpers.stores import HAND_ROWS, make_store
+from tests.helpers.embedders import BagOfWords
 
 
 class QueryMarked(BagOfWords):

@@ -5,7 +5,7 @@ from rank_bm25 import BM25Okapi
 from taggraph.methods import make_retriever
 from taggraph.core.text import tokenize
 
-from conftest import HAND_ROWS, make_store
+from tests.helpers.stores import HAND_ROWS, make_store
 
 QUERIES = ["what breed is my dog", "yoga morning sleep", "pasta recipe sauce", "the a is", "zzz unknown", "dog dog cat"]
 
@@ -87,3 +87,17 @@ def test_notes_without_a_query_term_rank_above_negative_scores():
     ranked = make_retriever("BM25", store).query(query, k=3)
     assert [r.score for r in ranked] == pytest.approx(sorted(ref, reverse=True), rel=1e-12, abs=1e-12)
     assert [r.note_id for r in ranked] == [store.notes[i].note_id for i in np.argsort(-ref, kind="stable")]
+
+
+def test_the_terms_per_df_follow_every_add_and_a_loaded_snapshot(hand_store):
+    from taggraph.methods.index import TermIndex
+    terms = make_retriever("BM25", hand_store).terms
+    counted = np.bincount(list(terms.df.values()))
+    assert counted[1:].sum() == len(terms.df) > 0
+    np.testing.assert_array_equal(terms.terms_with_df[1:len(counted)], counted[1:])
+    assert not terms.terms_with_df[len(counted):].any()
+    loaded = TermIndex()
+    loaded.load_state(terms.state(), len(hand_store))
+    np.testing.assert_array_equal(loaded.terms_with_df[1:len(counted)], counted[1:])
+    from taggraph.methods.bm25 import BM25
+    assert BM25(hand_store, terms=loaded)._average_idf() == BM25(hand_store)._average_idf()

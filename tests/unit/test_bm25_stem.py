@@ -13,7 +13,7 @@ from taggraph.methods import make_retriever
 from taggraph.methods.bm25_stem import make_tokenizer
 from taggraph.core.store import Interaction, MemoryStore
 
-from conftest import make_store
+from tests.helpers.stores import make_store
 
 VARIANTS = ["robertson", "lucene", "atire", "bm25l", "bm25+"]
 WORDS = ["garden", "tomato", "paint", "run", "climb", "cook", "travel", "read", "guitar", "bake", "swim", "hike",

@@ -25,7 +25,7 @@ from taggraph.extractors import registry as extractors
 from taggraph.methods import make_retriever, registry
 from taggraph.methods.base import MethodError
 
-from conftest import make_store, HAND_ROWS
+from tests.helpers.stores import make_store, HAND_ROWS
 
 runner = CliRunner()
 

@@ -16,8 +16,8 @@ from taggraph.errors import WriteError
 from taggraph.extractors import offline
 from taggraph.extractors.ollama import OllamaExtractor
 from taggraph.embedders import base as embeddings
-from fake_ollama import FakeOllama
-from test_extraction_llm import reply
+from tests.helpers.fake_ollama import FakeOllama
+from tests.helpers.fake_ollama import reply
 
 
 def _garbage(folder):

@@ -12,7 +12,7 @@ from taggraph.studies.diagnostics import (GRAPH_METHODS, failure_diagnostics, go
                                               longmemeval_evidence_notes, pool_case_ids)
 from taggraph.core.store import Interaction, MemoryStore
 
-from conftest import HAND_ROWS, make_store
+from tests.helpers.stores import HAND_ROWS, make_store
 
 QUESTION = "What breed is my dog?"
 CASE = Case("c1", QUESTION, "single-session-user", [Interaction(r[0], r[1], r[2]) for r in HAND_ROWS], ["s2"])

@@ -18,7 +18,7 @@ from taggraph.extractors.offline import OfflineExtractor
 from taggraph.extractors.offline_v2 import V2_PREFIX_CATEGORY, OfflineV2Extractor
 from taggraph.core.notes import CATEGORIES
 
-from conftest import shared_file
+from tests.helpers.stores import shared_file
 
 X = OfflineV2Extractor()
 

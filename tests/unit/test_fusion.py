@@ -20,15 +20,18 @@ from taggraph.methods.base import question_date
 from taggraph.errors import ConfigError
 from taggraph.methods.registry import ablations_of, method
 from taggraph.methods.fusion.method import TagGraphFusion
-from taggraph.methods.fusion.signals import (COMPONENTS, REQUEST_WEIGHTS, SESSION_FEATURES, FusionWeights,
-                                               Signals, _evidence, dense_text, fuse, is_request, normalized, note_day,
-                                               request_text, session_turns, time_features, turn_texts)
+from taggraph.methods.fusion.features import (dense_text, evidence_vector as _evidence, note_day, request_text,
+                                              session_turns, turn_texts)
+from taggraph.methods.fusion.signals import (COMPONENTS, REQUEST_WEIGHTS, SESSION_FEATURES, FusionWeights, Signals,
+                                               fuse, is_request, normalized, time_features)
 from taggraph.core.text import parse_timestamp
 from taggraph.core.store import Interaction, MemoryStore
 
 from benchmarks.history import fusion_cv
-from conftest import HAND_ROWS, make_store
-from test_openclaw import BagOfWords
+from tests.helpers.stores import HAND_ROWS, make_store
+from tests.helpers.embedders import BagOfWords
+
+column, feature = COMPONENTS.index, SESSION_FEATURES.index  # columns by signal name, never by position
 
 
 NOW = "2023/05/30 (Tue) 23:40"
@@ -74,7 +77,7 @@ def test_strong_lexical_and_tag_evidence_ranks_first():
     values = {x.name: x.value for x in r.explain("What breed is my dog?", "s2#0").evidence.signals}
     ev = r.signals("What breed is my dog?")
     for part in ("note_bm25", "graph"):  # the gold note's z-score is the question's highest
-        assert values[part] == pytest.approx(ev.components[:, COMPONENTS.index(part)].max(), abs=1e-4)
+        assert values[part] == pytest.approx(ev.components[:, column(part)].max(), abs=1e-4)
 
 
 EVERY = FusionWeights(note_stem=1.0, raw_stem=1.0, chunks=1.0, coverage=1.0, agreement=1.0, turns=1.0, speaker=1.0,
@@ -85,17 +88,19 @@ def test_switches_change_the_evidence():
     store = make_store(HAND_ROWS)
     text = "dog yoga morning"
     full = fusion(store, weights=EVERY).signals(text)
-    speaker = COMPONENTS.index("speaker")  # no turn here is headed by a name (see test_named_speaker_...)
+    speaker = column("speaker")  # no turn here is headed by a name (see test_named_speaker_...)
     assert (full.components > 0).any(axis=0).tolist() == [j != speaker for j in range(len(COMPONENTS))]
     assert (full.session_features > 0).any(axis=0).all()
-    for switch, column in [("raw_turns", 1), ("dense", 2), ("graph", 3), ("stems", 4), ("stems", 5), ("dense", 6),
-                           ("dense", 7)]:
+    for switch, name in [("raw_turns", "raw_bm25"), ("dense", "dense"), ("graph", "graph"), ("stems", "note_stem"),
+                         ("stems", "raw_stem"), ("dense", "chunks"), ("dense", "turns")]:
         ev = fusion(store, weights=EVERY, **{switch: False}).signals(text)
-        assert not ev.components[:, column].any(), switch
-    assert not fusion(store, weights=EVERY, stems=False).signals(text).session_features[:, 4].any()
+        assert not ev.components[:, column(name)].any(), switch
+    stems_off = fusion(store, weights=EVERY, stems=False).signals(text)
+    assert not stems_off.session_features[:, feature("session_stem")].any()
     defaults = fusion(store).signals(text)  # chunks, coverage, agreement, session_stem: weight 0, not computed
-    assert not defaults.components[:, 6].any() and not defaults.session_features[:, [0, 1, 4]].any()
-    assert full.session_features[:, 4].max() == 1.0  # over the query's best session
+    assert not defaults.components[:, column("chunks")].any() and not defaults.session_features[
+        :, [feature("coverage"), feature("agreement"), feature("session_stem")]].any()
+    assert full.session_features[:, feature("session_stem")].max() == 1.0  # over the query's best session
     no_dense = BagOfWords()
     fusion(store, embedder=no_dense, dense=False).query(text)
     assert no_dense.calls == []
@@ -155,12 +160,13 @@ def test_a_request_is_scored_by_meaning_over_every_note():
     r = fusion(store, embedder=emb, pool=1)
     text = "Any tips for rainy weather?"
     ev = r.signals(text)
-    assert ev.request and not np.isnan(ev.raw[:, 2]).any()  # a cosine for every note, beyond the 1-note pools
+    assert ev.request and not np.isnan(ev.raw[:, column("dense")]).any()  # a cosine for every note, beyond the 1-note pools
     assert [request_text(n) for n in store.notes] in emb.calls  # raw turns, every note, in one batch
-    expected = REQUEST_WEIGHTS.dense * ev.components[:, 2] + REQUEST_WEIGHTS.raw_bm25 * ev.components[:, 1]
+    expected = REQUEST_WEIGHTS.dense * ev.components[:, column("dense")] + REQUEST_WEIGHTS.raw_bm25 * ev.components[
+        :, column("raw_bm25")]
     assert list(r.score(text).values()) == pytest.approx(expected.tolist())  # OpenClaw's 0.7 / 0.3, nothing else
     routed_off = fusion(store, pool=1, requests=False).signals(text)
-    assert not routed_off.request and (~np.isnan(routed_off.raw[:, 2])).sum() <= 3  # the pool only
+    assert not routed_off.request and (~np.isnan(routed_off.raw[:, column("dense")])).sum() <= 3  # the pool only
     top = r.query(text, k=1)[0]
     reason = r.explain(text, top.note_id).reason
     assert "a request for suggestions" in reason
@@ -184,7 +190,7 @@ def test_session_aggregation_has_diminishing_returns():
 
     def best_of_session(n_notes: int) -> float:
         comps = np.zeros((n_notes + 1, len(COMPONENTS)))
-        comps[:, 0] = 0.5
+        comps[:, column("note_bm25")] = 0.5
         ev = Signals(np.arange(n_notes + 1), np.array([0] * n_notes + [1]), comps, np.zeros((n_notes + 1, 3)))
         return float(fuse(ev, w)[0])
 
@@ -214,9 +220,9 @@ def test_coverage_and_agreement_are_per_session_shares():
     text = "Which park does my dog Rex like?"
     ev = r.signals(text)
     stems = set(r.raw_stem.tokens(text, grow=False))
-    by_session = dict(zip(ev.sessions.tolist(), ev.session_features[:, 0].tolist()))
+    by_session = dict(zip(ev.sessions.tolist(), ev.session_features[:, feature("coverage")].tolist()))
     assert by_session == pytest.approx({0: 1.0, 1: 1 / len(stems), 2: 0.0})  # t1 has every stem, t2 only "dog"
-    agreement = dict(zip(ev.sessions.tolist(), ev.session_features[:, 1].tolist()))
+    agreement = dict(zip(ev.sessions.tolist(), ev.session_features[:, feature("agreement")].tolist()))
     assert agreement[0] == 1.0 and agreement[0] >= agreement[1] >= agreement[2]
 
 
@@ -226,7 +232,8 @@ def test_chunks_cover_the_reply_and_only_the_pool_is_embedded():
     emb = BagOfWords()
     r = fusion(make_store(rows), embedder=emb, weights=EVERY, pool=1)
     ev = r.signals("guanciale")
-    assert ev.components[0, 6] == ev.components[:, 6].max() > 0  # in the reply only: the user turn's vector misses it
+    chunks = column("chunks")
+    assert ev.components[0, chunks] == ev.components[:, chunks].max() > 0  # in the reply only: the user turn's vector misses it
     embedded = [t for call in emb.calls for t in call]
     assert "User: Tell me about pasta.\nAssistant: Carbonara uses guanciale, eggs and pecorino." in embedded
     assert not any(f"number {i} " in t for t in embedded for i in range(1, 8))  # outside the 1-note lists
@@ -376,7 +383,7 @@ def test_each_turn_is_embedded_on_its_own_and_the_named_speaker_is_a_soft_signal
     ev = r.signals(question)
     embedded = {t for call in emb.calls for t in call}
     assert "Caroline: That is so inspiring." in embedded  # a reply is embedded apart from its opening turn
-    turns, speaker = COMPONENTS.index("turns"), COMPONENTS.index("speaker")
+    turns, speaker = column("turns"), column("speaker")
     q = emb.embed([question])[0]
     cos = {t: float(emb.embed([t])[0] @ q) for row in TALK for t in row[1:3]}
     for i, (_, opening, reply, _) in enumerate(TALK):
@@ -395,8 +402,8 @@ def test_turns_off_embeds_no_reply_and_leaves_the_defaults_alone():
     emb = BagOfWords()
     r = fusion(dated_store(TALK), embedder=emb, weights=TURNS, turns=False)
     ev = r.signals("What did Melanie say about the charity race?")
-    assert not ev.components[:, [COMPONENTS.index(c) for c in ("turns", "speaker")]].any()
-    assert not ev.session_features[:, [SESSION_FEATURES.index(c) for c in ("best_turn", "top2_turns")]].any()
+    assert not ev.components[:, [column(c) for c in ("turns", "speaker")]].any()
+    assert not ev.session_features[:, [feature(c) for c in ("best_turn", "top2_turns")]].any()
     assert "Caroline: That is so inspiring." not in {t for call in emb.calls for t in call}
     assert not fusion(dated_store(TALK), weights=replace(TURNS, turns=0)).uses("turns")  # weight 0: not computed
 

@@ -235,7 +235,7 @@ def test_an_installed_package_adds_a_format(tmp_path, monkeypatch):
 def test_register_format_refuses_a_taken_name(monkeypatch):
     monkeypatch.setattr(registry.FORMATS, "_registered", dict(registry.FORMATS._registered))
     clash = DatasetFormat("generic", "something else", lambda p: False, lambda p, limit=None: [])
-    with pytest.raises(ConfigError, match="'generic' is already registered"):
+    with pytest.raises(ConfigError, match="dataset format name 'generic' is taken"):
         register_format(clash)
     register_format(clash, replace=True)
     assert get_format("generic") is clash and formats()[-1] is clash

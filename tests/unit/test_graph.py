@@ -6,7 +6,7 @@ from taggraph.core.graph import SIMILARITY_MIN, BaseGraph
 from taggraph.core.notes import Note
 from taggraph.core.store import Interaction
 
-from conftest import HAND_ROWS, make_store
+from tests.helpers.stores import HAND_ROWS, make_store
 
 
 def kinds(g, kind):

@@ -15,7 +15,7 @@ from taggraph.methods import make_retriever
 from taggraph.core.store import Interaction
 from taggraph.viz.graph.page import KIND_STYLE, WRAP_CHARS, graph_html, save_graph_html, wrap_label
 
-from conftest import HAND_ROWS, make_store
+from tests.helpers.stores import HAND_ROWS, make_store
 
 HOSTILE = [
     "<script>alert(1)</script>",
@@ -91,12 +91,12 @@ def test_neighbourhood_filter_and_cap(hand_store):
 
 def test_page_is_identical_across_hash_seeds():
     """Same store, same page, even though the base graph's node order depends on PYTHONHASHSEED."""
-    script = ("import hashlib; from conftest import HAND_ROWS, make_store; "
+    script = ("import hashlib; from tests.helpers.stores import HAND_ROWS, make_store; "
               "from taggraph.viz.graph.page import graph_html; "
               "print(hashlib.sha256(graph_html(make_store(HAND_ROWS), question='dog').encode()).hexdigest())")
-    tests = Path(__file__).parents[1]
-    digests = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=tests,
-                              env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(tests)}).stdout
+    repo = Path(__file__).parents[2]
+    digests = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=repo,
+                              env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(repo)}).stdout
                for seed in ("1", "2", "3")}
     assert len(digests) == 1
 
@@ -203,12 +203,15 @@ def test_node_names_are_unique_and_a_tag_reads_as_on_the_tag_line():
 
 
 def test_the_explanation_subgraph_holds_the_question_the_gold_the_notes_above_and_the_walks():
-    from taggraph.viz.graph.page import explained_subgraph, file_explanations, missed_by
+    from taggraph.evaluation.placement import missed_by
+    from taggraph.viz.graph.page import explained_subgraph, file_explanations
+    from taggraph.viz.graph.ranks import indexed
 
     store = make_store(MOVED)
     retrievers = {m: make_retriever(m, store) for m in ("TagGraph-Basic", "TagGraph-Stopwords", "BM25")}
     rankings = {m: [(r.note_id, r.score) for r in retriever.query(WHERE, 10)] for m, retriever in retrievers.items()}
-    assert missed_by(store, rankings, ["s3#0"], 1) == ["TagGraph-Basic", "TagGraph-Stopwords"]  # BM25 hits
+    by_index = {m: indexed(store, r) for m, r in rankings.items()}
+    assert missed_by(by_index, store, ["s3#0"], 1) == ["TagGraph-Basic", "TagGraph-Stopwords"]  # BM25 hits
     ug = store.graph.to_networkx().to_undirected()
     explained = explained_subgraph(store, ug, ["concept:city"], ["s3#0"], rankings,
                                    file_explanations(store, WHERE, retrievers), 1)
@@ -251,15 +254,17 @@ def test_gold_rank_counts_notes_and_sessions_and_names_tie_order():
 
 
 def test_a_top_k_place_owed_to_tie_order_is_flagged_and_missed_at_any_score():
-    from taggraph.viz.graph.page import missed_by
+    from taggraph.evaluation.placement import missed_by
+    from taggraph.viz.graph.ranks import indexed
 
     notes = {n["id"]: n for n in moved_page(k=1)["nodes"] if n["kind"] == "file"}
     # top 1: TagGraph-Basic's s1#0 (0.5) ties with s3#0 (0.5), -Stopwords' with every note (0); BM25 earns it
     assert notes["file:s1#0"]["ties"] == {"TagGraph-Basic": True, "TagGraph-Stopwords": True}
     assert notes["file:s3#0"]["ties"] == {} and notes["file:s3#0"]["ranks"]["BM25"] == 1
-    basic = [("s1#0", 0.5), ("s3#0", 0.5), ("s2#0", 0.0), ("s4#0", 0.0)]
-    assert missed_by(make_store(MOVED), {"TagGraph-Basic": basic}, ["s1#0"], 1) == ["TagGraph-Basic"]
-    assert missed_by(make_store(MOVED), {"TagGraph-Basic": basic}, ["s1#0"], 2) == []
+    store = make_store(MOVED)
+    basic = indexed(store, [("s1#0", 0.5), ("s3#0", 0.5), ("s2#0", 0.0), ("s4#0", 0.0)])
+    assert missed_by({"TagGraph-Basic": basic}, store, ["s1#0"], 1) == ["TagGraph-Basic"]
+    assert missed_by({"TagGraph-Basic": basic}, store, ["s1#0"], 2) == []
 
 
 def test_tooltip_snippets_end_at_a_word():

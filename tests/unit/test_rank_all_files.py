@@ -3,7 +3,7 @@ note order."""
 
 from taggraph.methods import make_retriever
 
-from conftest import HAND_ROWS, make_store
+from tests.helpers.stores import HAND_ROWS, make_store
 
 
 def test_switched_off_ranks_only_traversal_candidates(hand_store):

@@ -15,7 +15,7 @@ from taggraph.datasets.registry import detect_format
 from taggraph.runs.bench import run_bench
 from taggraph.runs.runner import group_by_growth
 
-from conftest import SHARED_DATA
+from tests.helpers.stores import SHARED_DATA
 
 METHODS = ["BM25", "TagGraph-Basic", "AdaptiveGraph", "BM25-stem"]
 

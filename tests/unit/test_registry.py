@@ -23,7 +23,7 @@ from taggraph.errors import ConfigError
 from taggraph.extractors import get_extractor, register_extractor
 from taggraph.extractors.ollama import OllamaExtractor
 from taggraph.extractors.registry import EXTRACTORS, backend
-from taggraph.registry import Registry, load_attr, with_registered
+from taggraph.registry import KINDS, Kind, Registry, load_attr, register, with_registered
 from taggraph.embedders.base import EMBEDDERS, get_embedder
 from taggraph.embedders.minilm_static import StaticEmbedder
 from taggraph.methods.base import Retriever
@@ -33,7 +33,9 @@ from taggraph.methods.registry import METHODS, ablations_of, components, method,
 REPO = Path(__file__).resolve().parents[2]
 GROUP = "taggraph.test_widgets"
 BUILTIN_ALPHA = "the built-in alpha"
-WIDGETS = Registry("widget", GROUP, builtins={"alpha": f"{__name__}:BUILTIN_ALPHA"})
+KINDS["widget"] = Kind("widget", GROUP, __name__)  # kinds of the tests' own: one line of KINDS each
+KINDS["kit"] = Kind("kit", "taggraph.test_kits", "kits")
+WIDGETS = Registry("widget", builtins={"alpha": f"{__name__}:BUILTIN_ALPHA"})
 
 PLUGIN = """\
 BETA = "an installed beta"
@@ -103,7 +105,7 @@ def test_entry_points_are_read_once_per_process(plugged, tmp_path_factory):
 def test_an_installed_format_never_replaces_a_builtin_one(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.setattr(datasets.FORMATS, "_installed", None)
-    install(tmp_path, "generic = widgetplug:BETA", group=datasets.ENTRY_POINTS)
+    install(tmp_path, "generic = widgetplug:BETA", group=datasets.FORMATS.group)
     assert get_format("generic") is generic.FORMAT
     assert "names a built-in dataset format: ignored" in datasets.broken_formats()["generic"]
 
@@ -111,8 +113,9 @@ def test_an_installed_format_never_replaces_a_builtin_one(tmp_path, monkeypatch)
 def test_a_builtin_is_imported_when_its_name_is_first_used(tmp_path, monkeypatch):
     package = tmp_path / "gadgets"
     package.mkdir()
-    (package / "__init__.py").write_text("from taggraph.registry import Registry\n"
-                                         "GADGETS = Registry('gadget', 'taggraph.test_gadgets', "
+    (package / "__init__.py").write_text("from taggraph.registry import KINDS, Kind, Registry\n"
+                                         "KINDS['gadget'] = Kind('gadget', 'taggraph.test_gadgets', 'gadgets')\n"
+                                         "GADGETS = Registry('gadget', "
                                          "builtins={'spanner': ('gadgets.spanner:Spanner', {'arg': 'SIZE'})})\n")
     (package / "spanner.py").write_text("class Spanner:\n    def __init__(self, size):\n        self.size = size\n")
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -143,7 +146,7 @@ def package_of(folder: Path, name: str, modules: dict[str, str], table: str, dec
     Python expressions) over its own modules, `modules`: module name -> source."""
     (folder / name).mkdir()
     (folder / name / "__init__.py").write_text(
-        f"from taggraph.registry import Registry\n\nKITS = Registry('kit', 'taggraph.test_kits', builtins={table}"
+        f"from taggraph.registry import Registry\n\nKITS = Registry('kit', builtins={table}"
         f"{', declare=' + declare if declare else ''})\n")
     for module, source in modules.items():
         (folder / name / f"{module}.py").write_text(source)
@@ -184,7 +187,7 @@ def test_a_declare_hook_keeps_what_a_builtin_and_its_literal_options_declare(tmp
 
 
 def test_a_name_declared_twice_in_a_table_is_refused(tmp_path, monkeypatch):
-    twice = Registry("kit", "taggraph.test_kits", builtins={"saw": "x:Saw", "saw-small": "x:Saw"},
+    twice = Registry("kit", builtins={"saw": "x:Saw", "saw-small": "x:Saw"},
                      declare=lambda name, spec, options: {name: spec, "saw-small": spec})
     with pytest.raises(ConfigError, match="built-in kit 'saw-small' is declared twice"):
         twice.names()
@@ -246,7 +249,7 @@ def test_registrations_of_every_kind_travel_to_workers_by_pickle(monkeypatch):
     monkeypatch.setattr(EXTRACTORS, "_registered", {})
     monkeypatch.setattr(EMBEDDERS, "_registered", {})
     register_extractor("tagger", Tagger)
-    EMBEDDERS.register("static-too", StaticEmbedder)
+    register("embedder", "static-too", StaticEmbedder)
     task = pickle.dumps(with_registered(tagger_name))
     monkeypatch.setattr(EXTRACTORS, "_registered", {})  # a fresh worker: nothing registered
     monkeypatch.setattr(EMBEDDERS, "_registered", {})

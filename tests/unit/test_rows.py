@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from taggraph.embedders.rows import NoteRows
-from taggraph.methods.fusion.signals import _top
+from taggraph.methods.fusion.features import top_notes as _top
 
 DIM = 384  # MiniLM's: OpenBLAS rounds a row by where it falls in its blocks, so a small dim would hide that
 

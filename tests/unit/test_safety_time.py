@@ -12,7 +12,7 @@ from taggraph.methods.fusion.signals import window_label
 from taggraph.core.text import parse_datetime, parse_timestamp
 from taggraph.methods.fusion.time_expressions import EPOCH, question_windows
 
-from test_contract import WordCount
+from tests.helpers.methods import WordCount
 from test_fusion import DATED, dated_store, fusion
 
 PHRASES = ["What did I do in December?", "What did I buy last Saturday?", "Where did we hike last weekend?",

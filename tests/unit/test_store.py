@@ -6,7 +6,7 @@ import pytest
 from taggraph.methods import make_retriever
 from taggraph.core.store import Interaction, MemoryStore, StoreError, safe_filename
 
-from conftest import HAND_ROWS, make_store
+from tests.helpers.stores import HAND_ROWS, make_store
 
 
 def test_save_load_answers_identically(tmp_path, hand_store):

@@ -6,7 +6,7 @@ import pytest
 from taggraph.methods import make_retriever
 from taggraph.core.graph import concept_node
 
-from conftest import HAND_ROWS, make_store
+from tests.helpers.stores import HAND_ROWS, make_store
 
 FILLERS = [
     ("f1", "How do I use a hammer?", "Hold it by the handle.", {"what": ["tool/hammer", "howto/use"]}),

@@ -10,7 +10,7 @@ from taggraph.core.store_stats import store_vocabulary
 from taggraph.studies.vocabulary import case_vocabulary, vocabulary_stats
 from taggraph.core.store import Interaction, MemoryStore
 
-from conftest import make_store
+from tests.helpers.stores import make_store
 
 
 def test_store_vocabulary_counts(hand_store):

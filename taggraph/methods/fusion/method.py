@@ -65,16 +65,23 @@ from taggraph.embedders.base import Embedder, get_embedder
 from taggraph.embedders.rows import NoteRows
 from taggraph._infra.growing import GrowingArray
 from taggraph.methods.index import raw_term_index
-from taggraph.methods.fusion.time_expressions import SPAN_TOLERANCE, Window, as_of, question_anchors, question_windows
+from taggraph.methods.fusion.time_expressions import SPAN_TOLERANCE, AnchorDate, Window, as_of, question_anchors, question_windows
 from taggraph.core.text import MAX_QUERY_CHARS, days
 from taggraph.methods.fusion.why import fusion_evidence
-from taggraph.methods.fusion.signals import (COMPONENTS, DEFAULT_WEIGHTS, DENSE_LIKE, NORMALIZE, POOL, SWITCHED_BY,
-                                               SignalName, Weight, weights_dict, SESSION_FEATURES,
-                                               SPEAKER_SHARE, TIME_FEATURES, TURN_COLUMNS, TURN_PARTS, _evidence, _top,
-                                               dense_text, fused, fused_parts, FusionWeights, is_request, normalized,
-                                               normalized_all, note_chunks, note_day, RawTurnsStem, request_text,
-                                               session_agreement, session_coverage, session_stem, session_turns,
-                                               Signals, time_features, turn_speakers, turn_texts)
+from taggraph.methods.fusion.features import (SPEAKER_SHARE, dense_text, evidence_vector, note_chunks,
+                                              note_day, request_text, top_notes, turn_speakers, turn_texts)
+from taggraph.methods.fusion.signal_table import BY_NAME, SIGNALS, Query
+from taggraph.methods.fusion.signals import (COMPONENTS, DEFAULT_WEIGHTS, DENSE_LIKE, NORMALIZE, POOL, SESSION_FEATURES,
+                                               TIME_FEATURES, TURN_PARTS, FusionWeights, SignalName, Signals, Weight,
+                                               fused, fused_parts, is_request, normalized, normalized_all, time_features,
+                                               weights_dict)
+
+
+class RawTurnsStem(BM25Stem):
+    """BM25-stem over the raw turns (`Note.raw_text`, no tag line): Fusion's `raw_stem`."""
+
+    def indexed_text(self, note: Note) -> str:
+        return note.raw_text
 
 
 class TagGraphFusion(Retriever):
@@ -126,8 +133,9 @@ class TagGraphFusion(Retriever):
         self.note_bm25 = BM25(store)
         self.raw_bm25 = BM25(store, terms=raw_term_index(store)) if p.raw_turns else None
         self.graph = AdaptiveGraph(store, AdaptiveGraph.Params(file_seeding=False)) if p.graph else None
-        self.note_stem = BM25Stem(store) if self.uses("note_stem") else None
-        self.raw_stem = RawTurnsStem(store) if any(map(self.uses, ("raw_stem", "coverage", "session_stem"))) else None
+        read = {s.index for s in SIGNALS if s.index and self.computes(s.name)}  # the stemmed indexes signals read
+        self.note_stem = BM25Stem(store) if "note_stem" in read else None
+        self.raw_stem = RawTurnsStem(store) if "raw_stem" in read else None
         for part in (self.note_bm25, self.raw_bm25, self.graph, self.note_stem, self.raw_stem):
             if part is not None:
                 part.sync()
@@ -150,12 +158,15 @@ class TagGraphFusion(Retriever):
         self._parts_memo: tuple[Signals, tuple] | None = None  # the last query's evidence and `parts`
 
     def uses(self, part: str) -> bool:
-        """Whether the component or session feature `part` is computed: its switch on (`SWITCHED_BY`; the
-        signals no default weighs have none) and its weight not 0."""
-        p, switch = self.params, SWITCHED_BY.get(part, part)
-        needs_embedder = part == "chunks" or part in TURN_PARTS
-        return (switch is None or getattr(p, switch)) and getattr(self.weights, part) != 0 and (
-            not needs_embedder or self.embeds(p))
+        """Whether the signal `part` counts: its switch on (`SIGNALS`; a signal no default weighs has none), its
+        weight not 0 and, if it needs the embedder, the embedder on."""
+        spec = BY_NAME[part]
+        return (spec.switch is None or getattr(self.params, spec.switch)) and getattr(self.weights, part) != 0 and (
+            not spec.embedder or self.embeds(self.params))
+
+    def computes(self, part: str) -> bool:
+        """Whether the signal `part` is computed: it counts (`uses`) or a signal that counts reads it (`needs`)."""
+        return self.uses(part) or any(part in s.needs and self.uses(s.name) for s in SIGNALS)
 
     def config(self) -> dict[str, Any]:
         """The parameters, with the embedder's name and device when the dense part runs."""
@@ -230,6 +241,19 @@ class TagGraphFusion(Retriever):
             labels = None if labels_of is None else [label for note in notes for label in labels_of(note)]
             vectors.put(todo, self.embedder.embed([c for chunks in pieces for c in chunks]), list(map(len, pieces)),
                         labels)
+
+    def embedded(self) -> tuple[list[str], np.ndarray]:
+        """Every text embedded for the notes so far, and its vector row by row (what `Memory.save` keeps)."""
+        texts: list[str] = []
+        rows = []
+        for vectors, pieces_of in ((self.vectors, lambda note: [dense_text(note)]),
+                                   (self.request_vectors, lambda note: [request_text(note)]),
+                                   (self.chunk_vectors, note_chunks), (self.turn_vectors, turn_texts)):
+            done = np.flatnonzero(vectors.first_rows >= 0)
+            if len(done):
+                texts += [piece for i in done.tolist() for piece in pieces_of(self.store.notes[i])]
+                rows.append(vectors.matrix[vectors.row_ids(done)])
+        return texts, np.concatenate(rows) if rows else np.zeros((0, 0), dtype=np.float32)
 
     def _teleport(self, text: str, file_seed: np.ndarray) -> np.ndarray:
         """PPR's teleport over the graph's nodes: half on the query's matched concepts, half on `file_seed`."""
@@ -320,12 +344,16 @@ class TagGraphFusion(Retriever):
         now = days(asked_on)
         out = question_windows(text, as_of(now))
         for anchor in question_anchors(text):
-            match = _evidence(self.note_bm25.score(anchor.clause), len(self.days))
+            match = evidence_vector(self.note_bm25.score(anchor.clause), len(self.days))
             dated = ~np.isnan(match) & ~np.isnan(self.days)
             if dated.any():
-                day = self.days[int(np.argmax(np.where(dated, match, -np.inf)))]  # the best match, the earliest of ties
-                out.append(Window(-np.inf, day, SPAN_TOLERANCE) if anchor.direction == "before"
-                           else Window(day, now, SPAN_TOLERANCE))
+                best = int(np.argmax(np.where(dated, match, -np.inf)))  # the best match, the earliest of ties
+                day, note = self.days[best], self.store.notes[best]
+                matched = self.note_bm25.evidence(anchor.clause, note).detail.get("matched_terms", {})
+                source = AnchorDate(anchor.clause, anchor.direction, note.note_id, as_of(day).date().isoformat(),
+                                    tuple(matched))
+                out.append(Window(-np.inf, day, SPAN_TOLERANCE, source) if anchor.direction == "before"
+                           else Window(day, now, SPAN_TOLERANCE, source))
         return out
 
     def signals(self, text: str, asked_on: datetime | None = None) -> Signals:
@@ -341,15 +369,15 @@ class TagGraphFusion(Retriever):
             j = COMPONENTS.index(name)
             raw[:, j], cols[:, j] = values, normalized(values, "max", name in DENSE_LIKE)
 
-        put("note_bm25", _evidence(self.note_bm25.score(text), n))
+        put("note_bm25", evidence_vector(self.note_bm25.score(text), n))
         if self.raw_bm25 is not None:
-            put("raw_bm25", _evidence(self.raw_bm25.score(text), n))
+            put("raw_bm25", evidence_vector(self.raw_bm25.score(text), n))
         lexical = cols[:, 0] + cols[:, 1]
         in_pool = np.zeros(n, dtype=bool)
-        in_pool[_top(cols[:, 0], self.params.pool)] = in_pool[_top(cols[:, 1], self.params.pool)] = True
+        in_pool[top_notes(cols[:, 0], self.params.pool)] = in_pool[top_notes(cols[:, 1], self.params.pool)] = True
         if self.graph is not None and n:
             first = self._ppr(self._teleport(text, lexical * in_pool))
-            in_pool[_top(normalized(first, "max", False), self.params.pool)] = True
+            in_pool[top_notes(normalized(first, "max", False), self.params.pool)] = True
         pool_ids = np.flatnonzero(in_pool)
         request = self.params.requests and self.embedder is not None and is_request(text)
         if self.embedder is not None:
@@ -360,28 +388,17 @@ class TagGraphFusion(Retriever):
             seed[pool_ids] = lexical[pool_ids] + cols[pool_ids, 2]
             teleport = self._teleport(text, seed)
             put("graph", self._ppr(teleport))
-        if self.uses("note_stem"):
-            put("note_stem", _evidence(self.note_stem.score(text), n))
-        if self.uses("raw_stem"):
-            put("raw_stem", _evidence(self.raw_stem.score(text), n))
-        if self.uses("chunks") and not request:
-            put("chunks", self._chunks(text, pool_ids))
-        if not request and any(self.uses(part) for part in TURN_PARTS):
-            best, named = self._turns(text, pool_ids)
-            put("turns", best)
-            put("speaker", named)
-        components = normalized_all(raw, NORMALIZE)
         codes = self.session_code
+        q = Query(text, n, pool_ids, request, codes, len(self.sessions))
+        for spec in SIGNALS:  # the table's note signals with a compute function, as far as they count
+            if spec.level == "note" and spec.compute and self.computes(spec.name) and (spec.requests or not request):
+                put(spec.name, spec.compute(self, q))
+        q.cols = cols
+        q.components = components = normalized_all(raw, NORMALIZE)
         per_session = np.zeros((len(self.sessions), len(SESSION_FEATURES)))
-        if self.uses("coverage"):
-            per_session[:, 0] = session_coverage(self.raw_stem, text, codes, len(self.sessions))
-        if self.uses("agreement"):
-            lists = [cols[:, j] for j, c in enumerate(COMPONENTS) if c not in ("graph", "speaker") and cols[:, j].any()]
-            per_session[:, 1] = session_agreement(lists, codes, len(self.sessions))
-        per_session[:, TURN_COLUMNS] = session_turns(components[:, COMPONENTS.index("turns")], codes, len(self.sessions))
-        if self.uses("session_stem"):
-            per_session[:, SESSION_FEATURES.index("session_stem")] = session_stem(self.raw_stem, text, codes,
-                                                                                  len(self.sessions))
+        for j, name in enumerate(SESSION_FEATURES):
+            if self.computes(name):
+                per_session[:, j] = BY_NAME[name].compute(self, q)
         notes = np.arange(n)  # every note is ranked, as by AdaptiveGraph: no evidence at all -> note order
         windows = self.windows(text, asked_on) if self.params.time else []
         times = time_features(text, windows, self.days) if self.params.time else np.zeros((n, len(TIME_FEATURES)))

@@ -1,5 +1,5 @@
-"""TagGraph-Fusion's evidence and arithmetic: its weights, the per-query signals, normalization, and the
-session, turn and time features (the retriever that gathers them is `taggraph.methods.fusion.method`)."""
+"""TagGraph-Fusion's arithmetic: the per-query signals, normalization, the sum and the time features (the table of
+signals is `signal_table`, the features they read `features`, the retriever that gathers them `method`)."""
 
 from __future__ import annotations
 
@@ -11,73 +11,23 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BeforeValidator, Field
 
-from taggraph.core.notes import Note
-from taggraph.methods.bm25_stem import BM25Stem
 from taggraph.methods.fusion.time_expressions import Window, as_of
-from taggraph.core.text import MAX_QUERY_CHARS, chunk_text, days, parse_note_date
+# the table's derived columns and the features, re-read from here by the fitting protocols (benchmarks/)
+from taggraph.methods.fusion.signal_table import (COMPONENTS, DENSE_LIKE, SESSION_FEATURES, SIGNALS, SWITCHED_BY,
+                                                  TIME_FEATURES, FusionWeights)
+from taggraph.methods.fusion.features import DENSE_CHARS, session_turns  # noqa: F401  (read by benchmarks/)
 
-
-COMPONENTS = ("note_bm25", "raw_bm25", "dense", "graph", "note_stem", "raw_stem", "chunks", "turns", "speaker")
-SESSION_FEATURES = ("coverage", "agreement", "best_turn", "top2_turns", "session_stem")
-DENSE_LIKE = ("dense", "chunks", "turns")  # cosines over the pool: no evidence outside it
 NORMALIZATIONS = ("max", "minmax", "zscore", "rrf")
 RRF_K = 60  # the constant of reciprocal rank fusion (Cormack et al., 2009)
-TURN_PARTS = ("turns", "speaker", "best_turn", "top2_turns")  # what the turn embeddings feed
+TURN_PARTS = tuple(s.name for s in SIGNALS if s.switch == "turns")  # what the turn embeddings feed
 TURN_COLUMNS = [SESSION_FEATURES.index("best_turn"), SESSION_FEATURES.index("top2_turns")]
-SPEAKER_SHARE = 0.1  # free choice: a "Name: " prefix is a speaker if it heads at least 10% of the turns
-SPEAKER = re.compile(r"([A-Z][\w'-]*(?: [A-Z][\w'-]*){0,2}): ")  # "Caroline: ...", as the LoCoMo loader writes turns
-TIME_FEATURES = ("target", "recent", "early")
-POOL = 30  # free choice: notes taken from each list into the dense pool (about 33 distinct notes per question)
 GAMMA = 0.5  # free choice: the i-th further note of a session counts gamma^i (geometric, so bounded)
-DENSE_CHARS = 1000  # free choice: MiniLM reads ~256 word pieces (~1,000 characters); the rest is cut here
-MAX_CHUNKS = 4  # free choice: chunks of a note's raw turn embedded for `chunks` (the first 4,000 characters)
-AGREE_TOP = 3  # free choice: a list agrees on a session that it ranks among its 3 best sessions
+POOL = 30  # free choice: notes taken from each lexical list and from a first PPR into the dense pool (about 33 a question)
 # present-tense requests only: "what you recommended" / "you suggested" recall an answer, they ask for none
 REQUEST = re.compile(r"\b(suggest|suggestions?|recommend|recommendations?|tips?|advice|ideas?)\b", re.I)
 # a question about an earlier answer ("remind me of the tips you gave") recalls, even with a request word
 RECALL = re.compile(r"\b(remind me|you (?:gave|mentioned|said|told|suggested|recommended|provided|shared|listed)|"
                     r"(?:our|the|my) (?:previous|last|earlier) (?:conversation|chat|discussion))\b", re.I)
-
-
-@dataclass(frozen=True)
-class FusionWeights:
-    """Weights of the fused score: what benchmarks/fusion_joint_cv.py's protocol fits on
-    LongMemEval-S dev and LoCoMo dev together under z-scores (out of fold LongMemEval 0.968, LoCoMo 0.804),
-    by coordinate ascent from the protocol's `START`; the time weights stay
-    fixed; requests are routed apart (`REQUEST_WEIGHTS`), so not fitted on requests."""
-
-    note_bm25: float = 1.0  # the scale: fixed, the others are relative to it
-    raw_bm25: float = 0.0
-    dense: float = 0.0  # the pool's dense list still seeds PPR and the pool; its own weight fitted to 0
-    graph: float = 0.3
-    session: float = 0.25
-    target: float = 0.625
-    recent: float = 0.05
-    early: float = 0.05
-    note_stem: float = 2.0
-    raw_stem: float = 2.0
-    chunks: float = 0.0
-    coverage: float = 0.0
-    agreement: float = 0.0
-    turns: float = 3.0
-    speaker: float = 0.25
-    best_turn: float = 1.0
-    top2_turns: float = 1.0
-    session_stem: float = 0.0  # its protocol found no gain out of fold: not chosen
-
-    @classmethod
-    def of(cls, weights: dict[str, float]) -> FusionWeights:
-        """The weights a method's sparse `weights` parameter names; a signal not named weighs 0."""
-        return cls(**{f: float(weights.get(f, 0.0)) for f in cls.__dataclass_fields__})
-
-    def components(self) -> np.ndarray:
-        return np.array([getattr(self, c) for c in COMPONENTS])
-
-    def session_features(self) -> np.ndarray:
-        return np.array([getattr(self, c) for c in SESSION_FEATURES])
-
-    def time(self) -> np.ndarray:
-        return np.array([getattr(self, t) for t in TIME_FEATURES])
 
 
 # TagGraph-Fusion's `weights` parameter: the adopted weights, every one above 0 (a signal at 0 is not listed)
@@ -98,9 +48,6 @@ Weight = Annotated[float, BeforeValidator(_weight), Field(ge=0)]
 def weights_dict(value: Any) -> Any:
     """A `FusionWeights` (the fitting protocols' type) given for the `weights` parameter, as its dict."""
     return dict(vars(value)) if isinstance(value, FusionWeights) else value
-# the switch that turns each signal's computation off (None: no switch, computed only when weighted)
-SWITCHED_BY = {"note_stem": "stems", "raw_stem": "stems", "session_stem": "stems", "chunks": None, "coverage": None,
-               "agreement": None, **{part: "turns" for part in ("turns", "speaker", "best_turn", "top2_turns")}}
 NORMALIZE = "zscore"  # how each signal is scaled per query before the sum (`normalized`; fitted with it)
 
 # OpenClaw's 0.7 dense + 0.3 keyword (paper, appendix E) for requests; chosen, not fitted
@@ -200,30 +147,6 @@ def time_features(text: str, windows: list[Window], days: np.ndarray) -> np.ndar
     return out
 
 
-def dense_text(note: Note) -> str:
-    """What is embedded for a note: its user turn (the assistant's when the user's is empty), cut."""
-    return (note.user or note.assistant)[:DENSE_CHARS]
-
-
-def request_text(note: Note) -> str:
-    """What is embedded for a note when a request is asked: its raw turn, user and assistant, cut."""
-    return note.raw_text[:DENSE_CHARS]
-
-
-def _evidence(scores: dict[int, float] | Any, n: int) -> np.ndarray:
-    """Scores (a dict {note index: score}, or `Scores` arrays) as a length-n vector, NaN where there is no
-    evidence: notes not scored, and negative or zero BM25 scores (rank-bm25's idf floor for terms in over half the
-    notes)."""
-    v = np.full(n, np.nan)
-    if isinstance(scores, dict):
-        index = np.fromiter(scores.keys(), dtype=np.int64, count=len(scores))
-        values = np.fromiter(scores.values(), dtype=np.float64, count=len(scores))
-    else:
-        index, values = np.asarray(scores.index, dtype=np.int64), np.asarray(scores.value, dtype=np.float64)
-    v[index[values > 0]] = values[values > 0]
-    return v
-
-
 def normalized(column: np.ndarray, mode: str, dense_like: bool) -> np.ndarray:
     """One component's raw values (NaN: no evidence) scaled per query; notes without evidence get 0.
 
@@ -264,100 +187,18 @@ def normalized_all(raw: np.ndarray, mode: str) -> np.ndarray:
         if len(raw) else np.zeros((0, len(COMPONENTS)))
 
 
-
-def _top(v: np.ndarray, m: int) -> np.ndarray:
-    """Indexes of the m largest positive entries (ties: earlier first), read from the entries at or above the m-th
-    largest rather than from a sort of all of them."""
-    if m >= len(v):
-        best = np.argsort(-v, kind="stable")
-    else:
-        near = np.flatnonzero(v >= np.partition(v, len(v) - m)[len(v) - m])  # ascending: the sort below keeps ties so
-        best = near[np.argsort(-v[near], kind="stable")][:m]
-    return best[v[best] > 0]
-
-
-class RawTurnsStem(BM25Stem):
-    """BM25-stem over the raw turns (`Note.raw_text`, no tag line): Fusion's `raw_stem` and `coverage`."""
-
-    def indexed_text(self, note: Note) -> str:
-        return note.raw_text
-
-
-def session_coverage(index: BM25Stem, text: str, session_code: np.ndarray, n_sessions: int) -> np.ndarray:
-    """Per session, the share of the query's distinct stems (stopwords dropped) found in its notes of `index`."""
-    terms = set(index.tokens(text[:MAX_QUERY_CHARS], grow=False))
-    out = np.zeros(n_sessions)
-    for term in terms:
-        out[np.unique(session_code[index.postings_arrays(term)[0]])] += 1
-    return out / len(terms) if terms else out
-
-
-def session_stem(index: BM25Stem, text: str, session_code: np.ndarray, n_sessions: int) -> np.ndarray:
-    """Per session, BM25-stem of `text` over the session's raw turns read as one document, over the query's best
-    (in [0, 1]): a question whose words are spread over a session's turns (LoCoMo's multi-hop) finds it whole."""
-    scores = index.group_scores(text, session_code, n_sessions)
-    return scores / scores.max() if len(scores) and scores.max() > 0 else scores
-
-
-def session_agreement(lists: list[np.ndarray], session_code: np.ndarray, n_sessions: int) -> np.ndarray:
-    """Per session, the share of `lists` (note scores) that rank it among their AGREE_TOP best sessions."""
-    out = np.zeros(n_sessions)
-    for scores in lists:
-        best = np.zeros(n_sessions)
-        np.maximum.at(best, session_code, scores)
-        top = np.argsort(-best, kind="stable")[:AGREE_TOP]
-        out[top[best[top] > 0]] += 1
-    return out / len(lists) if lists else out
-
-
-def turn_texts(note: Note) -> list[str]:
-    """Each turn of a note on its own, as the dataset wrote it (LoCoMo's "Speaker: text"; LongMemEval's turns
-    carry no name, the roles being user and assistant), each cut at DENSE_CHARS (the user turn is the text
-    `dense` embeds, so its vector comes from the embedder's cache)."""
-    return [t[:DENSE_CHARS] for t in (note.user, note.assistant) if t.strip()] or [note.raw_text[:DENSE_CHARS]]
-
-
-def turn_speakers(note: Note) -> list[str | None]:
-    """The name heading each of `turn_texts` ("Caroline: ..."), None where there is none."""
-    return [m.group(1) if (m := SPEAKER.match(t)) else None for t in turn_texts(note)]
-
-
-def session_turns(turns: np.ndarray, session_code: np.ndarray, n_sessions: int) -> np.ndarray:
-    """(n_sessions, 2): each session's best `turns` value (max-sim) and the mean of its two best (one note:
-    that one), over its notes with turn evidence (> 0); 0 for a session without any."""
-    out = np.zeros((n_sessions, 2))
-    has = turns > 0
-    if not has.any():
-        return out
-    order = np.lexsort((-turns[has], session_code[has]))
-    sess, vals = session_code[has][order], turns[has][order]
-    first = np.r_[True, sess[1:] != sess[:-1]]
-    second = np.r_[False, first[:-1] & ~first[1:]]  # a session's second-best value, right after its best
-    out[sess[first], 0] = out[sess[first], 1] = vals[first]
-    out[sess[second], 1] = (vals[np.r_[second[1:], False]] + vals[second]) / 2
-    return out
-
-
-def note_day(timestamp: str) -> float | None:
-    """Days since 1970 for a note's timestamp (`parse_note_date`: LoCoMo's "1:56 pm on 8 May, 2023" too)."""
-    moment = parse_note_date(timestamp)
-    return None if moment is None else days(moment)
-
-
-def note_chunks(note: Note) -> list[str]:
-    """The pieces of a note's raw turn embedded for `chunks`: OpenClaw's line-wise chunker at DENSE_CHARS,
-    no overlap, the first MAX_CHUNKS."""
-    return chunk_text(note.raw_text, DENSE_CHARS, 0)[:MAX_CHUNKS]
-
-
 def shown_date(moment: datetime | None) -> str | None:
     """The question's date as the pages show it, "2023-05-30 23:40" (its offset too when it has one)."""
     return None if moment is None else moment.isoformat(" ", "minutes")
 
 
 def window_label(window: Window) -> str:
-    """A window as dates: "2024-02-01 to 2024-02-29 (+-7 days)"; "up to ..." when it is open before."""
+    """A window as dates: "2024-02-01 to 2024-02-29 (+-7 days)"; "up to ..." when it is open before; one dated by
+    a note says so: "before 2023-06-04 (+-7 days): the date of demo_s23#0, the best match for '...'"."""
     def day(d: float) -> str:
         return as_of(float(d)).date().isoformat()  # a note dated past 9999-12-31 (UTC) shows as that day
+    if window.anchor is not None:  # "before / after <event>": dated by a note, which it names
+        edge = day(window.end) if window.anchor.direction == "before" else day(window.start)
+        return f"{window.anchor.direction} {edge} (+-{window.tolerance:g} days): {window.anchor.words()}"
     start = "up to" if np.isinf(window.start) else f"{day(window.start)} to"
     return f"{start} {day(window.end)} (+-{window.tolerance:g} days)"

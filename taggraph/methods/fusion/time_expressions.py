@@ -17,7 +17,7 @@ the note that best matches the clause).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from functools import lru_cache
 
@@ -53,13 +53,33 @@ _ANCHOR = re.compile(r"\b(before|after|since)\s+((?:i|we|my|our|the|you)\b[^,.;?
 
 
 @dataclass(frozen=True)
+class AnchorDate:
+    """Where an anchor clause's date came from: the note that matched `clause` best, its date ("2023-06-04") and
+    the clause's words it holds (`matched`); `direction`: "before" or "after"."""
+
+    clause: str
+    direction: str
+    note_id: str
+    date: str
+    matched: tuple[str, ...]
+
+    def words(self) -> str:
+        """'the date of demo_s23#0, the best match for 'the chicago marathon' (its words 'chicago', 'marathon')'."""
+        said = ", ".join(f"'{w}'" for w in self.matched)
+        return (f"the date of {self.note_id}, the best match for '{self.clause}'"
+                + (f" (its words {said})" if said else ""))
+
+
+@dataclass(frozen=True)
 class Window:
     """Days since 1970-01-01, ``start`` to ``end`` inclusive; a date ``tolerance`` days outside still counts,
-    fading as exp(-distance / tolerance)."""
+    fading as exp(-distance / tolerance). `anchor`: the note that dated it, for a window from "before / after
+    <event>" (None for a date the question names)."""
 
     start: float
     end: float
     tolerance: float
+    anchor: AnchorDate | None = field(default=None, compare=False)
 
     def closeness(self, days):
         """1 inside the window, exp(-distance / tolerance) outside (a day or an array of days)."""

@@ -5,6 +5,7 @@ PPR mass, the time rule with both dates). The retriever is `taggraph.methods.fus
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 
@@ -13,9 +14,10 @@ import numpy as np
 from taggraph.core.graph import file_node
 from taggraph.core.notes import Note
 from taggraph.methods.base import Evidence
-from taggraph.methods.fusion.signals import (COMPONENTS, SESSION_FEATURES, TIME_FEATURES, dense_text,
-                                               request_text, shown_date, turn_speakers, turn_texts, window_label)
-from taggraph.methods.signals import Signal
+from taggraph.methods.fusion.features import dense_text, request_text, turn_speakers, turn_texts
+from taggraph.methods.fusion.signal_table import MEANINGS
+from taggraph.methods.fusion.signals import COMPONENTS, SESSION_FEATURES, TIME_FEATURES, shown_date, window_label
+from taggraph.methods.signals import Signal, plain_number as num
 from taggraph.core.text import snippet
 
 EXCERPT = 70  # characters of a turn quoted in what a signal read
@@ -37,27 +39,34 @@ def fusion_evidence(fusion: Any, text: str, note: Note, asked_on: datetime | Non
         if getattr(w, c) and _computed(fusion, c):
             value = float(ev.components[i, j])
             reads = _reads(fusion, c, text, note, ev, walk)
-            signals.append(Signal(c, value * getattr(w, c), value, getattr(w, c), reads))
+            signals.append(Signal(c, value * getattr(w, c), value, getattr(w, c), reads, MEANINGS[c]))
     if bonus is not None:
         signals.append(Signal("session", float(bonus[i]), float(bonus[i]) / w.session, w.session,
-                              _session_reads(fusion, ev, rel, i)))
+                              _session_reads(fusion, ev, rel, i), MEANINGS["session"]))
     for j, c in enumerate(SESSION_FEATURES):
         if features is not None and getattr(w, c) and fusion.uses(c):
             value = float(ev.session_features[i, j])
-            signals.append(Signal(c, value * getattr(w, c), value, getattr(w, c), _best_turn_reads(fusion, ev, i)))
+            signals.append(Signal(c, value * getattr(w, c), value, getattr(w, c), _best_turn_reads(fusion, ev, i),
+                                  MEANINGS[c]))
     if fusion.params.time and w.time().any():
         base = float(rel[i]) + (float(bonus[i]) if bonus is not None else 0.0) + (
             float(features[i]) if features is not None else 0.0)
-        signals.append(Signal("time", base * (f - 1), f, None, _time_reads(ev, i, note, windows, asked_on)))
+        signals.append(Signal("time", base * (f - 1), f, None, _time_reads(ev, w, i, base, f, note),
+                              MEANINGS["time"]))
     detail: dict[str, Any] = {"question_date": shown_date(asked_on), "time_windows": [window_label(x) for x in windows],
                               "request": ev.request}
+    anchors = [vars(x.anchor) | {"matched": list(x.anchor.matched)} for x in windows if x.anchor is not None]
+    if anchors:  # the notes that dated a window: the graph page marks them
+        detail["time_anchors"] = anchors
     if teleport is not None:  # the graph part ran: its walk (none where no PPR mass reached the note)
         detail["walk"] = walk
     out = Evidence(detail=detail, signals=signals)
     shown = [s for s in sorted(signals, key=lambda s: -abs(s.contribution)) if round(s.contribution, 3)]
     if shown:
-        out.summary = "weighted evidence (" + " + ".join(f"{s.name} {s.contribution:.3g}" for s in shown) + ")" + (
-            f", time: the time rules' factor x {f:.4g} on the rest (question date {shown_date(asked_on)})" if round(f, 3) != 1 else "") + (
+        out.summary = "weighted evidence (" + " + ".join(f"{s.name} {num(s.contribution, 3)}" for s in shown) + ")" + (
+            f", time: the other signals' sum times {num(f)} (the time rules' factor; question date "
+            f"{shown_date(asked_on)})" if round(f, 3) != 1 else "") + "".join(
+            f"; time window {window_label(x)}" for x in windows) + (
             " (a request for suggestions: dense over every note's raw turn, OpenClaw's 0.7 / 0.3)" if ev.request else "")
     if fusion.embedder is not None:
         detail["in_dense_pool"] = bool(not np.isnan(ev.raw[i, COMPONENTS.index("dense")]))
@@ -85,7 +94,9 @@ def _reads(fusion: Any, component: str, text: str, note: Note, ev: Any, walk: li
         detail = part.evidence(text, note).detail
         matched = detail.get("matched_terms", detail.get("matched_stems", {}))
         where = "note" if component.startswith("note") else "raw turn"
-        return (", ".join(f"'{t}' {v:.3g}" for t, v in list(matched.items())[:TERMS])
+        words = _stem_words(part, text) if "stem" in component else {}
+        return (", ".join(f"'{t}'" + (f" (from '{words[t]}')" if words.get(t, t) != t else "") + f" {num(v, 3)}"
+                          for t, v in list(matched.items())[:TERMS])
                 + (f" (+{len(matched) - TERMS} more)" if len(matched) > TERMS else "")
                 + f" in the {where}") if matched else f"no query {'stem' if 'stem' in component else 'term'}"
     if np.isnan(raw):
@@ -96,7 +107,7 @@ def _reads(fusion: Any, component: str, text: str, note: Note, ev: Any, walk: li
             if a != route[-1]:
                 break
             route.append(b)
-        return f"PPR mass {raw:.3g}" + (", most of it over " + " → ".join(map(_node, route)) if route else "")
+        return f"PPR mass {num(raw, 3)}" + (", most of it over " + " → ".join(map(_node, route)) if route else "")
     if component == "dense":
         read = request_text(note) if ev.request else dense_text(note)
         return f"'{snippet(' '.join(read.split()), EXCERPT)}' cosine {raw:.3f}"
@@ -109,14 +120,20 @@ def _reads(fusion: Any, component: str, text: str, note: Note, ev: Any, walk: li
             cos = np.array([c if who in names else -np.inf for c, who in zip(cos, turn_speakers(note))])
         best = int(np.argmax(cos))
         return f"turn '{snippet(' '.join(turns[best].split()), EXCERPT)}' cosine {float(cos[best]):.3f}"
-    return f"{raw:.3g}"
+    return num(raw, 3)
+
+
+def _stem_words(index: Any, text: str) -> dict[str, str]:
+    """Each stem of the question as `index` tokenizes it, with the question's word it came from ('befor' <- 'before')."""
+    stemmer = index.tokenizer.stemmer
+    return {stemmer(word): word for word in re.findall(r"\w+", text.lower())} if stemmer else {}
 
 
 def _session_reads(fusion: Any, ev: Any, rel: np.ndarray, i: int) -> str:
     """The session's notes after its best, whose relevance its notes share (each further one halved)."""
     mates = np.flatnonzero(ev.sessions == ev.sessions[i])
     ordered = sorted(mates.tolist(), key=lambda j: (-rel[j], j))[1:]
-    named = [f"{fusion.store.notes[j].note_id} {rel[j]:.3g}" for j in ordered if rel[j] > 0]
+    named = [f"{fusion.store.notes[j].note_id} {num(rel[j], 3)}" for j in ordered if rel[j] > 0]
     session = fusion.store.notes[i].session_id
     return (f"session {session}'s further notes: " + ", ".join(named[:3]) + (" …" if len(named) > 3 else "")
             if named else f"session {session} has no further note with evidence")
@@ -129,16 +146,20 @@ def _best_turn_reads(fusion: Any, ev: Any, i: int) -> str:
     best = int(mates[np.argmax(column[mates])])
     if column[best] <= 0:
         return "no turn of its session was embedded (outside the pool)"
-    return f"best turn of its session: note {fusion.store.notes[best].note_id} ({column[best]:.3g})"
+    return f"best turn of its session: note {fusion.store.notes[best].note_id} ({num(column[best], 3)})"
 
 
-def _time_reads(ev: Any, i: int, note: Note, windows: list, asked_on: datetime | None) -> str:
-    """The time rule that applied, with the question's date and the note's."""
-    dates = f"question {shown_date(asked_on) or 'undated'}, note {note.timestamp or 'undated'}"
-    fired = [f"{name} {ev.time[i, j]:.3g}" for j, name in enumerate(TIME_FEATURES) if ev.time[i, j]]
-    if windows:
-        dates += "; the question names " + ", ".join(window_label(x) for x in windows)
-    return (", ".join(fired) + f" ({dates})") if fired else f"no time rule applies ({dates})"
+def _time_reads(ev: Any, w: Any, i: int, base: float, factor: float, note: Note) -> str:
+    """The time rule that applied to the note, in words: the factor as 1 + each weighted feature, on the other
+    signals' sum, and the note's date (the question's date and its windows are said once, in the summary)."""
+    weights = w.time()
+    fired = [f"{num(weights[j], 3)} x {name} {num(ev.time[i, j], 3)}" for j, name in enumerate(TIME_FEATURES)
+             if ev.time[i, j]]
+    dated = f"note {note.timestamp or 'undated'}"
+    if not fired:
+        return f"no time rule applies ({dated})"
+    return (f"factor {num(factor)} = 1 + " + " + ".join(fired) + f", times the other signals' {num(base)}: adds "
+            f"{num(base * (factor - 1))} ({dated})")
 
 
 def _node(node: str) -> str:

@@ -11,7 +11,8 @@ from taggraph.core.store import MemoryStore
 from taggraph.core.text import snippet
 from taggraph.viz.explain import evidence_text, verdict
 from taggraph.viz.explain_evidence import walk_routes
-from taggraph.viz.graph.ranks import Ranking, gold_rank, ranking_place
+from taggraph.evaluation.placement import ranking_place
+from taggraph.viz.graph.ranks import Ranking, gold_rank, indexed
 from taggraph.viz.graph.subgraph import Explained, edge_key, walk_of
 
 SNIPPET_CHARS = 240
@@ -56,7 +57,7 @@ def why_by_method(store: MemoryStore, explanations: Mapping[str, Mapping[str, Ex
     for method, by_note in (explanations or {}).items():
         e, ranking = by_note.get(note_id), rankings.get(method)
         if e is not None and ranking is not None:
-            place = ranking_place(store, ranking, {store.by_id[note_id].session_id}, k, depth)
+            place = ranking_place(indexed(store, ranking), store, {store.by_id[note_id].session_id}, k, depth)
             words, cls = verdict(e, place, k, depth, len(store))
             fallback = e.evidence.fallback
             contrast = e.contrast.lines()[:1] if e.contrast is not None else []

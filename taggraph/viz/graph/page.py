@@ -17,8 +17,8 @@ the same colour, the question's paths it did not take dashed and lighter, and wh
 details; for a file node its tag line and a snippet of the conversation; clicking a file node (or opening the page
 as ``page.html#note=ID``, which also centres and zooms on it) shows, in the side panel, why the
 chosen method did (not) retrieve it (when `retrievers` are given); the page opens on the note that
-gives the chosen method's first gold session its rank (`rank_giver`). Clicking a tag or topic node
-lists its notes and says whether the chosen method's walk stopped there. When the whole graph is trimmed
+gives the chosen method's first gold session its rank (`placement.focus`, the explain page's default note).
+Clicking a tag or topic node lists its notes and says whether the chosen method's walk stopped there. When the whole graph is trimmed
 to `max_nodes`, the shortest paths from the question's concepts to the gold and top-ranked notes are
 kept first.
 
@@ -50,7 +50,8 @@ from taggraph.viz.explain import links_html
 from taggraph.viz.graph.labels import (WRAP_CHARS, gold_text, tooltip, walk_lines, why_by_method,
                                            wrap_label)
 from taggraph.viz.graph.layout import LABEL_PX, RING_GROWTH, columns_layout, spring_positions
-from taggraph.viz.graph.ranks import (Ranking, file_explanations, gold_rank, missed_by, rank_giver,
+from taggraph.evaluation.placement import first_gold_giver, focus
+from taggraph.viz.graph.ranks import (Ranking, file_explanations, gold_rank, indexed,
                                           rankings_by_method, ranks_by_method, session_ranks)
 from taggraph.viz.graph.search import (EXPLAINED_DRAWN, MAX_DRAWN, SEARCH_BUDGET, matched_concepts, notes_under,
                                            paths_to, select_nodes, undirected)
@@ -59,7 +60,7 @@ from taggraph.viz.graph.template import fill_template
 from taggraph.viz.names import node_names
 
 __all__ = ["DENSE_LABELS", "EXPLAINED_DRAWN", "KIND_STYLE", "MAX_DRAWN", "WRAP_CHARS", "GraphPage", "Ranking",
-           "explained_subgraph", "file_explanations", "gold_rank", "graph_html", "graph_page", "missed_by",
+           "explained_subgraph", "file_explanations", "gold_rank", "graph_html", "graph_page",
            "save_graph_html", "wrap_label"]
 
 KIND_STYLE = {  # kind -> (colour, vis shape, legend symbol)
@@ -98,9 +99,11 @@ COLUMNS_DRAWN = 150
 @dataclass(frozen=True)
 class GraphPage:
     """A drawn graph page and the ids of the notes it draws (in its subgraph or its whole drawing): those its
-    ``#note=`` links can open."""
+    ``#note=`` links can open, and the gold note it opens on (`placement.focus`; None without a question or gold):
+    the note its explain page explains."""
     html: str
     notes: frozenset[str]
+    focus: str | None = None
 
 
 def graph_html(*args, **kwargs) -> str:
@@ -147,8 +150,8 @@ def graph_page(store: MemoryStore, question: str | None = None,
     ranks = ranks_by_method(results_by_method)
     rankings = rankings_by_method(results_by_method)
     if retrievers and question:
-        rankings.update({m: Ranking((store.notes[i].note_id, s) for i, s in retrievers[m].rank(question, len(store),
-                                                                                              asked_on=asked_on))
+        rankings.update({m: [(store.notes[i].note_id, s) for i, s in retrievers[m].rank(question, len(store),
+                                                                                         asked_on=asked_on)]
                          for m in rankings if m in retrievers})
     gold_order = [n for n in dict.fromkeys(gold_note_ids) if n in store.by_id]
     gold = set(gold_order)
@@ -169,7 +172,8 @@ def graph_page(store: MemoryStore, question: str | None = None,
     paths = paths_to(ug, matched, targets, budget)
     keep = select_nodes(ug, seeds, hops, max_nodes, highlighted | matched, paths, budget)
     near_top = {n for r in rankings.values() for n, _ in r[:top_k + len(gold)]}
-    best = {m: rank_giver(store, r, gold_order) for m, r in rankings.items()}
+    by_index = {m: indexed(store, r) for m, r in rankings.items()}
+    best = {m: first_gold_giver(r, store, gold_order) for m, r in by_index.items()}
     told = gold | near_top | set(best.values())
     nearest = told | {*[ug.nodes[n]["note_id"] for n in keep if ug.nodes[n]["kind"] == "file"][:EXPLAINED_DRAWN]}
     wanted = [n.note_id for n in store.notes if n.note_id in nearest]
@@ -267,7 +271,7 @@ def graph_page(store: MemoryStore, question: str | None = None,
                     line(4, "solid", PATH_COLOUR, "the chosen method's own walk to the note the header tells of"),
                     line(1, "solid", PATH_COLOUR, "its walks to the other drawn notes"),
                     line(2, "dashed", POSSIBLE_COLOUR, "a path from the question the chosen method did not take")]
-    chosen = next((m for m in (explained.methods if explained else ()) if m in ranks), None)
+    chosen, focus_note = focus(by_index, store, gold_order, top_k) if explained else (None, None)
     options_html = "".join(f"<option{' selected' if m == chosen else ''}>{html.escape(m)}</option>" for m in ranks)
     options_html += "<option value=''>(none)</option>"
     walk_texts = {m: walk_lines(store, names, m, (explanations or {}).get(m, {}).get(best[m]), best[m], gold_order,
@@ -287,7 +291,7 @@ def graph_page(store: MemoryStore, question: str | None = None,
               "WHOLE": "" if sub else " hidden", "CHECKED": " checked" if whole_graph or not sub else "",
               "DATA": script_json(payload)}
     return GraphPage(fill_template(values),
-                     frozenset(n["id"].removeprefix("file:") for n in nodes if n["kind"] == "file"))
+                     frozenset(n["id"].removeprefix("file:") for n in nodes if n["kind"] == "file"), focus_note)
 
 
 def _size(data: dict, matched: bool, gold: set[str]) -> int:

@@ -1,15 +1,13 @@
-"""Where each method ranks the notes the graph page draws: note and session ranks as the metrics count them (each
-session once, where its best note ranks; a top-k place owed to tie order told apart), the methods that miss, the
-note that gives the first gold session its rank, and the explanations of the drawn notes. Each ranking's sessions
-are read once."""
+"""Where each method ranks the notes the graph page draws, by `evaluation.placement`'s rules (each session once,
+where its best note ranks; a top-k place owed to tie order told apart), and the explanations of the drawn notes."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
-from taggraph.evaluation.metrics import session_scores
-from taggraph.evaluation.placement import SessionPlace, placed
+from taggraph.evaluation import placement
+from taggraph.evaluation.placement import SessionPlace
 from taggraph.methods import DEFAULT_DEPTH, Explanation, Retriever
 from taggraph.core.store import MemoryStore
 
@@ -40,38 +38,18 @@ def file_explanations(store: MemoryStore, question: str, retrievers: Mapping[str
     return out
 
 
-class Ranking(list):
-    """(note id, score or None when unknown) in rank order; its sessions are read once (`place`)."""
-
-    _sessions: tuple | None = None
-
-    def place(self, store: MemoryStore, sessions: set[str], k: int, depth: int) -> SessionPlace:
-        """`placement.session_place` of the first of `sessions`: the same place (a test holds them equal), the
-        ranking's sessions read once per ranking, its ties once per call."""
-        if self._sessions is None:
-            ids = [store.by_id[n].session_id for n, _ in self]
-            pairs = session_scores(ids, [0.0 if s is None else s for _, s in self], len(ids))
-            first_note: dict[str, int] = {}
-            for i, sid in enumerate(ids):
-                first_note.setdefault(sid, i)
-            self._sessions = (pairs, {sid: i for i, (sid, _) in enumerate(pairs)}, first_note,
-                              all(s is not None for _, s in self))
-        pairs, order, first_note, known = self._sessions
-        first = min((order[s] for s in sessions if s in order), default=None)
-        if first is None or first_note[pairs[first][0]] >= depth:
-            return SessionPlace(None, None, False)
-        return placed([x for _, x in pairs], [sid in sessions for sid, _ in pairs], first, k, known)
+Ranking = list  # (note id, score or None when unknown) in rank order
 
 
 def rankings_by_method(results_by_method: Mapping[str, Sequence] | None) -> dict[str, Ranking]:
     """method -> (note id, score) in rank order; accepts ranked note ids (score unknown) or `Result`s."""
-    return {m: Ranking((r, None) if isinstance(r, str) else (r.note_id, r.score) for r in results)
+    return {m: [(r, None) if isinstance(r, str) else (r.note_id, r.score) for r in results]
             for m, results in (results_by_method or {}).items()}
 
 
-def ranking_place(store: MemoryStore, ranking: Ranking, sessions: set[str], k: int, depth: int) -> SessionPlace:
-    """`placement.session_place` of the first of `sessions` in a ranking of note ids."""
-    return (ranking if isinstance(ranking, Ranking) else Ranking(ranking)).place(store, sessions, k, depth)
+def indexed(store: MemoryStore, ranking: Ranking) -> list[tuple[int, float | None]]:
+    """A ranking of note ids as `evaluation.placement` reads rankings: (note index, score)."""
+    return [(store.by_id[n].index, s) for n, s in ranking]
 
 
 def session_ranks(store: MemoryStore, ranking: Ranking, k: int) -> tuple[dict[str, int], set[str]]:
@@ -86,7 +64,7 @@ def session_ranks(store: MemoryStore, ranking: Ranking, k: int) -> tuple[dict[st
             seen.add(sid)
             ranks[n] = len(seen)
     ties = {n for n, r in ranks.items()
-            if r <= k and ranking_place(store, ranking, {store.by_id[n].session_id}, k, len(ranking)).tie}
+            if r <= k and placement.ranking_place(indexed(store, ranking), store, {store.by_id[n].session_id}, k, len(ranking)).tie}
     return ranks, ties
 
 
@@ -101,7 +79,7 @@ def gold_rank(store: MemoryStore, ranking: Ranking, note_id: str, k: int, depth:
     if note_id not in notes:
         return {"note": None, "session": None, "tie": False,
                 "text": f"{note_id}: not among the {len(notes)} notes ranked"}
-    place = ranking_place(store, ranking, {store.by_id[note_id].session_id}, k, depth)
+    place = placement.ranking_place(indexed(store, ranking), store, {store.by_id[note_id].session_id}, k, depth)
     score = "" if place.score is None else " (score 0)" if place.score == 0 else f" (score {place.score:.4g})"
     tie = ""
     if place.tie:
@@ -115,22 +93,3 @@ def gold_rank(store: MemoryStore, ranking: Ranking, note_id: str, k: int, depth:
                f"session not ranked: its best note is beyond the depth of {depth} notes, as the metrics count")
     return {"note": notes.index(note_id) + 1, "session": place.rank, "tie": place.tie,
             "text": f"{note_id}: note rank {notes.index(note_id) + 1}, {session}{tie}"}
-
-
-def missed_by(store: MemoryStore, rankings: Mapping[str, Ranking], gold: Iterable[str], k: int) -> list[str]:
-    """The methods that miss: no gold session in their first `k` sessions, or one there only by tie order
-    (`tie_order_only` on sessions), as the run report counts."""
-    sessions = {store.by_id[g].session_id for g in gold if g in store.by_id}
-    out = []
-    for method, ranking in rankings.items():
-        place = ranking_place(store, ranking, sessions, k, len(ranking))
-        if place.rank is None or place.rank > k or place.tie:
-            out.append(method)
-    return out
-
-
-def rank_giver(store: MemoryStore, ranking: Ranking, gold: Sequence[str]) -> str | None:
-    """The note that gives the first gold session its rank: the best-ranked note of any of the `gold` notes'
-    sessions (gold or not, as the metrics count sessions); the first gold note when none is ranked."""
-    sessions = {store.by_id[g].session_id for g in gold}
-    return next((n for n, _ in ranking if store.by_id[n].session_id in sessions), gold[0] if gold else None)

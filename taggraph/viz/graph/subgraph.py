@@ -12,7 +12,8 @@ import networkx as nx
 from taggraph.core.graph import file_node
 from taggraph.methods import Explanation
 from taggraph.core.store import MemoryStore
-from taggraph.viz.graph.ranks import Ranking, missed_by
+from taggraph.evaluation.placement import missed_by
+from taggraph.viz.graph.ranks import Ranking, indexed
 from taggraph.viz.graph.search import bounded_search
 
 
@@ -63,7 +64,7 @@ def explained_subgraph(store: MemoryStore, ug: nx.Graph, matched: Iterable[str],
     its rank (`rank_giver`), walked like a gold note. `budget`: at most so many nodes searched for the question's
     links (every node when None)."""
     gold = [g for g in gold if g in store.by_id]
-    methods = missed_by(store, rankings, gold, k) or list(rankings)
+    methods = missed_by({m: indexed(store, r) for m, r in rankings.items()}, store, gold, k) or list(rankings)
     matched = [c for c in matched if c in ug]
     nodes: list[str] = [*matched, *(file_node(g) for g in gold)]
     gold_sessions = {store.by_id[g].session_id for g in gold}

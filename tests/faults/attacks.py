@@ -1,17 +1,14 @@
-"""Feed the workbench bad input and faults and print what happened, as a markdown table.
+"""The fault tier's attacks: bad input and faults fed to the workbench, one row each (label, what happened).
 
-    .venv/bin/python tools/fault_injection.py            # every section
-    .venv/bin/python tools/fault_injection.py plugins_and_servers    # only the sections named
-
-Each row is a real attempt made by this script; the lab log holds its output (benchmarks/lab/08-*.md). The rows
-"lost_or_silent.N" are faults that once lost data or gave a silently wrong number (signals, concurrent writers,
-full disks, odd text, out-of-range settings), each marked fixed or DEFECT; the rows "plugins_and_servers.N" attack
-plug-ins, hostile OpenAI-compatible servers, your own data, compare, time rules and `--param`/`--option` JSON, one
-or more attacks a defect, each marked held or FAILED, and so do the rows "locomo_edges.N" (LoCoMo edge cases, a
-format given for the other kind of path, what a killed run leaves) and the topic sections after them; the last
-lines count them. Model servers are the scripted fake
-of the test suite (`tests/fake_ollama.py`); caches live in a temporary
-TAGGRAPH_CACHE, so a user's caches are never touched.
+`test_faults.py` runs each section (a function here) under pytest and fails on a row marked DEFECT, FAILED or BUG;
+the lab log holds a whole table (benchmarks/lab/08-*.md). The rows "lost_or_silent.N" are faults that once lost
+data or gave a silently wrong number (signals, concurrent writers, full disks, odd text, out-of-range settings),
+each marked fixed or DEFECT; the rows "plugins_and_servers.N" attack plug-ins, hostile OpenAI-compatible servers,
+your own data, compare, time rules and `--param`/`--option` JSON, each marked held or FAILED, and so do the rows
+"locomo_edges.N" (LoCoMo edge cases, a format given for the other kind of path, what a killed run leaves) and the
+topic sections after them. The first sections (datasets to queries) record what happened without a verdict: their
+test fails only when an attack raises. Model servers are the scripted fakes of `tests.helpers`; caches live in a
+temporary TAGGRAPH_CACHE, so a user's caches are never touched.
 """
 
 from __future__ import annotations
@@ -42,10 +39,10 @@ import pandas as pd
 from pydantic import Field
 from typer.testing import CliRunner
 
-TESTS = Path(__file__).resolve().parents[1] / "tests"
+from tests.helpers.fake_ollama import EMPTY_REPLY, Error, FakeOllama
+from tests.helpers.plugins import install_broken
 
-sys.path[:0] = [str(TESTS), str(TESTS / "integration")]  # the test suite's fake Ollama server and broken plug-in
-from fake_ollama import EMPTY_REPLY, Error, FakeOllama  # noqa: E402
+TESTS = Path(__file__).resolve().parents[1]
 
 from taggraph.cli import app
 from taggraph._infra.config import DEMO_DATA
@@ -699,14 +696,13 @@ def _generic(folder: Path, turns: list[dict], questions: list[dict]) -> Path:
 
 def plugins_and_servers() -> None:
     import taggraph as tg
-    from fake_openai import FakeOpenAI
+    from tests.helpers.fake_openai import FakeOpenAI
     from taggraph.errors import ServerError
     from taggraph.studies.answers import OllamaGenerator
     from taggraph.extractors.openai import OpenAIExtractor
     from taggraph.embedders.ollama import OllamaEmbedder
     from taggraph._infra.model_clients import MAX_REPLY_BYTES
     from taggraph.methods import registry
-    from test_plugin_confinement import install_broken
     saved_registry = dict(registry.METHODS._registered)  # what this run registers is removed at the end
     args = ("I adopted a beagle.", "Congratulations!", [])
     turn = {"history": "h", "session": "s1", "date": "2024-01-10", "role": "user", "text": "I adopted a beagle."}
@@ -771,7 +767,7 @@ def plugins_and_servers() -> None:
         attack_plugin("6", "`--timeout 1` against a server trickling a byte every 0.5 s", trickle)
 
         def trickle_answers_and_embeddings():
-            from fake_ollama import FakeOllama
+            from tests.helpers.fake_ollama import FakeOllama
             server = FakeOllama(models=("qwen3:0.6b", "nomic-embed-text:latest")).start()
             server.trickle = 0.5
             took = []
@@ -1432,27 +1428,13 @@ def _children(pid: int) -> list[int]:
     return out
 
 
-if __name__ == "__main__":
-    sections = [datasets, options, store, store_files, extraction, servers, caches, queries, lost_or_silent,
-                plugins_and_servers, locomo_edges, realmem_input, ties_and_kills, int8_embedder]
-    chosen = [f for f in sections if f.__name__ in sys.argv[1:]] or sections  # e.g. `fault_injection.py plugins_and_servers`
+SECTIONS = [datasets, options, store, store_files, extraction, servers, caches, queries, lost_or_silent,
+            plugins_and_servers, locomo_edges, realmem_input, ties_and_kills, int8_embedder]
+
+
+def rows_of(section) -> list[tuple[str, str]]:
+    """The rows `section` adds, run in a fresh cache."""
+    first = len(ROWS)
     with fresh_cache():
-        for section in chosen:
-            section()
-    print("| bad input | what happened |\n|---|---|")
-    for label, what in ROWS:
-        print(f"| {label} | {what.replace('|', '/')} |")
-    print()
-    if LOST_OR_SILENT:
-        print(f"lost_or_silent: {sum(fixed for _, _, fixed in LOST_OR_SILENT)} of {len(LOST_OR_SILENT)} defects fixed")
-    if PLUGINS_AND_SERVERS:
-        print(f"plugins_and_servers: {sum(held for _, _, held in PLUGINS_AND_SERVERS)} of {len(PLUGINS_AND_SERVERS)} attacks held (the graph "
-              f"view's bounded work at 50,000 sessions, is measured apart)")
-    if LOCOMO_EDGES:
-        print(f"locomo_edges: {sum(held for _, _, held in LOCOMO_EDGES)} of {len(LOCOMO_EDGES)} attacks held")
-    if REALMEM_INPUT:
-        print(f"realmem_input: {sum(REALMEM_INPUT)} of {len(REALMEM_INPUT)} attacks held")
-    if TIES_AND_KILLS:
-        print(f"ties_and_kills: {sum(TIES_AND_KILLS)} of {len(TIES_AND_KILLS)} attacks held")
-    if INT8_EMBEDDER:
-        print(f"int8_embedder: {sum(INT8_EMBEDDER)} of {len(INT8_EMBEDDER)} attacks held")
+        section()
+    return ROWS[first:]

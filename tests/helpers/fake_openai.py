@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 
-from fake_ollama import DROP, EMPTY_REPLY, Error, FakeOllama, Raw
+from tests.helpers.fake_ollama import DROP, EMPTY_REPLY, Error, FakeOllama, Raw
 
 __all__ = ["DROP", "EMPTY_REPLY", "Envelope", "Error", "FakeOpenAI", "Raw"]
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
 import sys
 import threading
 import time
@@ -239,3 +240,15 @@ class FakeOllama:
             vectors.append([digest[i % len(digest)] / 255 for i in range(self.embed_dim)])
         return {"model": body["model"], "embeddings": vectors, "total_duration": 1_000_000,
                 "load_duration": 10_000, "prompt_eval_count": len(inputs)}
+
+
+def reply(**fields) -> str:
+    """A model reply: the empty extraction with `fields` set, as JSON."""
+    return json.dumps({**json.loads(EMPTY_REPLY), **fields})
+
+
+def free_port() -> int:
+    """A local port nothing listens on (now)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
