@@ -25,6 +25,7 @@ package: `benchmarks/mempalace_script.py` runs that script and scores its rankin
 
 from __future__ import annotations
 
+import sys
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -34,7 +35,9 @@ from typing import Annotated, Any, Literal
 import chromadb
 import numpy as np
 from chromadb.config import Settings
-from mempalace import searcher
+_PATH = list(sys.path)
+from mempalace import searcher  # noqa: E402
+sys.path[:] = _PATH  # mempalace's __init__ drops PYTHONPATH's folders from sys.path; the host's plug-ins live there
 from pydantic import Field
 
 from taggraph.core.notes import Note

@@ -104,8 +104,10 @@ def test_embedder_option_reaches_every_method_that_embeds_only():
     params = method_params(["OpenClaw.embedder=ollama:nomic-embed-text", "BM25.k1=1.2"], "minilm-static")
     parts = ("Graph", "Raw", "Session", "Time", "Requests", "Stems", "Turns")
     fusion = ["TagGraph-Fusion", *(f"TagGraph-Fusion-no{p}" for p in parts)]
+    from taggraph.methods.registry import needs_extra
+    peers = [m for m in ("MemPalace", "MemPalace-hybrid", "LangChain-Ensemble") if needs_extra(m) is None]
     assert params == {"OpenClaw": {"embedder": "ollama:nomic-embed-text"}, "OC-notes": {"embedder": "minilm-static"},
-                      **{m: {"embedder": "minilm-static"} for m in fusion}, "BM25": {"k1": 1.2}}
+                      **{m: {"embedder": "minilm-static"} for m in [*fusion, *peers]}, "BM25": {"k1": 1.2}}
     assert "TagGraph-Fusion-noDense" not in params  # its dense part is off: it embeds nothing
     for command in (["bench"], ["embed"]):
         res = runner.invoke(app, command + ["--embedder", "bert"])

@@ -33,7 +33,7 @@ def opened():
 def test_explain_names_the_note_at_rank_1_signal_by_signal_and_the_signal_that_decided():
     out = CliRunner().invoke(app, ["explain", "--question", QUESTION, "--methods", "TagGraph-Fusion"]).output
     line = next(x for x in out.splitlines() if "(rank 1) scores" in x)
-    rival = re.search(r"note (\S+) \(rank 1\) scores ([\d.]+) \(\+([\d.]+)\): decided by (\w+) \(\+[\d.]+\); (.*)", line)
+    rival = re.search(r"note (\S+) \(rank 1\) scores ([\d.]+) \(\+([\d.]+)\): decided by (\w+) \(\+[\d.]+[^)]*\); (.*)", line)
     assert rival, line
     compared = re.findall(r"(\w+) [\d.]+ vs [\d.]+", rival.group(5))
     assert len(compared) >= 3 and compared[0] == rival.group(4)  # the deciding signal leads the list

@@ -218,7 +218,7 @@ def test_a_run_read_from_session_files_has_no_note_level_and_score_reads_the_fol
         pd.read_csv(out / "summary.csv").set_index("method").loc["BM25", "note_MRR"], abs=1e-12)
     assert pd.isna(summary.loc["BM25 [BM25.run]", "note_MRR"])
     printed = next(line for line in res.output.splitlines() if line.lstrip().startswith("BM25 [BM25.run]"))
-    assert printed.endswith("–") and "nan" not in printed.lower()
+    assert "nan" not in printed.lower()  # the terminal's compact table has no note-level column: summary.csv does
 
 
 def test_score_reads_a_run_folder_s_trec_run_back_to_the_same_numbers(tmp_path, flat):
