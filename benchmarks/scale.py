@@ -13,9 +13,9 @@ too. The offline extractions of every note are cached first (not timed), so a no
 Each size runs in a fresh process on `--threads` threads (OMP_NUM_THREADS), its method modules and embedder loaded
 before its base resident memory is read. Measured, CPU seconds of the process and wall seconds:
 
-- ``build_per_1k``: `Memory.remember_many` (where this checkout has it, else `MemoryStore.remember_many`) of the
-  first N - `--remember-calls` notes, per 1,000 notes; ``remember``: each of the last `--remember-calls` notes by
-  `Memory.remember` (no method attached yet), so the memory holds N notes when the methods come;
+- ``build_per_1k``: `Memory.remember_many` of the first N - `--remember-calls` notes, per 1,000 notes; ``remember``:
+  each of the last `--remember-calls` notes by `Memory.remember` (no method attached yet), so the memory holds N notes
+  when the methods come;
 - per method: ``index`` (its first query, which builds its index), ``first_request`` (a request for suggestions:
   TagGraph-Fusion's route embeds every note's turns then), ``query_first`` (each question asked the first time),
   ``query_warm`` (each asked again, after the others, so no one-query memo answers it), ``explain`` (of the note
@@ -184,12 +184,6 @@ def progress(size: int, text: str) -> None:
     print(f"[{size}] {text}", file=sys.stderr, flush=True)
 
 
-def remember_batch(memory: Memory, interactions: list[Interaction]) -> None:
-    """`Memory.remember_many` where this checkout has it (issue 65), else its store's."""
-    batch = getattr(memory, "remember_many", None)
-    batch(interactions) if batch is not None else memory.store.remember_many(interactions)
-
-
 def remember(memory: Memory, interaction: Interaction) -> None:
     memory.remember(interaction.user, interaction.assistant, session=interaction.session_id,
                     timestamp=interaction.timestamp)
@@ -273,7 +267,7 @@ def measure_size(spec: dict[str, Any]) -> tuple[list[dict], dict[str, Any]]:
     asked = [tuple(q) for q in spec["questions"]]
     calls = min(spec["remember_calls"], size // 2)
     memory = Memory(spec["extractor"])
-    _, cpu, wall = timed(lambda: remember_batch(memory, history[:size - calls]))
+    _, cpu, wall = timed(lambda: memory.remember_many(history[:size - calls]))
     rows.times(size - calls, "memory", "build_per_1k", [(cpu * 1000 / (size - calls), wall * 1000 / (size - calls))],
                "s")
     progress(size, f"built {size - calls} notes: {cpu:.1f} s CPU")

@@ -52,6 +52,7 @@ class Memory:
         self.store = store if store is not None else MemoryStore(name, get_extractor(extractor))
         self.method = check_methods([method])[0]
         self._retrievers: dict[str, Retriever] = {}
+        self._saved_vectors: dict[tuple[Path, str], Any] = {}  # (folder, model) -> `saved.read` of its vectors
 
     def __len__(self) -> int:
         return len(self.store)
@@ -81,10 +82,12 @@ class Memory:
         if name not in self._retrievers:
             retriever = self._retrievers[name] = make_retriever(name, self.store)
             embedder = getattr(retriever, "embedder", None)
-            kept = saved.read(self.store.origin / INDEX_FOLDER, embedder.cache_key) \
-                if embedder is not None and self.store.origin is not None else None
-            if kept is not None:
-                embedder.preload(*kept)
+            if embedder is not None and self.store.origin is not None:
+                key = (self.store.origin, embedder.cache_key)
+                if key not in self._saved_vectors:  # read once, however many methods share the model
+                    self._saved_vectors[key] = saved.read(self.store.origin / INDEX_FOLDER, embedder.cache_key)
+                if self._saved_vectors[key] is not None:
+                    embedder.preload(*self._saved_vectors[key])
         return self._retrievers[name]
 
     def query(self, text: str, method: str | None = None, k: int = DEFAULT_K, *,

@@ -148,6 +148,10 @@ class TagGraphFusion(Retriever):
         self.request_vectors = NoteRows()  # per note: its raw turn's vector, once a request is asked
         self.chunk_vectors = NoteRows()  # per note: its chunks' vectors: pool notes, for `chunks`
         self.turn_vectors = NoteRows()  # per note: its turns' vectors, labelled by speaker: pool notes, for TURN_PARTS
+        # each kind of vectors and the texts of a note it holds rows of (what is embedded and what `embedded` keeps)
+        self._pieces = {"dense": (self.vectors, lambda note: [dense_text(note)]),
+                        "request": (self.request_vectors, lambda note: [request_text(note)]),
+                        "chunks": (self.chunk_vectors, note_chunks), "turns": (self.turn_vectors, turn_texts)}
         self.speaker_turns: dict[str, int] = {}  # "Name" -> turns it heads
         self.speaker_code: dict[str | None, int] = {None: -1}  # "Name" -> the label of its turns' rows
         self.unnamed_turns = 0
@@ -213,22 +217,22 @@ class TagGraphFusion(Retriever):
             self._embed_turns(indexes)
 
     def _vectors_of(self, request: bool) -> tuple[NoteRows, Any]:
-        """(the vectors, the text they embed) for a request's dense part (whole turns) or for the pool's (user turns)."""
-        return (self.request_vectors, request_text) if request else (self.vectors, dense_text)
+        """(the vectors, a note's texts they embed) for a request's dense part (whole turns) or for the pool's (user
+        turns)."""
+        return self._pieces["request" if request else "dense"]
 
     def _embed(self, indexes, request: bool) -> None:
         """Embed the notes at `indexes` that have no vector of this kind yet (one batch)."""
-        vectors, text_of = self._vectors_of(request)
-        self._embed_pieces(indexes, vectors, lambda note: [text_of(note)])
+        self._embed_pieces(indexes, *self._vectors_of(request))
 
     def _embed_chunks(self, indexes) -> None:
         """Embed the chunks of the notes at `indexes` that have none yet (one batch)."""
-        self._embed_pieces(indexes, self.chunk_vectors, note_chunks)
+        self._embed_pieces(indexes, *self._pieces["chunks"])
 
     def _embed_turns(self, indexes) -> None:
         """Embed each turn of the notes at `indexes` on its own (`turn_texts`), for those that have none yet, each
         row labelled with its speaker's `speaker_code`."""
-        self._embed_pieces(indexes, self.turn_vectors, turn_texts,
+        self._embed_pieces(indexes, *self._pieces["turns"],
                            lambda note: [self.speaker_code[who] for who in turn_speakers(note)])
 
     def _embed_pieces(self, indexes, vectors: NoteRows, pieces_of, labels_of=None) -> None:
@@ -246,9 +250,7 @@ class TagGraphFusion(Retriever):
         """Every text embedded for the notes so far, and its vector row by row (what `Memory.save` keeps)."""
         texts: list[str] = []
         rows = []
-        for vectors, pieces_of in ((self.vectors, lambda note: [dense_text(note)]),
-                                   (self.request_vectors, lambda note: [request_text(note)]),
-                                   (self.chunk_vectors, note_chunks), (self.turn_vectors, turn_texts)):
+        for vectors, pieces_of in self._pieces.values():
             done = np.flatnonzero(vectors.first_rows >= 0)
             if len(done):
                 texts += [piece for i in done.tolist() for piece in pieces_of(self.store.notes[i])]
