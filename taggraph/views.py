@@ -37,8 +37,8 @@ from taggraph.runs.folders import check_run_folder
 from taggraph.runs.runner import build_store, group_by_history
 from taggraph.studies.sweeps import plot_depth_sweep, plot_diffusion_contribution, plot_distractor_sweep
 from taggraph.extractors.prompt import TEMPLATE, render
-from taggraph.methods import DEFAULT_DEPTH, build_retrievers, method_names
-from taggraph.methods.side_by_side import retrieve_all
+from taggraph.methods import DEFAULT_DEPTH, method_names
+from taggraph.runs.retrieval import build_retrievers, retrieve_all
 from taggraph.viz.charts import answer_chart, gold_rank_chart, interval_chart, misses_chart, score_chart
 from taggraph.viz.explain import (METRIC_K, explain_html, explain_misses, explain_table, explain_text, rank_table,
                                   top_table)

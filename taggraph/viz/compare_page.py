@@ -28,8 +28,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from taggraph.runs.compare import PAIR_COLUMNS, Comparison
-from taggraph.runs.finished_runs import Run, data_options
-from taggraph.methods import method_names, registered_methods
+from taggraph.runs.finished_runs import Run, data_options, method_spec
 from taggraph.viz.miss_pages import miss_page_name
 from taggraph.viz.report import _CSS, _few_questions, _table
 from taggraph.viz.run_params import difference_line, differences, run_params
@@ -37,16 +36,6 @@ from taggraph.viz.run_params import difference_line, differences, run_params
 _CMP_CSS = ("pre { white-space: pre; overflow-x: auto; max-width: 40em; margin: 0; }"
             " div.caveat { background: #fff6e0; padding: .2em .6em; color: #8a5a00; }"
             " p.differ { background: #eef4fb; padding: .3em .6em; }")
-
-
-def method_spec(run: Run, method: str) -> str | None:
-    """How `taggraph explain --methods` names `method` of `run`: its name when taggraph knows it by name
-    (built in or an installed entry point), else the ``module:Class`` run.json records as its
-    ``origin``, else None (a method registered in Python under a name, origin not recorded)."""
-    if method in method_names() and method not in registered_methods():
-        return method
-    origin = run.record.get("config", {}).get("methods", {}).get(method, {}).get("origin")
-    return origin if isinstance(origin, str) and ":" in origin else None
 
 
 def explain_command(run: Run, question_id: str, methods: list[str], out: str) -> str | None:

@@ -313,7 +313,7 @@ def test_explanation_names_the_weighted_evidence(hand_store):
 def test_views_ask_on_the_case_date_as_the_bench_does():
     """explain pages, the graph view and the notebooks pass the case's question date as the bench does."""
     from taggraph.methods import build_retrievers
-    from taggraph.methods.side_by_side import explanations, retrieve_all
+    from taggraph.runs.retrieval import explanations, retrieve_all
     store = dated_store()
     text = "Which road bike did I buy in March?"
     bench = [r.note_id for r in fusion(store).query(text, asked_on=NOW)]
