@@ -25,7 +25,7 @@ from taggraph.runs.retrieval import Methods, explain_note, explanations, missed_
 from taggraph.viz.explain_evidence import (KIND_COLOUR, contrast_html, note_html, number_text, outranked_html,
                                            summarize, value_html)
 
-if TYPE_CHECKING:  # the pages take a question opened by the experiments room; they never open one
+if TYPE_CHECKING:  # the pages take a question opened by the runs room; they never open one
     from taggraph.runs.question import OpenQuestion
 
 METRIC_K = 5  # verdicts use Success@5, the paper's headline recall@5
