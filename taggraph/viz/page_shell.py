@@ -10,7 +10,8 @@ import jinja2
 import pandas as pd
 from markupsafe import Markup
 
-_ENV = jinja2.Environment(loader=jinja2.PackageLoader("taggraph.viz", "templates"), autoescape=True)
+_ENV = jinja2.Environment(loader=jinja2.PackageLoader("taggraph.viz", "templates"), autoescape=True,
+                          keep_trailing_newline=True)
 
 
 @cache

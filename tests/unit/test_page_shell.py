@@ -18,3 +18,7 @@ def test_every_static_file_is_read_and_shipped_as_package_data():
     assert {"viz/static/*", "viz/templates/*"} <= set(data)
     for path in (ROOT / "taggraph/viz/static").iterdir():
         assert static(path.name) == path.read_text(encoding="utf-8")
+
+
+def test_no_page_prologue_is_written_in_python():
+    assert not [p for p in (ROOT / "taggraph").rglob("*.py") if "<!doctype" in p.read_text(encoding="utf-8").lower()]
