@@ -24,6 +24,7 @@ from taggraph.methods.base import DEFAULT_DEPTH, Explanation, Result
 from taggraph.runs.retrieval import Methods, explain_note, explanations, missed_explanations
 from taggraph.viz.explain_evidence import (KIND_COLOUR, contrast_html, note_html, number_text, outranked_html,
                                            summarize, value_html)
+from taggraph.viz.page_shell import shell_page, static
 
 if TYPE_CHECKING:  # the pages take a question opened by the runs room; they never open one
     from taggraph.runs.question import OpenQuestion
@@ -198,36 +199,12 @@ def explain_html(store: MemoryStore, question: str, note_id: str, methods: Metho
                f"and the run report do: each session once, where its best note ranks (within the depth), so it is "
                f"smaller than the note rank when two notes above it share a session.</p>"
                f"<p class='scale'>Path boxes: {legend} (token → concept → ontology hops → topic → note).</p>")
-    return ("<!doctype html><html><head><meta charset='utf-8'>"
-            f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
-            f"<h1>Why (not) note <code>{html.escape(note_id)}</code>?</h1>{links_html(links)}{context}"
+    return shell_page(title, f"<h1>Why (not) note <code>{html.escape(note_id)}</code>?</h1>{links_html(links)}{context}"
             "<table class='summary'><tr><th>method</th><th>verdict</th><th>note rank</th><th>session rank</th>"
             "<th>score</th><th>evidence</th></tr>"
             f"{''.join(rows)}</table><section class='note'><h2>The note</h2>{note_html(note)}</section>"
-            f"{''.join(sections)}</body></html>")
+            f"{''.join(sections)}", static("explain.css"))
 
-
-_CSS = """
-body { font: 14px system-ui, sans-serif; margin: 1.5em; max-width: 70em; }
-table { border-collapse: collapse; }
-td, th { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
-th { background: #f3f3f3; }
-.hit > td.verdict, .hit > h2, span.hit { color: #1a7f37; } .near > td.verdict, .near > h2, span.near { color: #b26a00; }
-.miss > td.verdict, .miss > h2, span.miss { color: #c0392b; } .gold { color: #b8860b; }
-.tie > td.verdict, .tie > h2, span.tie { color: #6f42c1; } section.tie { border-color: #6f42c1; }
-.fb, .fallback { color: #8a5a00; } .fallback { background: #fff6e0; padding: .3em .5em; }
-p.scale { color: #444; }
-section { border-left: 4px solid #ccc; padding: 0 1em; margin: 1.2em 0; }
-section.hit { border-color: #1a7f37; } section.near { border-color: #e08e0b; } section.miss { border-color: #c0392b; }
-summary { cursor: pointer; color: #555; }
-dt { font-weight: bold; margin-top: .4em; } dd { margin-left: 1.5em; }
-.node { border: 2px solid; border-radius: 4px; padding: 0 4px; white-space: nowrap; }
-pre, td.v { white-space: pre-wrap; } pre { background: #f6f6f6; padding: .5em; }
-table.contrast td { max-width: 22em; } .reads { color: #555; font-size: 12px; } td.decided { background: #fdecea; }
-.lead { color: #c0392b; } .behind { color: #1a7f37; } tr.total { font-weight: bold; }
-.decided-key { background: #fdecea; padding: 0 3px; } li.left-out { color: #555; font-style: italic; }
-table.contrast th[title] { cursor: help; text-decoration: underline dotted; }
-"""
 
 
 def explain_text(opened: OpenQuestion, note_id: str, depth: int = DEFAULT_DEPTH, k: int = METRIC_K) -> str:

@@ -285,12 +285,11 @@ def graph_page(store: MemoryStore, question: str | None = None,
                    f"--question {shlex.quote(question_id) if question_id else 'QUESTION_ID'} --note "),
                "methods": list(ranks), "top_k": top_k, "sub": bool(sub), "shownWhole": shown, "shownSub": shown_sub, "gold": gold_order,
                "goldText": {m: gold_text(list(by.values())) for m, by in places.items()}}
-    values = {"HEADING": html.escape(heading), "QUESTION": html.escape(question or ""),
-              "SHOWN": html.escape(shown_sub if sub and not whole_graph else shown), "LEGEND": _items(legend),
-              "EDGES": _items(edges_legend), "OPTIONS": options_html, "LINKS": links_html(links),
-              "WHOLE": "" if sub else " hidden", "CHECKED": " checked" if whole_graph or not sub else "",
-              "DATA": script_json(payload)}
-    return GraphPage(fill_template(values),
+    page = fill_template(heading, question or "", shown=html.escape(shown_sub if sub and not whole_graph else shown),
+                         legend=_items(legend), edges=_items(edges_legend), options=options_html,
+                         links=links_html(links), whole="" if sub else " hidden",
+                         checked=" checked" if whole_graph or not sub else "", data=script_json(payload))
+    return GraphPage(page,
                      frozenset(n["id"].removeprefix("file:") for n in nodes if n["kind"] == "file"), focus_note)
 
 
