@@ -24,8 +24,8 @@ demo: install  ## the paper's seven methods and TagGraph-Fusion on the bundled d
 
 test: install  ## the layering contract, the whole test suite, notebooks included
 	$(VENV)/bin/lint-imports
-	$(PY) -m pytest -q -n auto --dist worksteal --durations=15 tests --ignore=tests/faults
-	$(PY) -m pytest -q -n auto --nbmake notebooks
+	# one pytest run for tests/ and the notebooks (--nbmake), so the notebooks fill the workers' idle tail
+	$(PY) -m pytest -q -n auto --dist worksteal --durations=15 --nbmake tests notebooks --ignore=tests/faults
 
 test-faults: install  ## the fault tier (tests/faults: attacks, killed processes, fake servers), about 3 minutes; CI runs it
 	$(PY) -m pytest -q -n auto --dist worksteal tests/faults
