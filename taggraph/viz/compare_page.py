@@ -28,22 +28,11 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from taggraph.runs.compare import PAIR_COLUMNS, Comparison
-from taggraph.runs.finished_runs import Run, data_options
-from taggraph.methods import method_names, registered_methods
+from taggraph.runs.finished_runs import Run, data_options, method_spec
 from taggraph.viz.miss_pages import miss_page_name
 from taggraph.viz.page_shell import few_questions, html_table, shell_page, static
 from taggraph.viz.run_params import difference_line, differences, run_params
 
-
-
-def method_spec(run: Run, method: str) -> str | None:
-    """How `taggraph explain --methods` names `method` of `run`: its name when taggraph knows it by name
-    (built in or an installed entry point), else the ``module:Class`` run.json records as its
-    ``origin``, else None (a method registered in Python under a name, origin not recorded)."""
-    if method in method_names() and method not in registered_methods():
-        return method
-    origin = run.record.get("config", {}).get("methods", {}).get(method, {}).get("origin")
-    return origin if isinstance(origin, str) and ":" in origin else None
 
 
 def explain_command(run: Run, question_id: str, methods: list[str], out: str) -> str | None:

@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from taggraph.core.store import MemoryStore
-from taggraph.evaluation.placement import SessionPlace, rank_giver, ranking_place
-from taggraph.methods import DEFAULT_DEPTH, Explanation, Result, build_retrievers
-from taggraph.methods.side_by_side import Methods, explanations
+from taggraph.evaluation.placement import SessionPlace, ranking_place
+from taggraph.methods.base import DEFAULT_DEPTH, Explanation, Result
+from taggraph.runs.retrieval import Methods, explain_note, explanations, missed_explanations
 from taggraph.viz.explain_evidence import (KIND_COLOUR, contrast_html, note_html, number_text, outranked_html,
                                            summarize, value_html)
 from taggraph.viz.page_shell import shell_page, static
 
-if TYPE_CHECKING:  # the pages take a question opened by the experiments room; they never open one
+if TYPE_CHECKING:  # the pages take a question opened by the runs room; they never open one
     from taggraph.runs.question import OpenQuestion
 
 METRIC_K = 5  # verdicts use Success@5, the paper's headline recall@5
@@ -76,20 +76,8 @@ def explain_misses(units: pd.DataFrame, stores: Mapping[str, MemoryStore], metho
     """`explain_table` rows of every gold note in `units` (`failure_diagnostics(...).units`) under
     every method that does not rank its session in its top k sessions, or ranks it there only by tie
     order (`session_place`, as the verdict judges); `stores` maps question id -> store."""
-    rows, built, ranked = [], {}, {}  # each question's retrievers and rankings, built once
-    for u in units.drop_duplicates(["question_id", "note_id"]).itertuples():
-        store = stores[u.question_id]
-        if u.question_id not in built:
-            built[u.question_id] = build_retrievers(store, methods)
-        retrievers = built[u.question_id]
-        for m, e in explanations(store, u.question, u.note_id, retrievers).items():
-            if (u.question_id, m) not in ranked:
-                ranked[u.question_id, m] = retrievers[m].rank(u.question, len(store))
-            ranking = ranked[u.question_id, m]
-            place = ranking_place(ranking, store, {store.by_id[u.note_id].session_id}, k)
-            if place.rank is None or place.rank > k or place.tie:
-                rows.append({"question_id": u.question_id, "note_id": u.note_id, "category": u.category,
-                             **_row(m, e, store)})
+    rows = [{"question_id": u.question_id, "note_id": u.note_id, "category": u.category, **_row(m, e, stores[u.question_id])}
+            for u, m, e in missed_explanations(units, stores, methods, k)]
     return pd.DataFrame(rows, columns=["question_id", "note_id", "category", "method", "rank", "reason",
                                        "key details"]).astype({"rank": "Int64"})
 
@@ -171,15 +159,10 @@ def explain_html(store: MemoryStore, question: str, note_id: str, methods: Metho
     asked on date `asked_on`; `links` ({label: href}) lead to the question's other pages, a note to its place on
     the "graph page" when that page draws it (`graph_notes`, `viz.graph.page.GraphPage.notes`; None: every note); `question_id`
     names the question (else the page names the store, which several questions may share, as in LoCoMo)."""
-    retrievers = build_retrievers(store, methods)
-    exps = explanations(store, question, note_id, retrievers, depth, asked_on)
     note, n = store.by_id[note_id], len(store)
     rows, sections = [], []
-    for m, e in exps.items():
-        ranking = retrievers[m].rank(question, n, asked_on=asked_on)
-        shown_id, others = rank_giver(ranking, store, note_id, gold)
-        if shown_id != note_id:  # the session's rank comes from another of its gold notes: explain that one
-            e = retrievers[m].explain(question, shown_id, depth, asked_on=asked_on)
+    for m, (ranking, shown_id, e, others) in explain_note(store, question, note_id, methods, depth, asked_on,
+                                                          gold).items():
         place = ranking_place(ranking, store, {note.session_id}, k, depth)
         words, cls = verdict(e, place, k, depth, n)
         giver = (f"explains <code>{html.escape(shown_id)}</code>{' (gold)' if shown_id in gold else ''}, the "
@@ -242,11 +225,8 @@ def explain_text(opened: OpenQuestion, note_id: str, depth: int = DEFAULT_DEPTH,
              f"note {note_id}: {'gold' if note_id in gold else 'not gold'}; gold notes ({len(gold)}): "
              + (", ".join(gold) or "not known"),
              f"store: {len(store)} notes; each method retrieves {depth}; verdicts at k = {k} (Success@{k})", ""]
-    for m, e in explanations(store, case.question, note_id, retrievers, depth, case.asked_on).items():
-        ranking = retrievers[m].rank(case.question, len(store), asked_on=case.asked_on)
-        shown_id, others = rank_giver(ranking, store, note_id, gold)
-        if shown_id != note_id:  # as the page: the note that gives the gold session its rank
-            e = retrievers[m].explain(case.question, shown_id, depth, asked_on=case.asked_on)
+    for m, (ranking, shown_id, e, others) in explain_note(store, case.question, note_id, retrievers, depth,
+                                                          case.asked_on, gold).items():
         place = ranking_place(ranking, store, {store.by_id[note_id].session_id}, k, depth)
         words, _ = verdict(e, place, k, depth, len(store))
         sessions = session_words(ranking, store, place, gold, k, depth)
