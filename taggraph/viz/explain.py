@@ -46,8 +46,17 @@ def top_table(results_by_method: Mapping[str, Sequence[Result]], gold: Sequence[
     gold = set(gold)
     return pd.DataFrame([{"method": m, "rank": r.rank, "note_id": r.note_id, "session_id": r.session_id,
                           "score": round(r.score, 4), "gold": r.note_id in gold,
-                          "evidence": summarize(r.explanation, store) if r.explanation else ""}
+                          "evidence": evidence_cell(r.explanation, store) if r.explanation else ""}
                          for m, res in results_by_method.items() for r in res[:k]])
+
+
+def evidence_cell(e: Explanation, store: MemoryStore | None = None) -> str:
+    """`summarize` of `e`, or why it has nothing to show (a score of 0: nothing of the question reached the note)."""
+    if text := summarize(e, store):
+        return text
+    if e.score == 0:
+        return "(score 0: nothing of the question reached this note; it ranks here only by note order among equal scores)"
+    return f"(no key detail recorded; {evidence_text(e)})" if e.reason else "(no key detail recorded)"
 
 
 def _row(method: str, e: Explanation, store: MemoryStore) -> dict[str, Any]:
