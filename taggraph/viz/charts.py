@@ -13,7 +13,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from taggraph.evaluation.placement import tie_order_only
-from taggraph.methods import DEFAULT_DEPTH, Result
+from taggraph.methods.base import DEFAULT_DEPTH, Result
 
 
 def score_chart(results_by_method: Mapping[str, Sequence[Result]], gold: Sequence[str] = ()) -> go.Figure:

@@ -13,7 +13,7 @@ from taggraph.core.text import parse_datetime, parse_timestamp
 from taggraph.methods.fusion.time_expressions import EPOCH, question_windows
 
 from tests.helpers.methods import WordCount
-from test_fusion import DATED, dated_store, fusion
+from tests.helpers.fusion import DATED, dated_store, fusion
 
 PHRASES = ["What did I do in December?", "What did I buy last Saturday?", "Where did we hike last weekend?",
            "What did I say yesterday?", "the day before yesterday", "two weeks ago", "3 years ago",
