@@ -22,7 +22,9 @@ before its base resident memory is read. Measured, CPU seconds of the process an
   ranked k-th for a question), ``query_after_remember`` (one new note, then a question asked before) and
   ``rss_per_note`` (KB of resident memory above the base per note, every method so far loaded);
 - ``bm25s`` and ``FTS5`` (SQLite, standard library) on the same texts and tokens as our BM25 (each note's Markdown),
-  in the same process: ``index``, ``query_first`` and ``query_warm``, and the rows ``BM25 / bm25s`` and
+  in the same process: ``index``, ``query_first`` and ``query_warm``, each query timed from its text as a user calls
+  it (its tokenizing, `query_tokens`, and for FTS5 building the MATCH string, inside the time, as our BM25's own
+  tokenizing is inside ``Memory.query``), and the rows ``BM25 / bm25s`` and
   ``BM25 / FTS5``: our BM25's cost divided by theirs (CPU);
 - ``save_full`` (`Memory.save` to a new folder) and ``save_100`` (100 notes more, saved to it again), then
   ``load`` and ``load+first_query`` for BM25 and TagGraph-Fusion, each in a fresh process that has loaded its
@@ -233,13 +235,13 @@ def baselines(texts: list[str], asked: list[tuple[str, str]], k: int, rows: Rows
     """bm25s and SQLite FTS5 over `texts`: index, first-time and warm queries."""
     import bm25s
 
-    n, tokens = len(texts), [query_tokens(q) for q, _ in asked]
+    n, texts_asked = len(texts), [q for q, _ in asked]
     bm25 = bm25s.BM25(method="robertson")  # Okapi's idf, as our BM25 (rank-bm25's BM25Okapi)
     _, cpu, wall = timed(lambda: bm25.index([tokenize(t) for t in texts], show_progress=False))
     rows.times(n, "bm25s", "index", [(cpu, wall)], "s")
-    search = lambda q: bm25.retrieve([q], k=min(k, n), show_progress=False, n_threads=0)  # noqa: E731
+    search = lambda q: bm25.retrieve([query_tokens(q)], k=min(k, n), show_progress=False, n_threads=0)  # noqa: E731
     for measure in ("query_first", "query_warm"):
-        rows.times(n, "bm25s", measure, [timed(lambda: search(q))[1:] for q in tokens])
+        rows.times(n, "bm25s", measure, [timed(lambda: search(q))[1:] for q in texts_asked])
     db = sqlite3.connect(":memory:")
 
     def index_fts() -> None:
@@ -250,9 +252,12 @@ def baselines(texts: list[str], asked: list[tuple[str, str]], k: int, rows: Rows
     _, cpu, wall = timed(index_fts)
     rows.times(n, "FTS5", "index", [(cpu, wall)], "s")
     sql = "SELECT rowid FROM notes WHERE notes MATCH ? ORDER BY rank LIMIT ?"
-    search = lambda q: db.execute(sql, (fts_match(q), k)).fetchall() if q else []  # noqa: E731
+    def search(question: str) -> list:
+        tokens = query_tokens(question)
+        return db.execute(sql, (fts_match(tokens), k)).fetchall() if tokens else []
+
     for measure in ("query_first", "query_warm"):
-        rows.times(n, "FTS5", measure, [timed(lambda: search(q))[1:] for q in tokens])
+        rows.times(n, "FTS5", measure, [timed(lambda: search(q))[1:] for q in texts_asked])
     db.close()
 
 

@@ -36,6 +36,10 @@ class BM25(Retriever):
         super().__init__(store, params)
         self.terms = term_index(store) if terms is None else terms  # another text of the notes, e.g. raw turns
         self._idf_cache: tuple[int, float] | None = None  # (n_docs, average idf)
+        # term -> (note indexes, contributions) while the index holds `_memo_at` (n_docs, total_len) notes: a warm
+        # query sums these; every add changes avgdl and so every value, and a query after one recomputes its terms
+        self._memo: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._memo_at: tuple[int, int] = (-1, -1)
 
     def add(self, note: Note) -> None:
         self._idf_cache = None  # the shared TermIndex itself is updated by the store
@@ -60,18 +64,27 @@ class BM25(Retriever):
         value = math.log(n - df + 0.5) - math.log(df + 0.5)
         return value if value >= 0 else self.params.epsilon * self._average_idf()
 
+    MEMO_VALUES = 1 << 22  # free choice: at most 32 MB of memoized contributions, then the memo starts again
+
     def _contributions(self, tokens: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        """term -> (note indexes, per-note contribution of one occurrence of the term)."""
+        """term -> (note indexes, per-note contribution of one occurrence of the term), memoized per term until the
+        next add."""
+        at = (self.terms.n_docs, self.terms.total_len)
+        if at != self._memo_at or sum(len(d) for d, _ in self._memo.values()) > self.MEMO_VALUES:
+            self._memo, self._memo_at = {}, at
         k1, b = self.params.k1, self.params.b
-        dl = self.terms.doc_len
-        avgdl = self.terms.total_len / max(self.terms.n_docs, 1)
         out = {}
         for term in dict.fromkeys(tokens):  # query order: tied terms read the same in every process
-            arrays = self.terms.postings_arrays(term)
-            if arrays is None:
-                continue
-            docs, tf = arrays
-            out[term] = (docs, self.idf(term) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl[docs] / avgdl)))
+            found = self._memo.get(term)
+            if found is None:
+                arrays = self.terms.postings_arrays(term)
+                if arrays is None:
+                    continue
+                docs, tf = arrays
+                dl, avgdl = self.terms.doc_len, at[1] / max(at[0], 1)
+                found = self._memo[term] = (docs, self.idf(term) * tf * (k1 + 1)
+                                            / (tf + k1 * (1 - b + b * dl[docs] / avgdl)))
+            out[term] = found
         return out
 
     def score(self, text: str, *, asked_on: datetime | None = None) -> Scores:
@@ -90,9 +103,9 @@ class BM25(Retriever):
         tokens = query_tokens(text)
         terms = {}
         for term, (docs, values) in self._contributions(tokens).items():
-            where = np.flatnonzero(docs == note.index)
-            if len(where):
-                terms[term] = round(float(values[where[0]]) * tokens.count(term), 4)
+            at = int(np.searchsorted(docs, note.index))  # a term's note indexes ascend
+            if at < len(docs) and docs[at] == note.index:
+                terms[term] = round(float(values[at]) * tokens.count(term), 4)
         matched = dict(sorted(terms.items(), key=lambda kv: -kv[1]))
         if not matched:
             return Evidence(missing="shares no query term with the note", detail={"matched_terms": matched})

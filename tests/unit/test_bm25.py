@@ -1,4 +1,5 @@
 import numpy as np
+from hypothesis import HealthCheck, given, settings, strategies as st
 import pytest
 from rank_bm25 import BM25Okapi
 
@@ -101,3 +102,26 @@ def test_the_terms_per_df_follow_every_add_and_a_loaded_snapshot(hand_store):
     np.testing.assert_array_equal(loaded.terms_with_df[1:len(counted)], counted[1:])
     from taggraph.methods.bm25 import BM25
     assert BM25(hand_store, terms=loaded)._average_idf() == BM25(hand_store)._average_idf()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(order=st.permutations(range(len(HAND_ROWS))), asked=st.lists(st.sampled_from(QUERIES), min_size=1, max_size=3))
+def test_memoized_scores_after_each_remember_equal_a_fresh_index(order, asked):
+    """A warm BM25 queried between remembers (its memo of term contributions then stale) scores bitwise as a BM25
+    built fresh on the same notes, and its explanation names exactly the query terms the note holds."""
+    from taggraph.extractors.base import Extraction
+    from taggraph.core.store import Interaction
+    rows = [HAND_ROWS[i] for i in order]
+    grown = make_store(rows[:1])
+    warm = make_retriever("BM25", grown)
+    for sid, u, a, tags in rows[1:]:
+        for q in asked:
+            warm.score(q)
+        grown.remember(Interaction(sid, u, a), Extraction(**tags))
+        fresh = make_retriever("BM25", grown)
+        for q in asked:
+            got, want = warm.score(q), fresh.score(q)
+            assert np.array_equal(got.index, want.index) and np.array_equal(got.value, want.value)
+            for note in grown:
+                matched = warm.evidence(q, note).detail["matched_terms"]
+                assert set(matched) == set(tokenize(q)) & set(tokenize(note.to_markdown()))
