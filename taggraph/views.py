@@ -9,7 +9,7 @@ are drawn from (`open_question`, `OpenQuestions`, `available_methods`, `build_re
 `taggraph explain`), the notebooks' settings and their checks (`notebook_settings`, `check_parameters`), one store
 per history (`histories`, `history_stores`), the notebooks' data-dependent lines (`distractor_note`, `no_misses_text`, `answer_caveat`,
 `method_misses`) and the prompt an LLM extractor gets (`llm_prompt`). Importing it brings the
-experiments and viz rooms (slow), so `import taggraph` does not.
+runs and viz rooms (slow), so `import taggraph` does not.
 
 Here the two rooms meet: a question is opened by the runs room (its store built once) and drawn by
 the viz room, which never builds one.
@@ -37,8 +37,8 @@ from taggraph.runs.folders import check_run_folder
 from taggraph.runs.runner import build_store, group_by_history
 from taggraph.studies.sweeps import plot_depth_sweep, plot_diffusion_contribution, plot_distractor_sweep
 from taggraph.extractors.prompt import TEMPLATE, render
-from taggraph.methods import DEFAULT_DEPTH, build_retrievers, method_names
-from taggraph.methods.side_by_side import retrieve_all
+from taggraph.methods import DEFAULT_DEPTH, method_names
+from taggraph.runs.retrieval import build_retrievers, retrieve_all
 from taggraph.viz.charts import answer_chart, gold_rank_chart, interval_chart, misses_chart, score_chart
 from taggraph.viz.explain import (METRIC_K, explain_html, explain_misses, explain_table, explain_text, rank_table,
                                   top_table)
@@ -188,7 +188,7 @@ def method_misses(rankings: pd.DataFrame, method: str, k: int) -> tuple[pd.DataF
 
 def bench(cases: Dataset | Sequence[Case], methods: Sequence[str] | None = None, baseline: str | None = "BM25",
           out: str | Path | None = None, force: bool = False, miss_pages: int = 10, **options: Any) -> BenchResult:
-    """`taggraph bench` from Python (`tg.bench`): `experiments.bench.bench(cases, methods, baseline, **options)`,
+    """`taggraph bench` from Python (`tg.bench`): `runs.bench.bench(cases, methods, baseline, **options)`,
     a `BenchResult`; with `out`, also the run folder the command writes (its tables, TREC files, run.json, and
     report.md and report.html with the explain and graph pages of the first `miss_pages` missed questions),
     which `tg.compare`, `tg.score` and `taggraph fuse` read. `cases` is then what `tg.load` returned: its path

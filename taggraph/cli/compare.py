@@ -61,7 +61,7 @@ def regression_pages(wanted: dict) -> dict[str, str]:
 
     from taggraph.errors import TaggraphError
     from taggraph.views import explain
-    from taggraph.viz.compare_page import method_spec
+    from taggraph.runs.finished_runs import method_spec
 
     pages = {}
     with tempfile.TemporaryDirectory() as tmp:

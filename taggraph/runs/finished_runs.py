@@ -21,6 +21,7 @@ from taggraph.datasets.registry import detect_format, load_cases
 from taggraph.errors import ConfigError, InputError
 from taggraph.evaluation.metrics import dedupe_sessions, score_rankings, session_scores
 from taggraph.evaluation.score import read_rankings_csv
+from taggraph.methods import method_names, registered_methods
 
 DEFAULT_DEPTH = 40  # a run.json without a depth: bench's default
 # What a rankings.csv contributes; every metric beside these is recomputed, never read.
@@ -213,3 +214,13 @@ def result_of(result: Any, position: int) -> Run:
     them, its data as recorded (a bench over `tg.load`'s Dataset; over plain cases, none)."""
     label = f"result{position}"
     return Run(Path(label), label, {"config": result.config, "data": result.data}, result.rankings)
+
+
+def method_spec(run: Run, method: str) -> str | None:
+    """How `taggraph explain --methods` names `method` of `run`: its name when taggraph knows it by name
+    (built in or an installed entry point), else the ``module:Class`` run.json records as its
+    ``origin``, else None (a method registered in Python under a name, origin not recorded)."""
+    if method in method_names() and method not in registered_methods():
+        return method
+    origin = run.record.get("config", {}).get("methods", {}).get(method, {}).get("origin")
+    return origin if isinstance(origin, str) and ":" in origin else None

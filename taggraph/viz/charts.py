@@ -13,7 +13,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from taggraph.evaluation.placement import tie_order_only
-from taggraph.methods import DEFAULT_DEPTH, Result
+from taggraph.methods.base import DEFAULT_DEPTH, Result
 
 
 def score_chart(results_by_method: Mapping[str, Sequence[Result]], gold: Sequence[str] = ()) -> go.Figure:
@@ -24,10 +24,12 @@ def score_chart(results_by_method: Mapping[str, Sequence[Result]], gold: Sequenc
              "note kind": "gold" if r.note_id in gold else "other"}
             for m, res in results_by_method.items() for r in res]
     fig = px.strip(pd.DataFrame(rows, columns=["method", "score", "rank", "note", "note kind"]), x="method", y="score",
-                   color="note kind", facet_col="method", hover_data=["note", "rank"],
-                   color_discrete_map={"gold": "#f2b701", "other": "#4c78a8"},
+                   color="note kind", facet_col="method", facet_col_wrap=4, facet_row_spacing=0.12,
+                   hover_data=["note", "rank"], color_discrete_map={"gold": "#f2b701", "other": "#4c78a8"},
+                   height=300 + 250 * ((len(results_by_method) - 1) // 4),
                    title="Scores of the retrieved notes per method (one scale per panel)")
-    fig.update_yaxes(matches=None, showticklabels=True).update_xaxes(matches=None, title=None)
+    # the panel's title names the method: no x label, and four panels a row leave each title room of its own
+    fig.update_yaxes(matches=None, showticklabels=True).update_xaxes(matches=None, title=None, showticklabels=False)
     return fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
 
 
@@ -47,9 +49,10 @@ def gold_rank_chart(results_by_method: Mapping[str, Sequence[Result]], gold: Seq
                          "label": "miss" if r is None else f"{r.rank} tie order" if tie else str(r.rank)})
     fig = px.bar(pd.DataFrame(rows, columns=["method", "gold note", "rank", "label", "tie"]), x="method", y="rank",
                  color="gold note", barmode="group", text="label", custom_data=["tie"],
-                 labels={"rank": "note rank (notes counted, not sessions)"},
-                 title=f"Rank of each gold note per method (lower is better)<br><sup>miss: not in the first {depth}; "
-                       f"hatched: in the top {k} only by tie order</sup>")
+                 labels={"rank": "note rank"},  # short: a longer y title runs up into the subtitle
+                 title=f"Rank of each gold note per method (lower is better)<br><sup>notes counted, not sessions; "
+                       f"miss: not in the first {depth}; hatched: in the top {k} only by tie order</sup>")
+    fig.update_xaxes(tickangle=-90)  # upright names: slanted ones would run into each other's boxes
     for trace in fig.data:
         trace.marker.pattern.shape = ["/" if tie else "" for tie in trace.customdata[:, 0]]
     if not gold:  # an abstention or free-text question: nothing to draw, and the chart says so

@@ -28,25 +28,11 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from taggraph.runs.compare import PAIR_COLUMNS, Comparison
-from taggraph.runs.finished_runs import Run, data_options
-from taggraph.methods import method_names, registered_methods
+from taggraph.runs.finished_runs import Run, data_options, method_spec
 from taggraph.viz.miss_pages import miss_page_name
-from taggraph.viz.report import _CSS, _few_questions, _table
+from taggraph.viz.page_shell import few_questions, html_table, shell_page, static
 from taggraph.viz.run_params import difference_line, differences, run_params
 
-_CMP_CSS = ("pre { white-space: pre; overflow-x: auto; max-width: 40em; margin: 0; }"
-            " div.caveat { background: #fff6e0; padding: .2em .6em; color: #8a5a00; }"
-            " p.differ { background: #eef4fb; padding: .3em .6em; }")
-
-
-def method_spec(run: Run, method: str) -> str | None:
-    """How `taggraph explain --methods` names `method` of `run`: its name when taggraph knows it by name
-    (built in or an installed entry point), else the ``module:Class`` run.json records as its
-    ``origin``, else None (a method registered in Python under a name, origin not recorded)."""
-    if method in method_names() and method not in registered_methods():
-        return method
-    origin = run.record.get("config", {}).get("methods", {}).get(method, {}).get("origin")
-    return origin if isinstance(origin, str) and ":" in origin else None
 
 
 def explain_command(run: Run, question_id: str, methods: list[str], out: str) -> str | None:
@@ -242,10 +228,10 @@ def _pairs_html(pairs: pd.DataFrame) -> str:
     """The pairs' key columns (`PAIR_KEY`, each pair named 'b − a'), then every column on demand."""
     view = _view(pairs, PAIR_VIEW)
     key = view.assign(pair=[_pair_name(p) for p in pairs.to_dict("records")])[PAIR_KEY]
-    return (_table(key, "num summary key", decimals=3)
+    return (html_table(key, "num summary key", decimals=3)
             + f"<details class='all'><summary>All {len(view.columns)} columns per pair (runs and methods apart, the "
               f"95% intervals, p and p BH, each side's tie-aware MRR, only a / only b)</summary>"
-            + _table(view, "num summary", decimals=3) + "</details>")
+            + html_table(view, "num summary", decimals=3) + "</details>")
 
 
 def _runs_html(comparison: Comparison, out: Path) -> str:
@@ -302,9 +288,8 @@ def compare_html(comparison: Comparison, out: Path, title: str = "taggraph compa
                    for i, f in enumerate(figs)])
     interval = next(charts)
     body = "".join(text + (next(charts) if chart is not None else "") for text, chart in sections)
-    return ("<!doctype html><html><head><meta charset='utf-8'>"
-            f"<title>{html.escape(title)}</title><style>{_CSS}{_CMP_CSS}</style></head><body>"
-            f"<h1>{html.escape(title)}</h1><h2>Runs</h2>{_runs_html(comparison, out)}{_unpaired_html(comparison)}"
+    return shell_page(title, f"<h1>{html.escape(title)}</h1><h2>Runs</h2>{_runs_html(comparison, out)}"
+            f"{_unpaired_html(comparison)}"
             "<h2>Pairs</h2><p class='meta'>Every number is recomputed from the runs' rankings. Per pair, over the "
             "judged questions both runs rank: MRR of each side, ΔMRR = MRR_b - MRR_a with its 95% bootstrap interval "
             "and paired randomization p-value; p Holm and p BH adjust p for the pairs tested together (Holm: "
@@ -315,8 +300,9 @@ def compare_html(comparison: Comparison, out: Path, title: str = "taggraph compa
             "ties: questions whose reciprocal rank rose, fell or stayed; tie-order places: questions where either "
             "side's first gold rank rests on tie order. only a / only b: judged questions only one side ranks, "
             "left out. The table gives each pair's key columns; 'All columns' opens every one.</p>"
-            f"{_few_questions(comparison.pairs)}"
+            f"{few_questions(comparison.pairs)}"
             f"{_pairs_html(comparison.pairs)}"
             f"{interval}<h2>Per question type</h2><p class='meta'>The same paired test within each question type; "
             "p Holm and p BH adjust over every pair and type tested (– : fewer than 2 questions).</p>"
-            f"{_table(_view(comparison.per_type, TYPE_VIEW), 'num summary', decimals=3)}{body}</body></html>")
+            f"{html_table(_view(comparison.per_type, TYPE_VIEW), 'num summary', decimals=3)}{body}",
+        static("report.css") + static("compare.css"))

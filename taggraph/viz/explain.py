@@ -19,13 +19,14 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from taggraph.core.store import MemoryStore
-from taggraph.evaluation.placement import SessionPlace, rank_giver, ranking_place
-from taggraph.methods import DEFAULT_DEPTH, Explanation, Result, build_retrievers
-from taggraph.methods.side_by_side import Methods, explanations
+from taggraph.evaluation.placement import SessionPlace, ranking_place
+from taggraph.methods.base import DEFAULT_DEPTH, Explanation, Result
+from taggraph.runs.retrieval import Methods, explain_note, explanations, missed_explanations
 from taggraph.viz.explain_evidence import (KIND_COLOUR, contrast_html, note_html, number_text, outranked_html,
                                            summarize, value_html)
+from taggraph.viz.page_shell import shell_page, static
 
-if TYPE_CHECKING:  # the pages take a question opened by the experiments room; they never open one
+if TYPE_CHECKING:  # the pages take a question opened by the runs room; they never open one
     from taggraph.runs.question import OpenQuestion
 
 METRIC_K = 5  # verdicts use Success@5, the paper's headline recall@5
@@ -45,8 +46,17 @@ def top_table(results_by_method: Mapping[str, Sequence[Result]], gold: Sequence[
     gold = set(gold)
     return pd.DataFrame([{"method": m, "rank": r.rank, "note_id": r.note_id, "session_id": r.session_id,
                           "score": round(r.score, 4), "gold": r.note_id in gold,
-                          "evidence": summarize(r.explanation, store) if r.explanation else ""}
+                          "evidence": evidence_cell(r.explanation, store) if r.explanation else ""}
                          for m, res in results_by_method.items() for r in res[:k]])
+
+
+def evidence_cell(e: Explanation, store: MemoryStore | None = None) -> str:
+    """`summarize` of `e`, or why it has nothing to show (a score of 0: nothing of the question reached the note)."""
+    if text := summarize(e, store):
+        return text
+    if e.score == 0:
+        return "(score 0: nothing of the question reached this note; it ranks here only by note order among equal scores)"
+    return f"(no key detail recorded; {evidence_text(e)})" if e.reason else "(no key detail recorded)"
 
 
 def _row(method: str, e: Explanation, store: MemoryStore) -> dict[str, Any]:
@@ -66,20 +76,8 @@ def explain_misses(units: pd.DataFrame, stores: Mapping[str, MemoryStore], metho
     """`explain_table` rows of every gold note in `units` (`failure_diagnostics(...).units`) under
     every method that does not rank its session in its top k sessions, or ranks it there only by tie
     order (`session_place`, as the verdict judges); `stores` maps question id -> store."""
-    rows, built, ranked = [], {}, {}  # each question's retrievers and rankings, built once
-    for u in units.drop_duplicates(["question_id", "note_id"]).itertuples():
-        store = stores[u.question_id]
-        if u.question_id not in built:
-            built[u.question_id] = build_retrievers(store, methods)
-        retrievers = built[u.question_id]
-        for m, e in explanations(store, u.question, u.note_id, retrievers).items():
-            if (u.question_id, m) not in ranked:
-                ranked[u.question_id, m] = retrievers[m].rank(u.question, len(store))
-            ranking = ranked[u.question_id, m]
-            place = ranking_place(ranking, store, {store.by_id[u.note_id].session_id}, k)
-            if place.rank is None or place.rank > k or place.tie:
-                rows.append({"question_id": u.question_id, "note_id": u.note_id, "category": u.category,
-                             **_row(m, e, store)})
+    rows = [{"question_id": u.question_id, "note_id": u.note_id, "category": u.category, **_row(m, e, stores[u.question_id])}
+            for u, m, e in missed_explanations(units, stores, methods, k)]
     return pd.DataFrame(rows, columns=["question_id", "note_id", "category", "method", "rank", "reason",
                                        "key details"]).astype({"rank": "Int64"})
 
@@ -161,15 +159,10 @@ def explain_html(store: MemoryStore, question: str, note_id: str, methods: Metho
     asked on date `asked_on`; `links` ({label: href}) lead to the question's other pages, a note to its place on
     the "graph page" when that page draws it (`graph_notes`, `viz.graph.page.GraphPage.notes`; None: every note); `question_id`
     names the question (else the page names the store, which several questions may share, as in LoCoMo)."""
-    retrievers = build_retrievers(store, methods)
-    exps = explanations(store, question, note_id, retrievers, depth, asked_on)
     note, n = store.by_id[note_id], len(store)
     rows, sections = [], []
-    for m, e in exps.items():
-        ranking = retrievers[m].rank(question, n, asked_on=asked_on)
-        shown_id, others = rank_giver(ranking, store, note_id, gold)
-        if shown_id != note_id:  # the session's rank comes from another of its gold notes: explain that one
-            e = retrievers[m].explain(question, shown_id, depth, asked_on=asked_on)
+    for m, (ranking, shown_id, e, others) in explain_note(store, question, note_id, methods, depth, asked_on,
+                                                          gold).items():
         place = ranking_place(ranking, store, {note.session_id}, k, depth)
         words, cls = verdict(e, place, k, depth, n)
         giver = (f"explains <code>{html.escape(shown_id)}</code>{' (gold)' if shown_id in gold else ''}, the "
@@ -215,36 +208,12 @@ def explain_html(store: MemoryStore, question: str, note_id: str, methods: Metho
                f"and the run report do: each session once, where its best note ranks (within the depth), so it is "
                f"smaller than the note rank when two notes above it share a session.</p>"
                f"<p class='scale'>Path boxes: {legend} (token → concept → ontology hops → topic → note).</p>")
-    return ("<!doctype html><html><head><meta charset='utf-8'>"
-            f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
-            f"<h1>Why (not) note <code>{html.escape(note_id)}</code>?</h1>{links_html(links)}{context}"
+    return shell_page(title, f"<h1>Why (not) note <code>{html.escape(note_id)}</code>?</h1>{links_html(links)}{context}"
             "<table class='summary'><tr><th>method</th><th>verdict</th><th>note rank</th><th>session rank</th>"
             "<th>score</th><th>evidence</th></tr>"
             f"{''.join(rows)}</table><section class='note'><h2>The note</h2>{note_html(note)}</section>"
-            f"{''.join(sections)}</body></html>")
+            f"{''.join(sections)}", static("explain.css"))
 
-
-_CSS = """
-body { font: 14px system-ui, sans-serif; margin: 1.5em; max-width: 70em; }
-table { border-collapse: collapse; }
-td, th { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
-th { background: #f3f3f3; }
-.hit > td.verdict, .hit > h2, span.hit { color: #1a7f37; } .near > td.verdict, .near > h2, span.near { color: #b26a00; }
-.miss > td.verdict, .miss > h2, span.miss { color: #c0392b; } .gold { color: #b8860b; }
-.tie > td.verdict, .tie > h2, span.tie { color: #6f42c1; } section.tie { border-color: #6f42c1; }
-.fb, .fallback { color: #8a5a00; } .fallback { background: #fff6e0; padding: .3em .5em; }
-p.scale { color: #444; }
-section { border-left: 4px solid #ccc; padding: 0 1em; margin: 1.2em 0; }
-section.hit { border-color: #1a7f37; } section.near { border-color: #e08e0b; } section.miss { border-color: #c0392b; }
-summary { cursor: pointer; color: #555; }
-dt { font-weight: bold; margin-top: .4em; } dd { margin-left: 1.5em; }
-.node { border: 2px solid; border-radius: 4px; padding: 0 4px; white-space: nowrap; }
-pre, td.v { white-space: pre-wrap; } pre { background: #f6f6f6; padding: .5em; }
-table.contrast td { max-width: 22em; } .reads { color: #555; font-size: 12px; } td.decided { background: #fdecea; }
-.lead { color: #c0392b; } .behind { color: #1a7f37; } tr.total { font-weight: bold; }
-.decided-key { background: #fdecea; padding: 0 3px; } li.left-out { color: #555; font-style: italic; }
-table.contrast th[title] { cursor: help; text-decoration: underline dotted; }
-"""
 
 
 def explain_text(opened: OpenQuestion, note_id: str, depth: int = DEFAULT_DEPTH, k: int = METRIC_K) -> str:
@@ -256,11 +225,8 @@ def explain_text(opened: OpenQuestion, note_id: str, depth: int = DEFAULT_DEPTH,
              f"note {note_id}: {'gold' if note_id in gold else 'not gold'}; gold notes ({len(gold)}): "
              + (", ".join(gold) or "not known"),
              f"store: {len(store)} notes; each method retrieves {depth}; verdicts at k = {k} (Success@{k})", ""]
-    for m, e in explanations(store, case.question, note_id, retrievers, depth, case.asked_on).items():
-        ranking = retrievers[m].rank(case.question, len(store), asked_on=case.asked_on)
-        shown_id, others = rank_giver(ranking, store, note_id, gold)
-        if shown_id != note_id:  # as the page: the note that gives the gold session its rank
-            e = retrievers[m].explain(case.question, shown_id, depth, asked_on=case.asked_on)
+    for m, (ranking, shown_id, e, others) in explain_note(store, case.question, note_id, retrievers, depth,
+                                                          case.asked_on, gold).items():
         place = ranking_place(ranking, store, {store.by_id[note_id].session_id}, k, depth)
         words, _ = verdict(e, place, k, depth, len(store))
         sessions = session_words(ranking, store, place, gold, k, depth)

@@ -13,8 +13,7 @@ from urllib.parse import quote
 from taggraph.core.notes import Note
 from taggraph.core.store import MemoryStore
 from taggraph.core.text import snippet
-from taggraph.methods import Explanation
-from taggraph.methods.base import same_score
+from taggraph.methods.base import Explanation, same_score
 from taggraph.methods.signals import Contrast, lead_words, plain_number
 from taggraph.viz.names import node_name
 

@@ -13,6 +13,7 @@ import pandas as pd
 from taggraph.datasets.base import gold_note_ids
 from taggraph.evaluation.metrics import score_rankings
 from taggraph.evaluation.placement import misses_table
+from taggraph.viz.page_shell import shell_page
 
 
 def miss_page_name(question_id: str, kind: str) -> str:
@@ -71,9 +72,9 @@ class MissPages:
 def failed_page(what: str, exc: Exception) -> str:
     """A page in place of `what`, which could not be drawn: the error, in one line."""
     message = html.escape(f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:500])
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(what)}: not drawn</title></head>"
-            f"<body><h1>The {html.escape(what)} could not be drawn</h1><p><code>{message}</code></p>"
-            f"<p><a href='../report.html'>run report</a></p></body></html>")
+    return shell_page(f"{what}: not drawn", f"<h1>The {html.escape(what)} could not be drawn</h1>"
+            f"<p><code>{message}</code></p>"
+            f"<p><a href='../report.html'>run report</a></p>")
 
 
 def miss_pages(result, misses: pd.DataFrame, n: int) -> dict[str, str]:

@@ -1,6 +1,6 @@
 """Where a run came from, in the words and table its reports show (`viz.report` renders them): commit, date,
 command, data and sha256; the machine and resources; each method's parameters, embedder and times
-(`experiments.provenance`)."""
+(`runs.provenance`)."""
 
 from __future__ import annotations
 

@@ -22,6 +22,7 @@ from taggraph.evaluation.placement import misses_table
 from taggraph.evaluation.significance import ALPHA
 from taggraph.evaluation.tables import significance_matrix, summary_latex, with_intervals
 from taggraph.viz.miss_pages import miss_page_name, miss_pages
+from taggraph.viz.page_shell import few_questions, html_table, shell_page, static
 from taggraph.viz.provenance_view import provenance_lines, provenance_table
 from taggraph.viz.report_charts import mrr_chart, rank_chart, recall_chart
 from taggraph.viz.report_md import markdown_report
@@ -33,10 +34,10 @@ def _summary_html(result) -> str:
     """The key columns (`KEY_COLUMNS`, the baseline comparison) in view, every metric one click away."""
     view = summary_view(result)
     key = view[[c for c in view if c in KEY_COLUMNS or c.startswith("ΔMRR")]]
-    return (_table(key, "num summary key")
+    return (html_table(key, "num summary key")
             + f"<details class='all'><summary>All {len(view.columns) - 1} metrics per method (R@k, nDCG@k, "
               f"LongMemEval's recall_all@k and ndcg_any@k, every tie-aware column)</summary>"
-            + _table(view, "num summary") + "</details>")
+            + html_table(view, "num summary") + "</details>")
 
 
 def _provenance_html(result, record: dict | None) -> str:
@@ -47,7 +48,7 @@ def _provenance_html(result, record: dict | None) -> str:
     rest = "".join(f"<li>{html.escape(line)}</li>" for line in lines[4:])
     return (f"<ul class='meta provenance'>{first}</ul><details class='all'><summary>Machine, resources and each "
             f"method's parameters, embedder, index and query times</summary><ul class='meta'>{rest}</ul>"
-            f"{_table(provenance_table(result), 'num')}</details>")
+            f"{html_table(provenance_table(result), 'num')}</details>")
 
 
 def _data_warnings_html(result) -> str:
@@ -70,13 +71,6 @@ def report_pages(result, title: str, data_label: str, benchmark: str | None, cas
                                                         questions, k, record, matrix),
             "summary.tex": summary_latex(result.summary, result.config.get("baseline")),
             "significance_matrix.csv": matrix.to_csv(index=False), **extra}
-
-
-def _table(df: pd.DataFrame, cls: str = "", decimals: int | None = None) -> str:
-    """`df` as an HTML table (text escaped); every float with `decimals` places when given (0 as 0.000)."""
-    formats = {"float_format": f"{{:.{decimals}f}}".format} if decimals is not None else {}
-    table = df.to_html(index=False, escape=True, na_rep="–", classes=cls or None, border=0, **formats)
-    return f"<div class='wide'>{table}</div>"
 
 
 def _matrix_html(matrix: pd.DataFrame | None, methods: list[str]) -> str:
@@ -128,31 +122,6 @@ def _page_links(question_id: str, pages: dict[str, str]) -> str:
                       for kind in ("explain", "graph") if miss_page_name(question_id, kind) in pages)
 
 
-# Sorts a table.sortable by the column of a clicked header: cells that are numbers as numbers (largest first),
-# others as text (A to Z first); a second click reverses. The header shows its order by an arrow (CSS).
-SORTABLE_JS = """
-document.querySelectorAll("table.sortable").forEach(function (table) {
-  var body = table.tBodies[0];
-  table.querySelectorAll("thead th").forEach(function (th, col) {
-    th.style.cursor = "pointer";
-    th.addEventListener("click", function () {
-      var key = function (row) { var t = row.cells[col].textContent.trim(), n = t === "" ? NaN : Number(t);
-                                 return isNaN(n) ? t : n; };
-      var numbers = Array.from(body.rows).some(function (row) { return typeof key(row) === "number"; });
-      var down = th.dataset.sorted ? th.dataset.sorted !== "down" : numbers;
-      table.querySelectorAll("thead th").forEach(function (h) { delete h.dataset.sorted; });
-      th.dataset.sorted = down ? "down" : "up";
-      Array.from(body.rows).sort(function (a, b) {
-        var x = key(a), y = key(b), c = (typeof x === typeof y) ? (x < y ? -1 : x > y ? 1 : 0)
-                                                               : (typeof x === "number" ? -1 : 1);
-        return down ? -c : c;
-      }).forEach(function (row) { body.appendChild(row); });
-    });
-  });
-});
-"""
-
-
 def _misses_html(misses: pd.DataFrame, pages: dict[str, str], questions: dict[str, str], k: int) -> str:
     if misses.empty:
         return (f"<p>Every method ranks a gold session in its top {k} for every judged question, and not by tie "
@@ -192,22 +161,13 @@ def _tie_notes_html(result) -> str:
         return ""
     items = "".join(f"<li>{html.escape(line)}</li>" for line in TIE_NOTES)
     return (f"<ul class='meta'>{items}</ul><p class='meta'>MRR_from_tie_order per question type:</p>"
-            + _table(tie_share_table(result.per_type, list(result.summary["method"])), "num", decimals=3))
+            + html_table(tie_share_table(result.per_type, list(result.summary["method"])), "num", decimals=3))
 
 
 def _verdicts_html(result) -> str:
     return "".join(f"<h2>Does each component of {html.escape(method)} earn its keep?</h2><ul>"
                    + "".join(f"<li>{html.escape(line)}</li>" for line in lines) + "</ul>"
                    for method, lines in result.verdicts.items())
-
-
-def _few_questions(summary: pd.DataFrame, below: int = 30) -> str:
-    """A caveat when the means rest on fewer than `below` questions (our threshold)."""
-    n = int(summary["n"].min()) if len(summary) else 0
-    if n >= below:
-        return ""
-    return (f"<p class='caveat'>Only n = {n} judged questions: one question moves a method's MRR by up to "
-            f"{1 / max(n, 1):.2f}, so differences between methods here are anecdotes, not findings.</p>")
 
 
 def html_report(result, title: str, data_label: str, benchmark: str | None, misses: pd.DataFrame,
@@ -227,40 +187,18 @@ def html_report(result, title: str, data_label: str, benchmark: str | None, miss
         paper = (f"<h2>Beside the paper's Table 1 ({html.escape(benchmark)}, MRR)</h2>"
                  "<p>The paper's rows used LLM extraction and its own question count; ours used the extractor and "
                  "the n named in our rows (MRR_tieavg: ties in random order, which the paper does not report).</p>"
-                 + comparison.rename_axis(columns=None).reset_index().pipe(_table, "num"))
-    return ("<!doctype html><html><head><meta charset='utf-8'>"
-            f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
-            f"<h1>{html.escape(title)}</h1>"
+                 + comparison.rename_axis(columns=None).reset_index().pipe(html_table, "num"))
+    return shell_page(title, f"<h1>{html.escape(title)}</h1>"
             f"<p class='meta'>Data <code>{html.escape(data_label)}</code> · {cfg['n_cases']} questions, "
             f"{cfg['n_abstention']} abstention excluded · extractor <code>{html.escape(str(cfg['extractor']))}</code>"
             f" · depth {cfg['depth']}</p>{_provenance_html(result, record)}"
             f"{_data_warnings_html(result)}"
-            f"<h2>Per method</h2><p class='meta'>{html.escape(NAMES_NOTE)}</p>{_few_questions(result.summary)}"
+            f"<h2>Per method</h2><p class='meta'>{html.escape(NAMES_NOTE)}</p>{few_questions(result.summary)}"
             f"{_summary_html(result)}<p class='meta'>{html.escape(significance_note(result))}</p>{charts[0]}"
             f"{_tie_notes_html(result)}{_verdicts_html(result)}{paper}"
             f"<h2>Questions missed by some method (top {k})</h2>{_misses_html(misses, pages, questions, k)}"
             f"{charts[2]}<h2>Per question type (Success@k, %, with its 95% bootstrap interval)</h2>"
-            f"{_table(per_type_table(result.rankings, methods), 'num nowrap')}{charts[1]}"
-            f"{_matrix_html(matrix, methods)}{_questions_html(result.rankings, methods, questions, pages)}"
-            f"<script>{SORTABLE_JS}</script></body></html>")
+            f"{html_table(per_type_table(result.rankings, methods), 'num nowrap')}{charts[1]}"
+            f"{_matrix_html(matrix, methods)}{_questions_html(result.rankings, methods, questions, pages)}",
+        static("report.css"), static("sortable.js"))
 
-
-_CSS = """
-html { overflow-y: scroll; }  /* the scroll bar from the first frame: plotly sizes a chart to the width it finds */
-body { font: 14px system-ui, sans-serif; margin: 1.5em auto; max-width: 90em; padding: 0 1em; }
-table { border-collapse: collapse; margin: .5em 0 1em; }
-th, td { border-bottom: 1px solid #ddd; padding: 4px 10px; text-align: left; vertical-align: top; }
-th { background: #f3f3f3; } tr:hover td { background: #fafafa; }
-table.num td { font-variant-numeric: tabular-nums; } td.num { text-align: right; }
-td.bad { color: #c0392b; font-weight: bold; } td.ok { color: #1a7f37; }
-td.tie, span.tie { color: #6f42c1; font-weight: bold; }
-td.better { color: #1a7f37; } td.worse { color: #c0392b; } table.nowrap td { white-space: nowrap; }
-p.meta, ul.meta { color: #444; max-width: 60em; } div.wide { overflow-x: auto; }
-table.summary { font-size: 12px; } table.summary th, table.summary td { padding: 3px 6px; }
-details.all > summary { cursor: pointer; color: #345; margin-bottom: .3em; }
-table.sortable th::after { content: " ↕"; color: #999; } table.sortable th[data-sorted=up]::after { content: " ▲"; color: #345; }
-table.sortable th[data-sorted=down]::after { content: " ▼"; color: #345; } table.questions td.text { min-width: 18em; }
-p.caveat { background: #fff6e0; padding: .4em .6em; color: #8a5a00; }
-ul.provenance { font-size: 12px; margin: .2em 0; padding-left: 1.2em; word-break: break-all; }
-ul.caveat { background: #fff6e0; padding: .4em .6em .4em 2em; color: #8a5a00; }
-"""

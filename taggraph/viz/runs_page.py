@@ -23,7 +23,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from taggraph.runs.finished_runs import read_record
-from taggraph.viz.report import _CSS, SORTABLE_JS
+from taggraph.viz.page_shell import shell_page, static
 from taggraph.viz.run_params import run_params, unusual
 
 
@@ -97,9 +97,8 @@ def runs_html(runs: list[RunEntry], out: Path, compare_pages: dict[tuple[int, in
                                         scattermode="group")  # MRR's own range, drawn or empty
     chart = overlay.to_html(full_html=False, include_plotlyjs=True, div_id="overlay", config={"displaylogo": False})
     payload = json.dumps(data).replace("</", "<\\/")
-    return ("<!doctype html><html><head><meta charset='utf-8'>"
-            f"<title>{html.escape(title)}</title><style>{_CSS}{_RUNS_CSS}</style></head><body>"
-            f"<h1>{html.escape(title)}</h1><p class='meta'>{len(runs)} run(s), oldest first. Type to filter the rows "
+    return shell_page(title, f"<h1>{html.escape(title)}</h1><p class='meta'>{len(runs)} run(s), oldest first. "
+            "Type to filter the rows "
             "(any text: a method, a date, a data file), click a header to sort, tick two runs for their compare page, "
             "two or more to overlay their per-type MRR.</p>"
             "<p><input id='filter' type='search' placeholder='filter runs' size='40'></p>"
@@ -108,74 +107,7 @@ def runs_html(runs: list[RunEntry], out: Path, compare_pages: dict[tuple[int, in
             + "".join(_row(i, r, out, u) for i, (r, u) in enumerate(zip(runs, unusual(params))))
             + "</tbody></table></div>"
             "<p id='picked' class='meta'>No run ticked.</p>"
-            f"{chart}<script type='application/json' id='runs-data'>{payload}</script>"
-            f"<script>{SORTABLE_JS}{_RUNS_JS}</script></body></html>")
+            f"{chart}<script type='application/json' id='runs-data'>{payload}</script>",
+        static("report.css") + static("runs.css"), static("sortable.js") + static("runs.js"))
 
 
-_RUNS_CSS = ("td.methods { font-size: 12px; max-width: 30em; } #picked a { font-weight: bold; }"
-             " table.runs td:nth-child(3) { white-space: nowrap; }")
-
-# Filters the rows, and on each tick: the compare page of two runs (or its command) and the per-type overlay.
-_RUNS_JS = """
-var RUNS = JSON.parse(document.getElementById("runs-data").textContent);
-document.getElementById("filter").addEventListener("input", function (e) {
-  var text = e.target.value.toLowerCase();
-  document.querySelectorAll("table.runs tbody tr").forEach(function (row) {
-    row.style.display = row.textContent.toLowerCase().indexOf(text) >= 0 ? "" : "none"; });
-});
-var SYMBOLS = ["circle", "diamond", "square", "triangle-up", "x", "star"];
-var COLOURS = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#eeca3b", "#9d755d", "#bab0ac"];
-function ticked() {
-  return Array.from(document.querySelectorAll("input.pick:checked")).map(function (b) { return +b.value; })
-    .sort(function (a, b) { return a - b; });
-}
-function showPicked(picked) {
-  var out = document.getElementById("picked");
-  out.textContent = "";
-  if (picked.length !== 2) {
-    out.textContent = picked.length ? picked.length + " run(s) ticked; tick two for their compare page."
-                                    : "No run ticked.";
-    return;
-  }
-  var a = RUNS.runs[picked[0]], b = RUNS.runs[picked[1]], page = RUNS.compare[picked[0] + "-" + picked[1]];
-  var differ = document.createElement("div");  /* as the compare page's line: b's settings otherwise than a's */
-  differ.textContent = "What differs: " + difference(a, b);
-  out.appendChild(differ);
-  if (page) {
-    var link = document.createElement("a");
-    link.href = page; link.textContent = "compare page: " + a.name + " → " + b.name;
-    out.appendChild(link);
-  } else {
-    out.appendChild(document.createTextNode("No compare page for these two (other data, or no method in common): "));
-    var code = document.createElement("code");
-    code.textContent = "taggraph compare '" + a.path + "' '" + b.path + "' --other-data";
-    out.appendChild(code);
-  }
-}
-function difference(a, b) {
-  var items = Object.keys(b.params).filter(function (k) { return k in a.params && a.params[k] !== b.params[k]; })
-    .map(function (k) { return k + "=" + b.params[k]; });
-  return items.length ? b.name + ": " + items.join(", ") : "the runs record the same settings";
-}
-function overlay(picked) {
-  var traces = [], colour = {};  // a method keeps its colour across runs, a run its marker
-  picked.forEach(function (i, n) {
-    var run = RUNS.runs[i], methods = {};
-    run.per_type.forEach(function (r) { (methods[r.method] = methods[r.method] || []).push(r); });
-    Object.keys(methods).forEach(function (m) {
-      traces.push({type: "scatter", mode: "markers", name: run.name + ": " + m, offsetgroup: run.name + m,
-                   x: methods[m].map(function (r) { return r.question_type; }),
-                   y: methods[m].map(function (r) { return r.MRR; }),
-                   cliponaxis: false, marker: {symbol: SYMBOLS[n % SYMBOLS.length], size: 9,
-                            color: colour[m] = colour[m] || COLOURS[Object.keys(colour).length % COLOURS.length]}});
-    });
-  });
-  var plot = document.getElementById("overlay");
-  Plotly.react(plot, picked.length >= 2 ? traces : [], plot.layout);
-}
-function refresh() { var picked = ticked(); showPicked(picked); overlay(picked); }
-document.querySelectorAll("input.pick").forEach(function (box) { box.addEventListener("change", refresh); });
-/* after Back the browser restores the ticks, not what they showed: rebuild from the boxes */
-window.addEventListener("pageshow", refresh);
-refresh();
-"""

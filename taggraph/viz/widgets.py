@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from IPython.display import HTML, Pretty
 
-from taggraph.methods import Retriever
-from taggraph.methods.side_by_side import retrieve_all
+from taggraph.methods.base import Retriever
+from taggraph.runs.retrieval import retrieve_all
 from taggraph.core.store import MemoryStore
 from taggraph.viz.explain import explain_html, explain_table, top_table
 from taggraph.viz.graph.page import graph_html

@@ -95,7 +95,7 @@ def test_the_gold_rank_chart_title_is_not_cut_in_a_notebook_wide_frame(tmp_path)
     from taggraph.viz.charts import gold_rank_chart
     from taggraph.methods import build_retrievers
     from taggraph.datasets.base import gold_note_ids
-    from taggraph.methods.side_by_side import retrieve_all
+    from taggraph.runs.retrieval import retrieve_all
 
     case = next(c for c in load_dataset(DEMO_DATA) if c.case_id == "demo_q12")
     store = build_store(case, "offline-v2")

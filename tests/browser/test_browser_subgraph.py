@@ -16,7 +16,7 @@ from taggraph.datasets import load_dataset
 from taggraph.runs.runner import build_store
 from taggraph.datasets.base import gold_note_ids
 from taggraph.methods import build_retrievers
-from taggraph.methods.side_by_side import retrieve_all
+from taggraph.runs.retrieval import retrieve_all
 from taggraph.viz.graph.page import save_graph_html
 
 from test_browser import CHROMIUM, page_requests, pytestmark  # noqa: F401  (slow, needs chromium)
@@ -456,7 +456,7 @@ def test_every_walked_edge_and_stop_the_explanations_name_is_drawn_under_their_m
     it walked is drawn in its colour wherever both ends are drawn, and a concept where it says its walk stopped is
     marked ✕, as the explain page says. demo_q12 before: TagGraph-Basic's explanation of demo_s45#0 and demo_s46#0 says
     'trail' matches place/location/trail, but that edge was thin; Stopwords and TFIDF left that concept unmarked."""
-    from taggraph.viz.graph.page import file_explanations
+    from taggraph.runs.retrieval import file_explanations
 
     cases = {c.case_id: c for c in load_dataset(DEMO_DATA)}
     for page in run_miss_pages:

@@ -13,30 +13,19 @@ from typer.testing import CliRunner
 
 from taggraph.cli import app
 from taggraph._infra.config import DEMO_DATA
-from taggraph.datasets import load_dataset
 from taggraph.errors import ConfigError
 from taggraph.evaluation.significance import adjusted_p_values, paired_test
-from taggraph.runs.bench import run_bench
 from taggraph.runs.compare import RunMismatchWarning, compare_runs
-from taggraph.runs.folders import data_record, save_bench
 from taggraph.viz.compare_page import explain_command
+from tests.helpers.runs import METHODS, two_demo_runs
 
 runner = CliRunner()
-METHODS = ["BM25", "TagGraph-Basic"]
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """Two demo runs of BM25 and TagGraph-Basic: `base`, and `tuned` with BM25's k1 = 5 and epsilon = 0
-    (which moves demo_q07, demo_q08, demo_q11 and demo_q13), plus a hand-made explain page for demo_q07 in `tuned`."""
-    root = tmp_path_factory.mktemp("runs")
-    cases = load_dataset(DEMO_DATA)
-    base = save_bench(run_bench(cases, METHODS, extractor="none", backend=None), root / "base", data_record(DEMO_DATA))
-    tuned = save_bench(run_bench(cases, METHODS, extractor="none", backend=None, method_params={"BM25": {"k1": 5.0, "epsilon": 0.0}}),
-                       root / "tuned", data_record(DEMO_DATA))
-    (tuned / "misses").mkdir()
-    (tuned / "misses" / "demo_q07.explain.html").write_text("<html><body>why demo_q07</body></html>")
-    return base, tuned
+    """`two_demo_runs`: `base` and `tuned`."""
+    return two_demo_runs(tmp_path_factory.mktemp("runs"))
 
 
 def judged_rr(folder: Path, method: str) -> pd.Series:
@@ -202,47 +191,6 @@ def test_cli_writes_the_folder_and_a_page_that_links_or_names_each_changed_quest
     assert not list(tmp_path.glob(".*partial"))
 
 
-@pytest.mark.slow
-def test_compare_page_opens_offline_in_a_browser(runs, tmp_path):
-    test_browser = pytest.importorskip("test_browser")
-    if test_browser.CHROMIUM is None:
-        pytest.skip("no chromium binary on PATH (Debian: apt-get install -y chromium)")
-    base, tuned = runs
-    out = tmp_path / "cmp"
-    assert runner.invoke(app, ["compare", str(base), str(tuned), "--out", str(out)]).exit_code == 0
-    dom = test_browser.dump_dom(tmp_path, out / "compare.html")
-    assert 'class="moved"' in dom and "demo_q07" in dom  # a question the tuned BM25 moves
-    assert dom.count('class="main-svg"') >= 2 * 3  # plotly drew the intervals and each pair's differences, offline
-
-
-
-# The pairs' first table: its frame's scroll and client widths, each header's text and right edge; the table of every
-# column: whether it is folded away, its column count.
-PAIRS_READ = """var key = document.querySelector("table.summary"), all = document.querySelector("details.all");
-return {scroll: key.parentNode.scrollWidth, width: key.parentNode.clientWidth, window: window.innerWidth,
-        heads: Array.from(key.rows[0].cells).map(function (c) { return [c.textContent, c.getBoundingClientRect().right]; }),
-        folded: !!all && !all.open, allColumns: all ? all.querySelector("table").rows[0].cells.length : 0};"""
-
-
-@pytest.mark.slow
-def test_each_pair_s_key_columns_fit_a_1280_window_and_every_column_is_one_click_away(runs, tmp_path):
-    """compare.html's pairs table was 29 columns, about 1,500 px: at 1280 losses, ties and the tie-order count were
-    off-screen. Now the key columns fit without side-scrolling and 'All 29 columns' opens the rest."""
-    test_browser_subgraph = pytest.importorskip("test_browser_subgraph")
-    if test_browser_subgraph.CHROMIUM is None:
-        pytest.skip("no chromium binary on PATH (Debian: apt-get install -y chromium)")
-    base, tuned = runs
-    out = tmp_path / "cmp"
-    specs = ["1:BM25=2:BM25", "1:TagGraph-Basic=2:TagGraph-Basic", "1:BM25=1:TagGraph-Basic", "2:BM25=2:TagGraph-Basic"]
-    assert runner.invoke(app, ["compare", str(base), str(tuned), *[f"--pair={s}" for s in specs],
-                               "--out", str(out)]).exit_code == 0
-    state, _ = test_browser_subgraph.probe(tmp_path, out / "compare.html", state=PAIRS_READ)
-    assert state["scroll"] <= state["width"], "the pairs table scrolls sideways"
-    heads = dict(state["heads"])
-    for column in ("ΔMRR (b − a)", "p Holm", "ΔMRR_tieavg", "wins", "losses", "ties", "tie-order places"):
-        assert heads[column] <= state["window"], column
-    assert state["folded"] and state["allColumns"] == 29
-
 def test_holm_and_bh_adjust_by_hand_and_a_missing_test_stays_out():
     p = [0.01, 0.04, 0.03, np.nan, 0.005]
     adjusted = adjusted_p_values(p)
@@ -335,26 +283,6 @@ def test_a_pair_that_moved_no_question_says_so(runs, tmp_path):
     out = tmp_path / "same"
     assert runner.invoke(app, ["compare", str(base), str(base), "--out", str(out)]).exit_code == 0
     assert (out / "compare.html").read_text().count("so this pair says nothing") == 2
-
-
-# Where plotly drew the interval chart's markers: per trace, each point's (x, y) on the page.
-MARKERS = """var plot = document.querySelector(".js-plotly-plot");
-return Array.from(plot.querySelectorAll(".scatterlayer .trace")).map(function (trace) {
-  return Array.from(trace.querySelectorAll(".points path")).map(function (p) {
-    var r = p.getBoundingClientRect();
-    return [Math.round(r.x + r.width / 2), Math.round(r.y + r.height / 2)]; }); });"""
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(shutil.which("chromium") is None, reason="no chromium binary on PATH")
-def test_the_interval_chart_draws_both_markers_of_a_pair_apart(runs, tmp_path):
-    """Both differences of a pair were drawn on one line: the tie-aware marker hid the other where they agree."""
-    test_browser = pytest.importorskip("test_browser_report")
-    out = tmp_path / "cmp"
-    assert runner.invoke(app, ["compare", *map(str, runs), "--out", str(out)]).exit_code == 0
-    plain, tie_aware = test_browser.probe_report(tmp_path, out / "compare.html", state=MARKERS)
-    assert len(plain) == len(tie_aware) == 2
-    assert all(p[1] != t[1] for p, t in zip(plain, tie_aware)), (plain, tie_aware)  # each on its own line
 
 
 def test_the_worst_regressions_get_their_explain_pages_linked(runs, tmp_path):

@@ -17,7 +17,7 @@ from taggraph.datasets import load_dataset
 from taggraph.runs.question import open_question
 from taggraph.runs.folders import git_commit
 from taggraph.methods import DEFAULT_METHODS, PAPER_METHODS
-from taggraph.methods.side_by_side import retrieve_all
+from taggraph.runs.retrieval import retrieve_all
 from taggraph.viz.explain import explain_html
 from taggraph.viz.graph.page import save_graph_html
 

@@ -12,7 +12,7 @@ from taggraph.cli import app
 from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
 from taggraph.datasets.base import gold_note_ids
-from taggraph.methods.side_by_side import retrieve_all
+from taggraph.runs.retrieval import retrieve_all
 from taggraph.runs.runner import build_store
 from taggraph.viz.explain import explain_html, explain_misses, explain_table, rank_table, top_table
 

@@ -30,33 +30,12 @@ from taggraph.core.store import Interaction, MemoryStore
 from benchmarks.history import fusion_cv
 from tests.helpers.stores import HAND_ROWS, make_store
 from tests.helpers.embedders import BagOfWords
+from tests.helpers.fusion import DATED, dated_store, fusion
 
 column, feature = COMPONENTS.index, SESSION_FEATURES.index  # columns by signal name, never by position
 
 
 NOW = "2023/05/30 (Tue) 23:40"
-DATED = [  # the same topic in three sessions on three dates, plus unrelated sessions
-    ("a", "I bought a road bike, a Trek.", "Nice bike.", "2023/01/10 (Tue) 10:00"),
-    ("b", "I bought a road bike, a Canyon.", "Nice bike.", "2023/05/16 (Tue) 10:00"),
-    ("c", "I bought a road bike, a Giant.", "Nice bike.", "2023/03/02 (Thu) 10:00"),
-    ("d", "I like pasta with tomato sauce.", "Yum.", "2023/04/01 (Sat) 10:00"),
-    ("e", "My cat Luna sleeps all day.", "Cats do.", "2023/05/27 (Sat) 10:00"),
-    *[(f"f{i}", f"Tell me a fact about the number {i}.", "Here is one.", f"2023/02/{10 + i} 10:00")
-      for i in range(6)],  # fillers, so that "road bike" is a rare term as in a real haystack
-]
-
-
-def fusion(store, **kw) -> TagGraphFusion:
-    return make_retriever("TagGraph-Fusion", store, embedder=kw.pop("embedder", BagOfWords()), **kw)
-
-
-def dated_store(rows=DATED) -> MemoryStore:
-    store = MemoryStore("t")
-    for sid, user, assistant, ts in rows:
-        store.remember(Interaction(sid, user, assistant, timestamp=ts), Extraction(what=["sport/cycling"]))
-    return store
-
-
 def test_each_ablation_switches_one_component_off():
     store = make_store(HAND_ROWS)
     full = make_retriever("TagGraph-Fusion", store, embedder=BagOfWords()).config()
@@ -313,7 +292,7 @@ def test_explanation_names_the_weighted_evidence(hand_store):
 def test_views_ask_on_the_case_date_as_the_bench_does():
     """explain pages, the graph view and the notebooks pass the case's question date as the bench does."""
     from taggraph.methods import build_retrievers
-    from taggraph.methods.side_by_side import explanations, retrieve_all
+    from taggraph.runs.retrieval import explanations, retrieve_all
     store = dated_store()
     text = "Which road bike did I buy in March?"
     bench = [r.note_id for r in fusion(store).query(text, asked_on=NOW)]

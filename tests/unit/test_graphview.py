@@ -204,7 +204,8 @@ def test_node_names_are_unique_and_a_tag_reads_as_on_the_tag_line():
 
 def test_the_explanation_subgraph_holds_the_question_the_gold_the_notes_above_and_the_walks():
     from taggraph.evaluation.placement import missed_by
-    from taggraph.viz.graph.page import explained_subgraph, file_explanations
+    from taggraph.runs.retrieval import file_explanations
+    from taggraph.viz.graph.page import explained_subgraph
     from taggraph.viz.graph.ranks import indexed
 
     store = make_store(MOVED)
@@ -335,7 +336,7 @@ def test_a_tall_column_zigzags_so_the_drawing_fits_larger():
 def test_the_notebooks_tables_and_the_explain_page_name_nodes_as_the_graph_page():
     import re as regex
 
-    from taggraph.methods.side_by_side import retrieve_all
+    from taggraph.runs.retrieval import retrieve_all
     from taggraph.viz.explain import explain_html, top_table
 
     store = make_store(MOVED)

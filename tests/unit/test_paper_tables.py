@@ -10,7 +10,7 @@ from scipy import stats
 
 from taggraph.evaluation.significance import RESAMPLES, SEED, holm, paired_test
 from taggraph.evaluation.tables import significance_matrix, summary_latex, with_intervals
-from taggraph.viz.report import _table
+from taggraph.viz.page_shell import html_table
 from taggraph.viz.report_charts import mrr_chart
 from taggraph.viz.report_tables import tie_share_table
 
@@ -61,7 +61,7 @@ def test_the_mrr_chart_draws_intervals_on_an_axis_that_spans_them():
 def test_a_column_of_zeros_reads_0_000_like_its_neighbours():
     per_type = pd.DataFrame({"question_type": ["t", "t"], "n": [2, 2], "method": ["A", "B"],
                              "MRR_from_tie_order": [0.0, -0.025]})
-    cells = re.findall(r"<td>(.*?)</td>", _table(tie_share_table(per_type, ["A", "B"]), decimals=3))
+    cells = re.findall(r"<td>(.*?)</td>", html_table(tie_share_table(per_type, ["A", "B"]), decimals=3))
     assert cells[-2:] == ["0.000", "-0.025"]
 
 

@@ -36,10 +36,10 @@ store for the first request asked of it.
 Each switch (``graph``, ``dense``, ``raw_turns``, ``session``, ``time``, ``requests``, ``stems``, ``turns``) removes
 one part (registry ablations). Signals no protocol adopted weigh 0 and are not computed unless a weight names them
 (``chunks``, ``coverage``, ``agreement``, ``session_stem``, ``raw_bm25``, ``dense``: candidates of the fitting
-protocols, `fusion_signals`). ``embed_on_add`` embeds every note when it is added instead of when a pool first
+protocols, `fusion.signal_table`). ``embed_on_add`` embeds every note when it is added instead of when a pool first
 holds it: the same rankings, a costlier index and no model pass for notes at query time, for a long-lived memory
 that must answer new questions fast. Without ``asked_on`` (``query(text, k, asked_on=...)``) the date-relative rules
-stay off (order cues still apply). `evidence` splits a note's score into its signals (`fusion_why`).
+stay off (order cues still apply). `evidence` splits a note's score into its signals (`fusion.why`).
 """
 
 from __future__ import annotations
@@ -433,5 +433,5 @@ class TagGraphFusion(Retriever):
         return Scores(ev.notes, fused(self.parts(ev)))
 
     def evidence(self, text: str, note: Note, *, asked_on: datetime | None = None) -> Evidence:
-        """The note's signals, adding up to its score, and what each read (`fusion_why`)."""
+        """The note's signals, adding up to its score, and what each read (`fusion.why`)."""
         return fusion_evidence(self, text, note, asked_on)

@@ -1,7 +1,7 @@
 """Why TagGraph-Fusion scored a note what it did: its score split into signals that add up to it, each with what it
 read (the query terms and their BM25 weights, the turn the dense part matched best, the graph route behind the
 PPR mass, the time rule with both dates). The retriever is `taggraph.methods.fusion.method`; the arithmetic
-`fusion_signals.fused_parts`."""
+`fusion.signals.fused_parts`."""
 
 from __future__ import annotations
 

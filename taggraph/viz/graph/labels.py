@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping, Sequence
 
-from taggraph.methods import DEFAULT_DEPTH, Explanation
+from taggraph.methods.base import DEFAULT_DEPTH, Explanation
 from taggraph.core.store import MemoryStore
 from taggraph.core.text import snippet
 from taggraph.viz.explain import evidence_text, verdict

@@ -44,14 +44,15 @@ from pathlib import Path
 from taggraph._infra.atomic import atomic_write
 from taggraph.errors import ConfigError
 from taggraph.core.graph import file_node
-from taggraph.methods import DEFAULT_DEPTH, Retriever
+from taggraph.methods.base import DEFAULT_DEPTH, Retriever
 from taggraph.core.store import MemoryStore
 from taggraph.viz.explain import links_html
 from taggraph.viz.graph.labels import (WRAP_CHARS, gold_text, tooltip, walk_lines, why_by_method,
                                            wrap_label)
 from taggraph.viz.graph.layout import LABEL_PX, RING_GROWTH, columns_layout, spring_positions
 from taggraph.evaluation.placement import first_gold_giver, focus
-from taggraph.viz.graph.ranks import (Ranking, file_explanations, gold_rank, indexed,
+from taggraph.runs.retrieval import file_explanations, full_rankings
+from taggraph.viz.graph.ranks import (Ranking, gold_rank, indexed,
                                           rankings_by_method, ranks_by_method, session_ranks)
 from taggraph.viz.graph.search import (EXPLAINED_DRAWN, MAX_DRAWN, SEARCH_BUDGET, matched_concepts, notes_under,
                                            paths_to, select_nodes, undirected)
@@ -60,7 +61,7 @@ from taggraph.viz.graph.template import fill_template
 from taggraph.viz.names import node_names
 
 __all__ = ["DENSE_LABELS", "EXPLAINED_DRAWN", "KIND_STYLE", "MAX_DRAWN", "WRAP_CHARS", "GraphPage", "Ranking",
-           "explained_subgraph", "file_explanations", "gold_rank", "graph_html", "graph_page",
+           "explained_subgraph", "gold_rank", "graph_html", "graph_page",
            "save_graph_html", "wrap_label"]
 
 KIND_STYLE = {  # kind -> (colour, vis shape, legend symbol)
@@ -150,9 +151,8 @@ def graph_page(store: MemoryStore, question: str | None = None,
     ranks = ranks_by_method(results_by_method)
     rankings = rankings_by_method(results_by_method)
     if retrievers and question:
-        rankings.update({m: [(store.notes[i].note_id, s) for i, s in retrievers[m].rank(question, len(store),
-                                                                                         asked_on=asked_on)]
-                         for m in rankings if m in retrievers})
+        full = full_rankings({m: retrievers[m] for m in rankings if m in retrievers}, store, question, asked_on)
+        rankings.update({m: [(store.notes[i].note_id, s) for i, s in r] for m, r in full.items()})
     gold_order = [n for n in dict.fromkeys(gold_note_ids) if n in store.by_id]
     gold = set(gold_order)
     matched = set(matched_concepts(store, question)) if question else set()
@@ -285,12 +285,11 @@ def graph_page(store: MemoryStore, question: str | None = None,
                    f"--question {shlex.quote(question_id) if question_id else 'QUESTION_ID'} --note "),
                "methods": list(ranks), "top_k": top_k, "sub": bool(sub), "shownWhole": shown, "shownSub": shown_sub, "gold": gold_order,
                "goldText": {m: gold_text(list(by.values())) for m, by in places.items()}}
-    values = {"HEADING": html.escape(heading), "QUESTION": html.escape(question or ""),
-              "SHOWN": html.escape(shown_sub if sub and not whole_graph else shown), "LEGEND": _items(legend),
-              "EDGES": _items(edges_legend), "OPTIONS": options_html, "LINKS": links_html(links),
-              "WHOLE": "" if sub else " hidden", "CHECKED": " checked" if whole_graph or not sub else "",
-              "DATA": script_json(payload)}
-    return GraphPage(fill_template(values),
+    page = fill_template(heading, question or "", shown=html.escape(shown_sub if sub and not whole_graph else shown),
+                         legend=_items(legend), edges=_items(edges_legend), options=options_html,
+                         links=links_html(links), whole="" if sub else " hidden",
+                         checked=" checked" if whole_graph or not sub else "", data=script_json(payload))
+    return GraphPage(page,
                      frozenset(n["id"].removeprefix("file:") for n in nodes if n["kind"] == "file"), focus_note)
 
 

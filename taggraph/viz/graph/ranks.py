@@ -1,14 +1,13 @@
 """Where each method ranks the notes the graph page draws, by `evaluation.placement`'s rules (each session once,
-where its best note ranks; a top-k place owed to tie order told apart), and the explanations of the drawn notes."""
+where its best note ranks; a top-k place owed to tie order told apart)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
+from collections.abc import Mapping, Sequence
 
 from taggraph.evaluation import placement
 from taggraph.evaluation.placement import SessionPlace
-from taggraph.methods import DEFAULT_DEPTH, Explanation, Retriever
+from taggraph.methods.base import DEFAULT_DEPTH
 from taggraph.core.store import MemoryStore
 
 
@@ -20,21 +19,6 @@ def ranks_by_method(results_by_method: Mapping[str, Sequence] | None) -> dict[st
         for i, r in enumerate(results, 1):
             ranks.setdefault(r if isinstance(r, str) else r.note_id, getattr(r, "rank", i))
         out[method] = ranks
-    return out
-
-
-def file_explanations(store: MemoryStore, question: str, retrievers: Mapping[str, Retriever],
-                      note_ids: Iterable[str] | None = None, asked_on: datetime | None = None
-                      ) -> dict[str, dict[str, Explanation]]:
-    """method -> note id -> `Explanation` of every note (or of `note_ids`) for `question` asked on
-    `asked_on`: one ranking with explanations per method, `explain` for the notes it did not reach."""
-    wanted = list(note_ids) if note_ids is not None else [n.note_id for n in store.notes]
-    out = {}
-    for method, r in retrievers.items():  # as `query(explain=True)` and `explain` do, one ranking for every note
-        full = r.ranking(question, asked_on=asked_on)
-        scores, reached = dict(full), {store.notes[i].note_id for i, _ in full}
-        out[method] = {n: r._explain(question, store.by_id[n], max(len(store), 1) if n in reached else DEFAULT_DEPTH,
-                                     scores, full, asked_on) for n in wanted}
     return out
 
 

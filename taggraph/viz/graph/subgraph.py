@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 
 from taggraph.core.graph import file_node
-from taggraph.methods import Explanation
+from taggraph.methods.base import Explanation
 from taggraph.core.store import MemoryStore
 from taggraph.evaluation.placement import missed_by
 from taggraph.viz.graph.ranks import Ranking, indexed
