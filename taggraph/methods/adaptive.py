@@ -79,12 +79,12 @@ def power_iteration(step, dangling: np.ndarray, s: np.ndarray, alpha: float,
     (the last x, the x the last step started from, each step's teleport factor alpha (dangling . x_t) + 1 - alpha).
     `dangling`: a mask or the indexes of the nodes without out-edges; `s` sums to 1."""
     x, previous, factors = s.copy(), s, []
-    rest, bounce = (1 - alpha) * s, np.empty_like(s)  # bounce: each step's mass * s, in one buffer
+    rest = (1 - alpha) * s
     for _ in range(iterations):
         mass = x[dangling].sum()
         factors.append(alpha * mass + 1 - alpha)
         y = step(x)
-        y += np.multiply(s, mass, out=bounce)
+        y += mass * s
         y *= alpha
         y += rest
         previous, x = x, y
@@ -242,13 +242,7 @@ class AdaptiveGraph(Retriever):
         """P x for the column-stochastic P = A D^-1 (D: out-degrees), as A (x / D): each product x[i] / deg(i) is
         P's entry times x[i] rounded once, summed in the same order as csr P x sums them, so the result is P x bit
         for bit, and a note that changes a node's degree rescales nothing."""
-        return self.stepper()(x)
-
-    def stepper(self):
-        """`step` of the current graph state as a function, synced once (the power iteration calls it per step)."""
-        A, inverse_degree = self.adjacency(), self._inverse_degree
-        scaled = np.empty(len(inverse_degree))
-        return lambda x: A @ np.multiply(x, inverse_degree, out=scaled)
+        return self.adjacency() @ (x * self._inverse_degree)
 
     def step_back(self, v: np.ndarray) -> np.ndarray:
         """P^T v, bit for bit as the transpose of csr P gives it: row i of P^T is node i's neighbours, each entry
@@ -329,7 +323,7 @@ class AdaptiveGraph(Retriever):
             y = self.exact_solver()(s_norm)
             x = y / y.sum()
             return x, x, [a * x[self._dangling].sum() + 1 - a]
-        return power_iteration(self.stepper(), self._dangling, s_norm, a, steps)
+        return power_iteration(self.step, self._dangling, s_norm, a, steps)
 
     def seed_shares(self, s: np.ndarray, target: int, step=None) -> np.ndarray:
         """Each node's share of x[target] that its own teleport mass brought: the exact split of the note's PPR mass
