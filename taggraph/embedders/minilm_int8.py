@@ -102,7 +102,7 @@ class Int8MiniLM(Embedder):
 
 def _int8_model(key: str) -> Path:
     """The int8 model file `key` in the cache, built (again) unless it is there with its sha256."""
-    return built_once(key, INT8_DIGEST, _build_int8, _int8_sound) / INT8_MODEL
+    return built_once(key, INT8_DIGEST, _build_int8, _int8_sound, about="20 s") / INT8_MODEL
 
 
 def _build_int8(folder: Path) -> None:

@@ -10,17 +10,19 @@ from pathlib import Path
 
 
 from taggraph._infra.config import cache_dir
+from taggraph._infra.progress import progress
 
 
 STALE_BUILD_SECONDS = 3600  # a model build folder older than this is a dead build's (a build takes ~10 s)
 
 
-def built_once(key: str, marker: str, build, sound=None) -> Path:
+def built_once(key: str, marker: str, build, sound=None, about: str = "10-30 s") -> Path:
     """``<TAGGRAPH_CACHE>/models/<key>``, written by ``build(folder)`` on first use: into ``.building-<key>``
     renamed into place once `marker` is in it, under a file lock, so parallel workers build it once and a
     killed build leaves no half model. `sound(folder)` (default: `marker` is in it) tells a finished model from a
     damaged one, which is moved aside and built again. A killed build's folder is claimed by the next build of
-    its key (it holds the lock, so that build is dead), and any ``.building-*`` an hour old by any build."""
+    its key (it holds the lock, so that build is dead), and any ``.building-*`` an hour old by any build. A build
+    shows a bar that names the model, its folder and `about` how long it takes, once per machine."""
     folder = cache_dir() / "models" / key
     sound = sound or (lambda f: (f / marker).exists())
     if sound(folder):
@@ -34,7 +36,9 @@ def built_once(key: str, marker: str, build, sound=None) -> Path:
             if folder.exists():  # damaged: moved aside at once, so no reader sees it half removed
                 os.replace(folder, tmp)
                 shutil.rmtree(tmp)
-            build_then_rename(tmp, folder, build)
+            with progress(total=1, desc=f"one-time build of model {key} into {folder} (about {about})") as bar:
+                build_then_rename(tmp, folder, build)
+                bar.update()
     return folder
 
 
