@@ -9,7 +9,7 @@ from taggraph._infra.config import DEMO_DATA
 from taggraph.datasets import load_dataset
 from taggraph.datasets.base import gold_note_ids
 from taggraph.methods import build_retrievers
-from taggraph.methods.side_by_side import retrieve_all
+from taggraph.runs.retrieval import retrieve_all
 from taggraph.runs.runner import build_store
 from taggraph.viz.charts import gold_rank_chart, score_chart
 from taggraph.viz.report_charts import recall_chart
