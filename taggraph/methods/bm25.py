@@ -40,6 +40,7 @@ class BM25(Retriever):
         # query sums these; every add changes avgdl and so every value, and a query after one recomputes its terms
         self._memo: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._memo_at: tuple[int, int] = (-1, -1)
+        self._memo_values = 0  # values held by `_memo`, counted as they come (a sum per query would be O(terms))
 
     def add(self, note: Note) -> None:
         self._idf_cache = None  # the shared TermIndex itself is updated by the store
@@ -70,8 +71,8 @@ class BM25(Retriever):
         """term -> (note indexes, per-note contribution of one occurrence of the term), memoized per term until the
         next add."""
         at = (self.terms.n_docs, self.terms.total_len)
-        if at != self._memo_at or sum(len(d) for d, _ in self._memo.values()) > self.MEMO_VALUES:
-            self._memo, self._memo_at = {}, at
+        if at != self._memo_at or self._memo_values > self.MEMO_VALUES:
+            self._memo, self._memo_at, self._memo_values = {}, at, 0
         k1, b = self.params.k1, self.params.b
         out = {}
         for term in dict.fromkeys(tokens):  # query order: tied terms read the same in every process
@@ -84,6 +85,7 @@ class BM25(Retriever):
                 dl, avgdl = self.terms.doc_len, at[1] / max(at[0], 1)
                 found = self._memo[term] = (docs, self.idf(term) * tf * (k1 + 1)
                                             / (tf + k1 * (1 - b + b * dl[docs] / avgdl)))
+                self._memo_values += len(docs)
             out[term] = found
         return out
 

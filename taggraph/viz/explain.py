@@ -215,7 +215,6 @@ def explain_html(store: MemoryStore, question: str, note_id: str, methods: Metho
             f"{''.join(sections)}", static("explain.css"))
 
 
-
 def explain_text(opened: OpenQuestion, note_id: str, depth: int = DEFAULT_DEPTH, k: int = METRIC_K) -> str:
     """`taggraph explain`'s terminal text for note `note_id` of the `opened` question: question, answer, whether
     the note is gold and the gold notes, store size and depth, then per method the page's verdict at `k` (the
