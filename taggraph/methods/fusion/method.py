@@ -80,7 +80,10 @@ from taggraph.methods.fusion.signals import (COMPONENTS, DEFAULT_WEIGHTS, DENSE_
 class RawTurnsStem(BM25Stem):
     """BM25-stem over the raw turns (`Note.raw_text`, no tag line): Fusion's `raw_stem`."""
 
-    def indexed_text(self, note: Note) -> str:
+    INDEX = "raw_stems"
+
+    @staticmethod
+    def indexed_text(note: Note) -> str:
         return note.raw_text
 
 
