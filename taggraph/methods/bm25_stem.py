@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import islice
 from datetime import datetime
 from typing import Annotated, Literal
 
@@ -37,6 +38,7 @@ from taggraph.core.store import MemoryStore
 from taggraph._infra.growing import GrowingArray
 from taggraph.methods.base import Evidence, Retriever
 from taggraph.methods.scores import Scores
+from taggraph.methods.term_memo import TermMemo
 from taggraph.core.text import MAX_QUERY_CHARS
 
 TOKEN_PATTERN = r"(?u)[^\W_][^\W_]+|\b\d\b"  # bm25s's 2+ character runs, split at "_", and one-digit numbers
@@ -61,6 +63,15 @@ class StemIndex:
         self.tokenizer = make_tokenizer(stem, stopwords)
         self._doc_len = GrowingArray(np.float64)
         self._postings: dict[int, tuple[GrowingArray, GrowingArray]] = {}  # token id -> (note indexes, tfs)
+        self._names: list[str] = []  # token id -> its stem (its word, unstemmed), read from the vocabulary as it grows
+
+    def token_names(self) -> list[str]:
+        """Each token id's stem (word when unstemmed): bm25s numbers tokens 0, 1, ... as first seen, in the order
+        its vocabulary dict holds them, so the list grows by the dict's new tail."""
+        vocabulary = self._vocabulary()
+        if len(self._names) < len(vocabulary):
+            self._names.extend(islice(vocabulary, len(self._names), None))
+        return self._names
 
     def tokens(self, text: str, *, grow: bool) -> list[int]:
         """bm25s token ids of `text`; `grow` adds its new words to the vocabulary (notes), else they are dropped."""
@@ -115,6 +126,7 @@ class StemIndex:
                 or not np.array_equal(np.bincount(docs, weights=tfs, minlength=notes), doc_len):
             raise ValueError("StemIndex state: does not describe postings of its notes")
         self.tokenizer.reset_vocab()
+        self._names = []
         self._vocabulary().update((token, i) for i, token in enumerate(vocabulary))
         self._doc_len = GrowingArray.of(doc_len)
         self._postings = {int(t): (GrowingArray.of(d), GrowingArray.of(f))
@@ -144,6 +156,7 @@ class BM25Stem(Retriever):
         super().__init__(store, params)
         self.index = stem_index(store, self.INDEX, self.indexed_text, self.params.stem, self.params.stopwords)
         self.tokenizer = self.index.tokenizer
+        self._memo = TermMemo()  # term id -> (note indexes, contributions, floor) while the index holds as many notes
 
     def tokens(self, text: str, *, grow: bool) -> list[int]:
         """bm25s token ids of `text` (`StemIndex.tokens`)."""
@@ -168,15 +181,21 @@ class BM25Stem(Retriever):
 
     def _contributions(self, ids: list[int]) -> tuple[dict[int, tuple[np.ndarray, np.ndarray]], float]:
         """term id -> (note indexes, what one occurrence of the term in the query adds to each, above the
-        floor), and the floor: what the query's terms give every note (0 but for BM25L and BM25+)."""
+        floor), and the floor: what the query's terms give every note (0 but for BM25L and BM25+); memoized per
+        term until the next add (a note's length never changes, so the number of notes tells the index's state)."""
         lengths = self.doc_len
-        n, avgdl = len(lengths), float(lengths.mean()) if len(lengths) else 1.0
+        n = len(lengths)
+        memo, avgdl = self._memo.at(n), None
         out, floor = {}, 0.0
         for term in set(ids):
-            docs, tfs = self.postings_arrays(term)
-            values, none = self._weights(len(docs), n, tfs, lengths[docs], avgdl)
-            floor += none * ids.count(term)
-            out[term] = (docs, values)
+            found = memo.get(term)
+            if found is None:
+                avgdl = (float(lengths.mean()) if n else 1.0) if avgdl is None else avgdl
+                docs, tfs = self.postings_arrays(term)
+                values, none = self._weights(len(docs), n, tfs, lengths[docs], avgdl)
+                found = memo.put(term, (docs, values, none), len(docs))
+            floor += found[2] * ids.count(term)
+            out[term] = found[:2]
         return out, floor
 
     def _weights(self, df: int, n: int, tf: np.ndarray, lengths: np.ndarray, avgdl: float) -> tuple[np.ndarray, float]:
@@ -219,12 +238,12 @@ class BM25Stem(Retriever):
     def evidence(self, text: str, note: Note, *, asked_on: datetime | None = None) -> Evidence:
         ids = self.tokens(text[:MAX_QUERY_CHARS], grow=False)
         contrib, floor = self._contributions(ids)
-        names = {i: word for word, i in self.tokenizer.get_vocab_dict().items()}
+        names = self.index.token_names()
         matched = {}
         for term, (docs, values) in contrib.items():
-            where = np.flatnonzero(docs == note.index)
-            if len(where) and values[where[0]] > 0:
-                matched[names[term]] = round(float(values[where[0]]) * ids.count(term), 4)
+            at = int(np.searchsorted(docs, note.index))  # a term's note indexes ascend
+            if at < len(docs) and docs[at] == note.index and values[at] > 0:
+                matched[names[term]] = round(float(values[at]) * ids.count(term), 4)
         matched = dict(sorted(matched.items(), key=lambda kv: -kv[1]))
         detail = {"matched_stems": matched, "query_stems": sorted({names[i] for i in ids}),
                   "variant": self.params.variant, "floor": round(floor, 4)}
