@@ -26,6 +26,9 @@ from taggraph.methods.term_memo import TermMemo
 from taggraph.core.text import query_tokens
 
 
+NORM = object()  # the memo's key of the per-note length norms (no term is this object)
+
+
 class BM25(Retriever):
     @dataclass(frozen=True)
     class Params:
@@ -78,8 +81,10 @@ class BM25(Retriever):
                 if arrays is None:
                     continue
                 docs, tf = arrays
-                dl, avgdl = self.terms.doc_len, at[1] / max(at[0], 1)
-                contributions = self.idf(term) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl[docs] / avgdl))
+                norm = memo.get(NORM)
+                if norm is None:  # each note's length norm, once per index state: a term's notes read theirs
+                    norm = memo.put(NORM, k1 * (1 - b + b * self.terms.doc_len / (at[1] / max(at[0], 1))), at[0])
+                contributions = self.idf(term) * tf * (k1 + 1) / (tf + norm[docs])  # as rank-bm25 rounds it
                 found = memo.put(term, (docs, contributions), len(docs))
             out[term] = found
         return out

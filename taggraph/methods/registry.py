@@ -161,7 +161,8 @@ def _declare(name: str, spec: str, options: dict[str, Any]) -> dict[str, Method]
     values = dict(options)
     ablation_of, component = values.pop("ablation_of", None), values.pop("component", None)
     found = {name: Method(name, spec, values, ablation_of, component)}
-    for param, part in ({} if ablation_of or _peer_missing(spec) else components(spec)).items():
+    # a peer is another project's system: no ablations of ours, and its package is not imported to name methods
+    for param, part in ({} if ablation_of or spec.startswith(PEERS) else components(spec)).items():
         found[f"{name}-no{part.name}"] = Method(f"{name}-no{part.name}", spec, {**values, param: part.off}, name,
                                                 part.name)
     return found
