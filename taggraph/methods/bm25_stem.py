@@ -33,9 +33,10 @@ from bm25s.tokenization import Tokenizer
 from pydantic import Field
 
 from taggraph.core.notes import Note
-from taggraph.core.snapshot import pack_runs, pack_strings, unpack_runs, unpack_strings
+from taggraph.core.snapshot import check_runs, pack_runs, pack_strings, unpack_strings
 from taggraph.core.store import MemoryStore
 from taggraph._infra.growing import GrowingArray
+from taggraph._infra.postings import Postings
 from taggraph.methods.base import Evidence, Retriever
 from taggraph.methods.scores import Scores
 from taggraph.methods.term_memo import TermMemo
@@ -62,7 +63,7 @@ class StemIndex:
         self.text = text
         self.tokenizer = make_tokenizer(stem, stopwords)
         self._doc_len = GrowingArray(np.float64)
-        self._postings: dict[int, tuple[GrowingArray, GrowingArray]] = {}  # token id -> (note indexes, tfs)
+        self._postings = Postings()  # token id -> (note indexes, tfs)
         self._names: list[str] = []  # token id -> its stem (its word, unstemmed), read from the vocabulary as it grows
 
     def token_names(self) -> list[str]:
@@ -82,11 +83,7 @@ class StemIndex:
         doc = len(self._doc_len)
         self._doc_len.append(len(ids))
         for term, tf in Counter(ids).items():
-            post = self._postings.get(term)
-            if post is None:
-                post = self._postings[term] = (GrowingArray(np.int32, 1), GrowingArray(np.int32, 1))
-            post[0].append(doc)
-            post[1].append(tf)
+            self._postings.append(term, doc, tf)
 
     @property
     def doc_len(self) -> np.ndarray:
@@ -95,17 +92,18 @@ class StemIndex:
 
     def postings_arrays(self, term: int) -> tuple[np.ndarray, np.ndarray]:
         """(note indexes, term frequencies as float64) of the notes holding the token id `term`."""
-        docs, tfs = self._postings[term]
-        return docs.view, tfs.view.astype(np.float64)
+        docs, tfs = self._postings.get(term)
+        return docs, tfs.astype(np.float64)
 
     def state(self) -> dict[str, np.ndarray]:
         """The index as arrays: the vocabulary (each token by its id: stems, or words when unstemmed) and the
         postings end to end in token id order. bm25s's word -> stem and word -> stem id maps are caches the
         stemmer fills again."""
         stems, offsets = pack_strings(list(self._vocabulary()))
-        terms = sorted(self._postings)
-        counts, docs = pack_runs([self._postings[t][0].view for t in terms], np.int32)
-        _, tfs = pack_runs([self._postings[t][1].view for t in terms], np.int32)
+        terms = sorted(self._postings.keys())
+        runs = [self._postings.get(t) for t in terms]
+        counts, docs = pack_runs([d for d, _ in runs], np.int32)
+        _, tfs = pack_runs([f for _, f in runs], np.int32)
         return {"vocabulary": stems, "offsets": offsets, "terms": np.array(terms, np.int64), "counts": counts,
                 "docs": docs, "tfs": tfs, "doc_len": self.doc_len}
 
@@ -117,9 +115,9 @@ class StemIndex:
         """Become the index `state` described over `notes` notes; ValueError for arrays that do not describe one."""
         vocabulary = unpack_strings(arrays["vocabulary"], arrays["offsets"])
         terms, doc_len, docs, tfs = arrays["terms"], arrays["doc_len"], arrays["docs"], arrays["tfs"]
-        docs_of = unpack_runs(arrays["counts"], docs, np.int32, increasing=True)
-        tfs_of = unpack_runs(arrays["counts"], tfs, np.int32)
-        if len(set(vocabulary)) != len(vocabulary) or terms.dtype != np.int64 or terms.shape != (len(docs_of),) \
+        check_runs(arrays["counts"], docs, np.int32, increasing=True)
+        check_runs(arrays["counts"], tfs, np.int32)
+        if len(set(vocabulary)) != len(vocabulary) or terms.dtype != np.int64 or terms.shape != arrays["counts"].shape \
                 or np.any(np.diff(terms) <= 0) or np.any(terms < 0) or np.any(terms >= len(vocabulary)) \
                 or doc_len.dtype != np.float64 or doc_len.shape != (notes,) or np.any(docs < 0) \
                 or np.any(docs >= notes) or np.any(tfs < 1) \
@@ -129,8 +127,7 @@ class StemIndex:
         self._names = []
         self._vocabulary().update((token, i) for i, token in enumerate(vocabulary))
         self._doc_len = GrowingArray.of(doc_len)
-        self._postings = {int(t): (GrowingArray.of(d), GrowingArray.of(f))
-                          for t, d, f in zip(terms.tolist(), docs_of, tfs_of)}
+        self._postings = Postings.packed(terms.tolist(), arrays["counts"], docs, tfs)
 
 
 def stem_index(store: MemoryStore, name: str, text: Callable[[Note], str], stem: bool, stopwords: bool) -> StemIndex:
