@@ -20,7 +20,7 @@ import numpy as np
 
 from taggraph.core.notes import Note
 from taggraph.methods.base import Evidence, Retriever
-from taggraph.methods.scores import Scores
+from taggraph.methods.scores import Scores, summed
 from taggraph.methods.index import TermIndex, term_index
 from taggraph.methods.term_memo import TermMemo
 from taggraph.core.text import query_tokens
@@ -92,11 +92,8 @@ class BM25(Retriever):
     def score(self, text: str, *, asked_on: datetime | None = None) -> Scores:
         tokens = query_tokens(text)
         contrib = self._contributions(tokens)
-        scores = np.zeros(self.terms.n_docs)
-        for term in tokens:  # repeated query tokens count again, as in rank-bm25
-            if term in contrib:
-                docs, values = contrib[term]
-                scores[docs] += values  # a term's notes are distinct: the sums run in query order
+        # repeated query tokens count again, as in rank-bm25
+        scores = summed([contrib[term] for term in tokens if term in contrib], self.terms.n_docs)
         # a note without a query term scores 0; where the epsilon floor makes some score negative (a tiny memory
         # whose terms are mostly in over half its notes), those 0s rank above them, as in rank-bm25's order
         return Scores.of_dense(scores, np.ones(len(scores), bool) if (scores < 0).any() else None)

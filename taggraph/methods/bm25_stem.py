@@ -38,7 +38,7 @@ from taggraph.core.store import MemoryStore
 from taggraph._infra.growing import GrowingArray
 from taggraph._infra.postings import Postings
 from taggraph.methods.base import Evidence, Retriever
-from taggraph.methods.scores import Scores
+from taggraph.methods.scores import Scores, summed
 from taggraph.methods.term_memo import TermMemo
 from taggraph.core.text import MAX_QUERY_CHARS
 
@@ -225,10 +225,7 @@ class BM25Stem(Retriever):
     def score(self, text: str, *, asked_on: datetime | None = None) -> Scores:
         ids = self.tokens(text[:MAX_QUERY_CHARS], grow=False)
         contrib, floor = self._contributions(ids)
-        scores = np.zeros(len(self.doc_len))
-        for term in ids:  # a repeated query token counts again, as in bm25s
-            docs, values = contrib[term]
-            scores[docs] += values  # a term's notes are distinct: the sums run in query order
+        scores = summed([contrib[term] for term in ids], len(self.doc_len))  # a repeated token counts again, as in bm25s
         reached = np.flatnonzero(scores)
         return Scores(reached, scores[reached] + floor)
 
