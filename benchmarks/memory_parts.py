@@ -13,9 +13,9 @@ after `gc.collect`, KB per note):
 - ``base graph``: `core.graph.BaseGraph` taking the notes in (its first read);
 - ``term index`` and ``concept matcher``: the shared indexes (`methods.index`);
 - ``BM25`` and ``AdaptiveGraph``: each method with `--queries` questions asked (its memo included);
-- TagGraph-Fusion (`--embedder`, default minilm-int8), part by part in the order it makes them: its raw-turn term
-  index (with its BM25s), its BM25-stem indexes over the notes and the raw turns, its per-note arrays, its own
-  AdaptiveGraph's walk, then the questions (the vectors of the notes it embeds: its pools only).
+- TagGraph-Fusion (`--embedder`, default minilm-int8), part by part: the shared indexes it reads (its raw-turn term
+  index, the BM25-stem indexes over the notes and the raw turns), then Fusion itself (its BM25s, its per-note
+  arrays), its own AdaptiveGraph's walk, then the questions (the vectors of the notes it embeds: its pools only).
 
 RSS deltas count what the allocator kept (freed Python objects leave their arenas resident); `--tracemalloc` adds
 each part's traced bytes (Python objects and numpy buffers, what the part holds) and its three largest allocation
@@ -40,10 +40,9 @@ from taggraph import Memory
 from taggraph._infra.atomic import atomic_write
 from taggraph._infra.config import DEFAULT_EXTRACTOR
 from taggraph.core.store import Interaction
-from taggraph.methods import make_retriever
-from taggraph.methods.base import Retriever
-from taggraph.methods.fusion.method import TagGraphFusion
-from taggraph.methods.index import concept_matcher, term_index
+from taggraph.methods.bm25_stem import BM25Stem
+from taggraph.methods.fusion.method import RawTurnsStem
+from taggraph.methods.index import concept_matcher, raw_term_index, term_index
 from taggraph.runs.provenance import machine
 from benchmarks.scale import load_process, one_round, questions, read_history, rss_kb, span_days, stream
 
@@ -85,24 +84,15 @@ class Parts:
         return made
 
 
-def fusion_parts(parts: Parts, memory: Memory, embedder: str, asked: list[tuple[str, str]]) -> None:
-    """TagGraph-Fusion's rows, part by part: its constructor syncs its lexical parts one after another, then the
-    registry syncs Fusion itself; each sync is the end of one row (`Retriever.sync` wrapped while the method is made:
-    the constructor makes its parts, no other hook)."""
-    names = iter(["Fusion: raw-turn term index + its BM25s", "", "", "Fusion: BM25-stem (notes)",
-                  "Fusion: BM25-stem (raw turns)", "Fusion: per-note arrays"])
-    sync = Retriever.sync
-
-    def measured_sync(self: Retriever) -> None:
-        name = next(names)
-        parts.measure(name, lambda: sync(self)) if name else sync(self)
-
-    Retriever.sync = measured_sync
-    try:
-        fusion = make_retriever(FUSION, memory.store, embedder=embedder)
-    finally:
-        Retriever.sync = sync
-    memory._retrievers[FUSION] = fusion  # Memory.retriever's cache: `query` asks this one
+def fusion_parts(parts: Parts, memory: Memory, asked: list[tuple[str, str]]) -> None:
+    """TagGraph-Fusion's rows, part by part: the shared indexes it reads beyond BM25's and AdaptiveGraph's (each made
+    as its first reader makes it), then Fusion itself (its BM25s on those indexes, its per-note arrays), its own
+    AdaptiveGraph's walk, then the questions."""
+    store = memory.store
+    parts.measure("Fusion: raw-turn term index", lambda: raw_term_index(store))
+    parts.measure("Fusion: BM25-stem index (notes)", lambda: BM25Stem(store))
+    parts.measure("Fusion: BM25-stem index (raw turns)", lambda: RawTurnsStem(store))
+    fusion = parts.measure("Fusion: its BM25s, per-note arrays", lambda: memory.retriever(FUSION))
     if fusion.graph is not None:
         parts.measure("Fusion: its AdaptiveGraph's walk", fusion.graph.adjacency)
     parts.measure("Fusion: questions (pool vectors, memos)", lambda: ask(memory, FUSION, asked))
@@ -127,18 +117,19 @@ def measure(data: Path, notes: int, embedder: str, queries: int, traced: bool) -
     history = stream(sessions, notes)
     rounds = (notes - 1) // sum(1 for _ in one_round(sessions, 0, 0))  # the repetitions of the sessions it reaches
     asked = questions(records, queries, rounds * span_days(sessions))  # asked after the last note, as scale asks
-    load_process(["BM25", "AdaptiveGraph", FUSION], DEFAULT_EXTRACTOR, history[0])
+    params = {FUSION: {"embedder": embedder}}
+    load_process(["BM25", "AdaptiveGraph", FUSION], DEFAULT_EXTRACTOR, params, history[0])
     if traced:
         tracemalloc.start()
     parts = Parts(notes, traced)
-    memory = Memory(DEFAULT_EXTRACTOR)
+    memory = Memory(DEFAULT_EXTRACTOR, method_params=params)
     parts.measure("notes (store)", lambda: memory.remember_many(map(fresh, history), progress=False))
     parts.measure("base graph", lambda: len(memory.store.graph.topic_of_frame))  # its first read takes the notes in
     parts.measure("term index", lambda: term_index(memory.store))
     parts.measure("concept matcher", lambda: concept_matcher(memory.store))
     for method in ("BM25", "AdaptiveGraph"):
         parts.measure(method, lambda: ask(memory, method, asked))
-    fusion_parts(parts, memory, embedder, asked)
+    fusion_parts(parts, memory, asked)
     gc.collect()
     total = round((rss_kb() - parts.base_kb) / notes, 3)
     return {"notes": notes, "embedder": embedder, "queries": len(asked), "base_rss_mb": round(parts.base_kb / 1024, 1),
