@@ -33,10 +33,10 @@ from bm25s.tokenization import Tokenizer
 from pydantic import Field
 
 from taggraph.core.notes import Note
-from taggraph.core.snapshot import check_runs, pack_runs, pack_strings, unpack_strings
+from taggraph.core.snapshot import pack_strings, unpack_strings
 from taggraph.core.store import MemoryStore
 from taggraph._infra.growing import GrowingArray
-from taggraph._infra.postings import Postings
+from taggraph.methods.postings import Postings
 from taggraph.methods.base import Evidence, Retriever
 from taggraph.methods.scores import Scores, summed
 from taggraph.methods.term_memo import TermMemo
@@ -101,9 +101,7 @@ class StemIndex:
         stemmer fills again."""
         stems, offsets = pack_strings(list(self._vocabulary()))
         terms = sorted(self._postings.keys())
-        runs = [self._postings.get(t) for t in terms]
-        counts, docs = pack_runs([d for d, _ in runs], np.int32)
-        _, tfs = pack_runs([f for _, f in runs], np.int32)
+        counts, docs, tfs = self._postings.pack(terms)
         return {"vocabulary": stems, "offsets": offsets, "terms": np.array(terms, np.int64), "counts": counts,
                 "docs": docs, "tfs": tfs, "doc_len": self.doc_len}
 
@@ -114,20 +112,17 @@ class StemIndex:
     def load_state(self, arrays: dict[str, np.ndarray], notes: int) -> None:
         """Become the index `state` described over `notes` notes; ValueError for arrays that do not describe one."""
         vocabulary = unpack_strings(arrays["vocabulary"], arrays["offsets"])
-        terms, doc_len, docs, tfs = arrays["terms"], arrays["doc_len"], arrays["docs"], arrays["tfs"]
-        check_runs(arrays["counts"], docs, np.int32, increasing=True)
-        check_runs(arrays["counts"], tfs, np.int32)
-        if len(set(vocabulary)) != len(vocabulary) or terms.dtype != np.int64 or terms.shape != arrays["counts"].shape \
+        terms, doc_len = arrays["terms"], arrays["doc_len"]
+        if len(set(vocabulary)) != len(vocabulary) or terms.dtype != np.int64 or terms.ndim != 1 \
                 or np.any(np.diff(terms) <= 0) or np.any(terms < 0) or np.any(terms >= len(vocabulary)) \
-                or doc_len.dtype != np.float64 or doc_len.shape != (notes,) or np.any(docs < 0) \
-                or np.any(docs >= notes) or np.any(tfs < 1) \
-                or not np.array_equal(np.bincount(docs, weights=tfs, minlength=notes), doc_len):
-            raise ValueError("StemIndex state: does not describe postings of its notes")
+                or doc_len.shape != (notes,):
+            raise ValueError("StemIndex state: does not describe token ids and lengths of its notes")
+        postings = Postings.packed(terms.tolist(), arrays["counts"], arrays["docs"], arrays["tfs"], doc_len)
         self.tokenizer.reset_vocab()
         self._names = []
         self._vocabulary().update((token, i) for i, token in enumerate(vocabulary))
         self._doc_len = GrowingArray.of(doc_len)
-        self._postings = Postings.packed(terms.tolist(), arrays["counts"], docs, tfs)
+        self._postings = postings
 
 
 def stem_index(store: MemoryStore, name: str, text: Callable[[Note], str], stem: bool, stopwords: bool) -> StemIndex:

@@ -20,9 +20,9 @@ from typing import Callable
 import numpy as np
 
 from taggraph._infra.growing import GrowingArray
-from taggraph._infra.postings import Postings
+from taggraph.methods.postings import Postings
 from taggraph.core.notes import Note
-from taggraph.core.snapshot import check_runs, pack_runs, pack_strings, unpack_runs, unpack_strings
+from taggraph.core.snapshot import pack_runs, pack_strings, unpack_runs, unpack_strings
 from taggraph.core.ontology import parent, prefixes, segment_words, singular
 from taggraph.core.store import MemoryStore
 from taggraph.core.text import tokenize
@@ -72,9 +72,7 @@ class TermIndex:
     def state(self) -> dict[str, np.ndarray]:
         """The index as arrays (`taggraph.core.snapshot`): terms in the order first seen, postings end to end."""
         terms = list(self._postings.keys())
-        runs = [self._postings.get(t) for t in terms]
-        counts, docs = pack_runs([d for d, _ in runs], np.int32)
-        _, tfs = pack_runs([t for _, t in runs], np.int32)
+        counts, docs, tfs = self._postings.pack(terms)
         terms, offsets = pack_strings(terms)
         return {"terms": terms, "term_offsets": offsets, "counts": counts, "docs": docs, "tfs": tfs,
                 "doc_len": self.doc_len}
@@ -82,18 +80,13 @@ class TermIndex:
     def load_state(self, arrays: dict[str, np.ndarray], notes: int) -> None:
         """Become the index `state` described over `notes` notes; ValueError for arrays that do not describe one:
         a repeated term, postings out of note order or range, document lengths other than their postings' sum."""
-        terms = unpack_strings(arrays["terms"], arrays["term_offsets"])
-        check_runs(arrays["counts"], arrays["docs"], np.int32, increasing=True)
-        check_runs(arrays["counts"], arrays["tfs"], np.int32)
-        docs, tfs, doc_len = arrays["docs"], arrays["tfs"], arrays["doc_len"]
-        if len(set(terms)) != len(terms) or len(terms) != len(arrays["counts"]) or doc_len.dtype != np.float64 \
-                or doc_len.shape != (notes,) or np.any(docs < 0) or np.any(docs >= notes) or np.any(tfs < 1) \
-                or not np.array_equal(np.bincount(docs, weights=tfs, minlength=notes), doc_len):
-            raise ValueError("TermIndex state: does not describe postings of its notes")
+        terms, doc_len = unpack_strings(arrays["terms"], arrays["term_offsets"]), arrays["doc_len"]
+        if doc_len.shape != (notes,):
+            raise ValueError("TermIndex state: its lengths are not one per note")
+        self._postings = Postings.packed(terms, arrays["counts"], arrays["docs"], arrays["tfs"], doc_len)
         self._doc_len = GrowingArray.of(doc_len)
         self.total_len = int(doc_len.sum())
         self.df = Counter(dict(zip(terms, arrays["counts"].tolist())))
-        self._postings = Postings.packed(terms, arrays["counts"], docs, tfs)
         self._terms_with_df = np.zeros(2, np.int64)
         self._count_dfs(np.zeros(len(terms), np.int64), arrays["counts"].astype(np.int64))
 

@@ -144,9 +144,7 @@ class TagGraph(Retriever):
         """(token, concept, trail) for every concept a token reaches, at its fewest hops (`expand`'s `bounded`);
         memoized until the next note (a query's score and its explanations walk the same tokens)."""
         key = ("reached", tuple(tokens), self.params.bound_top_level if bounded is None else bounded)
-        memo = self._memo.at(len(self.store.notes))
-        found = memo.get(key)
-        return found if found is not None else memo.put(key, self._reach(tokens, bounded), len(tokens))
+        return self._memo.at(len(self.store.notes)).cached(key, lambda: self._reach(tokens, bounded), len)
 
     def _reach(self, tokens: list[str], bounded: bool | None) -> list[tuple[str, str, list[str]]]:
         out = []
@@ -189,13 +187,9 @@ class TagGraph(Retriever):
 
     def overlap(self, kept: list[str]) -> Scores:
         """`TermIndex.tfidf_overlap` of the kept tokens, memoized until the next note, as `reached`."""
-        key = ("overlap", tuple(kept))
-        memo = self._memo.at(len(self.store.notes))
-        found = memo.get(key)
-        if found is None:
-            found = self.terms.tfidf_overlap(kept)
-            memo.put(key, found, len(found.index))
-        return found
+        return self._memo.at(len(self.store.notes)).cached(("overlap", tuple(kept)),
+                                                           lambda: self.terms.tfidf_overlap(kept),
+                                                           lambda found: len(found.index))
 
     def breaks(self, kept: list[str], dropped: list[str], note: Note) -> list[dict[str, str]]:
         """Where a walk towards `note` stopped, each {node, why}: at the concept a dropped stopword matches

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 MAX_VALUES = 1 << 22  # free choice: at most 2^22 values (32 MB of float64 arrays) kept, then the memo starts again
@@ -31,3 +32,8 @@ class TermMemo:
         self._values[term] = value
         self._held += max(size, 1)
         return value
+
+    def cached(self, term: Any, make: Callable[[], Any], size: Callable[[Any], int]) -> Any:
+        """The value kept for `term`, else `make()` kept (counted as `size(value)` values) and returned."""
+        found = self._values.get(term)
+        return found if found is not None else self.put(term, (value := make()), size(value))

@@ -3,7 +3,7 @@
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from taggraph._infra.postings import Postings
+from taggraph.methods.postings import Postings
 
 NOTES = st.lists(st.lists(st.tuples(st.integers(0, 6), st.integers(1, 4)), max_size=5), max_size=12)
 
@@ -29,7 +29,8 @@ def test_packed_then_grown_reads_as_grown_from_the_start(before, after):
     counts = np.array([len(d) for d, _ in runs], np.int64)
     docs = np.concatenate([d for d, _ in runs] or [np.zeros(0, np.int32)]).astype(np.int32)
     tfs = np.concatenate([t for _, t in runs] or [np.zeros(0, np.int32)]).astype(np.int32)
-    packed = Postings.packed(keys, counts, docs.copy(), tfs.copy())
+    lengths = np.bincount(docs, weights=tfs, minlength=len(before)).astype(np.float64)  # each note's tfs summed
+    packed = Postings.packed(keys, counts, docs.copy(), tfs.copy(), lengths)
     assert as_dict(packed) == as_dict(built) and list(packed.keys()) == keys
     frozen = docs.copy()
     grown(after, packed, len(before))

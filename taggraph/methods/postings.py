@@ -13,6 +13,7 @@ from collections.abc import Hashable, Iterator
 import numpy as np
 
 from taggraph._infra.growing import GrowingArray
+from taggraph.core.snapshot import check_runs, pack_runs
 
 
 class Postings:
@@ -25,13 +26,30 @@ class Postings:
         self._docs = self._tfs = np.zeros(0, np.int32)
 
     @classmethod
-    def packed(cls, keys: list, counts: np.ndarray, docs: np.ndarray, tfs: np.ndarray) -> "Postings":
-        """The postings of `keys` (distinct), key i's `counts[i]` entries end to end in `docs` and `tfs`."""
+    def packed(cls, keys: list, counts: np.ndarray, docs: np.ndarray, tfs: np.ndarray,
+               doc_len: np.ndarray) -> "Postings":
+        """The postings of `keys` (distinct), key i's `counts[i]` entries end to end in `docs` and `tfs` (int32), as
+        `pack` wrote them for notes whose lengths (sums of their tfs) are `doc_len`; ValueError when the arrays do
+        not describe them (a snapshot is untrusted input): runs that do not fit, a note index out of range or not
+        increasing within its key, a tf below 1, lengths other than the tfs' sums."""
+        notes = len(doc_len)
+        check_runs(counts, docs, np.int32, increasing=True)
+        check_runs(counts, tfs, np.int32)
+        if len(set(keys)) != len(keys) or len(keys) != len(counts) or doc_len.dtype != np.float64 \
+                or doc_len.ndim != 1 or np.any(docs < 0) or np.any(docs >= notes) or np.any(tfs < 1) \
+                or not np.array_equal(np.bincount(docs, weights=tfs, minlength=notes), doc_len):
+            raise ValueError("packed postings: do not describe postings of their notes")
         postings = cls()
         postings._slot = dict(zip(keys, range(len(keys))))
         postings._starts = np.concatenate([[0], np.cumsum(counts)])
         postings._docs, postings._tfs = docs, tfs
         return postings
+
+    def pack(self, keys: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(counts, docs, tfs) of `keys` (each held) end to end, for `packed`."""
+        runs = [self.get(k) for k in keys]
+        counts, docs = pack_runs([d for d, _ in runs], np.int32)
+        return counts, docs, pack_runs([t for _, t in runs], np.int32)[1]
 
     def __len__(self) -> int:
         return len(self._slot)
