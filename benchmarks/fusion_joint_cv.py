@@ -4,8 +4,8 @@
         --longmemeval ../shared/data/longmemeval/longmemeval_s_dev.json.gz \
         --locomo ../shared/data/locomo/locomo_dev.json --evidence /tmp/fusion_joint --workers 2
 
-Evidence: each judged question's `TagGraphFusion.signals` with every component on (chunks off: its MiniLM
-time for a component that `turns` subsumes; weight 0 since the first protocol) and the raw, unnormalized values kept,
+Evidence: each judged question's `TagGraphFusion.signals` with every component on (until 8557cb5 also coverage,
+agreement and session_stem, never fitted here and since left Fusion) and the raw, unnormalized values kept,
 asked at the question date (LoCoMo's questions have none), one memory per history (a LoCoMo conversation is
 built once for its ~200 questions). Cached per dataset in `--evidence`.
 
@@ -66,10 +66,8 @@ from taggraph.methods.fusion.signals import (COMPONENTS, NORMALIZATIONS, SESSION
 # from them would carry a fit on every question, test folds included, into the folds. Until 2026-12-03 `START`
 # was derived from `FusionWeights()`, so reruns after lab study 18 started from its adopted weights (lab study 21).
 FIRST_WEIGHTS = FusionWeights(note_bm25=1.0, raw_bm25=0.285, dense=0.625, graph=0.3, session=0.11, target=0.625, recent=0.05,
-                         early=0.05, note_stem=0.0, raw_stem=0.0, chunks=0.0, coverage=0.0, agreement=0.0, turns=0.0,
-                         speaker=0.0, best_turn=0.0, top2_turns=0.0, session_stem=0.0)
-EVERY = replace(FIRST_WEIGHTS, note_stem=1.0, raw_stem=1.0, coverage=1.0, agreement=1.0, turns=1.0, speaker=1.0,
-                best_turn=1.0, top2_turns=1.0, session_stem=1.0)  # chunks stays 0: not computed
+                         early=0.05, note_stem=0.0, raw_stem=0.0, turns=0.0, speaker=0.0, best_turn=0.0, top2_turns=0.0)
+EVERY = replace(FIRST_WEIGHTS, note_stem=1.0, raw_stem=1.0, turns=1.0, speaker=1.0, best_turn=1.0, top2_turns=1.0)
 GRID = {  # free choice: a coarse grid per weight; note_bm25 is fixed at 1 (the scale)
     "raw_bm25": [0, 0.1, 0.25, 0.5, 1.0],
     "dense": [0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0],

@@ -1,4 +1,6 @@
 # History: BENCHMARKS.md sections 11, 16 and 17 (TagGraph-Fusion's weights before section 18's joint protocol); commit 229acb7. fusion_joint_cv.py still scores with its Batch.
+# Its second stage (chunks, coverage, agreement) has left TagGraph-Fusion: the protocol as run is at 8557cb5; here only the
+# choices without it remain.
 """Tune TagGraph-Fusion on a LongMemEval split by the protocol fixed before tuning of lab study 16.
 
     python benchmarks/history/fusion_cv.py --data ../shared/data/longmemeval/longmemeval_s_dev.json.gz \
@@ -55,8 +57,8 @@ from taggraph.methods.fusion.signals import COMPONENTS, REQUEST_WEIGHTS, SESSION
 
 # every component computed (a component with weight 0 is skipped), so that any weights can be fitted on the evidence
 # (the parts added after study 16's protocol held at 0, whatever the code's defaults are now: this protocol knew none of them)
-LATER_PARTS = {"turns": 0.0, "speaker": 0.0, "best_turn": 0.0, "top2_turns": 0.0, "session_stem": 0.0}
-EVERY = FusionWeights(note_stem=1.0, raw_stem=1.0, chunks=1.0, coverage=1.0, agreement=1.0, **LATER_PARTS)
+LATER_PARTS = {"turns": 0.0, "speaker": 0.0, "best_turn": 0.0, "top2_turns": 0.0}
+EVERY = FusionWeights(note_stem=1.0, raw_stem=1.0, **LATER_PARTS)
 GRID = {  # free choice: a coarse grid per weight; note_bm25 is fixed at 1 (the scale)
     "raw_bm25": [0, 0.1, 0.25, 0.5, 1.0],
     "dense": [0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0],
@@ -67,30 +69,23 @@ GRID = {  # free choice: a coarse grid per weight; note_bm25 is fixed at 1 (the 
     "early": [0, 0.05, 0.1, 0.25, 0.5],
     "note_stem": [0, 0.25, 0.5, 1.0, 2.0],
     "raw_stem": [0, 0.25, 0.5, 1.0, 2.0],
-    "chunks": [0, 0.25, 0.5, 0.75, 1.0, 1.5],
-    "coverage": [0, 0.1, 0.25, 0.5, 1.0],
-    "agreement": [0, 0.1, 0.25, 0.5, 1.0],
 }
 BEFORE = ("raw_bm25", "dense", "graph", "session", "target", "recent", "early")  # the components before study 16's protocol
 STEMS = ("note_stem", "raw_stem")
-SECOND_STAGE = ("chunks", "coverage", "agreement")
-CHOICES = {"before": BEFORE, "stems": BEFORE + STEMS, "second-stage": BEFORE + SECOND_STAGE,
-           "stems+second-stage": BEFORE + STEMS + SECOND_STAGE}
+CHOICES = {"before": BEFORE, "stems": BEFORE + STEMS}  # and "second-stage", "stems+second-stage" at 8557cb5
 # free choice, made before any fit: every weight starts moderately on (from all-zero the ascent stalls, section 11)
 START = FusionWeights(raw_bm25=0.25, dense=0.75, graph=1.0, session=0.1, target=0.25, recent=0.05, early=0.05,
-                      note_stem=0.5, raw_stem=0.5, chunks=0.25, coverage=0.25, agreement=0.1, **LATER_PARTS)
+                      note_stem=0.5, raw_stem=0.5, **LATER_PARTS)
 PASSES = 3  # coordinate-ascent sweeps over GRID
 FOLDS, INNER_FOLDS = 5, 4
 SEED = 0  # the first shuffle; repeat r uses SEED + r
 
 
-def case_evidence(case, extractor: str = "offline", chunks: bool = True,
-                  dense_reads: str = "user") -> tuple[str, str, Signals, np.ndarray]:
-    """(question id, type, evidence, gold flag per session code) for one judged case (`chunks` left at 0
-    when not `chunks`; `dense_reads`: Fusion's parameter)."""
+def case_evidence(case, extractor: str = "offline", dense_reads: str = "user") -> tuple[str, str, Signals, np.ndarray]:
+    """(question id, type, evidence, gold flag per session code) for one judged case (`dense_reads`: Fusion's
+    parameter)."""
     store = build_store(case, extractor)
-    fusion = make_retriever("TagGraph-Fusion", store, weights=EVERY if chunks else replace(EVERY, chunks=0.0),
-                            dense_reads=dense_reads)
+    fusion = make_retriever("TagGraph-Fusion", store, weights=EVERY, dense_reads=dense_reads)
     ev = fusion.signals(case.question, case.asked_on)
     gold = np.array([sid in set(case.gold_session_ids) for sid in fusion.sessions])
     return case.case_id, case.question_type, ev, gold
@@ -158,7 +153,7 @@ def restricted(w: FusionWeights, choice: str) -> FusionWeights:
     return replace(w, **{k: 0.0 for k in GRID if k not in CHOICES[choice]})
 
 
-def fit(items, start: FusionWeights, choice: str = "stems+second-stage") -> FusionWeights:
+def fit(items, start: FusionWeights, choice: str = "stems") -> FusionWeights:
     """Coordinate ascent over GRID from `start`, within `choice`; a value changes only if it raises train MRR."""
     batch = Batch.of(items)
     best = restricted(start, choice)
@@ -243,9 +238,6 @@ def main() -> None:
     parser.add_argument("--extractor", default="offline", help="the notes' tagger (the evidence pickle is per tagger)")
     parser.add_argument("--repeats", type=int, default=3, help="fold shuffles of the nested cross-validation")
     parser.add_argument("--ltr", action="store_true", help="also LightGBM LambdaRank in the outer folds")
-    parser.add_argument("--no-chunks", action="store_true", help="leave the chunks component out of the evidence "
-                        "(it costs most of the evidence's MiniLM time): its column is 0, so its weight has no effect "
-                        "and second-stage is in effect coverage and agreement")
     parser.add_argument("--dense-reads", default="user", choices=("user", "turn"),
                         help="TagGraph-Fusion's dense_reads for the evidence")
     parser.add_argument("--bags", type=int, default=0, help="fit the chosen weights by bagging over this many "
@@ -256,7 +248,7 @@ def main() -> None:
     else:
         cases = [c for c in load(args.data).cases if c.gold_session_ids and not c.is_abstention]
         items = list(Parallel(n_jobs=args.workers)(
-            delayed(case_evidence)(c, args.extractor, not args.no_chunks, args.dense_reads) for c in cases))
+            delayed(case_evidence)(c, args.extractor, args.dense_reads) for c in cases))
         args.evidence.write_bytes(pickle.dumps(items))
     types = np.array([t for _, t, _, _ in items])
     print(f"{len(items)} judged questions from {args.data}; components {COMPONENTS}, session {SESSION_FEATURES}")

@@ -1,4 +1,5 @@
-# History: BENCHMARKS.md section 21 (protocol versions 3 and 4, not adopted); commit d9e4264.
+# History: BENCHMARKS.md section 21 (protocol versions 3 and 4, not adopted); commit d9e4264. `session_stem` has left
+# TagGraph-Fusion: versions 3 and 4 run at 8557cb5; version 2's search and the helpers below stay live.
 """A session read as one document (`session_stem`) in TagGraph-Fusion: the two-benchmark protocol's (lab study 18) version 3, fixed before its run.
 
     TAGGRAPH_CACHE=... python -m benchmarks.history.fusion_session_cv \
@@ -34,8 +35,6 @@ widened to `WIDER_GRID`; run with ``--versions v3,v4``: the same folds, report a
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 from joblib import Parallel, delayed
 
@@ -44,10 +43,7 @@ from benchmarks.fusion_joint_cv import (DATASETS, FOLDS, GRID, SEED, START, Join
 from taggraph.evaluation.significance import paired_test
 
 MODE = "zscore"
-SESSION_STEM_GRID = [0, 0.25, 0.5, 1.0, 2.0, 3.0]
-WIDER_GRID = [*SESSION_STEM_GRID, 4.0, 6.0, 8.0, 12.0]  # version 4
-SEARCHES = {"v2": (GRID, START), "v3": ({**GRID, "session_stem": SESSION_STEM_GRID}, replace(START, session_stem=0.0)),
-            "v4": ({**GRID, "session_stem": WIDER_GRID}, replace(START, session_stem=0.0))}
+SEARCHES = {"v2": (GRID, START)}  # v3 and v4 added `session_stem` to it (in [0, 3], then up to 12): at 8557cb5
 
 
 def outer(joint: Joint, everything, test, search: str):

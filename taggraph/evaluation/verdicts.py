@@ -3,7 +3,7 @@
 `component_verdicts` says in one sentence per removed component whether it earns its keep: removing it must
 cost at least EARNS_KEEP MRR at a Holm-adjusted p < ALPHA (adjusted over the ablations compared: with eleven of
 them, a raw p of 0.034 is no finding), the paper's open question "when does the graph earn its keep?" asked
-of every component. A component off by default (weight 0: TagGraph-Fusion's chunks, coverage, agreement) is
+of every component. A component off by default (weight 0 or no part left to remove) is
 said to be so, not to fail, when removing it changes no question. Here, below both `runs.bench` (whose results
 print the verdicts) and `studies.ablation` (which runs the ablations), so neither imports the other.
 """

@@ -201,22 +201,6 @@ class BM25Stem(Retriever):
         none = idf * tfc(tf_array=0.0, l_d=avgdl, **shape) if p.variant in ("bm25l", "bm25+") else 0.0
         return idf * tfc(tf_array=tf, l_d=lengths, **shape) - none, none
 
-    def group_scores(self, text: str, group: np.ndarray, n_groups: int) -> np.ndarray:
-        """The BM25 score of `text` for each of `n_groups` documents, each the notes of one group (`group[i]`:
-        note i's group) read as one text: term frequencies and lengths summed, idf over the groups (TagGraph-Fusion's
-        `session_stem`: a session as one document). Above the floor, as `score` (BM25L and BM25+)."""
-        ids = self.tokens(text[:MAX_QUERY_CHARS], grow=False)
-        lengths = np.bincount(group, weights=self.doc_len, minlength=n_groups)
-        found = int((lengths > 0).sum())
-        avgdl = float(lengths.sum() / found) if found else 1.0
-        scores = np.zeros(n_groups)
-        for term in set(ids):
-            docs, tfs = self.postings_arrays(term)
-            tf = np.bincount(group[docs], weights=tfs, minlength=n_groups)
-            hit = np.flatnonzero(tf)
-            scores[hit] += ids.count(term) * self._weights(len(hit), found, tf[hit], lengths[hit], avgdl)[0]
-        return scores
-
     def score(self, text: str, *, asked_on: datetime | None = None) -> Scores:
         ids = self.tokens(text[:MAX_QUERY_CHARS], grow=False)
         contrib, floor = self._contributions(ids)

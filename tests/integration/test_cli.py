@@ -304,8 +304,8 @@ def test_graph_side_panel_takes_the_runs_depth_and_params(tmp_path):
 def test_a_param_takes_json_for_fusions_weights():
     from taggraph.cli.app import method_params
     from taggraph.errors import ConfigError
-    params = method_params(['TagGraph-Fusion.weights={"note_stem": 1.0, "chunks": 0.5}'])
-    assert params["TagGraph-Fusion"]["weights"] == {"note_stem": 1.0, "chunks": 0.5}
+    params = method_params(['TagGraph-Fusion.weights={"note_stem": 1.0, "turns": 0.5}'])
+    assert params["TagGraph-Fusion"]["weights"] == {"note_stem": 1.0, "turns": 0.5}
     with pytest.raises(ConfigError, match="not valid JSON"):
         method_params(['TagGraph-Fusion.weights={"note_stem": }'])
     with pytest.raises(Exception, match="note_stm"):  # an unknown weight is named before any case runs

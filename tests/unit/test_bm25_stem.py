@@ -88,28 +88,6 @@ def test_parity_with_bm25s(big_store, variant, stem):
     assert reached >= 3  # a real comparison: several queries reach many notes
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
-def test_session_as_one_document_equals_bm25s_over_the_joined_session(big_store, variant):
-    """`group_scores` (TagGraph-Fusion's session_stem) is bm25s over each session's notes joined into one text."""
-    method = make_retriever("BM25-stem", big_store, variant=variant, k1=1.2, b=0.6, delta=0.8)
-    sessions = list(dict.fromkeys(n.session_id for n in big_store))
-    code = np.array([sessions.index(n.session_id) for n in big_store])
-    tok = make_tokenizer()
-    joined = ["\n".join(n.to_markdown() for n in big_store if n.session_id == s) for s in sessions]
-    ref_index = bm25s.BM25(method=variant, k1=1.2, b=0.6, delta=0.8)
-    ref_index.index(tok.tokenize(joined, update_vocab=True, return_as="string", show_progress=False,
-                                 allow_empty=False), show_progress=False)
-    for query in QUERIES:
-        ours = method.group_scores(query, code, len(sessions))
-        terms = tok.tokenize([query], update_vocab=False, return_as="string", show_progress=False,
-                             allow_empty=False)[0]
-        ref = ref_index.get_scores(terms) if terms else np.zeros(len(sessions))
-        floor = (ref - ours)[0] if variant in ("bm25l", "bm25+") else 0.0  # what every session gets is left out,
-        np.testing.assert_allclose(ours, ref - floor, rtol=1e-5, atol=1e-6)  # as in `score`: one constant
-    if variant == "lucene":  # idf > 0 for a term in every session: a real comparison, most sessions reached
-        assert (method.group_scores("guitar tomato", code, len(sessions)) > 0).sum() > 20
-
-
 def test_parity_without_stopwords(big_store):
     ours = make_retriever("BM25-stem", big_store, variant="lucene", stopwords=False).score("the guitar of the concert")
     assert_same_as_bm25s(ours, bm25s_scores(big_store, "the guitar of the concert", "lucene", stopwords=False))

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from taggraph.core.notes import Note
-from taggraph.core.text import MAX_QUERY_CHARS, chunk_text, days, parse_note_date
+from taggraph.core.text import days, parse_note_date
 
 SPEAKER_SHARE = 0.1  # free choice: a "Name: " prefix is a speaker if it heads at least 10% of the turns
 SPEAKER = re.compile(r"([A-Z][\w'-]*(?: [A-Z][\w'-]*){0,2}): ")  # "Caroline: ...", as the LoCoMo loader writes turns
@@ -85,41 +85,3 @@ def note_day(timestamp: str) -> float | None:
     moment = parse_note_date(timestamp)
     return None if moment is None else days(moment)
 
-
-# -- the signals no default weighs (candidates of the fitting protocols; computed only when a weight names them) --
-
-MAX_CHUNKS = 4  # free choice: chunks of a note's raw turn embedded for `chunks` (the first 4,000 characters)
-AGREE_TOP = 3  # free choice: a list agrees on a session that it ranks among its 3 best sessions
-
-
-def note_chunks(note: Note) -> list[str]:
-    """The pieces of a note's raw turn embedded for `chunks`: OpenClaw's line-wise chunker at DENSE_CHARS,
-    no overlap, the first MAX_CHUNKS."""
-    return chunk_text(note.raw_text, DENSE_CHARS, 0)[:MAX_CHUNKS]
-
-
-def session_coverage(index: Any, text: str, session_code: np.ndarray, n_sessions: int) -> np.ndarray:
-    """Per session, the share of the query's distinct stems (stopwords dropped) found in its notes of `index`."""
-    terms = set(index.tokens(text[:MAX_QUERY_CHARS], grow=False))
-    out = np.zeros(n_sessions)
-    for term in terms:
-        out[np.unique(session_code[index.postings_arrays(term)[0]])] += 1
-    return out / len(terms) if terms else out
-
-
-def session_stem(index: Any, text: str, session_code: np.ndarray, n_sessions: int) -> np.ndarray:
-    """Per session, BM25-stem of `text` over the session's raw turns read as one document, over the query's best
-    (in [0, 1]): a question whose words are spread over a session's turns (LoCoMo's multi-hop) finds it whole."""
-    scores = index.group_scores(text, session_code, n_sessions)
-    return scores / scores.max() if len(scores) and scores.max() > 0 else scores
-
-
-def session_agreement(lists: list[np.ndarray], session_code: np.ndarray, n_sessions: int) -> np.ndarray:
-    """Per session, the share of `lists` (note scores) that rank it among their AGREE_TOP best sessions."""
-    out = np.zeros(n_sessions)
-    for scores in lists:
-        best = np.zeros(n_sessions)
-        np.maximum.at(best, session_code, scores)
-        top = np.argsort(-best, kind="stable")[:AGREE_TOP]
-        out[top[best[top] > 0]] += 1
-    return out / len(lists) if lists else out

@@ -5,5 +5,5 @@
 # TagGraph-Fusion-e5's weights
 E5_WEIGHTS = {
     "note_bm25": 1.0, "raw_bm25": 0.0, "dense": 0.5, "graph": 0.25, "session": 0.1, "target": 0.625, "recent": 0.05,
-    "early": 0.05, "note_stem": 0.5, "raw_stem": 0.25, "chunks": 0.0, "coverage": 0.0, "agreement": 0.0,
-    "turns": 2.0, "speaker": 0.5, "best_turn": 0.25, "top2_turns": 0.0, "session_stem": 0.0}
+    "early": 0.05, "note_stem": 0.5, "raw_stem": 0.25, "turns": 2.0, "speaker": 0.5, "best_turn": 0.25,
+    "top2_turns": 0.0}

@@ -34,9 +34,8 @@ just the user turn), and the note's score is OpenClaw's mix (paper, appendix E),
 store for the first request asked of it.
 
 Each switch (``graph``, ``dense``, ``raw_turns``, ``session``, ``time``, ``requests``, ``stems``, ``turns``) removes
-one part (registry ablations). Signals no protocol adopted weigh 0 and are not computed unless a weight names them
-(``chunks``, ``coverage``, ``agreement``, ``session_stem``, ``raw_bm25``, ``dense``: candidates of the fitting
-protocols, `fusion.signal_table`). ``embed_on_add`` embeds every note when it is added instead of when a pool first
+one part (registry ablations). ``raw_bm25`` and ``dense`` weigh 0 (other signals read them: the pool, PPR's seeds,
+requests); a signal at weight 0 that no other reads is not computed (`fusion.signal_table`). ``embed_on_add`` embeds every note when it is added instead of when a pool first
 holds it: the same rankings, a costlier index and no model pass for notes at query time, for a long-lived memory
 that must answer new questions fast. Without ``asked_on`` (``query(text, k, asked_on=...)``) the date-relative rules
 stay off (order cues still apply). `evidence` splits a note's score into its signals (`fusion.why`).
@@ -68,8 +67,8 @@ from taggraph.methods.index import raw_term_index
 from taggraph.methods.fusion.time_expressions import SPAN_TOLERANCE, AnchorDate, Window, as_of, question_anchors, question_windows
 from taggraph.core.text import MAX_QUERY_CHARS, days
 from taggraph.methods.fusion.why import fusion_evidence
-from taggraph.methods.fusion.features import (SPEAKER_SHARE, dense_text, evidence_vector, note_chunks,
-                                              note_day, request_text, top_notes, turn_speakers, turn_texts)
+from taggraph.methods.fusion.features import (SPEAKER_SHARE, dense_text, evidence_vector, note_day, request_text,
+                                              top_notes, turn_speakers, turn_texts)
 from taggraph.methods.fusion.signal_table import BY_NAME, SIGNALS, Query
 from taggraph.methods.fusion.signals import (COMPONENTS, DEFAULT_WEIGHTS, DENSE_LIKE, NORMALIZE, POOL, SESSION_FEATURES,
                                                TIME_FEATURES, TURN_PARTS, FusionWeights, SignalName, Signals, Weight,
@@ -149,12 +148,11 @@ class TagGraphFusion(Retriever):
         self._file_node = GrowingArray(np.int64)  # per note: its file node in the graph part's matrix
         self.vectors = NoteRows()  # per note: its `dense_text`'s vector: pool notes (every note with embed_on_add)
         self.request_vectors = NoteRows()  # per note: its raw turn's vector, once a request is asked
-        self.chunk_vectors = NoteRows()  # per note: its chunks' vectors: pool notes, for `chunks`
         self.turn_vectors = NoteRows()  # per note: its turns' vectors, labelled by speaker: pool notes, for TURN_PARTS
         # each kind of vectors and the texts of a note it holds rows of (what is embedded and what `embedded` keeps)
         self._pieces = {"dense": (self.vectors, lambda note: [dense_text(note)]),
                         "request": (self.request_vectors, lambda note: [request_text(note)]),
-                        "chunks": (self.chunk_vectors, note_chunks), "turns": (self.turn_vectors, turn_texts)}
+                        "turns": (self.turn_vectors, turn_texts)}
         self.speaker_turns: dict[str, int] = {}  # "Name" -> turns it heads
         self.speaker_code: dict[str | None, int] = {None: -1}  # "Name" -> the label of its turns' rows
         self.unnamed_turns = 0
@@ -210,12 +208,10 @@ class TagGraphFusion(Retriever):
         self.add_many([note])
 
     def _embed_notes(self, indexes) -> None:
-        """Embed the notes at `indexes` for the pool, for requests and for chunks, as far as they are on."""
+        """Embed the notes at `indexes` for the pool, for requests and for the turns, as far as they are on."""
         self._embed(indexes, request=False)
         if self.params.requests:
             self._embed(indexes, request=True)
-        if self.uses("chunks"):
-            self._embed_chunks(indexes)
         if any(self.uses(part) for part in TURN_PARTS):
             self._embed_turns(indexes)
 
@@ -227,10 +223,6 @@ class TagGraphFusion(Retriever):
     def _embed(self, indexes, request: bool) -> None:
         """Embed the notes at `indexes` that have no vector of this kind yet (one batch)."""
         self._embed_pieces(indexes, *self._vectors_of(request))
-
-    def _embed_chunks(self, indexes) -> None:
-        """Embed the chunks of the notes at `indexes` that have none yet (one batch)."""
-        self._embed_pieces(indexes, *self._pieces["chunks"])
 
     def _embed_turns(self, indexes) -> None:
         """Embed each turn of the notes at `indexes` on its own (`turn_texts`), for those that have none yet, each
@@ -246,7 +238,7 @@ class TagGraphFusion(Retriever):
             notes = [self.store.notes[i] for i in todo.tolist()]
             pieces = [pieces_of(note) for note in notes]
             labels = None if labels_of is None else [label for note in notes for label in labels_of(note)]
-            vectors.put(todo, self.embedder.embed([c for chunks in pieces for c in chunks]), list(map(len, pieces)),
+            vectors.put(todo, self.embedder.embed([t for texts in pieces for t in texts]), list(map(len, pieces)),
                         labels)
 
     def embedded(self) -> tuple[list[str], np.ndarray]:
@@ -288,7 +280,7 @@ class TagGraphFusion(Retriever):
         return np.where(mass > 0, mass, np.nan), step
 
     def _query_vector(self, text: str) -> np.ndarray:
-        """The question's vector, computed once per question (dense, chunks and turns all read it)."""
+        """The question's vector, computed once per question (dense and turns both read it)."""
         if self._query_memo is None or self._query_memo[0] != text:
             self._query_memo = (text, self.embedder.embed_queries([text[:MAX_QUERY_CHARS]])[0])
         return self._query_memo[1]
@@ -301,16 +293,6 @@ class TagGraphFusion(Retriever):
             return out
         self._embed(pool, request)
         out[pool] = self._vectors_of(request)[0].dots(pool, self._query_vector(text))[0]
-        return out
-
-    def _chunks(self, text: str, pool: np.ndarray) -> np.ndarray:
-        """Best cosine of the query to each pool note's chunks (NaN outside the pool)."""
-        out = np.full(len(self.store.notes), np.nan)
-        if not len(pool) or not text.strip():
-            return out
-        self._embed_chunks(pool)
-        cos, first = self.chunk_vectors.dots(pool, self._query_vector(text))
-        out[pool] = np.maximum.reduceat(cos, first)
         return out
 
     def _turns(self, text: str, pool: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

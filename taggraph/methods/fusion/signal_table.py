@@ -12,8 +12,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from taggraph.methods.fusion.features import (evidence_vector, session_agreement, session_coverage, session_stem,
-                                              session_turns)
+from taggraph.methods.fusion.features import evidence_vector, session_turns
 
 Level = Literal["note", "session", "bonus", "time", "factor"]
 LEVELS = {  # what each level means, as the legend and docs say it
@@ -123,21 +122,6 @@ SIGNALS: tuple[FusionSignal, ...] = (
     FusionSignal("raw_stem", "note", 2.0, "stems", False, "BM25-stem over the raw turns, no tag line",
                  "the question's word stems in the turns as said",
                  "like raw_bm25 on word stems, common words dropped", compute=_stem_list("raw_stem"), index="raw_stem"),
-    FusionSignal("chunks", "note", 0.0, None, True, "best cosine of the question to the chunks of the note's whole turn",
-                 "the best chunk's cosine", "how close in meaning the best piece of the whole turn is (not adopted)",
-                 compute=lambda fusion, q: fusion._chunks(q.text, q.pool), dense_like=True, requests=False),
-    FusionSignal("coverage", "session", 0.0, None, False, "share of the question's distinct stems in the session",
-                 "the session's share of the question's stems",
-                 "how many of the question's words its session holds somewhere (not adopted)",
-                 compute=lambda fusion, q: session_coverage(fusion.raw_stem, q.text, q.codes, q.n_sessions),
-                 index="raw_stem"),
-    FusionSignal("agreement", "session", 0.0, None, False,
-                 "share of the lists (all but graph and speaker) that rank the session in their 3 best",
-                 "the share of lists agreeing on the session",
-                 "how many of the lists rank its session among their three best (not adopted)",
-                 compute=lambda fusion, q: session_agreement(
-                     [q.cols[:, j] for j, c in enumerate(COMPONENTS) if c not in ("graph", "speaker") and q.cols[:, j].any()],
-                     q.codes, q.n_sessions)),
     FusionSignal("turns", "note", 3.0, "turns", True, "best cosine of the question to each turn of the note alone",
                  "the turn that matched best and its cosine",
                  "how close in meaning the note's best single turn is to the question",
@@ -154,12 +138,6 @@ SIGNALS: tuple[FusionSignal, ...] = (
                  "the session's note whose turn matched best",
                  "the session's two best turn matches, averaged: two turns that fit beat one",
                  compute=_session_turn(1), needs=("turns",)),
-    FusionSignal("session_stem", "session", 0.0, "stems", False,
-                 "BM25-stem over the session's raw turns read as one document, over the question's best",
-                 "the session's score as one document",
-                 "how well its whole session, read as one text, matches the question (not adopted)",
-                 compute=lambda fusion, q: session_stem(fusion.raw_stem, q.text, q.codes, q.n_sessions),
-                 index="raw_stem"),
     FusionSignal("time", "factor", None, "time", False,
                  "(sum of the other signals) x (factor - 1), factor = 1 + target x w + recent x w + early x w",
                  "the time rule that applied, the question's and the note's dates, the window's source",
