@@ -22,8 +22,9 @@ TIMEOUT_HELP = (f"Seconds per generation request of a served extractor ({served_
                 f"check allows {CHECK_TIMEOUT:g} s).")
 
 
-COLUMNS_HELP = ("The summary's columns to print: key (method, n, MRR with its 95% CI, ΔMRR, p_holm, Success@1, "
-                "Success@5, nDCG@10) or all (every column of summary.csv).")
+COLUMNS_HELP = ("The summary's columns to print: key (method, n, n_judged where some question has no gold, MRR "
+                "with its 95% CI, ΔMRR, p_holm, Success@1, Success@5, Success@10, nDCG@10) or all (every column "
+                "of summary.csv).")
 
 
 def columns_option() -> str:
@@ -209,7 +210,7 @@ def score(
     """Score another system's rankings with exactly bench's metrics and protocol, in the same report.
 
     A question a run does not rank is left out of its n (the summary's `missing` column counts them;
-    a warning names the first); a name shared with our --methods or another file gets " \\[file]"."""
+    a warning names the first); one the data gives no gold counts in n as a miss and not in n_judged; a name shared with our --methods or another file gets " \\[file]"."""
     from taggraph.cli.app import warnings_as_lines
     from taggraph.runs.bench import add_benchmark_metrics, add_significance, run_bench, score_external
     from taggraph.runs.finished_runs import recorded_data

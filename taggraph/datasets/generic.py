@@ -274,7 +274,7 @@ def detect(path: Path) -> bool:
 
 
 # Questions that name `gold_notes` are judged at note level too, as LoCoMo's evidence is (the others left out).
-NOTE_METRICS = OwnMetrics("taggraph.evaluation.benchmark_metrics:locomo_metrics", ("MRR", "Success@5", "R@5", "R@10"),
+NOTE_METRICS = OwnMetrics("taggraph.evaluation.benchmark_metrics:locomo_metrics", ("MRR", "Success@5", "Success@10", "R@5", "R@10"),
                           where=(("level", "note"), ("category", "all")), prefix="note_")
 
 # Chosen by name only (--format generic-past): the same files, sessions dated after their question left out.

@@ -251,5 +251,5 @@ def load(path: Path, limit: int | None = None) -> tuple[list[LocomoCase], list]:
 FORMAT = DatasetFormat(
     name="locomo", expects="a JSON list of LoCoMo samples ('conversation', 'qa')", detect=detect, load=load,
     title="LoCoMo", case_type=LocomoCase, folder=False,
-    metrics=OwnMetrics("taggraph.evaluation.benchmark_metrics:locomo_metrics", ("MRR", "Success@5", "R@5", "R@10"),
+    metrics=OwnMetrics("taggraph.evaluation.benchmark_metrics:locomo_metrics", ("MRR", "Success@5", "Success@10", "R@5", "R@10"),
                        where=(("level", "note"), ("category", "all")), prefix="note_"))  # R@k: evidence recall

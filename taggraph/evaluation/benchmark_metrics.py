@@ -55,7 +55,7 @@ def atant_metrics(rankings: pd.DataFrame, cases: Sequence) -> pd.DataFrame:
 
 
 def locomo_metrics(rankings: pd.DataFrame, cases: Sequence, ks: Sequence[int] = (1, 5, 10)) -> pd.DataFrame:
-    """MRR, Success@1/5 and R@k (k in `ks`) per level (note, session), category (and "all") and method.
+    """MRR, Success@1/5/10 and R@k (k in `ks`) per level (note, session), category (and "all") and method.
 
     Note level judges ``ranked_note_ids`` against the evidence notes (``gold_note_ids``):
     its R@k is LoCoMo's evidence recall. Session level judges the de-duplicated
@@ -71,7 +71,7 @@ def locomo_metrics(rankings: pd.DataFrame, cases: Sequence, ks: Sequence[int] = 
                                     "ranked_note_ids", ks),
               "session": _per_question(rankings, {q: c.gold_session_ids for q, c in by_id.items()},
                                        "ranked_session_ids", ks)}
-    metrics = ["RR", "Success@1", "Success@5", *(f"R@{k}" for k in ks)]
+    metrics = ["RR", "Success@1", "Success@5", "Success@10", *(f"R@{k}" for k in ks)]
     rows = [{"level": level, "category": by_id[q].question_type, "method": m, **{k: v[k] for k in metrics}}
             for level, table in levels.items() for (q, m), v in table.items()]
     per_q = pd.DataFrame(rows, columns=["level", "category", "method", *metrics])

@@ -8,8 +8,9 @@ evidence) judges the ranked note ids against the gold note ids, without de-dupli
 Per question, named as ir-measures names them:
 
 - ``RR``: 1 / rank of the first relevant item, 0 if none (its mean is ``MRR``).
-- ``Success@k`` (k = 1, 3, 5): 1 if any relevant item is among the first k, else 0.
-  LongMemEval calls this recall_any@k; **the paper's per-type "recall@k" is Success@k**.
+- ``Success@k`` (k = 1, 3, 5, 10): 1 if any relevant item is among the first k, else 0.
+  LongMemEval calls this recall_any@k; **the paper's per-type "recall@k" is Success@k** (k = 1, 3, 5; Success@10
+  stands beside R@10 for the "Recall@10" other systems report as any gold in the first 10).
 - ``R@k`` (k = 5, 10): the share of the relevant items among the first k (ir-measures
   recall; some call it Recall@k).
 - ``nDCG@k`` (k = 5, 10): ir-measures/trec_eval nDCG with binary relevance; rank i is
@@ -29,7 +30,7 @@ tie-aware columns (`tie_averaged`): ``RR_tieavg`` and ``Success@k_tieavg``, the 
 Success@k when sessions with equal scores are put in random order (McSherry & Najork 2008), and
 ``first_gold_tied``: the first gold session shares its score with a non-gold session, so its
 rank rests partly on note order. Summaries add ``MRR_tieavg`` and ``MRR_from_tie_order`` =
-MRR - MRR_tieavg.
+MRR - MRR_tieavg, and beside ``n`` (the questions every mean is over) ``n_judged``: those with gold to judge against.
 Abstention questions (LongMemEval ``_abs``: the answer is not in the history; the sessions they name are not
 judged) are left out of every metric; any other question without relevant items is a miss, 0 in every metric
 (`score_rankings`).
@@ -47,7 +48,8 @@ from ir_measures import RR, R, Success, nDCG
 
 from taggraph.methods.base import same_score
 
-SUCCESS_KS = (1, 3, 5)
+SUCCESS_KS = (1, 3, 5, 10)
+PER_TYPE_KS = (1, 3, 5)  # the paper's appendix G
 OFFICIAL_KS = (5, 10)
 QUESTION_METRICS = ["RR", *(f"Success@{k}" for k in SUCCESS_KS), *(f"R@{k}" for k in OFFICIAL_KS),
                     *(f"nDCG@{k}" for k in OFFICIAL_KS), *(f"recall_all@{k}" for k in OFFICIAL_KS),
@@ -229,13 +231,15 @@ def judged_rows(scored: pd.DataFrame) -> pd.DataFrame:
     return without_abstention(scored[scored["RR"].notna()])
 
 
-def summarize(scored: pd.DataFrame, by: Sequence[str] = ("method",), order: Sequence[str] | None = None) -> pd.DataFrame:
-    """Mean of every metric over the judged rows (non-abstention, with gold) per `by` group,
-    with ``n`` questions, then the tie-aware means (MRR_tieavg, Success@k_tieavg) and MRR_from_tie_order when `scored` has them; `order` fixes
+def summarize(scored: pd.DataFrame, by: Sequence[str] = ("method",), order: Sequence[str] | None = None,
+              gold: str = "gold_session_ids") -> pd.DataFrame:
+    """Mean of every metric over the judged rows (`judged_rows`) per `by` group, with ``n`` questions and
+    ``n_judged``, those of them with `gold` items (the others, no abstention, count as misses: 0), then the tie-aware means (MRR_tieavg, Success@k_tieavg) and MRR_from_tie_order when `scored` has them; `order` fixes
     the order of the methods."""
     judged = judged_rows(scored)
-    agg = {"n": ("question_id", "size"), "MRR": ("RR", "mean"), **{c: (c, "mean") for c in QUESTION_METRICS[1:]},
-           **_tie_means(scored)}
+    judged = judged.assign(_with_gold=judged[gold].map(len) > 0 if gold in judged else True)
+    agg = {"n": ("question_id", "size"), "n_judged": ("_with_gold", "sum"), "MRR": ("RR", "mean"),
+           **{c: (c, "mean") for c in QUESTION_METRICS[1:]}, **_tie_means(scored)}
     summary = _with_tie_share(judged.groupby(list(by), sort=False).agg(**agg).reset_index())
     if order is not None and "method" in by:
         summary["_order"] = summary["method"].map({m: i for i, m in enumerate(order)})
@@ -264,5 +268,6 @@ def per_type(scored: pd.DataFrame) -> pd.DataFrame:
     judged = judged_rows(scored)
     return _with_tie_share(judged.groupby(["question_type", "method"], sort=True)
                            .agg(n=("question_id", "size"), MRR=("RR", "mean"),
-                                **{f"Success@{k}": (f"Success@{k}", "mean") for k in SUCCESS_KS}, **_tie_means(scored))
+                                **{f"Success@{k}": (f"Success@{k}", "mean") for k in PER_TYPE_KS},
+                                **_tie_means(scored, PER_TYPE_KS))
                            .reset_index())

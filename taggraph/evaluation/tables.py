@@ -14,7 +14,7 @@ from taggraph.evaluation.metrics import judged_rows
 from taggraph.evaluation.significance import ALPHA, mean_interval, paired_test, with_adjusted
 
 MEAN_NAMES = {"RR": "MRR", "RR_tieavg": "MRR_tieavg"}  # a per-question column's mean, named as the summary names it
-LATEX_COLUMNS = ["MRR", "MRR_tieavg", "Success@1", "Success@5", "R@10", "nDCG@10"]
+LATEX_COLUMNS = ["MRR", "MRR_tieavg", "Success@1", "Success@5", "Success@10", "R@10", "nDCG@10"]
 
 
 def with_intervals(scored: pd.DataFrame, metrics: Sequence[str] = ("RR",), by: Sequence[str] = ()) -> pd.DataFrame:

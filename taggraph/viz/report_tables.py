@@ -12,8 +12,10 @@ from taggraph.evaluation.tables import with_intervals
 
 
 SUCCESS_COLUMNS = ["Success@1", "Success@3", "Success@5"]
-NAMES_NOTE = ("Success@k is hit-at-k (a gold session among the first k; LongMemEval's recall_any@k), which is "
-              "what the paper's per-type tables call recall@k. R@k is the share of gold sessions in the first k; "
+NAMES_NOTE = ("n is the questions each mean is over, n_judged those of them with gold sessions to judge against "
+              "(the others count as misses). Success@k is hit-at-k (a gold session among the first k; LongMemEval's "
+              "recall_any@k), which is what the paper's per-type tables call recall@k. R@k is the share of gold "
+              "sessions in the first k (Success@10, not R@10, is the any-gold \"Recall@10\" some systems report); "
               "recall_all@k and ndcg_any@k are LongMemEval's official metrics, nDCG@k is ir-measures'.")
 TIE_NOTES = [  # one line per tie-aware column (taggraph.evaluation.metrics.tie_averaged)
     "MRR_tieavg: the expected MRR when sessions with equal scores are put in random order (exact, not sampled); "
@@ -74,11 +76,11 @@ def summary_view(result) -> pd.DataFrame:
         else "–"))
     baseline = result.config.get("baseline")
     if not baseline:
-        first = ["method", "n", "MRR", MRR_CI, "MRR_tieavg"]
+        first = ["method", "n", "n_judged", "MRR", MRR_CI, "MRR_tieavg"]
         return table[[c for c in first if c in table] + [c for c in table if c not in first]]
     numbers = [c for c in (f"ΔMRR vs {baseline}", "p", "p_holm", "p_bh") if c in table]
     compared = [*numbers, "sig", *[c for c in (PAIRED_N,) if c in table]]
-    first = ["method", "n", "MRR", MRR_CI, "MRR_tieavg", *compared]
+    first = ["method", "n", "n_judged", "MRR", MRR_CI, "MRR_tieavg", *compared]
     table = table[[c for c in first if c in table] + [c for c in table if c not in first]]
     table[numbers] = table[numbers].map(lambda v: "—" if pd.isna(v) else f"{v:.3f}")
     if PAIRED_N in table:  # the questions the difference is paired over, where a method left some out
@@ -88,20 +90,24 @@ def summary_view(result) -> pd.DataFrame:
 
 
 MRR_CI = "MRR 95% CI"
-KEY_COLUMNS = ["method", "n", "MRR", MRR_CI, "MRR_tieavg", "p", "p_holm", "sig", "Success@5",
-               "Success@5_tieavg"]  # and ΔMRR
+KEY_COLUMNS = ["method", "n", "n_judged", "MRR", MRR_CI, "MRR_tieavg", "p", "p_holm", "sig", "Success@5",
+               "Success@5_tieavg", "Success@10"]  # and ΔMRR
 
 
-TERMINAL_COLUMNS = ["method", "n", "MRR", MRR_CI, "ΔMRR", PAIRED_N, "p_holm", "Success@1", "Success@5", "nDCG@10"]
-# PAIRED_N only where some ΔMRR is over fewer questions than its method's n
+TERMINAL_COLUMNS = ["method", "n", "n_judged", "MRR", MRR_CI, "ΔMRR", PAIRED_N, "p_holm", "Success@1", "Success@5",
+                    "Success@10", "nDCG@10"]
+# PAIRED_N only where some ΔMRR is over fewer questions than its method's n, n_judged where some method's is below n
 
 
 def terminal_table(result, columns: str = "key") -> str:
-    """The summary as the terminal prints it: `TERMINAL_COLUMNS` (ΔMRR: against the run's baseline), every
-    number to 3 decimals, and a line naming where the other columns are (summary.csv, ``--columns all``); with
+    """The summary as the terminal prints it: `TERMINAL_COLUMNS` (ΔMRR: against the run's baseline; n_judged only
+    where some method's is below its n), every number to 3 decimals, and a line naming where the other columns are (summary.csv, ``--columns all``); with
     `columns` 'all', every column of `summary_view`."""
     view = summary_view(result)
     view = view.rename(columns={c: "ΔMRR" for c in view if c.startswith("ΔMRR vs ")})
+    if columns != "all" and "n_judged" in view and (view["n_judged"] == view["n"]).all():
+        view = view.drop(columns="n_judged")  # every question judged: the column would repeat n (the 120-column budget)
+    view = view.replace({"— (baseline)": "baseline"})  # the width the ΔMRR column needs
     shown = view if columns == "all" else view[[c for c in TERMINAL_COLUMNS if c in view]]
     numbers = [c for c in shown if c != "n" and pd.api.types.is_float_dtype(shown[c])]
     text = shown.assign(**{c: shown[c].map(lambda v: "–" if pd.isna(v) else f"{v:.3f}") for c in numbers}).to_string(
@@ -109,6 +115,8 @@ def terminal_table(result, columns: str = "key") -> str:
     baseline = result.config.get("baseline")
     if baseline and "ΔMRR" in shown:
         text += f"\nΔMRR: MRR - {baseline}'s, paired per question; p_holm: its Holm-adjusted randomization p."
+    if "n_judged" in shown and columns != "all":
+        text += "\nn_judged: the questions of n with gold to judge against; the others name none and count as misses."
     rest = [c for c in view if c not in shown]
     if rest:
         text += (f"\n{len(rest)} more columns ({', '.join(rest[:4])}, ...): summary.csv in the run folder, report.html, "

@@ -18,7 +18,7 @@ def test_bench_demo_writes_run_folder(tmp_path):
     assert res.exit_code == 0, res.output
     assert "AdaptiveGraph" in res.output
     summary = (out / "summary.csv").read_text().splitlines()
-    assert summary[0].startswith("method,n,MRR,Success@1,Success@3,Success@5,R@5,R@10,nDCG@5")
+    assert summary[0].startswith("method,n,n_judged,MRR,Success@1,Success@3,Success@5,Success@10,R@5,R@10,nDCG@5")
     rankings = pd.read_csv(out / "rankings.csv")
     assert list(rankings.columns[:6]) == ["question_id", "question_type", "method", "ranked_session_ids",
                                           "gold_session_ids", "RR"]
@@ -89,12 +89,16 @@ def test_bench_detects_atant_and_locomo(tmp_path):
                               "--out", str(tmp_path / "a")])
     assert res.exit_code == 0, res.output
     head = (tmp_path / "a" / "summary.csv").read_text().splitlines()[0]
-    assert head.startswith("method,n,MRR,Success@1,Success@3,Success@5") and "MRR_strict,MRR_permissive" in head
+    assert head.startswith("method,n,n_judged,MRR,Success@1,Success@3,Success@5,Success@10") and "MRR_strict,MRR_permissive" in head
     assert (tmp_path / "a" / "benchmark_metrics.csv").exists()
     res = runner.invoke(app, ["bench", "--data", str(fixtures / "locomo" / "locomo_tiny.json"), "--methods", "BM25",
                               "--out", str(tmp_path / "l")])
     assert res.exit_code == 0, res.output
     assert "note_MRR" in (tmp_path / "l" / "summary.csv").read_text().splitlines()[0]
+    summary = pd.read_csv(tmp_path / "l" / "summary.csv").iloc[0]  # conv-t1:q5's evidence names no turn: a miss
+    assert summary["n_judged"] == summary["n"] - 1
+    head = next(line for line in res.output.splitlines() if line.split()[:1] == ["method"]).split()
+    assert head[:3] == ["method", "n", "n_judged"] and "n_judged: the questions of n with gold" in res.output
     bad = runner.invoke(app, ["bench", "--data", str(fixtures / "atant" / "core"), "--format", "nope"])
     assert bad.exit_code == 2 and "unknown format" in bad.output
 

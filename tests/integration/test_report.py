@@ -105,7 +105,7 @@ def test_baseline_row_reads_as_the_baseline_and_charts_keep_the_tables_method_or
     result = add_significance(run_bench(load_dataset(DEMO_DATA), methods, extractor="none", backend=None), "BM25")
     view = summary_view(result)
     compared = ["ΔMRR vs BM25", "p", "p_holm", "p_bh", "sig"]
-    assert list(view.columns[:10]) == ["method", "n", "MRR", "MRR 95% CI", "MRR_tieavg", *compared]
+    assert list(view.columns[:11]) == ["method", "n", "n_judged", "MRR", "MRR 95% CI", "MRR_tieavg", *compared]
     assert view.set_index("method").loc["BM25", compared].tolist() == ["— (baseline)", "—", "—", "—", "—"]
     pages = report_pages(result, "demo", "demo", None)
     assert not re.search(r"\bnan\b", pages["report.md"], re.I) and "— (baseline)" in pages["report.md"]
@@ -115,15 +115,16 @@ def test_baseline_row_reads_as_the_baseline_and_charts_keep_the_tables_method_or
     cells = re.findall(r"\|\s+(-?\d[\d.]*)\s+\|\s+(-?\d[\d.]*)\s+\|\n", tie_rows)
     assert cells and all(re.fullmatch(r"-?\d\.\d{3}", c) for row in cells for c in row)  # 0.000, never 0
     head = re.search(r"<table[^>]*summary[^>]*>.*?</tr>", pages["report.html"], re.S).group(0)
-    assert re.findall(r"<th>(.*?)</th>", head)[:6] == ["method", "n", "MRR", "MRR 95% CI", "MRR_tieavg",
+    assert re.findall(r"<th>(.*?)</th>", head)[:7] == ["method", "n", "n_judged", "MRR", "MRR 95% CI", "MRR_tieavg",
                                                        "ΔMRR vs BM25"]
+    assert "Success@10" in re.findall(r"<th>(.*?)</th>", head)
     assert recall_chart(result.per_type, methods).layout.xaxis.categoryarray == tuple(methods)
     # the terminal's key columns fit 120 characters, every number to 3 decimals, and say where the rest are
     from taggraph.viz.report_tables import terminal_table
 
     text = terminal_table(result)
     assert text.splitlines()[0].split() == ["method", "n", "MRR", "MRR", "95%", "CI", "ΔMRR", "p_holm", "Success@1",
-                                            "Success@5", "nDCG@10"]
+                                            "Success@5", "Success@10", "nDCG@10"]  # every question judged: no n_judged
     assert max(map(len, text.splitlines())) <= 120 and "--columns all" in text and "summary.csv" in text
     assert all(re.fullmatch(r"\d\.\d{3}", line.split()[2]) for line in text.splitlines()[1:3])
     assert "MRR_tieavg" in terminal_table(result, "all").splitlines()[0]

@@ -191,7 +191,7 @@ def test_bench_on_a_folder_end_to_end(tmp_path):
     assert record["config"]["n_cases"] == 6 and record["config"]["n_memories"] == 2
     rankings = (out / "rankings.csv").read_text()
     assert all(q in rankings for q in ("ana-q1", "ana-q4", "ben-q2"))
-    assert (out / "summary.csv").read_text().startswith("method,n,MRR")
+    assert (out / "summary.csv").read_text().startswith("method,n,n_judged,MRR")
     assert "n_memories" not in res.output and "BM25" in res.output
 
 

@@ -41,7 +41,7 @@ def test_metric_properties(ranked, gold):
     m = question_metrics({"q": ranked}, {"q": gold})["q"]
     first = next((i for i, s in enumerate(ranked, 1) if s in gold), None)
     assert m["RR"] == pytest.approx(1 / first if first else 0.0)
-    assert m["Success@1"] <= m["Success@3"] <= m["Success@5"]
+    assert m["Success@1"] <= m["Success@3"] <= m["Success@5"] <= m["Success@10"] == float(first is not None)
     assert m["recall_all@5"] <= m["R@5"] <= m["Success@5"] and 0 <= m["ndcg_any@5"] <= 1
 
 
@@ -58,6 +58,21 @@ def test_an_abstention_row_gets_no_metric_even_with_gold_sessions():
     scored = score_rankings(rankings)
     assert scored["RR"].isna().tolist() == [False, True, False]
     assert scored["RR"].mean() == summarize(scored)["MRR"].iloc[0] == pytest.approx(0.75)
+
+
+def test_n_judged_counts_the_questions_with_gold_and_n_also_the_misses_without():
+    """A question without gold that is no abstention question counts in n as a miss; n_judged leaves it out."""
+    import pandas as pd
+
+    from taggraph.evaluation.metrics import score_rankings, summarize
+
+    rankings = pd.DataFrame({"question_id": ["q1", "q2", "q3_abs", "q4"], "method": "M",
+                             "abstention": [False, False, True, False],
+                             "ranked_session_ids": [["g1"], ["y", "g2"], ["g3"], ["z"]],
+                             "gold_session_ids": [["g1"], ["g2"], ["g3"], []]})
+    row = summarize(score_rankings(rankings)).iloc[0]
+    assert (row["n"], row["n_judged"]) == (3, 2) and row["MRR"] == pytest.approx(1.5 / 3)
+    assert list(summarize(score_rankings(rankings)).columns[:3]) == ["method", "n", "n_judged"]
 
 
 def test_the_docs_name_every_cache_folder_and_zscore_as_ranx_zmuv():

@@ -31,7 +31,7 @@ def test_two_golds_among_four_tied_zeros_by_hand():
 def test_without_ties_the_expectation_is_the_papers_metric():
     m = tie_averaged([5, 4, 3, 2, 1, 0.5], [False, False, False, False, False, True])
     assert m == {"RR_tieavg": pytest.approx(1 / 6), "Success@1_tieavg": 0, "Success@3_tieavg": 0,
-                 "Success@5_tieavg": 0}
+                 "Success@5_tieavg": 0, "Success@10_tieavg": 1}  # rank 6: within 10
     assert tie_averaged([1, 1], [False, False])["RR_tieavg"] == 0
     with pytest.raises(ValueError, match="descending"):
         tie_averaged([1, 2], [True, False])
