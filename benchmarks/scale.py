@@ -2,7 +2,7 @@
 
     python -m benchmarks.scale --data ../shared/data/longmemeval/longmemeval_s_dev.json.gz \
         --sizes 1000,5000,20000,100000 --out /tmp/scale [--methods BM25,BM25-stem,...] [--queries 30] \
-        [--skip-fusion] [--warm-embeddings] [--threads 1]
+        [--skip-fusion] [--warm-embeddings] [--threads 1] [--param TagGraph-Fusion.embed_on_add=true ...]
 
 The history is the file's own: every question's haystack sessions, each session id once (its first listing and date),
 in date order, one note per user turn and the reply after it, as the loader makes them (55,620 notes on S dev). A
@@ -37,7 +37,8 @@ measure and clock: calls, p50, p95), scale.md (the tables), scale.json (command,
 commit, CPU and instruction set, versions, each size's cache state) and the plot of CPU cost against notes on log
 axes (scale.png where kaleido is installed, else scale.html); a size whose part under ``--out/parts`` was measured
 with the same configuration, data and commit is read back, not run again. Timings depend on the load: run it on
-an idle machine and read medians.
+an idle machine and read medians. `--param METHOD.KEY=VALUE` (as `taggraph bench`'s) sets a method's parameter in
+every memory of the run (`Memory(method_params=...)`), the loaded ones included; the tables name the parameters.
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ from taggraph.core.store import Interaction, MemoryStore
 from taggraph.core.text import parse_datetime, query_tokens, tokenize
 from taggraph.datasets.base import data_checksum, session_notes
 from taggraph.datasets.longmemeval import read_json
+from taggraph.cli.app import method_params
 from taggraph.extractors import get_extractor
 from taggraph.methods import check_methods, make_retriever
 from taggraph.runs.folders import run_record, write_csv
@@ -191,10 +193,10 @@ def remember(memory: Memory, interaction: Interaction) -> None:
                     timestamp=interaction.timestamp)
 
 
-def load_process(methods: Sequence[str], extractor: str, note: Interaction) -> None:
+def load_process(methods: Sequence[str], extractor: str, params: dict, note: Interaction) -> None:
     """Each method's modules and models, and the extractor's, loaded (a query of a one-note memory, `note`'s
     extraction cached): the process base, not the memory."""
-    memory = Memory(extractor)
+    memory = Memory(extractor, method_params=params)
     remember(memory, note)
     for method in methods:
         memory.query(INDEX_TEXT, method=method, k=1)
@@ -265,13 +267,13 @@ def measure_size(spec: dict[str, Any]) -> tuple[list[dict], dict[str, Any]]:
     """Every measure of one size (module docstring), in this process, and the state of its caches."""
     size, k, methods, rows = spec["size"], spec["k"], spec["methods"], Rows(spec["size"])
     caches = cache_entries()
-    load_process(methods, spec["extractor"], Interaction(*spec["first_note"]))
+    load_process(methods, spec["extractor"], spec["method_params"], Interaction(*spec["first_note"]))
     gc.collect()
     base_kb = rss_kb()
     history = [Interaction(*fields) for fields in json.loads(Path(spec["stream"]).read_text(encoding="utf-8"))]
     asked = [tuple(q) for q in spec["questions"]]
     calls = min(spec["remember_calls"], size // 2)
-    memory = Memory(spec["extractor"])
+    memory = Memory(spec["extractor"], method_params=spec["method_params"])
     _, cpu, wall = timed(lambda: memory.remember_many(history[:size - calls]))
     rows.times(size - calls, "memory", "build_per_1k", [(cpu * 1000 / (size - calls), wall * 1000 / (size - calls))],
                "s")
@@ -293,7 +295,8 @@ def measure_size(spec: dict[str, Any]) -> tuple[list[dict], dict[str, Any]]:
     for method in (m for m in LOADED if m in methods):
         probe = json.loads(subprocess.run(
             [sys.executable, "-m", "benchmarks.scale", "--probe", json.dumps(
-                {"folder": str(folder), "method": method, "question": asked[0], "k": k})],
+                {"folder": str(folder), "method": method, "question": asked[0], "k": k,
+                 "method_params": spec["method_params"]})],
             cwd=REPO, env={**os.environ, "TAGGRAPH_CACHE": spec["probe_cache"]}, check=True, stdout=subprocess.PIPE,
             text=True).stdout.splitlines()[-1])
         for measure in ("model_load", "load", "load+first_query"):
@@ -307,10 +310,12 @@ def probe_load(spec: dict[str, Any]) -> dict[str, tuple[float, float]]:
     """(CPU s, wall s) of loading the folder and of load plus the method's first query, in this fresh process; its
     embedder model (if any) loaded first."""
     out = {}
-    embedder = getattr(make_retriever(spec["method"], MemoryStore("probe")), "embedder", None)
+    params = spec["method_params"]
+    embedder = getattr(make_retriever(spec["method"], MemoryStore("probe"), **params.get(spec["method"], {})),
+                       "embedder", None)
     if embedder is not None:
         out["model_load"] = timed(lambda: embedder.embed([f"model load {time.time_ns()}"]))[1:]
-    memory, load_cpu, load_wall = timed(lambda: Memory.load(spec["folder"]))
+    memory, load_cpu, load_wall = timed(lambda: Memory.load(spec["folder"], method_params=params))
     (question, date), k = spec["question"], spec["k"]
     _, cpu, wall = timed(lambda: memory.query(question, method=spec["method"], k=k, asked_on=date))
     out["load"] = (load_cpu, load_wall)
@@ -363,6 +368,7 @@ def run_size(size: int, config: dict, history: list[Interaction], asked: list[tu
     caches = {"TAGGRAPH_CACHE": str(empty_embeddings_cache(folder / "cache"))} if not config["warm_embeddings"] \
         else {}
     spec = {"size": size, "k": config["k"], "methods": config["methods"], "extractor": config["extractor"],
+            "method_params": config["method_params"],
             "remember_calls": config["remember_calls"], "questions": asked, "stream": str(folder / "history.json"),
             "folder": str(folder / "memory"), "first_note": dataclasses.astuple(history[0]),
             "probe_cache": str(empty_embeddings_cache(folder / "probe-cache")) if caches else str(cache_dir())}
@@ -412,7 +418,8 @@ def tables(rows: pd.DataFrame, record: dict) -> str:
              f"commit {record['git_commit']}, data sha256 {record['data']['sha256'][:16]} ({config['distinct']} "
              f"distinct notes), {m['cpu']} ({m['isa']}, {m['cores']} cores), {config['threads']} thread(s), k = "
              f"{config['k']}, {len(config['questions'])} questions, extractor {config['extractor']}, embeddings "
-             f"{'warm' if config['warm_embeddings'] else 'cold'}.\n",
+             f"{'warm' if config['warm_embeddings'] else 'cold'}, method parameters "
+             f"{json.dumps(config['method_params']) if config['method_params'] else 'the defaults'}.\n",
              "| notes | remember p50 ms | build s / 1k | save full s (wall) | save +100 s (wall) | load + first BM25 s "
              "(wall) | load + first Fusion s (wall) | RSS KB/note, notes alone | BM25 / bm25s warm p50 | "
              "BM25 / FTS5 warm p50 |", "|" + "---|" * 10]
@@ -484,6 +491,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--extractor", default=DEFAULT_EXTRACTOR)
     parser.add_argument("--threads", type=int, default=1, help="OMP_NUM_THREADS of each size's process")
     parser.add_argument("--warm-embeddings", action="store_true", help="read the embedding cache as it is")
+    parser.add_argument("--param", action="append", default=[], metavar="METHOD.KEY=VALUE",
+                        help="a method's parameter in every memory, e.g. TagGraph-Fusion.embed_on_add=true")
     parser.add_argument("--work", type=Path, help="where memories are built and saved (default: a temporary folder)")
     parser.add_argument("--measure", help=argparse.SUPPRESS)  # a size's process: its spec as JSON
     parser.add_argument("--probe", help=argparse.SUPPRESS)  # a load process: its spec as JSON
@@ -510,7 +519,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     history = stream(sessions, longest)
     config = {"methods": methods, "k": args.k, "queries": args.queries, "remember_calls": args.remember_calls,
               "extractor": args.extractor, "threads": args.threads, "warm_embeddings": args.warm_embeddings,
-              "distinct": distinct, "questions": questions(records, args.queries, 0)}
+              "distinct": distinct, "questions": questions(records, args.queries, 0),
+              "method_params": method_params(args.param, running=methods)}
     print(f"{len(sessions)} distinct sessions, {distinct} notes; sizes {sizes}; methods {methods}", file=sys.stderr)
     warm_extractions(args.extractor, history[:min(longest, distinct)])
     data = {"path": str(args.data.absolute()), "format": "longmemeval", "sha256": data_checksum(args.data)}

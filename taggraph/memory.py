@@ -24,7 +24,7 @@ from taggraph._infra.config import DEFAULT_EXTRACTOR
 from taggraph.errors import ConfigError, InputError, TaggraphError
 from taggraph.extractors import Extractor, get_extractor, rebuild_extractor
 from taggraph.core.notes import Note
-from taggraph.methods import Explanation, Result, Retriever, check_methods, make_retriever
+from taggraph.methods import Explanation, Result, Retriever, check_methods, check_params, make_retriever
 from taggraph.methods.base import question_date
 from taggraph.methods.index import concept_matcher, term_index
 from taggraph.core.store import Interaction, MemoryStore
@@ -46,11 +46,17 @@ class Memory:
     extracted in chunks, with a progress bar on long work."""
 
     def __init__(self, extractor: str | Extractor = DEFAULT_EXTRACTOR, name: str = "memory",
-                 method: str = DEFAULT_METHOD, *, store: MemoryStore | None = None) -> None:
+                 method: str = DEFAULT_METHOD, *, store: MemoryStore | None = None,
+                 method_params: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         """`extractor`: a name (`taggraph.get_extractor`'s forms, e.g. "offline-v2", "openai:MODEL",
-        "package.module:Class") or an object with the `taggraph.Extractor` interface."""
+        "package.module:Class") or an object with the `taggraph.Extractor` interface. `method_params`: each
+        method's parameters over its defaults, {method: {key: value}}, e.g. ``{"TagGraph-Fusion": {"embed_on_add":
+        True}}`` for a long-lived memory that embeds each note as it comes (checked here: a ConfigError names a
+        wrong one)."""
         self.store = store if store is not None else MemoryStore(name, get_extractor(extractor))
         self.method = check_methods([method])[0]
+        named = {check_methods([m])[0]: dict(p) for m, p in (method_params or {}).items()}
+        self.method_params = {m: check_params(m, p) for m, p in named.items()}
         self._retrievers: dict[str, Retriever] = {}
         self._saved_vectors: dict[tuple[Path, str], Any] = {}  # (folder, model) -> `saved.read` of its vectors
 
@@ -80,14 +86,16 @@ class Memory:
         """The method's retriever over this memory, built once and kept current."""
         name = check_methods([method or self.method])[0]
         if name not in self._retrievers:
-            retriever = self._retrievers[name] = make_retriever(name, self.store)
+            retriever = make_retriever(name, self.store, indexed=False, **self.method_params.get(name, {}))
             embedder = getattr(retriever, "embedder", None)
-            if embedder is not None and self.store.origin is not None:
+            if embedder is not None and self.store.origin is not None:  # before indexing: a method may embed then
                 key = (self.store.origin, embedder.cache_key)
                 if key not in self._saved_vectors:  # read once, however many methods share the model
                     self._saved_vectors[key] = saved.read(self.store.origin / INDEX_FOLDER, embedder.cache_key)
                 if self._saved_vectors[key] is not None:
                     embedder.preload(*self._saved_vectors[key])
+            retriever.sync()
+            self._retrievers[name] = retriever
         return self._retrievers[name]
 
     def query(self, text: str, method: str | None = None, k: int = DEFAULT_K, *,
@@ -122,14 +130,14 @@ class Memory:
 
     @classmethod
     def load(cls, path: str | Path, extractor: str | Extractor | None = None,
-             method: str = DEFAULT_METHOD) -> "Memory":
+             method: str = DEFAULT_METHOD, *, method_params: Mapping[str, Mapping[str, Any]] | None = None) -> "Memory":
         """A memory saved with `save`; new notes use `extractor` (a name or an object; default: the one
-        recorded in the folder, built from its name). The folder holds no method: `method` is the loaded
-        memory's default (BM25 unless given), as in the constructor."""
+        recorded in the folder, built from its name). The folder holds no method: `method` and `method_params`
+        are the loaded memory's, as in the constructor."""
         store = MemoryStore.load(path)
         if extractor is not None:
             store.extractor = get_extractor(extractor)
-            return cls(method=method, store=store)
+            return cls(method=method, store=store, method_params=method_params)
         recorded = store.recorded_extractor or DEFAULT_EXTRACTOR
         try:
             if recorded.startswith("gguf:") and _magic(Path(recorded[5:])) != b"GGUF":
@@ -140,7 +148,7 @@ class Memory:
                 raise
             raise ConfigError(f"{path}: recorded extractor {recorded!r} cannot be built ({exc}); pass one, e.g. "
                               f"Memory.load(folder, extractor='offline-v2')") from None
-        return cls(method=method, store=store)
+        return cls(method=method, store=store, method_params=method_params)
 
 
 def _interaction(item: object, i: int) -> Interaction:

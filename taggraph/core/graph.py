@@ -22,21 +22,33 @@ first read, not as they arrive: a store loaded for methods without a graph (BM25
 notes building it was two thirds of `MemoryStore.load`). Every link a note adds has at least one end that the note
 added (its file, its new topic, a new concept), so a method that numbers the nodes in order (``nodes``) sees each
 link append to the lists of neighbours of the nodes it had.
+
+Nodes and links are kept as numbers in numpy arrays (a node's kind, what it stands for; each link's two ends and
+kind), not as a networkx graph: networkx's dicts of dicts with an attribute dict per node and per edge cost ~12 KB per
+note at 20,000 notes, and the methods read numbers. `g` builds the networkx graph on first read (the views walk it)
+and extends it as notes come.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain
 
 import networkx as nx
+import numpy as np
 
+from taggraph._infra.growing import GrowingArray
 from taggraph.core.notes import Note
 from taggraph.core.ontology import parent, prefixes
 
 SIMILARITY_MIN = 3  # paper: topics sharing at least three attributes across the 5W categories
 
 Frame = frozenset[tuple[str, str]]
+
+ONTOLOGY, TAG, TOPIC, FILE = range(4)  # node kinds, as numbers
+KIND_NAMES = ("ontology", "tag", "topic", "file")
+LINK_KINDS = ("ontology", "tag_topic", "topic_file", "similar")
 
 
 def concept_node(path: str) -> str:
@@ -47,15 +59,79 @@ def file_node(note_id: str) -> str:
     return f"file:{note_id}"
 
 
+def topic_node(topic: int) -> str:
+    return f"topic:{topic}"
+
+
+class _TopicOfFrame(Mapping):
+    """frame -> its topic's node id, over the graph's frame -> topic number."""
+
+    def __init__(self, numbers: dict[Frame, int]) -> None:
+        self._numbers = numbers
+
+    def __getitem__(self, frame: Frame) -> str:
+        return topic_node(self._numbers[frame])
+
+    def __iter__(self) -> Iterator[Frame]:
+        return iter(self._numbers)
+
+    def __len__(self) -> int:
+        return len(self._numbers)
+
+
+class _FrameOfTopic(Mapping):
+    """topic node id -> its frame, over the graph's frames by topic number."""
+
+    def __init__(self, frames: list[Frame]) -> None:
+        self._frames = frames
+
+    def __getitem__(self, topic: str) -> Frame:
+        kind, _, number = topic.partition(":")
+        if kind != "topic" or not number.isdigit() or int(number) >= len(self._frames):
+            raise KeyError(topic)
+        return self._frames[int(number)]
+
+    def __iter__(self) -> Iterator[str]:
+        return (topic_node(t) for t in range(len(self._frames)))
+
+    def __len__(self) -> int:
+        return len(self._frames)
+
+
+class _EdgeLog(Sequence):
+    """Every undirected link as (node id, node id, kind), in order added, read from the graph's arrays."""
+
+    def __init__(self, graph: "BaseGraph") -> None:
+        self._graph = graph
+
+    def __len__(self) -> int:
+        return len(self._graph._link_kind)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        g = self._graph
+        a, b, kind = g.link_ends[0][i], g.link_ends[1][i], g.link_kinds[i]
+        return g.node_name(int(a)), g.node_name(int(b)), LINK_KINDS[kind]
+
+
 class BaseGraph:
     def __init__(self) -> None:
-        self._g = nx.DiGraph()
-        self._topic_of_frame: dict[Frame, str] = {}
-        self._frame_of_topic: dict[str, Frame] = {}
-        self._topics_with_tag: dict[tuple[str, str], set[str]] = {}
-        self._nodes: list[str] = []  # every node, in order added (a node's position is its number for the methods)
-        self._file_order: list[str] = []
-        self._edge_log: list[tuple[str, str, str]] = []  # every undirected link, in order added
+        self._kind = GrowingArray(np.int8)  # per node: ONTOLOGY, TAG, TOPIC or FILE
+        self._item = GrowingArray(np.int64)  # per node: its concept's place in _paths, its topic or its file number
+        self._concept: dict[str, int] = {}  # concept path -> its node
+        self._paths: list[str] = []  # the concepts' paths, in order made
+        self._topic_of_frame: dict[Frame, int] = {}  # frame -> its topic number
+        self._frames: list[Frame] = []  # per topic number: its frame
+        self._topic_node = GrowingArray(np.int64)  # per topic number: its node
+        self._topics_with_tag: dict[tuple[str, str], set[int]] = {}  # (category, path) -> topic numbers
+        self._files: list[Note] = []  # per file number (the notes in order taken in): its note
+        self._file_node = GrowingArray(np.int64)  # per file number: its node
+        self._link_from, self._link_to = GrowingArray(np.int32), GrowingArray(np.int32)  # each link's ends ...
+        self._link_kind = GrowingArray(np.int8)  # ... and kind (LINK_KINDS), in order added
+        self._nx: nx.DiGraph | None = None  # `g`, once read: networkx's copy of the first _nx_nodes, _nx_links
+        self._nx_nodes = self._nx_links = 0
+        self._retagged: list[int] = []  # ontology nodes turned tag since `g` was last read
         self._pending: list[Note] = []  # added, not taken in yet ...
         self._started = 0  # ... but for the first _started (an interrupt mid-way resumes after them)
 
@@ -74,81 +150,146 @@ class BaseGraph:
 
     @property
     def g(self) -> nx.DiGraph:
-        return self._current()._g
+        """The graph as a networkx DiGraph (node ids and attributes, every link both ways with its kind and weight
+        1), made on first read and extended with what came since."""
+        self._current()
+        if self._nx is None:
+            self._nx = nx.DiGraph()
+        kinds, items = self._kind.view, self._item.view
+        for node in range(self._nx_nodes, len(kinds)):
+            self._nx.add_node(self.node_name(node), **self._attributes(int(kinds[node]), int(items[node])))
+        for node in self._retagged:  # concepts first seen as an ancestor only, tagged since
+            if node < self._nx_nodes:
+                self._nx.nodes[self.node_name(node)]["kind"] = "tag"
+        self._retagged.clear()
+        ends, link_kinds = self.link_ends, self.link_kinds
+        for a, b, kind in zip(ends[0][self._nx_links:].tolist(), ends[1][self._nx_links:].tolist(),
+                              link_kinds[self._nx_links:].tolist()):
+            a, b, kind = self.node_name(a), self.node_name(b), LINK_KINDS[kind]
+            self._nx.add_edge(a, b, kind=kind, weight=1.0)
+            self._nx.add_edge(b, a, kind=kind, weight=1.0)
+        self._nx_nodes, self._nx_links = len(kinds), len(link_kinds)
+        return self._nx
+
+    def _attributes(self, kind: int, item: int) -> dict:
+        if kind in (ONTOLOGY, TAG):
+            return {"kind": KIND_NAMES[kind], "path": self._paths[item]}
+        if kind == TOPIC:
+            return {"kind": "topic", "size": len(self._frames[item])}
+        note = self._files[item]
+        return {"kind": "file", "note_id": note.note_id, "session_id": note.session_id, "index": note.index}
 
     @property
-    def topic_of_frame(self) -> dict[Frame, str]:
-        return self._current()._topic_of_frame
+    def topic_of_frame(self) -> Mapping[Frame, str]:
+        return _TopicOfFrame(self._current()._topic_of_frame)
 
     @property
-    def frame_of_topic(self) -> dict[str, Frame]:
-        return self._current()._frame_of_topic
+    def frame_of_topic(self) -> Mapping[str, Frame]:
+        return _FrameOfTopic(self._current()._frames)
 
     @property
-    def topics_with_tag(self) -> dict[tuple[str, str], set[str]]:
+    def topics_with_tag(self) -> dict[tuple[str, str], set[int]]:
+        """(category, path) -> the numbers of the topics whose frame holds it."""
         return self._current()._topics_with_tag
 
     @property
-    def nodes(self) -> list[str]:
-        """Every node, in order added: a node's position is its number for the methods."""
-        return self._current()._nodes
+    def node_kinds(self) -> np.ndarray:
+        """Per node, in order added (a node's position is its number for the methods): ONTOLOGY, TAG, TOPIC or FILE."""
+        return self._current()._kind.view
+
+    @property
+    def file_nodes(self) -> np.ndarray:
+        """Per note taken in, in order: its file node's number."""
+        return self._current()._file_node.view
+
+    @property
+    def topic_nodes(self) -> np.ndarray:
+        """Per topic number: its node's number."""
+        return self._current()._topic_node.view
+
+    @property
+    def link_ends(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each undirected link's two end nodes, in order added."""
+        self._current()
+        return self._link_from.view, self._link_to.view
+
+    @property
+    def link_kinds(self) -> np.ndarray:
+        """Each link's kind (its place in LINK_KINDS), in order added."""
+        return self._current()._link_kind.view
+
+    @property
+    def edge_log(self) -> Sequence[tuple[str, str, str]]:
+        """Every undirected link as (node id, node id, kind), in order added."""
+        return _EdgeLog(self._current())
+
+    def node_name(self, node: int) -> str:
+        """The id of node number `node` (module docstring)."""
+        kind, item = int(self._kind.view[node]), int(self._item.view[node])
+        if kind in (ONTOLOGY, TAG):
+            return concept_node(self._paths[item])
+        return topic_node(item) if kind == TOPIC else file_node(self._files[item].note_id)
+
+    def concept_number(self, path: str) -> int | None:
+        """The node number of the concept `path`; None when the graph has none."""
+        return self._current()._concept.get(path)
 
     @property
     def file_order(self) -> list[str]:
-        return self._current()._file_order
+        """The file nodes' ids, in note order."""
+        return [file_node(note.note_id) for note in self._current()._files]
 
-    @property
-    def edge_log(self) -> list[tuple[str, str, str]]:
-        """Every undirected link, in order added."""
-        return self._current()._edge_log
+    def _add_node(self, kind: int, item: int) -> int:
+        self._kind.append(kind)
+        self._item.append(item)
+        return len(self._kind) - 1
 
-    def _add_node(self, node: str, **attributes) -> None:
-        self._nodes.append(node)
-        self._g.add_node(node, **attributes)
+    def _link(self, a: int, b: int, kind: int) -> None:
+        self._link_from.append(a)
+        self._link_to.append(b)
+        self._link_kind.append(kind)
 
-    def _link(self, a: str, b: str, kind: str) -> None:
-        self._edge_log.append((a, b, kind))
-        self._g.add_edge(a, b, kind=kind, weight=1.0)
-        self._g.add_edge(b, a, kind=kind, weight=1.0)
-
-    def _add_concept(self, path: str, used: bool) -> None:
-        """Add `path` and its ancestors with parent-child edges."""
+    def _add_concept(self, path: str, used: bool) -> int:
+        """Add `path` and its ancestors with parent-child edges; its node."""
         for pre in prefixes(path):
-            node = concept_node(pre)
-            if node not in self._g:
-                self._add_node(node, kind="ontology", path=pre)
+            if pre not in self._concept:
+                self._concept[pre] = self._add_node(ONTOLOGY, len(self._paths))
+                self._paths.append(pre)
                 up = parent(pre)
                 if up is not None:
-                    self._link(concept_node(up), node, "ontology")
-        if used:
-            self._g.nodes[concept_node(path)]["kind"] = "tag"
+                    self._link(self._concept[up], self._concept[pre], 0)
+        node = self._concept[path]
+        if used and self._kind.view[node] == ONTOLOGY:
+            self._kind.view[node] = TAG
+            self._retagged.append(node)
+        return node
 
     def _take(self, note: Note) -> None:
-        fnode = file_node(note.note_id)
-        self._add_node(fnode, kind="file", note_id=note.note_id, session_id=note.session_id,
-                       index=note.index)
-        self._file_order.append(fnode)
+        fnode = self._add_node(FILE, len(self._files))
+        self._files.append(note)
+        self._file_node.append(fnode)
         pairs = note.tag_pairs()  # note order, so the graph is the same whatever the hash seed
         frame: Frame = frozenset(pairs)
         if not frame:
             return
         topic = self._topic_of_frame.get(frame)
         if topic is None:
-            topic = f"topic:{len(self._topic_of_frame)}"
+            topic = len(self._frames)
             self._topic_of_frame[frame] = topic
-            self._frame_of_topic[topic] = frame
-            self._add_node(topic, kind="topic", size=len(frame))
+            self._frames.append(frame)
+            tnode = self._add_node(TOPIC, topic)
+            self._topic_node.append(tnode)
             for other in self._similar_topics(frame):
-                self._link(topic, other, "similar")
+                self._link(tnode, int(self._topic_node.view[other]), 3)
             for pair in pairs:
                 self._topics_with_tag.setdefault(pair, set()).add(topic)
             for path in note.paths():
-                self._add_concept(path, used=True)
-                self._link(concept_node(path), topic, "tag_topic")
-        self._link(topic, fnode, "topic_file")
+                self._link(self._add_concept(path, used=True), tnode, 1)
+        self._link(int(self._topic_node.view[topic]), fnode, 2)
 
-    def _similar_topics(self, frame: Frame) -> list[str]:
-        """The topics so far sharing at least SIMILARITY_MIN (category, path) tags with `frame`, in id order.
+    def _similar_topics(self, frame: Frame) -> list[int]:
+        """The topics so far sharing at least SIMILARITY_MIN (category, path) tags with `frame`, in id order (of
+        their ids as text: "topic:10" before "topic:2").
 
         Exact without reading every topic of the most common tags (``who:user`` is on most notes, which made
         building a store quadratic in its history): a topic sharing SIMILARITY_MIN tags shares one outside
@@ -162,7 +303,7 @@ class BaseGraph:
         shared = Counter(chain.from_iterable(postings.get(pair, ()) for pair in ranked[SIMILARITY_MIN - 1:]))
         for pair in ranked[:SIMILARITY_MIN - 1]:
             shared.update(shared.keys() & postings.get(pair, set()))
-        return sorted(t for t, n in shared.items() if n >= SIMILARITY_MIN)
+        return sorted((t for t, n in shared.items() if n >= SIMILARITY_MIN), key=str)
 
     def chronological_pairs(self, since: int = 0) -> list[tuple[str, str]]:
         """(earlier, later) file nodes of consecutive notes, from the pair (note `since`, note `since` + 1) on."""
@@ -179,18 +320,20 @@ class BaseGraph:
         return g
 
     def files_of_concept(self, path: str) -> list[str]:
-        """File nodes reached by concept -> topic -> file."""
-        node = concept_node(path)
-        if node not in self.g:
+        """File nodes reached by concept -> topic -> file, in the order the links were made."""
+        node = self.concept_number(path)
+        if node is None:
             return []
-        out = []
-        for topic in self.g.successors(node):
-            if self.g.nodes[topic]["kind"] == "topic":
-                out.extend(f for f in self.g.successors(topic) if self.g.nodes[f]["kind"] == "file")
-        return out
+        (a, b), kinds = self.link_ends, self.link_kinds
+        topics = b[(a == node) & (kinds == 1)].tolist()
+        files = (kinds == 2) & np.isin(a, topics)
+        by_topic: dict[int, list[str]] = {t: [] for t in topics}
+        for topic, f in zip(a[files].tolist(), b[files].tolist()):
+            by_topic[topic].append(self.node_name(f))
+        return list(chain.from_iterable(by_topic.values()))
 
     def stats(self) -> dict[str, int]:
-        kinds = Counter(k for _, k in self.g.nodes(data="kind"))
-        edges = Counter(k for _, _, k in self.g.edges(data="kind"))
+        kinds = Counter(KIND_NAMES[k] for k in self.node_kinds.tolist())
+        links = Counter(LINK_KINDS[k] for k in self.link_kinds.tolist())
         return {**{f"nodes_{k}": v for k, v in sorted(kinds.items())},
-                **{f"edges_{k}": v // 2 for k, v in sorted(edges.items())}}
+                **{f"edges_{k}": v for k, v in sorted(links.items())}}

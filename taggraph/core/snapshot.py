@@ -114,19 +114,23 @@ def pack_runs(runs: list[np.ndarray], dtype) -> tuple[np.ndarray, np.ndarray]:
 
 
 def unpack_runs(lengths: np.ndarray, values: np.ndarray, dtype, increasing: bool = False) -> list[np.ndarray]:
-    """The runs `pack_runs` packed (views of `values`); ValueError when the arrays do not fit: lengths of at least
-    one each that add up to the values, all of `dtype`, each run strictly increasing if `increasing`."""
+    """The runs `pack_runs` packed (views of `values`), checked by `check_runs`."""
+    check_runs(lengths, values, dtype, increasing)
+    bounds = [0, *np.cumsum(lengths).tolist()]
+    return [values[a:b] for a, b in zip(bounds, bounds[1:])]  # slices: np.split costs 3x as much per run
+
+
+def check_runs(lengths: np.ndarray, values: np.ndarray, dtype, increasing: bool = False) -> None:
+    """ValueError unless `lengths` and `values` are runs `pack_runs` packed: lengths of at least one each that add up
+    to the values, all of `dtype`, each run strictly increasing if `increasing` (checked without a Python loop)."""
     if lengths.dtype != np.int64 or lengths.ndim != 1 or values.dtype != dtype or values.ndim != 1 \
             or np.any(lengths < 1) or int(lengths.sum()) != len(values):
         raise ValueError("packed runs: lengths do not fit their values")
-    starts = np.cumsum(lengths)[:-1]
     if increasing:
         step_within = np.ones(max(len(values) - 1, 0), dtype=bool)
-        step_within[starts - 1] = False  # from the last value of a run to the first of the next
+        step_within[np.cumsum(lengths)[:-1] - 1] = False  # from the last value of a run to the first of the next
         if np.any(np.diff(values)[step_within] <= 0):
             raise ValueError("packed runs: a run is not increasing")
-    bounds = [0, *np.cumsum(lengths).tolist()]
-    return [values[a:b] for a, b in zip(bounds, bounds[1:])]  # slices: np.split costs 3x as much per run
 
 
 def _utf8(text: str) -> np.ndarray:

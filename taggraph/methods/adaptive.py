@@ -15,7 +15,8 @@ fixed point instead of 20 steps. A query with no matched tag and no shared term
 centrality, instead of dividing by zero; `explain` says so.
 
 Not networkx.pagerank: scipy.sparse power iteration is >20x faster; the parity test
-is tests/unit/test_adaptive.py. The walk keeps the 0/1 adjacency A of the graph (csr)
+is tests/unit/test_adaptive.py. The walk (taggraph.methods.walk, one per store, shared by every
+AdaptiveGraph over it, TagGraph-Fusion's graph part included) keeps the 0/1 adjacency A of the graph (csr)
 and 1/out-degree per node: a note's links are appended to A's rows in one pass (`grown`),
 and a query steps x -> A (x / deg), which is P x bit for bit (`AdaptiveGraph.step`), so a
 node whose degree changes rescales nothing. Explanations trace shortest paths breadth-first
@@ -34,14 +35,14 @@ import scipy.sparse.linalg as spla
 from scipy.sparse import csgraph
 from pydantic import Field
 
-from taggraph._infra.growing import GrowingArray
-from taggraph.core.graph import concept_node, file_node
+from taggraph.core.graph import FILE, TAG, concept_node, file_node
 from taggraph.core.notes import Note
 from taggraph.methods.base import Evidence, Retriever
 from taggraph.methods.params import Component
 from taggraph.methods.scores import Scores
 from taggraph.methods.index import STOPWORD_DF, concept_matcher, filter_tokens, term_index
 from taggraph.core.text import query_tokens
+from taggraph.methods.walk import NodeIndex, walk_of
 
 ALPHA = 0.85  # paper, appendix E
 ITERATIONS = 20  # paper, appendix E
@@ -91,53 +92,22 @@ def power_iteration(step, dangling: np.ndarray, s: np.ndarray, alpha: float,
     return x, previous, factors
 
 
-def grown(indptr: np.ndarray, indices: np.ndarray, nodes: int, rows: np.ndarray,
-          cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(indptr, indices) of the 0/1 csr structure `indptr`, `indices` (sorted rows, no repeats) widened to `nodes`
-    rows and columns, with the entries (`rows`, `cols`) added: a repeated or present entry is one entry.
-
-    An entry whose column is a node new to the structure goes to the end of its row, where the copy costs one
-    pass over the arrays and no sort (the base graph's links always reach a new node: taggraph.core.graph)."""
-    old = len(indptr) - 1
-    entry = np.unique(rows * nodes + cols)
-    rows, cols = np.divmod(entry, nodes)
-    ptr = np.append(indptr, np.full(nodes - old, indptr[-1]))
-    at = ptr[rows + 1]  # the end of each entry's row
-    inside = np.flatnonzero((rows < old) & (cols < old))
-    if len(inside):  # a link between two nodes the structure had: find its place within the row
-        present_keys = np.repeat(np.arange(old), np.diff(indptr)) * nodes + indices  # sorted: rows in order
-        at[inside] = np.searchsorted(present_keys, entry[inside])
-        keep = np.ones(len(entry), dtype=bool)
-        keep[inside[np.isin(entry[inside], present_keys)]] = False
-        rows, cols, at = rows[keep], cols[keep], at[keep]
-    total = len(indices) + len(cols)
-    dtype = np.int32 if max(total, nodes) < np.iinfo(np.int32).max else np.int64
-    indices = np.insert(indices.astype(dtype, copy=False), at, cols.astype(dtype))
-    ptr = ptr.astype(dtype, copy=False)
-    ptr[1:] += np.cumsum(np.bincount(rows, minlength=nodes), dtype=dtype)
-    return ptr, indices
-
-
 def _teleport(s: np.ndarray) -> np.ndarray:
     """The teleport `personalized_pagerank` uses for the seed vector `s`: normalized, uniform when all zero."""
     total = s.sum()
     return s / total if total > 0 else np.full(len(s), 1.0 / max(len(s), 1))
 
 
-CONCEPT, TOPIC, FILE = 0, 1, 2  # node kinds, by their id's prefix
-KINDS = {"concept": CONCEPT, "topic": TOPIC, "file": FILE}
-
-
-def _seed_split(shares: np.ndarray, kinds: np.ndarray, names: list[str], own: int) -> str:
+def _seed_split(shares: np.ndarray, kinds: np.ndarray, name, own: int) -> str:
     """Where a note's PPR mass came from, by seed: its own file seed, the seed tags, other notes' file seeds."""
     seeded = np.flatnonzero(shares)
     parts = [f"{shares[own]:.0%} from its own file seed (its TF-IDF overlap with the query)"] if shares[own] >= 0.005 else []
-    for kind, group in (("seed tags", seeded[kinds[seeded] == CONCEPT]),
+    for kind, group in (("seed tags", seeded[kinds[seeded] <= TAG]),
                         ("other notes' file seeds", seeded[(kinds[seeded] == FILE) & (seeded != own)])):
         total = sum(shares[group].tolist())  # in node order, one by one
         if total >= 0.005:
             top = group[np.argmax(shares[group])]
-            parts.append(f"{total:.0%} from {kind} (most: {names[top].partition(':')[2]}, {shares[top]:.0%})")
+            parts.append(f"{total:.0%} from {kind} (most: {name(top).partition(':')[2]}, {shares[top]:.0%})")
     return ", ".join(parts) or "from seeds each under 0.5%"
 
 
@@ -180,76 +150,41 @@ class AdaptiveGraph(Retriever):
         super().__init__(store, params)
         self.terms = term_index(store)
         self.matcher = concept_matcher(store)
-        self.node_index: dict[str, int] = {}
-        self._kinds = GrowingArray(np.int8)  # each node's kind (CONCEPT, TOPIC, FILE)
-        self._file_ids = GrowingArray(np.int64)  # each note's file node
-        self._indptr, self._indices = np.zeros(1, dtype=np.int32), np.zeros(0, dtype=np.int32)
-        self._ones = np.ones(0)
-        self._inverse_degree = np.zeros(0)
-        self._dangling = np.zeros(0, dtype=np.int64)
-        self._edges_seen = 0
-        self._files_seen = 0
-        self._version = 0  # bumped whenever the graph grows: the key of everything cached below
-        self._cached: dict[str, tuple[int, Any]] = {}  # name -> (version, value)
+        self.walk = walk_of(store, self.params.chronological)  # one per store, shared with every AdaptiveGraph
+        self.node_index = NodeIndex(store, lambda: self.walk.nodes)
+        self._cached: dict[str, tuple[int, Any]] = {}  # name -> (the walk's version, value): what depends on params
 
     def add(self, note: Note) -> None:
         """Nothing yet: the walk's structure is extended from the base graph on the next query or explain."""
 
     def _sync(self) -> None:
-        """Number the nodes and append the links added to the base graph since the last sync: each link widens
-        the 0/1 adjacency A (both directions) in one pass, nothing is rebuilt (`grown`)."""
-        g = self.store.graph
-        if self._edges_seen == len(g.edge_log) and self._files_seen == len(g.file_order) \
-                and len(self.node_index) == len(g.nodes):
-            return
-        for node in g.nodes[len(self.node_index):]:
-            self.node_index[node] = len(self.node_index)
-            self._kinds.append(KINDS[node.partition(":")[0]])
-        index = self.node_index
-        links = [(index[a], index[b]) for a, b, _ in g.edge_log[self._edges_seen:]]
-        self._edges_seen = len(g.edge_log)
-        if self.params.chronological:
-            links += [(index[a], index[b]) for a, b in g.chronological_pairs(max(self._files_seen - 1, 0))]
-        self._file_ids.extend([index[f] for f in g.file_order[self._files_seen:]])
-        self._files_seen = len(g.file_order)
-        ends = np.array(links, dtype=np.int64).reshape(-1, 2)
-        n = len(index)
-        self._indptr, self._indices = grown(self._indptr, self._indices, n, np.concatenate([ends[:, 0], ends[:, 1]]),
-                                            np.concatenate([ends[:, 1], ends[:, 0]]))
-        out = np.diff(self._indptr).astype(np.float64)
-        self._inverse_degree = np.divide(1.0, out, out=np.zeros(n), where=out > 0)
-        self._dangling = np.flatnonzero(out == 0)
-        if len(self._ones) < len(self._indices):
-            self._ones = np.ones(2 * len(self._indices))
-        self._version += 1
+        """The walk with every note the base graph holds (`Walk.sync`: nothing is rebuilt)."""
+        self.walk.sync()
 
     def _cache(self, name: str, make):
-        """`make()`, computed once per graph state."""
+        """`make()`, computed once per state of the walk and this method's parameters."""
         hit = self._cached.get(name)
-        if hit is None or hit[0] != self._version:
-            hit = self._cached[name] = (self._version, make())
+        if hit is None or hit[0] != self.walk.version:
+            hit = self._cached[name] = (self.walk.version, make())
         return hit[1]
 
     def adjacency(self) -> sp.csr_matrix:
         """The walk's 0/1 adjacency A over the graph's nodes (symmetric: every link both ways, a repeated link
         once), synced on demand."""
-        self._sync()
-        n = len(self.node_index)
-        return self._cache("adjacency", lambda: sp.csr_matrix((self._ones[:len(self._indices)], self._indices,
-                                                               self._indptr), shape=(n, n)))
+        return self.walk.adjacency()
 
     def step(self, x: np.ndarray) -> np.ndarray:
         """P x for the column-stochastic P = A D^-1 (D: out-degrees), as A (x / D): each product x[i] / deg(i) is
         P's entry times x[i] rounded once, summed in the same order as csr P x sums them, so the result is P x bit
         for bit, and a note that changes a node's degree rescales nothing."""
-        return self.adjacency() @ (x * self._inverse_degree)
+        return self.adjacency() @ (x * self.walk.inverse_degree)
 
     def step_back(self, v: np.ndarray) -> np.ndarray:
         """P^T v, bit for bit as the transpose of csr P gives it: row i of P^T is node i's neighbours, each entry
         1/deg(i), summed in neighbour order; its values are made once per graph state."""
         A = self.adjacency()
-        back = self._cache("back", lambda: sp.csr_matrix(
-            (np.repeat(self._inverse_degree, np.diff(A.indptr)), A.indices, A.indptr), shape=A.shape))
+        back = self.walk.cached("back", lambda: sp.csr_matrix(
+            (np.repeat(self.walk.inverse_degree, np.diff(A.indptr)), A.indices, A.indptr), shape=A.shape))
         return back @ v
 
     def transition(self) -> tuple[sp.csr_matrix, np.ndarray]:
@@ -259,9 +194,9 @@ class AdaptiveGraph(Retriever):
 
         def made():
             dangling = np.zeros(A.shape[0], dtype=bool)
-            dangling[self._dangling] = True
-            return sp.csr_matrix((self._inverse_degree[A.indices], A.indices, A.indptr), shape=A.shape), dangling
-        return self._cache("transition", made)
+            dangling[self.walk.dangling] = True
+            return sp.csr_matrix((self.walk.inverse_degree[A.indices], A.indices, A.indptr), shape=A.shape), dangling
+        return self.walk.cached("transition", made)
 
     def exact_solver(self):
         """LU factorization of (I - alpha P) for ``iterations=None``: factorized again, lazily, after the graph grows."""
@@ -286,19 +221,19 @@ class AdaptiveGraph(Retriever):
         explained note read them)."""
         self._sync()
         memo = self._cached.get("query")
-        if memo is not None and memo[0] == self._version and memo[1][0] == text:
+        if memo is not None and memo[0] == self.walk.version and memo[1][0] == text:
             return memo[1][1]
         concepts, files, dropped = self.seeds(text)
-        s = np.zeros(len(self.node_index))
+        s = np.zeros(self.walk.nodes)
         for path, mass in concepts.items():
-            s[self.node_index[concept_node(path)]] += mass
-        s[self._file_ids.view[files.index]] += files.value  # file nodes are no concept: each one added to 0
+            s[self.store.graph.concept_number(path)] += mass
+        s[self._file_nodes()[files.index]] += files.value  # file nodes are no concept: each one added to 0
         if s.sum() == 0 and self.params.iterations == 0:
             query = _Query(concepts, files, dropped, s, s, None)  # nothing to rank without diffusion
         else:
             step = self._last_step(_teleport(s))
             query = _Query(concepts, files, dropped, s, step[0], step)
-        self._cached["query"] = (self._version, (text, query))
+        self._cached["query"] = (self.walk.version, (text, query))
         return query
 
     def scores_all(self, text: str) -> tuple[np.ndarray, np.ndarray]:
@@ -312,7 +247,11 @@ class AdaptiveGraph(Retriever):
         if not self.store.notes:
             return Scores.of_dense(np.zeros(0))
         x = self._query(text).x
-        return Scores(np.arange(len(self.store.notes)), x[self._file_ids.view])
+        return Scores(np.arange(len(self.store.notes)), x[self._file_nodes()])
+
+    def _file_nodes(self) -> np.ndarray:
+        """Each note's file node, for the notes the walk holds."""
+        return self.store.graph.file_nodes[:self.walk.files]
 
     def _last_step(self, s_norm: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[float]]:
         """(x, the iterate the last step started from, each step's teleport factor alpha (dangling . x_t) + 1 - alpha)
@@ -322,8 +261,8 @@ class AdaptiveGraph(Retriever):
         if steps is None:
             y = self.exact_solver()(s_norm)
             x = y / y.sum()
-            return x, x, [a * x[self._dangling].sum() + 1 - a]
-        return power_iteration(self.step, self._dangling, s_norm, a, steps)
+            return x, x, [a * x[self.walk.dangling].sum() + 1 - a]
+        return power_iteration(self.step, self.walk.dangling, s_norm, a, steps)
 
     def seed_shares(self, s: np.ndarray, target: int, step=None) -> np.ndarray:
         """Each node's share of x[target] that its own teleport mass brought: the exact split of the note's PPR mass
@@ -356,13 +295,13 @@ class AdaptiveGraph(Retriever):
         x[target], the teleport's share of x[target]); without diffusion every bit of the mass is teleport.
         `step`: `_last_step` of `s`'s teleport, when the caller has it."""
         self._sync()
-        names = self.store.graph.nodes
+        name = self.store.graph.node_name
         s_norm = _teleport(s)
         x, previous, factors = step or self._last_step(s_norm)
         mass = x[target] or 1.0
         if not factors:
             return [], [], 1.0
-        indptr, indices, inverse = self._indptr, self._indices, self._inverse_degree
+        indptr, indices, inverse = self.walk.indptr, self.walk.indices, self.walk.inverse_degree
 
         def into(v: int, at: np.ndarray, m: int) -> list[tuple[float, int]]:
             """The `m` largest in-flows (flow, from node) of node `v` from the iterate `at`, largest first."""
@@ -376,7 +315,7 @@ class AdaptiveGraph(Retriever):
         for _, u in inflow:
             v, seen, chain = target, {target}, []
             while True:
-                chain.append((names[u], names[v]))
+                chain.append((name(u), name(v)))
                 if s[u] > 0 or len(seen) > length or u in seen:
                     break
                 seen.add(u)
@@ -386,7 +325,7 @@ class AdaptiveGraph(Retriever):
                 v, u = u, best
             walk.update(dict.fromkeys(reversed(chain)))  # read from where the mass came towards the note
         teleport = float(factors[-1] * s_norm[target] / mass)
-        flows = [{"from": names[u], "flow": float(f), "share": float(f / mass)} for f, u in inflow]
+        flows = [{"from": name(u), "flow": float(f), "share": float(f / mass)} for f, u in inflow]
         return [list(e) for e in walk], flows, teleport
 
     def _walk_from(self, target: int) -> tuple[np.ndarray, np.ndarray]:
@@ -415,7 +354,7 @@ class AdaptiveGraph(Retriever):
         out: dict[str, str] = {}
         for token in dropped:
             for path in self.matcher.match(token):
-                if hops[self.node_index[concept_node(path)]] >= 0 and path not in seed_tags:
+                if hops[self.store.graph.concept_number(path)] >= 0 and path not in seed_tags:
                     out.setdefault(concept_node(path), f"no walk starts here: query token '{token}' matches this tag "
                                    f"but was dropped as a stopword (in more than {self.params.stopword_df:.0%} of "
                                    f"the {len(self.store)} notes), so it gets no teleport mass")
@@ -430,24 +369,24 @@ class AdaptiveGraph(Retriever):
         concepts, files, dropped, s, x = query.concepts, query.files, query.dropped, query.s, query.x
         total = s.sum() or 1.0
         target = file_node(note.note_id)
-        names = self.store.graph.nodes
-        at = self.node_index[target]
+        name = self.store.graph.node_name
+        at = int(self._file_nodes()[note.index])
         shares = self.seed_shares(s, at, query.step) if s.sum() > 0 else np.zeros(len(s))
         walk_from = self._walk_from(at) if concepts or dropped else None
         paths = []
         for path, mass in sorted(concepts.items(), key=lambda kv: -kv[1])[:20]:
             predecessor = walk_from[1]
-            trail = [self.node_index[concept_node(path)]]
+            trail = [self.store.graph.concept_number(path)]
             if predecessor[trail[0]] < 0:
                 continue  # no path to the note
             while trail[-1] != at:
                 trail.append(predecessor[trail[-1]])
-            paths.append({"seed": path, "seed_mass": round(mass / total, 5), "path": [names[i] for i in trail],
+            paths.append({"seed": path, "seed_mass": round(mass / total, 5), "path": [name(i) for i in trail],
                           "share": round(float(shares[trail[0]]), 5)})
         paths.sort(key=lambda p: -p["share"])
         walk, inflows, teleport = self.flow_walk(s, at, step=query.step) if x[at] > 0 else ([], [], 0.0)
         seeds = np.flatnonzero(shares >= 0.0005)
-        by_seed = {names[j]: float(shares[j]) for j in seeds[np.argsort(-shares[seeds], kind="stable")[:10]]}
+        by_seed = {name(j): float(shares[j]) for j in seeds[np.argsort(-shares[seeds], kind="stable")[:10]]}
         detail: dict[str, Any] = {
             "dropped_as_stopwords": dropped,
             "seed_tags": {p: round(m / total, 5) for p, m in concepts.items()},
@@ -472,7 +411,7 @@ class AdaptiveGraph(Retriever):
                                                      if self.params.iterations == 0 else
                                                      "PPR ran with a uniform teleport (plain PageRank centrality)"))
         elif x[at] > 0:
-            ev.summary = f"PPR mass {x[at]:.3g}: " + _seed_split(shares, self._kinds.view, names, at)
+            ev.summary = f"PPR mass {x[at]:.3g}: " + _seed_split(shares, self.store.graph.node_kinds, name, at)
         if came and x[at] > 0 and s.sum() > 0:
             ev.summary += f"; in the last step it arrived {came}"
         elif came and x[at] > 0:

@@ -20,9 +20,13 @@ import numpy as np
 
 from taggraph.core.notes import Note
 from taggraph.methods.base import Evidence, Retriever
-from taggraph.methods.scores import Scores
+from taggraph.methods.scores import Scores, summed
 from taggraph.methods.index import TermIndex, term_index
+from taggraph.methods.term_memo import TermMemo
 from taggraph.core.text import query_tokens
+
+
+NORM = object()  # the memo's key of the per-note length norms (no term is this object)
 
 
 class BM25(Retriever):
@@ -36,11 +40,9 @@ class BM25(Retriever):
         super().__init__(store, params)
         self.terms = term_index(store) if terms is None else terms  # another text of the notes, e.g. raw turns
         self._idf_cache: tuple[int, float] | None = None  # (n_docs, average idf)
-        # term -> (note indexes, contributions) while the index holds `_memo_at` (n_docs, total_len) notes: a warm
-        # query sums these; every add changes avgdl and so every value, and a query after one recomputes its terms
-        self._memo: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self._memo_at: tuple[int, int] = (-1, -1)
-        self._memo_values = 0  # values held by `_memo`, counted as they come (a sum per query would be O(terms))
+        # term -> (note indexes, contributions) while the index holds (n_docs, total_len): a warm query sums these;
+        # every add changes avgdl and so every value, and a query after one recomputes its terms
+        self._memo = TermMemo()
 
     def add(self, note: Note) -> None:
         self._idf_cache = None  # the shared TermIndex itself is updated by the store
@@ -65,38 +67,33 @@ class BM25(Retriever):
         value = math.log(n - df + 0.5) - math.log(df + 0.5)
         return value if value >= 0 else self.params.epsilon * self._average_idf()
 
-    MEMO_VALUES = 1 << 22  # free choice: at most 32 MB of memoized contributions, then the memo starts again
-
     def _contributions(self, tokens: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """term -> (note indexes, per-note contribution of one occurrence of the term), memoized per term until the
         next add."""
         at = (self.terms.n_docs, self.terms.total_len)
-        if at != self._memo_at or self._memo_values > self.MEMO_VALUES:
-            self._memo, self._memo_at, self._memo_values = {}, at, 0
+        memo = self._memo.at(at)
         k1, b = self.params.k1, self.params.b
         out = {}
         for term in dict.fromkeys(tokens):  # query order: tied terms read the same in every process
-            found = self._memo.get(term)
+            found = memo.get(term)
             if found is None:
                 arrays = self.terms.postings_arrays(term)
                 if arrays is None:
                     continue
                 docs, tf = arrays
-                dl, avgdl = self.terms.doc_len, at[1] / max(at[0], 1)
-                found = self._memo[term] = (docs, self.idf(term) * tf * (k1 + 1)
-                                            / (tf + k1 * (1 - b + b * dl[docs] / avgdl)))
-                self._memo_values += len(docs)
+                norm = memo.get(NORM)
+                if norm is None:  # each note's length norm, once per index state: a term's notes read theirs
+                    norm = memo.put(NORM, k1 * (1 - b + b * self.terms.doc_len / (at[1] / max(at[0], 1))), at[0])
+                contributions = self.idf(term) * tf * (k1 + 1) / (tf + norm[docs])  # as rank-bm25 rounds it
+                found = memo.put(term, (docs, contributions), len(docs))
             out[term] = found
         return out
 
     def score(self, text: str, *, asked_on: datetime | None = None) -> Scores:
         tokens = query_tokens(text)
         contrib = self._contributions(tokens)
-        scores = np.zeros(self.terms.n_docs)
-        for term in tokens:  # repeated query tokens count again, as in rank-bm25
-            if term in contrib:
-                docs, values = contrib[term]
-                scores[docs] += values  # a term's notes are distinct: the sums run in query order
+        # repeated query tokens count again, as in rank-bm25
+        scores = summed([contrib[term] for term in tokens if term in contrib], self.terms.n_docs)
         # a note without a query term scores 0; where the epsilon floor makes some score negative (a tiny memory
         # whose terms are mostly in over half its notes), those 0s rank above them, as in rank-bm25's order
         return Scores.of_dense(scores, np.ones(len(scores), bool) if (scores < 0).any() else None)

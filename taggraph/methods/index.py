@@ -20,8 +20,9 @@ from typing import Callable
 import numpy as np
 
 from taggraph._infra.growing import GrowingArray
+from taggraph._infra.postings import Postings
 from taggraph.core.notes import Note
-from taggraph.core.snapshot import pack_runs, pack_strings, unpack_runs, unpack_strings
+from taggraph.core.snapshot import check_runs, pack_runs, pack_strings, unpack_runs, unpack_strings
 from taggraph.core.ontology import parent, prefixes, segment_words, singular
 from taggraph.core.store import MemoryStore
 from taggraph.core.text import tokenize
@@ -33,7 +34,7 @@ STOPWORD_DF = 0.15  # paper, appendix E: tokens in more than 15% of a case's fil
 class TermIndex:
     """Term statistics over one text of each note: `text(note)`, by default its full Markdown.
 
-    Postings are numpy arrays that grow in place (`GrowingArray`): a query reads them without a copy, an added
+    Postings are numpy arrays that grow in place (`Postings`): a query reads them without a copy, an added
     note appends to its terms' arrays (bm25s likewise keeps postings as arrays; its index cannot grow).
     """
 
@@ -44,7 +45,7 @@ class TermIndex:
         self._doc_len = GrowingArray(np.float64)
         self.df: Counter[str] = Counter()
         self._terms_with_df = np.zeros(2, np.int64)  # [df] -> number of terms with that df (the mean idf reads it)
-        self._postings: dict[str, tuple[GrowingArray, GrowingArray]] = {}  # term -> (note indexes, tfs)
+        self._postings = Postings()  # term -> (note indexes, tfs)
         self.total_len = 0
 
     @property
@@ -65,18 +66,16 @@ class TermIndex:
         before = np.fromiter((self.df[term] for term in counts), np.int64, len(counts))
         for term, tf in counts.items():
             self.df[term] += 1
-            post = self._postings.get(term)
-            if post is None:
-                post = self._postings[term] = (GrowingArray(np.int32, 1), GrowingArray(np.int32, 1))
-            post[0].append(doc)
-            post[1].append(tf)
+            self._postings.append(term, doc, tf)
         self._count_dfs(before)
 
     def state(self) -> dict[str, np.ndarray]:
         """The index as arrays (`taggraph.core.snapshot`): terms in the order first seen, postings end to end."""
-        terms, offsets = pack_strings(list(self._postings))
-        counts, docs = pack_runs([d.view for d, _ in self._postings.values()], np.int32)
-        _, tfs = pack_runs([t.view for _, t in self._postings.values()], np.int32)
+        terms = list(self._postings.keys())
+        runs = [self._postings.get(t) for t in terms]
+        counts, docs = pack_runs([d for d, _ in runs], np.int32)
+        _, tfs = pack_runs([t for _, t in runs], np.int32)
+        terms, offsets = pack_strings(terms)
         return {"terms": terms, "term_offsets": offsets, "counts": counts, "docs": docs, "tfs": tfs,
                 "doc_len": self.doc_len}
 
@@ -84,17 +83,17 @@ class TermIndex:
         """Become the index `state` described over `notes` notes; ValueError for arrays that do not describe one:
         a repeated term, postings out of note order or range, document lengths other than their postings' sum."""
         terms = unpack_strings(arrays["terms"], arrays["term_offsets"])
-        docs_of = unpack_runs(arrays["counts"], arrays["docs"], np.int32, increasing=True)
-        tfs_of = unpack_runs(arrays["counts"], arrays["tfs"], np.int32)
+        check_runs(arrays["counts"], arrays["docs"], np.int32, increasing=True)
+        check_runs(arrays["counts"], arrays["tfs"], np.int32)
         docs, tfs, doc_len = arrays["docs"], arrays["tfs"], arrays["doc_len"]
-        if len(set(terms)) != len(terms) or len(terms) != len(docs_of) or doc_len.dtype != np.float64 \
+        if len(set(terms)) != len(terms) or len(terms) != len(arrays["counts"]) or doc_len.dtype != np.float64 \
                 or doc_len.shape != (notes,) or np.any(docs < 0) or np.any(docs >= notes) or np.any(tfs < 1) \
                 or not np.array_equal(np.bincount(docs, weights=tfs, minlength=notes), doc_len):
             raise ValueError("TermIndex state: does not describe postings of its notes")
         self._doc_len = GrowingArray.of(doc_len)
         self.total_len = int(doc_len.sum())
         self.df = Counter(dict(zip(terms, arrays["counts"].tolist())))
-        self._postings = {term: (GrowingArray.of(d), GrowingArray.of(t)) for term, d, t in zip(terms, docs_of, tfs_of)}
+        self._postings = Postings.packed(terms, arrays["counts"], docs, tfs)
         self._terms_with_df = np.zeros(2, np.int64)
         self._count_dfs(np.zeros(len(terms), np.int64), arrays["counts"].astype(np.int64))
 
@@ -144,7 +143,7 @@ class TermIndex:
         post = self._postings.get(term)
         if post is None:
             return None
-        return post[0].view, post[1].view.astype(np.float64)
+        return post[0], post[1].astype(np.float64)
 
 
 def _one_plus_log(tf: np.ndarray) -> np.ndarray:

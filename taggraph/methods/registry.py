@@ -80,11 +80,13 @@ class Method:
         """Each parameter: name, value as registered, type, its declared rule (">= 0, < 1") and description."""
         return described(self.params())
 
-    def build(self, store: MemoryStore, **overrides: Any) -> Retriever:
-        """The method over `store`, every note indexed."""
+    def build(self, store: MemoryStore, *, indexed: bool = True, **overrides: Any) -> Retriever:
+        """The method over `store`, every note indexed (with ``indexed=False`` none yet: the caller prepares it,
+        e.g. hands its embedder a saved memory's vectors, then calls `sync`)."""
         retriever = self.cls()(store, self.params(**overrides))
         retriever.name = self.name
-        retriever.sync()
+        if indexed:
+            retriever.sync()
         return retriever
 
 
@@ -159,7 +161,8 @@ def _declare(name: str, spec: str, options: dict[str, Any]) -> dict[str, Method]
     values = dict(options)
     ablation_of, component = values.pop("ablation_of", None), values.pop("component", None)
     found = {name: Method(name, spec, values, ablation_of, component)}
-    for param, part in ({} if ablation_of or _peer_missing(spec) else components(spec)).items():
+    # a peer is another project's system: no ablations of ours, and its package is not imported to name methods
+    for param, part in ({} if ablation_of or spec.startswith(PEERS) else components(spec)).items():
         found[f"{name}-no{part.name}"] = Method(f"{name}-no{part.name}", spec, {**values, param: part.off}, name,
                                                 part.name)
     return found
@@ -334,10 +337,10 @@ def check_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
     return params
 
 
-def make_retriever(name: str, store: MemoryStore, **params: Any) -> Retriever:
-    """The method `name` over `store`; `params` override its registered values. The keys run.json records
-    beside the parameters (`ORIGIN_KEYS`) are left out, so a recorded configuration builds it again."""
-    return method(name).build(store, **{k: v for k, v in params.items() if k not in ORIGIN_KEYS})
+def make_retriever(name: str, store: MemoryStore, *, indexed: bool = True, **params: Any) -> Retriever:
+    """The method `name` over `store` (`Method.build`); `params` override its registered values. The keys run.json
+    records beside the parameters (`ORIGIN_KEYS`) are left out, so a recorded configuration builds it again."""
+    return method(name).build(store, indexed=indexed, **{k: v for k, v in params.items() if k not in ORIGIN_KEYS})
 
 
 def build_retrievers(store: MemoryStore, methods: Sequence[str] | Mapping[str, Retriever],

@@ -72,3 +72,12 @@ class Scores(Mapping):
             return None
         score = self.value[at]
         return int((self.value > score).sum() + ((self.value == score) & (self.index < idx)).sum()) + 1
+
+
+def summed(postings: list[tuple[np.ndarray, np.ndarray]], n: int) -> np.ndarray:
+    """Per note (n of them), the sum of the values `postings` give it: each a (note indexes, each distinct; values)
+    pair, summed in list order. One pass: bincount adds each note's values from 0 in that order, bit for bit as a
+    loop of ``scores[docs] += values`` per pair would, without a gather and a scatter per pair."""
+    if not postings:
+        return np.zeros(n)
+    return np.bincount(np.concatenate([d for d, _ in postings]), np.concatenate([v for _, v in postings]), n)

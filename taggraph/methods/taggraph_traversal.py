@@ -41,6 +41,7 @@ from taggraph.core.notes import Note
 from taggraph.core.ontology import prefixes, segment_words, singular
 from taggraph.methods.base import Evidence, Retriever
 from taggraph.methods.scores import Scores
+from taggraph.methods.term_memo import TermMemo
 from taggraph.methods.index import STOPWORD_DF, concept_matcher, filter_tokens, term_index
 from taggraph.core.text import query_tokens
 
@@ -90,6 +91,7 @@ class TagGraph(Retriever):
         # (path, bounded) -> (the concepts it expanded, each with its number of neighbours then; its trails)
         self._expansions: OrderedDict[tuple[str, bool], tuple[list[tuple[str, int]], dict[str, list[str]]]] = \
             OrderedDict()
+        self._memo = TermMemo()  # ("reached", tokens, bounded) / ("overlap", tokens) -> their value at this many notes
 
     def add(self, note: Note) -> None:
         """Nothing of its own: graph, matcher and term index are shared store indexes."""
@@ -139,7 +141,14 @@ class TagGraph(Retriever):
         return seen
 
     def reached(self, tokens: list[str], bounded: bool | None = None) -> list[tuple[str, str, list[str]]]:
-        """(token, concept, trail) for every concept a token reaches, at its fewest hops (`expand`'s `bounded`)."""
+        """(token, concept, trail) for every concept a token reaches, at its fewest hops (`expand`'s `bounded`);
+        memoized until the next note (a query's score and its explanations walk the same tokens)."""
+        key = ("reached", tuple(tokens), self.params.bound_top_level if bounded is None else bounded)
+        memo = self._memo.at(len(self.store.notes))
+        found = memo.get(key)
+        return found if found is not None else memo.put(key, self._reach(tokens, bounded), len(tokens))
+
+    def _reach(self, tokens: list[str], bounded: bool | None) -> list[tuple[str, str, list[str]]]:
         out = []
         for token in tokens:
             best: dict[str, list[str]] = {}
@@ -173,10 +182,20 @@ class TagGraph(Retriever):
                              minlength=len(self.store.notes))
         reached = scores > 0
         if self.params.tfidf and reached.any():
-            scores[reached] += self.terms.tfidf_overlap(kept).dense(len(scores))[reached]
+            scores[reached] += self.overlap(kept).dense(len(scores))[reached]
         if self.params.rank_all_files:
             return Scores(np.arange(len(scores)), scores)
         return Scores.of_dense(scores, reached)
+
+    def overlap(self, kept: list[str]) -> Scores:
+        """`TermIndex.tfidf_overlap` of the kept tokens, memoized until the next note, as `reached`."""
+        key = ("overlap", tuple(kept))
+        memo = self._memo.at(len(self.store.notes))
+        found = memo.get(key)
+        if found is None:
+            found = self.terms.tfidf_overlap(kept)
+            memo.put(key, found, len(found.index))
+        return found
 
     def breaks(self, kept: list[str], dropped: list[str], note: Note) -> list[dict[str, str]]:
         """Where a walk towards `note` stopped, each {node, why}: at the concept a dropped stopword matches
@@ -208,7 +227,7 @@ class TagGraph(Retriever):
         detail: dict[str, Any] = {"query_tokens": kept, "dropped_as_stopwords": dropped, "paths": paths[:10],
                                   "walk": walk_edges(p["path"] for p in paths), "walk_breaks": self.breaks(kept, dropped, note)}
         if self.params.tfidf:
-            detail["tfidf_overlap"] = self.terms.tfidf_overlap(kept).get(note.index, 0.0)
+            detail["tfidf_overlap"] = self.overlap(kept).get(note.index, 0.0)
         ev = Evidence(summary="; ".join(path_words(e) for e in paths[:3]), detail=detail)
         if dropped and not kept:
             ev.fallback = (f"every query token was dropped as a stopword (in more than "

@@ -8,7 +8,8 @@ import scipy.sparse as sp
 from taggraph.extractors.base import Extraction
 from taggraph.core.graph import concept_node, file_node
 from taggraph.methods import make_retriever
-from taggraph.methods.adaptive import grown, personalized_pagerank
+from taggraph.methods.adaptive import personalized_pagerank
+from taggraph.methods.walk import grown
 from taggraph.core.store import Interaction
 
 from tests.helpers.stores import HAND_ROWS, make_store

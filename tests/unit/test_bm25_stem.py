@@ -178,3 +178,22 @@ def test_empty_store_and_hostile_queries():
     store = make_store(generated_rows(20))
     for query in ["", "🙂", "東京 日本", "x" * 20_000, "\x00", "_ __ ___"]:
         assert isinstance(make_retriever("BM25-stem", store).query(query), list)
+
+
+@pytest.mark.parametrize("stem", [True, False])
+def test_evidence_names_each_stem_it_scores_and_follows_adds(stem):
+    rows = generated_rows(200, seed=5)
+    store = make_store(rows[:150], "names")
+    method = make_retriever("BM25-stem", store, stem=stem)
+    for batch in (rows[150:170], rows[170:]):
+        for q in QUERIES:
+            scores = method.score(q)
+            inverse = {i: token for token, i in method.tokenizer.get_vocab_dict().items()}
+            for index, value in zip(scores.index[:5].tolist(), scores.value[:5].tolist()):
+                ev = method.evidence(q, store.notes[index])
+                assert set(ev.detail["matched_stems"]) <= {inverse[i] for i in method.tokens(q, grow=False)}
+                assert sum(ev.detail["matched_stems"].values()) == pytest.approx(value, abs=1e-3)  # rounded parts
+        for sid, user, assistant, tags in batch:  # new words: the names grow, the memo is cleared
+            store.remember(Interaction(sid, user + " zebracorn", assistant), Extraction(**tags))
+    hit = method.evidence("zebracorn", store.notes[-1]).detail["matched_stems"]
+    assert list(hit) == ["zebracorn"] and hit["zebracorn"] > 0

@@ -87,3 +87,18 @@ def test_a_note_below_the_first_k_is_said_to_be_below_k_not_a_depth():
         memory.remember(f"note {i} " + "dog " * (3 - i) if i < 3 else f"tea number {i}", "ok", session=f"s{i}")
     reason = memory.explain("dog", "s2#0", k=2).reason
     assert "ranked 3, below the first 2 (the cut-off k = 2)" in reason and "depth" not in reason
+
+
+def test_method_params_reach_the_method_and_survive_load(tmp_path, memory):
+    params = {"AdaptiveGraph": {"alpha": 0.5}}
+    tuned = tg.Memory(method_params=params)
+    for note in memory.notes:
+        tuned.remember(note.user, note.assistant, session=note.session_id)
+    assert tuned.retriever("AdaptiveGraph").params.alpha == 0.5
+    assert memory.retriever("AdaptiveGraph").params.alpha != 0.5  # the default elsewhere
+    tuned.save(tmp_path / "m")
+    assert tg.Memory.load(tmp_path / "m", method_params=params).retriever("AdaptiveGraph").params.alpha == 0.5
+    with pytest.raises(tg.errors.ConfigError, match="alpha"):
+        tg.Memory(method_params={"AdaptiveGraph": {"alpha": 7}})
+    with pytest.raises(tg.errors.ConfigError, match="unknown method"):
+        tg.Memory(method_params={"Nope": {}})

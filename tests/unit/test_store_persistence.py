@@ -287,3 +287,32 @@ def test_a_save_cut_at_any_write_loads_and_ranks_as_a_rebuild_of_its_notes(tmp_p
             break
         at += 1
     assert at > 2 * (len(rows) + 4)  # each note file, ontology.md, manifest.json and both snapshots were cut
+
+
+STEMMED = ({}, {"stem": False}, {"stopwords": False})  # BM25-stem's tokenizers: each its own shared StemIndex
+
+
+def stem_rankings(store) -> dict:
+    return {(str(p), q): [(r.note_id, r.score) for r in make_retriever("BM25-stem", store, **p).query(q, k=10)]
+            for p in STEMMED for q in QUESTIONS + ("running dogs loves beagles",)}
+
+
+@pytest.mark.parametrize("tamper", [None, "term id out of range", "postings out of order"])
+def test_bm25_stem_indexes_are_kept_and_read_back_with_their_vocabulary(tmp_path, tamper):
+    store = make_store(HAND_ROWS + MORE_ROWS)
+    before = stem_rankings(store)  # the queries also teach the tokenizers their words
+    store.save(tmp_path / "s")
+    store.close()
+    names = {"stems": 7, "stems-nostem": 7, "stems-nostop": 7}
+    assert {p.stem for p in (tmp_path / "s" / snapshot.FOLDER).iterdir()} >= names.keys()
+    if tamper == "term id out of range":
+        _rewrite(tmp_path / "s" / "index" / "stems.npz", lambda a: a["terms"].__setitem__(-1, 10 ** 6))
+    elif tamper == "postings out of order":
+        _rewrite(tmp_path / "s" / "index" / "stems.npz", lambda a: a["docs"].__setitem__(slice(None), a["docs"][::-1]))
+    loaded = MemoryStore.load(tmp_path / "s")
+    assert stem_rankings(loaded) == before == stem_rankings(rebuilt(tmp_path / "s"))
+    assert {k: v for k, v in loaded._snapshots.items() if k.startswith("stems")} == (
+        names if tamper is None else {"stems-nostem": 7, "stems-nostop": 7})  # a tampered one is built again
+    new = [("s8", "Luna the cat sleeps all morning; she loves running mice.", "Cats sleep a lot.", {"what": ["pet/cat"]})]
+    remember(loaded, new)
+    assert stem_rankings(loaded) == stem_rankings(make_store(HAND_ROWS + MORE_ROWS + new))

@@ -54,7 +54,7 @@ from pydantic import BeforeValidator, Field
 
 from taggraph.core.graph import concept_node, file_node
 from taggraph.core.notes import Note
-from taggraph.methods.adaptive import AdaptiveGraph, personalized_pagerank
+from taggraph.methods.adaptive import AdaptiveGraph
 from taggraph.methods.adaptive import _teleport as unit_teleport  # PPR's teleport as it normalizes it
 from taggraph.methods.base import Evidence, Retriever
 from taggraph.methods.scores import Scores
@@ -80,7 +80,10 @@ from taggraph.methods.fusion.signals import (COMPONENTS, DEFAULT_WEIGHTS, DENSE_
 class RawTurnsStem(BM25Stem):
     """BM25-stem over the raw turns (`Note.raw_text`, no tag line): Fusion's `raw_stem`."""
 
-    def indexed_text(self, note: Note) -> str:
+    INDEX = "raw_stems"
+
+    @staticmethod
+    def indexed_text(note: Note) -> str:
         return note.raw_text
 
 
@@ -155,10 +158,10 @@ class TagGraphFusion(Retriever):
         self.speaker_turns: dict[str, int] = {}  # "Name" -> turns it heads
         self.speaker_code: dict[str | None, int] = {None: -1}  # "Name" -> the label of its turns' rows
         self.unnamed_turns = 0
-        # the last query's key, evidence, time windows and the graph part's teleport (what `evidence` reads)
-        self._memo: tuple[tuple, Signals, list[Window], np.ndarray | None] | None = None
+        # the last query's key, evidence, time windows, the graph part's teleport and its PPR's last step (what
+        # `evidence` reads)
+        self._memo: tuple[tuple, Signals, list[Window], np.ndarray | None, Any] | None = None
         self._query_memo: tuple[str, np.ndarray] | None = None  # the last question and its vector
-        self._step_memo: tuple[tuple, Any] | None = None  # the last query's key and `walk_step`
         self._parts_memo: tuple[Signals, tuple] | None = None  # the last query's evidence and `parts`
 
     def uses(self, part: str) -> bool:
@@ -259,8 +262,7 @@ class TagGraphFusion(Retriever):
 
     def _teleport(self, text: str, file_seed: np.ndarray) -> np.ndarray:
         """PPR's teleport over the graph's nodes: half on the query's matched concepts, half on `file_seed`."""
-        P, _ = self.graph.transition()
-        s = np.zeros(P.shape[0])
+        s = np.zeros(self.graph.adjacency().shape[0])
         concepts, _, _ = self.graph.seeds(text)
         total = sum(concepts.values())
         for path, mass in concepts.items():
@@ -271,19 +273,19 @@ class TagGraphFusion(Retriever):
 
     def _file_nodes(self) -> np.ndarray:
         """Each note's file node in the graph part's matrix (kept per note: a node's place never changes)."""
-        self.graph.transition()  # its nodes indexed up to the last note
+        self.graph.adjacency()  # its nodes indexed up to the last note
         done = len(self._file_node)
         if done < len(self.store.notes):
             index = self.graph.node_index
             self._file_node.extend([index[file_node(note.note_id)] for note in self.store.notes[done:]])
         return self._file_node.view
 
-    def _ppr(self, s: np.ndarray) -> np.ndarray:
-        """PPR mass per note (NaN where none) from the teleport `s` (`_teleport`)."""
-        P, dangling = self.graph.transition()
-        x = personalized_pagerank(P, dangling, s, self.graph.params.alpha, self.graph.params.iterations)
-        mass = x[self._file_nodes()]
-        return np.where(mass > 0, mass, np.nan)
+    def _ppr(self, s: np.ndarray) -> tuple[np.ndarray, Any]:
+        """(PPR mass per note, NaN where none, from the teleport `s` (`_teleport`); the walk's last step,
+        `AdaptiveGraph._last_step`, which `personalized_pagerank` runs bit for bit, kept for `walk_step`)."""
+        step = self.graph._last_step(unit_teleport(s))
+        mass = step[0][self._file_nodes()]
+        return np.where(mass > 0, mass, np.nan), step
 
     def _query_vector(self, text: str) -> np.ndarray:
         """The question's vector, computed once per question (dense, chunks and turns all read it)."""
@@ -378,18 +380,19 @@ class TagGraphFusion(Retriever):
         in_pool = np.zeros(n, dtype=bool)
         in_pool[top_notes(cols[:, 0], self.params.pool)] = in_pool[top_notes(cols[:, 1], self.params.pool)] = True
         if self.graph is not None and n:
-            first = self._ppr(self._teleport(text, lexical * in_pool))
+            first, _ = self._ppr(self._teleport(text, lexical * in_pool))
             in_pool[top_notes(normalized(first, "max", False), self.params.pool)] = True
         pool_ids = np.flatnonzero(in_pool)
         request = self.params.requests and self.embedder is not None and is_request(text)
         if self.embedder is not None:
             put("dense", self._dense(text, np.arange(n), request=True) if request else self._dense(text, pool_ids))
-        teleport = None
+        teleport = step = None
         if self.graph is not None and n:
             seed = np.zeros(n)
             seed[pool_ids] = lexical[pool_ids] + cols[pool_ids, 2]
             teleport = self._teleport(text, seed)
-            put("graph", self._ppr(teleport))
+            mass, step = self._ppr(teleport)
+            put("graph", mass)
         codes = self.session_code
         q = Query(text, n, pool_ids, request, codes, len(self.sessions))
         for spec in SIGNALS:  # the table's note signals with a compute function, as far as they count
@@ -405,16 +408,13 @@ class TagGraphFusion(Retriever):
         windows = self.windows(text, asked_on) if self.params.time else []
         times = time_features(text, windows, self.days) if self.params.time else np.zeros((n, len(TIME_FEATURES)))
         ev = Signals(notes, codes, components, times, request, per_session[codes], raw)
-        self._memo = (key, ev, windows, teleport)
+        self._memo = (key, ev, windows, teleport, step)
         return ev
 
     def walk_step(self) -> Any:
-        """The graph part's last PPR step (`AdaptiveGraph._last_step`) from the last query's teleport, computed once
-        per query: every note `evidence` explains (the note and its rivals) traces its walk from it."""
-        key, _, _, teleport = self._memo
-        if self._step_memo is None or self._step_memo[0] != key:
-            self._step_memo = (key, self.graph._last_step(unit_teleport(teleport)))
-        return self._step_memo[1]
+        """The graph part's last PPR step (`AdaptiveGraph._last_step`) from the last query's teleport, kept by the
+        query: every note `evidence` explains (the note and its rivals) traces its walk from it."""
+        return self._memo[4]
 
     def _weights(self, ev: Signals) -> FusionWeights:
         w = self.weights if self.params.session else FusionWeights(**{**asdict(self.weights), "session": 0.0})

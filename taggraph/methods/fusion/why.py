@@ -28,7 +28,7 @@ def fusion_evidence(fusion: Any, text: str, note: Note, asked_on: datetime | Non
     """TagGraph-Fusion's `Evidence` for `note`: its signals (`Signal`, adding up to the score), a summary, the graph
     part's walk to the note (drawn on the graph page as the method's own edges) and the time rule's dates."""
     ev = fusion.signals(text, asked_on)
-    _, _, windows, teleport = fusion._memo
+    _, _, windows, teleport, _ = fusion._memo
     i, w = note.index, fusion._weights(ev)
     rel, bonus, features, factor = fusion.parts(ev)
     f = float(factor[i])
