@@ -37,6 +37,7 @@ from benchmarks.peer_cues import CUES, HistoryCues
 from taggraph.datasets import load
 from taggraph.evaluation.significance import paired_test
 from taggraph.methods import make_retriever
+from taggraph.methods.fusion.peer_cues import keyword_overlap
 from taggraph.methods.fusion.signals import FusionWeights
 from taggraph.runs.runner import build_store, group_by_history
 
@@ -44,8 +45,9 @@ GRID = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)  # free choice, made before any resu
 PASSES = 2
 
 
-def history_items(cases) -> list[tuple]:
-    """(question id, type, signals, gold per session, group, cues) for the judged cases sharing one history."""
+def history_items(cases, package: bool = False) -> list[tuple]:
+    """(question id, type, signals, gold per session, group, cues) for the judged cases sharing one history;
+    `package`: `user_overlap` is the package's `keyword_overlap`, as TagGraph-Fusion computes it."""
     store = build_store(cases[0], "offline-v2")
     fusion = make_retriever("TagGraph-Fusion", store)
     sessions = HistoryCues(fusion)
@@ -54,16 +56,18 @@ def history_items(cases) -> list[tuple]:
         ev = fusion.signals(case.question, case.asked_on)
         gold = np.array([sid in set(case.gold_session_ids) for sid in fusion.sessions])
         cues = sessions.cues(case.question, case.asked_on, fusion._query_vector(case.question))
+        if package:
+            cues[:, 0] = keyword_overlap(fusion, case.question, fusion.session_code, len(fusion.sessions))
         out.append((case.case_id, case.question_type, ev, gold, getattr(case, "sample_id", "") or "", cues))
     return out
 
 
-def evidence(path: str, cache: Path, limit: int = 0) -> list[tuple]:
+def evidence(path: str, cache: Path, limit: int = 0, package: bool = False) -> list[tuple]:
     if cache.exists():
         return pickle.loads(cache.read_bytes())
     cases = [c for c in load(path).cases if c.gold_session_ids and not c.is_abstention]
     groups = group_by_history(cases)
-    items = [item for group in (groups[:limit] if limit else groups) for item in history_items(group)]
+    items = [item for group in (groups[:limit] if limit else groups) for item in history_items(group, package)]
     if not limit:
         cache.parent.mkdir(parents=True, exist_ok=True)
         cache.write_bytes(pickle.dumps(items))
@@ -139,10 +143,11 @@ def main() -> None:
     parser.add_argument("--longmemeval", required=True)
     parser.add_argument("--locomo", required=True)
     parser.add_argument("--evidence", type=Path, required=True, help="folder of the evidence pickles, made if absent")
+    parser.add_argument("--package", action="store_true", help="user_overlap as the package computes it (lab 41's check)")
     parser.add_argument("--limit", type=int, default=0, help="the first N histories only, nothing cached (a cost check)")
     args = parser.parse_args()
-    items = {"longmemeval": evidence(args.longmemeval, args.evidence / "longmemeval.pkl", args.limit),
-             "locomo": evidence(args.locomo, args.evidence / "locomo.pkl", args.limit)}
+    items = {"longmemeval": evidence(args.longmemeval, args.evidence / "longmemeval.pkl", args.limit, args.package),
+             "locomo": evidence(args.locomo, args.evidence / "locomo.pkl", args.limit, args.package)}
     if args.limit:
         print({d: len(v) for d, v in items.items()}, "questions: evidence only (a cost check)")
         return

@@ -59,7 +59,8 @@ def test_strong_lexical_and_tag_evidence_ranks_first():
         assert values[part] == pytest.approx(ev.components[:, column(part)].max(), abs=1e-4)
 
 
-EVERY = FusionWeights(note_stem=1.0, raw_stem=1.0, turns=1.0, speaker=1.0, best_turn=1.0, top2_turns=1.0)
+EVERY = FusionWeights(note_stem=1.0, raw_stem=1.0, turns=1.0, speaker=1.0, best_turn=1.0, top2_turns=1.0,
+                      keyword_overlap=1.0)
 
 
 def test_switches_change_the_evidence():

@@ -13,6 +13,7 @@ from typing import Any, Literal
 import numpy as np
 
 from taggraph.methods.fusion.features import evidence_vector, session_turns
+from taggraph.methods.fusion.peer_cues import keyword_overlap
 
 Level = Literal["note", "session", "bonus", "time", "factor"]
 LEVELS = {  # what each level means, as the legend and docs say it
@@ -143,6 +144,13 @@ SIGNALS: tuple[FusionSignal, ...] = (
                  "the time rule that applied, the question's and the note's dates, the window's source",
                  "what the time rules add: the rest of the score times the factor minus 1 (can be larger than the "
                  "margin, when the other signals favour the note)"),
+    FusionSignal("keyword_overlap", "session", 0.0, None, False,
+                 "share of the question's keywords (>= 3 letters, no stop word) starting a word of the session's "
+                 "people's turns (MemPalace's hybrid_v4; preset KEYWORD_OVERLAP, weight 8)",
+                 "the session's share of the question's keywords in what its people said",
+                 "how many of the question's words the people said somewhere in its session (lab study 41: "
+                 "adopted, weight 0 by default)",
+                 compute=lambda fusion, q: keyword_overlap(fusion, q.text, q.codes, q.n_sessions)),
 )
 
 
