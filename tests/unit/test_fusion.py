@@ -74,8 +74,9 @@ def test_switches_change_the_evidence():
                          ("stems", "raw_stem"), ("dense", "turns")]:
         ev = fusion(store, weights=EVERY, **{switch: False}).signals(text)
         assert not ev.components[:, column(name)].any(), switch
-    unturned = fusion(store, weights={**vars(EVERY), "turns": 0, "speaker": 0, "best_turn": 0, "top2_turns": 0})
-    ev = unturned.signals(text)  # the turn signals at weight 0, none reading another: not computed
+    unturned = fusion(store, weights={**vars(EVERY), "turns": 0, "speaker": 0, "best_turn": 0, "top2_turns": 0,
+                                            "keyword_overlap": 0})
+    ev = unturned.signals(text)  # the turn signals (and the one other session feature) at weight 0: not computed
     assert not ev.components[:, [column("turns"), column("speaker")]].any() and not ev.session_features.any()
     no_dense = BagOfWords()
     fusion(store, embedder=no_dense, dense=False).query(text)
