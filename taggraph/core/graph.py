@@ -41,6 +41,7 @@ import numpy as np
 from taggraph._infra.growing import GrowingArray
 from taggraph.core.notes import Note
 from taggraph.core.ontology import parent, prefixes
+from taggraph.core.snapshot import pack_runs, pack_strings, unpack_runs, unpack_strings
 
 SIMILARITY_MIN = 3  # paper: topics sharing at least three attributes across the 5W categories
 
@@ -116,7 +117,9 @@ class _EdgeLog(Sequence):
 
 
 class BaseGraph:
-    def __init__(self) -> None:
+    STATE_VERSION = 1  # `taggraph.core.snapshot`'s protocol: bump when what `state` holds changes meaning
+
+    def __init__(self, restore=None) -> None:
         self._kind = GrowingArray(np.int8)  # per node: ONTOLOGY, TAG, TOPIC or FILE
         self._item = GrowingArray(np.int64)  # per node: its concept's place in _paths, its topic or its file number
         self._concept: dict[str, int] = {}  # concept path -> its node
@@ -134,13 +137,19 @@ class BaseGraph:
         self._retagged: list[int] = []  # ontology nodes turned tag since `g` was last read
         self._pending: list[Note] = []  # added, not taken in yet ...
         self._started = 0  # ... but for the first _started (an interrupt mid-way resumes after them)
+        self._restore = restore  # called with the graph on its first read, before any note is taken in
 
     def add_note(self, note: Note) -> None:
         """Add `note` (taken in on the graph's next read)."""
         self._pending.append(note)
 
     def _current(self) -> "BaseGraph":
-        """The graph with every added note taken in, in order."""
+        """The graph with every added note taken in, in order (the first ones from a snapshot, if `restore` finds
+        one that fits)."""
+        if self._restore is not None:
+            restore, self._restore = self._restore, None
+            if not self._files and not self._started:
+                restore(self)
         while self._started < len(self._pending):
             self._started += 1
             self._take(self._pending[self._started - 1])
@@ -286,6 +295,64 @@ class BaseGraph:
             for path in note.paths():
                 self._link(self._add_concept(path, used=True), tnode, 1)
         self._link(int(self._topic_node.view[topic]), fnode, 2)
+
+    @property
+    def taken(self) -> int:
+        """How many notes the graph holds (0 until it is first read: notes are taken in then)."""
+        return len(self._files)
+
+    def state(self) -> dict[str, np.ndarray]:
+        """The graph as arrays (`taggraph.core.snapshot`): what `load_state` rebuilds it from without taking in
+        a note; what follows from them (concept and frame lookups, the topics of each tag) is not kept."""
+        self._current()
+        pairs = list(dict.fromkeys(chain.from_iterable(sorted(frame) for frame in self._frames)))
+        pair_number = {pair: i for i, pair in enumerate(pairs)}
+        pair_bytes, pair_offsets = pack_strings([f"{category}\x1f{path}" for category, path in pairs])
+        path_bytes, path_offsets = pack_strings(self._paths)
+        frame_sizes, frame_pairs = pack_runs([np.array(sorted(pair_number[p] for p in frame), dtype=np.int64)
+                                              for frame in self._frames], np.int64)
+        return {"kind": self._kind.view, "item": self._item.view, "paths": path_bytes, "path_offsets": path_offsets,
+                "pairs": pair_bytes, "pair_offsets": pair_offsets, "frame_sizes": frame_sizes,
+                "frame_pairs": frame_pairs, "topic_node": self._topic_node.view, "file_node": self._file_node.view,
+                "link_from": self._link_from.view, "link_to": self._link_to.view, "link_kind": self._link_kind.view}
+
+    def load_state(self, arrays: dict[str, np.ndarray], notes: int) -> None:
+        """Become the graph `state` described over the first `notes` notes added (read, not yet taken in);
+        ValueError for arrays that do not describe one, and then the graph is left as it was."""
+        kind, item, topic_nodes, file_nodes = (arrays[k] for k in ("kind", "item", "topic_node", "file_node"))
+        ends, link_kind = (arrays["link_from"], arrays["link_to"]), arrays["link_kind"]
+        paths = unpack_strings(arrays["paths"], arrays["path_offsets"])
+        pairs = [tuple(p.split("\x1f", 1)) for p in unpack_strings(arrays["pairs"], arrays["pair_offsets"])]
+        frame_runs = unpack_runs(arrays["frame_sizes"], arrays["frame_pairs"], np.int64, increasing=True)
+        n, topics = len(kind), len(frame_runs)
+        typed = [(kind, np.int8), (item, np.int64), (topic_nodes, np.int64), (file_nodes, np.int64),
+                 (ends[0], np.int32), (ends[1], np.int32), (link_kind, np.int8)]
+        if any(a.dtype != t or a.ndim != 1 for a, t in typed) or len(item) != n or len(file_nodes) != notes \
+                or notes > len(self._pending) or len(topic_nodes) != topics or len(ends[1]) != len(ends[0]) \
+                or len(link_kind) != len(ends[0]) or any(len(p) != 2 for p in pairs):
+            raise ValueError("BaseGraph state: arrays of the wrong type or length")
+        concept = np.flatnonzero((kind == ONTOLOGY) | (kind == TAG))
+        if not np.all((kind >= ONTOLOGY) & (kind <= FILE)) or np.any(topic_nodes >= n) or np.any(file_nodes >= n) \
+                or not np.array_equal(kind[topic_nodes], np.full(topics, TOPIC)) \
+                or not np.array_equal(item[topic_nodes], np.arange(topics)) \
+                or not np.array_equal(kind[file_nodes], np.full(notes, FILE)) \
+                or not np.array_equal(item[file_nodes], np.arange(notes)) \
+                or not np.array_equal(item[concept], np.arange(len(paths))) \
+                or (len(ends[0]) and (min(ends[0].min(), ends[1].min()) < 0 or max(ends[0].max(), ends[1].max()) >= n
+                                      or link_kind.min() < 0 or link_kind.max() >= len(LINK_KINDS))) \
+                or (topics and (int(arrays["frame_pairs"].min()) < 0 or int(arrays["frame_pairs"].max()) >= len(pairs))):
+            raise ValueError("BaseGraph state: nodes, topics, files or links out of place")
+        frames = [frozenset(pairs[i] for i in run.tolist()) for run in frame_runs]
+        topics_with_tag: dict[tuple[str, str], set[int]] = {}
+        for topic, frame in enumerate(frames):
+            for pair in frame:
+                topics_with_tag.setdefault(pair, set()).add(topic)
+        self._kind = GrowingArray.of(kind.copy())  # written into when a concept turns tag
+        self._item, self._topic_node, self._file_node = (GrowingArray.of(a) for a in (item, topic_nodes, file_nodes))
+        self._link_from, self._link_to, self._link_kind = (GrowingArray.of(a) for a in (*ends, link_kind))
+        self._paths, self._concept = paths, dict(zip(paths, concept.tolist()))
+        self._frames, self._topic_of_frame = frames, {frame: t for t, frame in enumerate(frames)}
+        self._topics_with_tag, self._files, self._started = topics_with_tag, self._pending[:notes], notes
 
     def _similar_topics(self, frame: Frame) -> list[int]:
         """The topics so far sharing at least SIMILARITY_MIN (category, path) tags with `frame`, in id order (of

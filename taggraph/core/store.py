@@ -53,6 +53,8 @@ from taggraph.core.notes import Note, NoteFormatError, parse_note
 from taggraph.core.ontology import Ontology
 from taggraph.core import snapshot
 
+GRAPH_SNAPSHOT = "base_graph"  # index/base_graph.npz: the base graph (a shared index's name never takes it)
+
 FORMAT_VERSION = 1
 _NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)  # POSIX; without it (Windows) each note file's path is resolved in full
 CHUNK = 256  # interactions `remember_many` extracts in one batch
@@ -106,7 +108,7 @@ class MemoryStore:
         self.notes: list[Note] = []
         self.by_id: dict[str, Note] = {}
         self.ontology = Ontology()
-        self.graph = BaseGraph()
+        self.graph = BaseGraph(restore=self._restore_graph)
         self.extraction_errors: dict[str, str] = {}
         self.minted = 0  # tags new to the ontology when their note arrived
         self.reused = 0  # tags the ontology already had
@@ -159,19 +161,31 @@ class MemoryStore:
     def _restored(self, name: str, factory) -> tuple[Any, int]:
         """(`factory()`, notes it covers): restored from its snapshot in `origin` where one fits, else empty."""
         index = factory()
-        found = snapshot.read(self.origin / snapshot.FOLDER, name, index) \
-            if self.origin is not None and snapshot.offers_state(index) else None
-        if found is None:
+        if not snapshot.offers_state(index):
             return index, 0
+        covered = self._load_snapshot(name, index)
+        return (index, covered) if covered is not None else (factory(), 0)
+
+    def _load_snapshot(self, name: str, index) -> int | None:
+        """Notes covered by `name`'s snapshot in `origin`, loaded into `index`: 0 when there is none that covers
+        these notes, None when one did but its arrays did not fit (`index` may then be half loaded)."""
+        found = snapshot.read(self.origin / snapshot.FOLDER, name, index) if self.origin is not None else None
+        if found is None:
+            return 0
         arrays, covered, digest = found
         if covered > len(self.notes) or digest != self.notes_digest(covered):
-            return index, 0  # a snapshot of other notes (edited, replaced, another store's) is never used
+            return 0  # a snapshot of other notes (edited, replaced, another store's) is never used
         try:
             index.load_state(arrays, covered)
         except (ValueError, KeyError, IndexError, TypeError, UnicodeDecodeError):
-            return factory(), 0  # arrays that do not fit: built from the notes instead
+            return None  # arrays that do not fit: built from the notes instead
         self._snapshots[name] = covered
-        return index, covered
+        return covered
+
+    def _restore_graph(self, graph: BaseGraph) -> None:
+        """The base graph's first notes from its snapshot, where one fits (its `load_state` checks before it
+        changes anything, so a snapshot that does not fit leaves the graph to take every note in)."""
+        self._load_snapshot(GRAPH_SNAPSHOT, graph)
 
     def notes_digest(self, count: int) -> str:
         """`snapshot.notes_digest` of the first `count` notes: what a snapshot covering them records."""
@@ -361,7 +375,8 @@ class MemoryStore:
         """Snapshot each shared index offering the protocol whose snapshot in the folder lags behind the notes."""
         assert self.path is not None
         count = len(self.notes)
-        for name, index in self._shared.items():
+        built = {GRAPH_SNAPSHOT: self.graph} if self.graph.taken else {}  # a graph never read is not built to save it
+        for name, index in {**self._shared, **built}.items():
             if snapshot.offers_state(index) and self._snapshots.get(name) != count:
                 snapshot.write(self.path / snapshot.FOLDER, name, index, count, self.notes_digest(count))
                 self._snapshots[name] = count

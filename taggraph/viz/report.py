@@ -27,13 +27,15 @@ from taggraph.viz.provenance_view import provenance_lines, provenance_table
 from taggraph.viz.report_charts import mrr_chart, rank_chart, recall_chart
 from taggraph.viz.report_md import markdown_report
 from taggraph.viz.report_tables import (KEY_COLUMNS, NAMES_NOTE, TIE_NOTES, comparison_table, has_ties,
-                                        per_type_table, significance_note, summary_view, tie_share_table)
+                                        per_type_table, significance_note, summary_view, tie_share_table,
+                                        without_repeated_n)
 
 
 def _summary_html(result) -> str:
     """The key columns (`KEY_COLUMNS`, the baseline comparison) in view, every metric one click away."""
     view = summary_view(result)
-    key = view[[c for c in view if c in KEY_COLUMNS or c.startswith("ΔMRR")]]
+    key = without_repeated_n(view)
+    key = key[[c for c in key if c in KEY_COLUMNS or c.startswith("ΔMRR")]]
     return (html_table(key, "num summary key")
             + f"<details class='all'><summary>All {len(view.columns) - 1} metrics per method (R@k, nDCG@k, "
               f"LongMemEval's recall_all@k and ndcg_any@k, every tie-aware column)</summary>"

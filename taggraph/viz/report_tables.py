@@ -99,14 +99,21 @@ TERMINAL_COLUMNS = ["method", "n", "n_judged", "MRR", MRR_CI, "ΔMRR", PAIRED_N,
 # PAIRED_N only where some ΔMRR is over fewer questions than its method's n, n_judged where some method's is below n
 
 
+def without_repeated_n(view: pd.DataFrame) -> pd.DataFrame:
+    """`view` without its n_judged column when every method judged all its n questions (it would repeat n)."""
+    if "n_judged" in view and (view["n_judged"] == view["n"]).all():
+        return view.drop(columns="n_judged")
+    return view
+
+
 def terminal_table(result, columns: str = "key") -> str:
     """The summary as the terminal prints it: `TERMINAL_COLUMNS` (ΔMRR: against the run's baseline; n_judged only
     where some method's is below its n), every number to 3 decimals, and a line naming where the other columns are (summary.csv, ``--columns all``); with
     `columns` 'all', every column of `summary_view`."""
     view = summary_view(result)
     view = view.rename(columns={c: "ΔMRR" for c in view if c.startswith("ΔMRR vs ")})
-    if columns != "all" and "n_judged" in view and (view["n_judged"] == view["n"]).all():
-        view = view.drop(columns="n_judged")  # every question judged: the column would repeat n (the 120-column budget)
+    if columns != "all":
+        view = without_repeated_n(view)  # the 120-column budget
     view = view.replace({"— (baseline)": "baseline"})  # the width the ΔMRR column needs
     shown = view if columns == "all" else view[[c for c in TERMINAL_COLUMNS if c in view]]
     numbers = [c for c in shown if c != "n" and pd.api.types.is_float_dtype(shown[c])]
