@@ -388,3 +388,30 @@ def test_the_header_lists_gold_notes_by_the_session_rank_that_counts():
     places = [{"note": 124, "session": 10, "text": "D2:13"}, {"note": 202, "session": 7, "text": "D3:13"},
               {"note": 3, "session": None, "text": "beyond"}, {"note": None, "session": None, "text": "unranked"}]
     assert gold_text(places, shown=4) == "D3:13; D2:13; beyond; unranked"
+
+
+def test_the_note_that_dated_a_time_window_is_marked_and_told_in_the_legend(monkeypatch):
+    """An explanation that names the note dating its time window (TagGraph-Fusion's ``details['time_anchors']``,
+    'before I moved' dated by s1#0) gets that note drawn in both views, ringed green, its label and tooltip saying
+    so, and a legend entry saying what the mark means; without one, no mark and no entry."""
+    import taggraph.viz.graph.page as graph_page_module
+
+    explain = graph_page_module.file_explanations
+
+    def dated(*args, **kwargs):
+        out = explain(*args, **kwargs)
+        for by_note in out.values():
+            for e in by_note.values():
+                e.details["time_anchors"] = [{"clause": "i moved", "direction": "before", "note_id": "s1#0",
+                                              "date": "2023-03-01", "matched": ["moved"]}]
+        return out
+
+    assert "dated the time window" not in json.dumps(moved_page())
+    monkeypatch.setattr(graph_page_module, "file_explanations", dated)
+    data = moved_page()
+    node = next(n for n in data["nodes"] if n["id"] == "file:s1#0")
+    assert node["sub"] and node["whole"] and node["border0"] == graph_page_module.ANCHOR_BORDER
+    assert "⏱ dated the time window" in node["wrapped"] and "is read as before 2023-03-01" in node["title"]
+    page = graph_html(make_store(MOVED), question=WHERE, gold_note_ids=["s3#0"],
+                      retrievers={"BM25": make_retriever("BM25", make_store(MOVED))})
+    assert "dated a clause of the question" in page

@@ -55,6 +55,8 @@ def label_width(label: str) -> float:
 
 
 CANVAS = (1015, 530)  # the drawing's room in a 1280 x 800 window (1280 x 657 of page) beside the side panel
+FRAME = (599, 476)  # its room in notebook 03's JupyterLab frame (860 x 720: the file browser open in a 1280 window)
+LEGIBLE_PX = 11  # the smallest label drawn at 100% zoom: a drawing that would shrink labels below it shows fewer
 LAYOUT_TRIES = 4096  # splits of the columns tried one by one (each well under 1 ms); more are searched greedily
 MAX_SUBCOLUMNS = 6  # a tall column (40 notes on LongMemEval pages) zigzags over at most this many sub-columns
 COLUMN_GAP, SUB_GAP = 30, 14  # pixels between columns, and between the sub-columns of a zigzag column
@@ -63,13 +65,20 @@ RING_GROWTH = 6  # pixels a ringed note's size grows by (the page's highlight())
 
 
 def columns_layout(g: nx.Graph, kinds: Mapping[str, str], matched: set[str], labels: Mapping[str, str],
-                    sizes: Mapping[str, int]) -> dict[str, tuple[float, float]]:
+                   sizes: Mapping[str, int], canvas: tuple[int, int] = CANVAS) -> dict[str, tuple[float, float]]:
+    """`columns_fit`'s positions."""
+    return columns_fit(g, kinds, matched, labels, sizes, canvas)[0]
+
+
+def columns_fit(g: nx.Graph, kinds: Mapping[str, str], matched: set[str], labels: Mapping[str, str],
+                sizes: Mapping[str, int], canvas: tuple[int, int] = CANVAS) -> tuple[dict[str, tuple[float, float]], float]:
     """Positions that read left to right, question to notes: the matched concepts, the concepts
     further ontology hops away, topics, then notes; within a column nodes sit under one another in the
     mean order of their neighbours on the left (fewer crossings), spaced by their sizes and widest
     `labels` (drawn under the node) so that no two overlap. A column too tall for `CANVAS` zigzags over
-    up to MAX_SUBCOLUMNS sub-columns, whichever split of the columns fits the whole largest (tried one by
-    one up to LAYOUT_TRIES splits, else grown greedily)."""
+    up to MAX_SUBCOLUMNS sub-columns, whichever split of the columns fits the whole largest in `canvas` (tried one
+    by one up to LAYOUT_TRIES splits, else grown greedily); the positions and the scale vis-network fits them at
+    (``network.fit``: 1.1 times the extent, at most 1). A node labelled "" takes its shape's room."""
     concepts = [n for n in g if kinds[n] in ("tag", "ontology")]
     onto = g.subgraph(concepts)
     sources = [c for c in matched if c in onto]
@@ -79,16 +88,17 @@ def columns_layout(g: nx.Graph, kinds: Mapping[str, str], matched: set[str], lab
     columns = [sorted(n for n in g if column[n] == c) for c in range(max(column.values(), default=-1) + 1)]
     columns = [c for c in columns if c]
     if not columns:
-        return {}
+        return {}, 1.0
     row: dict[str, int] = {}
     for members in columns:
         placed = {n: [row[m] for m in g[n] if m in row] for n in members}
         members.sort(key=lambda n: (sum(placed[n]) / len(placed[n]) if placed[n] else math.inf, labels[n]))
         row.update((n, i) for i, n in enumerate(members))
     # a node's slot: its shape (a note grows by RING_GROWTH when ringed), its label's lines, then ROW_GAP
-    height = {n: 2 * (sizes[n] + RING_GROWTH * (kinds[n] == "file")) + LINE_PX * (1 + labels[n].count("\n")) + ROW_GAP
-              for n in g}
-    width = {n: label_width(labels[n]) for n in g}
+    # an unlabelled node ("") takes its shape's room and half the gap
+    height = {n: 2 * (sizes[n] + RING_GROWTH * (kinds[n] == "file")) + (
+        LINE_PX * (1 + labels[n].count("\n")) + ROW_GAP if labels[n] else ROW_GAP / 2) for n in g}
+    width = {n: max(label_width(labels[n]), 2 * (sizes[n] + RING_GROWTH * (kinds[n] == "file"))) for n in g}
 
     def place(splits: list[int]) -> tuple[dict[str, tuple[float, float]], float]:
         """Positions with column c over splits[c] sub-columns, and the scale at which they fit CANVAS."""
@@ -105,11 +115,11 @@ def columns_layout(g: nx.Graph, kinds: Mapping[str, str], matched: set[str], lab
                 top, bottom = min(top, y - hs[i] / 2), max(bottom, y + hs[i] / 2)
                 y += steps[i]
             left += sum(sub) + (m - 1) * SUB_GAP + COLUMN_GAP
-        return pos, min(CANVAS[0] / (1.1 * (left - COLUMN_GAP)), CANVAS[1] / (1.1 * (bottom - top)), 1.0)
+        return pos, min(canvas[0] / (1.1 * (left - COLUMN_GAP)), canvas[1] / (1.1 * (bottom - top)), 1.0)
 
     choices = [range(1, min(MAX_SUBCOLUMNS, (len(members) + 1) // 2) + 1) for members in columns]
     if math.prod(map(len, choices)) <= LAYOUT_TRIES:  # every split, the best fit
-        return max((place(list(splits)) for splits in itertools.product(*choices)), key=lambda r: r[1])[0]
+        return max((place(list(splits)) for splits in itertools.product(*choices)), key=lambda r: r[1])
     splits = [1] * len(columns)
     best = place(splits)
     while True:  # greedy: one column one sub-column more at a time
@@ -117,5 +127,23 @@ def columns_layout(g: nx.Graph, kinds: Mapping[str, str], matched: set[str], lab
                  if splits[c] + 1 in choices[c]]
         found = max((place(t) + (t,) for t in tries), key=lambda r: r[1], default=None)
         if found is None or found[1] <= best[1] + 0.01:
-            return best[0]
+            return best
         best, splits = found[:2], found[2]
+
+
+def label_tiers(g: nx.Graph, kinds: Mapping[str, str], matched: set[str], labels: Mapping[str, str],
+                sizes: Mapping[str, int], order: list[str], least: int) -> list[tuple[int, dict[str, tuple[float, float]]]]:
+    """Layouts of `g` (`columns_fit`) with fewer labels each, as (how many of `order` keep their label, positions):
+    every label, then two thirds as many each time down to `least`, the first of `order` first; each fitted to `CANVAS`
+    until one fits it with labels of LEGIBLE_PX or more, the next ones to `FRAME`, until one fits that. The page
+    shows the first whose labels its own frame draws legibly."""
+    need, tiers, count = LEGIBLE_PX / LABEL_PX, [], len(order)
+    for canvas in (CANVAS, FRAME):
+        while True:
+            pos, scale = columns_fit(g, kinds, matched, {n: labels[n] if i < count else "" for i, n in enumerate(order)},
+                                     sizes, canvas)
+            tiers.append((count, pos))
+            if scale >= need or count <= least:
+                break
+            count = max(least, count * 2 // 3)
+    return tiers

@@ -49,7 +49,7 @@ from taggraph.core.store import MemoryStore
 from taggraph.viz.explain import links_html
 from taggraph.viz.graph.labels import (WRAP_CHARS, gold_text, tooltip, walk_lines, why_by_method,
                                            wrap_label)
-from taggraph.viz.graph.layout import LABEL_PX, RING_GROWTH, columns_layout, spring_positions
+from taggraph.viz.graph.layout import LABEL_PX, LEGIBLE_PX, RING_GROWTH, label_tiers, spring_positions
 from taggraph.evaluation.placement import first_gold_giver, focus
 from taggraph.runs.retrieval import file_explanations, full_rankings
 from taggraph.viz.graph.ranks import (Ranking, gold_rank, indexed,
@@ -77,6 +77,8 @@ PATH_COLOUR = "#c2185b"  # the chosen method's own walk
 POSSIBLE_COLOUR = "#e8a7c4"  # the question's paths the chosen method did not take: lighter, dashed
 BREAK_BORDER = "#d95f02"  # where the chosen method's walk stops
 MATCH_BORDER = "#111111"
+ANCHOR_BORDER = "#2e7d32"  # the note whose date dated the question's time window (TagGraph-Fusion's anchor clause)
+ANCHOR_MARK = "⏱ dated the time window"
 EDGE_STYLE = {  # kind -> (colour, dashes)
     "ontology": ("#c7c7c7", False),
     "tag_topic": ("#a6c8e8", False),
@@ -94,7 +96,7 @@ DENSE_LABELS = 60
 # Free choice: a whole drawing of up to this many nodes is laid out in columns like the subgraph (labels measured, none
 # overlapping: 70 nodes of demo_q12 read at 8.3 px with 57 overlapping label boxes by the spring layout); a larger
 # one by the spring layout, which stays fast up to MAX_DRAWN.
-COLUMNS_DRAWN = 150
+COLUMNS_DRAWN = 250
 
 
 @dataclass(frozen=True)
@@ -180,14 +182,18 @@ def graph_page(store: MemoryStore, question: str | None = None,
     explanations = file_explanations(store, question, retrievers, wanted, asked_on) if retrievers and question else None
     explained = (explained_subgraph(store, ug, sorted(matched), gold_order, rankings, explanations, top_k, best,
                                     budget) if question and gold else None)
-    sub = explained.nodes if explained else []
+    anchors = time_anchors(explanations)
+    dating = [file_node(n) for n in anchors if file_node(n) in ug]  # drawn in both views
+    keep = list(dict.fromkeys([*keep, *dating]))
+    sub = list(dict.fromkeys([*explained.nodes, *dating])) if explained else []
     places = {m: {n: gold_rank(store, r, n, top_k, depth) for n in gold_order} for m, r in rankings.items()}
     ties = {m: t for m, (_, t) in by_session.items()}
     short = {m: {n: "not ranked" if p["note"] is None else f"note {p['note']} · session {p['session'] or '–'}"
                  + ("\n(tie order)" if p["tie"] else "") for n, p in by.items()} for m, by in places.items()}
     tied = set().union(*ties.values())
     drawn = list(dict.fromkeys([*keep, *sub]))
-    wrapped = {n: names[n] if ug.nodes[n]["kind"] == "file" else wrap_label(names[n]) for n in drawn}  # ids whole
+    wrapped = {n: names[n] + (f"\n{ANCHOR_MARK}" if ug.nodes[n].get("note_id") in anchors else "")
+               if ug.nodes[n]["kind"] == "file" else wrap_label(names[n]) for n in drawn}  # ids whole
     widest = {n: ("✕ " if explained and n in explained.breaks else "") + wrapped[n]  # with a rank and gold's ranks
               + ("\nsession #00" if ug.nodes[n]["kind"] == "file" else "")
               + (" tie order" if ug.nodes[n].get("note_id") in tied else "")
@@ -195,13 +201,32 @@ def graph_page(store: MemoryStore, question: str | None = None,
                  if ug.nodes[n].get("note_id") in gold else "") for n in drawn}
     sizes = {n: _size(ug.nodes[n], n in matched, gold) for n in drawn}
     kinds = {n: ug.nodes[n]["kind"] for n in drawn}
-    sub_pos = columns_layout(ug.subgraph(sub), kinds, matched, widest, sizes)
-    columns = len(keep) <= COLUMNS_DRAWN  # the whole drawing in columns too, every node labelled, none overlapping
-    pos = columns_layout(ug.subgraph(keep), kinds, matched, widest, sizes) if columns else spring_positions(
-        ug.subgraph(keep))
+    on_path = set(paths)
+
+    def telling(n: str) -> int:
+        """How much a node's label tells, 0 most: gold and dating notes, then the ranked notes and the question's
+        concepts, then where walks stop, the paths' nodes and the notes that give a rank, then the rest."""
+        note = ug.nodes[n].get("note_id")
+        return (0 if note in gold or note in anchors else 1 if n in highlighted or n in matched
+                else 2 if (explained and n in explained.breaks) or n in on_path or note in best.values() else 3)
+
+    order = sorted(drawn, key=lambda n: (telling(n), -ug.degree(n), names[n]))
+
+    def tiers(view: list[str]) -> list[tuple[int, dict]]:
+        """`label_tiers` of a view: fewer labels each, the most telling kept."""
+        ordered = [n for n in order if n in set(view)]
+        return label_tiers(ug.subgraph(view), kinds, matched, widest, sizes, ordered,
+                           sum(telling(n) == 0 for n in ordered))
+
+    sub_tiers = tiers(sub)
+    columns = len(keep) <= COLUMNS_DRAWN  # the whole drawing in columns too, labels measured, none overlapping
+    whole_tiers = tiers(keep) if columns else [(len(keep), spring_positions(ug.subgraph(keep)))]
+    sub_pos, pos = (sub_tiers[0][1] if sub_tiers else {}), whole_tiers[0][1]
+    rank_in = {view: {n: i for i, n in enumerate(n for n in order if n in set(members))}
+               for view, members in (("sub", sub), ("whole", keep))}
 
     nodes: list[dict] = []
-    dense, on_path = len(keep) > DENSE_LABELS and not columns, set(paths)
+    dense = len(keep) > DENSE_LABELS and not columns
     for node in dict.fromkeys([*keep, *sub]):
         data = ug.nodes[node]
         kind = data["kind"]
@@ -209,7 +234,8 @@ def graph_page(store: MemoryStore, question: str | None = None,
         note_ranks = {m: r[data["note_id"]] for m, r in ranks.items() if data.get("note_id") in r}
         if kind == "file" and data["note_id"] in gold:
             colour, shape = GOLD
-        border, width = (MATCH_BORDER, 3) if node in matched else (colour, 1)
+        border, width = (MATCH_BORDER, 3) if node in matched else (ANCHOR_BORDER, 3) if data.get(
+            "note_id") in anchors else (colour, 1)
         fixed = {"background": colour, "border": border}  # the same on hover and selection: gold stays gold
         told = node in matched or (kind in ("topic", "file") and (node in highlighted or node in on_path))
         quiet = dense and not told  # its name is in the tooltip; " ": pyvis turns "" into the id
@@ -218,8 +244,14 @@ def graph_page(store: MemoryStore, question: str | None = None,
         sx, sy = sub_pos.get(node, (None, None))
         nodes.append(dict(color={**fixed, "hover": fixed, "highlight": fixed}, full=names[node],
                           wrapped=wrapped.get(node, names[node]), x=x, y=y, sx=sx,
-                     sy=sy, whole=node in pos, sub=node in sub_pos,
-                     title=tooltip(store, node, data, ranks, gold, names[node]), kind=kind, bg=colour,
+                     sy=sy, whole=node in pos, sub=node in sub_pos, labelRank=rank_in["sub"].get(node, -1),
+                     wholeRank=rank_in["whole"].get(node, -1),
+                     at={view: [[round(p[node][0], 1), round(p[node][1], 1)] if node in p else None
+                                for _, p in view_tiers] for view, view_tiers in (("sub", sub_tiers),
+                                                                                ("whole", whole_tiers))},
+                     title=tooltip(store, node, data, ranks, gold, names[node]) + (
+                         f"<br><b style='color:{ANCHOR_BORDER}'>{html.escape(anchors[data['note_id']])}</b>"
+                         if data.get("note_id") in anchors else ""), kind=kind, bg=colour,
                      ranks=note_ranks, ties={m: True for m, t in ties.items() if data.get("note_id") in t},
                      sessionRanks={m: r[data["note_id"]] for m, (r, _) in by_session.items()
                                    if data.get("note_id") in r},
@@ -246,7 +278,9 @@ def graph_page(store: MemoryStore, question: str | None = None,
                "interaction": {"hover": True, "tooltipDelay": 120},
                "nodes": {"font": {"size": LABEL_PX, "strokeWidth": 4, "strokeColor": "#ffffff",
                                   "background": "rgba(255, 255, 255, 0.8)"},  # an edge passes under a label
-                         "scaling": {"label": {"drawThreshold": 3}}}}
+                         # a label that would be drawn under LEGIBLE_PX is not drawn (vis: under the threshold
+                         # minus 1 px, faded in over that last pixel): its name is in the tooltip
+                         "scaling": {"label": {"drawThreshold": LEGIBLE_PX}}}}
 
     heading = title or (f"TagGraph base graph · question {question_id}" if question_id
                         else f"TagGraph base graph · memory {store.case_id}")
@@ -264,6 +298,11 @@ def graph_page(store: MemoryStore, question: str | None = None,
               ring(TIE_BORDER, f"top-{top_k} session only by tie order (label: 'session #4 tie order')"),
               ring(BREAK_BORDER, "✕ where the chosen method's walk stops"),
               ring(MATCH_BORDER, "concept matched by the question")]
+    if anchors:
+        legend.append(ring(ANCHOR_BORDER, f"{ANCHOR_MARK}: TagGraph-Fusion dated a clause of the question "
+                                          "('before the marathon') by this note, the one that matches it best"))
+    legend.append(f"Labels: as many as fit at {LEGIBLE_PX} px or more (gold, dating, ranked notes and the question's "
+                  "concepts first); hover a node for its name")
     edges_legend = [" ".join("<span class='kind'>{}</span>".format(line(2, "dashed" if d else "solid", c,
                                                                        k.replace("_", "–")))
                              for k, (c, d) in EDGE_STYLE.items() if k != "chronological" or chronological
@@ -278,7 +317,8 @@ def graph_page(store: MemoryStore, question: str | None = None,
                                rankings[m], top_k, explained, depth) for m in rankings} if explained else {}
     payload = {"nodes": nodes, "edges": edges, "options": options, "hit": HIT_BORDER, "tie": TIE_BORDER,
                "path": PATH_COLOUR, "possibleColour": POSSIBLE_COLOUR, "brk": BREAK_BORDER, "bestGold": best,
-               "ringGrowth": RING_GROWTH,
+               "ringGrowth": RING_GROWTH, "labelPx": LABEL_PX, "legiblePx": LEGIBLE_PX,
+               "tiers": {"sub": [count for count, _ in sub_tiers], "whole": [count for count, _ in whole_tiers]},
                "walkText": walk_texts, "unexplained": (  # the page adds the clicked note's id
                    f"not explained on this page, which explains the gold and top-ranked notes and the "
                    f"{EXPLAINED_DRAWN} drawn notes nearest the question; this explains it: taggraph explain "
@@ -291,6 +331,18 @@ def graph_page(store: MemoryStore, question: str | None = None,
                          checked=" checked" if whole_graph or not sub else "", data=script_json(payload))
     return GraphPage(page,
                      frozenset(n["id"].removeprefix("file:") for n in nodes if n["kind"] == "file"), focus_note)
+
+
+def time_anchors(explanations: Mapping[str, Mapping[str, Explanation]] | None) -> dict[str, str]:
+    """note id -> what it dated, of the notes whose date gave a question's time window its edge (the explanations'
+    ``details['time_anchors']``, TagGraph-Fusion's anchor clauses: "before the Chicago Marathon")."""
+    out = {}
+    for by_note in (explanations or {}).values():
+        for e in by_note.values():
+            for a in e.details.get("time_anchors") or []:
+                out[a["note_id"]] = (f"⏱ dated the time window: '{a['direction']} {a['clause']}' is read as "
+                                     f"{a['direction']} {a['date']}, this note's date")
+    return out
 
 
 def _size(data: dict, matched: bool, gold: set[str]) -> int:

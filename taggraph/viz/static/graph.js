@@ -13,10 +13,10 @@ function highlight(method) {
   nodes.update(nodes.get().map(function (n) {
     var brk = n.breaks[method], label = (brk ? "✕ " : "") + n.baseLabel, width = n.baseWidth, size = n.baseSize;
     var border = n.border0;
-    if (n.kind === "file") {
+    if (n.kind === "file") {  /* an unlabelled note keeps its ring; its ranks are in its tooltip */
       var r = n.sessionRanks[method], top = r !== undefined && r <= DATA.top_k, tie = top && !!n.ties[method];
       var g = n.goldRank[method];
-      label += (top ? "\nsession #" + r + (tie ? " tie order" : "") : "") + (g ? "\n★ " + g : "");
+      if (n.baseLabel) { label += (top ? "\nsession #" + r + (tie ? " tie order" : "") : "") + (g ? "\n★ " + g : ""); }
       if (top) { width = 3; size = n.baseSize + DATA.ringGrowth; border = tie ? DATA.tie : DATA.hit; }
     }
     if (brk) { width = 4; border = DATA.brk; }
@@ -43,20 +43,36 @@ function highlight(method) {
     return line;
   }));
 }
+function arrange(all, t) {  /* the view's layout t: its positions, labels on its DATA.tiers[t] most telling nodes */
+  var key = all ? "whole" : "sub", count = DATA.tiers[key][t];
+  nodes.update(nodes.get().map(function (n) {
+    var shown = (all ? n.wholeRank : n.labelRank) < count;
+    return {id: n.id, x: n.at[key][t][0], y: n.at[key][t][1], baseLabel: shown ? (all ? n.wholeLabel : n.wrapped) : ""};
+  }));
+  highlight(select.value);
+}
+function fitLegible() {  /* fitted in the frame: the first layout whose labels it draws at DATA.legiblePx or more */
+  var all = whole.checked || !DATA.sub, tiers = DATA.tiers[all ? "whole" : "sub"];
+  for (var t = 0; t < tiers.length; t++) {
+    arrange(all, t);
+    network.fit();
+    if (network.getScale() * DATA.labelPx >= DATA.legiblePx) { return; }
+  }
+}
 function view() {  /* the subgraph that explains the miss, or the whole drawing */
   var all = whole.checked || !DATA.sub;
   nodes.clear(); edges.clear();
   nodes.add(DATA.nodes.filter(function (n) { return all ? n.whole : n.sub; }).map(function (n) {
     var label = all ? n.label : n.wrapped;
     return Object.assign({}, n, {x: all ? n.x : n.sx, y: all ? n.y : n.sy, label: label, baseLabel: label,
-                                 baseSize: n.size, baseWidth: n.borderWidth});
+                                 wholeLabel: n.label, baseSize: n.size, baseWidth: n.borderWidth});
   }));
   edges.add(DATA.edges.filter(function (e) { return all ? e.whole : e.sub; }).map(function (e) {
     return Object.assign({}, e, {kind: e.title, baseDashes: e.dashes});
   }));
   document.getElementById("shown").textContent = all ? DATA.shownWhole : DATA.shownSub;
   highlight(select.value);
-  network.fit();
+  fitLegible();
 }
 var shown = null, picked = false;
 function why(id) {  /* textContent only: the explanation is data, never markup */
@@ -116,13 +132,13 @@ whole.addEventListener("change", view);
 window.addEventListener("hashchange", openLinked);
 view();
 network.once("afterDrawing", function () {  /* once drawn, labels are measured: fit them too */
-  setTimeout(function () { network.fit(); openLinked(); }, 0);
+  setTimeout(function () { fitLegible(); openLinked(); }, 0);
 });
 var settled = false;  /* the reader zoomed or dragged: a resize keeps their view */
 network.on("zoom", function () { settled = true; });
 network.on("dragEnd", function () { settled = true; });
 network.on("resize", function () {  /* a window or frame that changes size is fitted again (vis keeps the old view) */
   if (!settled) {  /* a linked note is focused again; the side panel keeps the note the reader clicked */
-    setTimeout(function () { network.fit(); if (location.hash.indexOf("#note=") === 0) { openLinked(); } }, 0);
+    setTimeout(function () { fitLegible(); if (location.hash.indexOf("#note=") === 0) { openLinked(); } }, 0);
   }
 });
