@@ -89,6 +89,23 @@ def read(folder: Path, name: str, index: Any) -> tuple[dict[str, np.ndarray], in
     return arrays, notes, digest
 
 
+def load_into(folder: Path | None, name: str, index: Any, notes: int, digest_of) -> int | None:
+    """Notes covered by the snapshot of `name` in `folder`, loaded into `index`: 0 when there is none covering the
+    first of a store's `notes` notes (`digest_of(count)` their `notes_digest`), None when one did but its arrays
+    did not fit (`index` may then be half loaded)."""
+    found = read(folder, name, index) if folder is not None else None
+    if found is None:
+        return 0
+    arrays, covered, digest = found
+    if covered > notes or digest != digest_of(covered):
+        return 0  # a snapshot of other notes (edited, replaced, another store's) is never used
+    try:
+        index.load_state(arrays, covered)
+    except (ValueError, KeyError, IndexError, TypeError, UnicodeDecodeError):
+        return None  # arrays that do not fit: built from the notes instead
+    return covered
+
+
 def pack_strings(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """(UTF-8 bytes, offsets): string i is bytes[offsets[i]:offsets[i + 1]]."""
     encoded = [s.encode("utf-8") for s in strings]

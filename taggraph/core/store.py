@@ -108,7 +108,7 @@ class MemoryStore:
         self.notes: list[Note] = []
         self.by_id: dict[str, Note] = {}
         self.ontology = Ontology()
-        self.graph = BaseGraph(restore=self._restore_graph)
+        self.graph = BaseGraph(restore=lambda graph: self._load_snapshot(GRAPH_SNAPSHOT, graph))  # checked first
         self.extraction_errors: dict[str, str] = {}
         self.minted = 0  # tags new to the ontology when their note arrived
         self.reused = 0  # tags the ontology already had
@@ -161,31 +161,16 @@ class MemoryStore:
     def _restored(self, name: str, factory) -> tuple[Any, int]:
         """(`factory()`, notes it covers): restored from its snapshot in `origin` where one fits, else empty."""
         index = factory()
-        if not snapshot.offers_state(index):
-            return index, 0
-        covered = self._load_snapshot(name, index)
+        covered = self._load_snapshot(name, index) if snapshot.offers_state(index) else 0
         return (index, covered) if covered is not None else (factory(), 0)
 
     def _load_snapshot(self, name: str, index) -> int | None:
-        """Notes covered by `name`'s snapshot in `origin`, loaded into `index`: 0 when there is none that covers
-        these notes, None when one did but its arrays did not fit (`index` may then be half loaded)."""
-        found = snapshot.read(self.origin / snapshot.FOLDER, name, index) if self.origin is not None else None
-        if found is None:
-            return 0
-        arrays, covered, digest = found
-        if covered > len(self.notes) or digest != self.notes_digest(covered):
-            return 0  # a snapshot of other notes (edited, replaced, another store's) is never used
-        try:
-            index.load_state(arrays, covered)
-        except (ValueError, KeyError, IndexError, TypeError, UnicodeDecodeError):
-            return None  # arrays that do not fit: built from the notes instead
-        self._snapshots[name] = covered
+        """`snapshot.load_into` from the folder this store was read from or saved to, noted as read."""
+        folder = self.origin / snapshot.FOLDER if self.origin is not None else None
+        covered = snapshot.load_into(folder, name, index, len(self.notes), self.notes_digest)
+        if covered:
+            self._snapshots[name] = covered
         return covered
-
-    def _restore_graph(self, graph: BaseGraph) -> None:
-        """The base graph's first notes from its snapshot, where one fits (its `load_state` checks before it
-        changes anything, so a snapshot that does not fit leaves the graph to take every note in)."""
-        self._load_snapshot(GRAPH_SNAPSHOT, graph)
 
     def notes_digest(self, count: int) -> str:
         """`snapshot.notes_digest` of the first `count` notes: what a snapshot covering them records."""
