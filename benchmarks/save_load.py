@@ -1,14 +1,15 @@
 """What saving and loading a `Memory` of N notes costs: a full save, a save of 100 new notes, load, and load plus
-a first query (BM25, TagGraph-TFIDF), each step in a fresh process.
+a first query (BM25, TagGraph-TFIDF, AdaptiveGraph, TagGraph-Fusion), each step in a fresh process.
 
     python benchmarks/save_load.py --data ../shared/data/longmemeval/longmemeval_s_dev.json.gz --sizes 5000,20000 \
         --work /tmp/save_load [--repeats 3]
 
 The memories hold the first N distinct interactions of the data (each session once, in file order), tagged by
 offline-v2 (its extraction cache makes a rebuild cheap after the first). Per size, ``--work/base-N`` is built
-once and saved, then each repeat: ``full save`` (load base-N, save it to a new folder, the save timed),
+once, asked one question by each method timed (so its folder holds their indexes, as a memory in daily use
+does) and saved, then each repeat: ``full save`` (load base-N, save it to a new folder, the save timed),
 ``save of 100 new`` (load that folder, remember 100 more interactions, the save timed), ``load``,
-``load + first BM25`` and ``load + first TagGraph-TFIDF`` of the folder so saved (all timed from the call to
+``load + first <method>`` of the folder so saved (all timed from the call to
 `Memory.load`, after `import taggraph`). Prints wall and CPU seconds (medians over the repeats) per step and
 size, as a markdown table. Run it with ``PYTHONPATH`` at another checkout to time that code on the same data.
 """
@@ -26,7 +27,8 @@ from pathlib import Path
 
 QUESTION = "What did I say about my dog's vet appointment?"
 ADDED = 100
-STEPS = ("full save", "save of 100 new", "load", "load + first BM25", "load + first TagGraph-TFIDF")
+FIRST = ("BM25", "TagGraph-TFIDF", "AdaptiveGraph", "TagGraph-Fusion")
+STEPS = ("full save", "save of 100 new", "load", *(f"load + first {method}" for method in FIRST))
 
 
 def interactions(data: Path, count: int) -> list:
@@ -56,6 +58,8 @@ def child(step: str, data: Path, n: int, work: Path) -> dict:
     if step == "build":
         memory = tg.Memory(extractor="offline-v2")
         memory.store.remember_many(interactions(data, n))
+        for method in FIRST:
+            memory.query(QUESTION, method=method)
         memory.save(base)
         return {}
     memory = None

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from taggraph._infra.atomic import atomic_save_arrays, load_arrays
+from taggraph._infra.atomic import atomic_save_arrays, atomic_write_bytes, load_arrays
 
 FOLDER = "index"
 FORMAT = 1
@@ -89,11 +89,11 @@ def read(folder: Path, name: str, index: Any) -> tuple[dict[str, np.ndarray], in
     return arrays, notes, digest
 
 
-def load_into(folder: Path | None, name: str, index: Any, notes: int, digest_of) -> int | None:
-    """Notes covered by the snapshot of `name` in `folder`, loaded into `index`: 0 when there is none covering the
+def load_into(store_folder: Path | None, name: str, index: Any, notes: int, digest_of) -> int | None:
+    """Notes covered by the snapshot of `name` in `store_folder`, loaded into `index`: 0 when none covers the
     first of a store's `notes` notes (`digest_of(count)` their `notes_digest`), None when one did but its arrays
     did not fit (`index` may then be half loaded)."""
-    found = read(folder, name, index) if folder is not None else None
+    found = read(store_folder / FOLDER, name, index) if store_folder is not None else None
     if found is None:
         return 0
     arrays, covered, digest = found
@@ -104,6 +104,16 @@ def load_into(folder: Path | None, name: str, index: Any, notes: int, digest_of)
     except (ValueError, KeyError, IndexError, TypeError, UnicodeDecodeError):
         return None  # arrays that do not fit: built from the notes instead
     return covered
+
+
+def carry(source: Path | None, target: Path) -> None:
+    """Copy the snapshots in `source` (the store folder a store was read from) to `target` (the one it is now
+    saved to): a loaded store saved elsewhere keeps the indexes it did not build again (read, they are checked like
+    any snapshot; those this save writes replace them)."""
+    if source is None or source == target or not (source / FOLDER).is_dir():
+        return
+    for file in sorted((source / FOLDER).glob("*.npz")):
+        atomic_write_bytes(target / FOLDER / file.name, file.read_bytes(), False)
 
 
 def pack_strings(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -166,8 +166,7 @@ class MemoryStore:
 
     def _load_snapshot(self, name: str, index) -> int | None:
         """`snapshot.load_into` from the folder this store was read from or saved to, noted as read."""
-        folder = self.origin / snapshot.FOLDER if self.origin is not None else None
-        covered = snapshot.load_into(folder, name, index, len(self.notes), self.notes_digest)
+        covered = snapshot.load_into(self.origin, name, index, len(self.notes), self.notes_digest)
         if covered:
             self._snapshots[name] = covered
         return covered
@@ -325,6 +324,7 @@ class MemoryStore:
             make_durable(written)
             self._stale = True
             self.flush()  # the commit
+            snapshot.carry(origin, self.origin)  # of indexes this process did not build: a cache, checked when read
             self._save_snapshots()
         except BaseException:  # a failed save (full disk, Ctrl-C) takes back its new files and frees the folder
             if _read_or_none(path / MANIFEST) == manifest_before:  # no manifest of this save lists them

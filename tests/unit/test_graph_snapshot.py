@@ -123,3 +123,14 @@ def test_a_graph_snapshot_of_edited_notes_is_never_used(tmp_path):
     loaded = MemoryStore.load(folder)
     assert loaded.graph.concept_number("city/oslo") is not None
     assert GRAPH_SNAPSHOT not in loaded._snapshots
+
+
+def test_a_loaded_store_saved_elsewhere_keeps_the_snapshots_it_did_not_build_again(tmp_path):
+    folder = saved(tmp_path)
+    store = MemoryStore.load(folder)
+    remember(store, rows(44)[40:])
+    store.save(tmp_path / "elsewhere")  # the graph never read in this process
+    store.close()
+    loaded = MemoryStore.load(tmp_path / "elsewhere")
+    same_graph(loaded.graph, make_store(rows(44)).graph)
+    assert loaded._snapshots == {GRAPH_SNAPSHOT: 40}  # carried over, then extended by the four notes after it
