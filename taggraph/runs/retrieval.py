@@ -13,11 +13,11 @@ from typing import Any, NamedTuple
 from taggraph.core.store import MemoryStore
 from taggraph.errors import ConfigError
 from taggraph.evaluation.placement import rank_giver, ranking_place
-from taggraph.methods.base import DEFAULT_DEPTH, Explanation, Result, Retriever
+from taggraph.methods.base import DEFAULT_DEPTH, Explanation, Result, Retriever, check_k, question_date
 from taggraph.methods.registry import build_retrievers
 
-__all__ = ["ExplainedNote", "Methods", "build_retrievers", "explain_note", "explanations", "file_explanations",
-           "full_rankings", "missed_explanations", "retrieve_all"]
+__all__ = ["ExplainedNote", "Methods", "ScoredRanking", "build_retrievers", "explain_note", "explanations",
+           "file_explanations", "full_rankings", "missed_explanations", "retrieve_all", "scored_ranking"]
 
 Methods = Sequence[str] | Mapping[str, Retriever]  # method names, or retrievers already built by name
 Ranking = list[tuple[int, float]]  # (note index, score) in rank order, every note
@@ -31,13 +31,42 @@ def retrieve_all(store: MemoryStore, question: str, methods: Methods, k: int = D
             for m, r in build_retrievers(store, methods).items()}
 
 
-def explanations(store: MemoryStore, question: str, note_id: str, methods: Methods,
-                 depth: int = DEFAULT_DEPTH, asked_on: datetime | None = None) -> dict[str, Explanation]:
-    """Method name -> its `Retriever.explain` of `note_id` for `question` asked on `asked_on`, at `depth`."""
+def known_note(store: MemoryStore, note_id: str) -> None:
+    """ConfigError unless `store` holds note `note_id`."""
     if note_id not in store.by_id:
         raise ConfigError(f"no note {note_id!r} in case {store.case_id!r}; its first notes: "
                          f"{[n.note_id for n in store.notes[:3]]}")
+
+
+def explanations(store: MemoryStore, question: str, note_id: str, methods: Methods,
+                 depth: int = DEFAULT_DEPTH, asked_on: datetime | None = None) -> dict[str, Explanation]:
+    """Method name -> its `Retriever.explain` of `note_id` for `question` asked on `asked_on`, at `depth`."""
+    known_note(store, note_id)
     return {m: r.explain(question, note_id, depth, asked_on=asked_on) for m, r in build_retrievers(store, methods).items()}
+
+
+class ScoredRanking(NamedTuple):
+    """One method's scores for one question and its ranking of every note they reach, from which any note is
+    explained without scoring again (as `Retriever.explain` explains from its one scoring)."""
+
+    retriever: Retriever
+    question: str
+    asked_on: datetime | None
+    scores: Mapping[int, float]
+    ranking: Ranking
+
+    def explain(self, note_id: str, depth: int = DEFAULT_DEPTH) -> Explanation:
+        """`Retriever.explain` of `note_id` at `depth`, from these scores."""
+        r = self.retriever
+        return r._explain(self.question, r.store.by_id[note_id], check_k(depth), self.scores, self.ranking,
+                          self.asked_on)
+
+
+def scored_ranking(retriever: Retriever, question: str, asked_on: datetime | None = None) -> ScoredRanking:
+    """`retriever`'s one scoring of `question` asked on `asked_on`, and its ranking of every note."""
+    when = question_date(asked_on)
+    scores = retriever.scored(question, asked_on=when)
+    return ScoredRanking(retriever, question, when, scores, retriever._order(scores))
 
 
 class ExplainedNote(NamedTuple):
@@ -60,15 +89,14 @@ def full_rankings(retrievers: Mapping[str, Retriever], store: MemoryStore, quest
 def explain_note(store: MemoryStore, question: str, note_id: str, methods: Methods, depth: int = DEFAULT_DEPTH,
                  asked_on: datetime | None = None, gold: Sequence[str] = ()) -> dict[str, ExplainedNote]:
     """Method -> `ExplainedNote` of `note_id` for `question` asked on `asked_on` at `depth`: when another note of
-    a gold note's session ranks better, that note is explained, as the metrics count sessions."""
-    retrievers = build_retrievers(store, methods)
+    a gold note's session ranks better, that note is explained, as the metrics count sessions. Each method scores
+    the question once; its ranking and explanation are read from those scores."""
+    known_note(store, note_id)
     out = {}
-    for m, e in explanations(store, question, note_id, retrievers, depth, asked_on).items():
-        ranking = retrievers[m].rank(question, len(store), asked_on=asked_on)
-        shown_id, others = rank_giver(ranking, store, note_id, gold)
-        if shown_id != note_id:  # the session's rank comes from another of its gold notes: explain that one
-            e = retrievers[m].explain(question, shown_id, depth, asked_on=asked_on)
-        out[m] = ExplainedNote(ranking, shown_id, e, others)
+    for m, r in build_retrievers(store, methods).items():
+        ranked = scored_ranking(r, question, asked_on)
+        shown_id, others = rank_giver(ranked.ranking, store, note_id, gold)
+        out[m] = ExplainedNote(ranked.ranking, shown_id, ranked.explain(shown_id, depth), others)
     return out
 
 
@@ -80,10 +108,9 @@ def file_explanations(store: MemoryStore, question: str, retrievers: Mapping[str
     wanted = list(note_ids) if note_ids is not None else [n.note_id for n in store.notes]
     out = {}
     for method, r in retrievers.items():  # as `query(explain=True)` and `explain` do, one ranking for every note
-        full = r.ranking(question, asked_on=asked_on)
-        scores, reached = dict(full), {store.notes[i].note_id for i, _ in full}
-        out[method] = {n: r._explain(question, store.by_id[n], max(len(store), 1) if n in reached else DEFAULT_DEPTH,
-                                     scores, full, asked_on) for n in wanted}
+        ranked = scored_ranking(r, question, asked_on)
+        reached = {store.notes[i].note_id for i, _ in ranked.ranking}
+        out[method] = {n: ranked.explain(n, max(len(store), 1) if n in reached else DEFAULT_DEPTH) for n in wanted}
     return out
 
 
@@ -92,15 +119,16 @@ def missed_explanations(units: Any, stores: Mapping[str, MemoryStore], methods: 
     """(unit, method, explanation) of every gold note in `units` (rows of `failure_diagnostics(...).units`) under
     every method that does not rank its session in its top k sessions, or ranks it there only by tie order
     (`ranking_place`, as the verdict judges); `stores` maps question id -> store."""
-    built, ranked = {}, {}  # each question's retrievers and rankings, built once
+    built, ranked = {}, {}  # each question's retrievers, and each method's one scoring of it
     for u in units.drop_duplicates(["question_id", "note_id"]).itertuples():
         store = stores[u.question_id]
+        known_note(store, u.note_id)
         if u.question_id not in built:
             built[u.question_id] = build_retrievers(store, methods)
-        retrievers = built[u.question_id]
-        for m, e in explanations(store, u.question, u.note_id, retrievers).items():
+        for m, r in built[u.question_id].items():
             if (u.question_id, m) not in ranked:
-                ranked[u.question_id, m] = retrievers[m].rank(u.question, len(store))
-            place = ranking_place(ranked[u.question_id, m], store, {store.by_id[u.note_id].session_id}, k)
+                ranked[u.question_id, m] = scored_ranking(r, u.question)
+            scored = ranked[u.question_id, m]
+            place = ranking_place(scored.ranking, store, {store.by_id[u.note_id].session_id}, k)
             if place.rank is None or place.rank > k or place.tie:
-                yield u, m, e
+                yield u, m, scored.explain(u.note_id)
