@@ -19,9 +19,10 @@ to the methods that opt in (AdaptiveGraph).
 
 The graph grows note by note (``add_note``); nothing is ever rebuilt. It takes the notes in when it is
 first read, not as they arrive: a store loaded for methods without a graph (BM25) never builds one (at 20,000
-notes building it was two thirds of `MemoryStore.load`). Every link a note adds has at least one end that the note
-added (its file, its new topic, a new concept), so a method that numbers the nodes in order (``nodes``) sees each
-link append to the lists of neighbours of the nodes it had.
+notes building it was two thirds of `MemoryStore.load`); a loaded store's graph starts from its snapshot
+(``index/base_graph.npz``, `state`/`load_state`) where one covers the first notes. Every link a note adds has at
+least one end that the note added (its file, its new topic, a new concept), so a method that numbers the nodes in
+order (``nodes``) sees each link append to the lists of neighbours of the nodes it had.
 
 Nodes and links are kept as numbers in numpy arrays (a node's kind, what it stands for; each link's two ends and
 kind), not as a networkx graph: networkx's dicts of dicts with an attribute dict per node and per edge cost ~12 KB per
@@ -340,7 +341,8 @@ class BaseGraph:
                 or not np.array_equal(item[concept], np.arange(len(paths))) \
                 or (len(ends[0]) and (min(ends[0].min(), ends[1].min()) < 0 or max(ends[0].max(), ends[1].max()) >= n
                                       or link_kind.min() < 0 or link_kind.max() >= len(LINK_KINDS))) \
-                or (topics and (int(arrays["frame_pairs"].min()) < 0 or int(arrays["frame_pairs"].max()) >= len(pairs))):
+                or (topics and not 0 <= int(arrays["frame_pairs"].min())
+                    <= int(arrays["frame_pairs"].max()) < len(pairs)):
             raise ValueError("BaseGraph state: nodes, topics, files or links out of place")
         frames = [frozenset(pairs[i] for i in run.tolist()) for run in frame_runs]
         topics_with_tag: dict[tuple[str, str], set[int]] = {}
