@@ -106,14 +106,15 @@ def load_into(store_folder: Path | None, name: str, index: Any, notes: int, dige
     return covered
 
 
-def carry(source: Path | None, target: Path) -> None:
+def carry(source: Path | None, target: Path, written: set[str]) -> None:
     """Copy the snapshots in `source` (the store folder a store was read from) to `target` (the one it is now
-    saved to): a loaded store saved elsewhere keeps the indexes it did not build again (read, they are checked like
-    any snapshot; those this save writes replace them)."""
+    saved to), but for those named in `written` (the save writes them itself): a loaded store saved elsewhere keeps
+    the indexes it did not build again (read, they are checked like any snapshot)."""
     if source is None or source == target or not (source / FOLDER).is_dir():
         return
     for file in sorted((source / FOLDER).glob("*.npz")):
-        atomic_write_bytes(target / FOLDER / file.name, file.read_bytes(), False)
+        if file.stem not in written:
+            atomic_write_bytes(target / FOLDER / file.name, file.read_bytes(), False)
 
 
 def pack_strings(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:

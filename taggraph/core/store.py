@@ -324,8 +324,7 @@ class MemoryStore:
             make_durable(written)
             self._stale = True
             self.flush()  # the commit
-            snapshot.carry(origin, self.origin)  # of indexes this process did not build: a cache, checked when read
-            self._save_snapshots()
+            snapshot.carry(origin, self.origin, set(self._save_snapshots()))  # of the indexes not built here
         except BaseException:  # a failed save (full disk, Ctrl-C) takes back its new files and frees the folder
             if _read_or_none(path / MANIFEST) == manifest_before:  # no manifest of this save lists them
                 for name in set(os.listdir(path / "notes")) - before if (path / "notes").is_dir() else ():
@@ -356,15 +355,16 @@ class MemoryStore:
         self._fingerprint = folder_digest(text.encode("utf-8"), b"")
         self._stale = False
 
-    def _save_snapshots(self) -> None:
-        """Snapshot each shared index offering the protocol whose snapshot in the folder lags behind the notes."""
+    def _save_snapshots(self) -> list[str]:
+        """Snapshot each index offering the protocol (the base graph once built) whose snapshot lags; their names."""
         assert self.path is not None
         count = len(self.notes)
         built = {GRAPH_SNAPSHOT: self.graph} if self.graph.taken else {}  # a graph never read is not built to save it
-        for name, index in {**self._shared, **built}.items():
-            if snapshot.offers_state(index) and self._snapshots.get(name) != count:
-                snapshot.write(self.path / snapshot.FOLDER, name, index, count, self.notes_digest(count))
-                self._snapshots[name] = count
+        kept = {name: index for name, index in {**self._shared, **built}.items() if snapshot.offers_state(index)}
+        for name in [name for name in kept if self._snapshots.get(name) != count]:
+            snapshot.write(self.path / snapshot.FOLDER, name, kept[name], count, self.notes_digest(count))
+            self._snapshots[name] = count
+        return list(kept)
 
     def close(self) -> None:
         """Flush, stop mirroring to disk and release the folder's lock."""

@@ -28,7 +28,7 @@ def grown(indptr: np.ndarray, indices: np.ndarray, nodes: int, rows: np.ndarray,
     pass over the arrays and no sort (the base graph's links always reach a new node: taggraph.core.graph)."""
     old = len(indptr) - 1
     entry = np.sort(rows * nodes + cols)  # not np.unique: numpy 2.4 hashes int64 keys, ~60x slower on 800k distinct
-    entry = entry[np.r_[True, entry[1:] != entry[:-1]][:len(entry)]]
+    entry = entry[np.diff(entry, prepend=-1) != 0]  # keys are >= 0
     rows, cols = np.divmod(entry, nodes)
     ptr = np.append(indptr, np.full(nodes - old, indptr[-1]))
     at = ptr[rows + 1]  # the end of each entry's row

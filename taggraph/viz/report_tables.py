@@ -108,8 +108,8 @@ def without_repeated_n(view: pd.DataFrame) -> pd.DataFrame:
 
 def terminal_table(result, columns: str = "key") -> str:
     """The summary as the terminal prints it: `TERMINAL_COLUMNS` (ΔMRR: against the run's baseline; n_judged only
-    where some method's is below its n), every number to 3 decimals, and a line naming where the other columns are (summary.csv, ``--columns all``); with
-    `columns` 'all', every column of `summary_view`."""
+    where some method's is below its n), every number to 3 decimals, and a line naming where the other columns are
+    (summary.csv, ``--columns all``); with `columns` 'all', every column of `summary_view`."""
     view = summary_view(result)
     view = view.rename(columns={c: "ΔMRR" for c in view if c.startswith("ΔMRR vs ")})
     if columns != "all":
